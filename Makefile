@@ -1,0 +1,40 @@
+# batchd — the two commands: `make run` and `make test`.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+PORT ?= 8080
+DATA_DIR ?= ./batchd-data
+
+.PHONY: deps configure build run test unit e2e fuzz bench clean
+
+deps:
+	@./scripts/install-deps.sh
+
+configure: deps
+	@if [ ! -f $(BUILD_DIR)/build.ninja ]; then \
+	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo; fi
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	$(BUILD_DIR)/bin/batchd server --listen 127.0.0.1:$(PORT) --data-dir $(DATA_DIR)
+
+unit: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+e2e: build
+	./test/e2e/run.sh $(BUILD_DIR)/bin
+
+fuzz:
+	./scripts/run-fuzz.sh
+
+test: build
+	$(MAKE) --no-print-directory e2e
+	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory unit
+
+bench: build
+	./bench/run.sh $(BUILD_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR) build-fuzz

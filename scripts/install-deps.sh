@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages batchd needs to build and test. Idempotent:
+# it only calls apt-get when something is missing.
+set -euo pipefail
+pkgs=(g++ cmake ninja-build make pkg-config
+      libboost-dev libboost-system-dev nlohmann-json3-dev libyaml-cpp-dev libabsl-dev
+      libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3
+      libgtest-dev libgmock-dev libbenchmark-dev procps curl)
+if [[ "${BATCHD_FUZZ:-}" == 1 ]]; then pkgs+=(clang libclang-rt-14-dev); fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,110 @@
+// Store: a revisioned key-value store with the etcd v3 contract, the only
+// persistence seam in batchd. Every successful write bumps one global,
+// monotonic revision; each key remembers the revision that created it and the
+// one that last modified it. Watchers see every change after a revision, in
+// revision order. Values are opaque bytes (the registry stores JSON).
+//
+// Backends: MemoryStore (tests, `simulate`), SqliteStore (`server`), and
+// later etcd. All implement this interface and pass one conformance suite
+// (store/testing/store_conformance.h).
+//
+// Thread-safety: every method may be called concurrently from any thread.
+// Watch callbacks run on a store-owned thread, in revision order, after the
+// write is durable and *before* the writer's call returns; so a reader that
+// watches from revision 0 sees a write before its author does. Callbacks must
+// be quick and must not call back into the store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace batchd::store {
+
+struct KeyValue {
+  std::string key;
+  std::string value;
+  int64_t create_revision = 0;
+  int64_t mod_revision = 0;
+};
+
+struct Event {
+  enum class Type { kPut, kDelete };
+  Type type = Type::kPut;
+  // For kPut: the new value. For kDelete: the key with the last value it held
+  // and `mod_revision` equal to the revision of the delete.
+  KeyValue kv;
+  // The value before this event; empty `key` when the event created the key.
+  KeyValue prev;
+  int64_t revision() const { return kv.mod_revision; }
+};
+
+struct RangeResult {
+  std::vector<KeyValue> kvs;  // Sorted by key.
+  int64_t revision = 0;       // The store revision the range was read at.
+  bool more = false;          // True when `limit` cut the range short.
+};
+
+// A live watch. Destroying it stops the callbacks; after the destructor returns
+// no callback for it is running or will run.
+class WatchHandle {
+ public:
+  virtual ~WatchHandle() = default;
+};
+
+using WatchCallback = std::function<void(const Event&)>;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Returns NotFound when the key does not exist.
+  virtual absl::StatusOr<KeyValue> Get(std::string_view key) = 0;
+
+  // Keys with `prefix`, strictly greater than `start_after` (empty: from the
+  // start), at most `limit` of them (0: no limit), sorted by key.
+  virtual absl::StatusOr<RangeResult> Range(std::string_view prefix,
+                                            std::string_view start_after,
+                                            int64_t limit) = 0;
+
+  // Creates `key`. AlreadyExists when it exists. Returns the stored entry.
+  virtual absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) = 0;
+
+  // Replaces `key`'s value when its mod_revision equals `expected_mod_revision`
+  // (0: unconditionally). NotFound when absent; Aborted when the revision is
+  // stale.
+  virtual absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
+                                          int64_t expected_mod_revision) = 0;
+
+  // Deletes `key` when its mod_revision equals `expected_mod_revision`
+  // (0: unconditionally). Returns the deleted entry with `mod_revision` set to
+  // the delete's revision. NotFound / Aborted as for Update.
+  virtual absl::StatusOr<KeyValue> Delete(std::string_view key,
+                                          int64_t expected_mod_revision) = 0;
+
+  // Calls `cb` for every change to a key with `prefix` whose revision is
+  // > `after_revision`, first replaying retained history. `after_revision` of
+  // -1 means "from now on". OutOfRange when history after `after_revision` is
+  // no longer retained (compacted, or before this process's first retained
+  // event).
+  virtual absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view prefix,
+                                                             int64_t after_revision,
+                                                             WatchCallback cb) = 0;
+
+  // Discards history up to and including `revision`; watching from before it
+  // then fails with OutOfRange.
+  virtual absl::Status Compact(int64_t revision) = 0;
+
+  // The revision of the latest write.
+  virtual int64_t Revision() = 0;
+  // The oldest revision a watch may start after.
+  virtual int64_t OldestWatchableRevision() = 0;
+};
+
+}  // namespace batchd::store
