@@ -24,6 +24,9 @@ SchemaPtr PodTemplateSpecSchema();
 // terminationGracePeriodSeconds, terminationMessagePath/Policy, imagePullPolicy,
 // resources requests defaulted from limits, ...). `pod_spec` is the spec object.
 void SetDefaultsPodSpec(Json& pod_spec);
+// SetDefaults_Pod: SetDefaultsPodSpec plus what only pods get (enableServiceLinks,
+// container requests defaulted from limits). `pod` is the whole Pod object.
+void SetDefaultsPod(Json& pod);
 // Validation of a pod template (`metadata` labels/annotations and `spec`) at `path`
 // (e.g. Path("spec").Child("template")).
 ErrorList ValidatePodTemplateSpec(const Json& tmpl, const Path& path);

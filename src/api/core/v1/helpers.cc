@@ -1,0 +1,90 @@
+// JSON access and time-formatting helpers shared by the core/v1 sources.
+#include <cinttypes>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "api/core/v1/internal/schemas.h"
+
+namespace batchd::api::core_v1::internal {
+
+const Json* Get(const Json& obj, std::string_view key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(std::string(key));
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string GetString(const Json& obj, std::string_view key) {
+  const Json* v = Get(obj, key);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+int64_t GetInt(const Json& obj, std::string_view key, int64_t def) {
+  const Json* v = Get(obj, key);
+  if (v && v->is_number_integer()) return v->get<int64_t>();
+  return def;
+}
+
+bool GetBool(const Json& obj, std::string_view key, bool def) {
+  const Json* v = Get(obj, key);
+  return v && v->is_boolean() ? v->get<bool>() : def;
+}
+
+const Json& GetArray(const Json& obj, std::string_view key) {
+  static const Json kEmpty = Json::array();
+  const Json* v = Get(obj, key);
+  return v && v->is_array() ? *v : kEmpty;
+}
+
+const Json& GetObject(const Json& obj, std::string_view key) {
+  static const Json kEmpty = Json::object();
+  const Json* v = Get(obj, key);
+  return v && v->is_object() ? *v : kEmpty;
+}
+
+bool ParseTime(const Json& v, absl::Time* out) {
+  if (!v.is_string()) return false;
+  std::string err;
+  return absl::ParseTime(absl::RFC3339_full, v.get<std::string>(), out, &err);
+}
+
+// Go's duration.HumanDuration as kubectl prints ages: "45s", "5m", "5m3s",
+// "3h", "3h4m", "2d", "2d3h", "400d", "3y20d"...
+std::string HumanDuration(absl::Duration d) {
+  int64_t secs = absl::ToInt64Seconds(d);
+  if (secs < -1) return "<invalid>";
+  if (secs < 0) return "0s";
+  if (secs < 60 * 2) return absl::StrCat(secs, "s");
+  int64_t minutes = secs / 60;
+  if (minutes < 10) {
+    int64_t s = secs % 60;
+    return s == 0 ? absl::StrCat(minutes, "m") : absl::StrCat(minutes, "m", s, "s");
+  }
+  if (minutes < 60 * 3) return absl::StrCat(minutes, "m");
+  int64_t hours = secs / 3600;
+  if (hours < 8) {
+    int64_t m = minutes % 60;
+    return m == 0 ? absl::StrCat(hours, "h") : absl::StrCat(hours, "h", m, "m");
+  }
+  if (hours < 48) return absl::StrCat(hours, "h");
+  if (hours < 24 * 8) {
+    int64_t h = hours % 24;
+    return h == 0 ? absl::StrCat(hours / 24, "d") : absl::StrCat(hours / 24, "d", h, "h");
+  }
+  if (hours < 24 * 365 * 2) return absl::StrCat(hours / 24, "d");
+  if (hours < 24 * 365 * 8) {
+    int64_t dy = (hours / 24) % 365;
+    return dy == 0 ? absl::StrCat(hours / 24 / 365, "y")
+                   : absl::StrCat(hours / 24 / 365, "y", dy, "d");
+  }
+  return absl::StrCat(hours / 24 / 365, "y");
+}
+
+std::string HumanAge(const Json& rfc3339, absl::Time now) {
+  absl::Time t;
+  if (!ParseTime(rfc3339, &t)) return "<unknown>";
+  return HumanDuration(now - t);
+}
+
+}  // namespace batchd::api::core_v1::internal

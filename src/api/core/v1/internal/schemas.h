@@ -1,0 +1,43 @@
+// Internal to api/core/v1: schema pieces and helpers shared between the
+// core/v1 source files (and coordination/v1). Not a public API. Schemas are
+// built once (function-local statics) and immutable; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "api/field_error.h"
+#include "api/kind.h"
+#include "api/schema.h"
+
+namespace batchd::api::core_v1::internal {
+
+SchemaPtr ObjectReferenceSchema();
+SchemaPtr LocalObjectReferenceSchema();
+SchemaPtr ContainerSchema();
+SchemaPtr ResourceRequirementsSchema();
+SchemaPtr VolumeSchema();
+SchemaPtr AffinitySchema();
+SchemaPtr TolerationSchema();
+SchemaPtr PodStatusSchema();
+SchemaPtr PodSchema();
+SchemaPtr NodeSelectorSchema();
+
+// An object schema named `ref` that starts with apiVersion, kind and metadata.
+SchemaBuilder TopLevel(const std::string& ref, const std::string& doc);
+
+// JSON access helpers tolerant of missing / wrongly typed members.
+const Json* Get(const Json& obj, std::string_view key);
+std::string GetString(const Json& obj, std::string_view key);
+int64_t GetInt(const Json& obj, std::string_view key, int64_t def = 0);
+bool GetBool(const Json& obj, std::string_view key, bool def = false);
+// obj[key] as an array, or an empty array when absent or not an array.
+const Json& GetArray(const Json& obj, std::string_view key);
+const Json& GetObject(const Json& obj, std::string_view key);
+
+// Kubernetes' translateTimestampSince: "<unknown>" for empty, else "5m", "3d"...
+std::string HumanAge(const Json& rfc3339, absl::Time now);
+std::string HumanDuration(absl::Duration d);
+// Parses an RFC 3339 time; false when it is not one.
+bool ParseTime(const Json& v, absl::Time* out);
+
+}  // namespace batchd::api::core_v1::internal
