@@ -1,0 +1,141 @@
+#include "store/memory/memory_store.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace batchd::store {
+namespace {
+
+// Debian's Abseil has its own string_view type; convert explicitly.
+inline absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+absl::Status StaleRevision(std::string_view key, int64_t expected, int64_t actual) {
+  return absl::AbortedError(absl::StrCat("revision mismatch for key \"", Sv(key), "\": expected ",
+                                         expected, ", current ", actual));
+}
+
+absl::Status KeyNotFound(std::string_view key) {
+  return absl::NotFoundError(absl::StrCat("key \"", Sv(key), "\" not found"));
+}
+
+}  // namespace
+
+MemoryStore::MemoryStore(MemoryStoreOptions options) : hub_(0, options.history) {}
+
+MemoryStore::~MemoryStore() = default;
+
+absl::StatusOr<KeyValue> MemoryStore::Get(std::string_view key) {
+  absl::ReaderMutexLock lock(&data_mu_);
+  auto it = data_.find(key);
+  if (it == data_.end()) return KeyNotFound(key);
+  return it->second;
+}
+
+absl::StatusOr<RangeResult> MemoryStore::Range(std::string_view prefix,
+                                               std::string_view start_after, int64_t limit) {
+  if (limit < 0) return absl::InvalidArgumentError("range limit must be >= 0");
+  RangeResult result;
+  absl::ReaderMutexLock lock(&data_mu_);
+  result.revision = revision_;
+  auto it = start_after.empty() || start_after < prefix ? data_.lower_bound(prefix)
+                                                        : data_.upper_bound(start_after);
+  for (; it != data_.end() && absl::StartsWith(it->first, Sv(prefix)); ++it) {
+    if (limit > 0 && static_cast<int64_t>(result.kvs.size()) == limit) {
+      result.more = true;
+      break;
+    }
+    result.kvs.push_back(it->second);
+  }
+  return result;
+}
+
+absl::StatusOr<KeyValue> MemoryStore::Create(std::string_view key, std::string value) {
+  if (key.empty()) return absl::InvalidArgumentError("key must not be empty");
+  absl::MutexLock write_lock(&write_mu_);
+  Event event;
+  {
+    absl::MutexLock lock(&data_mu_);
+    auto [it, inserted] = data_.try_emplace(std::string(key));
+    if (!inserted) {
+      return absl::AlreadyExistsError(absl::StrCat("key \"", Sv(key), "\" already exists"));
+    }
+    ++revision_;
+    it->second = KeyValue{it->first, std::move(value), revision_, revision_};
+    event.kv = it->second;
+  }
+  KeyValue result = event.kv;
+  std::vector<Event> events;
+  events.push_back(std::move(event));
+  hub_.Publish(std::move(events));
+  return result;
+}
+
+absl::StatusOr<KeyValue> MemoryStore::Update(std::string_view key, std::string value,
+                                             int64_t expected_mod_revision) {
+  absl::MutexLock write_lock(&write_mu_);
+  Event event;
+  {
+    absl::MutexLock lock(&data_mu_);
+    auto it = data_.find(key);
+    if (it == data_.end()) return KeyNotFound(key);
+    KeyValue& kv = it->second;
+    if (expected_mod_revision != 0 && kv.mod_revision != expected_mod_revision) {
+      return StaleRevision(key, expected_mod_revision, kv.mod_revision);
+    }
+    event.prev = kv;
+    ++revision_;
+    kv.value = std::move(value);
+    kv.mod_revision = revision_;
+    event.kv = kv;
+  }
+  KeyValue result = event.kv;
+  std::vector<Event> events;
+  events.push_back(std::move(event));
+  hub_.Publish(std::move(events));
+  return result;
+}
+
+absl::StatusOr<KeyValue> MemoryStore::Delete(std::string_view key,
+                                             int64_t expected_mod_revision) {
+  absl::MutexLock write_lock(&write_mu_);
+  Event event;
+  event.type = Event::Type::kDelete;
+  {
+    absl::MutexLock lock(&data_mu_);
+    auto it = data_.find(key);
+    if (it == data_.end()) return KeyNotFound(key);
+    if (expected_mod_revision != 0 && it->second.mod_revision != expected_mod_revision) {
+      return StaleRevision(key, expected_mod_revision, it->second.mod_revision);
+    }
+    ++revision_;
+    event.prev = std::move(it->second);
+    data_.erase(it);
+    event.kv = event.prev;
+    event.kv.mod_revision = revision_;
+  }
+  KeyValue result = event.kv;
+  std::vector<Event> events;
+  events.push_back(std::move(event));
+  hub_.Publish(std::move(events));
+  return result;
+}
+
+absl::StatusOr<std::unique_ptr<WatchHandle>> MemoryStore::Watch(std::string_view prefix,
+                                                                int64_t after_revision,
+                                                                WatchCallback cb) {
+  return hub_.Watch(prefix, after_revision, std::move(cb));
+}
+
+absl::Status MemoryStore::Compact(int64_t revision) { return hub_.Compact(revision); }
+
+int64_t MemoryStore::Revision() {
+  absl::ReaderMutexLock lock(&data_mu_);
+  return revision_;
+}
+
+int64_t MemoryStore::OldestWatchableRevision() { return hub_.OldestWatchableRevision(); }
+
+}  // namespace batchd::store

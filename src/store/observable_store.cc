@@ -1,0 +1,1 @@
+#include "store/observable_store.h"

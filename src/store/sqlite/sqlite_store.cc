@@ -1,0 +1,287 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "store/internal/sqlite_db.h"
+#include "store/internal/sqlite_conns.h"
+
+namespace batchd::store {
+
+namespace {
+
+using internal::RunOnce;
+using internal::ScopedReset;
+using internal::SqliteDb;
+using internal::Sv;
+using internal::SqliteReadConn;
+using internal::SqliteStmt;
+using internal::SqliteWriteConn;
+using internal::SqliteWriteOp;
+
+constexpr std::string_view kSchema =
+    "CREATE TABLE IF NOT EXISTS kv(key TEXT PRIMARY KEY, value BLOB NOT NULL,"
+    " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+    " WITHOUT ROWID;"
+    "INSERT OR IGNORE INTO meta(name, value) VALUES('revision', 0), ('compacted', 0);";
+
+// The smallest string greater than every string starting with `prefix`;
+// empty when there is none (a prefix of only 0xff bytes, or empty).
+std::string PrefixEnd(std::string_view prefix) {
+  std::string end(prefix);
+  while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xff) end.pop_back();
+  if (!end.empty()) end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
+  return end;
+}
+
+absl::Status ConfigureConnection(SqliteDb& db, SqliteSync sync) {
+  sqlite3_busy_timeout(db.raw(), 10000);
+  BATCHD_ASSIGN_OR_RETURN(std::string mode, db.QueryString("PRAGMA journal_mode=WAL"));
+  if (mode != "wal") return absl::InternalError("sqlite: cannot enable WAL journal mode: " + mode);
+  return db.Exec(sync == SqliteSync::kFull ? "PRAGMA synchronous=FULL"
+                                           : "PRAGMA synchronous=NORMAL");
+}
+
+absl::StatusOr<int64_t> ReadMeta(SqliteDb& db, std::string_view name) {
+  BATCHD_ASSIGN_OR_RETURN(std::string v,
+                          db.QueryString(absl::StrCat("SELECT value FROM meta WHERE name='",
+                                                      Sv(name), "'")));
+  int64_t out = 0;
+  if (!absl::SimpleAtoi(v, &out)) {
+    return absl::DataLossError(absl::StrCat("sqlite: bad meta ", Sv(name), ": '", v, "'"));
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<SqliteWriteConn>> OpenWriter(const SqliteOptions& options) {
+  auto w = std::make_unique<SqliteWriteConn>();
+  BATCHD_ASSIGN_OR_RETURN(w->db, SqliteDb::Open(options.path, /*create=*/true));
+  BATCHD_RETURN_IF_ERROR(ConfigureConnection(*w->db, options.sync));
+  if (options.quick_check_on_open) {
+    BATCHD_ASSIGN_OR_RETURN(std::string check, w->db->QueryString("PRAGMA quick_check"));
+    if (check != "ok") {
+      return absl::DataLossError(absl::StrCat("sqlite: ", options.path, " failed quick_check: ",
+                                              check));
+    }
+  }
+  BATCHD_RETURN_IF_ERROR(w->db->Exec(kSchema));
+  SqliteDb& db = *w->db;
+  BATCHD_ASSIGN_OR_RETURN(w->begin, db.Prepare("BEGIN IMMEDIATE"));
+  BATCHD_ASSIGN_OR_RETURN(w->commit, db.Prepare("COMMIT"));
+  BATCHD_ASSIGN_OR_RETURN(w->rollback, db.Prepare("ROLLBACK"));
+  BATCHD_ASSIGN_OR_RETURN(w->select,
+                          db.Prepare("SELECT value, create_rev, mod_rev FROM kv WHERE key=?1"));
+  BATCHD_ASSIGN_OR_RETURN(
+      w->insert,
+      db.Prepare("INSERT INTO kv(key, value, create_rev, mod_rev) VALUES(?1, ?2, ?3, ?3)"));
+  BATCHD_ASSIGN_OR_RETURN(w->update,
+                          db.Prepare("UPDATE kv SET value=?2, mod_rev=?3 WHERE key=?1"));
+  BATCHD_ASSIGN_OR_RETURN(w->erase, db.Prepare("DELETE FROM kv WHERE key=?1"));
+  BATCHD_ASSIGN_OR_RETURN(w->set_meta, db.Prepare("UPDATE meta SET value=?2 WHERE name=?1"));
+  return w;
+}
+
+absl::StatusOr<std::unique_ptr<SqliteReadConn>> OpenReader(const SqliteOptions& options) {
+  auto r = std::make_unique<SqliteReadConn>();
+  BATCHD_ASSIGN_OR_RETURN(r->db, SqliteDb::Open(options.path, /*create=*/false));
+  sqlite3_busy_timeout(r->db->raw(), 10000);
+  SqliteDb& db = *r->db;
+  BATCHD_ASSIGN_OR_RETURN(r->begin, db.Prepare("BEGIN"));
+  BATCHD_ASSIGN_OR_RETURN(r->commit, db.Prepare("COMMIT"));
+  BATCHD_ASSIGN_OR_RETURN(r->get,
+                          db.Prepare("SELECT value, create_rev, mod_rev FROM kv WHERE key=?1"));
+  BATCHD_ASSIGN_OR_RETURN(r->revision, db.Prepare("SELECT value FROM meta WHERE name='revision'"));
+  constexpr std::string_view kRange =
+      "SELECT key, value, create_rev, mod_rev FROM kv WHERE key >= ?1 AND key > ?2";
+  BATCHD_ASSIGN_OR_RETURN(r->range_bounded,
+                          db.Prepare(absl::StrCat(Sv(kRange), " AND key < ?3 ORDER BY key LIMIT ?4")));
+  BATCHD_ASSIGN_OR_RETURN(r->range_open,
+                          db.Prepare(absl::StrCat(Sv(kRange), " ORDER BY key LIMIT ?4")));
+  return r;
+}
+
+absl::Status KeyNotFound(std::string_view key) {
+  return absl::NotFoundError(absl::StrCat("key \"", Sv(key), "\" not found"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& options) {
+  if (options.path.empty()) return absl::InvalidArgumentError("sqlite store path is empty");
+  if (options.max_batch < 1) return absl::InvalidArgumentError("max_batch must be >= 1");
+  std::filesystem::path parent = std::filesystem::path(options.path).parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot create data directory ", parent.string(), ": ", ec.message()));
+    }
+  }
+  BATCHD_ASSIGN_OR_RETURN(std::unique_ptr<SqliteWriteConn> writer, OpenWriter(options));
+  BATCHD_ASSIGN_OR_RETURN(int64_t revision, ReadMeta(*writer->db, "revision"));
+  BATCHD_ASSIGN_OR_RETURN(int64_t compacted, ReadMeta(*writer->db, "compacted"));
+  std::unique_ptr<SqliteStore> store(
+      new SqliteStore(options, std::move(writer), revision, compacted));
+  // Open one reader now so a broken file fails here rather than on first read.
+  BATCHD_ASSIGN_OR_RETURN(auto reader, store->AcquireReader());
+  store->ReleaseReader(std::move(reader));
+  return store;
+}
+
+SqliteStore::SqliteStore(const SqliteOptions& options,
+                         std::unique_ptr<internal::SqliteWriteConn> writer, int64_t revision,
+                         int64_t compacted)
+    : options_(options),
+      writer_(std::move(writer)),
+      writer_revision_(revision),
+      revision_(revision),
+      compacted_(compacted),
+      hub_(revision, options.history) {
+  writer_thread_ = std::thread([this] { WriterLoop(); });
+}
+
+SqliteStore::~SqliteStore() {
+  {
+    absl::MutexLock lock(&queue_mu_);
+    stopping_ = true;
+  }
+  writer_thread_.join();
+}
+
+absl::StatusOr<std::unique_ptr<SqliteReadConn>> SqliteStore::AcquireReader() {
+  {
+    absl::MutexLock lock(&readers_mu_);
+    if (!readers_.empty()) {
+      auto conn = std::move(readers_.back());
+      readers_.pop_back();
+      return conn;
+    }
+  }
+  return OpenReader(options_);
+}
+
+void SqliteStore::ReleaseReader(std::unique_ptr<SqliteReadConn> conn) {
+  absl::MutexLock lock(&readers_mu_);
+  if (static_cast<int>(readers_.size()) < options_.read_pool_size) {
+    readers_.push_back(std::move(conn));
+  }
+}
+
+absl::StatusOr<KeyValue> SqliteStore::Get(std::string_view key) {
+  BATCHD_ASSIGN_OR_RETURN(auto conn, AcquireReader());
+  absl::StatusOr<KeyValue> out = KeyNotFound(key);
+  {
+    SqliteStmt& get = *conn->get;
+    ScopedReset reset(get);
+    get.BindText(1, key);
+    absl::StatusOr<bool> row = get.Step();
+    if (!row.ok()) {
+      out = row.status();
+    } else if (*row) {
+      out = KeyValue{std::string(key), get.ColumnString(0), get.ColumnInt64(1),
+                     get.ColumnInt64(2)};
+    }
+  }
+  ReleaseReader(std::move(conn));
+  return out;
+}
+
+absl::StatusOr<RangeResult> SqliteStore::Range(std::string_view prefix,
+                                               std::string_view start_after, int64_t limit) {
+  if (limit < 0) return absl::InvalidArgumentError("range limit must be >= 0");
+  BATCHD_ASSIGN_OR_RETURN(auto conn, AcquireReader());
+  RangeResult result;
+  absl::Status st = [&]() -> absl::Status {
+    // One read transaction, so the revision and the rows are one snapshot.
+    BATCHD_RETURN_IF_ERROR(RunOnce(*conn->begin));
+    absl::Status inner = [&]() -> absl::Status {
+      {
+        SqliteStmt& rev = *conn->revision;
+        ScopedReset reset(rev);
+        BATCHD_ASSIGN_OR_RETURN(bool row, rev.Step());
+        if (!row) return absl::DataLossError("sqlite: meta revision row is missing");
+        result.revision = rev.ColumnInt64(0);
+      }
+      std::string end = PrefixEnd(prefix);
+      SqliteStmt& q = end.empty() ? *conn->range_open : *conn->range_bounded;
+      ScopedReset reset(q);
+      q.BindText(1, prefix);
+      q.BindText(2, start_after);
+      if (!end.empty()) q.BindText(3, end);
+      q.BindInt64(4, limit > 0 ? limit + 1 : -1);
+      for (;;) {
+        BATCHD_ASSIGN_OR_RETURN(bool row, q.Step());
+        if (!row) break;
+        if (limit > 0 && static_cast<int64_t>(result.kvs.size()) == limit) {
+          result.more = true;
+          break;
+        }
+        result.kvs.push_back(KeyValue{q.ColumnString(0), q.ColumnString(1), q.ColumnInt64(2),
+                                      q.ColumnInt64(3)});
+      }
+      return absl::OkStatus();
+    }();
+    absl::Status end_st = RunOnce(*conn->commit);
+    return inner.ok() ? end_st : inner;
+  }();
+  if (!st.ok()) return st;  // Drop the connection: its state is unknown.
+  ReleaseReader(std::move(conn));
+  return result;
+}
+
+absl::StatusOr<KeyValue> SqliteStore::Create(std::string_view key, std::string value) {
+  if (key.empty()) return absl::InvalidArgumentError("key must not be empty");
+  SqliteWriteOp op;
+  op.kind = SqliteWriteOp::Kind::kCreate;
+  op.key = key;
+  op.value = std::move(value);
+  return Submit(op);
+}
+
+absl::StatusOr<KeyValue> SqliteStore::Update(std::string_view key, std::string value,
+                                             int64_t expected_mod_revision) {
+  SqliteWriteOp op;
+  op.kind = SqliteWriteOp::Kind::kUpdate;
+  op.key = key;
+  op.value = std::move(value);
+  op.expected = expected_mod_revision;
+  return Submit(op);
+}
+
+absl::StatusOr<KeyValue> SqliteStore::Delete(std::string_view key,
+                                             int64_t expected_mod_revision) {
+  SqliteWriteOp op;
+  op.kind = SqliteWriteOp::Kind::kDelete;
+  op.key = key;
+  op.expected = expected_mod_revision;
+  return Submit(op);
+}
+
+absl::StatusOr<std::unique_ptr<WatchHandle>> SqliteStore::Watch(std::string_view prefix,
+                                                                int64_t after_revision,
+                                                                WatchCallback cb) {
+  return hub_.Watch(prefix, after_revision, std::move(cb));
+}
+
+absl::Status SqliteStore::Compact(int64_t revision) {
+  BATCHD_RETURN_IF_ERROR(hub_.Compact(revision));
+  if (revision <= compacted_.load()) return absl::OkStatus();
+  SqliteWriteOp op;
+  op.kind = SqliteWriteOp::Kind::kCompact;
+  op.expected = revision;
+  return Submit(op).status();
+}
+
+int64_t SqliteStore::Revision() { return revision_.load(); }
+
+int64_t SqliteStore::OldestWatchableRevision() { return hub_.OldestWatchableRevision(); }
+
+}  // namespace batchd::store

@@ -1,0 +1,125 @@
+// SqliteStore: the durable `Store` backend of `batchd server`, one SQLite file
+// in WAL mode. Schema: `kv(key, value, create_rev, mod_rev)` and
+// `meta(name, value)` holding the current and the compacted revision, both
+// updated in the same transaction as the data they describe.
+//
+// Writes go through one writer thread. With group commit, writers enqueue and
+// block; the writer applies every queued operation (up to `max_batch`) in one
+// transaction, in order, each checked on its own (a failed precondition fails
+// only that operation), commits once, delivers watch events in revision order
+// on the writer thread, and then wakes the writers. Without group commit each
+// operation is its own transaction. Reads use a pool of separate read
+// connections; a read started after a write was acknowledged sees it.
+//
+// Thread-safety: all methods are thread-safe. Watch callbacks run on the
+// writer thread (live events) or a replay thread (history); see store.h.
+// Watch history is in memory only: after reopening, the oldest watchable
+// revision is the revision at open.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "store/internal/watch_hub.h"
+#include "store/store.h"
+
+namespace batchd::store {
+
+namespace internal {
+class SqliteDb;
+struct SqliteWriteOp;
+struct SqliteReadConn;
+struct SqliteWriteConn;
+}  // namespace internal
+
+enum class SqliteSync {
+  // PRAGMA synchronous=FULL: every commit fsyncs the WAL. An acknowledged
+  // write survives process crash, kill -9 and power loss / OS crash.
+  kFull,
+  // PRAGMA synchronous=NORMAL (WAL): commits are written to the WAL but only
+  // fsynced at checkpoints. An acknowledged write survives process crash and
+  // kill -9 (the OS keeps the page cache), but the last commits may be lost
+  // on power loss or OS crash; the database stays consistent either way.
+  kNormal,
+};
+
+struct SqliteOptions {
+  // Database file; its parent directory is created when missing.
+  std::string path;
+  SqliteSync sync = SqliteSync::kFull;
+  // Batch concurrent writes into one transaction (see above).
+  bool group_commit = true;
+  // The most operations one group-commit transaction applies.
+  int max_batch = 1024;
+  // Read connections kept open for reuse (more are opened under load).
+  int read_pool_size = 4;
+  // Run `PRAGMA quick_check` on open (linear in database size).
+  bool quick_check_on_open = true;
+  internal::WatchHubOptions history;
+};
+
+class SqliteStore : public Store {
+ public:
+  // Opens or creates the database. A database left behind by a crash (even
+  // mid-transaction) is recovered from its WAL.
+  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const SqliteOptions& options);
+  // Finishes queued writes, then closes the database.
+  ~SqliteStore() override;
+
+  absl::StatusOr<KeyValue> Get(std::string_view key) override;
+  absl::StatusOr<RangeResult> Range(std::string_view prefix, std::string_view start_after,
+                                    int64_t limit) override;
+  absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override;
+  absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
+                                  int64_t expected_mod_revision) override;
+  absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;
+  absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view prefix,
+                                                     int64_t after_revision,
+                                                     WatchCallback cb) override;
+  absl::Status Compact(int64_t revision) override;
+  int64_t Revision() override;
+  int64_t OldestWatchableRevision() override;
+
+  // The compacted revision recorded in `meta` (for tests and metrics).
+  int64_t CompactedRevision() const { return compacted_.load(); }
+
+ private:
+  SqliteStore(const SqliteOptions& options, std::unique_ptr<internal::SqliteWriteConn> writer,
+              int64_t revision, int64_t compacted);
+
+  absl::StatusOr<KeyValue> Submit(internal::SqliteWriteOp& op);
+  void WriterLoop();
+  std::vector<Event> ExecuteBatch(const std::vector<internal::SqliteWriteOp*>& batch);
+  absl::Status TryBatch(const std::vector<internal::SqliteWriteOp*>& batch,
+                        std::vector<Event>* events);
+  absl::Status ApplyOp(internal::SqliteWriteOp& op, int64_t* rev, std::vector<Event>* events);
+
+  absl::StatusOr<std::unique_ptr<internal::SqliteReadConn>> AcquireReader();
+  void ReleaseReader(std::unique_ptr<internal::SqliteReadConn> conn);
+
+  const SqliteOptions options_;
+  std::unique_ptr<internal::SqliteWriteConn> writer_;  // Writer thread only.
+  int64_t writer_revision_;                            // Writer thread only.
+  std::atomic<int64_t> revision_;   // Latest committed and delivered revision.
+  std::atomic<int64_t> compacted_;  // Persisted compacted revision.
+  internal::WatchHub hub_;
+
+  absl::Mutex queue_mu_;
+  std::deque<internal::SqliteWriteOp*> queue_ ABSL_GUARDED_BY(queue_mu_);
+  bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
+
+  absl::Mutex readers_mu_;
+  std::vector<std::unique_ptr<internal::SqliteReadConn>> readers_ ABSL_GUARDED_BY(readers_mu_);
+
+  std::thread writer_thread_;
+};
+
+}  // namespace batchd::store

@@ -1,0 +1,176 @@
+// The write path of SqliteStore: the queue, the writer thread, and group
+// commit (see sqlite_store.h).
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "store/internal/sqlite_conns.h"
+#include "store/internal/sqlite_db.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace batchd::store {
+
+using internal::RunOnce;
+using internal::ScopedReset;
+using internal::SqliteStmt;
+using internal::SqliteWriteOp;
+using internal::Sv;
+
+absl::StatusOr<KeyValue> SqliteStore::Submit(SqliteWriteOp& op) {
+  absl::MutexLock lock(&queue_mu_);
+  if (stopping_) return absl::UnavailableError("sqlite store is closing");
+  queue_.push_back(&op);
+  queue_mu_.Await(absl::Condition(&op.done));
+  return std::move(op.result);
+}
+
+void SqliteStore::WriterLoop() {
+  const size_t max_batch = options_.group_commit ? static_cast<size_t>(options_.max_batch) : 1;
+  std::vector<SqliteWriteOp*> batch;
+  for (;;) {
+    batch.clear();
+    {
+      absl::MutexLock lock(&queue_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
+        return !queue_.empty() || stopping_;
+      };
+      queue_mu_.Await(absl::Condition(&ready));
+      if (queue_.empty()) return;  // Stopping, and every write is answered.
+      while (!queue_.empty() && batch.size() < max_batch) {
+        batch.push_back(queue_.front());
+        queue_.pop_front();
+      }
+    }
+    std::vector<Event> events = ExecuteBatch(batch);
+    // Deliver before acknowledging: watchers see a write before its author.
+    hub_.Publish(std::move(events));
+    revision_.store(writer_revision_);
+    absl::MutexLock lock(&queue_mu_);
+    for (SqliteWriteOp* op : batch) op->done = true;
+  }
+}
+
+std::vector<Event> SqliteStore::ExecuteBatch(const std::vector<SqliteWriteOp*>& batch) {
+  std::vector<Event> events;
+  absl::Status st = TryBatch(batch, &events);
+  if (st.ok()) return events;
+  events.clear();
+  if (batch.size() == 1) {
+    batch[0]->result = st;
+    return events;
+  }
+  // An SQLite error rolled the whole batch back: retry each operation alone
+  // so only the one that fails reports the error.
+  for (SqliteWriteOp* op : batch) {
+    std::vector<Event> one = ExecuteBatch({op});
+    for (Event& e : one) events.push_back(std::move(e));
+  }
+  return events;
+}
+
+absl::Status SqliteStore::TryBatch(const std::vector<SqliteWriteOp*>& batch,
+                                   std::vector<Event>* events) {
+  internal::SqliteWriteConn& w = *writer_;
+  BATCHD_RETURN_IF_ERROR(RunOnce(*w.begin));
+  int64_t rev = writer_revision_;
+  absl::Status st;
+  for (SqliteWriteOp* op : batch) {
+    st = ApplyOp(*op, &rev, events);
+    if (!st.ok()) break;
+  }
+  if (st.ok() && rev != writer_revision_) {
+    ScopedReset reset(*w.set_meta);
+    w.set_meta->BindText(1, "revision");
+    w.set_meta->BindInt64(2, rev);
+    st = w.set_meta->Run();
+  }
+  if (st.ok()) st = RunOnce(*w.commit);
+  if (!st.ok()) {
+    RunOnce(*w.rollback).IgnoreError();  // Fails harmlessly when already rolled back.
+    return st;
+  }
+  writer_revision_ = rev;
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Reads `key` into `kv`; false when absent.
+absl::StatusOr<bool> SelectKey(SqliteStmt& select, std::string_view key, KeyValue* kv) {
+  ScopedReset reset(select);
+  select.BindText(1, key);
+  BATCHD_ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row) return false;
+  *kv = KeyValue{std::string(key), select.ColumnString(0), select.ColumnInt64(1),
+                 select.ColumnInt64(2)};
+  return true;
+}
+
+absl::Status CheckExpected(const SqliteWriteOp& op, const KeyValue& current) {
+  if (op.expected == 0 || op.expected == current.mod_revision) return absl::OkStatus();
+  return absl::AbortedError(absl::StrCat("revision mismatch for key \"", Sv(op.key),
+                                         "\": expected ", op.expected, ", current ",
+                                         current.mod_revision));
+}
+
+}  // namespace
+
+// Applies one operation inside the open transaction. A failed precondition
+// becomes the operation's result and writes nothing; an SQLite error is
+// returned and aborts the batch.
+absl::Status SqliteStore::ApplyOp(SqliteWriteOp& op, int64_t* rev, std::vector<Event>* events) {
+  internal::SqliteWriteConn& w = *writer_;
+  if (op.kind == SqliteWriteOp::Kind::kCompact) {
+    ScopedReset reset(*w.set_meta);
+    w.set_meta->BindText(1, "compacted");
+    w.set_meta->BindInt64(2, op.expected);
+    BATCHD_RETURN_IF_ERROR(w.set_meta->Run());
+    compacted_.store(op.expected);  // Only grows; a rollback leaves it ahead harmlessly.
+    op.result = KeyValue{};
+    return absl::OkStatus();
+  }
+  Event event;
+  BATCHD_ASSIGN_OR_RETURN(bool exists, SelectKey(*w.select, op.key, &event.prev));
+  const int64_t next = *rev + 1;
+  if (op.kind == SqliteWriteOp::Kind::kCreate) {
+    if (exists) {
+      op.result =
+          absl::AlreadyExistsError(absl::StrCat("key \"", Sv(op.key), "\" already exists"));
+      return absl::OkStatus();
+    }
+    event.prev = KeyValue{};
+  } else if (!exists) {
+    op.result = absl::NotFoundError(absl::StrCat("key \"", Sv(op.key), "\" not found"));
+    return absl::OkStatus();
+  } else if (absl::Status st = CheckExpected(op, event.prev); !st.ok()) {
+    op.result = st;
+    return absl::OkStatus();
+  }
+  SqliteStmt& stmt = op.kind == SqliteWriteOp::Kind::kCreate   ? *w.insert
+                     : op.kind == SqliteWriteOp::Kind::kUpdate ? *w.update
+                                                               : *w.erase;
+  {
+    ScopedReset reset(stmt);
+    stmt.BindText(1, op.key);
+    if (op.kind != SqliteWriteOp::Kind::kDelete) {
+      stmt.BindBlob(2, op.value);
+      stmt.BindInt64(3, next);
+    }
+    BATCHD_RETURN_IF_ERROR(stmt.Run());
+  }
+  *rev = next;
+  if (op.kind == SqliteWriteOp::Kind::kDelete) {
+    event.type = Event::Type::kDelete;
+    event.kv = event.prev;
+  } else {
+    // Copy the value: a batch that fails later is retried from `op`.
+    event.kv = KeyValue{std::string(op.key), op.value,
+                        exists ? event.prev.create_revision : next, next};
+  }
+  event.kv.mod_revision = next;
+  op.result = event.kv;
+  events->push_back(std::move(event));
+  return absl::OkStatus();
+}
+
+}  // namespace batchd::store

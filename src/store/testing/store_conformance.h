@@ -1,0 +1,432 @@
+// The Store conformance suite: one typed gtest suite that every backend runs
+// (STYLE practice 7). A backend test instantiates it with a factory type:
+//
+//   struct MyFactory { std::unique_ptr<Store> Make(); };  // default-constructible
+//   INSTANTIATE_TYPED_TEST_SUITE_P(My, StoreConformanceTest, ::testing::Types<MyFactory>);
+//
+// The factory owns whatever the store needs (a temp dir) and outlives it.
+// Thread-safety: test-only code; `EventRecorder` is thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "store/store.h"
+
+namespace batchd::store::testing {
+
+// Records the events a watch delivers.
+class EventRecorder {
+ public:
+  WatchCallback Callback() {
+    return [this](const Event& e) {
+      absl::MutexLock lock(&mu_);
+      events_.push_back(e);
+    };
+  }
+  std::vector<Event> Events() const {
+    absl::MutexLock lock(&mu_);
+    return events_;
+  }
+  std::vector<int64_t> Revisions() const {
+    std::vector<int64_t> out;
+    for (const Event& e : Events()) out.push_back(e.revision());
+    return out;
+  }
+  // Waits (bounded, never sleeps blindly) until `n` events arrived.
+  bool WaitForCount(size_t n, absl::Duration timeout = absl::Seconds(60)) const {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return events_.size() >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
+};
+
+template <typename Factory>
+class StoreConformanceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = factory_.Make();
+    ASSERT_NE(store_, nullptr);
+  }
+  Store& store() { return *store_; }
+  KeyValue MustCreate(const std::string& key, const std::string& value) {
+    absl::StatusOr<KeyValue> kv = store_->Create(key, value);
+    EXPECT_TRUE(kv.ok()) << kv.status();
+    return kv.ok() ? *kv : KeyValue{};
+  }
+  std::vector<std::string> Keys(const RangeResult& r) {
+    std::vector<std::string> out;
+    for (const KeyValue& kv : r.kvs) out.push_back(kv.key);
+    return out;
+  }
+
+  Factory factory_;
+  std::unique_ptr<Store> store_;
+};
+
+TYPED_TEST_SUITE_P(StoreConformanceTest);
+
+TYPED_TEST_P(StoreConformanceTest, CreateGetUpdateDelete) {
+  Store& s = this->store();
+  EXPECT_EQ(s.Revision(), 0);
+  KeyValue created = this->MustCreate("/a", "v1");
+  EXPECT_EQ(created.key, "/a");
+  EXPECT_EQ(created.value, "v1");
+  EXPECT_EQ(created.create_revision, 1);
+  EXPECT_EQ(created.mod_revision, 1);
+  absl::StatusOr<KeyValue> got = s.Get("/a");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->value, "v1");
+  EXPECT_EQ(got->mod_revision, 1);
+
+  absl::StatusOr<KeyValue> updated = s.Update("/a", "v2", 1);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->value, "v2");
+  EXPECT_EQ(updated->create_revision, 1);
+  EXPECT_EQ(updated->mod_revision, 2);
+  EXPECT_EQ(s.Get("/a")->value, "v2");
+
+  absl::StatusOr<KeyValue> deleted = s.Delete("/a", 2);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(deleted->value, "v2");
+  EXPECT_EQ(deleted->create_revision, 1);
+  EXPECT_EQ(deleted->mod_revision, 3);
+  EXPECT_EQ(s.Get("/a").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(s.Revision(), 3);
+  // A key can be created again after deletion, with a fresh create revision.
+  EXPECT_EQ(this->MustCreate("/a", "v3").create_revision, 4);
+}
+
+TYPED_TEST_P(StoreConformanceTest, ErrorCodes) {
+  Store& s = this->store();
+  this->MustCreate("/k", "v");  // revision 1
+  struct Case {
+    std::string name;
+    std::function<absl::Status()> op;
+    absl::StatusCode want;
+  };
+  std::vector<Case> cases = {
+      {"create existing", [&] { return s.Create("/k", "x").status(); },
+       absl::StatusCode::kAlreadyExists},
+      {"get missing", [&] { return s.Get("/missing").status(); }, absl::StatusCode::kNotFound},
+      {"update missing", [&] { return s.Update("/missing", "x", 0).status(); },
+       absl::StatusCode::kNotFound},
+      {"delete missing", [&] { return s.Delete("/missing", 0).status(); },
+       absl::StatusCode::kNotFound},
+      {"update stale", [&] { return s.Update("/k", "x", 7).status(); },
+       absl::StatusCode::kAborted},
+      {"delete stale", [&] { return s.Delete("/k", 7).status(); }, absl::StatusCode::kAborted},
+      {"range negative limit", [&] { return s.Range("/", "", -1).status(); },
+       absl::StatusCode::kInvalidArgument},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(c.op().code(), c.want);
+  }
+  // Failed writes change nothing.
+  EXPECT_EQ(s.Revision(), 1);
+  EXPECT_EQ(s.Get("/k")->value, "v");
+}
+
+TYPED_TEST_P(StoreConformanceTest, UnconditionalWrites) {
+  Store& s = this->store();
+  this->MustCreate("/k", "v1");
+  this->MustCreate("/other", "x");
+  absl::StatusOr<KeyValue> updated = s.Update("/k", "v2", 0);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->mod_revision, 3);
+  EXPECT_EQ(updated->create_revision, 1);
+  absl::StatusOr<KeyValue> deleted = s.Delete("/k", 0);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(deleted->mod_revision, 4);
+}
+
+TYPED_TEST_P(StoreConformanceTest, RevisionsAreGlobalAndMonotonic) {
+  Store& s = this->store();
+  int64_t last = s.Revision();
+  for (int i = 0; i < 20; ++i) {
+    std::string key = absl::StrCat("/r/", i % 3);
+    absl::StatusOr<KeyValue> kv = i < 3 ? s.Create(key, "v") : s.Update(key, "v", 0);
+    ASSERT_TRUE(kv.ok()) << kv.status();
+    EXPECT_EQ(kv->mod_revision, last + 1);
+    EXPECT_EQ(kv->create_revision, (i % 3) + 1);
+    last = kv->mod_revision;
+  }
+  EXPECT_EQ(s.Revision(), last);
+}
+
+TYPED_TEST_P(StoreConformanceTest, Range) {
+  Store& s = this->store();
+  for (const char* k : {"/a/1", "/a/2", "/a/3", "/ab", "/b/1", "/x\xff\xff", "/y"}) {
+    this->MustCreate(k, std::string("val") + k);
+  }
+  struct Case {
+    std::string name;
+    std::string prefix, start_after;
+    int64_t limit;
+    std::vector<std::string> want;
+    bool want_more;
+  };
+  std::vector<Case> cases = {
+      {"prefix", "/a/", "", 0, {"/a/1", "/a/2", "/a/3"}, false},
+      {"limit", "/a/", "", 2, {"/a/1", "/a/2"}, true},
+      {"start_after", "/a/", "/a/1", 1, {"/a/2"}, true},
+      {"last page", "/a/", "/a/2", 1, {"/a/3"}, false},
+      {"exact limit", "/a/", "", 3, {"/a/1", "/a/2", "/a/3"}, false},
+      {"start_after before prefix", "/a/", "/", 0, {"/a/1", "/a/2", "/a/3"}, false},
+      {"start_after past prefix", "/a/", "/b", 0, {}, false},
+      {"no match", "/c/", "", 0, {}, false},
+      {"prefix is not a path", "/a", "", 0, {"/a/1", "/a/2", "/a/3", "/ab"}, false},
+      {"0xff prefix", "/x\xff", "", 0, {"/x\xff\xff"}, false},
+      {"everything", "", "", 0,
+       {"/a/1", "/a/2", "/a/3", "/ab", "/b/1", "/x\xff\xff", "/y"}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<RangeResult> r = s.Range(c.prefix, c.start_after, c.limit);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_THAT(this->Keys(*r), ::testing::ElementsAreArray(c.want));
+    EXPECT_EQ(r->more, c.want_more);
+    EXPECT_EQ(r->revision, 7);
+  }
+  absl::StatusOr<RangeResult> one = s.Range("/b/", "", 0);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->kvs.size(), 1u);
+  EXPECT_EQ(one->kvs[0].value, "val/b/1");
+  EXPECT_EQ(one->kvs[0].create_revision, 5);
+  EXPECT_EQ(one->kvs[0].mod_revision, 5);
+}
+
+TYPED_TEST_P(StoreConformanceTest, WatchFromNow) {
+  Store& s = this->store();
+  this->MustCreate("/w/old", "x");
+  EventRecorder rec;
+  auto handle = s.Watch("/w/", -1, rec.Callback());
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  this->MustCreate("/w/new", "y");
+  ASSERT_TRUE(s.Update("/w/old", "x2", 0).ok());
+  // Live events are delivered before the write returns.
+  std::vector<Event> events = rec.Events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].type, Event::Type::kPut);
+  EXPECT_EQ(events[0].kv.key, "/w/new");
+  EXPECT_EQ(events[0].kv.value, "y");
+  EXPECT_TRUE(events[0].prev.key.empty());
+  EXPECT_EQ(events[1].kv.key, "/w/old");
+  EXPECT_EQ(events[1].kv.value, "x2");
+  EXPECT_EQ(events[1].kv.create_revision, 1);
+  EXPECT_EQ(events[1].prev.value, "x");
+  EXPECT_EQ(events[1].prev.mod_revision, 1);
+  EXPECT_THAT(rec.Revisions(), ::testing::ElementsAre(2, 3));
+}
+
+TYPED_TEST_P(StoreConformanceTest, WatchReplaysHistory) {
+  Store& s = this->store();
+  for (int i = 1; i <= 5; ++i) this->MustCreate(absl::StrCat("/h/", i), "v");
+  EventRecorder rec;
+  auto handle = s.Watch("/h/", 2, rec.Callback());
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  this->MustCreate("/h/6", "v");
+  ASSERT_TRUE(rec.WaitForCount(4));
+  EXPECT_THAT(rec.Revisions(), ::testing::ElementsAre(3, 4, 5, 6));
+  EXPECT_EQ(rec.Events()[0].kv.key, "/h/3");
+
+  EventRecorder all;
+  auto from_zero = s.Watch("", 0, all.Callback());
+  ASSERT_TRUE(from_zero.ok()) << from_zero.status();
+  ASSERT_TRUE(all.WaitForCount(6));
+  EXPECT_THAT(all.Revisions(), ::testing::ElementsAre(1, 2, 3, 4, 5, 6));
+}
+
+TYPED_TEST_P(StoreConformanceTest, WatchFiltersByPrefix) {
+  Store& s = this->store();
+  EventRecorder jobs, pods;
+  auto h1 = s.Watch("/jobs/", -1, jobs.Callback());
+  auto h2 = s.Watch("/pods/", -1, pods.Callback());
+  ASSERT_TRUE(h1.ok() && h2.ok());
+  this->MustCreate("/jobs/a", "1");
+  this->MustCreate("/pods/a", "2");
+  this->MustCreate("/jobsx", "3");
+  this->MustCreate("/jobs/b", "4");
+  EXPECT_THAT(jobs.Revisions(), ::testing::ElementsAre(1, 4));
+  EXPECT_THAT(pods.Revisions(), ::testing::ElementsAre(2));
+}
+
+TYPED_TEST_P(StoreConformanceTest, DeleteEventCarriesPrevValue) {
+  Store& s = this->store();
+  this->MustCreate("/d/x", "first");
+  ASSERT_TRUE(s.Update("/d/x", "last", 0).ok());
+  EventRecorder rec;
+  auto handle = s.Watch("/d/", -1, rec.Callback());
+  ASSERT_TRUE(handle.ok());
+  ASSERT_TRUE(s.Delete("/d/x", 2).ok());
+  std::vector<Event> events = rec.Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, Event::Type::kDelete);
+  EXPECT_EQ(events[0].revision(), 3);
+  EXPECT_EQ(events[0].kv.key, "/d/x");
+  EXPECT_EQ(events[0].kv.value, "last");
+  EXPECT_EQ(events[0].kv.create_revision, 1);
+  EXPECT_EQ(events[0].prev.key, "/d/x");
+  EXPECT_EQ(events[0].prev.value, "last");
+  EXPECT_EQ(events[0].prev.mod_revision, 2);
+}
+
+TYPED_TEST_P(StoreConformanceTest, WatchFutureRevision) {
+  Store& s = this->store();
+  this->MustCreate("/f/1", "v");
+  EventRecorder rec;
+  auto handle = s.Watch("/f/", 3, rec.Callback());
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  this->MustCreate("/f/2", "v");
+  this->MustCreate("/f/3", "v");
+  this->MustCreate("/f/4", "v");
+  EXPECT_THAT(rec.Revisions(), ::testing::ElementsAre(4));
+}
+
+TYPED_TEST_P(StoreConformanceTest, ConcurrentWritersKeepEventOrder) {
+  Store& s = this->store();
+  constexpr int kThreads = 8, kPerThread = 150, kPrefixes = 3;
+  EventRecorder all;
+  std::vector<std::unique_ptr<EventRecorder>> per_prefix;
+  std::vector<std::unique_ptr<WatchHandle>> handles;
+  for (int p = 0; p < kPrefixes; ++p) {
+    per_prefix.push_back(std::make_unique<EventRecorder>());
+    auto h = s.Watch(absl::StrCat("/c", p, "/"), -1, per_prefix.back()->Callback());
+    ASSERT_TRUE(h.ok());
+    handles.push_back(std::move(*h));
+  }
+  auto h = s.Watch("", -1, all.Callback());
+  ASSERT_TRUE(h.ok());
+  handles.push_back(std::move(*h));
+  std::vector<std::vector<int64_t>> acked(kPrefixes);
+  absl::Mutex acked_mu;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        int p = (t + i) % kPrefixes;
+        absl::StatusOr<KeyValue> kv = s.Create(absl::StrCat("/c", p, "/", t, "-", i), "v");
+        ASSERT_TRUE(kv.ok()) << kv.status();
+        absl::MutexLock lock(&acked_mu);
+        acked[p].push_back(kv->mod_revision);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const int64_t total = kThreads * kPerThread;
+  ASSERT_EQ(s.Revision(), total);
+  std::vector<int64_t> want_all(total);
+  for (int64_t i = 0; i < total; ++i) want_all[i] = i + 1;
+  EXPECT_EQ(all.Revisions(), want_all);  // No gaps, no duplicates, in order.
+  for (int p = 0; p < kPrefixes; ++p) {
+    SCOPED_TRACE(p);
+    std::sort(acked[p].begin(), acked[p].end());
+    EXPECT_EQ(per_prefix[p]->Revisions(), acked[p]);
+  }
+}
+
+TYPED_TEST_P(StoreConformanceTest, WatchReplayRacingWriters) {
+  Store& s = this->store();
+  for (int i = 0; i < 50; ++i) this->MustCreate(absl::StrCat("/z/pre", i), "v");
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (int i = 0; i < 300 && !stop; ++i) ASSERT_TRUE(s.Create(absl::StrCat("/z/", i), "v").ok());
+  });
+  EventRecorder rec;
+  auto handle = s.Watch("/z/", 10, rec.Callback());
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  writer.join();
+  const int64_t last = s.Revision();
+  ASSERT_TRUE(rec.WaitForCount(static_cast<size_t>(last - 10)));
+  std::vector<int64_t> revs = rec.Revisions();
+  ASSERT_EQ(revs.size(), static_cast<size_t>(last - 10));
+  for (size_t i = 0; i < revs.size(); ++i) ASSERT_EQ(revs[i], 11 + static_cast<int64_t>(i));
+}
+
+TYPED_TEST_P(StoreConformanceTest, CompactionMakesOldRevisionsUnwatchable) {
+  Store& s = this->store();
+  for (int i = 1; i <= 5; ++i) this->MustCreate(absl::StrCat("/k/", i), "v");
+  ASSERT_TRUE(s.Compact(3).ok());
+  EXPECT_EQ(s.OldestWatchableRevision(), 3);
+  EventRecorder rec;
+  auto old = s.Watch("/k/", 2, rec.Callback());
+  EXPECT_EQ(old.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(old.status().message()), ::testing::HasSubstr("compacted"));
+  auto ok = s.Watch("/k/", 3, rec.Callback());
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_TRUE(rec.WaitForCount(2));
+  EXPECT_THAT(rec.Revisions(), ::testing::ElementsAre(4, 5));
+  EXPECT_EQ(s.Compact(99).code(), absl::StatusCode::kOutOfRange);  // Future revision.
+  EXPECT_TRUE(s.Compact(2).ok());  // Already compacted: no-op.
+  EXPECT_EQ(s.OldestWatchableRevision(), 3);
+  // Data is untouched by compaction.
+  EXPECT_EQ(s.Get("/k/1")->mod_revision, 1);
+}
+
+TYPED_TEST_P(StoreConformanceTest, DestroyingHandleStopsCallbacks) {
+  Store& s = this->store();
+  EventRecorder rec;
+  auto handle = s.Watch("/s/", -1, rec.Callback());
+  ASSERT_TRUE(handle.ok());
+  this->MustCreate("/s/1", "v");
+  handle->reset();
+  this->MustCreate("/s/2", "v");
+  EXPECT_THAT(rec.Revisions(), ::testing::ElementsAre(1));
+}
+
+TYPED_TEST_P(StoreConformanceTest, DestroyingHandleWaitsForRunningCallback) {
+  Store& s = this->store();
+  absl::Mutex mu;
+  bool entered = false, release = false;
+  std::atomic<bool> callback_done{false};
+  auto handle = s.Watch("/s/", -1, [&](const Event&) {
+    absl::MutexLock lock(&mu);
+    entered = true;
+    mu.Await(absl::Condition(&release));
+    callback_done = true;
+  });
+  ASSERT_TRUE(handle.ok());
+  std::thread writer([&] { ASSERT_TRUE(s.Create("/s/1", "v").ok()); });
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(&entered));
+  }
+  std::thread destroyer([&] {
+    handle->reset();
+    EXPECT_TRUE(callback_done.load());  // The destructor waited for the callback.
+  });
+  {
+    absl::MutexLock lock(&mu);
+    release = true;
+  }
+  destroyer.join();
+  writer.join();
+  ASSERT_TRUE(s.Create("/s/2", "v").ok());
+}
+
+REGISTER_TYPED_TEST_SUITE_P(StoreConformanceTest, CreateGetUpdateDelete, ErrorCodes,
+                            UnconditionalWrites, RevisionsAreGlobalAndMonotonic, Range,
+                            WatchFromNow, WatchReplaysHistory, WatchFiltersByPrefix,
+                            DeleteEventCarriesPrevValue, WatchFutureRevision,
+                            ConcurrentWritersKeepEventOrder, WatchReplayRacingWriters,
+                            CompactionMakesOldRevisionsUnwatchable,
+                            DestroyingHandleStopsCallbacks,
+                            DestroyingHandleWaitsForRunningCallback);
+
+}  // namespace batchd::store::testing
