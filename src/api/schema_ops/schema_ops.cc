@@ -1,0 +1,261 @@
+#include "api/schema_ops/schema_ops.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+
+namespace batchd::api::schema_ops {
+namespace {
+
+using Type = Schema::Type;
+
+// "io.k8s.api.batch.v1.JobSpec" -> "JobSpec".
+std::string ShortName(const std::string& ref) {
+  size_t dot = ref.rfind('.');
+  return dot == std::string::npos ? ref : ref.substr(dot + 1);
+}
+
+// "io.k8s.api.batch.v1.JobSpec" -> "v1.JobSpec", as Go prints a type.
+std::string GoRefName(const std::string& ref) {
+  size_t dot = ref.rfind('.');
+  if (dot == std::string::npos || dot == 0) return ref;
+  size_t prev = ref.rfind('.', dot - 1);
+  return prev == std::string::npos ? ref : ref.substr(prev + 1);
+}
+
+std::string GoTypeName(const Schema& s) {
+  switch (s.type) {
+    case Type::kObject: return s.ref.empty() ? "struct" : GoRefName(s.ref);
+    case Type::kArray: return "[]" + (s.items ? GoTypeName(*s.items) : "interface {}");
+    case Type::kMap: return "map[string]" + (s.items ? GoTypeName(*s.items) : "interface {}");
+    case Type::kString: return "string";
+    case Type::kInteger: return s.format == "int32" ? "int32" : "int64";
+    case Type::kNumber: return "float64";
+    case Type::kBoolean: return "bool";
+    case Type::kIntOrString: return "intstr.IntOrString";
+    case Type::kQuantity: return "resource.Quantity";
+    case Type::kTime: return s.ref.empty() ? "v1.Time" : GoRefName(s.ref);
+    case Type::kAny: return "interface {}";
+  }
+  return "interface {}";
+}
+
+std::string JsonKindName(const Json& v) {
+  if (v.is_string()) return "string";
+  if (v.is_boolean()) return "bool";
+  if (v.is_array()) return "array";
+  if (v.is_object()) return "object";
+  if (v.is_number()) return "number";
+  return "null";
+}
+
+// The zero value Go would decode a JSON null element into.
+Json ZeroValue(const Schema& s) {
+  switch (s.type) {
+    case Type::kObject: return Json::object();
+    case Type::kString: return "";
+    case Type::kInteger: return 0;
+    case Type::kNumber: return 0.0;
+    case Type::kBoolean: return false;
+    default: return nullptr;
+  }
+}
+
+class Normalizer {
+ public:
+  explicit Normalizer(std::vector<std::string>* unknown) : unknown_(unknown) {}
+
+  // `path` carries indices (for unknown-field reports); `go_path` does not
+  // (for decode errors); `owner` is the innermost enclosing struct's name.
+  absl::Status Walk(const Schema& s, Json& v, const std::string& path, const std::string& go_path,
+                    const std::string& owner) {
+    switch (s.type) {
+      case Type::kAny: return absl::OkStatus();
+      case Type::kObject: return WalkObject(s, v, path, go_path, owner);
+      case Type::kArray: return WalkArray(s, v, path, go_path, owner);
+      case Type::kMap: return WalkMap(s, v, path, go_path, owner);
+      case Type::kString:
+        return v.is_string() ? absl::OkStatus() : TypeError(s, v, go_path, owner, false);
+      case Type::kBoolean:
+        return v.is_boolean() ? absl::OkStatus() : TypeError(s, v, go_path, owner, false);
+      case Type::kNumber:
+        return v.is_number() ? absl::OkStatus() : TypeError(s, v, go_path, owner, false);
+      case Type::kInteger: return CheckInteger(s, v, go_path, owner);
+      case Type::kIntOrString: {
+        if (v.is_string()) return absl::OkStatus();
+        if (v.is_number()) return CheckInteger(s, v, go_path, owner);
+        return TypeError(s, v, go_path, owner, false);
+      }
+      case Type::kQuantity: {
+        if (!v.is_string() && !v.is_number()) return TypeError(s, v, go_path, owner, false);
+        absl::StatusOr<std::string> q = CanonicalQuantity(v);
+        if (!q.ok()) return q.status();
+        v = *std::move(q);
+        return absl::OkStatus();
+      }
+      case Type::kTime: return CheckTime(s, v, go_path, owner);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status TypeError(const Schema& s, const Json& v, const std::string& go_path,
+                         const std::string& owner, bool with_literal) {
+    std::string value = JsonKindName(v);
+    if (with_literal) value += " " + v.dump();
+    if (go_path.empty() || owner.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("json: cannot unmarshal ", value,
+                                                     " into Go value of type ", GoTypeName(s)));
+    }
+    return absl::InvalidArgumentError(absl::StrCat("json: cannot unmarshal ", value,
+                                                   " into Go struct field ", owner, ".", go_path,
+                                                   " of type ", GoTypeName(s)));
+  }
+
+  absl::Status CheckInteger(const Schema& s, Json& v, const std::string& go_path,
+                            const std::string& owner) {
+    if (!v.is_number()) return TypeError(s, v, go_path, owner, false);
+    const bool is32 = s.format == "int32" || s.type == Type::kIntOrString;
+    const int64_t lo = is32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+    const int64_t hi = is32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+    if (v.is_number_unsigned()) {
+      uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(hi)) return TypeError(s, v, go_path, owner, true);
+      v = static_cast<int64_t>(u);
+      return absl::OkStatus();
+    }
+    if (v.is_number_integer()) {
+      int64_t i = v.get<int64_t>();
+      if (i < lo || i > hi) return TypeError(s, v, go_path, owner, true);
+      return absl::OkStatus();
+    }
+    // A float: accepted only when integral and in range (YAML sometimes yields 2.0).
+    double d = v.get<double>();
+    if (!std::isfinite(d) || std::trunc(d) != d || d < static_cast<double>(lo) ||
+        d >= static_cast<double>(hi) + 1.0) {
+      return TypeError(s, v, go_path, owner, true);
+    }
+    v = static_cast<int64_t>(d);
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckTime(const Schema& s, Json& v, const std::string& go_path,
+                         const std::string& owner) {
+    if (!v.is_string()) return TypeError(s, v, go_path, owner, false);
+    const std::string str = v.get<std::string>();
+    absl::Time t;
+    std::string err;
+    if (!absl::ParseTime(absl::RFC3339_full, str, &t, &err)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parsing time \"", str, "\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"",
+                       str, "\" as \"2006\""));
+    }
+    if (s.ref == kMicroTimeRef) {
+      v = absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone());
+    } else {
+      v = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(absl::ToUnixSeconds(t)),
+                           absl::UTCTimeZone());
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status WalkObject(const Schema& s, Json& v, const std::string& path,
+                          const std::string& go_path, const std::string& owner) {
+    if (!v.is_object()) return TypeError(s, v, go_path, owner, false);
+    const std::string me = s.ref.empty() ? owner : ShortName(s.ref);
+    for (auto it = v.begin(); it != v.end();) {
+      const std::string key = it.key();
+      const std::string child_path = path.empty() ? key : path + "." + key;
+      if (it->is_null()) {
+        it = v.erase(it);
+        continue;
+      }
+      const Schema* prop = s.Property(key);
+      if (prop == nullptr) {
+        if (s.preserve_unknown) {
+          ++it;
+          continue;
+        }
+        if (unknown_ != nullptr) unknown_->push_back(child_path);
+        it = v.erase(it);
+        continue;
+      }
+      const std::string child_go = go_path.empty() ? key : go_path + "." + key;
+      absl::Status st = Walk(*prop, *it, child_path, child_go, me.empty() ? "" : me);
+      if (!st.ok()) return st;
+      ++it;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status WalkArray(const Schema& s, Json& v, const std::string& path,
+                         const std::string& go_path, const std::string& owner) {
+    if (!v.is_array()) return TypeError(s, v, go_path, owner, false);
+    if (!s.items) return absl::OkStatus();
+    for (size_t i = 0; i < v.size(); ++i) {
+      Json& e = v[i];
+      if (e.is_null()) {
+        e = ZeroValue(*s.items);
+        if (e.is_null()) continue;
+      }
+      absl::Status st = Walk(*s.items, e, absl::StrCat(path, "[", i, "]"), go_path, owner);
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status WalkMap(const Schema& s, Json& v, const std::string& path,
+                       const std::string& go_path, const std::string& owner) {
+    if (!v.is_object()) return TypeError(s, v, go_path, owner, false);
+    if (!s.items) return absl::OkStatus();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it->is_null()) {
+        *it = ZeroValue(*s.items);
+        if (it->is_null()) continue;
+      }
+      absl::Status st =
+          Walk(*s.items, *it, absl::StrCat(path, "[", it.key(), "]"), go_path, owner);
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<std::string>* unknown_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> CanonicalQuantity(const Json& v) {
+  std::string text;
+  if (v.is_string()) {
+    text = v.get<std::string>();
+  } else if (v.is_number()) {
+    text = v.dump();
+  } else {
+    return absl::InvalidArgumentError("quantities must be a string or a number");
+  }
+  static const std::regex kQuantityRe("^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$");
+  if (text.size() > 256 || !std::regex_match(text, kQuantityRe)) {
+    return absl::InvalidArgumentError(
+        "quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+  }
+  return text;
+}
+
+absl::Status Normalize(const Schema& schema, Json& obj, std::vector<std::string>* unknown_fields) {
+  Normalizer n(unknown_fields);
+  std::string owner = schema.ref.empty() ? "" : ShortName(schema.ref);
+  if (schema.type == Type::kObject && !obj.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("json: cannot unmarshal ", JsonKindName(obj),
+                                                   " into Go value of type ",
+                                                   GoTypeName(schema)));
+  }
+  return n.Walk(schema, obj, "", "", owner);
+}
+
+}  // namespace batchd::api::schema_ops
