@@ -78,6 +78,10 @@ struct KindDef {
   std::vector<std::string> selectable_fields;
   std::function<std::string(const Json& obj, const std::string& field)> field_value;
 
+  // Propagation when a DELETE names none: "Background" for most kinds;
+  // batch/v1 Jobs keep Kubernetes' legacy "Orphan".
+  std::string default_propagation_policy = "Background";
+
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
   // "jobs.batch" / "pods": how Kubernetes names the resource in messages.
   std::string GroupResource() const { return group.empty() ? plural : plural + "." + group; }

@@ -1,0 +1,22 @@
+// Discovery documents (/api, /apis, group and group-version resource lists)
+// and OpenAPI v3, precomputed once from the Scheme.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "api/kind.h"
+
+namespace batchd::apiserver::internal {
+
+class DiscoveryDocs {
+ public:
+  explicit DiscoveryDocs(const api::Scheme& scheme);
+  // The body for a discovery or OpenAPI path, or nullptr when it is not one.
+  const std::string* Find(const std::string& path) const;
+
+ private:
+  std::map<std::string, std::string> docs_;
+};
+
+}  // namespace batchd::apiserver::internal

@@ -1,0 +1,40 @@
+// The composition root of `batchd server`: builds the store, registry, API
+// server and HTTP listener from ServerOptions (STYLE.md practice 14). Later
+// layers (controllers, scheduler, node agent) are wired here too.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace batchd::cmd {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:8080";
+  std::string data_dir = "./batchd-data";
+  // "sqlite" (default) or "memory".
+  std::string store = "sqlite";
+  // SQLite synchronous mode: "full" (survives power loss) or "normal"
+  // (survives a process crash / kill -9).
+  std::string sync = "full";
+  bool local_node = true;
+  std::string config_file;
+};
+
+class Server {
+ public:
+  static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& opts);
+  ~Server();
+  // Starts serving; returns the bound port.
+  absl::StatusOr<int> Start();
+  void Stop();
+
+ private:
+  Server();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace batchd::cmd

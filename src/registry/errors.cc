@@ -1,0 +1,105 @@
+#include "registry/errors.h"
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+
+namespace batchd::registry {
+
+using api::Json;
+
+absl::Status ApiError(absl::StatusCode code, std::string_view reason, std::string message,
+                      Json details) {
+  absl::Status s(code, message);
+  Json payload = {{"reason", reason}, {"details", std::move(details)}};
+  s.SetPayload(kStatusPayloadUrl, absl::Cord(payload.dump()));
+  return s;
+}
+
+ErrorPayload GetPayload(const absl::Status& s) {
+  ErrorPayload out;
+  auto p = s.GetPayload(kStatusPayloadUrl);
+  if (!p) return out;
+  Json j = Json::parse(std::string(*p), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return out;
+  if (j.contains("reason") && j["reason"].is_string()) out.reason = j["reason"];
+  if (j.contains("details")) out.details = j["details"];
+  return out;
+}
+
+namespace {
+Json Details(const api::KindDef& k, std::string_view name) {
+  Json d = {{"name", name}, {"kind", k.plural}};
+  if (!k.group.empty()) d["group"] = k.group;
+  return d;
+}
+}  // namespace
+
+absl::Status NotFound(const api::KindDef& k, std::string_view name) {
+  return ApiError(absl::StatusCode::kNotFound, "NotFound",
+                  absl::StrCat(k.GroupResource(), " \"", name, "\" not found"), Details(k, name));
+}
+
+absl::Status AlreadyExists(const api::KindDef& k, std::string_view name) {
+  return ApiError(absl::StatusCode::kAlreadyExists, "AlreadyExists",
+                  absl::StrCat(k.GroupResource(), " \"", name, "\" already exists"),
+                  Details(k, name));
+}
+
+absl::Status Conflict(const api::KindDef& k, std::string_view name, std::string_view why) {
+  return ApiError(absl::StatusCode::kAborted, "Conflict",
+                  absl::StrCat("Operation cannot be fulfilled on ", k.GroupResource(), " \"", name,
+                               "\": ", why),
+                  Details(k, name));
+}
+
+absl::Status StaleConflict(const api::KindDef& k, std::string_view name) {
+  return Conflict(k, name,
+                  "the object has been modified; please apply your changes to the latest "
+                  "version and try again");
+}
+
+absl::Status Invalid(const api::KindDef& k, std::string_view name, const api::ErrorList& errs) {
+  Json details = {{"name", name}, {"kind", k.kind}, {"causes", Json::array()}};
+  if (!k.group.empty()) details["group"] = k.group;
+  for (const auto& e : errs) {
+    details["causes"].push_back(
+        {{"reason", e.Reason()}, {"message", e.CauseMessage()}, {"field", e.field}});
+  }
+  return ApiError(absl::StatusCode::kInvalidArgument, "Invalid",
+                  absl::StrCat(k.GroupKind(), " \"", name, "\" is invalid: ",
+                               api::JoinMessages(errs)),
+                  std::move(details));
+}
+
+absl::Status BadRequest(std::string message) {
+  return ApiError(absl::StatusCode::kInvalidArgument, "BadRequest", std::move(message));
+}
+
+absl::Status Forbidden(const api::KindDef& k, std::string_view name, std::string message) {
+  return ApiError(absl::StatusCode::kPermissionDenied, "Forbidden",
+                  absl::StrCat(k.GroupResource(), " \"", name, "\" is forbidden: ", message),
+                  Details(k, name));
+}
+
+absl::Status MethodNotAllowed(std::string message) {
+  return ApiError(absl::StatusCode::kUnimplemented, "MethodNotAllowed", std::move(message));
+}
+
+absl::Status Expired(std::string message) {
+  return ApiError(absl::StatusCode::kOutOfRange, "Expired", std::move(message));
+}
+
+absl::Status UnsupportedMediaType(std::string message) {
+  return ApiError(absl::StatusCode::kUnimplemented, "UnsupportedMediaType", std::move(message));
+}
+
+absl::Status TooLarge(std::string message) {
+  return ApiError(absl::StatusCode::kResourceExhausted, "RequestEntityTooLarge",
+                  std::move(message));
+}
+
+absl::Status Internal(std::string message) {
+  return ApiError(absl::StatusCode::kInternal, "InternalError", std::move(message));
+}
+
+}  // namespace batchd::registry

@@ -1,0 +1,269 @@
+// Registry deletes, namespace lifecycle, and start-up.
+#include <condition_variable>
+#include <deque>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "api/meta/time_util.h"
+#include "common/logging.h"
+#include "registry/errors.h"
+#include "registry/internal/selectors.h"
+#include "registry/registry.h"
+
+namespace batchd::registry {
+
+using api::Json;
+
+namespace {
+
+bool IsPod(const api::KindDef& k) { return k.group.empty() && k.plural == "pods"; }
+bool IsNamespace(const api::KindDef& k) { return k.group.empty() && k.plural == "namespaces"; }
+
+void AddFinalizer(Json& meta, const std::string& f) {
+  if (!meta.contains("finalizers") || !meta["finalizers"].is_array()) {
+    meta["finalizers"] = Json::array();
+  }
+  for (const auto& x : meta["finalizers"]) {
+    if (x == f) return;
+  }
+  meta["finalizers"].push_back(f);
+}
+
+// The grace period a pod deletion waits for its node agent to stop the pod,
+// or 0 when it can go at once (never scheduled, or already finished).
+int64_t PodGracePeriod(const Json& pod, std::optional<int64_t> requested) {
+  const Json& spec = pod.value("spec", Json::object());
+  std::string phase = pod.value("status", Json::object()).value("phase", "");
+  if (spec.value("nodeName", "").empty() || phase == "Succeeded" || phase == "Failed") return 0;
+  if (requested) return std::max<int64_t>(*requested, 0);
+  return spec.value("terminationGracePeriodSeconds", int64_t{30});
+}
+
+}  // namespace
+
+struct Registry::NamespaceWorker {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::string> queue;
+  bool stop = false;
+  std::thread thread;
+};
+
+Registry::Registry(store::Store& store, std::shared_ptr<const api::Scheme> scheme, Clock& clock)
+    : store_(store), scheme_(std::move(scheme)), clock_(clock),
+      cache_(std::make_unique<WatchCache>(store, scheme_)),
+      ns_worker_(std::make_unique<NamespaceWorker>()) {}
+
+absl::Status Registry::Start() {
+  if (auto st = cache_->Start(); !st.ok()) return st;
+  const api::KindDef* nsk = scheme_->ByResource("", "v1", "namespaces");
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    if (cache_->Get(StoreKey(*nsk, "", name))) continue;
+    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+    auto r = Create(*nsk, "", ns, WriteOptions{});
+    if (!r.ok() && r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
+  }
+  ns_worker_->thread = std::thread([this] {
+    std::unique_lock<std::mutex> lock(ns_worker_->mu);
+    while (!ns_worker_->stop) {
+      if (ns_worker_->queue.empty()) {
+        ns_worker_->cv.wait(lock);
+        continue;
+      }
+      std::string ns = std::move(ns_worker_->queue.front());
+      ns_worker_->queue.pop_front();
+      lock.unlock();
+      FinishNamespace(ns);
+      lock.lock();
+    }
+  });
+  // Resume namespaces whose deletion was interrupted by a restart.
+  bool more = false;
+  int64_t rev = 0;
+  for (const auto& o : cache_->List(CollectionPrefix(*nsk, ""), "", 0, &more, &rev)) {
+    Json j = o->Decode();
+    if (j["metadata"].contains("deletionTimestamp")) {
+      std::lock_guard<std::mutex> lock(ns_worker_->mu);
+      ns_worker_->queue.push_back(j["metadata"].value("name", ""));
+      ns_worker_->cv.notify_all();
+    }
+  }
+  return absl::OkStatus();
+}
+
+Registry::~Registry() {
+  if (ns_worker_ && ns_worker_->thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(ns_worker_->mu);
+      ns_worker_->stop = true;
+    }
+    ns_worker_->cv.notify_all();
+    ns_worker_->thread.join();
+  }
+}
+
+absl::StatusOr<DeleteResult> Registry::DeleteNow(const api::KindDef& k, const ObjectPtr& current) {
+  auto kv = store_.Delete(current->key, current->revision);
+  if (!kv.ok()) {
+    std::string name = current->fields.count("metadata.name") ? current->fields.at("metadata.name")
+                                                               : std::string();
+    if (kv.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
+    if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
+    return Internal(std::string(kv.status().message()));
+  }
+  DeleteResult r;
+  r.deleted = true;
+  r.object = current->Decode();
+  r.object["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
+  return r;
+}
+
+absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string_view ns,
+                                              std::string_view name, const DeleteOptions& opts) {
+  if (IsNamespace(k) && (name == "default" || name == "kube-system" || name == "kube-public")) {
+    return Forbidden(k, name, "this namespace may not be deleted");
+  }
+  std::string policy = opts.propagation_policy;
+  if (!policy.empty() && policy != "Orphan" && policy != "Background" && policy != "Foreground") {
+    return Invalid(k, name, {api::NotSupported(api::Path("propagationPolicy"), policy,
+                                               {"Foreground", "Background", "Orphan"})});
+  }
+  if (opts.grace_period_seconds && *opts.grace_period_seconds < 0) {
+    return Invalid(k, name, {api::Invalid(api::Path("gracePeriodSeconds"),
+                                          *opts.grace_period_seconds,
+                                          "must be greater than or equal to 0")});
+  }
+  if (policy.empty()) policy = k.default_propagation_policy;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
+    if (!current) return NotFound(k, name);
+    Json obj = current->Decode();
+    Json& meta = obj["metadata"];
+    if (opts.precondition_uid && *opts.precondition_uid != meta.value("uid", "")) {
+      return Conflict(k, name,
+                      absl::StrCat("Precondition failed: UID in precondition: ",
+                                   *opts.precondition_uid, ", UID in object meta: ",
+                                   meta.value("uid", "")));
+    }
+    if (opts.precondition_resource_version &&
+        *opts.precondition_resource_version != std::to_string(current->revision)) {
+      return Conflict(k, name,
+                      absl::StrCat("Precondition failed: ResourceVersion in precondition: ",
+                                   *opts.precondition_resource_version,
+                                   ", ResourceVersion in object meta: ", current->revision));
+    }
+    Json before = obj;
+    if (policy == "Orphan") AddFinalizer(meta, "orphan");
+    if (policy == "Foreground") AddFinalizer(meta, "foregroundDeletion");
+    int64_t grace = IsPod(k) ? PodGracePeriod(obj, opts.grace_period_seconds) : 0;
+    if (IsNamespace(k)) {
+      obj["status"]["phase"] = "Terminating";
+    }
+    bool has_finalizers = meta.contains("finalizers") && !meta["finalizers"].empty();
+    bool keep = has_finalizers || grace > 0 || IsNamespace(k);
+    if (!keep) {
+      if (opts.dry_run) return DeleteResult{true, obj};
+      auto r = DeleteNow(k, current);
+      if (!r.ok() && GetPayload(r.status()).reason == "Conflict") continue;
+      return r;
+    }
+    // Graceful: mark for deletion; finalizers, the node agent or the
+    // namespace worker finish it.
+    absl::Time now = clock_.Now();
+    if (!meta.contains("deletionTimestamp")) {
+      meta["deletionTimestamp"] = api::FormatRfc3339(now + absl::Seconds(grace));
+      meta["deletionGracePeriodSeconds"] = grace;
+    } else if (IsPod(k) && meta.value("deletionGracePeriodSeconds", int64_t{0}) > grace) {
+      // A shorter grace period may only move deletion earlier.
+      meta["deletionTimestamp"] = api::FormatRfc3339(now + absl::Seconds(grace));
+      meta["deletionGracePeriodSeconds"] = grace;
+      if (grace == 0 && !has_finalizers) {
+        if (opts.dry_run) return DeleteResult{true, obj};
+        auto r = DeleteNow(k, current);
+        if (!r.ok() && GetPayload(r.status()).reason == "Conflict") continue;
+        return r;
+      }
+    }
+    if (opts.dry_run) return DeleteResult{false, obj};
+    if (obj != before) {
+      meta.erase("resourceVersion");
+      auto kv = store_.Update(current->key, obj.dump(), current->revision);
+      if (!kv.ok()) {
+        if (kv.status().code() == absl::StatusCode::kAborted) continue;
+        if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
+        return Internal(std::string(kv.status().message()));
+      }
+      obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
+    } else {
+      obj["metadata"]["resourceVersion"] = std::to_string(current->revision);
+    }
+    if (IsNamespace(k)) {
+      std::lock_guard<std::mutex> lock(ns_worker_->mu);
+      ns_worker_->queue.push_back(std::string(name));
+      ns_worker_->cv.notify_all();
+    }
+    return DeleteResult{false, obj};
+  }
+  return StaleConflict(k, name);
+}
+
+absl::StatusOr<std::vector<Json>> Registry::DeleteCollection(const api::KindDef& k,
+                                                             std::string_view ns,
+                                                             const ListOptions& list,
+                                                             const DeleteOptions& opts) {
+  ListOptions all = list;
+  all.limit = 0;
+  all.continue_token.clear();
+  auto items = List(k, ns, all);
+  if (!items.ok()) return items.status();
+  std::vector<Json> out;
+  for (const auto& o : items->items) {
+    Json j = o->Decode();
+    std::string ons = j["metadata"].value("namespace", "");
+    std::string oname = j["metadata"].value("name", "");
+    auto r = Delete(k, ons, oname, opts);
+    if (r.ok()) {
+      out.push_back(std::move(r->object));
+    } else if (r.status().code() != absl::StatusCode::kNotFound) {
+      return r.status();
+    }
+  }
+  return out;
+}
+
+// Deletes everything in a terminating namespace, then the namespace itself.
+// Objects held by finalizers are retried until they are gone.
+void Registry::FinishNamespace(std::string ns) {
+  const api::KindDef* nsk = scheme_->ByResource("", "v1", "namespaces");
+  size_t remaining = 0;
+  DeleteOptions opts;
+  opts.propagation_policy = "Background";
+  for (const auto& k : scheme_->All()) {
+    if (!k->namespaced) continue;
+    bool more = false;
+    int64_t rev = 0;
+    for (const auto& o : cache_->List(CollectionPrefix(*k, ns), "", 0, &more, &rev)) {
+      ++remaining;
+      Json j = o->Decode();
+      if (j["metadata"].contains("deletionTimestamp")) continue;
+      auto r = Delete(*k, ns, j["metadata"].value("name", ""), opts);
+      if (r.ok() && r->deleted) --remaining;
+    }
+  }
+  if (remaining == 0) {
+    ObjectPtr cur = cache_->Get(StoreKey(*nsk, "", ns));
+    if (cur) {
+      auto r = DeleteNow(*nsk, cur);
+      if (!r.ok()) BATCHD_LOG_WARN("namespace {}: delete failed: {}", ns, r.status().ToString());
+    }
+    return;
+  }
+  clock_.ScheduleAfter(absl::Seconds(1), [this, ns] {
+    std::lock_guard<std::mutex> lock(ns_worker_->mu);
+    if (ns_worker_->stop) return;
+    ns_worker_->queue.push_back(ns);
+    ns_worker_->cv.notify_all();
+  });
+}
+
+}  // namespace batchd::registry

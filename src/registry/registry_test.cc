@@ -1,0 +1,286 @@
+#include "registry/registry.h"
+
+#include "api/testing/builders.h"
+#include "common/testing/fake_clock.h"
+#include "gtest/gtest.h"
+#include "registry/errors.h"
+#include "store/memory/memory_store.h"
+
+namespace batchd::registry {
+namespace {
+
+using api::Json;
+using api::testing::MakeJob;
+using api::testing::MakeNamespace;
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reg_ = std::make_unique<Registry>(store_, api::BuiltinScheme(), clock_);
+    ASSERT_TRUE(reg_->Start().ok());
+    jobs_ = reg_->scheme().ByResource("batch", "v1", "jobs");
+    namespaces_ = reg_->scheme().ByResource("", "v1", "namespaces");
+    ASSERT_NE(jobs_, nullptr);
+  }
+  Json MustCreate(Json obj, const std::string& ns = "default") {
+    auto r = reg_->Create(*jobs_, ns, std::move(obj), WriteOptions{});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : Json();
+  }
+  std::string Reason(const absl::Status& s) { return GetPayload(s).reason; }
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  std::unique_ptr<Registry> reg_;
+  const api::KindDef* jobs_ = nullptr;
+  const api::KindDef* namespaces_ = nullptr;
+};
+
+TEST_F(RegistryTest, DefaultNamespacesExist) {
+  for (const char* ns : {"default", "kube-system", "kube-public"}) {
+    EXPECT_TRUE(reg_->Get(*namespaces_, "", ns).ok()) << ns;
+  }
+}
+
+TEST_F(RegistryTest, CreateSetsSystemMetadataAndDefaults) {
+  Json j = MustCreate(MakeJob("a").Obj());
+  const Json& m = j["metadata"];
+  EXPECT_EQ(m["namespace"], "default");
+  EXPECT_EQ(m["uid"].get<std::string>().size(), 36u);
+  EXPECT_EQ(m["generation"], 1);
+  EXPECT_FALSE(m["resourceVersion"].get<std::string>().empty());
+  EXPECT_EQ(m["creationTimestamp"], "2026-01-01T00:00:00Z");
+  EXPECT_EQ(j["spec"]["backoffLimit"], 6);
+  auto got = reg_->Get(*jobs_, "default", "a");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)->Decode()["metadata"]["uid"], m["uid"]);
+}
+
+TEST_F(RegistryTest, CreateErrors) {
+  MustCreate(MakeJob("a").Obj());
+  auto dup = reg_->Create(*jobs_, "default", MakeJob("a").Obj(), WriteOptions{});
+  EXPECT_EQ(Reason(dup.status()), "AlreadyExists");
+  EXPECT_EQ(dup.status().message(), "jobs.batch \"a\" already exists");
+
+  auto no_ns = reg_->Create(*jobs_, "nope", MakeJob("b", "nope").Obj(), WriteOptions{});
+  EXPECT_EQ(Reason(no_ns.status()), "NotFound");
+  EXPECT_EQ(no_ns.status().message(), "namespaces \"nope\" not found");
+
+  Json bad = MakeJob("c").Obj();
+  bad["spec"]["template"]["spec"]["containers"][0].erase("name");
+  auto invalid = reg_->Create(*jobs_, "default", bad, WriteOptions{});
+  EXPECT_EQ(Reason(invalid.status()), "Invalid");
+  EXPECT_NE(std::string(invalid.status().message())
+                .find("spec.template.spec.containers[0].name: Required value"),
+            std::string::npos)
+      << invalid.status();
+  EXPECT_FALSE(reg_->Get(*jobs_, "default", "c").ok());
+
+  WriteOptions strict;
+  strict.field_validation = FieldValidation::kStrict;
+  Json unknown = MakeJob("d").Obj();
+  unknown["spec"]["bogus"] = 1;
+  auto u = reg_->Create(*jobs_, "default", unknown, strict);
+  EXPECT_EQ(Reason(u.status()), "BadRequest");
+  EXPECT_NE(std::string(u.status().message()).find("unknown field \"spec.bogus\""),
+            std::string::npos)
+      << u.status();
+  std::vector<std::string> warnings;
+  WriteOptions warn;
+  warn.warnings = &warnings;
+  EXPECT_TRUE(reg_->Create(*jobs_, "default", unknown, warn).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "unknown field \"spec.bogus\"");
+}
+
+TEST_F(RegistryTest, GenerateNameAndDryRun) {
+  Json j = MustCreate(MakeJob("").GenerateName("gen-").Obj());
+  std::string name = j["metadata"]["name"];
+  EXPECT_EQ(name.rfind("gen-", 0), 0u);
+  EXPECT_EQ(name.size(), 9u);
+  WriteOptions dry;
+  dry.dry_run = true;
+  auto r = reg_->Create(*jobs_, "default", MakeJob("dry").Obj(), dry);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(reg_->Get(*jobs_, "default", "dry").ok());
+}
+
+TEST_F(RegistryTest, UpdateConcurrencyAndGeneration) {
+  Json j = MustCreate(MakeJob("a").Obj());
+  std::string rv1 = j["metadata"]["resourceVersion"];
+  Json labeled = j;
+  labeled["metadata"]["labels"]["x"] = "1";
+  auto u1 = reg_->Update(*jobs_, "default", "a", labeled, false, WriteOptions{});
+  ASSERT_TRUE(u1.ok()) << u1.status();
+  EXPECT_EQ((*u1)["metadata"]["generation"], 1);  // Metadata only.
+  EXPECT_NE((*u1)["metadata"]["resourceVersion"], rv1);
+
+  auto stale = reg_->Update(*jobs_, "default", "a", labeled, false, WriteOptions{});
+  EXPECT_EQ(Reason(stale.status()), "Conflict");
+  EXPECT_EQ(stale.status().message(),
+            "Operation cannot be fulfilled on jobs.batch \"a\": the object has been modified; "
+            "please apply your changes to the latest version and try again");
+
+  Json spec = *u1;
+  spec["spec"]["suspend"] = true;
+  auto u2 = reg_->Update(*jobs_, "default", "a", spec, false, WriteOptions{});
+  ASSERT_TRUE(u2.ok()) << u2.status();
+  EXPECT_EQ((*u2)["metadata"]["generation"], 2);
+
+  // A no-op update writes nothing.
+  auto u3 = reg_->Update(*jobs_, "default", "a", *u2, false, WriteOptions{});
+  ASSERT_TRUE(u3.ok());
+  EXPECT_EQ((*u3)["metadata"]["resourceVersion"], (*u2)["metadata"]["resourceVersion"]);
+}
+
+TEST_F(RegistryTest, StatusSubresourceIsSeparate) {
+  Json j = MustCreate(MakeJob("a").Obj());
+  Json with_status = j;
+  with_status["status"]["active"] = 3;
+  with_status["spec"]["suspend"] = true;
+  auto s = reg_->Update(*jobs_, "default", "a", with_status, true, WriteOptions{});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)["status"]["active"], 3);
+  EXPECT_FALSE((*s)["spec"].value("suspend", false));  // Spec ignored on /status.
+  Json main = *s;
+  main["status"]["active"] = 9;
+  auto m = reg_->Update(*jobs_, "default", "a", main, false, WriteOptions{});
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ((*m)["status"]["active"], 3);  // Status ignored on the main resource.
+}
+
+TEST_F(RegistryTest, PatchTypes) {
+  MustCreate(MakeJob("a").Label("keep", "1").Obj());
+  auto merge = reg_->Patch(*jobs_, "default", "a", PatchType::kMerge,
+                           Json::parse(R"({"metadata":{"labels":{"x":"y"}}})"), false, {});
+  ASSERT_TRUE(merge.ok()) << merge.status();
+  EXPECT_EQ((*merge)["metadata"]["labels"]["keep"], "1");
+  EXPECT_EQ((*merge)["metadata"]["labels"]["x"], "y");
+  auto jp = reg_->Patch(*jobs_, "default", "a", PatchType::kJson,
+                        Json::parse(R"([{"op":"remove","path":"/metadata/labels/x"}])"), false,
+                        {});
+  ASSERT_TRUE(jp.ok()) << jp.status();
+  EXPECT_FALSE((*jp)["metadata"]["labels"].contains("x"));
+  auto smp = reg_->Patch(
+      *jobs_, "default", "a", PatchType::kStrategic,
+      Json::parse(R"({"spec":{"template":{"spec":{"containers":[{"name":"main","env":[{"name":"A","value":"1"}]}]}}}})"),
+      false, {});
+  EXPECT_EQ(Reason(smp.status()), "Invalid");  // Template is immutable on a Job.
+  auto bad = reg_->Patch(*jobs_, "default", "missing", PatchType::kMerge, Json::object(), false,
+                         {});
+  EXPECT_EQ(Reason(bad.status()), "NotFound");
+}
+
+TEST_F(RegistryTest, DeleteWithFinalizersIsGraceful) {
+  MustCreate(MakeJob("a").Finalizer("example.com/hold").Obj());
+  DeleteOptions opts;
+  opts.propagation_policy = "Background";
+  auto d = reg_->Delete(*jobs_, "default", "a", opts);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_FALSE(d->deleted);
+  auto got = reg_->Get(*jobs_, "default", "a");
+  ASSERT_TRUE(got.ok());
+  Json live = (*got)->Decode();
+  EXPECT_TRUE(live["metadata"].contains("deletionTimestamp"));
+  live["metadata"]["finalizers"] = Json::array();
+  auto u = reg_->Update(*jobs_, "default", "a", live, false, {});
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_FALSE(reg_->Get(*jobs_, "default", "a").ok());
+}
+
+TEST_F(RegistryTest, DeletePreconditionsAndPolicies) {
+  MustCreate(MakeJob("a").Obj());
+  DeleteOptions wrong_uid;
+  wrong_uid.precondition_uid = "nope";
+  EXPECT_EQ(Reason(reg_->Delete(*jobs_, "default", "a", wrong_uid).status()), "Conflict");
+  DeleteOptions orphan;  // Jobs default to Orphan: recorded as a finalizer for the GC.
+  auto d = reg_->Delete(*jobs_, "default", "a", orphan);
+  ASSERT_TRUE(d.ok());
+  Json live = (*reg_->Get(*jobs_, "default", "a"))->Decode();
+  EXPECT_EQ(live["metadata"]["finalizers"], Json::array({"orphan"}));
+  MustCreate(MakeJob("b").Obj());
+  DeleteOptions bg;
+  bg.propagation_policy = "Background";
+  auto d2 = reg_->Delete(*jobs_, "default", "b", bg);
+  ASSERT_TRUE(d2.ok());
+  EXPECT_TRUE(d2->deleted);
+  EXPECT_EQ(Reason(reg_->Delete(*jobs_, "default", "b", bg).status()), "NotFound");
+}
+
+TEST_F(RegistryTest, ListSelectorsAndPaging) {
+  for (int i = 0; i < 5; ++i) {
+    MustCreate(MakeJob("j" + std::to_string(i)).Label("parity", i % 2 ? "odd" : "even").Obj());
+  }
+  ListOptions sel;
+  sel.label_selector = "parity=even";
+  auto even = reg_->List(*jobs_, "default", sel);
+  ASSERT_TRUE(even.ok()) << even.status();
+  EXPECT_EQ(even->items.size(), 3u);
+  ListOptions fs;
+  fs.field_selector = "metadata.name=j3";
+  auto one = reg_->List(*jobs_, "", fs);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->items.size(), 1u);
+  ListOptions page;
+  page.limit = 2;
+  std::vector<std::string> names;
+  for (int guard = 0; guard < 10; ++guard) {
+    auto r = reg_->List(*jobs_, "default", page);
+    ASSERT_TRUE(r.ok());
+    for (const auto& o : r->items) names.push_back(o->fields.at("metadata.name"));
+    if (r->continue_token.empty()) break;
+    page.continue_token = r->continue_token;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"j0", "j1", "j2", "j3", "j4"}));
+  ListOptions bad;
+  bad.label_selector = "a in (";
+  EXPECT_EQ(Reason(reg_->List(*jobs_, "default", bad).status()), "BadRequest");
+}
+
+TEST_F(RegistryTest, WatchFromRevisionAndSelectorTransitions) {
+  Json a = MustCreate(MakeJob("a").Obj());
+  ListOptions opts;
+  opts.resource_version = a["metadata"]["resourceVersion"];
+  opts.label_selector = "team=x";
+  auto w = reg_->Watch(*jobs_, "default", opts);
+  ASSERT_TRUE(w.ok()) << w.status();
+  Json labeled = a;
+  labeled["metadata"]["labels"]["team"] = "x";
+  labeled["metadata"].erase("resourceVersion");
+  ASSERT_TRUE(reg_->Update(*jobs_, "default", "a", labeled, false, {}).ok());
+  auto un = reg_->Patch(*jobs_, "default", "a", PatchType::kMerge,
+                        Json::parse(R"({"metadata":{"labels":{"team":null}}})"), false, {});
+  ASSERT_TRUE(un.ok());
+  Watcher::Event ev;
+  ASSERT_TRUE((*w)->Next(&ev, absl::Seconds(5)));
+  EXPECT_EQ(ev.type, "ADDED");  // Entered the selection.
+  ASSERT_TRUE((*w)->Next(&ev, absl::Seconds(5)));
+  EXPECT_EQ(ev.type, "DELETED");  // Left it.
+  EXPECT_FALSE((*w)->Next(&ev, absl::Milliseconds(10)));
+}
+
+TEST_F(RegistryTest, NamespaceDeletionRemovesContents) {
+  ASSERT_TRUE(reg_->Create(*namespaces_, "", MakeNamespace("team"), {}).ok());
+  MustCreate(MakeJob("a", "team").Obj(), "team");
+  DeleteOptions opts;
+  auto d = reg_->Delete(*namespaces_, "", "team", opts);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->object["status"]["phase"], "Terminating");
+  auto blocked = reg_->Create(*jobs_, "team", MakeJob("b", "team").Obj(), {});
+  EXPECT_EQ(Reason(blocked.status()), "Forbidden");
+  // The namespace worker runs on its own thread; wait for it without sleeping
+  // on the clock by watching for the namespace's DELETED event.
+  ListOptions w;
+  w.field_selector = "metadata.name=team";
+  auto watch = reg_->Watch(*namespaces_, "", w);
+  ASSERT_TRUE(watch.ok());
+  bool gone = false;
+  Watcher::Event ev;
+  while (!gone && (*watch)->Next(&ev, absl::Seconds(10))) gone = ev.type == "DELETED";
+  EXPECT_TRUE(gone || !reg_->Get(*namespaces_, "", "team").ok());
+  EXPECT_FALSE(reg_->Get(*jobs_, "team", "a").ok());
+  EXPECT_EQ(Reason(reg_->Delete(*namespaces_, "", "default", opts).status()), "Forbidden");
+}
+
+}  // namespace
+}  // namespace batchd::registry

@@ -1,0 +1,346 @@
+// Registry writes: create, update (main resource and status), patch.
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/codec/codec.h"
+#include "api/meta/object_meta.h"
+#include "api/meta/time_util.h"
+#include "api/patch/patch.h"
+#include "api/schema_ops/schema_ops.h"
+#include "api/validation/names.h"
+#include "api/validation/object_meta.h"
+#include "registry/errors.h"
+#include "registry/registry.h"
+
+namespace batchd::registry {
+
+using api::Json;
+
+namespace {
+
+constexpr int kMaxGenerateNameAttempts = 8;
+constexpr int kMaxConflictRetries = 16;
+
+std::string RandomSuffix(absl::BitGen& rng) {
+  // Kubernetes' utilrand alphabet: no vowels or confusable characters.
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  std::string s;
+  for (int i = 0; i < 5; ++i) s += kAlphabet[absl::Uniform(rng, 0u, sizeof(kAlphabet) - 1)];
+  return s;
+}
+
+bool IsNamespaceKind(const api::KindDef& k) { return k.group.empty() && k.plural == "namespaces"; }
+
+std::string Str(const Json& j, const char* field) {
+  auto it = j.find(field);
+  return (it != j.end() && it->is_string()) ? it->get<std::string>() : std::string();
+}
+
+// Fields of metadata that only the server sets; clients' values are replaced
+// by the old object's on update.
+void CopySystemMeta(const Json& old_meta, Json& meta) {
+  for (const char* f : {"uid", "creationTimestamp", "generation", "deletionTimestamp",
+                        "deletionGracePeriodSeconds", "selfLink"}) {
+    if (old_meta.contains(f)) {
+      meta[f] = old_meta[f];
+    } else {
+      meta.erase(f);
+    }
+  }
+}
+
+}  // namespace
+
+std::string Registry::NewUid() {
+  std::lock_guard<std::mutex> lock(rng_mu_);
+  return api::NewUid(rng_);
+}
+
+absl::Status Registry::NormalizeBody(const api::KindDef& k, Json& obj, const WriteOptions& opts) {
+  if (!obj.is_object()) return BadRequest("the body of the request was not a JSON object");
+  std::string av = Str(obj, "apiVersion"), kind = Str(obj, "kind");
+  if (!kind.empty() && kind != k.kind) {
+    return BadRequest(absl::StrCat("the object provided is unrecognized (kind ", kind,
+                                   " does not match ", k.kind, ")"));
+  }
+  if (!av.empty() && av != k.ApiVersion()) {
+    return BadRequest(absl::StrCat("the API version in the data (", av,
+                                   ") does not match the expected API version (",
+                                   k.ApiVersion(), ")"));
+  }
+  std::vector<std::string> unknown;
+  absl::Status st = api::Normalize(*k.schema, obj, &unknown);
+  if (!st.ok()) {
+    return BadRequest(absl::StrCat(k.kind, " in version \"", k.version,
+                                   "\" cannot be handled as a ", k.kind, ": ", st.message()));
+  }
+  obj["apiVersion"] = k.ApiVersion();
+  obj["kind"] = k.kind;
+  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = Json::object();
+  std::vector<std::string> problems;
+  for (const auto& f : opts.duplicate_fields) problems.push_back("duplicate field \"" + f + "\"");
+  for (const auto& f : unknown) problems.push_back("unknown field \"" + f + "\"");
+  if (problems.empty() || opts.field_validation == FieldValidation::kIgnore) {
+    return absl::OkStatus();
+  }
+  if (opts.field_validation == FieldValidation::kStrict) {
+    return BadRequest(absl::StrCat(k.kind, " in version \"", k.version,
+                                   "\" cannot be handled as a ", k.kind,
+                                   ": strict decoding error: ", absl::StrJoin(problems, ", ")));
+  }
+  if (opts.warnings) {
+    for (auto& p : problems) opts.warnings->push_back(p);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Registry::CheckNamespace(const api::KindDef& k, std::string_view ns,
+                                      std::string_view name) {
+  if (!k.namespaced) return absl::OkStatus();
+  const api::KindDef* nsk = scheme_->ByResource("", "v1", "namespaces");
+  ObjectPtr nso = cache_->Get(StoreKey(*nsk, "", ns));
+  if (!nso) return NotFound(*nsk, ns);
+  Json nsj = nso->Decode();
+  if (nsj.contains("metadata") && nsj["metadata"].contains("deletionTimestamp")) {
+    return Forbidden(k, name,
+                     absl::StrCat("unable to create new content in namespace ", ns,
+                                  " because it is being terminated"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Json> Registry::Create(const api::KindDef& k, std::string_view ns, Json obj,
+                                      const WriteOptions& opts) {
+  // 1. Decode: types, unknown fields, apiVersion/kind.
+  if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
+  Json& meta = obj["metadata"];
+  // 2. Namespace from the URL wins; a different one in the body is an error.
+  if (k.namespaced) {
+    std::string body_ns = Str(meta, "namespace");
+    if (!body_ns.empty() && body_ns != ns) {
+      return BadRequest(
+          "the namespace of the provided object does not match the namespace sent on the request");
+    }
+    meta["namespace"] = ns;
+  } else {
+    meta.erase("namespace");
+  }
+  if (!Str(meta, "resourceVersion").empty()) {
+    return BadRequest("resourceVersion should not be set on objects to be created");
+  }
+  // 3. System metadata.
+  meta.erase("resourceVersion");
+  meta.erase("deletionTimestamp");
+  meta.erase("deletionGracePeriodSeconds");
+  meta.erase("selfLink");
+  meta["uid"] = NewUid();
+  meta["creationTimestamp"] = api::FormatRfc3339(clock_.Now());
+  meta["generation"] = 1;
+  const bool generate = Str(meta, "name").empty() && !Str(meta, "generateName").empty();
+  if (generate) {
+    std::lock_guard<std::mutex> lock(rng_mu_);
+    std::string base = Str(meta, "generateName");
+    if (base.size() > 58) base.resize(58);
+    meta["name"] = base + RandomSuffix(rng_);
+  }
+  // 4. Kind hooks: reset status, then defaults, then validation.
+  if (k.has_status_subresource) obj.erase("status");
+  if (k.prepare_for_create) k.prepare_for_create(obj);
+  if (k.set_defaults) k.set_defaults(obj);
+  std::string name = Str(obj["metadata"], "name");
+  api::ErrorList errs = api::validation::ValidateObjectMeta(
+      obj["metadata"], k.namespaced,
+      IsNamespaceKind(k) ? api::validation::NameValidator(api::validation::NameIsDNSLabel)
+                         : api::validation::NameValidator(api::validation::NameIsDNSSubdomain),
+      api::Path("metadata"));
+  if (k.validate_create) {
+    auto more = k.validate_create(obj);
+    errs.insert(errs.end(), more.begin(), more.end());
+  }
+  if (!errs.empty()) return Invalid(k, name, errs);
+  if (auto st = CheckNamespace(k, ns, name); !st.ok()) return st;
+  // 5. Store (or not, for a dry run).
+  std::string key = StoreKey(k, ns, name);
+  if (opts.dry_run) {
+    if (cache_->Get(key)) return AlreadyExists(k, name);
+    return obj;
+  }
+  for (int attempt = 0;; ++attempt) {
+    auto kv = store_.Create(key, obj.dump());
+    if (kv.ok()) {
+      obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
+      return obj;
+    }
+    if (kv.status().code() != absl::StatusCode::kAlreadyExists) {
+      return Internal(std::string(kv.status().message()));
+    }
+    if (!generate || attempt + 1 >= kMaxGenerateNameAttempts) return AlreadyExists(k, name);
+    {
+      std::lock_guard<std::mutex> lock(rng_mu_);
+      std::string base = Str(obj["metadata"], "generateName");
+      if (base.size() > 58) base.resize(58);
+      name = base + RandomSuffix(rng_);
+    }
+    obj["metadata"]["name"] = name;
+    key = StoreKey(k, ns, name);
+  }
+}
+
+absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns,
+                                      std::string_view name, Json obj, bool status,
+                                      const WriteOptions& opts) {
+  if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
+  Json& meta = obj["metadata"];
+  if (Str(meta, "name") != name) {
+    return BadRequest(absl::StrCat("the name of the object (", Str(meta, "name"),
+                                   ") does not match the name on the URL (", name, ")"));
+  }
+  if (k.namespaced) {
+    std::string body_ns = Str(meta, "namespace");
+    if (!body_ns.empty() && body_ns != ns) {
+      return BadRequest(
+          "the namespace of the provided object does not match the namespace sent on the request");
+    }
+    meta["namespace"] = ns;
+  }
+  std::string rv = Str(meta, "resourceVersion");
+  for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
+    ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
+    if (!current) return NotFound(k, name);
+    if (!rv.empty() && rv != std::to_string(current->revision)) return StaleConflict(k, name);
+    auto res = WriteUpdate(k, current, obj, status, /*conditional=*/!rv.empty(), opts);
+    if (res.ok() || rv.size() || GetPayload(res.status()).reason != "Conflict") return res;
+  }
+  return StaleConflict(k, name);
+}
+
+// Applies Kubernetes' update rules to `obj` against `current` and writes it
+// with a revision precondition.
+absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPtr& current,
+                                           Json obj, bool status, bool conditional,
+                                           const WriteOptions& opts) {
+  Json old = current->Decode();
+  std::string name = Str(old["metadata"], "name");
+  Json& meta = obj["metadata"];
+  if (status) {
+    // The status subresource changes status only.
+    Json next = old;
+    if (obj.contains("status")) {
+      next["status"] = obj["status"];
+    } else {
+      next.erase("status");
+    }
+    obj = std::move(next);
+  } else {
+    if (k.has_status_subresource) {
+      if (old.contains("status")) {
+        obj["status"] = old["status"];
+      } else {
+        obj.erase("status");
+      }
+    }
+    CopySystemMeta(old["metadata"], meta);
+    // A deleting object may not gain finalizers' worth of new life, but may
+    // drop them; metadata.deletionTimestamp is kept from the old object.
+    if (k.set_defaults) k.set_defaults(obj);
+    bool spec_changed = obj.value("spec", Json()) != old.value("spec", Json());
+    if (spec_changed) {
+      obj["metadata"]["generation"] = old["metadata"].value("generation", int64_t{1}) + 1;
+    }
+  }
+  obj["metadata"].erase("resourceVersion");
+  api::ErrorList errs =
+      api::validation::ValidateObjectMetaUpdate(obj["metadata"], old["metadata"], api::Path("metadata"));
+  auto more = status ? (k.validate_status_update ? k.validate_status_update(obj, old)
+                                                 : api::ErrorList{})
+                     : (k.validate_update ? k.validate_update(obj, old) : api::ErrorList{});
+  errs.insert(errs.end(), more.begin(), more.end());
+  if (!errs.empty()) return Invalid(k, name, errs);
+  old["metadata"].erase("resourceVersion");
+  if (obj == old) {
+    // No-op update: nothing is written and the resourceVersion stays.
+    obj["metadata"]["resourceVersion"] = std::to_string(current->revision);
+    return obj;
+  }
+  if (opts.dry_run) {
+    obj["metadata"]["resourceVersion"] = std::to_string(current->revision);
+    return obj;
+  }
+  // Removing the last finalizer of a deleting object deletes it.
+  const Json& m = obj["metadata"];
+  bool deleting = m.contains("deletionTimestamp");
+  bool no_finalizers = !m.contains("finalizers") || m["finalizers"].empty();
+  bool graceful_pending = m.contains("deletionGracePeriodSeconds") &&
+                          m["deletionGracePeriodSeconds"].is_number() &&
+                          m["deletionGracePeriodSeconds"].get<int64_t>() > 0;
+  if (deleting && no_finalizers && !graceful_pending) {
+    auto kv = store_.Delete(current->key, current->revision);
+    if (!kv.ok()) {
+      if (kv.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
+      if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
+      return Internal(std::string(kv.status().message()));
+    }
+    obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
+    return obj;
+  }
+  auto kv = store_.Update(current->key, obj.dump(), current->revision);
+  if (!kv.ok()) {
+    if (kv.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
+    if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
+    return Internal(std::string(kv.status().message()));
+  }
+  obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
+  (void)conditional;
+  return obj;
+}
+
+absl::StatusOr<Json> Registry::Patch(const api::KindDef& k, std::string_view ns,
+                                     std::string_view name, PatchType type, const Json& patch,
+                                     bool status, const WriteOptions& opts) {
+  for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
+    ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
+    if (!current) {
+      if (type == PatchType::kApply && !status) {
+        Json obj = patch;
+        return Create(k, ns, std::move(obj), opts);
+      }
+      return NotFound(k, name);
+    }
+    Json live = current->Decode();
+    absl::StatusOr<Json> patched;
+    switch (type) {
+      case PatchType::kMerge: patched = api::ApplyMergePatch(live, patch); break;
+      case PatchType::kJson: patched = api::ApplyJsonPatch(live, patch); break;
+      case PatchType::kStrategic:
+      case PatchType::kApply:
+        patched = api::ApplyStrategicMergePatch(live, patch, k.schema.get());
+        break;
+    }
+    if (!patched.ok()) {
+      if (patched.status().code() == absl::StatusCode::kFailedPrecondition) {
+        return Invalid(k, name, {api::Invalid(api::Path(""), nullptr,
+                                              std::string(patched.status().message()))});
+      }
+      return BadRequest(std::string(patched.status().message()));
+    }
+    Json obj = std::move(*patched);
+    if (!obj.is_object()) return BadRequest("the patch did not produce a JSON object");
+    // A patch may carry a resourceVersion precondition.
+    std::string rv = obj.contains("metadata") && obj["metadata"].is_object()
+                         ? Str(obj["metadata"], "resourceVersion") : std::string();
+    bool conditional = !rv.empty() && rv != std::to_string(current->revision);
+    if (conditional) return StaleConflict(k, name);
+    if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
+    if (Str(obj["metadata"], "name") != name) {
+      return BadRequest("metadata.name: the name of a patched object may not change");
+    }
+    if (k.namespaced) obj["metadata"]["namespace"] = ns;
+    auto res = WriteUpdate(k, current, std::move(obj), status, false, opts);
+    if (!res.ok() && GetPayload(res.status()).reason == "Conflict" && rv.empty()) continue;
+    return res;
+  }
+  return StaleConflict(k, name);
+}
+
+}  // namespace batchd::registry

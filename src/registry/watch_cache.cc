@@ -1,0 +1,287 @@
+#include "registry/watch_cache.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+
+namespace batchd::registry {
+
+using api::Json;
+
+std::string StoreKey(const api::KindDef& k, std::string_view ns, std::string_view name) {
+  std::string key = absl::StrCat("/registry/", k.group.empty() ? "core" : k.group, "/", k.plural,
+                                 "/");
+  if (k.namespaced && !ns.empty()) absl::StrAppend(&key, ns, "/");
+  absl::StrAppend(&key, name);
+  return key;
+}
+
+std::string CollectionPrefix(const api::KindDef& k, std::string_view ns) {
+  return StoreKey(k, ns, "");
+}
+
+namespace {
+
+// Finds the offset just after the `{` opening the top-level "metadata" object,
+// or npos. Scans tokens, skipping strings, tracking depth.
+size_t FindTopLevelMetadata(const std::string& s) {
+  int depth = 0;
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    char c = s[i];
+    if (c == '"') {
+      size_t start = i + 1;
+      ++i;
+      while (i < n && s[i] != '"') i += (s[i] == '\\') ? 2 : 1;
+      size_t end = i;
+      ++i;
+      if (depth == 1 && end - start == 8 && s.compare(start, 8, "metadata") == 0) {
+        size_t j = i;
+        while (j < n && (s[j] == ' ' || s[j] == ':' || s[j] == '\n')) ++j;
+        if (j < n && s[j] == '{') return j + 1;
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    ++i;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+std::string SpliceResourceVersion(const std::string& json, int64_t rv) {
+  size_t at = FindTopLevelMetadata(json);
+  if (at == std::string::npos) return json;
+  std::string field = absl::StrCat("\"resourceVersion\":\"", rv, "\"");
+  bool empty = at < json.size() && json[at] == '}';
+  std::string out;
+  out.reserve(json.size() + field.size() + 1);
+  out.append(json, 0, at);
+  out.append(field);
+  if (!empty) out.push_back(',');
+  out.append(json, at, std::string::npos);
+  return out;
+}
+
+std::string CachedObject::Serialized() const { return SpliceResourceVersion(json, revision); }
+
+Json CachedObject::Decode() const {
+  Json j = Json::parse(json, nullptr, false);
+  if (j.is_object()) j["metadata"]["resourceVersion"] = std::to_string(revision);
+  return j;
+}
+
+WatchCache::Subscription::~Subscription() {
+  if (cache_) cache_->Unsubscribe(this);
+}
+
+bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                    [&] { return !queue_.empty() || closed_; })) {
+    return false;
+  }
+  if (queue_.empty()) return false;
+  *ev = std::move(queue_.front());
+  queue_.pop_front();
+  return true;
+}
+
+bool WatchCache::Subscription::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_ && queue_.empty();
+}
+
+WatchCache::WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,
+                       size_t ring_capacity, size_t max_queue)
+    : store_(store), scheme_(std::move(scheme)), ring_capacity_(ring_capacity),
+      max_queue_(max_queue) {}
+
+WatchCache::~WatchCache() {
+  handle_.reset();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Subscription* s : subs_) {
+    std::lock_guard<std::mutex> slock(s->mu_);
+    s->closed_ = true;
+    s->cache_ = nullptr;
+    s->cv_.notify_all();
+  }
+}
+
+const api::KindDef* WatchCache::KindForKey(const std::string& key) const {
+  // /registry/<group>/<plural>/...
+  if (!absl::StartsWith(key, "/registry/")) return nullptr;
+  size_t g0 = 10;
+  size_t g1 = key.find('/', g0);
+  if (g1 == std::string::npos) return nullptr;
+  size_t p1 = key.find('/', g1 + 1);
+  if (p1 == std::string::npos) return nullptr;
+  std::string_view group(key.data() + g0, g1 - g0);
+  std::string_view plural(key.data() + g1 + 1, p1 - g1 - 1);
+  if (group == "core") group = "";
+  for (const auto& k : scheme_->All()) {
+    if (k->group == group && k->plural == plural) return k.get();
+  }
+  return nullptr;
+}
+
+ObjectPtr WatchCache::MakeObject(const std::string& key, std::string json,
+                                 int64_t revision) const {
+  auto obj = std::make_shared<CachedObject>();
+  obj->key = key;
+  obj->revision = revision;
+  obj->kind = KindForKey(key);
+  Json j = Json::parse(json, nullptr, false);
+  if (j.is_object() && j.contains("metadata") && j["metadata"].is_object()) {
+    const Json& m = j["metadata"];
+    if (m.contains("labels") && m["labels"].is_object()) {
+      for (const auto& [k, v] : m["labels"].items()) {
+        if (v.is_string()) obj->labels[k] = v.get<std::string>();
+      }
+    }
+    obj->fields["metadata.name"] = m.value("name", "");
+    obj->fields["metadata.namespace"] = m.value("namespace", "");
+    if (obj->kind && obj->kind->field_value) {
+      for (const auto& f : obj->kind->selectable_fields) {
+        obj->fields[f] = obj->kind->field_value(j, f);
+      }
+    }
+  }
+  obj->json = std::move(json);
+  return obj;
+}
+
+absl::Status WatchCache::Start() {
+  auto range = store_.Range("/registry/", "", 0);
+  if (!range.ok()) return range.status();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& kv : range->kvs) {
+      objects_[kv.key] = MakeObject(kv.key, std::move(kv.value), kv.mod_revision);
+    }
+    revision_ = range->revision;
+    oldest_ = range->revision;
+  }
+  auto h = store_.Watch("/registry/", range->revision,
+                        [this](const store::Event& e) { OnStoreEvent(e); });
+  if (!h.ok()) return h.status();
+  handle_ = std::move(*h);
+  return absl::OkStatus();
+}
+
+void WatchCache::OnStoreEvent(const store::Event& e) {
+  CacheEvent ev;
+  ev.revision = e.revision();
+  if (e.type == store::Event::Type::kPut) {
+    ev.object = MakeObject(e.kv.key, e.kv.value, e.kv.mod_revision);
+  } else {
+    ev.object = MakeObject(e.kv.key, e.kv.value, e.kv.mod_revision);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = objects_.find(e.kv.key);
+  if (it != objects_.end()) ev.prev = it->second;
+  if (e.type == store::Event::Type::kPut) {
+    ev.type = ev.prev ? CacheEvent::Type::kModified : CacheEvent::Type::kAdded;
+    objects_[e.kv.key] = ev.object;
+  } else {
+    ev.type = CacheEvent::Type::kDeleted;
+    if (it != objects_.end()) objects_.erase(it);
+  }
+  revision_ = std::max(revision_, ev.revision);
+  for (Subscription* s : subs_) {
+    if (!absl::StartsWith(e.kv.key, s->prefix_)) continue;
+    std::lock_guard<std::mutex> slock(s->mu_);
+    if (s->closed_) continue;
+    if (s->queue_.size() >= max_queue_) {
+      s->closed_ = true;
+      s->close_reason_ = "watcher fell too far behind";
+    } else {
+      s->queue_.push_back(ev);
+    }
+    s->cv_.notify_all();
+  }
+  ring_.push_back(std::move(ev));
+  while (ring_.size() > ring_capacity_) {
+    oldest_ = ring_.front().revision;
+    ring_.pop_front();
+  }
+}
+
+int64_t WatchCache::Revision() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return revision_;
+}
+
+int64_t WatchCache::OldestRevision() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return oldest_;
+}
+
+ObjectPtr WatchCache::Get(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : it->second;
+}
+
+std::vector<ObjectPtr> WatchCache::List(const std::string& prefix, const std::string& start_after,
+                                        size_t limit, bool* more, int64_t* revision) const {
+  std::vector<ObjectPtr> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = start_after.empty() ? objects_.lower_bound(prefix) : objects_.upper_bound(start_after);
+  if (more) *more = false;
+  for (; it != objects_.end() && absl::StartsWith(it->first, prefix); ++it) {
+    if (limit > 0 && out.size() == limit) {
+      if (more) *more = true;
+      break;
+    }
+    out.push_back(it->second);
+  }
+  if (revision) *revision = revision_;
+  return out;
+}
+
+size_t WatchCache::Count(const std::string& prefix, const std::string& start_after) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  auto it = start_after.empty() ? objects_.lower_bound(prefix) : objects_.upper_bound(start_after);
+  for (; it != objects_.end() && absl::StartsWith(it->first, prefix); ++it) ++n;
+  return n;
+}
+
+absl::StatusOr<std::unique_ptr<WatchCache::Subscription>> WatchCache::Watch(
+    const std::string& prefix, int64_t after_revision) {
+  auto sub = std::make_unique<Subscription>();
+  sub->cache_ = this;
+  sub->prefix_ = prefix;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (after_revision >= 0) {
+    if (after_revision < oldest_) {
+      return absl::OutOfRangeError(
+          absl::StrCat("too old resource version: ", after_revision, " (", oldest_ + 1, ")"));
+    }
+    for (const auto& ev : ring_) {
+      if (ev.revision > after_revision && absl::StartsWith(ev.object->key, prefix)) {
+        sub->queue_.push_back(ev);
+      }
+    }
+  }
+  subs_.push_back(sub.get());
+  return sub;
+}
+
+void WatchCache::Unsubscribe(Subscription* s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  subs_.erase(std::remove(subs_.begin(), subs_.end(), s), subs_.end());
+}
+
+size_t WatchCache::WatcherCount() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return subs_.size();
+}
+
+}  // namespace batchd::registry

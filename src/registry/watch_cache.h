@@ -1,0 +1,126 @@
+// WatchCache: the server's in-memory view of the store — every object's
+// stored bytes with its labels and selectable fields pre-extracted, plus a
+// bounded ring of recent events that watchers replay from. Lists, gets and
+// watches are served from it; writes go to the store, whose synchronous watch
+// callback updates the cache before the write is acknowledged, so a client
+// always reads its own writes.
+//
+// Thread-safety: all methods are thread-safe. Objects are immutable and shared
+// (`ObjectPtr`); a Subscription is used by one consumer thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/kind.h"
+#include "store/store.h"
+
+namespace batchd::registry {
+
+struct CachedObject {
+  std::string key;
+  std::string json;      // Stored form: compact JSON without metadata.resourceVersion.
+  int64_t revision = 0;  // mod_revision, served as metadata.resourceVersion.
+  const api::KindDef* kind = nullptr;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> fields;  // metadata.name, metadata.namespace, kind fields.
+
+  // The object as served: `json` with metadata.resourceVersion spliced in.
+  std::string Serialized() const;
+  api::Json Decode() const;
+};
+using ObjectPtr = std::shared_ptr<const CachedObject>;
+
+struct CacheEvent {
+  enum class Type { kAdded, kModified, kDeleted };
+  Type type = Type::kAdded;
+  int64_t revision = 0;
+  ObjectPtr object;  // New state; for kDeleted, the last state (revision = delete's).
+  ObjectPtr prev;    // Previous state, null for kAdded.
+};
+
+class WatchCache {
+ public:
+  class Subscription {
+   public:
+    ~Subscription();
+    // Waits up to `timeout` for the next event. Returns false on timeout or
+    // when the subscription was closed (then `closed()` is true).
+    bool Next(CacheEvent* ev, absl::Duration timeout);
+    bool closed() const;
+    const std::string& close_reason() const { return close_reason_; }
+
+   private:
+    friend class WatchCache;
+    WatchCache* cache_ = nullptr;
+    std::string prefix_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<CacheEvent> queue_;
+    bool closed_ = false;
+    std::string close_reason_;
+  };
+
+  WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,
+             size_t ring_capacity = 100000, size_t max_queue = 100000);
+  ~WatchCache();
+
+  // Loads every object and subscribes to changes. Call once.
+  absl::Status Start();
+
+  int64_t Revision() const;
+  int64_t OldestRevision() const;
+  ObjectPtr Get(const std::string& key) const;
+  // Objects whose key starts with `prefix` and sorts after `start_after`,
+  // at most `limit` (0: all). Sets `*more` when cut short. `*revision` gets
+  // the cache revision the snapshot reflects.
+  std::vector<ObjectPtr> List(const std::string& prefix, const std::string& start_after,
+                              size_t limit, bool* more, int64_t* revision) const;
+  size_t Count(const std::string& prefix, const std::string& start_after) const;
+
+  // Events for keys under `prefix` after `after_revision`; -1 means from now.
+  // OutOfRange when the ring no longer holds that history.
+  absl::StatusOr<std::unique_ptr<Subscription>> Watch(const std::string& prefix,
+                                                      int64_t after_revision);
+  size_t WatcherCount() const;
+
+  // Builds a CachedObject from stored bytes (used by the registry for
+  // dry-run and write results too).
+  ObjectPtr MakeObject(const std::string& key, std::string json, int64_t revision) const;
+  const api::KindDef* KindForKey(const std::string& key) const;
+
+ private:
+  void OnStoreEvent(const store::Event& e);
+  void Unsubscribe(Subscription* s);
+
+  store::Store& store_;
+  std::shared_ptr<const api::Scheme> scheme_;
+  const size_t ring_capacity_;
+  const size_t max_queue_;
+  std::unique_ptr<store::WatchHandle> handle_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, ObjectPtr> objects_;
+  std::deque<CacheEvent> ring_;
+  int64_t revision_ = 0;
+  int64_t oldest_ = 0;  // Events after this revision are in the ring.
+  std::vector<Subscription*> subs_;
+};
+
+// "/registry/<group or core>/<plural>/[<namespace>/]<name>"; a namespace or
+// name of "" gives the collection prefix (with trailing slash).
+std::string StoreKey(const api::KindDef& k, std::string_view ns, std::string_view name);
+std::string CollectionPrefix(const api::KindDef& k, std::string_view ns);
+
+// Inserts `"resourceVersion":"<rv>"` into the top-level metadata object of a
+// compact JSON document without parsing it.
+std::string SpliceResourceVersion(const std::string& json, int64_t rv);
+
+}  // namespace batchd::registry
