@@ -1,0 +1,128 @@
+#include <string>
+#include <vector>
+
+#include "api/codec/codec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace batchd::api {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(ParseJson, Values) {
+  struct Case {
+    std::string name;
+    std::string body;
+    Json want;
+  };
+  std::vector<Case> cases = {
+      {"object", R"({"a":1,"b":[true,null,"x"]})", Json{{"a", 1}, {"b", {true, nullptr, "x"}}}},
+      {"int64", "9223372036854775807", Json(INT64_MAX)},
+      {"float", "1.5", Json(1.5)},
+      {"unicode", R"("\u00e9t\u00e9")", Json("\xC3\xA9t\xC3\xA9")},
+      {"duplicate last wins", R"({"a":1,"a":2})", Json{{"a", 2}}},
+      {"nested", R"({"a":{"b":{"c":[[1]]}}})", Json{{"a", {{"b", {{"c", {{1}}}}}}}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto got = ParseJson(c.body);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, c.want);
+  }
+}
+
+TEST(ParseJson, Errors) {
+  struct Case {
+    std::string name;
+    std::string body;
+    std::string want_substr;
+  };
+  std::vector<Case> cases = {
+      {"empty", "", "invalid JSON"},
+      {"truncated", R"({"a":)", "invalid JSON at byte"},
+      {"bad literal", R"({"a":tru})", "line 1"},
+      {"trailing garbage", R"({} x)", "invalid JSON"},
+      {"huge number", "1e400", "1e400"},
+      {"too deep", std::string(1001, '[') + std::string(1001, ']'), "maximum depth"},
+      {"very deep", std::string(1000000, '['), "maximum depth"},
+      {"invalid utf8", "\"\xff\"", "invalid JSON"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto got = ParseJson(c.body);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(c.want_substr));
+  }
+}
+
+TEST(ParseJson, MaxDepthAccepted) {
+  auto got = ParseJson(std::string(1000, '[') + std::string(1000, ']'));
+  EXPECT_TRUE(got.ok()) << got.status();
+}
+
+TEST(ParseJson, ReportsDuplicateFieldPaths) {
+  std::vector<std::string> dups;
+  auto got = ParseJson(R"({"metadata":{"name":"a","name":"b"},
+      "spec":{"template":{"spec":{"containers":[{"image":"x"},{"image":"y","image":"z"}]}}},
+      "kind":"Job","kind":"Job"})",
+                       &dups);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_THAT(dups, ElementsAre("metadata.name", "spec.template.spec.containers[1].image", "kind"));
+  EXPECT_EQ((*got)["spec"]["template"]["spec"]["containers"][1]["image"], "z");
+  EXPECT_EQ((*got)["metadata"]["name"], "b");
+}
+
+TEST(ParseBody, MediaTypes) {
+  struct Case {
+    std::string name;
+    std::string content_type;
+    std::string body;
+    absl::StatusCode want_code;
+    Json want;
+  };
+  std::vector<Case> cases = {
+      {"json", "application/json", R"({"a":1})", absl::StatusCode::kOk, Json{{"a", 1}}},
+      {"json charset", "Application/JSON; charset=utf-8", R"({"a":1})", absl::StatusCode::kOk,
+       Json{{"a", 1}}},
+      {"merge patch", "application/merge-patch+json", R"({"a":1})", absl::StatusCode::kOk,
+       Json{{"a", 1}}},
+      {"strategic", "application/strategic-merge-patch+json", "[]", absl::StatusCode::kOk,
+       Json::array()},
+      {"empty type is json", "", "1", absl::StatusCode::kOk, Json(1)},
+      {"yaml", "application/yaml", "a: 1\n", absl::StatusCode::kOk, Json{{"a", 1}}},
+      {"apply patch", "application/apply-patch+yaml", "a: yes\n", absl::StatusCode::kOk,
+       Json{{"a", true}}},
+      {"yaml is not json", "application/json", "a: 1\n", absl::StatusCode::kInvalidArgument,
+       nullptr},
+      {"protobuf", "application/vnd.kubernetes.protobuf", "x", absl::StatusCode::kUnimplemented,
+       nullptr},
+      {"text", "text/plain", "x", absl::StatusCode::kUnimplemented, nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto got = ParseBody(c.body, c.content_type);
+    EXPECT_EQ(got.status().code(), c.want_code) << got.status();
+    if (got.ok()) EXPECT_EQ(*got, c.want);
+  }
+}
+
+TEST(ToJson, CompactAndPretty) {
+  Json v = {{"b", 1}, {"a", {1, "x"}}};
+  EXPECT_EQ(ToJson(v), R"({"a":[1,"x"],"b":1})");
+  EXPECT_EQ(ToJson(v, /*pretty=*/true), "{\n  \"a\": [\n    1,\n    \"x\"\n  ],\n  \"b\": 1\n}");
+  // Invalid UTF-8 never throws.
+  EXPECT_EQ(ToJson(Json("\xff")), "\"\xEF\xBF\xBD\"");
+}
+
+TEST(ToJson, RoundTrip) {
+  Json v = {{"s", "a\"b\\c\n"}, {"n", -3}, {"f", 0.25}, {"l", {nullptr, false}}, {"o", Json::object()}};
+  auto got = ParseJson(ToJson(v));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, v);
+}
+
+}  // namespace
+}  // namespace batchd::api
