@@ -2,6 +2,7 @@
 // LabelSelector, OwnerReference, Condition, and core/v1 ObjectReference.
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/schemas.h"
+#include "api/schema_ops/schema_ops.h"
 
 namespace batchd::api::core_v1 {
 
@@ -155,6 +156,12 @@ SchemaPtr LocalObjectReferenceSchema() {
           .Field("name", Str("Name of the referent."))
           .Build();
   return s;
+}
+
+SchemaBuilder MicroTimeSchema(std::string doc) {
+  SchemaBuilder b = TimeSchema(std::move(doc));
+  const_cast<Schema&>(*b.Build()).ref = schema_ops::kMicroTimeRef;
+  return b;
 }
 
 // The apiVersion/kind/metadata header every top-level kind starts with.

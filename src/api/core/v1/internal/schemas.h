@@ -22,6 +22,9 @@ SchemaPtr PodStatusSchema();
 SchemaPtr PodSchema();
 SchemaPtr NodeSelectorSchema();
 
+// metav1.MicroTime: an RFC 3339 time kept with microseconds.
+SchemaBuilder MicroTimeSchema(std::string doc);
+
 // An object schema named `ref` that starts with apiVersion, kind and metadata.
 SchemaBuilder TopLevel(const std::string& ref, const std::string& doc);
 

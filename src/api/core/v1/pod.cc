@@ -1,0 +1,178 @@
+// The Pod kind: KindDef, prepare-for-create (status Pending + QoS class),
+// update validation and field selectors.
+#include "api/core/v1/core_v1.h"
+#include "api/core/v1/internal/pods.h"
+#include "api/core/v1/internal/schemas.h"
+#include "api/validation/object_meta.h"
+
+namespace batchd::api::core_v1::internal {
+namespace {
+
+// A copy of `j` with null members removed at every depth, for comparisons.
+Json Pruned(const Json& j) {
+  if (j.is_object()) {
+    Json out = Json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!it->is_null()) out[it.key()] = Pruned(*it);
+    }
+    return out;
+  }
+  if (j.is_array()) {
+    Json out = Json::array();
+    for (const Json& e : j) out.push_back(Pruned(e));
+    return out;
+  }
+  return j;
+}
+
+// Copies each container's image from `from` into `to` when the lists line up.
+void CopyImages(Json& to, const Json& from, const char* list) {
+  const Json& src = GetArray(from, list);
+  auto it = to.find(list);
+  if (it == to.end() || !it->is_array() || it->size() != src.size()) return;
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (!(*it)[i].is_object()) continue;
+    if (const Json* img = Get(src[i], "image")) {
+      (*it)[i]["image"] = *img;
+    } else {
+      (*it)[i].erase("image");
+    }
+  }
+}
+
+bool Contains(const Json& list, const Json& item) {
+  for (const Json& e : list) {
+    if (Pruned(e) == Pruned(item)) return true;
+  }
+  return false;
+}
+
+void SetOrErase(Json& obj, const char* key, const Json* value) {
+  if (value) {
+    obj[key] = *value;
+  } else {
+    obj.erase(key);
+  }
+}
+
+}  // namespace
+
+ErrorList ValidatePodSpecUpdate(const Json& new_spec, const Json& old_spec, const Path& path) {
+  ErrorList errs;
+  const Json* new_ads = Get(new_spec, "activeDeadlineSeconds");
+  const Json* old_ads = Get(old_spec, "activeDeadlineSeconds");
+  if (new_ads && new_ads->is_number_integer()) {
+    int64_t v = new_ads->get<int64_t>();
+    if (v < 0 || v > 2147483647) {
+      errs.push_back(Invalid(path.Child("activeDeadlineSeconds"), v,
+                             "must be between 0 and 2147483647, inclusive"));
+    }
+    if (old_ads && old_ads->is_number_integer() && v > old_ads->get<int64_t>()) {
+      errs.push_back(Invalid(path.Child("activeDeadlineSeconds"), v,
+                             "must be less than or equal to previous value"));
+    }
+  } else if (old_ads) {
+    errs.push_back(Invalid(path.Child("activeDeadlineSeconds"), nullptr,
+                           "must not update from a positive integer to nil value"));
+  }
+  // Scheduling gates may only be removed.
+  const Json& old_gates = GetArray(old_spec, "schedulingGates");
+  for (const Json& g : GetArray(new_spec, "schedulingGates")) {
+    if (!Contains(old_gates, g)) {
+      errs.push_back(Forbidden(path.Child("schedulingGates"),
+                               "only deletion is allowed, but found new scheduling gate '" +
+                                   GetString(g, "name") + "'"));
+    }
+  }
+  Json munged = new_spec.is_object() ? new_spec : Json::object();
+  CopyImages(munged, old_spec, "containers");
+  CopyImages(munged, old_spec, "initContainers");
+  SetOrErase(munged, "activeDeadlineSeconds", old_ads);
+  SetOrErase(munged, "schedulingGates", Get(old_spec, "schedulingGates"));
+  // Tolerations: additions only (every old toleration must still be there).
+  bool only_additions = true;
+  for (const Json& t : GetArray(old_spec, "tolerations")) {
+    if (!Contains(GetArray(new_spec, "tolerations"), t)) only_additions = false;
+  }
+  if (only_additions) SetOrErase(munged, "tolerations", Get(old_spec, "tolerations"));
+  if (Pruned(munged) != Pruned(old_spec.is_object() ? old_spec : Json::object())) {
+    errs.push_back(Forbidden(
+        path, "pod updates may not change fields other than `spec.containers[*].image`,"
+              "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+              "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+              "(allow it to be set to 1 if it was previously negative)"));
+  }
+  return errs;
+}
+
+std::string FieldString(const Json& obj, const std::string& dotted) {
+  const Json* cur = &obj;
+  size_t start = 0;
+  while (cur != nullptr && start <= dotted.size()) {
+    size_t dot = dotted.find('.', start);
+    std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    cur = Get(*cur, key);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (cur == nullptr) return "";
+  if (cur->is_string()) return cur->get<std::string>();
+  if (cur->is_boolean()) return cur->get<bool>() ? "true" : "false";
+  if (cur->is_number()) return cur->dump();
+  return "";
+}
+
+KindDef PodKind() {
+  KindDef k;
+  k.group = "";
+  k.version = "v1";
+  k.kind = "Pod";
+  k.plural = "pods";
+  k.singular = "pod";
+  k.namespaced = true;
+  k.short_names = {"po"};
+  k.categories = {"all"};
+  k.subresources = {"status", "log", "binding", "eviction"};
+  k.schema = PodSchema();
+  k.has_status_subresource = true;
+  k.set_defaults = [](Json& obj) { SetDefaultsPod(obj); };
+  k.prepare_for_create = [](Json& obj) {
+    if (!obj.is_object()) return;
+    obj["status"] = {{"phase", "Pending"}, {"qosClass", PodQosClass(GetObject(obj, "spec"))}};
+  };
+  k.validate_create = [](const Json& obj) {
+    ErrorList errs = validation::ValidateObjectMeta(GetObject(obj, "metadata"), true,
+                                                    validation::NameIsDNSSubdomain,
+                                                    Path("metadata"));
+    ErrorList spec = ValidatePodSpec(GetObject(obj, "spec"), Path("spec"));
+    errs.insert(errs.end(), spec.begin(), spec.end());
+    return errs;
+  };
+  k.validate_update = [](const Json& obj, const Json& old) {
+    ErrorList errs = validation::ValidateObjectMetaUpdate(
+        GetObject(obj, "metadata"), GetObject(old, "metadata"), Path("metadata"));
+    ErrorList spec = ValidatePodSpecUpdate(GetObject(obj, "spec"), GetObject(old, "spec"),
+                                           Path("spec"));
+    errs.insert(errs.end(), spec.begin(), spec.end());
+    return errs;
+  };
+  k.validate_status_update = [](const Json& obj, const Json& old) {
+    return validation::ValidateObjectMetaUpdate(GetObject(obj, "metadata"),
+                                                GetObject(old, "metadata"), Path("metadata"));
+  };
+  k.columns = PodColumns();
+  k.row_cells = PodRowCells;
+  k.selectable_fields = {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+                         "spec.serviceAccountName", "status.phase", "status.podIP",
+                         "status.nominatedNodeName"};
+  k.field_value = [](const Json& obj, const std::string& field) {
+    if (field == "status.podIP") {
+      const Json& ips = GetArray(GetObject(obj, "status"), "podIPs");
+      if (!ips.empty()) return GetString(ips[0], "ip");
+    }
+    return FieldString(obj, field);
+  };
+  return k;
+}
+
+}  // namespace batchd::api::core_v1::internal
