@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# End-to-end tests with the real kubectl: ./test/e2e/run.sh BIN_DIR
+#
+# Starts `BIN_DIR/batchd server` on a free loopback port with a fresh data
+# directory, runs every test/e2e/test_*.sh (each in its own bash process,
+# sourcing lib.sh) and then crash_test.sh, printing `PASS name` or
+# `FAIL name: reason` per test and finally `N passed, N failed`.
+# Exit status is non-zero when any test fails. Set E2E_FILTER=regex to run a
+# subset, E2E_VERBOSE=1 to print each failed test's log.
+set -euo pipefail
+
+BIN_DIR=${1:?usage: $0 BIN_DIR}
+BIN_DIR=$(cd "$BIN_DIR" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BATCHD="$BIN_DIR/batchd"
+TEST_TIMEOUT=${E2E_TEST_TIMEOUT:-90}
+
+[[ -x "$BATCHD" ]] || { echo "run.sh: $BATCHD not found or not executable" >&2; exit 2; }
+command -v kubectl >/dev/null || { echo "run.sh: kubectl not found in PATH" >&2; exit 2; }
+command -v curl >/dev/null || { echo "run.sh: curl not found in PATH" >&2; exit 2; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
+SERVER_PID=""
+cleanup() {
+  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_healthy PORT PID SECONDS
+wait_healthy() {
+  local deadline=$((SECONDS + $3))
+  while ((SECONDS < deadline)); do
+    kill -0 "$2" 2>/dev/null || return 1
+    if [[ $(curl -s -m 2 "http://127.0.0.1:$1/healthz" 2>/dev/null) == ok ]]; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+PORT=$(free_port)
+mkdir -p "$WORK/data" "$WORK/cache" "$WORK/logs"
+"$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --no-local-node \
+  >"$WORK/logs/server.log" 2>&1 &
+SERVER_PID=$!
+if ! wait_healthy "$PORT" "$SERVER_PID" 30; then
+  echo "run.sh: server did not become healthy on port $PORT; its log:" >&2
+  tail -n 30 "$WORK/logs/server.log" >&2 || true
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+passed=0
+failed=0
+report() {  # report NAME RC LOG REASON_FILE
+  if [[ $2 == 0 ]]; then
+    echo "PASS $1"
+    passed=$((passed + 1))
+    return
+  fi
+  local reason=""
+  [[ -s "$4" ]] && reason=$(head -n 1 "$4")
+  if [[ -z "$reason" ]]; then
+    if [[ $2 == 124 ]]; then reason="timed out after ${TEST_TIMEOUT}s"
+    else reason="exit $2: $(grep -v '^+' "$3" | tail -n 1)"; fi
+  fi
+  echo "FAIL $1: $reason"
+  if [[ "${E2E_VERBOSE:-}" == 1 ]]; then sed 's/^/    /' "$3" | tail -n 40; fi
+  failed=$((failed + 1))
+}
+
+run_one() {  # run_one NAME SCRIPT [extra env...]
+  local name=$1 script=$2; shift 2
+  local tmp="$WORK/t-$name"
+  mkdir -p "$tmp"
+  : >"$tmp/reason"
+  local rc=0
+  env PORT="$PORT" E2E_NAME="$name" E2E_TMP="$tmp" E2E_CACHE="$WORK/cache" \
+      E2E_REASON="$tmp/reason" E2E_LIB="$HERE/lib.sh" BIN_DIR="$BIN_DIR" "$@" \
+      timeout -k 5 "$TEST_TIMEOUT" bash "$script" >"$tmp/log" 2>&1 </dev/null || rc=$?
+  report "$name" "$rc" "$tmp/log" "$tmp/reason"
+}
+
+for script in "$HERE"/test_*.sh; do
+  name=$(basename "$script" .sh)
+  name=${name#test_}
+  [[ -z "${E2E_FILTER:-}" || "$name" =~ $E2E_FILTER ]] || continue
+  run_one "$name" "$script"
+done
+
+# The server must have survived everything the tests sent it.
+if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+  echo "FAIL server_alive: the server exited during the tests; log tail: $(tail -n 3 "$WORK/logs/server.log" | tr '\n' ' ')"
+  failed=$((failed + 1))
+fi
+
+if [[ -z "${E2E_FILTER:-}" || "crash" =~ $E2E_FILTER ]]; then
+  run_one crash "$HERE/crash_test.sh" E2E_TEST_TIMEOUT="$TEST_TIMEOUT"
+fi
+
+echo "$passed passed, $failed failed"
+((failed == 0))
