@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -188,6 +189,8 @@ TYPED_TEST_P(StoreConformanceTest, Range) {
       {"start_after", "/a/", "/a/1", 1, {"/a/2"}, true},
       {"last page", "/a/", "/a/2", 1, {"/a/3"}, false},
       {"exact limit", "/a/", "", 3, {"/a/1", "/a/2", "/a/3"}, false},
+      {"huge limit", "/a/", "", std::numeric_limits<int64_t>::max(), {"/a/1", "/a/2", "/a/3"},
+       false},
       {"start_after before prefix", "/a/", "/", 0, {"/a/1", "/a/2", "/a/3"}, false},
       {"start_after past prefix", "/a/", "/b", 0, {}, false},
       {"no match", "/c/", "", 0, {}, false},
