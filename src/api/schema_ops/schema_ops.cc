@@ -3,10 +3,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "api/resource/quantity.h"
 
 namespace batchd::api::schema_ops {
 namespace {
@@ -230,21 +230,12 @@ class Normalizer {
 }  // namespace
 
 absl::StatusOr<std::string> CanonicalQuantity(const Json& v) {
-  std::string text;
-  if (v.is_string()) {
-    text = v.get<std::string>();
-  } else if (v.is_number()) {
-    text = v.dump();
-  } else {
+  if (!v.is_string() && !v.is_number()) {
     return absl::InvalidArgumentError("quantities must be a string or a number");
   }
-  static const std::regex kQuantityRe("^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$");
-  if (text.size() > 256 || !std::regex_match(text, kQuantityRe)) {
-    return absl::InvalidArgumentError(
-        "quantities must match the regular expression "
-        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-  }
-  return text;
+  absl::StatusOr<Quantity> q = Quantity::FromJson(v);
+  if (!q.ok()) return q.status();
+  return q->String();
 }
 
 absl::Status Normalize(const Schema& schema, Json& obj, std::vector<std::string>* unknown_fields) {

@@ -79,6 +79,12 @@ void SetDefaultsPodSpec(Json& spec) {
   DefaultString(spec, "schedulerName", "default-scheduler");
   DefaultValue(spec, "securityContext", Json::object());
   DefaultValue(spec, "terminationGracePeriodSeconds", 30);
+  if (auto it = spec.find("volumes"); it != spec.end() && it->is_array()) {
+    for (Json& v : *it) {
+      // SetDefaults_Volume: a volume with no source is an emptyDir.
+      if (v.is_object() && v.size() == 1 && v.contains("name")) v["emptyDir"] = Json::object();
+    }
+  }
   bool host_network = internal::GetBool(spec, "hostNetwork");
   for (const char* list : {"initContainers", "containers"}) {
     auto it = spec.find(list);

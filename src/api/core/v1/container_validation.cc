@@ -1,0 +1,218 @@
+// Validation of containers (ValidateContainers / validateInitContainers in
+// Kubernetes): names, images, ports, env, resources, probes, volume mounts.
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "api/core/v1/internal/validation.h"
+#include "api/resource/quantity.h"
+#include "api/validation/names.h"
+
+namespace batchd::api::core_v1::internal {
+namespace {
+
+void AddEach(ErrorList& errs, const Path& p, const Json& v, const validation::Messages& msgs) {
+  for (const std::string& m : msgs) errs.push_back(Invalid(p, v, m));
+}
+
+void CheckEnum(ErrorList& errs, const Path& p, const std::string& v,
+               const std::vector<std::string>& allowed, bool required) {
+  if (v.empty()) {
+    if (required) errs.push_back(Required(p, ""));
+    return;
+  }
+  for (const std::string& a : allowed) {
+    if (a == v) return;
+  }
+  errs.push_back(NotSupported(p, v, allowed));
+}
+
+void ValidatePortNumber(ErrorList& errs, const Path& p, int64_t port) {
+  if (port < 1 || port > 65535) {
+    errs.push_back(Invalid(p, port, "must be between 1 and 65535, inclusive"));
+  }
+}
+
+validation::Messages IsValidPortName(const std::string& name) {
+  validation::Messages m;
+  if (name.size() > 15) m.push_back("must be no more than 15 characters");
+  bool letter = false, bad_char = false;
+  for (char c : name) {
+    if (c >= 'a' && c <= 'z') letter = true;
+    else if (!(c >= '0' && c <= '9') && c != '-') bad_char = true;
+  }
+  if (bad_char) m.push_back("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  if (name.find("--") != std::string::npos) m.push_back("must not contain consecutive hyphens");
+  if (!name.empty() && (name.front() == '-' || name.back() == '-')) {
+    m.push_back("must not begin or end with a hyphen");
+  }
+  if (!letter) m.push_back("must contain at least one letter (a-z)");
+  return m;
+}
+
+void ValidatePorts(ErrorList& errs, const Json& ports, const Path& path,
+                   std::set<std::string>& port_names) {
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const Json& port = ports[i];
+    Path p = path.Index(i);
+    std::string name = GetString(port, "name");
+    if (!name.empty()) {
+      AddEach(errs, p.Child("name"), name, IsValidPortName(name));
+      if (!port_names.insert(name).second) errs.push_back(Duplicate(p.Child("name"), name));
+    }
+    int64_t cp = GetInt(port, "containerPort");
+    if (cp == 0) {
+      errs.push_back(Required(p.Child("containerPort"), ""));
+    } else {
+      ValidatePortNumber(errs, p.Child("containerPort"), cp);
+    }
+    if (int64_t hp = GetInt(port, "hostPort"); hp != 0) ValidatePortNumber(errs, p.Child("hostPort"), hp);
+    CheckEnum(errs, p.Child("protocol"), GetString(port, "protocol"), {"SCTP", "TCP", "UDP"}, true);
+  }
+}
+
+bool ValidEnvName(const std::string& name) {
+  for (char c : name) {
+    if (c < 32 || c > 126 || c == '=') return false;
+  }
+  return true;
+}
+
+const std::set<std::string>& FieldRefPaths() {
+  static const std::set<std::string> kPaths = {
+      "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace",
+      "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP",
+      "status.hostIPs", "status.podIP", "status.podIPs"};
+  return kPaths;
+}
+
+void ValidateValueFrom(ErrorList& errs, const Json& env, const Path& p) {
+  const Json* vf = Get(env, "valueFrom");
+  if (vf == nullptr) return;
+  int sources = 0;
+  for (const char* s : {"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef"}) {
+    if (Get(*vf, s)) ++sources;
+  }
+  Path vp = p.Child("valueFrom");
+  if (!GetString(env, "value").empty()) {
+    errs.push_back(Invalid(vp, "", "may not be specified when `value` is not empty"));
+  }
+  if (sources == 0) {
+    errs.push_back(Invalid(vp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, "
+                                   "`configMapKeyRef` or `secretKeyRef`"));
+  } else if (sources > 1) {
+    errs.push_back(Invalid(vp, "", "may not have more than one field specified at a time"));
+  }
+  if (const Json* fr = Get(*vf, "fieldRef")) {
+    std::string fp = GetString(*fr, "fieldPath");
+    Path fpp = vp.Child("fieldRef").Child("fieldPath");
+    bool subscript = fp.rfind("metadata.labels[", 0) == 0 || fp.rfind("metadata.annotations[", 0) == 0;
+    if (fp.empty()) {
+      errs.push_back(Required(fpp, ""));
+    } else if (!subscript && !FieldRefPaths().count(fp)) {
+      errs.push_back(NotSupported(fpp, fp, {FieldRefPaths().begin(), FieldRefPaths().end()}));
+    }
+  }
+  if (const Json* rr = Get(*vf, "resourceFieldRef"); rr && GetString(*rr, "resource").empty()) {
+    errs.push_back(Required(vp.Child("resourceFieldRef").Child("resource"), ""));
+  }
+}
+
+void ValidateEnv(ErrorList& errs, const Json& env_list, const Path& path) {
+  for (size_t i = 0; i < env_list.size(); ++i) {
+    const Json& env = env_list[i];
+    Path p = path.Index(i);
+    std::string name = GetString(env, "name");
+    if (name.empty()) {
+      errs.push_back(Required(p.Child("name"), ""));
+    } else if (!ValidEnvName(name)) {
+      errs.push_back(Invalid(p.Child("name"), name, "a valid environment variable name must "
+                                                    "consist only of printable ASCII characters "
+                                                    "other than '='"));
+    }
+    ValidateValueFrom(errs, env, p);
+  }
+}
+
+}  // namespace
+
+void ValidateContainer(ErrorList& errs, const Json& c, const Path& p, ContainerContext& ctx) {
+  std::string name = GetString(c, "name");
+  if (name.empty()) {
+    errs.push_back(Required(p.Child("name"), ""));
+  } else {
+    AddEach(errs, p.Child("name"), name, validation::IsDNS1123Label(name));
+    if (!ctx.names.insert(name).second) errs.push_back(Duplicate(p.Child("name"), name));
+  }
+  if (GetString(c, "image").empty() && ctx.require_image) {
+    errs.push_back(Required(p.Child("image"), ""));
+  }
+  CheckEnum(errs, p.Child("imagePullPolicy"), GetString(c, "imagePullPolicy"),
+            {"Always", "IfNotPresent", "Never"}, true);
+  CheckEnum(errs, p.Child("terminationMessagePolicy"), GetString(c, "terminationMessagePolicy"),
+            {"File", "FallbackToLogsOnError"}, true);
+  ValidatePorts(errs, GetArray(c, "ports"), p.Child("ports"), ctx.port_names);
+  ValidateEnv(errs, GetArray(c, "env"), p.Child("env"));
+  ValidateResources(errs, GetObject(c, "resources"), p.Child("resources"));
+  ValidateVolumeMounts(errs, GetArray(c, "volumeMounts"), p.Child("volumeMounts"), ctx.volumes);
+  const bool sidecar = ctx.init && GetString(c, "restartPolicy") == "Always";
+  if (!ctx.init && Get(c, "restartPolicy")) {
+    errs.push_back(Forbidden(p.Child("restartPolicy"), "may not be set for non-init containers"));
+  } else if (ctx.init && Get(c, "restartPolicy") && !sidecar) {
+    errs.push_back(NotSupported(p.Child("restartPolicy"), GetString(c, "restartPolicy"), {"Always"}));
+  }
+  for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
+    const Json* pr = Get(c, probe);
+    if (pr == nullptr) continue;
+    if (ctx.init && !sidecar) {
+      errs.push_back(Forbidden(p.Child(probe), "may not be set for init containers without "
+                                               "restartPolicy=Always"));
+      continue;
+    }
+    ValidateProbe(errs, *pr, p.Child(probe), std::string(probe) != "readinessProbe");
+  }
+}
+
+void ValidateProbe(ErrorList& errs, const Json& probe, const Path& p, bool success_must_be_one) {
+  int handlers = 0;
+  for (const char* h : {"exec", "httpGet", "tcpSocket", "grpc"}) {
+    if (Get(probe, h)) ++handlers;
+  }
+  if (handlers == 0) errs.push_back(Required(p, "must specify a handler type"));
+  if (handlers > 1) {
+    errs.push_back(Forbidden(p, "may not specify more than 1 handler type"));
+  }
+  for (const char* f : {"initialDelaySeconds", "timeoutSeconds", "periodSeconds",
+                        "successThreshold", "failureThreshold"}) {
+    int64_t v = GetInt(probe, f, 0);
+    if (v < 0) errs.push_back(Invalid(p.Child(f), v, "must be greater than or equal to 0"));
+  }
+  if (int64_t v = GetInt(probe, "terminationGracePeriodSeconds", 1); v <= 0) {
+    errs.push_back(Invalid(p.Child("terminationGracePeriodSeconds"), v, "must be greater than 0"));
+  }
+  if (success_must_be_one && GetInt(probe, "successThreshold", 1) != 1) {
+    errs.push_back(Invalid(p.Child("successThreshold"), GetInt(probe, "successThreshold"),
+                           "must be 1"));
+  }
+}
+
+void ValidateVolumeMounts(ErrorList& errs, const Json& mounts, const Path& path,
+                          const std::set<std::string>& volumes) {
+  std::set<std::string> paths;
+  for (size_t i = 0; i < mounts.size(); ++i) {
+    Path p = path.Index(i);
+    std::string name = GetString(mounts[i], "name");
+    std::string mount_path = GetString(mounts[i], "mountPath");
+    if (name.empty()) {
+      errs.push_back(Required(p.Child("name"), ""));
+    } else if (!volumes.count(name)) {
+      errs.push_back({FieldError::Type::kNotFound, p.Child("name").String(), name, "", {}});
+    }
+    if (mount_path.empty()) {
+      errs.push_back(Required(p.Child("mountPath"), ""));
+    } else if (!paths.insert(mount_path).second) {
+      errs.push_back(Invalid(p.Child("mountPath"), mount_path, "must be unique"));
+    }
+  }
+}
+
+}  // namespace batchd::api::core_v1::internal
