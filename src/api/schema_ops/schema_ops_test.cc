@@ -1,0 +1,155 @@
+#include "api/schema_ops/schema_ops.h"
+
+#include <gtest/gtest.h>
+
+namespace batchd::api::schema_ops {
+namespace {
+
+SchemaPtr TestSchema() {
+  SchemaPtr container = Object("io.k8s.api.core.v1.Container", "c")
+                            .Field("name", Str())
+                            .Field("image", Str())
+                            .Field("env", ArrayOf(Object("io.k8s.api.core.v1.EnvVar", "e")
+                                                      .Field("name", Str())
+                                                      .Field("value", Str())))
+                            .Build();
+  SchemaPtr spec =
+      Object("io.k8s.api.batch.v1.JobSpec", "spec")
+          .Field("parallelism", Int32())
+          .Field("backoffLimit", Int64())
+          .Field("suspend", Bool())
+          .Field("maxUnavailable", IntOrString())
+          .Field("containers", ArrayOf(container))
+          .Field("limits", MapOf(QuantitySchema()))
+          .Field("start", TimeSchema())
+          .Field("renew", SchemaBuilder(TimeSchema()).Build())
+          .Field("extra", InlineObject("kept").Field("known", Int32()).PreserveUnknown())
+          .Field("raw", AnyValue())
+          .Build();
+  return Object("io.k8s.api.batch.v1.Job", "job")
+      .Field("apiVersion", Str())
+      .Field("kind", Str())
+      .Field("metadata", InlineObject("meta").Field("labels", MapOf(Str())))
+      .Field("spec", spec)
+      .Build();
+}
+
+TEST(NormalizeTest, Cases) {
+  struct Case {
+    std::string name;
+    std::string in;
+    std::string want;                  // Expected object after Normalize (when ok).
+    std::vector<std::string> unknown;  // Expected unknown-field paths.
+    std::string error;                 // Expected error message ("" = ok).
+  };
+  const std::vector<Case> cases = {
+      {"unknown at depth",
+       R"({"spec":{"foo":1,"containers":[{"name":"a","bogus":true}]},"top":1})",
+       R"({"spec":{"containers":[{"name":"a"}]}})",
+       {"spec.foo", "spec.containers[0].bogus", "top"}, ""},
+      {"nulls dropped", R"({"spec":{"parallelism":null,"suspend":true},"metadata":null})",
+       R"({"spec":{"suspend":true}})", {}, ""},
+      {"null array element becomes zero value", R"({"spec":{"containers":[null]}})",
+       R"({"spec":{"containers":[{}]}})", {}, ""},
+      {"quantity canonicalised", R"({"spec":{"limits":{"cpu":"1000m","mem":0.5,"x":2}}})",
+       R"({"spec":{"limits":{"cpu":"1","mem":"500m","x":"2"}}})", {}, ""},
+      {"preserve unknown kept", R"({"spec":{"extra":{"known":1,"other":{"a":1}}}})",
+       R"({"spec":{"extra":{"known":1,"other":{"a":1}}}})", {}, ""},
+      {"any kept", R"({"spec":{"raw":{"deep":[1,{"x":null}]}}})",
+       R"({"spec":{"raw":{"deep":[1,{"x":null}]}}})", {}, ""},
+      {"integral float accepted", R"({"spec":{"parallelism":2.0}})",
+       R"({"spec":{"parallelism":2}})", {}, ""},
+      {"time canonicalised to UTC", R"({"spec":{"start":"2024-01-02T05:04:05.123+02:00"}})",
+       R"({"spec":{"start":"2024-01-02T03:04:05Z"}})", {}, ""},
+      {"int or string", R"({"spec":{"maxUnavailable":"50%"}})",
+       R"({"spec":{"maxUnavailable":"50%"}})", {}, ""},
+      {"string into int32", R"({"spec":{"parallelism":"3"}})", "", {},
+       "json: cannot unmarshal string into Go struct field JobSpec.spec.parallelism of type int32"},
+      {"int32 overflow", R"({"spec":{"parallelism":3000000000}})", "", {},
+       "json: cannot unmarshal number 3000000000 into Go struct field JobSpec.spec.parallelism "
+       "of type int32"},
+      {"fractional int", R"({"spec":{"backoffLimit":1.5}})", "", {},
+       "json: cannot unmarshal number 1.5 into Go struct field JobSpec.spec.backoffLimit of "
+       "type int64"},
+      {"bool wanted", R"({"spec":{"suspend":"yes"}})", "", {},
+       "json: cannot unmarshal string into Go struct field JobSpec.spec.suspend of type bool"},
+      {"object wanted", R"({"spec":"x"})", "", {},
+       "json: cannot unmarshal string into Go struct field Job.spec of type v1.JobSpec"},
+      {"array element type", R"({"spec":{"containers":["x"]}})", "", {},
+       "json: cannot unmarshal string into Go struct field JobSpec.spec.containers of type "
+       "v1.Container"},
+      {"nested field", R"({"spec":{"containers":[{"image":5}]}})", "", {},
+       "json: cannot unmarshal number into Go struct field Container.spec.containers.image of "
+       "type string"},
+      {"map value type", R"({"metadata":{"labels":{"a":1}}})", "", {},
+       "json: cannot unmarshal number into Go struct field Job.metadata.labels of type string"},
+      {"bad quantity", R"({"spec":{"limits":{"cpu":"abc"}}})", "", {},
+       "quantities must match the regular expression "
+       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+      {"bad time", R"({"spec":{"start":"yesterday"}})", "", {},
+       "parsing time \"yesterday\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+       "\"yesterday\" as \"2006\""},
+      {"root not object", R"([1,2])", "", {},
+       "json: cannot unmarshal array into Go value of type v1.Job"},
+  };
+  SchemaPtr schema = TestSchema();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Json obj = Json::parse(c.in);
+    std::vector<std::string> unknown;
+    absl::Status st = Normalize(*schema, obj, &unknown);
+    if (!c.error.empty()) {
+      EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_EQ(st.message(), c.error);
+      continue;
+    }
+    ASSERT_TRUE(st.ok()) << st;
+    EXPECT_EQ(obj, Json::parse(c.want));
+    std::sort(unknown.begin(), unknown.end());
+    std::vector<std::string> want = c.unknown;
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(unknown, want);
+  }
+}
+
+TEST(NormalizeTest, MicroTimeKeepsMicroseconds) {
+  SchemaBuilder micro = TimeSchema();
+  const_cast<Schema&>(*micro.Build()).ref = kMicroTimeRef;
+  SchemaPtr s = Object("x.Lease", "").Field("renewTime", micro).Build();
+  Json obj = {{"renewTime", "2024-01-02T03:04:05.1234567Z"}};
+  ASSERT_TRUE(Normalize(*s, obj, nullptr).ok());
+  EXPECT_EQ(obj["renewTime"], "2024-01-02T03:04:05.123456Z");
+}
+
+// Malformed input of every shape at every level must give OK or an error, never a crash.
+TEST(NormalizeTest, NeverCrashesOnWrongTypes) {
+  const std::vector<Json> values = {nullptr, true, 1, -1, 1.5, 1e300, "s", Json::array(),
+                                    Json::object(), Json::array({nullptr, 1, "x"}),
+                                    18446744073709551615ULL};
+  SchemaPtr schema = TestSchema();
+  const std::vector<std::vector<std::string>> paths = {
+      {"spec"}, {"spec", "parallelism"}, {"spec", "containers"}, {"spec", "limits"},
+      {"spec", "start"}, {"spec", "maxUnavailable"}, {"metadata", "labels"}, {"spec", "extra"}};
+  int errors = 0;
+  for (const auto& path : paths) {
+    for (const Json& v : values) {
+      Json obj = Json::object();
+      Json* cur = &obj;
+      for (size_t i = 0; i + 1 < path.size(); ++i) cur = &(*cur)[path[i]];
+      (*cur)[path.back()] = v;
+      if (!Normalize(*schema, obj, nullptr).ok()) ++errors;
+    }
+  }
+  EXPECT_GT(errors, 40);
+}
+
+TEST(NormalizeTest, DeepNestingUnderAnyIsNotWalked) {
+  Json deep = Json::array();
+  for (int i = 0; i < 5000; ++i) deep = Json::array({std::move(deep)});
+  Json obj = {{"spec", {{"raw", {{"d", std::move(deep)}}}}}};
+  EXPECT_TRUE(Normalize(*TestSchema(), obj, nullptr).ok());
+  obj.clear();  // nlohmann destroys deep trees iteratively.
+}
+
+}  // namespace
+}  // namespace batchd::api::schema_ops
