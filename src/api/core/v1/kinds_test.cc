@@ -1,0 +1,144 @@
+#include <gtest/gtest.h>
+
+#include "api/core/v1/core_v1.h"
+#include "api/core/v1/internal/pods.h"
+
+namespace batchd::api::core_v1 {
+namespace {
+
+absl::Time Now() {
+  absl::Time t;
+  std::string err;
+  EXPECT_TRUE(absl::ParseTime(absl::RFC3339_full, "2024-01-02T00:00:00Z", &t, &err));
+  return t;
+}
+
+Scheme AllKinds() {
+  Scheme s;
+  RegisterKinds(s);
+  coordination_v1::RegisterKinds(s);
+  return s;
+}
+
+TEST(KindsTest, Registered) {
+  Scheme s = AllKinds();
+  struct Case {
+    std::string group, kind, plural;
+    bool namespaced;
+    std::vector<std::string> short_names;
+  };
+  const std::vector<Case> cases = {
+      {"", "Pod", "pods", true, {"po"}},
+      {"", "Namespace", "namespaces", false, {"ns"}},
+      {"", "Node", "nodes", false, {"no"}},
+      {"", "Event", "events", true, {"ev"}},
+      {"coordination.k8s.io", "Lease", "leases", true, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.kind);
+    const KindDef* k = s.ByKind(c.group, "v1", c.kind);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->plural, c.plural);
+    EXPECT_EQ(k->namespaced, c.namespaced);
+    EXPECT_EQ(k->short_names, c.short_names);
+    ASSERT_TRUE(k->schema);
+    EXPECT_TRUE(k->row_cells);
+    Json empty = Json::object();
+    EXPECT_EQ(k->row_cells(empty, Now()).size(), k->columns.size());  // Never crashes on {}.
+  }
+}
+
+TEST(KindsTest, NodeRows) {
+  const KindDef node = internal::NodeKind();
+  struct Case {
+    std::string name;
+    std::string node;
+    std::vector<Json> want;
+  };
+  const std::vector<Case> cases = {
+      {"ready worker",
+       R"({"metadata": {"creationTimestamp": "2024-01-01T00:00:00Z",
+           "labels": {"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/gpu": ""}},
+           "status": {"conditions": [{"type": "Ready", "status": "True"}],
+             "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
+             "nodeInfo": {"kubeletVersion": "v1.32.0", "osImage": "Debian"}}})",
+       {"Ready", "gpu,worker", "24h", "v1.32.0", "10.0.0.1", "<none>", "Debian", "<unknown>",
+        "<unknown>"}},
+      {"not ready cordoned",
+       R"({"spec": {"unschedulable": true},
+           "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}})",
+       {"NotReady,SchedulingDisabled", "<none>", "<unknown>", "", "<none>", "<none>",
+        "<unknown>", "<unknown>", "<unknown>"}},
+      {"no conditions", R"({})",
+       {"Unknown", "<none>", "<unknown>", "", "<none>", "<none>", "<unknown>", "<unknown>",
+        "<unknown>"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(node.row_cells(Json::parse(c.node), Now()), c.want);
+  }
+  EXPECT_EQ(node.field_value(Json::parse(R"({"spec": {"unschedulable": true}})"),
+                             "spec.unschedulable"), "true");
+}
+
+TEST(KindsTest, EventRows) {
+  const KindDef ev = internal::EventKind();
+  EXPECT_TRUE(ev.columns_include_name);
+  Json e = Json::parse(R"({"metadata": {"name": "x.1", "namespace": "default"},
+      "involvedObject": {"kind": "Job", "name": "pi", "namespace": "default"},
+      "reason": "SuccessfulCreate", "message": " Created pod: pi-abc \n", "type": "Normal",
+      "source": {"component": "job-controller"},
+      "firstTimestamp": "2024-01-01T23:50:00Z", "lastTimestamp": "2024-01-01T23:58:00Z",
+      "count": 3})");
+  std::vector<Json> want = {"2m", "Normal", "SuccessfulCreate", "job/pi", "", "job-controller",
+                            "Created pod: pi-abc", "10m", 3, "x.1"};
+  EXPECT_EQ(ev.row_cells(e, Now()), want);
+  EXPECT_EQ(ev.columns.size(), want.size());
+  EXPECT_EQ(ev.field_value(e, "involvedObject.kind"), "Job");
+  EXPECT_EQ(ev.field_value(e, "source"), "job-controller");
+  EXPECT_TRUE(ev.validate_create(e).empty());
+  e["involvedObject"]["namespace"] = "other";
+  ASSERT_EQ(ev.validate_create(e).size(), 1u);
+  EXPECT_EQ(ev.validate_create(e)[0].Message(),
+            "involvedObject.namespace: Invalid value: \"other\": does not match event.namespace");
+}
+
+TEST(KindsTest, NamespaceAndPodPrepare) {
+  const KindDef ns = internal::NamespaceKind();
+  Json obj = {{"metadata", {{"name", "team-a"}}}};
+  ns.prepare_for_create(obj);
+  EXPECT_EQ(obj["status"]["phase"], "Active");
+  EXPECT_EQ(obj["spec"]["finalizers"], Json::array({"kubernetes"}));
+  EXPECT_TRUE(ns.validate_create(obj).empty());
+  obj["metadata"]["name"] = "Team.A";
+  EXPECT_FALSE(ns.validate_create(obj).empty());
+
+  const KindDef pod = internal::PodKind();
+  Json p = Json::parse(R"({"metadata": {"name": "p", "namespace": "default"},
+      "spec": {"containers": [{"name": "c", "image": "busybox",
+        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]},
+      "status": {"phase": "Running"}})");
+  pod.set_defaults(p);
+  pod.prepare_for_create(p);
+  EXPECT_EQ(p["status"], Json::parse(R"({"phase": "Pending", "qosClass": "Guaranteed"})"));
+  EXPECT_TRUE(pod.validate_create(p).empty()) << JoinMessages(pod.validate_create(p));
+  p["status"]["podIPs"] = {{{"ip", "10.1.1.1"}}};
+  EXPECT_EQ(pod.field_value(p, "status.podIP"), "10.1.1.1");
+  EXPECT_EQ(pod.field_value(p, "spec.restartPolicy"), "Always");
+}
+
+TEST(KindsTest, LeaseRow) {
+  Scheme s = AllKinds();
+  const KindDef* lease = s.ByKind("coordination.k8s.io", "v1", "Lease");
+  ASSERT_NE(lease, nullptr);
+  Json l = Json::parse(R"({"metadata": {"name": "node-a", "namespace": "kube-node-lease",
+      "creationTimestamp": "2024-01-01T23:59:00Z"},
+      "spec": {"holderIdentity": "node-a", "leaseDurationSeconds": 0}})");
+  EXPECT_EQ(lease->row_cells(l, Now()), (std::vector<Json>{"node-a", "60s"}));
+  ASSERT_EQ(lease->validate_create(l).size(), 1u);
+  EXPECT_EQ(lease->validate_create(l)[0].Message(),
+            "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0");
+}
+
+}  // namespace
+}  // namespace batchd::api::core_v1
