@@ -71,7 +71,10 @@ ErrorList ValidateTimeZone(const Json& tz, const Path& p) {
                            "https://www.iana.org/time-zones"));
   }
   absl::TimeZone zone;
-  if (!absl::LoadTimeZone(name, &zone)) errs.push_back(Invalid(p, name, "unknown time zone " + name));
+  // Go's time.LoadLocation("Local") succeeds; only the check above rejects it.
+  if (name != "Local" && !absl::LoadTimeZone(name, &zone)) {
+    errs.push_back(Invalid(p, name, "unknown time zone " + name));
+  }
   return errs;
 }
 
@@ -124,6 +127,7 @@ ErrorList ValidateCronJobUpdate(const Json& cronjob, const Json& old) {
   // The 52-character limit is not applied on update, so that older long
   // names stay updatable (as in Kubernetes).
   ErrorList errs = internal::ValidateJobMetaName(cronjob);
+  Append(errs, internal::ValidateMetaUpdate(cronjob, old));
   const Json& old_spec = At(old, {"spec"});
   Append(errs, ValidateCronJobSpec(At(cronjob, {"spec"}),
                                    old_spec.is_null() ? Json::object() : old_spec, Path("spec")));

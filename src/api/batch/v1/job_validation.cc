@@ -10,6 +10,7 @@
 #include "api/batch/v1/internal/job_rules.h"
 #include "api/batch/v1/internal/util.h"
 #include "api/core/v1/core_v1.h"
+#include "api/validation/object_meta.h"
 
 namespace batchd::api::batch_v1 {
 namespace internal {
@@ -366,17 +367,17 @@ ErrorList ValidateGeneratedSelector(const Json& job, bool require_prefixed_label
 }
 
 ErrorList ValidateJobMetaName(const Json& obj) {
-  ErrorList errs;
-  const std::string name = FindStr(obj, {"metadata", "name"});
-  const Path np = Path("metadata").Child("name");
-  if (name.empty()) {
-    if (FindStr(obj, {"metadata", "generateName"}).empty()) {
-      errs.push_back(Required(np, "name or generateName is required"));
-    }
-    return errs;
-  }
-  for (const std::string& m : IsDNS1123Subdomain(name)) errs.push_back(Invalid(np, name, m));
-  return errs;
+  const Json* meta = Find(obj, {"metadata"});
+  return validation::ValidateObjectMeta(meta != nullptr ? *meta : Json::object(), true,
+                                        validation::NameIsDNSSubdomain, Path("metadata"));
+}
+
+ErrorList ValidateMetaUpdate(const Json& obj, const Json& old) {
+  const Json* meta = Find(obj, {"metadata"});
+  const Json* old_meta = Find(old, {"metadata"});
+  return validation::ValidateObjectMetaUpdate(meta != nullptr ? *meta : Json::object(),
+                                              old_meta != nullptr ? *old_meta : Json::object(),
+                                              Path("metadata"));
 }
 
 ErrorList ValidateJobWithOptions(const Json& job, bool require_prefixed_labels) {

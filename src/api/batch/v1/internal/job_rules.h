@@ -19,8 +19,10 @@ ErrorList ValidateJobSpecBody(const Json& spec, const Path& p);
 ErrorList ValidateJobSpecWithSelector(const Json& spec, const Path& p);
 // validateGeneratedSelector for non-manual selectors.
 ErrorList ValidateGeneratedSelector(const Json& job, bool require_prefixed_labels);
-// `metadata.name`: required (unless generateName) and a DNS-1123 subdomain.
+// ValidateObjectMeta for a namespaced kind with DNS-subdomain names.
 ErrorList ValidateJobMetaName(const Json& obj);
+// ValidateObjectMetaUpdate of `obj` against `old`.
+ErrorList ValidateMetaUpdate(const Json& obj, const Json& old);
 // ValidateJob with RequirePrefixedLabels = `require_prefixed_labels`.
 ErrorList ValidateJobWithOptions(const Json& job, bool require_prefixed_labels);
 
