@@ -38,14 +38,16 @@ ErrorList ValidateRequirement(const Requirement& r, const std::string& path) {
     case Operator::kIn:
     case Operator::kNotIn:
       if (r.values.empty()) {
-        errs.push_back(Invalid(values, vals, "for 'in', 'notin' operators, values set can't be empty"));
+        errs.push_back(
+            Invalid(values, vals, "for 'in', 'notin' operators, values set can't be empty"));
       }
       break;
     case Operator::kEquals:
     case Operator::kDoubleEquals:
     case Operator::kNotEquals:
       if (r.values.size() != 1) {
-        errs.push_back(Invalid(values, vals, "exact-match compatibility requires one single value"));
+        errs.push_back(
+            Invalid(values, vals, "exact-match compatibility requires one single value"));
       }
       break;
     case Operator::kExists:
@@ -121,10 +123,10 @@ bool IsSpecial(char c) {
 
 std::optional<Token> KnownToken(std::string_view s) {
   static const std::pair<std::string_view, Token> kTokens[] = {
-      {")", Token::kClosePar}, {",", Token::kComma},     {"!", Token::kNot},
-      {"==", Token::kDoubleEquals}, {"=", Token::kEquals}, {">", Token::kGreater},
-      {"in", Token::kIn},      {"<", Token::kLess},      {"!=", Token::kNotEquals},
-      {"notin", Token::kNotIn}, {"(", Token::kOpenPar},
+      {")", Token::kClosePar},      {",", Token::kComma},   {"!", Token::kNot},
+      {"==", Token::kDoubleEquals}, {"=", Token::kEquals},  {">", Token::kGreater},
+      {"in", Token::kIn},           {"<", Token::kLess},    {"!=", Token::kNotEquals},
+      {"notin", Token::kNotIn},     {"(", Token::kOpenPar},
   };
   for (const auto& [text, tok] : kTokens) {
     if (s == text) return tok;
@@ -151,7 +153,8 @@ std::vector<Item> Lex(std::string_view s) {
         }
         ++pos;
       }
-      items.push_back(last ? *last : Item{Token::kError, "error expected: keyword found '" + buf + "'"});
+      items.push_back(last ? *last
+                           : Item{Token::kError, "error expected: keyword found '" + buf + "'"});
       continue;
     }
     size_t start = pos;
@@ -225,7 +228,8 @@ absl::StatusOr<Requirement> Parser::ParseRequirement() {
   Item it = Next(Context::kValues);
   bool negated = it.tok == Token::kNot;
   if (negated) it = Next(Context::kValues);
-  if (it.tok != Token::kIdentifier) return Error("found '" + it.literal + "', expected: identifier");
+  if (it.tok != Token::kIdentifier)
+    return Error("found '" + it.literal + "', expected: identifier");
   validation::Messages key_errs = validation::IsQualifiedName(it.literal);
   if (!key_errs.empty()) {
     return Error(Invalid(Path("<nil>"), it.literal, JoinSemicolon(key_errs)).Message());
@@ -251,13 +255,20 @@ absl::StatusOr<Requirement> Parser::ParseRequirement() {
 absl::StatusOr<Operator> Parser::ParseOperator() {
   Item it = Next(Context::kKeyAndOperator);
   switch (it.tok) {
-    case Token::kIn: return Operator::kIn;
-    case Token::kNotIn: return Operator::kNotIn;
-    case Token::kEquals: return Operator::kEquals;
-    case Token::kDoubleEquals: return Operator::kDoubleEquals;
-    case Token::kNotEquals: return Operator::kNotEquals;
-    case Token::kGreater: return Operator::kGreaterThan;
-    case Token::kLess: return Operator::kLessThan;
+    case Token::kIn:
+      return Operator::kIn;
+    case Token::kNotIn:
+      return Operator::kNotIn;
+    case Token::kEquals:
+      return Operator::kEquals;
+    case Token::kDoubleEquals:
+      return Operator::kDoubleEquals;
+    case Token::kNotEquals:
+      return Operator::kNotEquals;
+    case Token::kGreater:
+      return Operator::kGreaterThan;
+    case Token::kLess:
+      return Operator::kLessThan;
     default:
       return Error("found '" + it.literal + "', expected: in, notin, =, ==, !=, gt, lt");
   }
@@ -363,14 +374,29 @@ std::string Requirement::String() const {
   std::string out = op == Operator::kDoesNotExist ? "!" + key : key;
   switch (op) {
     case Operator::kExists:
-    case Operator::kDoesNotExist: return out;
-    case Operator::kEquals: out += "="; break;
-    case Operator::kDoubleEquals: out += "=="; break;
-    case Operator::kNotEquals: out += "!="; break;
-    case Operator::kIn: out += " in ("; break;
-    case Operator::kNotIn: out += " notin ("; break;
-    case Operator::kGreaterThan: out += ">"; break;
-    case Operator::kLessThan: out += "<"; break;
+    case Operator::kDoesNotExist:
+      return out;
+    case Operator::kEquals:
+      out += "=";
+      break;
+    case Operator::kDoubleEquals:
+      out += "==";
+      break;
+    case Operator::kNotEquals:
+      out += "!=";
+      break;
+    case Operator::kIn:
+      out += " in (";
+      break;
+    case Operator::kNotIn:
+      out += " notin (";
+      break;
+    case Operator::kGreaterThan:
+      out += ">";
+      break;
+    case Operator::kLessThan:
+      out += "<";
+      break;
   }
   std::vector<std::string> sorted = values;
   std::sort(sorted.begin(), sorted.end());
@@ -416,9 +442,10 @@ absl::StatusOr<LabelSelector> LabelSelector::FromJson(const Json& selector) {
       Requirement r;
       r.key = e.value("key", "");
       std::string op = e.value("operator", "");
-      r.op = op == "In" ? Operator::kIn
-                        : op == "NotIn" ? Operator::kNotIn
-                                        : op == "Exists" ? Operator::kExists : Operator::kDoesNotExist;
+      r.op = op == "In"       ? Operator::kIn
+             : op == "NotIn"  ? Operator::kNotIn
+             : op == "Exists" ? Operator::kExists
+                              : Operator::kDoesNotExist;
       if (auto v = e.find("values"); v != e.end() && v->is_array()) {
         for (const Json& x : *v) r.values.push_back(x.get<std::string>());
       }
@@ -462,8 +489,8 @@ std::string LabelSelector::String() const {
 std::optional<std::string> LabelSelector::RequiresExactMatch(std::string_view key) const {
   for (const Requirement& r : requirements_) {
     if (r.key != key) continue;
-    bool exact = r.op == Operator::kEquals || r.op == Operator::kDoubleEquals ||
-                 r.op == Operator::kIn;
+    bool exact =
+        r.op == Operator::kEquals || r.op == Operator::kDoubleEquals || r.op == Operator::kIn;
     if (exact && r.values.size() == 1) return r.values[0];
     return std::nullopt;
   }

@@ -155,8 +155,8 @@ TEST(LabelSelectorJsonTest, StructForm) {
     Labels labels;
     bool want;
   };
-  Json in_expr = {{"matchExpressions",
-                   {{{"key", "tier"}, {"operator", "In"}, {"values", {"a", "b"}}}}}};
+  Json in_expr = {
+      {"matchExpressions", {{{"key", "tier"}, {"operator", "In"}, {"values", {"a", "b"}}}}}};
   Json mixed = {{"matchLabels", {{"app", "web"}}},
                 {"matchExpressions",
                  {{{"key", "env"}, {"operator", "NotIn"}, {"values", {"dev"}}},
@@ -220,8 +220,7 @@ TEST(LabelSelectorJsonTest, Validation) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     std::vector<std::string> got;
-    for (const FieldError& e :
-         ValidateLabelSelector(c.selector, Path("spec").Child("selector"))) {
+    for (const FieldError& e : ValidateLabelSelector(c.selector, Path("spec").Child("selector"))) {
       got.push_back(e.Message());
     }
     EXPECT_EQ(got, c.want);

@@ -15,15 +15,16 @@ void ValidateExpression(const Json& expr, const Path& p, ErrorList& errs) {
   const Json* op_json = expr.contains("operator") ? &expr["operator"] : nullptr;
   std::string op = op_json && op_json->is_string() ? op_json->get<std::string>() : "";
   static const Json kEmpty = Json::array();
-  const Json& values = expr.contains("values") && !expr["values"].is_null() ? expr["values"] : kEmpty;
+  const Json& values =
+      expr.contains("values") && !expr["values"].is_null() ? expr["values"] : kEmpty;
   if (!values.is_array()) {
     errs.push_back(Invalid(p.Child("values"), values, "must be a list of strings"));
     return;
   }
   if (op == "In" || op == "NotIn") {
     if (values.empty()) {
-      errs.push_back(Required(p.Child("values"),
-                              "must be specified when `operator` is 'In' or 'NotIn'"));
+      errs.push_back(
+          Required(p.Child("values"), "must be specified when `operator` is 'In' or 'NotIn'"));
     }
   } else if (op == "Exists" || op == "DoesNotExist") {
     if (!values.empty()) {

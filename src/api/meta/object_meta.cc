@@ -194,8 +194,12 @@ std::optional<OwnerReference> OwnerReference::FromJson(const Json& ref) {
     auto it = ref.find(key);
     return it != ref.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
-  return OwnerReference{str("apiVersion"), str("kind"), str("name"), str("uid"),
-                        BoolField(ref, "controller"), BoolField(ref, "blockOwnerDeletion")};
+  return OwnerReference{str("apiVersion"),
+                        str("kind"),
+                        str("name"),
+                        str("uid"),
+                        BoolField(ref, "controller"),
+                        BoolField(ref, "blockOwnerDeletion")};
 }
 
 std::vector<OwnerReference> GetOwnerReferences(const Json& obj) {
@@ -239,9 +243,10 @@ OwnerReference NewControllerRef(const Json& owner) {
   auto top = [&owner](const char* key) {
     auto it = owner.is_object() ? owner.find(key) : owner.end();
     return owner.is_object() && it != owner.end() && it->is_string() ? it->get<std::string>()
-                                                                      : std::string();
+                                                                     : std::string();
   };
-  return OwnerReference{top("apiVersion"), top("kind"), GetName(owner), GetUid(owner),
+  return OwnerReference{top("apiVersion"),   top("kind"),
+                        GetName(owner),      GetUid(owner),
                         /*controller=*/true, /*block_owner_deletion=*/true};
 }
 
@@ -252,9 +257,9 @@ std::string NewUid(absl::BitGenRef gen) {
   b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant.
   char out[37];
   std::snprintf(out, sizeof(out),
-                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                b[14], b[15]);
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
   return out;
 }
 

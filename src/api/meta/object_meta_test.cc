@@ -76,7 +76,8 @@ TEST(ObjectMetaTest, Finalizers) {
   EXPECT_TRUE(HasFinalizer(j, "batch.kubernetes.io/job-tracking"));
   EXPECT_FALSE(AddFinalizer(j, "batch.kubernetes.io/job-tracking"));
   EXPECT_TRUE(AddFinalizer(j, "x.io/f"));
-  EXPECT_EQ(Finalizers(j), (std::vector<std::string>{"batch.kubernetes.io/job-tracking", "x.io/f"}));
+  EXPECT_EQ(Finalizers(j),
+            (std::vector<std::string>{"batch.kubernetes.io/job-tracking", "x.io/f"}));
   EXPECT_TRUE(RemoveFinalizer(j, "batch.kubernetes.io/job-tracking"));
   EXPECT_FALSE(RemoveFinalizer(j, "batch.kubernetes.io/job-tracking"));
   EXPECT_TRUE(RemoveFinalizer(j, "x.io/f"));

@@ -38,8 +38,8 @@ TEST(TimeUtilTest, FormatAndParse) {
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(*got, c.want);
   }
-  for (std::string bad : {"", "2024-05-01", "2024-05-01 12:00:00Z", "2024-05-01T12:00:00",
-                          "yesterday"}) {
+  for (std::string bad :
+       {"", "2024-05-01", "2024-05-01 12:00:00Z", "2024-05-01T12:00:00", "yesterday"}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(ParseRfc3339(bad).ok());
   }

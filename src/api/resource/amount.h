@@ -31,9 +31,7 @@ class Amount {
 
   constexpr int64_t milli() const { return milli_; }
   constexpr bool IsUnlimited() const { return milli_ == std::numeric_limits<int64_t>::max(); }
-  constexpr bool IsMinusUnlimited() const {
-    return milli_ == std::numeric_limits<int64_t>::min();
-  }
+  constexpr bool IsMinusUnlimited() const { return milli_ == std::numeric_limits<int64_t>::min(); }
   constexpr bool IsZero() const { return milli_ == 0; }
 
   friend Amount operator+(Amount a, Amount b);

@@ -18,10 +18,11 @@ TEST(AmountTest, FromQuantity) {
     int64_t milli;
   };
   std::vector<Case> cases = {
-      {"1", 1000},         {"250m", 250},     {"0.0001", 1},  // Rounds up.
-      {"-0.0001", -1},     {"1Gi", 1073741824000}, {"0", 0},
-      {"9223372036854775807", kMax},              // Saturates.
-      {"1e40", kMax},      {"-1e40", kMin},
+      {"1", 1000},     {"250m", 250},
+      {"0.0001", 1},  // Rounds up.
+      {"-0.0001", -1}, {"1Gi", 1073741824000},
+      {"0", 0},        {"9223372036854775807", kMax},  // Saturates.
+      {"1e40", kMax},  {"-1e40", kMin},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.in);
@@ -40,8 +41,10 @@ TEST(AmountTest, SaturatingArithmetic) {
   const Amount inf = Amount::Unlimited();
   const Amount ninf = Amount::MinusUnlimited();
   std::vector<Case> cases = {
-      {"plain add", Amount::FromMilli(1500), Amount::FromMilli(500), false, Amount::FromMilli(2000)},
-      {"plain sub", Amount::FromMilli(1500), Amount::FromMilli(2000), true, Amount::FromMilli(-500)},
+      {"plain add", Amount::FromMilli(1500), Amount::FromMilli(500), false,
+       Amount::FromMilli(2000)},
+      {"plain sub", Amount::FromMilli(1500), Amount::FromMilli(2000), true,
+       Amount::FromMilli(-500)},
       {"overflow saturates", Amount::FromMilli(kMax - 1), Amount::FromMilli(5), false, inf},
       {"underflow saturates", Amount::FromMilli(kMin + 1), Amount::FromMilli(5), true, ninf},
       {"unlimited absorbs", inf, Amount::FromMilli(-5), false, inf},

@@ -1,13 +1,12 @@
 #include "api/resource/quantity.h"
 
+#include <boost/multiprecision/cpp_int.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <utility>
-
-#include <boost/multiprecision/cpp_int.hpp>
 
 #include "common/status_macros.h"
 
@@ -59,7 +58,9 @@ struct Dec {
   int64_t e = 0;
 };
 
-BigInt Pow10Big(int64_t n) { return boost::multiprecision::pow(BigInt(10), static_cast<unsigned>(n)); }
+BigInt Pow10Big(int64_t n) {
+  return boost::multiprecision::pow(BigInt(10), static_cast<unsigned>(n));
+}
 
 bool MulOverflow(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
 bool AddOverflow(int64_t a, int64_t b, int64_t* out) { return __builtin_add_overflow(a, b, out); }
@@ -269,8 +270,8 @@ void QuantityAccess::SetDec(Quantity& q, Dec d) {
       ++d.e;
     }
   }
-  int32_t scale = static_cast<int32_t>(
-      std::clamp<int64_t>(d.e, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+  int32_t scale = static_cast<int32_t>(std::clamp<int64_t>(d.e, std::numeric_limits<int32_t>::min(),
+                                                           std::numeric_limits<int32_t>::max()));
   if (d.m <= kInt64Max && d.m >= kInt64Min) return SetSmall(q, d.m.convert_to<int64_t>(), scale);
   q.small_ = 0;
   q.scale_ = scale;
@@ -290,8 +291,7 @@ void RoundUpToNano(Dec& d) {
 
 }  // namespace
 
-absl::Status QuantityAccess::ComputeParsedValue(const Scanned& sc, const Suffix& suf,
-                                                Quantity& q) {
+absl::Status QuantityAccess::ComputeParsedValue(const Scanned& sc, const Suffix& suf, Quantity& q) {
   std::string digits(sc.num);
   digits += sc.denom;
   size_t first = digits.find_first_not_of('0');
@@ -300,7 +300,8 @@ absl::Status QuantityAccess::ComputeParsedValue(const Scanned& sc, const Suffix&
     return absl::OkStatus();
   }
   digits.erase(0, first);
-  int64_t e10 = (suf.base == 10 ? int64_t{suf.exponent} : 0) - static_cast<int64_t>(sc.denom.size());
+  int64_t e10 =
+      (suf.base == 10 ? int64_t{suf.exponent} : 0) - static_cast<int64_t>(sc.denom.size());
   while (digits.back() == '0') {
     digits.pop_back();
     ++e10;
@@ -310,7 +311,8 @@ absl::Status QuantityAccess::ComputeParsedValue(const Scanned& sc, const Suffix&
   bool bump = false;
   if (suf.base == 10 && e10 < kNano) {
     int64_t drop = kNano - e10;
-    digits = drop >= static_cast<int64_t>(digits.size()) ? "0" : digits.substr(0, digits.size() - drop);
+    digits =
+        drop >= static_cast<int64_t>(digits.size()) ? "0" : digits.substr(0, digits.size() - drop);
     bump = true;
     e10 = kNano;
   }
@@ -334,9 +336,12 @@ absl::Status QuantityAccess::ComputeParsedValue(const Scanned& sc, const Suffix&
 
 std::string_view FormatName(QuantityFormat f) {
   switch (f) {
-    case QuantityFormat::kBinarySI: return "BinarySI";
-    case QuantityFormat::kDecimalSI: return "DecimalSI";
-    case QuantityFormat::kDecimalExponent: return "DecimalExponent";
+    case QuantityFormat::kBinarySI:
+      return "BinarySI";
+    case QuantityFormat::kDecimalSI:
+      return "DecimalSI";
+    case QuantityFormat::kDecimalExponent:
+      return "DecimalExponent";
   }
   return "DecimalExponent";
 }
@@ -375,7 +380,9 @@ absl::StatusOr<Quantity> Quantity::FromJson(const nlohmann::json& v) {
   if (v.is_null()) return Quantity();
   if (v.is_string()) {
     std::string_view s = v.get_ref<const std::string&>();
-    auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+    auto is_space = [](char c) {
+      return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    };
     while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
     while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
     return Parse(s);
@@ -411,17 +418,28 @@ namespace {
 std::string DecimalSuffix(int64_t exponent, QuantityFormat format) {
   if (format == QuantityFormat::kDecimalSI) {
     switch (exponent) {
-      case -9: return "n";
-      case -6: return "u";
-      case -3: return "m";
-      case 0: return "";
-      case 3: return "k";
-      case 6: return "M";
-      case 9: return "G";
-      case 12: return "T";
-      case 15: return "P";
-      case 18: return "E";
-      default: break;  // No SI suffix: fall back to exponent notation.
+      case -9:
+        return "n";
+      case -6:
+        return "u";
+      case -3:
+        return "m";
+      case 0:
+        return "";
+      case 3:
+        return "k";
+      case 6:
+        return "M";
+      case 9:
+        return "G";
+      case 12:
+        return "T";
+      case 15:
+        return "P";
+      case 18:
+        return "E";
+      default:
+        break;  // No SI suffix: fall back to exponent notation.
     }
   }
   if (exponent == 0) return "";

@@ -15,7 +15,9 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 Quantity Q(std::string_view s) { return Quantity::MustParse(s); }
-Quantity Dec(int64_t m, int32_t exp, F f = F::kDecimalSI) { return Quantity::FromScaled(m, exp, f); }
+Quantity Dec(int64_t m, int32_t exp, F f = F::kDecimalSI) {
+  return Quantity::FromScaled(m, exp, f);
+}
 
 // Expected values from Kubernetes' quantity_test.go (TestQuantityParse).
 struct ParseCase {
@@ -371,12 +373,23 @@ TEST(QuantityValueTest, ScaledValue) {
     int64_t want;
   };
   std::vector<Case> cases = {
-      {kNano, kNano, 1},   {kNano, kMicro, 1},          {kNano, kMilli, 1},
-      {kNano, 0, 1},       {kMicro, kNano, 1000},       {kMicro, kMicro, 1},
-      {kMicro, kMilli, 1}, {kMicro, 0, 1},              {kMilli, kNano, 1000 * 1000},
-      {kMilli, kMicro, 1000}, {kMilli, kMilli, 1},      {kMilli, 0, 1},
-      {0, kNano, 1000 * 1000 * 1000}, {0, kMicro, 1000 * 1000}, {0, kMilli, 1000},
-      {0, 0, 1},           {2, -2, 100 * 100},
+      {kNano, kNano, 1},
+      {kNano, kMicro, 1},
+      {kNano, kMilli, 1},
+      {kNano, 0, 1},
+      {kMicro, kNano, 1000},
+      {kMicro, kMicro, 1},
+      {kMicro, kMilli, 1},
+      {kMicro, 0, 1},
+      {kMilli, kNano, 1000 * 1000},
+      {kMilli, kMicro, 1000},
+      {kMilli, kMilli, 1},
+      {kMilli, 0, 1},
+      {0, kNano, 1000 * 1000 * 1000},
+      {0, kMicro, 1000 * 1000},
+      {0, kMilli, 1000},
+      {0, 0, 1},
+      {2, -2, 100 * 100},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.from) + "->" + std::to_string(c.to));
@@ -479,7 +492,8 @@ TEST(QuantityArithmeticTest, AddSub) {
       {"zero - x", Quantity(), Dec(50, 0), true, "-50"},
       {"zero - 1Gi", Q("0"), Q("1Gi"), true, "-1Gi"},
       {"overflow to big", Dec(kMax, 0), Dec(kMax, 0), false, "18446744073709551614"},
-      {"far apart scales", Q("1000000000000000000000000000000"), Q("1n"), false, "1000000000000000000000000000000000000001n"},
+      {"far apart scales", Q("1000000000000000000000000000000"), Q("1n"), false,
+       "1000000000000000000000000000000000000001n"},
       {"0 - mostNegative", Quantity(), Dec(kMin, 0), true, "9223372036854775808"},
       {"1 - mostNegative", Dec(1, 0), Dec(kMin, 0), true, "9223372036854775809"},
       {"10 - mostNegative", Dec(1, 1), Dec(kMin, 0), true, "9223372036854775818"},
@@ -536,9 +550,9 @@ TEST(QuantityArithmeticTest, NegMulRoundUp) {
     bool exact;
   };
   std::vector<Case> cases = {
-      {"9.01", -3, "9010m", true},  {"9.01", -2, "9010m", true},  {"9.01", -1, "9100m", false},
-      {"9.01", 0, "10", false},     {"9.01", 1, "10", false},     {"9.01", 2, "100", false},
-      {"-9.01", -1, "-9100m", false}, {"-9.01", 0, "-10", false}, {"-9.01", 2, "-100", false},
+      {"9.01", -3, "9010m", true},    {"9.01", -2, "9010m", true}, {"9.01", -1, "9100m", false},
+      {"9.01", 0, "10", false},       {"9.01", 1, "10", false},    {"9.01", 2, "100", false},
+      {"-9.01", -1, "-9100m", false}, {"-9.01", 0, "-10", false},  {"-9.01", 2, "-100", false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.in + "@" + std::to_string(c.scale));
@@ -554,8 +568,8 @@ TEST(QuantityJsonTest, FromJson) {
     std::string want;
   };
   std::vector<Case> cases = {
-      {" 1", "1"}, {"1 ", "1"}, {1, "1"}, {10, "10"}, {-1, "-1"},
-      {"\t250m\n", "250m"}, {0.5, "500m"}, {nullptr, "0"},
+      {" 1", "1"}, {"1 ", "1"},          {1, "1"},      {10, "10"},
+      {-1, "-1"},  {"\t250m\n", "250m"}, {0.5, "500m"}, {nullptr, "0"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.in.dump());

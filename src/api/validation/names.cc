@@ -143,10 +143,10 @@ Messages IsQualifiedName(std::string_view value) {
   size_t slash = value.find('/');
   if (slash != std::string_view::npos) {
     if (value.find('/', slash + 1) != std::string_view::npos) {
-      errs.push_back("a qualified name " +
-                     RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt,
-                                {"MyName", "my.name", "123-abc"}) +
-                     " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+      errs.push_back(
+          "a qualified name " +
+          RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
+          " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
       return errs;
     }
     std::string_view prefix = value.substr(0, slash);
@@ -173,8 +173,7 @@ Messages IsValidLabelValue(std::string_view value) {
   Messages errs;
   if (value.size() > kLabelValueMaxLength) errs.push_back(MaxLenError(kLabelValueMaxLength));
   if (!value.empty() && !MatchesQualifiedNamePart(value)) {
-    errs.push_back(
-        RegexError(kLabelValueErrMsg, kLabelValueFmt, {"MyValue", "my_value", "12345"}));
+    errs.push_back(RegexError(kLabelValueErrMsg, kLabelValueFmt, {"MyValue", "my_value", "12345"}));
   }
   return errs;
 }

@@ -35,8 +35,8 @@ Messages IsQualifiedName(std::string_view value);
 Messages IsValidLabelValue(std::string_view value);
 
 // Building blocks of the messages above, exposed for other validators.
-std::string EmptyError();                  // "must be non-empty"
-std::string MaxLenError(size_t length);    // "must be no more than N characters"
+std::string EmptyError();                // "must be non-empty"
+std::string MaxLenError(size_t length);  // "must be no more than N characters"
 std::string RegexError(std::string_view msg, std::string_view fmt,
                        const std::vector<std::string_view>& examples);
 

@@ -37,12 +37,13 @@ void ValidateNameFields(const Json& meta, const NameValidator& name_fn, const Pa
                         ErrorList& errs) {
   bool bad = false;
   std::string name = StringField(meta, "name", &bad);
-  if (bad) errs.push_back(Invalid(path.Child("name"), FieldOrNull(meta, "name"), "must be a string"));
+  if (bad)
+    errs.push_back(Invalid(path.Child("name"), FieldOrNull(meta, "name"), "must be a string"));
   bad = false;
   std::string generate_name = StringField(meta, "generateName", &bad);
   if (bad) {
-    errs.push_back(Invalid(path.Child("generateName"), FieldOrNull(meta, "generateName"),
-                           "must be a string"));
+    errs.push_back(
+        Invalid(path.Child("generateName"), FieldOrNull(meta, "generateName"), "must be a string"));
   }
   if (!generate_name.empty() && name_fn) {
     AddInvalidEach(errs, path.Child("generateName"), generate_name, name_fn(generate_name, true));
@@ -58,8 +59,7 @@ void ValidateNameFields(const Json& meta, const NameValidator& name_fn, const Pa
   }
 }
 
-void ValidateNamespaceField(const Json& meta, bool namespaced, const Path& path,
-                            ErrorList& errs) {
+void ValidateNamespaceField(const Json& meta, bool namespaced, const Path& path, ErrorList& errs) {
   bool bad = false;
   std::string ns = StringField(meta, "namespace", &bad);
   if (bad) {
@@ -241,8 +241,8 @@ ErrorList ValidateObjectMeta(const Json& metadata, bool namespaced, const NameVa
 namespace {
 
 // Compares `key` in both objects; absent, null and (for strings) "" are equal.
-void CheckImmutable(const Json& new_meta, const Json& old_meta, const char* key,
-                    const Path& path, ErrorList& errs) {
+void CheckImmutable(const Json& new_meta, const Json& old_meta, const char* key, const Path& path,
+                    ErrorList& errs) {
   auto normalize = [](const Json& v) -> Json {
     if (v.is_string() && v.get_ref<const std::string&>().empty()) return nullptr;
     return v;

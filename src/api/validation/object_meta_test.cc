@@ -76,8 +76,7 @@ TEST(ValidateObjectMetaTest, Create) {
         "metadata.ownerReferences.name: Invalid value: \"\": must not be empty",
         "metadata.ownerReferences.uid: Invalid value: \"\": must not be empty"}},
       {"finalizer duplicate and conflict",
-       {{"name", "n"},
-        {"finalizers", {"orphan", "foregroundDeletion", "orphan"}}},
+       {{"name", "n"}, {"finalizers", {"orphan", "foregroundDeletion", "orphan"}}},
        false,
        {"metadata.finalizers[2]: Duplicate value: \"orphan\"",
         "metadata.finalizers: Invalid value: [\"orphan\",\"foregroundDeletion\",\"orphan\"]: "
@@ -93,32 +92,38 @@ TEST(ValidateObjectMetaTest, Create) {
   };
   for (const CreateCase& c : cases) {
     SCOPED_TRACE(c.name);
-    EXPECT_EQ(Messages(ValidateObjectMeta(c.meta, c.namespaced, NameIsDNSSubdomain,
-                                          Path("metadata"))),
-              c.want);
+    EXPECT_EQ(
+        Messages(ValidateObjectMeta(c.meta, c.namespaced, NameIsDNSSubdomain, Path("metadata"))),
+        c.want);
   }
 }
 
 TEST(ValidateObjectMetaTest, AnnotationsTooLarge) {
   Json meta = {{"name", "n"},
                {"annotations", {{"a", std::string(kTotalAnnotationSizeLimitBytes, 'x')}}}};
-  EXPECT_THAT(Messages(ValidateObjectMeta(meta, false, NameIsDNSSubdomain, Path("metadata"))),
-              ::testing::ElementsAre(
-                  "metadata.annotations: Too long: may not be more than 262144 bytes"));
+  EXPECT_THAT(
+      Messages(ValidateObjectMeta(meta, false, NameIsDNSSubdomain, Path("metadata"))),
+      ::testing::ElementsAre("metadata.annotations: Too long: may not be more than 262144 bytes"));
   meta["annotations"]["a"] = std::string(kTotalAnnotationSizeLimitBytes - 1, 'x');
   EXPECT_TRUE(ValidateObjectMeta(meta, false, NameIsDNSSubdomain, Path("metadata")).empty());
 }
 
 TEST(ValidateObjectMetaTest, OneControllerOnly) {
-  Json ref1 = {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "a"}, {"uid", "1"},
+  Json ref1 = {{"apiVersion", "batch/v1"},
+               {"kind", "Job"},
+               {"name", "a"},
+               {"uid", "1"},
                {"controller", true}};
-  Json ref2 = {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"name", "b"}, {"uid", "2"},
+  Json ref2 = {{"apiVersion", "batch/v1"},
+               {"kind", "Job"},
+               {"name", "b"},
+               {"uid", "2"},
                {"controller", true}};
   ErrorList errs = ValidateOwnerReferences(Json::array({ref1, ref2}), Path("m").Child("o"));
   ASSERT_EQ(errs.size(), 1u);
   EXPECT_THAT(errs[0].CauseMessage(),
               ::testing::EndsWith("Only one reference can have Controller set to true. Found "
-                                   "\"true\" in references for Job/a and Job/b"));
+                                  "\"true\" in references for Job/a and Job/b"));
   ref2["controller"] = false;
   EXPECT_TRUE(ValidateOwnerReferences(Json::array({ref1, ref2}), Path("o")).empty());
   Json event = {{"apiVersion", "v1"}, {"kind", "Event"}, {"name", "e"}, {"uid", "3"}};
@@ -181,9 +186,10 @@ TEST(ValidateObjectMetaTest, Update) {
        deleting,
        {"metadata.finalizers: Forbidden: no new finalizers can be added if the object is being "
         "deleted, found new finalizers []string{\"x.io/new\"}"}},
-      {"removing finalizers while deleting is fine", with("deletionTimestamp",
-                                                          "2024-01-02T00:00:00Z"),
-       deleting, {}},
+      {"removing finalizers while deleting is fine",
+       with("deletionTimestamp", "2024-01-02T00:00:00Z"),
+       deleting,
+       {}},
   };
   for (const UpdateCase& c : cases) {
     SCOPED_TRACE(c.name);
