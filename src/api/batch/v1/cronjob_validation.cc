@@ -114,7 +114,7 @@ ErrorList ValidateCronJobSpec(const Json& spec, const Json& old_spec, const Path
 }  // namespace
 
 ErrorList ValidateCronJobCreate(const Json& cronjob) {
-  ErrorList errs = internal::ValidateJobMetaName(cronjob);
+  ErrorList errs = internal::ValidateMetadata(cronjob);
   Append(errs, ValidateCronJobSpec(At(cronjob, {"spec"}), Json(), Path("spec")));
   const std::string name = internal::FindStr(cronjob, {"metadata", "name"});
   if (name.size() > kMaxCronJobNameLength) {
@@ -126,7 +126,7 @@ ErrorList ValidateCronJobCreate(const Json& cronjob) {
 ErrorList ValidateCronJobUpdate(const Json& cronjob, const Json& old) {
   // The 52-character limit is not applied on update, so that older long
   // names stay updatable (as in Kubernetes).
-  ErrorList errs = internal::ValidateJobMetaName(cronjob);
+  ErrorList errs = internal::ValidateMetadata(cronjob);
   Append(errs, internal::ValidateMetaUpdate(cronjob, old));
   const Json& old_spec = At(old, {"spec"});
   Append(errs, ValidateCronJobSpec(At(cronjob, {"spec"}),

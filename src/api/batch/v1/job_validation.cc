@@ -366,7 +366,7 @@ ErrorList ValidateGeneratedSelector(const Json& job, bool require_prefixed_label
   return errs;
 }
 
-ErrorList ValidateJobMetaName(const Json& obj) {
+ErrorList ValidateMetadata(const Json& obj) {
   const Json* meta = Find(obj, {"metadata"});
   return validation::ValidateObjectMeta(meta != nullptr ? *meta : Json::object(), true,
                                         validation::NameIsDNSSubdomain, Path("metadata"));
@@ -381,7 +381,7 @@ ErrorList ValidateMetaUpdate(const Json& obj, const Json& old) {
 }
 
 ErrorList ValidateJobWithOptions(const Json& job, bool require_prefixed_labels) {
-  ErrorList errs = ValidateJobMetaName(job);
+  ErrorList errs = ValidateMetadata(job);
   Append(errs, ValidateGeneratedSelector(job, require_prefixed_labels));
   const Json& spec = Member(job, "spec");
   Append(errs, ValidateJobSpecWithSelector(spec, Path("spec")));
