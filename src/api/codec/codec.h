@@ -24,9 +24,9 @@
 namespace batchd::api {
 
 // Deepest object/array nesting any decoder accepts (Kubernetes objects need
-// fewer than 30 levels). yaml-cpp itself stops YAML input at 500 nested
-// nodes; this bound still applies to values grown through aliases.
-inline constexpr int kMaxNestingDepth = 1000;
+// fewer than 30 levels). Below yaml-cpp's own limit (~498 levels), so every
+// value `ParseJson` accepts also survives `ParseYaml(ToYaml(v))`.
+inline constexpr int kMaxNestingDepth = 400;
 // Most values one YAML document may gain through alias expansion
 // ("billion laughs" guard); anchored values count towards it too.
 inline constexpr size_t kMaxYamlAliasNodes = 1'000'000;

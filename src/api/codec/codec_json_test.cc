@@ -45,7 +45,8 @@ TEST(ParseJson, Errors) {
       {"bad literal", R"({"a":tru})", "line 1"},
       {"trailing garbage", R"({} x)", "invalid JSON"},
       {"huge number", "1e400", "1e400"},
-      {"too deep", std::string(1001, '[') + std::string(1001, ']'), "maximum depth"},
+      {"too deep", std::string(kMaxNestingDepth + 1, '[') + std::string(kMaxNestingDepth + 1, ']'),
+       "maximum depth"},
       {"very deep", std::string(1000000, '['), "maximum depth"},
       {"invalid utf8", "\"\xff\"", "invalid JSON"},
   };
@@ -59,7 +60,7 @@ TEST(ParseJson, Errors) {
 }
 
 TEST(ParseJson, MaxDepthAccepted) {
-  auto got = ParseJson(std::string(1000, '[') + std::string(1000, ']'));
+  auto got = ParseJson(std::string(kMaxNestingDepth, '[') + std::string(kMaxNestingDepth, ']'));
   EXPECT_TRUE(got.ok()) << got.status();
 }
 

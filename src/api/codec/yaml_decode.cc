@@ -43,7 +43,14 @@ class Builder : public YAML::EventHandler {
   explicit Builder(std::vector<std::string>* duplicates) : duplicates_(duplicates) {}
 
   // Resets per-document state; the result of the last document is `result_`.
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp 0.7 can loop forever on some malformed input, starting empty
+    // documents at the same position; treat that as a syntax error.
+    if (documents_++ > 0 && mark.pos <= last_document_pos_) {
+      throw BuildError{absl::StrCat("malformed document at line ", mark.line + 1, ", column ",
+                                    mark.column + 1)};
+    }
+    last_document_pos_ = mark.pos;
     stack_.clear();
     anchors_.clear();
     alias_nodes_ = 0;
@@ -235,6 +242,8 @@ class Builder : public YAML::EventHandler {
   absl::flat_hash_map<YAML::anchor_t, Value> anchors_;
   size_t alias_nodes_ = 0;
   Value result_;
+  size_t documents_ = 0;
+  int last_document_pos_ = -1;
 };
 
 // Calls `on_doc` with each document of `body`.

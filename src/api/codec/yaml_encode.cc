@@ -156,6 +156,8 @@ void AppendScalar(const Json& v, int indent, std::string* out) {
   }
 }
 
+constexpr size_t kMaxImplicitKey = 1000;
+
 bool IsBlock(const Json& v) { return (v.is_object() || v.is_array()) && !v.empty(); }
 
 void AppendNode(const Json& v, int indent, bool first_inline, std::string* out);
@@ -181,9 +183,22 @@ void AppendNode(const Json& v, int indent, bool first_inline, std::string* out) 
     for (const auto& [k, val] : v.items()) {
       if (!first || !first_inline) out->append(static_cast<size_t>(indent), ' ');
       first = false;
-      AppendString(k, indent + 2, /*is_key=*/true, out);
-      out->push_back(':');
-      AppendMapValue(val, indent, out);
+      std::string key;
+      AppendString(k, indent + 2, /*is_key=*/true, &key);
+      if (key.size() <= kMaxImplicitKey) {
+        out->append(key).push_back(':');
+        AppendMapValue(val, indent, out);
+        continue;
+      }
+      // YAML limits implicit keys to 1024 characters; longer ones are explicit.
+      out->append("? ").append(key).push_back('\n');
+      out->append(static_cast<size_t>(indent), ' ').push_back(':');
+      if (IsBlock(val)) {
+        out->push_back('\n');
+        AppendNode(val, indent + 2, /*first_inline=*/false, out);
+      } else {
+        AppendMapValue(val, indent, out);
+      }
     }
     return;
   }

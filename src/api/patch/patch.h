@@ -25,7 +25,9 @@
 
 namespace batchd::api {
 
-inline constexpr int kMaxPatchDepth = 1000;
+// Matches the codec's `kMaxNestingDepth`: no patch result nests deeper than
+// a body the server would accept.
+inline constexpr int kMaxPatchDepth = 400;
 inline constexpr size_t kMaxJsonPatchOperations = 10'000;
 inline constexpr size_t kMaxPatchResultNodes = 5'000'000;
 
