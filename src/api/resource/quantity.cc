@@ -289,6 +289,27 @@ void RoundUpToNano(Dec& d) {
   d.e = kNano;
 }
 
+// The common case without big integers: at most 18 digits and a result
+// that fits an int64 (no BinarySI cap, no sub-nano rounding left to do).
+bool TrySmallParsedValue(const std::string& digits, int64_t e10, bool bump, const Suffix& suf,
+                         bool positive, Quantity& q) {
+  if (digits.size() > 18) return false;
+  int64_t m = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), m);
+  if (bump) m += 1;  // At most 18 nines + 1: still fits.
+  if (suf.base == 2) {
+    if (e10 < 0 || e10 > 18) return false;
+    int64_t scaled = 0;
+    if (MulOverflow(m, int64_t{1} << suf.exponent, &m) || MulOverflow(m, kPow10[e10], &scaled)) {
+      return false;
+    }
+    m = scaled;
+    e10 = 0;
+  }
+  QuantityAccess::SetSmall(q, positive ? m : -m, static_cast<int32_t>(e10));
+  return true;
+}
+
 }  // namespace
 
 absl::Status QuantityAccess::ComputeParsedValue(const Scanned& sc, const Suffix& suf, Quantity& q) {
@@ -320,6 +341,7 @@ absl::Status QuantityAccess::ComputeParsedValue(const Scanned& sc, const Suffix&
   if (digit_count + e10 > kMaxIntegerDigits || digit_count > kMaxIntegerDigits + 9) {
     return absl::InvalidArgumentError(kErrNumeric);
   }
+  if (TrySmallParsedValue(digits, e10, bump, suf, sc.positive, q)) return absl::OkStatus();
   Dec d{BigInt(digits), e10};
   if (bump) d.m += 1;
   if (suf.base == 2) {
@@ -497,6 +519,25 @@ std::optional<std::string> BinaryString(const Dec& integer) {
   return n.str() + std::string(kSuffixes[k]);
 }
 
+// BinarySI rendering without big integers when the value is a small
+// integer; nullopt sends the caller down the general path.
+std::optional<std::string> SmallBinaryString(bool is_big, int64_t m, int64_t e) {
+  if (is_big) return std::nullopt;
+  while (m % 10 == 0) {
+    m /= 10;
+    ++e;
+  }
+  if (e < 0 || e > 18 || MulOverflow(m, kPow10[e], &m)) return std::nullopt;
+  static constexpr std::string_view kSuffixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  size_t k = 0;
+  while (m % 1024 == 0 && k < 6) {
+    m /= 1024;
+    ++k;
+  }
+  if (m % 1024 == 0) return std::nullopt;  // Beyond Ei: general path falls back.
+  return std::to_string(m) + std::string(kSuffixes[k]);
+}
+
 }  // namespace
 
 std::string Quantity::String() const {
@@ -507,6 +548,9 @@ std::string Quantity::String() const {
     if (CmpInt64(-1024) > 0 && CmpInt64(1024) < 0) {
       fmt = Format::kDecimalSI;
     } else {
+      if (std::optional<std::string> s = SmallBinaryString(big_ != nullptr, small_, scale_)) {
+        return *s;
+      }
       Dec d = StripZeros(QuantityAccess::ToDec(*this));
       if (d.e < 0) {
         fmt = Format::kDecimalSI;  // Not an integer: keep the precision.

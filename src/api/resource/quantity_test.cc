@@ -256,7 +256,9 @@ TEST(QuantityStringTest, Canonical) {
     SCOPED_TRACE(c.want);
     EXPECT_EQ(c.in.String(), c.want);
     EXPECT_EQ(Q(c.want).String(), c.want);
-    if (!c.alternate.empty()) EXPECT_EQ(Q(c.alternate).String(), c.want) << c.alternate;
+    if (!c.alternate.empty()) {
+      EXPECT_EQ(Q(c.alternate).String(), c.want) << c.alternate;
+    }
     if (c.in.IsZero()) continue;
     Quantity neg = c.in;
     neg.Neg();
