@@ -199,7 +199,120 @@ int GoWeekday(absl::CivilDay d) {
 
 bool Has(uint64_t bits, int64_t v) { return ((uint64_t{1} << v) & bits) != 0; }
 
+bool DayMatches(uint64_t dom, uint64_t dow, int day, int weekday) {
+  const bool dom_match = Has(dom, day);
+  const bool dow_match = Has(dow, weekday);
+  if ((dom & kStarBit) || (dow & kStarBit)) return dom_match && dow_match;
+  return dom_match || dow_match;
+}
+
+// The search position of `Next`: a time, the zone it is read in, and
+// whether any field has been advanced yet (robfig's `added`).
+struct Cursor {
+  absl::Time t;
+  absl::TimeZone loc;
+  bool added = false;
+  absl::CivilSecond Civil() const { return absl::ToCivilSecond(t, loc); }
+  void Set(int64_t y, int mo, int d, int h, int mi, int s) {
+    t = GoDate(absl::CivilSecond(y, mo, d, h, mi, s), loc);
+  }
+};
+
+// Each Advance* moves to the first matching value of its field and returns
+// false when that wrapped into the next larger unit (start over).
+bool AdvanceMonth(Cursor& c, uint64_t bits) {
+  for (absl::CivilSecond cs = c.Civil(); !Has(bits, cs.month()); cs = c.Civil()) {
+    if (!c.added) {
+      c.added = true;
+      c.Set(cs.year(), cs.month(), 1, 0, 0, 0);
+      cs = c.Civil();
+    }
+    c.Set(cs.year(), cs.month() + 1, cs.day(), cs.hour(), cs.minute(), cs.second());
+    if (c.Civil().month() == 1) return false;
+  }
+  return true;
+}
+
+bool AdvanceDay(Cursor& c, uint64_t dom, uint64_t dow) {
+  for (absl::CivilSecond cs = c.Civil();
+       !DayMatches(dom, dow, cs.day(), GoWeekday(absl::CivilDay(cs))); cs = c.Civil()) {
+    if (!c.added) {
+      c.added = true;
+      c.Set(cs.year(), cs.month(), cs.day(), 0, 0, 0);
+      cs = c.Civil();
+    }
+    c.Set(cs.year(), cs.month(), cs.day() + 1, cs.hour(), cs.minute(), cs.second());
+    // A DST jump can move local midnight; pull back to midnight.
+    const int hour = c.Civil().hour();
+    if (hour != 0) c.t += hour > 12 ? absl::Hours(24 - hour) : absl::Hours(-hour);
+    if (c.Civil().day() == 1) return false;
+  }
+  return true;
+}
+
+bool AdvanceHour(Cursor& c, uint64_t bits) {
+  for (absl::CivilSecond cs = c.Civil(); !Has(bits, cs.hour()); cs = c.Civil()) {
+    if (!c.added) {
+      c.added = true;
+      c.Set(cs.year(), cs.month(), cs.day(), cs.hour(), 0, 0);
+    }
+    c.t += absl::Hours(1);
+    if (c.Civil().hour() == 0) return false;
+  }
+  return true;
+}
+
+// Minutes and seconds: absolute steps of `unit_seconds`.
+bool AdvanceSmall(Cursor& c, uint64_t bits, int64_t unit_seconds,
+                  int (*field)(const absl::CivilSecond&)) {
+  while (!Has(bits, field(c.Civil()))) {
+    if (!c.added) {
+      c.added = true;
+      c.t = TruncateTo(c.t, unit_seconds);
+    }
+    c.t += absl::Seconds(unit_seconds);
+    if (field(c.Civil()) == 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+absl::StatusOr<CronSchedule> CronSchedule::ParseDescriptor(absl::string_view spec,
+                                                          CronSchedule out) {
+  const uint64_t all_hour = AllBits(HourBounds());
+  const uint64_t all_dom = AllBits(DomBounds()), all_month = AllBits(MonthBounds());
+  const uint64_t all_dow = AllBits(DowBounds());
+  out.minute_ = 1;
+  out.hour_ = 1;
+  out.dom_ = all_dom;
+  out.month_ = all_month;
+  out.dow_ = all_dow;
+  if (spec == "@yearly" || spec == "@annually") {
+    out.dom_ = 1 << 1;
+    out.month_ = 1 << 1;
+  } else if (spec == "@monthly") {
+    out.dom_ = 1 << 1;
+  } else if (spec == "@weekly") {
+    out.dow_ = 1 << 0;
+  } else if (spec == "@daily" || spec == "@midnight") {
+  } else if (spec == "@hourly") {
+    out.hour_ = all_hour;
+  } else if (absl::StartsWith(spec, "@every ")) {
+    const absl::string_view d = spec.substr(7);
+    absl::Duration delay;
+    if (!absl::ParseDuration(d, &delay) || delay == absl::InfiniteDuration() ||
+        delay == -absl::InfiniteDuration()) {
+      return Err(absl::StrCat("failed to parse duration ", spec, ": time: invalid duration \"",
+                              d, "\""));
+    }
+    if (delay < absl::Seconds(1)) delay = absl::Seconds(1);
+    out.every_ = absl::Seconds(absl::ToInt64Seconds(delay));
+  } else {
+    return Err(absl::StrCat("unrecognized descriptor: ", spec));
+  }
+  return out;
+}
 
 absl::StatusOr<CronSchedule> CronSchedule::Parse(absl::string_view spec) {
   if (spec.empty()) return Err("empty spec string");
@@ -216,40 +329,7 @@ absl::StatusOr<CronSchedule> CronSchedule::Parse(absl::string_view spec) {
     out.zone_ = tz;
     spec = absl::StripAsciiWhitespace(spec.substr(sp));
   }
-  if (absl::StartsWith(spec, "@")) {
-    const uint64_t all_hour = AllBits(HourBounds());
-    const uint64_t all_dom = AllBits(DomBounds()), all_month = AllBits(MonthBounds());
-    const uint64_t all_dow = AllBits(DowBounds());
-    out.minute_ = 1;
-    out.hour_ = 1;
-    out.dom_ = all_dom;
-    out.month_ = all_month;
-    out.dow_ = all_dow;
-    if (spec == "@yearly" || spec == "@annually") {
-      out.dom_ = 1 << 1;
-      out.month_ = 1 << 1;
-    } else if (spec == "@monthly") {
-      out.dom_ = 1 << 1;
-    } else if (spec == "@weekly") {
-      out.dow_ = 1 << 0;
-    } else if (spec == "@daily" || spec == "@midnight") {
-    } else if (spec == "@hourly") {
-      out.hour_ = all_hour;
-    } else if (absl::StartsWith(spec, "@every ")) {
-      const absl::string_view d = spec.substr(7);
-      absl::Duration delay;
-      if (!absl::ParseDuration(d, &delay) || delay == absl::InfiniteDuration() ||
-          delay == -absl::InfiniteDuration()) {
-        return Err(absl::StrCat("failed to parse duration ", spec, ": time: invalid duration \"",
-                                d, "\""));
-      }
-      if (delay < absl::Seconds(1)) delay = absl::Seconds(1);
-      out.every_ = absl::Seconds(absl::ToInt64Seconds(delay));
-    } else {
-      return Err(absl::StrCat("unrecognized descriptor: ", spec));
-    }
-    return out;
-  }
+  if (absl::StartsWith(spec, "@")) return ParseDescriptor(spec, out);
   const std::vector<absl::string_view> fields = GoFields(spec);
   if (fields.size() != 5) {
     return Err(absl::StrCat("expected exactly 5 fields, found ", fields.size(), ": [",
@@ -266,88 +346,22 @@ absl::StatusOr<CronSchedule> CronSchedule::Parse(absl::string_view spec) {
   return out;
 }
 
-bool CronSchedule::DayMatches(int day, int weekday) const {
-  const bool dom_match = Has(dom_, day);
-  const bool dow_match = Has(dow_, weekday);
-  if ((dom_ & kStarBit) || (dow_ & kStarBit)) return dom_match && dow_match;
-  return dom_match || dow_match;
-}
-
 absl::Time CronSchedule::Next(absl::Time after, absl::TimeZone tz) const {
   if (every_) {
     const absl::Duration sub = after - TruncateTo(after, 1);
     return after + *every_ - sub;
   }
-  const absl::TimeZone loc = zone_.value_or(tz);
   // Start at the next whole second.
-  absl::Time t = TruncateTo(after, 1) + absl::Seconds(1);
-  auto civil = [&] { return absl::ToCivilSecond(t, loc); };
-  bool added = false;
-  const int64_t year_limit = civil().year() + 5;
+  Cursor c{TruncateTo(after, 1) + absl::Seconds(1), zone_.value_or(tz)};
+  const int64_t year_limit = c.Civil().year() + 5;
   for (;;) {  // Each `continue` is robfig's `goto WRAP`.
-    absl::CivilSecond c = civil();
-    if (c.year() > year_limit) return absl::InfiniteFuture();
-    bool wrapped = false;
-    while (!Has(month_, c.month())) {
-      if (!added) {
-        added = true;
-        t = GoDate(absl::CivilSecond(c.year(), c.month(), 1, 0, 0, 0), loc);
-        c = civil();
-      }
-      t = GoDate(absl::CivilSecond(c.year(), c.month() + 1, c.day(), c.hour(), c.minute(),
-                                   c.second()), loc);
-      c = civil();
-      if (c.month() == 1) { wrapped = true; break; }
-    }
-    if (wrapped) continue;
-    while (!DayMatches(c.day(), GoWeekday(absl::CivilDay(c)))) {
-      if (!added) {
-        added = true;
-        t = GoDate(absl::CivilSecond(c.year(), c.month(), c.day(), 0, 0, 0), loc);
-        c = civil();
-      }
-      t = GoDate(absl::CivilSecond(c.year(), c.month(), c.day() + 1, c.hour(), c.minute(),
-                                   c.second()), loc);
-      c = civil();
-      // A DST jump can move local midnight; pull back to midnight.
-      if (c.hour() != 0) {
-        t += c.hour() > 12 ? absl::Hours(24 - c.hour()) : absl::Hours(-c.hour());
-        c = civil();
-      }
-      if (c.day() == 1) { wrapped = true; break; }
-    }
-    if (wrapped) continue;
-    while (!Has(hour_, c.hour())) {
-      if (!added) {
-        added = true;
-        t = GoDate(absl::CivilSecond(c.year(), c.month(), c.day(), c.hour(), 0, 0), loc);
-      }
-      t += absl::Hours(1);
-      c = civil();
-      if (c.hour() == 0) { wrapped = true; break; }
-    }
-    if (wrapped) continue;
-    while (!Has(minute_, c.minute())) {
-      if (!added) {
-        added = true;
-        t = TruncateTo(t, 60);
-      }
-      t += absl::Minutes(1);
-      c = civil();
-      if (c.minute() == 0) { wrapped = true; break; }
-    }
-    if (wrapped) continue;
-    while (!Has(second_, c.second())) {
-      if (!added) {
-        added = true;
-        t = TruncateTo(t, 1);
-      }
-      t += absl::Seconds(1);
-      c = civil();
-      if (c.second() == 0) { wrapped = true; break; }
-    }
-    if (wrapped) continue;
-    return t;
+    if (c.Civil().year() > year_limit) return absl::InfiniteFuture();
+    if (!AdvanceMonth(c, month_)) continue;
+    if (!AdvanceDay(c, dom_, dow_)) continue;
+    if (!AdvanceHour(c, hour_)) continue;
+    if (!AdvanceSmall(c, minute_, 60, [](const absl::CivilSecond& cs) { return cs.minute(); })) continue;
+    if (!AdvanceSmall(c, second_, 1, [](const absl::CivilSecond& cs) { return cs.second(); })) continue;
+    return c.t;
   }
 }
 

@@ -41,6 +41,8 @@ class CronSchedule {
 
  private:
   CronSchedule() = default;
+  // The `@...` macros and `@every`; `out` carries a parsed TZ= zone.
+  static absl::StatusOr<CronSchedule> ParseDescriptor(absl::string_view spec, CronSchedule out);
 
   // Bit sets as in robfig: bit n set when value n matches; bit 63 marks a
   // field written as `*` / `?` (it changes the day-of-month/week rule).
@@ -52,8 +54,6 @@ class CronSchedule {
   uint64_t dow_ = 0;
   std::optional<absl::Duration> every_;
   std::optional<absl::TimeZone> zone_;
-
-  bool DayMatches(int day, int weekday) const;
 };
 
 }  // namespace batchd::api::batch_v1

@@ -114,8 +114,8 @@ ErrorList ValidateCronJobSpec(const Json& spec, const Json& old_spec, const Path
 }  // namespace
 
 ErrorList ValidateCronJobCreate(const Json& cronjob) {
-  ErrorList errs = internal::ValidateMetadata(cronjob);
-  Append(errs, ValidateCronJobSpec(At(cronjob, {"spec"}), Json(), Path("spec")));
+  // ObjectMeta itself is validated by the registry for every kind.
+  ErrorList errs = ValidateCronJobSpec(At(cronjob, {"spec"}), Json(), Path("spec"));
   const std::string name = internal::FindStr(cronjob, {"metadata", "name"});
   if (name.size() > kMaxCronJobNameLength) {
     errs.push_back(Invalid(Path("metadata").Child("name"), name, "must be no more than 52 characters"));
@@ -126,12 +126,9 @@ ErrorList ValidateCronJobCreate(const Json& cronjob) {
 ErrorList ValidateCronJobUpdate(const Json& cronjob, const Json& old) {
   // The 52-character limit is not applied on update, so that older long
   // names stay updatable (as in Kubernetes).
-  ErrorList errs = internal::ValidateMetadata(cronjob);
-  Append(errs, internal::ValidateMetaUpdate(cronjob, old));
   const Json& old_spec = At(old, {"spec"});
-  Append(errs, ValidateCronJobSpec(At(cronjob, {"spec"}),
-                                   old_spec.is_null() ? Json::object() : old_spec, Path("spec")));
-  return errs;
+  return ValidateCronJobSpec(At(cronjob, {"spec"}), old_spec.is_null() ? Json::object() : old_spec,
+                             Path("spec"));
 }
 
 }  // namespace batchd::api::batch_v1

@@ -126,6 +126,17 @@ TEST(PrepareJobForCreateTest, GeneratesSelectorAndLabels) {
       "controller-uid": "uid-1", "job-name": "pi"})"));
 }
 
+TEST(PrepareJobForCreateTest, UnlabelledJobGetsGeneratedLabelsInRegistryOrder) {
+  // The registry prepares, then defaults (Kubernetes defaults again when it
+  // decodes the stored object), so an unlabelled Job ends up with the
+  // generated labels, as `kubectl get job -o yaml` shows on a real cluster.
+  Json job = RawJob();
+  PrepareJobForCreate(job);
+  SetDefaultsJob(job);
+  EXPECT_EQ(job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]);
+  EXPECT_EQ(job["metadata"]["labels"]["batch.kubernetes.io/job-name"], "pi");
+}
+
 TEST(PrepareJobForCreateTest, KeepsUserLabelsAndManualSelector) {
   Json job = RawJob();
   job["spec"]["template"]["metadata"]["labels"] = {{"job-name", "mine"}, {"app", "x"}};

@@ -225,8 +225,7 @@ ErrorList ValidateFinishedAndCounters(const Json& job, const Json& old, const Fa
 ErrorList ValidateJobStatusUpdate(const Json& job, const Json& old) {
   const Path sp("status");
   const Facts now(job), was(old);
-  ErrorList errs = internal::ValidateMetaUpdate(job, old);
-  Append(errs, ValidateCounters(At(job, {"status"}), sp));
+  ErrorList errs = ValidateCounters(At(job, {"status"}), sp);
   Append(errs, ValidateConditionCombos(now, was, job, sp));
   Append(errs, ValidateTimes(job, old, now, was, sp));
   Append(errs, ValidateIndexes(job, old, sp));

@@ -214,7 +214,6 @@ ErrorList ValidateJobUpdate(const Json& job, const Json& old) {
   const bool had_prefixed = old_labels.is_object() && old_labels.contains(kJobNameLabel) &&
                             old_labels.contains(kControllerUidLabel);
   ErrorList errs = internal::ValidateJobWithOptions(job, had_prefixed);
-  internal::Append(errs, internal::ValidateMetaUpdate(job, old));
   const Path sp("spec");
   internal::Append(errs, internal::ValidateCompletionsUpdate(spec, old_spec));
   internal::Append(errs, Immutable(at(spec, {"selector"}), at(old_spec, {"selector"}), sp.Child("selector")));

@@ -97,8 +97,6 @@ TEST(ValidateJobUpdateTest, Table) {
          j["spec"]["podReplacementPolicy"] = "Failed";
        },
        {"spec.podFailurePolicy: field is immutable"}},
-      {"name immutable", none, [](Json& j) { j["metadata"]["name"] = "other"; },
-       {"metadata.name: field is immutable"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -10,7 +10,6 @@
 #include "api/batch/v1/internal/job_rules.h"
 #include "api/batch/v1/internal/util.h"
 #include "api/core/v1/core_v1.h"
-#include "api/validation/object_meta.h"
 
 namespace batchd::api::batch_v1 {
 namespace internal {
@@ -366,23 +365,9 @@ ErrorList ValidateGeneratedSelector(const Json& job, bool require_prefixed_label
   return errs;
 }
 
-ErrorList ValidateMetadata(const Json& obj) {
-  const Json* meta = Find(obj, {"metadata"});
-  return validation::ValidateObjectMeta(meta != nullptr ? *meta : Json::object(), true,
-                                        validation::NameIsDNSSubdomain, Path("metadata"));
-}
-
-ErrorList ValidateMetaUpdate(const Json& obj, const Json& old) {
-  const Json* meta = Find(obj, {"metadata"});
-  const Json* old_meta = Find(old, {"metadata"});
-  return validation::ValidateObjectMetaUpdate(meta != nullptr ? *meta : Json::object(),
-                                              old_meta != nullptr ? *old_meta : Json::object(),
-                                              Path("metadata"));
-}
-
 ErrorList ValidateJobWithOptions(const Json& job, bool require_prefixed_labels) {
-  ErrorList errs = ValidateMetadata(job);
-  Append(errs, ValidateGeneratedSelector(job, require_prefixed_labels));
+  // ObjectMeta itself is validated by the registry for every kind.
+  ErrorList errs = ValidateGeneratedSelector(job, require_prefixed_labels);
   const Json& spec = Member(job, "spec");
   Append(errs, ValidateJobSpecWithSelector(spec, Path("spec")));
   const auto completions = FindInt(spec, {"completions"});

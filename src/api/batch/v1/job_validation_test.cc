@@ -225,12 +225,12 @@ TEST(ValidateJobTest, Table) {
   }
 }
 
-TEST(ValidateJobTest, MetadataNameUsesObjectMetaRules) {
+TEST(ValidateJobTest, MetadataLeftToTheRegistry) {
+  // ObjectMeta rules run in the registry for every kind; the hook adds only
+  // Job-specific checks, so a bad name is not reported twice.
   Json job = RawJob();
   job["metadata"]["name"] = "Pi";
-  const auto msgs = Messages(ValidateJob(Created(job)));
-  ASSERT_FALSE(msgs.empty());
-  EXPECT_THAT(msgs[0], HasSubstr("metadata.name: Invalid value: \"Pi\": a lowercase RFC 1123 subdomain"));
+  EXPECT_THAT(Messages(ValidateJob(Created(job))), IsEmpty());
 }
 
 TEST(ValidateJobTest, GeneratedSelectorMustMatchUid) {

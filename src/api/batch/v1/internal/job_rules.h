@@ -19,10 +19,6 @@ ErrorList ValidateJobSpecBody(const Json& spec, const Path& p);
 ErrorList ValidateJobSpecWithSelector(const Json& spec, const Path& p);
 // validateGeneratedSelector for non-manual selectors.
 ErrorList ValidateGeneratedSelector(const Json& job, bool require_prefixed_labels);
-// ValidateObjectMeta for a namespaced kind with DNS-subdomain names.
-ErrorList ValidateMetadata(const Json& obj);
-// ValidateObjectMetaUpdate of `obj` against `old`.
-ErrorList ValidateMetaUpdate(const Json& obj, const Json& old);
 // ValidateJob with RequirePrefixedLabels = `require_prefixed_labels`.
 ErrorList ValidateJobWithOptions(const Json& job, bool require_prefixed_labels);
 

@@ -18,10 +18,10 @@ inline Json RawJob() {
              "containers": [{"name": "pi", "image": "perl:5.34"}]}}}})");
 }
 
-// Defaulted and prepared as the registry does before validate_create.
+// Prepared and defaulted in the registry's order before validate_create.
 inline Json Created(Json job) {
-  SetDefaultsJob(job);
   PrepareJobForCreate(job);
+  SetDefaultsJob(job);
   return job;
 }
 

@@ -1,7 +1,8 @@
-// Internal to api/batch/v1: JSON access, name/format checks, selector
-// matching and time formatting used by the Job and CronJob hooks. These are
-// private stand-ins until the shared api/validation, api/labels and api/meta
-// libraries exist; not a public API. Stateless and thread-safe.
+// Internal to api/batch/v1: JSON access, name/format checks (delegating to
+// api/validation), struct-form label selector matching/formatting and time
+// formatting used by the Job and CronJob hooks. The selector and time helpers
+// are private stand-ins for api/labels and api/meta, which did not exist
+// when this was written. Not a public API. Stateless and thread-safe.
 #pragma once
 
 #include "absl/strings/string_view.h"
