@@ -197,12 +197,20 @@ SchemaPtr SecurityContextSchema() {
       Object(R("SecurityContext"), "SecurityContext holds security configuration that will be "
                                    "applied to a container.")
           .Field("allowPrivilegeEscalation", Bool("Whether a process can gain more privileges."))
+          .Field("capabilities", Object(R("Capabilities"), "POSIX capabilities to add/drop.")
+                                     .Field("add", ArrayOf(Str(), "Added capabilities.")
+                                                       .ListType("atomic"))
+                                     .Field("drop", ArrayOf(Str(), "Removed capabilities.")
+                                                        .ListType("atomic")))
+          .Field("procMount", Str("Default or Unmasked."))
           .Field("privileged", Bool("Run container in privileged mode."))
           .Field("readOnlyRootFilesystem", Bool("Whether this container has a read-only root "
                                                 "filesystem."))
           .Field("runAsGroup", Int64("The GID to run the entrypoint of the container process."))
           .Field("runAsNonRoot", Bool("Indicates that the container must run as a non-root user."))
           .Field("runAsUser", Int64("The UID to run the entrypoint of the container process."))
+          .Field("seLinuxOptions", SeLinuxOptionsSchema())
+          .Field("seccompProfile", SeccompProfileSchema())
           .PreserveUnknown()
           .Build();
   return s;

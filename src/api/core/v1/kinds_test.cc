@@ -2,6 +2,8 @@
 
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/pods.h"
+#include "api/core/v1/internal/schemas.h"
+#include "api/schema_ops/schema_ops.h"
 
 namespace batchd::api::core_v1 {
 namespace {
@@ -138,6 +140,64 @@ TEST(KindsTest, LeaseRow) {
   ASSERT_EQ(lease->validate_create(l).size(), 1u);
   EXPECT_EQ(lease->validate_create(l)[0].Message(),
             "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0");
+}
+
+}  // namespace
+}  // namespace batchd::api::core_v1
+
+namespace batchd::api::core_v1 {
+namespace {
+
+// A manifest using most commonly written pod fields decodes strictly.
+TEST(KindsTest, RealisticPodHasNoUnknownFields) {
+  Json pod = Json::parse(R"({
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "trainer", "namespace": "ml", "labels": {"app": "t"},
+      "annotations": {"a": "b"}, "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
+      "name": "j", "uid": "u", "controller": true, "blockOwnerDeletion": true}],
+      "finalizers": ["batch.kubernetes.io/job-tracking"]},
+    "spec": {
+      "restartPolicy": "OnFailure", "serviceAccountName": "default", "priorityClassName": "high",
+      "nodeSelector": {"gpu": "a100"}, "terminationGracePeriodSeconds": 10,
+      "securityContext": {"runAsUser": 1000, "fsGroup": 2000,
+        "seccompProfile": {"type": "RuntimeDefault"}},
+      "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+      "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In",
+        "values": ["a"]}]}]}}, "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+        [{"weight": 10, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+        "labelSelector": {"matchLabels": {"app": "t"}}}}]}},
+      "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+        "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "t"}}}],
+      "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "pvc"}},
+        {"name": "cfg", "configMap": {"name": "c", "items": [{"key": "k", "path": "p"}]}},
+        {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}],
+      "initContainers": [{"name": "init", "image": "busybox", "command": ["sh", "-c", "true"]}],
+      "containers": [{"name": "main", "image": "pytorch:2", "args": ["--epochs", "3"],
+        "workingDir": "/w", "imagePullPolicy": "IfNotPresent",
+        "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+        "env": [{"name": "A", "value": "1"}, {"name": "POD", "valueFrom": {"fieldRef":
+          {"fieldPath": "metadata.name"}}}, {"name": "CPU", "valueFrom": {"resourceFieldRef":
+          {"resource": "limits.cpu", "divisor": "1m"}}}],
+        "envFrom": [{"configMapRef": {"name": "c"}}],
+        "resources": {"limits": {"cpu": 2, "memory": "4Gi", "nvidia.com/gpu": 1},
+          "requests": {"cpu": "1500m", "memory": "4Gi"}},
+        "volumeMounts": [{"name": "data", "mountPath": "/data", "readOnly": true}],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"},
+          "initialDelaySeconds": 5},
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", "1"]}}},
+        "securityContext": {"allowPrivilegeEscalation": false,
+          "capabilities": {"drop": ["ALL"]}},
+        "terminationMessagePolicy": "FallbackToLogsOnError"}]
+    }})");
+  std::vector<std::string> unknown;
+  absl::Status st = schema_ops::Normalize(*internal::PodSchema(), pod, &unknown);
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_TRUE(unknown.empty()) << unknown.front();
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["limits"]["cpu"], "2");
+  const KindDef k = internal::PodKind();
+  k.set_defaults(pod);
+  EXPECT_TRUE(k.validate_create(pod).empty()) << JoinMessages(k.validate_create(pod));
 }
 
 }  // namespace

@@ -89,8 +89,17 @@ SchemaPtr PodSecurityContextSchema() {
           .Field("runAsGroup", Int64("The GID to run the entrypoint of the container process."))
           .Field("runAsNonRoot", Bool("Indicates that the container must run as a non-root user."))
           .Field("runAsUser", Int64("The UID to run the entrypoint of the container process."))
+          .Field("fsGroupChangePolicy", Str("OnRootMismatch or Always."))
+          .Field("seLinuxOptions", SeLinuxOptionsSchema())
+          .Field("seccompProfile", SeccompProfileSchema())
           .Field("supplementalGroups", ArrayOf(Int64(), "Groups added to the first process.")
                                            .ListType("atomic"))
+          .Field("supplementalGroupsPolicy", Str("Merge or Strict."))
+          .Field("sysctls", ArrayOf(Object(R("Sysctl"), "A kernel parameter to be set.")
+                                        .Field("name", Str("Name of a property to set."))
+                                        .Field("value", Str("Value of a property to set."))
+                                        .Require("name").Require("value").Build(),
+                                    "Namespaced sysctls used for the pod.").ListType("atomic"))
           .PreserveUnknown()
           .Build();
   return s;
@@ -174,15 +183,6 @@ SchemaPtr TolerationSchema() {
           .Field("tolerationSeconds", Int64("Period of time the toleration tolerates the taint."))
           .Field("value", Str("The taint value the toleration matches to."))
           .Build();
-  return s;
-}
-
-SchemaPtr VolumeSchema() {
-  static const SchemaPtr s =
-      Object(R("Volume"), "Volume represents a named volume in a pod.")
-          .Field("name", Str("Name of the volume. Must be a DNS_LABEL and unique within the pod."))
-          .PreserveUnknown()
-          .Require("name").Build();
   return s;
 }
 

@@ -16,6 +16,8 @@ SchemaPtr LocalObjectReferenceSchema();
 SchemaPtr ContainerSchema();
 SchemaPtr ResourceRequirementsSchema();
 SchemaPtr VolumeSchema();
+SchemaPtr SeccompProfileSchema();
+SchemaPtr SeLinuxOptionsSchema();
 SchemaPtr AffinitySchema();
 SchemaPtr TolerationSchema();
 SchemaPtr PodStatusSchema();
