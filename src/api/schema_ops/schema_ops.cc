@@ -184,6 +184,10 @@ class Normalizer {
         it = v.erase(it);
         continue;
       }
+      if (prop->type == Type::kTime && it->is_string() && it->get_ref<const std::string&>().empty()) {
+        it = v.erase(it);  // "" reads as an unset time (lenient; Go rejects it).
+        continue;
+      }
       const std::string child_go = go_path.empty() ? key : go_path + "." + key;
       absl::Status st = Walk(*prop, *it, child_path, child_go, me.empty() ? "" : me);
       if (!st.ok()) return st;

@@ -61,6 +61,7 @@ TEST(NormalizeTest, Cases) {
        R"({"spec":{"parallelism":2}})", {}, ""},
       {"time canonicalised to UTC", R"({"spec":{"start":"2024-01-02T05:04:05.123+02:00"}})",
        R"({"spec":{"start":"2024-01-02T03:04:05Z"}})", {}, ""},
+      {"empty time is unset", R"({"spec":{"start":""}})", R"({"spec":{}})", {}, ""},
       {"int or string", R"({"spec":{"maxUnavailable":"50%"}})",
        R"({"spec":{"maxUnavailable":"50%"}})", {}, ""},
       {"string into int32", R"({"spec":{"parallelism":"3"}})", "", {},
