@@ -53,7 +53,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   } else {
     return absl::InvalidArgumentError("unknown store " + opts.store);
   }
-  i.store = std::make_unique<store::ObservableStore>(*i.backend);
+  i.store = std::make_unique<store::ObservableStore>(*i.backend, i.clock);
   i.registry = std::make_unique<registry::Registry>(*i.store, api::BuiltinScheme(), i.clock);
   if (auto st = i.registry->Start(); !st.ok()) return st;
   apiserver::ApiServerOptions ao;

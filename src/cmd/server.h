@@ -18,7 +18,7 @@ struct ServerOptions {
   std::string store = "sqlite";
   // SQLite synchronous mode: "full" (survives power loss) or "normal"
   // (survives a process crash / kill -9).
-  std::string sync = "full";
+  std::string sync = "normal";
   bool local_node = true;
   std::string config_file;
 };

@@ -9,7 +9,7 @@ using api::Json;
 
 absl::Status ApiError(absl::StatusCode code, std::string_view reason, std::string message,
                       Json details) {
-  absl::Status s(code, message);
+  absl::Status s(code, absl::string_view(message));
   Json payload = {{"reason", reason}, {"details", std::move(details)}};
   s.SetPayload(kStatusPayloadUrl, absl::Cord(payload.dump()));
   return s;
@@ -36,19 +36,19 @@ Json Details(const api::KindDef& k, std::string_view name) {
 
 absl::Status NotFound(const api::KindDef& k, std::string_view name) {
   return ApiError(absl::StatusCode::kNotFound, "NotFound",
-                  absl::StrCat(k.GroupResource(), " \"", name, "\" not found"), Details(k, name));
+                  absl::StrCat(k.GroupResource(), " \"", std::string(name), "\" not found"), Details(k, name));
 }
 
 absl::Status AlreadyExists(const api::KindDef& k, std::string_view name) {
   return ApiError(absl::StatusCode::kAlreadyExists, "AlreadyExists",
-                  absl::StrCat(k.GroupResource(), " \"", name, "\" already exists"),
+                  absl::StrCat(k.GroupResource(), " \"", std::string(name), "\" already exists"),
                   Details(k, name));
 }
 
 absl::Status Conflict(const api::KindDef& k, std::string_view name, std::string_view why) {
   return ApiError(absl::StatusCode::kAborted, "Conflict",
-                  absl::StrCat("Operation cannot be fulfilled on ", k.GroupResource(), " \"", name,
-                               "\": ", why),
+                  absl::StrCat("Operation cannot be fulfilled on ", k.GroupResource(), " \"",
+                               std::string(name), "\": ", std::string(why)),
                   Details(k, name));
 }
 
@@ -66,7 +66,7 @@ absl::Status Invalid(const api::KindDef& k, std::string_view name, const api::Er
         {{"reason", e.Reason()}, {"message", e.CauseMessage()}, {"field", e.field}});
   }
   return ApiError(absl::StatusCode::kInvalidArgument, "Invalid",
-                  absl::StrCat(k.GroupKind(), " \"", name, "\" is invalid: ",
+                  absl::StrCat(k.GroupKind(), " \"", std::string(name), "\" is invalid: ",
                                api::JoinMessages(errs)),
                   std::move(details));
 }
@@ -77,7 +77,7 @@ absl::Status BadRequest(std::string message) {
 
 absl::Status Forbidden(const api::KindDef& k, std::string_view name, std::string message) {
   return ApiError(absl::StatusCode::kPermissionDenied, "Forbidden",
-                  absl::StrCat(k.GroupResource(), " \"", name, "\" is forbidden: ", message),
+                  absl::StrCat(k.GroupResource(), " \"", std::string(name), "\" is forbidden: ", message),
                   Details(k, name));
 }
 

@@ -15,7 +15,7 @@
 
 namespace batchd::registry {
 
-inline constexpr std::string_view kStatusPayloadUrl = "batchd.io/k8s-status";
+inline constexpr char kStatusPayloadUrl[] = "batchd.io/k8s-status";
 
 // An error with an explicit Kubernetes reason and details object.
 absl::Status ApiError(absl::StatusCode code, std::string_view reason, std::string message,

@@ -11,7 +11,6 @@ namespace batchd::registry {
 
 using api::Json;
 
-Registry::~Registry() = default;
 
 absl::StatusOr<ObjectPtr> Registry::Get(const api::KindDef& k, std::string_view ns,
                                         std::string_view name) {
@@ -105,8 +104,8 @@ class FilteredWatcher : public Watcher {
     }
     absl::Time deadline = absl::Now() + timeout;
     for (;;) {
-      absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) return false;
+      // A zero timeout still drains events that are already queued.
+      absl::Duration left = std::max(deadline - absl::Now(), absl::ZeroDuration());
       CacheEvent ce;
       if (!sub_->Next(&ce, left)) {
         if (sub_->closed() && !error_sent_) {

@@ -142,7 +142,7 @@ class Registry {
   std::mutex rng_mu_;
   absl::BitGen rng_;
   struct NamespaceWorker;
-  std::unique_ptr<NamespaceWorker> ns_worker_;
+  std::shared_ptr<NamespaceWorker> ns_worker_;
 };
 
 // Parses a JSON/merge patch body type from a Content-Type; NotFound-free.

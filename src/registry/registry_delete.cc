@@ -52,7 +52,7 @@ struct Registry::NamespaceWorker {
 Registry::Registry(store::Store& store, std::shared_ptr<const api::Scheme> scheme, Clock& clock)
     : store_(store), scheme_(std::move(scheme)), clock_(clock),
       cache_(std::make_unique<WatchCache>(store, scheme_)),
-      ns_worker_(std::make_unique<NamespaceWorker>()) {}
+      ns_worker_(std::make_shared<NamespaceWorker>()) {}
 
 absl::Status Registry::Start() {
   if (auto st = cache_->Start(); !st.ok()) return st;
@@ -171,11 +171,11 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
     // namespace worker finish it.
     absl::Time now = clock_.Now();
     if (!meta.contains("deletionTimestamp")) {
-      meta["deletionTimestamp"] = api::FormatRfc3339(now + absl::Seconds(grace));
+      meta["deletionTimestamp"] = api::meta::FormatRfc3339(now + absl::Seconds(grace));
       meta["deletionGracePeriodSeconds"] = grace;
     } else if (IsPod(k) && meta.value("deletionGracePeriodSeconds", int64_t{0}) > grace) {
       // A shorter grace period may only move deletion earlier.
-      meta["deletionTimestamp"] = api::FormatRfc3339(now + absl::Seconds(grace));
+      meta["deletionTimestamp"] = api::meta::FormatRfc3339(now + absl::Seconds(grace));
       meta["deletionGracePeriodSeconds"] = grace;
       if (grace == 0 && !has_finalizers) {
         if (opts.dry_run) return DeleteResult{true, obj};
@@ -258,11 +258,16 @@ void Registry::FinishNamespace(std::string ns) {
     }
     return;
   }
-  clock_.ScheduleAfter(absl::Seconds(1), [this, ns] {
-    std::lock_guard<std::mutex> lock(ns_worker_->mu);
-    if (ns_worker_->stop) return;
-    ns_worker_->queue.push_back(ns);
-    ns_worker_->cv.notify_all();
+  // The timer holds only the worker, so it is harmless after the registry
+  // is gone.
+  std::weak_ptr<NamespaceWorker> weak = ns_worker_;
+  clock_.ScheduleAfter(absl::Seconds(1), [weak, ns] {
+    auto worker = weak.lock();
+    if (!worker) return;
+    std::lock_guard<std::mutex> lock(worker->mu);
+    if (worker->stop) return;
+    worker->queue.push_back(ns);
+    worker->cv.notify_all();
   });
 }
 

@@ -54,7 +54,7 @@ void CopySystemMeta(const Json& old_meta, Json& meta) {
 
 std::string Registry::NewUid() {
   std::lock_guard<std::mutex> lock(rng_mu_);
-  return api::NewUid(rng_);
+  return api::meta::NewUid(rng_);
 }
 
 absl::Status Registry::NormalizeBody(const api::KindDef& k, Json& obj, const WriteOptions& opts) {
@@ -70,7 +70,7 @@ absl::Status Registry::NormalizeBody(const api::KindDef& k, Json& obj, const Wri
                                    k.ApiVersion(), ")"));
   }
   std::vector<std::string> unknown;
-  absl::Status st = api::Normalize(*k.schema, obj, &unknown);
+  absl::Status st = api::schema_ops::Normalize(*k.schema, obj, &unknown);
   if (!st.ok()) {
     return BadRequest(absl::StrCat(k.kind, " in version \"", k.version,
                                    "\" cannot be handled as a ", k.kind, ": ", st.message()));
@@ -104,7 +104,7 @@ absl::Status Registry::CheckNamespace(const api::KindDef& k, std::string_view ns
   Json nsj = nso->Decode();
   if (nsj.contains("metadata") && nsj["metadata"].contains("deletionTimestamp")) {
     return Forbidden(k, name,
-                     absl::StrCat("unable to create new content in namespace ", ns,
+                     absl::StrCat("unable to create new content in namespace ", std::string(ns),
                                   " because it is being terminated"));
   }
   return absl::OkStatus();
@@ -135,7 +135,7 @@ absl::StatusOr<Json> Registry::Create(const api::KindDef& k, std::string_view ns
   meta.erase("deletionGracePeriodSeconds");
   meta.erase("selfLink");
   meta["uid"] = NewUid();
-  meta["creationTimestamp"] = api::FormatRfc3339(clock_.Now());
+  meta["creationTimestamp"] = api::meta::FormatRfc3339(clock_.Now());
   meta["generation"] = 1;
   const bool generate = Str(meta, "name").empty() && !Str(meta, "generateName").empty();
   if (generate) {
@@ -194,7 +194,7 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
   Json& meta = obj["metadata"];
   if (Str(meta, "name") != name) {
     return BadRequest(absl::StrCat("the name of the object (", Str(meta, "name"),
-                                   ") does not match the name on the URL (", name, ")"));
+                                   ") does not match the name on the URL (", std::string(name), ")"));
   }
   if (k.namespaced) {
     std::string body_ns = Str(meta, "namespace");

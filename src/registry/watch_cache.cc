@@ -13,8 +13,8 @@ using api::Json;
 std::string StoreKey(const api::KindDef& k, std::string_view ns, std::string_view name) {
   std::string key = absl::StrCat("/registry/", k.group.empty() ? "core" : k.group, "/", k.plural,
                                  "/");
-  if (k.namespaced && !ns.empty()) absl::StrAppend(&key, ns, "/");
-  absl::StrAppend(&key, name);
+  if (k.namespaced && !ns.empty()) absl::StrAppend(&key, std::string(ns), "/");
+  absl::StrAppend(&key, std::string(name));
   return key;
 }
 

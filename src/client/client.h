@@ -1,0 +1,84 @@
+// Client: how controllers, the node agent and tests read and write API
+// objects. One narrow interface with two implementations — InProcessClient
+// (through the Registry, so validation and optimistic concurrency apply to
+// controllers exactly as to kubectl) and HttpClient (over the REST API, for
+// `batchd agent` on another machine).
+//
+// Objects are api::Json documents; errors are registry-style Status values
+// (NotFound, Conflict, Invalid, ...) in both implementations.
+//
+// Thread-safety: implementations are thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/kind.h"
+
+namespace batchd::client {
+
+struct ListResult {
+  std::vector<api::Json> items;
+  std::string resource_version;
+};
+
+struct WatchEvent {
+  std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR.
+  api::Json object;
+};
+
+class WatchStream {
+ public:
+  virtual ~WatchStream() = default;
+  // Waits up to `timeout` for an event; false on timeout or end of stream
+  // (then `done()` is true).
+  virtual bool Next(WatchEvent* ev, absl::Duration timeout) = 0;
+  virtual bool done() const = 0;
+};
+
+struct Selector {
+  std::string labels;  // labelSelector syntax.
+  std::string fields;  // fieldSelector syntax.
+};
+
+struct DeleteOptions {
+  std::optional<int64_t> grace_period_seconds;
+  std::string propagation_policy;   // "" = the kind's default.
+  std::optional<std::string> precondition_uid;
+};
+
+class Client {
+ public:
+  virtual ~Client() = default;
+  virtual const api::Scheme& scheme() const = 0;
+
+  virtual absl::StatusOr<api::Json> Get(const api::KindDef& k, const std::string& ns,
+                                        const std::string& name) = 0;
+  virtual absl::StatusOr<ListResult> List(const api::KindDef& k, const std::string& ns,
+                                          const Selector& sel = {}) = 0;
+  virtual absl::StatusOr<api::Json> Create(const api::KindDef& k, const std::string& ns,
+                                           api::Json obj) = 0;
+  // PUT with the object's resourceVersion as precondition (Conflict when stale).
+  virtual absl::StatusOr<api::Json> Update(const api::KindDef& k, api::Json obj) = 0;
+  virtual absl::StatusOr<api::Json> UpdateStatus(const api::KindDef& k, api::Json obj) = 0;
+  // JSON merge patch.
+  virtual absl::StatusOr<api::Json> MergePatch(const api::KindDef& k, const std::string& ns,
+                                               const std::string& name, const api::Json& patch,
+                                               bool status = false) = 0;
+  virtual absl::Status Delete(const api::KindDef& k, const std::string& ns,
+                              const std::string& name, const DeleteOptions& opts = {}) = 0;
+  // Watches from `resource_version` ("" = current state as ADDED events first).
+  virtual absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const api::KindDef& k,
+                                                             const std::string& ns,
+                                                             const Selector& sel,
+                                                             const std::string& resource_version) = 0;
+
+  // Convenience: the KindDef for group/version/plural; never null for built-in kinds.
+  const api::KindDef& Kind(std::string_view group, std::string_view version,
+                           std::string_view plural) const;
+};
+
+}  // namespace batchd::client

@@ -1,0 +1,114 @@
+#include "client/in_process_client.h"
+
+namespace batchd::client {
+
+using api::Json;
+
+const api::KindDef& Client::Kind(std::string_view group, std::string_view version,
+                                 std::string_view plural) const {
+  const api::KindDef* k = scheme().ByResource(group, version, plural);
+  if (!k) {
+    // Built-in kinds are always registered; asking for another is a programming error.
+    std::abort();
+  }
+  return *k;
+}
+
+registry::WriteOptions InProcessClient::Opts() const {
+  registry::WriteOptions o;
+  o.field_validation = registry::FieldValidation::kIgnore;
+  o.field_manager = field_manager_;
+  return o;
+}
+
+absl::StatusOr<Json> InProcessClient::Get(const api::KindDef& k, const std::string& ns,
+                                          const std::string& name) {
+  auto o = registry_.Get(k, ns, name);
+  if (!o.ok()) return o.status();
+  return (*o)->Decode();
+}
+
+absl::StatusOr<ListResult> InProcessClient::List(const api::KindDef& k, const std::string& ns,
+                                                 const Selector& sel) {
+  registry::ListOptions lo;
+  lo.label_selector = sel.labels;
+  lo.field_selector = sel.fields;
+  auto r = registry_.List(k, ns, lo);
+  if (!r.ok()) return r.status();
+  ListResult out;
+  out.resource_version = std::to_string(r->revision);
+  out.items.reserve(r->items.size());
+  for (const auto& o : r->items) out.items.push_back(o->Decode());
+  return out;
+}
+
+absl::StatusOr<Json> InProcessClient::Create(const api::KindDef& k, const std::string& ns,
+                                             Json obj) {
+  return registry_.Create(k, ns, std::move(obj), Opts());
+}
+
+namespace {
+std::string MetaString(const Json& obj, const char* field) {
+  if (!obj.contains("metadata") || !obj["metadata"].is_object()) return "";
+  return obj["metadata"].value(field, "");
+}
+}  // namespace
+
+absl::StatusOr<Json> InProcessClient::Update(const api::KindDef& k, Json obj) {
+  std::string ns = MetaString(obj, "namespace"), name = MetaString(obj, "name");
+  return registry_.Update(k, ns, name, std::move(obj), false, Opts());
+}
+
+absl::StatusOr<Json> InProcessClient::UpdateStatus(const api::KindDef& k, Json obj) {
+  std::string ns = MetaString(obj, "namespace"), name = MetaString(obj, "name");
+  return registry_.Update(k, ns, name, std::move(obj), true, Opts());
+}
+
+absl::StatusOr<Json> InProcessClient::MergePatch(const api::KindDef& k, const std::string& ns,
+                                                 const std::string& name, const Json& patch,
+                                                 bool status) {
+  return registry_.Patch(k, ns, name, registry::PatchType::kMerge, patch, status, Opts());
+}
+
+absl::Status InProcessClient::Delete(const api::KindDef& k, const std::string& ns,
+                                     const std::string& name, const DeleteOptions& opts) {
+  registry::DeleteOptions d;
+  d.grace_period_seconds = opts.grace_period_seconds;
+  d.propagation_policy = opts.propagation_policy;
+  d.precondition_uid = opts.precondition_uid;
+  return registry_.Delete(k, ns, name, d).status();
+}
+
+namespace {
+
+class RegistryWatchStream : public WatchStream {
+ public:
+  explicit RegistryWatchStream(std::unique_ptr<registry::Watcher> w) : w_(std::move(w)) {}
+  bool Next(WatchEvent* ev, absl::Duration timeout) override {
+    registry::Watcher::Event e;
+    if (!w_->Next(&e, timeout)) return false;
+    ev->type = e.type;
+    ev->object = e.type == "ERROR" ? e.error : e.object->Decode();
+    return true;
+  }
+  bool done() const override { return w_->done(); }
+
+ private:
+  std::unique_ptr<registry::Watcher> w_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<WatchStream>> InProcessClient::Watch(
+    const api::KindDef& k, const std::string& ns, const Selector& sel,
+    const std::string& resource_version) {
+  registry::ListOptions lo;
+  lo.label_selector = sel.labels;
+  lo.field_selector = sel.fields;
+  lo.resource_version = resource_version;
+  auto w = registry_.Watch(k, ns, lo);
+  if (!w.ok()) return w.status();
+  return std::unique_ptr<WatchStream>(new RegistryWatchStream(std::move(*w)));
+}
+
+}  // namespace batchd::client

@@ -1,0 +1,76 @@
+// Informer: a local, decoded copy of one kind's objects (optionally one
+// namespace / selector), kept current by list + watch through a Client, with
+// add/update/delete handlers — the lister and event source controllers read.
+//
+// Two ways to drive it: `Start()` runs a thread that watches and re-lists on
+// errors (server mode); `Pump()` processes whatever events are ready without
+// blocking (single-threaded simulate mode and deterministic tests).
+//
+// Thread-safety: the lister methods are thread-safe. Handlers run on the
+// thread that drives the informer, one event at a time, after the local copy
+// is updated; they must not block.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/client.h"
+
+namespace batchd::client {
+
+using ObjectRef = std::shared_ptr<const api::Json>;
+
+struct EventHandlers {
+  std::function<void(const ObjectRef&)> on_add;
+  std::function<void(const ObjectRef& old_obj, const ObjectRef& new_obj)> on_update;
+  std::function<void(const ObjectRef&)> on_delete;
+};
+
+class Informer {
+ public:
+  Informer(Client& client, const api::KindDef& kind, std::string ns = "", Selector sel = {});
+  ~Informer();
+
+  void AddHandlers(EventHandlers h);
+
+  // Lists and opens the watch; handlers see every listed object as an add.
+  absl::Status Sync();
+  // Processes ready events; returns how many. Re-syncs when the watch ends.
+  int Pump();
+  // Sync, then a thread that pumps until Stop.
+  absl::Status Start();
+  void Stop();
+
+  ObjectRef Get(const std::string& ns, const std::string& name) const;
+  std::vector<ObjectRef> List(const std::string& ns = "") const;
+  // Objects whose labels match a label-selector string.
+  std::vector<ObjectRef> ListMatching(const std::string& ns, const std::string& selector) const;
+  const api::KindDef& kind() const { return kind_; }
+  std::string ResourceVersion() const;
+
+  // "ns/name" or "name".
+  static std::string KeyOf(const api::Json& obj);
+
+ private:
+  void Apply(const WatchEvent& ev);
+
+  Client& client_;
+  const api::KindDef& kind_;
+  const std::string ns_;
+  const Selector sel_;
+  std::vector<EventHandlers> handlers_;
+  std::unique_ptr<WatchStream> watch_;
+  mutable std::mutex mu_;
+  std::map<std::string, ObjectRef> objects_;
+  std::string resource_version_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace batchd::client

@@ -1,0 +1,118 @@
+#include "client/workqueue.h"
+
+#include <algorithm>
+
+namespace batchd::client {
+
+WorkQueue::WorkQueue(Clock& clock, RateLimit limit) : clock_(clock), limit_(limit) {}
+
+WorkQueue::~WorkQueue() {
+  ShutDown();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [key, id] : timers_) clock_.Cancel(id);
+}
+
+void WorkQueue::Add(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutdown_ || dirty_.count(key)) return;
+  dirty_.insert(key);
+  if (processing_.count(key)) return;  // Re-queued by Done.
+  queue_.push_back(key);
+  cv_.notify_one();
+}
+
+void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
+  if (delay <= absl::ZeroDuration()) {
+    Add(key);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutdown_) return;
+  absl::Time due = clock_.Now() + delay;
+  auto it = timer_due_.find(key);
+  if (it != timer_due_.end()) {
+    if (it->second <= due) return;  // An earlier wake-up is already pending.
+    clock_.Cancel(timers_[key]);
+  }
+  timer_due_[key] = due;
+  timers_[key] = clock_.ScheduleAt(due, [this, key] {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      timers_.erase(key);
+      timer_due_.erase(key);
+    }
+    Add(key);
+  });
+}
+
+void WorkQueue::AddRateLimited(const std::string& key) {
+  int n;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    n = failures_[key]++;
+  }
+  absl::Duration d = limit_.base;
+  for (int i = 0; i < n && d < limit_.max; ++i) d *= 2;
+  AddAfter(key, std::min(d, limit_.max));
+}
+
+void WorkQueue::Forget(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  failures_.erase(key);
+}
+
+int WorkQueue::Failures(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = failures_.find(key);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+bool WorkQueue::PopLocked(std::string* key) {
+  if (queue_.empty()) return false;
+  *key = std::move(queue_.front());
+  queue_.pop_front();
+  dirty_.erase(*key);
+  processing_.insert(*key);
+  return true;
+}
+
+bool WorkQueue::Get(std::string* key, absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+               [&] { return !queue_.empty() || shutdown_; });
+  if (shutdown_) return false;
+  return PopLocked(key);
+}
+
+bool WorkQueue::TryGet(std::string* key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutdown_) return false;
+  return PopLocked(key);
+}
+
+void WorkQueue::Done(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  processing_.erase(key);
+  if (dirty_.count(key) && !shutdown_) {
+    queue_.push_back(key);
+    cv_.notify_one();
+  }
+}
+
+size_t WorkQueue::Len() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size();
+}
+
+void WorkQueue::ShutDown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  shutdown_ = true;
+  cv_.notify_all();
+}
+
+bool WorkQueue::shutting_down() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return shutdown_;
+}
+
+}  // namespace batchd::client

@@ -1,0 +1,109 @@
+#include "controllers/runtime/controller.h"
+
+#include "common/logging.h"
+
+namespace batchd::controllers {
+
+Controller::Controller(std::string name, Reconciler& reconciler, Clock& clock,
+                       client::RateLimit limit)
+    : name_(std::move(name)), reconciler_(reconciler), queue_(clock, limit) {}
+
+Controller::~Controller() { Stop(); }
+
+void Controller::Finish(const std::string& key, const absl::StatusOr<Result>& r) {
+  if (!r.ok()) {
+    BATCHD_LOG_DEBUG("{}: reconcile {} failed: {}", name_, key, r.status().ToString());
+    queue_.AddRateLimited(key);
+  } else {
+    queue_.Forget(key);
+    if (r->requeue_after) queue_.AddAfter(key, *r->requeue_after);
+  }
+  queue_.Done(key);
+}
+
+bool Controller::ProcessOne() {
+  std::string key;
+  if (!queue_.TryGet(&key)) return false;
+  Finish(key, reconciler_.Reconcile(key));
+  return true;
+}
+
+void Controller::Start(int workers) {
+  for (int i = 0; i < workers; ++i) {
+    workers_.emplace_back([this] {
+      std::string key;
+      while (!stop_) {
+        if (!queue_.Get(&key, absl::Milliseconds(500))) continue;
+        absl::StatusOr<Result> r;
+        try {
+          r = reconciler_.Reconcile(key);
+        } catch (const std::exception& e) {
+          // A reconciler bug must not take the server down; retry with backoff.
+          BATCHD_LOG_ERROR("{}: reconcile {} threw: {}", name_, key, e.what());
+          r = absl::InternalError(e.what());
+        }
+        Finish(key, r);
+      }
+    });
+  }
+}
+
+void Controller::Stop() {
+  stop_ = true;
+  queue_.ShutDown();
+  for (auto& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+  workers_.clear();
+}
+
+Manager::~Manager() { Stop(); }
+
+client::Informer& Manager::AddInformer(std::unique_ptr<client::Informer> inf) {
+  informers_.push_back(std::move(inf));
+  return *informers_.back();
+}
+
+Controller& Manager::AddController(std::unique_ptr<Controller> c) {
+  controllers_.push_back(std::move(c));
+  return *controllers_.back();
+}
+
+absl::Status Manager::Start(int workers) {
+  for (auto& i : informers_) {
+    if (auto st = i->Start(); !st.ok()) return st;
+  }
+  for (auto& c : controllers_) c->Start(workers);
+  started_ = true;
+  return absl::OkStatus();
+}
+
+void Manager::Stop() {
+  for (auto& c : controllers_) c->Stop();
+  for (auto& i : informers_) i->Stop();
+}
+
+absl::Status Manager::SyncAll() {
+  for (auto& i : informers_) {
+    if (auto st = i->Sync(); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+int Manager::RunUntilIdle(int max_steps) {
+  int steps = 0;
+  for (;;) {
+    bool progress = false;
+    for (auto& i : informers_) progress |= i->Pump() > 0;
+    for (auto& c : controllers_) {
+      while (steps < max_steps && c->ProcessOne()) {
+        ++steps;
+        progress = true;
+        for (auto& i : informers_) i->Pump();
+      }
+    }
+    if (!progress || steps >= max_steps) return steps;
+  }
+}
+
+}  // namespace batchd::controllers
