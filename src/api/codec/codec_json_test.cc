@@ -106,7 +106,9 @@ TEST(ParseBody, MediaTypes) {
     SCOPED_TRACE(c.name);
     auto got = ParseBody(c.body, c.content_type);
     EXPECT_EQ(got.status().code(), c.want_code) << got.status();
-    if (got.ok()) EXPECT_EQ(*got, c.want);
+    if (got.ok()) {
+      EXPECT_EQ(*got, c.want);
+    }
   }
 }
 
