@@ -29,6 +29,7 @@ fuzz:
 	./scripts/run-fuzz.sh
 
 test: build
+	./scripts/check-layering.sh
 	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory unit

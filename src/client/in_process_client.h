@@ -17,16 +17,16 @@ class InProcessClient : public Client {
   absl::StatusOr<api::Json> Get(const api::KindDef& k, const std::string& ns,
                                 const std::string& name) override;
   absl::StatusOr<ListResult> List(const api::KindDef& k, const std::string& ns,
-                                  const Selector& sel) override;
+                                  const Selector& sel = {}) override;
   absl::StatusOr<api::Json> Create(const api::KindDef& k, const std::string& ns,
                                    api::Json obj) override;
   absl::StatusOr<api::Json> Update(const api::KindDef& k, api::Json obj) override;
   absl::StatusOr<api::Json> UpdateStatus(const api::KindDef& k, api::Json obj) override;
   absl::StatusOr<api::Json> MergePatch(const api::KindDef& k, const std::string& ns,
                                        const std::string& name, const api::Json& patch,
-                                       bool status) override;
+                                       bool status = false) override;
   absl::Status Delete(const api::KindDef& k, const std::string& ns, const std::string& name,
-                      const DeleteOptions& opts) override;
+                      const DeleteOptions& opts = {}) override;
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const api::KindDef& k, const std::string& ns,
                                                      const Selector& sel,
                                                      const std::string& resource_version) override;

@@ -1,19 +1,19 @@
 // coordination.k8s.io/v1 Lease: schema, validation and table (Name, Holder, Age).
 #include "api/core/v1/core_v1.h"
-#include "api/core/v1/internal/schemas.h"
+#include "api/core/v1/kind_helpers.h"
 #include "api/schema_ops/schema_ops.h"
 #include "api/validation/object_meta.h"
 
 namespace batchd::api::coordination_v1 {
 namespace {
 
-using core_v1::internal::GetObject;
-using core_v1::internal::GetString;
+using core_v1::GetObject;
+using core_v1::GetString;
 
 SchemaPtr LeaseSchema() {
   static const SchemaPtr spec =
       Object("io.k8s.api.coordination.v1.LeaseSpec", "LeaseSpec is a specification of a Lease.")
-          .Field("acquireTime", core_v1::internal::MicroTimeSchema("Time at which the current lease was acquired."))
+          .Field("acquireTime", core_v1::MicroTimeSchema("Time at which the current lease was acquired."))
           .Field("holderIdentity", Str("The identity of the holder of a current lease."))
           .Field("leaseDurationSeconds", Int32("Duration that candidates for a lease need to "
                                                "wait to force acquire it."))
@@ -21,13 +21,13 @@ SchemaPtr LeaseSchema() {
                                            "holders."))
           .Field("preferredHolder", Str("Signals to a lease holder that the lease has a more "
                                         "optimal holder."))
-          .Field("renewTime", core_v1::internal::MicroTimeSchema("Time at which the current holder last updated the "
+          .Field("renewTime", core_v1::MicroTimeSchema("Time at which the current holder last updated the "
                                         "lease."))
           .Field("strategy", Str("The strategy for picking the leader for coordinated leader "
                                  "election."))
           .Build();
   static const SchemaPtr s =
-      core_v1::internal::TopLevel("io.k8s.api.coordination.v1.Lease",
+      core_v1::TopLevel("io.k8s.api.coordination.v1.Lease",
                                   "Lease defines a lease concept.")
           .Field("spec", spec)
           .Build();
@@ -40,7 +40,7 @@ ErrorList ValidateLease(const Json& obj) {
                                                   Path("metadata"));
   const Json& spec = GetObject(obj, "spec");
   for (const char* f : {"leaseDurationSeconds", "leaseTransitions"}) {
-    int64_t v = core_v1::internal::GetInt(spec, f, 1);
+    int64_t v = core_v1::GetInt(spec, f, 1);
     if (std::string(f) == "leaseDurationSeconds" && v <= 0) {
       errs.push_back(Invalid(Path("spec").Child(f), v, "must be greater than 0"));
     } else if (v < 0) {
@@ -75,7 +75,7 @@ void RegisterKinds(Scheme& scheme) {
   k.row_cells = [](const Json& obj, absl::Time now) {
     return std::vector<Json>{
         GetString(GetObject(obj, "spec"), "holderIdentity"),
-        core_v1::internal::HumanAge(GetObject(obj, "metadata").value("creationTimestamp", Json()),
+        core_v1::HumanAge(GetObject(obj, "metadata").value("creationTimestamp", Json()),
                                     now)};
   };
   scheme.Add(std::move(k));
