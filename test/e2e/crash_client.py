@@ -130,14 +130,16 @@ def verify(port, outs):
     max_rv = max(a["rv"] for a in acked.values())
     if list_rv < max_rv:
         sys.exit(f"verify: list resourceVersion {list_rv} < acknowledged {max_rv}")
-    status, obj = get_json(conn, "POST", PATH, job("crash-after-restart"))
+    probe = f"crash-after-restart-{os.getpid()}"
+    status, obj = get_json(conn, "POST", PATH, job(probe))
     if status != 201:
         sys.exit(f"verify: create after restart returned HTTP {status}: {obj}")
     new_rv = int(obj["metadata"]["resourceVersion"])
     if new_rv <= max_rv:
         sys.exit(f"verify: resourceVersion went backwards: new create got {new_rv}, "
                  f"an acknowledged create before the crash had {max_rv}")
-    status, _ = get_json(conn, "DELETE", PATH + "/crash-after-restart")
+    # Background: a Job's default (Orphan) would wait for a garbage collector.
+    status, _ = get_json(conn, "DELETE", PATH + f"/{probe}?propagationPolicy=Background")
     if status != 200:
         sys.exit(f"verify: delete returned HTTP {status}")
     print(f"verify: {len(acked)} acknowledged creates all present ({len(stored)} stored), "

@@ -20,8 +20,13 @@ k() {
 # The namespace of this test, created on first use.
 NS="e2e-${E2E_NAME//_/-}"
 
+# Created with apply (JSON body) rather than `kubectl create namespace`,
+# whose typed client sends protobuf; test_namespace.sh covers that command.
+make_ns() {
+  printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n' "$1" | k apply -f - >/dev/null
+}
 ensure_ns() {
-  k get namespace "$NS" >/dev/null 2>&1 || k create namespace "$NS" >/dev/null
+  k get namespace "$NS" >/dev/null 2>&1 || make_ns "$NS"
 }
 
 fail() {

@@ -36,7 +36,7 @@ expect_fail k get job nope -n "$NS"
 expect_eq "$OUT" 'Error from server (NotFound): jobs.batch "nope" not found' "missing job"
 
 # An empty namespace says so.
-k create namespace "$NS-empty" >/dev/null
+make_ns "$NS-empty"
 expect_ok k get jobs -n "$NS-empty"
 expect_eq "$OUT" "No resources found in $NS-empty namespace." "empty list"
 k delete namespace "$NS-empty" --wait=false >/dev/null

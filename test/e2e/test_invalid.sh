@@ -24,7 +24,7 @@ expect_absent job negpar
 
 job_yaml badrp | sed -e 's/restartPolicy: Never/restartPolicy: Always/' >"$E2E_TMP/badrp.yaml"
 expect_fail k create -f "$E2E_TMP/badrp.yaml"
-expect_contains "$OUT" 'spec.template.spec.restartPolicy: Unsupported value: "Always"' "restartPolicy"
+expect_contains "$OUT" 'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"' "restartPolicy"
 expect_absent job badrp
 
 expect_fail k create -f - <<<"$(job_yaml BadName)"

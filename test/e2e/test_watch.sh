@@ -19,7 +19,9 @@ wait_for 15 grep -qE '^DELETED +w2 ' "$out" || fail "watch never saw w2 deleted:
 kill $wpid 2>/dev/null || true
 
 # A raw watch from a resourceVersion replays what happened after it.
-rv=$(k get jobs -n "$NS" -o jsonpath='{.metadata.resourceVersion}')
+rv=$(k get --raw "/apis/batch/v1/namespaces/$NS/jobs" |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+expect_match "$rv" '^[0-9]+$' "list resourceVersion"
 job_yaml w3 | k create -f - >/dev/null
 events=$(k get --raw "/apis/batch/v1/namespaces/$NS/jobs?watch=1&resourceVersion=$rv&timeoutSeconds=1")
 expect_contains "$events" '"type":"ADDED"' "raw watch"
