@@ -250,8 +250,16 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     }
   }
   obj["metadata"].erase("resourceVersion");
-  api::ErrorList errs =
+  // The new metadata must be valid on its own (labels, annotations, owner
+  // references, finalizers), and change only what may change.
+  api::ErrorList errs = api::validation::ValidateObjectMeta(
+      obj["metadata"], k.namespaced,
+      IsNamespaceKind(k) ? api::validation::NameValidator(api::validation::NameIsDNSLabel)
+                         : api::validation::NameValidator(api::validation::NameIsDNSSubdomain),
+      api::Path("metadata"));
+  api::ErrorList meta_update =
       api::validation::ValidateObjectMetaUpdate(obj["metadata"], old["metadata"], api::Path("metadata"));
+  errs.insert(errs.end(), meta_update.begin(), meta_update.end());
   auto more = status ? (k.validate_status_update ? k.validate_status_update(obj, old)
                                                  : api::ErrorList{})
                      : (k.validate_update ? k.validate_update(obj, old) : api::ErrorList{});
