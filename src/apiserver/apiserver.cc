@@ -223,6 +223,22 @@ void ApiServer::ServeResource(const HttpRequest& req, const Route& r, ResponseWr
   const std::string& m = req.method;
   const bool status = r.subresource == "status";
   auto fail = [&](const absl::Status& s) { SendError(req, w, s); };
+  if (r.subresource == "log" && m == "GET") {
+    *verb = "GET";
+    ServePodLog(req, r, w);
+    return;
+  }
+  if (r.subresource == "binding" && m == "POST") {
+    *verb = "CREATE";
+    auto opts = internal::ParseWriteOptions(req);
+    if (!opts.ok()) return fail(opts.status());
+    auto body = internal::DecodeBody(req, nullptr);
+    if (!body.ok()) return fail(body.status());
+    auto res = registry_.Bind(r.ns, r.name, *body, *opts);
+    if (!res.ok()) return fail(res.status());
+    w.Send(201, {{"Content-Type", kJson}}, SuccessStatus(Json::object()).dump());
+    return;
+  }
   if (!r.subresource.empty() && !status) {
     *verb = "GET";
     fail(registry::MethodNotAllowed(absl::StrCat("the subresource ", k.plural, "/",
@@ -327,6 +343,64 @@ void ApiServer::ServeResource(const HttpRequest& req, const Route& r, ResponseWr
   }
   fail(registry::MethodNotAllowed(absl::StrCat(m, " is not supported on ", k.plural,
                                                r.name.empty() ? "" : "/{name}")));
+}
+
+void ApiServer::ServePodLog(const HttpRequest& req, const Route& r, ResponseWriter& w) {
+  auto pod = registry_.Get(*r.kind, r.ns, r.name);
+  if (!pod.ok()) return SendError(req, w, pod.status());
+  Json p = (*pod)->Decode();
+  PodLogSource::Options o;
+  o.container = req.Param("container");
+  o.follow = req.Param("follow") == "true";
+  o.previous = req.Param("previous") == "true";
+  o.timestamps = req.Param("timestamps") == "true";
+  auto int_param = [&](const char* name, std::optional<int64_t>* out) {
+    std::string v = req.Param(name);
+    int64_t n = 0;
+    if (!v.empty() && absl::SimpleAtoi(v, &n)) *out = n;
+  };
+  int_param("tailLines", &o.tail_lines);
+  int_param("sinceSeconds", &o.since_seconds);
+  int_param("limitBytes", &o.limit_bytes);
+  // Kubernetes' container choice: the one named, or the only one.
+  std::vector<std::string> names;
+  for (const char* field : {"containers", "initContainers"}) {
+    const Json& spec = p["spec"];
+    if (!spec.contains(field)) continue;
+    for (const auto& c : spec[field]) names.push_back(c.value("name", ""));
+  }
+  size_t app = p["spec"].contains("containers") ? p["spec"]["containers"].size() : 0;
+  if (o.container.empty()) {
+    if (app != 1) {
+      std::string list;
+      for (size_t i = 0; i < app; ++i) absl::StrAppend(&list, i ? " " : "", names[i]);
+      return SendError(req, w, registry::BadRequest(absl::StrCat(
+                                   "a container name must be specified for pod ", r.name,
+                                   ", choose one of: [", list, "]")));
+    }
+    o.container = names[0];
+  } else if (std::find(names.begin(), names.end(), o.container) == names.end()) {
+    return SendError(req, w, registry::BadRequest(absl::StrCat(
+                                 "container ", o.container, " is not valid for pod ", r.name)));
+  }
+  if (!opts_.logs) {
+    return SendError(req, w, registry::BadRequest("pod logs are not served by this server"));
+  }
+  bool started = false;
+  auto write = [&](std::string_view data) {
+    if (!started) {
+      started = true;
+      if (!w.StartStream(200, {{"Content-Type", "text/plain"}})) return false;
+    }
+    return w.WriteChunk(data) && !w.ClientGone();
+  };
+  absl::Status st = opts_.logs->StreamLog(p, o, write);
+  if (!st.ok() && !started) return SendError(req, w, st);
+  if (!started) {
+    w.Send(200, {{"Content-Type", "text/plain"}}, "");
+    return;
+  }
+  w.EndStream();
 }
 
 void ApiServer::ServeList(const HttpRequest& req, const Route& r, ResponseWriter& w) {

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "apiserver/http.h"
@@ -20,7 +21,29 @@
 
 namespace batchd::apiserver {
 
+// Where pod logs come from: the local node agent's files, or a proxy to a
+// remote agent. Implemented by the agent; the API server only streams.
+class PodLogSource {
+ public:
+  struct Options {
+    std::string container;
+    bool follow = false;
+    bool previous = false;
+    bool timestamps = false;
+    std::optional<int64_t> tail_lines;
+    std::optional<int64_t> since_seconds;
+    std::optional<int64_t> limit_bytes;
+  };
+  virtual ~PodLogSource() = default;
+  // Writes the log through `write` (false: the client is gone; stop). Returns
+  // an error (NotFound, BadRequest...) only before anything was written.
+  virtual absl::Status StreamLog(const api::Json& pod, const Options& opts,
+                                 const std::function<bool(std::string_view)>& write) = 0;
+};
+
 struct ApiServerOptions {
+  // Serves pods/log when set.
+  PodLogSource* logs = nullptr;
   // Longest watch when the client gives no timeoutSeconds.
   absl::Duration max_watch = absl::Minutes(30);
   absl::Duration bookmark_interval = absl::Minutes(1);
@@ -43,6 +66,7 @@ class ApiServer {
   void ServeResource(const HttpRequest& req, const Route& r, ResponseWriter& w,
                      std::string* verb);
   void ServeWatch(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServePodLog(const HttpRequest& req, const Route& r, ResponseWriter& w);
   void ServeList(const HttpRequest& req, const Route& r, ResponseWriter& w);
   void SendObject(const HttpRequest& req, ResponseWriter& w, int code, const Route& r,
                   const api::Json& obj, const std::vector<std::string>& warnings);

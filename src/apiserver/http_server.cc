@@ -228,8 +228,7 @@ void HttpServer::Impl::Serve(tcp::socket sock) {
           ec != net::error::eof && !stopping) {
         if (ec == http::error::header_limit) {
           SendSimple(sock, 431, 11, "BadRequest", "request headers too large");
-        } else if (ec.category() == http::error::bad_target.category() ||
-                   ec == http::error::bad_method) {
+        } else if (ec.category() == beast::http::make_error_code(http::error::bad_target).category()) {
           SendSimple(sock, 400, 11, "BadRequest", "malformed HTTP request");
         }
       }

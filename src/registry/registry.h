@@ -118,6 +118,10 @@ class Registry {
                                                           const DeleteOptions& opts);
   absl::StatusOr<std::unique_ptr<Watcher>> Watch(const api::KindDef& k, std::string_view ns,
                                                  const ListOptions& opts);
+  // POST pods/{name}/binding: assigns an unbound pod to `binding.target.name`
+  // and marks it PodScheduled. Conflict when already assigned or deleting.
+  absl::StatusOr<api::Json> Bind(std::string_view ns, std::string_view name,
+                                 const api::Json& binding, const WriteOptions& opts);
 
  private:
   struct Prepared;

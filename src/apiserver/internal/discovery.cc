@@ -87,11 +87,11 @@ DiscoveryDocs::DiscoveryDocs(const api::Scheme& scheme) {
   }
   docs_["/apis"] = group_list.dump();
   // OpenAPI v3: an index and one document per group-version.
-  docs_["/openapi/v3"] = api::OpenApiV3Index(scheme).dump();
+  docs_["/openapi/v3"] = api::schema_ops::OpenApiV3Index(scheme).dump();
   for (const auto& g : groups) {
     for (const auto& v : versions[g]) {
       std::string path = g.empty() ? "/openapi/v3/api/" + v : "/openapi/v3/apis/" + g + "/" + v;
-      docs_[path] = api::OpenApiV3Document(scheme, g, v).dump();
+      docs_[path] = api::schema_ops::OpenApiV3Document(scheme, g, v).dump();
     }
   }
 }
