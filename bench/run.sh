@@ -62,12 +62,13 @@ row "Job creates (total)" create_total
 row "Job creates/s (16 keep-alive conns)" create_per_sec
 row "create latency p50 (ms)" create_p50_ms
 row "create latency p99 (ms)" create_p99_ms
-row "LIST 10k Jobs, JSON, median of 5 (ms)" list_json_median_ms
+row "LIST 10k Jobs, JSON, median (ms)" list_json_median_ms
 row "LIST 10k Jobs, JSON size (bytes)" list_json_bytes
-row "LIST 10k Jobs, Table, median of 5 (ms)" list_table_median_ms
+row "LIST 10k Jobs, Table (kubectl get), median (ms)" list_table_median_ms
 row "watchers" watch_watchers
 row "updates (label patches, 4 conns)" watch_updates
 row "updates/s while watched" watch_updates_per_sec
 row "watch events delivered/s (all watchers)" watch_events_per_sec
-row "last event seen by all, after last write (ms)" watch_lag_after_last_write_ms
+row "all watchers saw every event, from first write (ms)" watch_all_seen_ms
+row "last event seen by all, after last write acked (ms)" watch_lag_after_last_write_ms
 row "server RSS after run (MiB)" server_rss_mib
