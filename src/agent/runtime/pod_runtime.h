@@ -1,0 +1,147 @@
+// PodRuntime: runs a pod's containers as host processes (no container engine;
+// the image is recorded and ignored). The real implementation starts one
+// supervisor process per pod (`batchd-shim`, the containerd-shim role) that
+// owns the containers, captures their output to log files and records their
+// state in `<root>/<uid>/state.json`, so pods outlive the agent: a new
+// `PodRuntime` on the same root re-adopts running pods and reads the exit codes
+// of pods that ended while no agent ran.
+//
+// Thread-safety: every method may be called from any thread; calls for the
+// same uid are serialized internally. The runtime owns nothing in memory that
+// matters: all state is on disk under `root`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace batchd::agent {
+
+struct ContainerSpec {
+  std::string name;
+  std::string image;                  // recorded only
+  std::vector<std::string> argv;      // command + args, $(VAR) already expanded; argv[0]
+                                      // is looked up in the container's PATH
+  std::vector<std::pair<std::string, std::string>> env;  // fully resolved; the runtime
+                                      // adds PATH (the host's) and HOSTNAME (pod name)
+                                      // unless given here
+  std::string working_dir;            // "" = the pod directory
+  int64_t cpu_limit_millis = 0;       // 0 = none; cgroup v2 cpu.max
+  int64_t memory_limit_bytes = 0;     // 0 = none; cgroup v2 memory.max
+  std::vector<std::string> readiness_exec;  // exec readinessProbe argv; empty = none
+  int32_t readiness_period_seconds = 10;
+  int32_t readiness_initial_delay_seconds = 0;
+  int32_t readiness_timeout_seconds = 1;
+  int32_t readiness_failure_threshold = 3;
+  int32_t readiness_success_threshold = 1;
+  bool restartable_init = false;      // sidecar: init container with restartPolicy Always
+};
+
+struct PodSandboxSpec {
+  std::string uid, ns, name;
+  std::vector<ContainerSpec> init_containers, containers;
+  std::string restart_policy = "Always";  // Always | OnFailure | Never
+  int64_t termination_grace_seconds = 30;
+  // Not enforced by the runtime: the agent watches the deadline and calls `Stop`.
+  int64_t active_deadline_seconds = 0;
+};
+
+// The previous run of a container (Kubernetes' lastState.terminated).
+struct TerminatedState {
+  int exit_code = 0;
+  int signal = 0;
+  std::string reason;  // Completed | Error | OOMKilled | ContainerStatusUnknown | StartError
+  std::string message;
+  absl::Time started_at = absl::InfinitePast();
+  absl::Time finished_at = absl::InfinitePast();
+};
+
+struct ContainerStatus {
+  enum class State { kWaiting, kRunning, kTerminated };
+  std::string name;
+  State state = State::kWaiting;
+  // Waiting: PodInitializing | ContainerCreating | CrashLoopBackOff.
+  // Terminated: Completed (exit 0) | Error | OOMKilled | StartError (could not
+  // exec: message says why, exit_code 128) | ContainerStatusUnknown (the
+  // supervisor died and the outcome is unknown; exit_code 137).
+  std::string reason;
+  std::string message;
+  int exit_code = 0;  // killed by signal N: 128+N
+  int signal = 0;     // the signal that killed it, 0 = exited normally
+  absl::Time started_at = absl::InfinitePast();   // current (or last) run
+  absl::Time finished_at = absl::InfinitePast();  // terminated only
+  int restart_count = 0;
+  bool ready = false;  // running and (no readiness probe or probe passing)
+  bool started = false;
+  std::optional<TerminatedState> last_terminated;
+};
+
+struct PodSandboxStatus {
+  bool found = false;             // the pod directory exists
+  bool supervisor_alive = false;  // its shim is running
+  std::vector<ContainerStatus> init;  // in spec order
+  std::vector<ContainerStatus> app;   // in spec order
+  // Nothing more will run: every container is terminated and the restart
+  // policy restarts none of them (an init container failed under Never, all
+  // app containers ended, or the pod was stopped).
+  bool finished = false;
+  bool stop_requested = false;
+  absl::Time started_at = absl::InfinitePast();  // when the shim started the pod
+};
+
+class PodRuntime {
+ public:
+  virtual ~PodRuntime() = default;
+
+  // Creates the pod directory and starts its supervisor. Idempotent: a no-op
+  // when the pod directory already holds a started pod (alive or ended: a pod
+  // never runs twice under one uid). Returns once the supervisor holds the pod.
+  virtual absl::Status Start(const PodSandboxSpec& spec) = 0;
+
+  // What the supervisor last recorded. `found == false` (and OK) for an
+  // unknown uid. If the supervisor died (killed), containers recorded as
+  // running are reported terminated with ContainerStatusUnknown and their
+  // process groups are killed.
+  virtual absl::StatusOr<PodSandboxStatus> Status(const std::string& uid) = 0;
+
+  // SIGTERM to every container's process group, SIGKILL after `grace`.
+  // Asynchronous: returns at once; `Status` shows progress (`finished` once all
+  // are gone). OK for an unknown or finished pod.
+  virtual absl::Status Stop(const std::string& uid, absl::Duration grace) = 0;
+
+  // Deletes the pod directory (logs go too) and its cgroups.
+  // REQUIRES: the supervisor is not alive (else FailedPrecondition).
+  virtual absl::Status Remove(const std::string& uid) = 0;
+
+  // Uids of every pod directory under root (re-adoption after a restart).
+  virtual std::vector<std::string> List() = 0;
+
+  // The log file of a container's current run (or, with `previous`, of the
+  // run before it); "" when there is none. Files are raw stdout+stderr.
+  virtual std::string LogPath(const std::string& uid, const std::string& container,
+                              bool previous) = 0;
+};
+
+struct ProcessRuntimeOptions {
+  std::string root;       // pods live in <root>/<uid>/ (e.g. <data-dir>/pods)
+  std::string shim_path;  // the `batchd-shim` executable
+  // cgroup v2 mount; per-container cgroups go under <cgroup_root>/batchd/<uid>/<name>.
+  // Used only when it is a writable cgroup2 mount ("" = never use cgroups).
+  std::string cgroup_root = "/sys/fs/cgroup";
+  // Crash-loop backoff (Kubernetes: 10s doubling to 5m); tests shorten it.
+  absl::Duration backoff_initial = absl::Seconds(10);
+  absl::Duration backoff_max = absl::Minutes(5);
+  absl::Duration start_timeout = absl::Seconds(10);  // for the shim to take the pod
+};
+
+// The real runtime (posix_spawn'ed `batchd-shim` per pod).
+std::unique_ptr<PodRuntime> NewProcessRuntime(ProcessRuntimeOptions opts);
+
+}  // namespace batchd::agent
