@@ -45,7 +45,9 @@ std::string FieldError::CauseMessage() const {
     case Type::kDuplicate: m = "Duplicate value: " + ShowValue(bad_value); break;
     case Type::kForbidden: m = "Forbidden"; break;
     case Type::kTooLong: m = "Too long"; break;
-    case Type::kTooMany: m = "Too many"; break;
+    case Type::kTooMany:
+      m = bad_value.is_null() ? "Too many" : "Too many: " + ShowValue(bad_value);
+      break;
     case Type::kNotFound: m = "Not found: " + ShowValue(bad_value); break;
   }
   if (!detail.empty()) m += ": " + detail;

@@ -21,8 +21,9 @@ SchemaPtr ConditionSchema();  // metav1.Condition (type, status, reason, message
 SchemaPtr PodSpecSchema();
 SchemaPtr PodTemplateSpecSchema();
 // SetDefaults_PodSpec and its containers (restartPolicy, dnsPolicy, schedulerName,
-// terminationGracePeriodSeconds, terminationMessagePath/Policy, imagePullPolicy,
-// resources requests defaulted from limits, ...). `pod_spec` is the spec object.
+// terminationGracePeriodSeconds, terminationMessagePath/Policy, imagePullPolicy, ...).
+// Requests are defaulted from limits only for Pods (SetDefaultsPod), as in
+// Kubernetes, not for templates. `pod_spec` is the spec object.
 void SetDefaultsPodSpec(Json& pod_spec);
 // SetDefaults_Pod: SetDefaultsPodSpec plus what only pods get (enableServiceLinks,
 // container requests defaulted from limits). `pod` is the whole Pod object.
