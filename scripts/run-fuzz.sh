@@ -64,12 +64,12 @@ wait
 
 for t in "${TARGETS[@]}"; do
   rc=$(cat "$LOGS/$t.rc" 2>/dev/null || echo missing)
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$LOGS/$t.log" | grep -o '[0-9]*$' || echo "?")
+  execs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$LOGS/$t.log" | grep -o '[0-9]*$' || echo "?")
   if [[ "$rc" == 0 ]]; then
     echo "PASS $t ($execs runs in ${SECONDS_EACH}s)"
   else
     echo "FAIL $t (exit $rc); log tail:"
-    grep -vE '^#[0-9]+' "$LOGS/$t.log" | tail -n 40 | sed 's/^/    /'
+    grep -avE '^#[0-9]+' "$LOGS/$t.log" | tail -n 40 | sed 's/^/    /'
     failed=$((failed + 1))
   fi
 done
