@@ -80,6 +80,7 @@ struct ContainerStatus {
   int restart_count = 0;
   bool ready = false;  // running and (no readiness probe or probe passing)
   bool started = false;
+  int pid = 0;  // the container's main process (= its process group) while running
   std::optional<TerminatedState> last_terminated;
 };
 

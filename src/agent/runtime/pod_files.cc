@@ -1,0 +1,274 @@
+#include "agent/runtime/pod_files.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace batchd::agent {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kTimeFormat = "%Y-%m-%dT%H:%M:%E9SZ";
+
+json TimeToJson(absl::Time t) {
+  if (t == absl::InfinitePast()) return nullptr;
+  return absl::FormatTime(kTimeFormat, t, absl::UTCTimeZone());
+}
+
+absl::Time TimeFromJson(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return absl::InfinitePast();
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(kTimeFormat, it->get<std::string>(), &t, &err)) return absl::InfinitePast();
+  return t;
+}
+
+json ContainerSpecToJson(const ContainerSpec& c) {
+  json env = json::array();
+  for (const auto& [k, v] : c.env) env.push_back({k, v});
+  return {{"name", c.name},
+          {"image", c.image},
+          {"argv", c.argv},
+          {"env", env},
+          {"workingDir", c.working_dir},
+          {"cpuLimitMillis", c.cpu_limit_millis},
+          {"memoryLimitBytes", c.memory_limit_bytes},
+          {"readinessExec", c.readiness_exec},
+          {"readinessPeriodSeconds", c.readiness_period_seconds},
+          {"readinessInitialDelaySeconds", c.readiness_initial_delay_seconds},
+          {"readinessTimeoutSeconds", c.readiness_timeout_seconds},
+          {"readinessFailureThreshold", c.readiness_failure_threshold},
+          {"readinessSuccessThreshold", c.readiness_success_threshold},
+          {"restartableInit", c.restartable_init}};
+}
+
+ContainerSpec ContainerSpecFromJson(const json& j) {
+  ContainerSpec c;
+  c.name = j.at("name").get<std::string>();
+  c.image = j.value("image", "");
+  c.argv = j.value("argv", std::vector<std::string>{});
+  for (const auto& kv : j.value("env", json::array())) {
+    c.env.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+  }
+  c.working_dir = j.value("workingDir", "");
+  c.cpu_limit_millis = j.value("cpuLimitMillis", int64_t{0});
+  c.memory_limit_bytes = j.value("memoryLimitBytes", int64_t{0});
+  c.readiness_exec = j.value("readinessExec", std::vector<std::string>{});
+  c.readiness_period_seconds = j.value("readinessPeriodSeconds", 10);
+  c.readiness_initial_delay_seconds = j.value("readinessInitialDelaySeconds", 0);
+  c.readiness_timeout_seconds = j.value("readinessTimeoutSeconds", 1);
+  c.readiness_failure_threshold = j.value("readinessFailureThreshold", 3);
+  c.readiness_success_threshold = j.value("readinessSuccessThreshold", 1);
+  c.restartable_init = j.value("restartableInit", false);
+  return c;
+}
+
+json TerminatedToJson(const TerminatedState& t) {
+  return {{"exitCode", t.exit_code},         {"signal", t.signal},
+          {"reason", t.reason},              {"message", t.message},
+          {"startedAt", TimeToJson(t.started_at)}, {"finishedAt", TimeToJson(t.finished_at)}};
+}
+
+TerminatedState TerminatedFromJson(const json& j) {
+  TerminatedState t;
+  t.exit_code = j.value("exitCode", 0);
+  t.signal = j.value("signal", 0);
+  t.reason = j.value("reason", "");
+  t.message = j.value("message", "");
+  t.started_at = TimeFromJson(j, "startedAt");
+  t.finished_at = TimeFromJson(j, "finishedAt");
+  return t;
+}
+
+const char* StateName(ContainerStatus::State s) {
+  switch (s) {
+    case ContainerStatus::State::kWaiting: return "waiting";
+    case ContainerStatus::State::kRunning: return "running";
+    case ContainerStatus::State::kTerminated: return "terminated";
+  }
+  return "waiting";
+}
+
+json ContainerStatusToJson(const ContainerStatus& c) {
+  json j = {{"name", c.name},
+            {"state", StateName(c.state)},
+            {"reason", c.reason},
+            {"message", c.message},
+            {"exitCode", c.exit_code},
+            {"signal", c.signal},
+            {"startedAt", TimeToJson(c.started_at)},
+            {"finishedAt", TimeToJson(c.finished_at)},
+            {"restartCount", c.restart_count},
+            {"ready", c.ready},
+            {"started", c.started},
+            {"pid", c.pid}};
+  if (c.last_terminated) j["lastTerminated"] = TerminatedToJson(*c.last_terminated);
+  return j;
+}
+
+ContainerStatus ContainerStatusFromJson(const json& j) {
+  ContainerStatus c;
+  c.name = j.at("name").get<std::string>();
+  std::string state = j.value("state", "waiting");
+  c.state = state == "running"      ? ContainerStatus::State::kRunning
+            : state == "terminated" ? ContainerStatus::State::kTerminated
+                                    : ContainerStatus::State::kWaiting;
+  c.reason = j.value("reason", "");
+  c.message = j.value("message", "");
+  c.exit_code = j.value("exitCode", 0);
+  c.signal = j.value("signal", 0);
+  c.started_at = TimeFromJson(j, "startedAt");
+  c.finished_at = TimeFromJson(j, "finishedAt");
+  c.restart_count = j.value("restartCount", 0);
+  c.ready = j.value("ready", false);
+  c.started = j.value("started", false);
+  c.pid = j.value("pid", 0);
+  if (auto it = j.find("lastTerminated"); it != j.end() && it->is_object()) {
+    c.last_terminated = TerminatedFromJson(*it);
+  }
+  return c;
+}
+
+}  // namespace
+
+json ShimConfigToJson(const ShimConfig& c) {
+  json inits = json::array(), apps = json::array();
+  for (const auto& s : c.pod.init_containers) inits.push_back(ContainerSpecToJson(s));
+  for (const auto& s : c.pod.containers) apps.push_back(ContainerSpecToJson(s));
+  return {{"uid", c.pod.uid},
+          {"namespace", c.pod.ns},
+          {"name", c.pod.name},
+          {"initContainers", inits},
+          {"containers", apps},
+          {"restartPolicy", c.pod.restart_policy},
+          {"terminationGraceSeconds", c.pod.termination_grace_seconds},
+          {"activeDeadlineSeconds", c.pod.active_deadline_seconds},
+          {"shimPath", c.shim_path},
+          {"cgroupRoot", c.cgroup_root},
+          {"backoffInitialMs", absl::ToInt64Milliseconds(c.backoff_initial)},
+          {"backoffMaxMs", absl::ToInt64Milliseconds(c.backoff_max)}};
+}
+
+absl::StatusOr<ShimConfig> ShimConfigFromJson(const json& j) {
+  try {
+    ShimConfig c;
+    c.pod.uid = j.at("uid").get<std::string>();
+    c.pod.ns = j.value("namespace", "");
+    c.pod.name = j.value("name", "");
+    for (const auto& s : j.value("initContainers", json::array())) {
+      c.pod.init_containers.push_back(ContainerSpecFromJson(s));
+    }
+    for (const auto& s : j.value("containers", json::array())) {
+      c.pod.containers.push_back(ContainerSpecFromJson(s));
+    }
+    c.pod.restart_policy = j.value("restartPolicy", "Always");
+    c.pod.termination_grace_seconds = j.value("terminationGraceSeconds", int64_t{30});
+    c.pod.active_deadline_seconds = j.value("activeDeadlineSeconds", int64_t{0});
+    c.shim_path = j.value("shimPath", "");
+    c.cgroup_root = j.value("cgroupRoot", "");
+    c.backoff_initial = absl::Milliseconds(j.value("backoffInitialMs", int64_t{10000}));
+    c.backoff_max = absl::Milliseconds(j.value("backoffMaxMs", int64_t{300000}));
+    return c;
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("pod spec: ", e.what()));
+  }
+}
+
+json PodStatusToJson(const PodSandboxStatus& s) {
+  json inits = json::array(), apps = json::array();
+  for (const auto& c : s.init) inits.push_back(ContainerStatusToJson(c));
+  for (const auto& c : s.app) apps.push_back(ContainerStatusToJson(c));
+  return {{"init", inits},
+          {"app", apps},
+          {"finished", s.finished},
+          {"stopRequested", s.stop_requested},
+          {"startedAt", TimeToJson(s.started_at)}};
+}
+
+absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
+  try {
+    PodSandboxStatus s;
+    s.found = true;
+    for (const auto& c : j.value("init", json::array())) s.init.push_back(ContainerStatusFromJson(c));
+    for (const auto& c : j.value("app", json::array())) s.app.push_back(ContainerStatusFromJson(c));
+    s.finished = j.value("finished", false);
+    s.stop_requested = j.value("stopRequested", false);
+    s.started_at = TimeFromJson(j, "startedAt");
+    return s;
+  } catch (const json::exception& e) {
+    return absl::DataLossError(absl::StrCat("pod state: ", e.what()));
+  }
+}
+
+absl::Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("open ", tmp, ": ", std::strerror(errno)));
+  size_t off = 0;
+  while (off < content.size()) {
+    ssize_t n = write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return absl::InternalError(absl::StrCat("write ", tmp, ": ", std::strerror(err)));
+    }
+    off += static_cast<size_t>(n);
+  }
+  fdatasync(fd);
+  close(fd);
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("rename ", tmp, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+absl::StatusOr<json> ReadJsonFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::DataLossError(absl::StrCat("bad JSON in ", path));
+  return j;
+}
+
+absl::Status MakeDirs(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("mkdir ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::Status RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("remove ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+ExitInfo DecodeWaitStatus(int wait_status) {
+  if (WIFSIGNALED(wait_status)) {
+    int sig = WTERMSIG(wait_status);
+    return {128 + sig, sig};
+  }
+  if (WIFEXITED(wait_status)) return {WEXITSTATUS(wait_status), 0};
+  return {0, 0};
+}
+
+}  // namespace batchd::agent

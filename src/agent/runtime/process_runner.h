@@ -1,0 +1,54 @@
+// ProcessRunner: the seam through which the agent runtime and the pod shim
+// start and signal host processes, so their logic can be tested with a fake.
+// `PosixProcessRunner` uses posix_spawn (never fork: the agent is a large,
+// multi-threaded process). Waiting for exits is not part of the seam: the shim's
+// event loop reaps with waitpid and feeds exits to its supervisor.
+//
+// Thread-safety: PosixProcessRunner is stateless and thread-safe. File
+// descriptors in a request stay owned by the caller.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace batchd::agent {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;  // argv[0] without '/' is searched in the caller's PATH
+  std::vector<std::string> env;   // "KEY=VALUE"
+  std::string cwd;                // "" = inherit
+  int stdin_fd = -1;              // -1 = /dev/null
+  int stdout_fd = -1;             // -1 = /dev/null
+  int stderr_fd = -1;             // -1 = /dev/null
+  std::vector<std::pair<int, int>> extra_fds;  // dup2(first, second) in the child
+  bool new_process_group = false;  // the child leads its own process group
+  bool new_session = false;        // setsid (detached from the caller's session)
+};
+
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner() = default;
+  // Starts a process; returns its pid. The child starts with an empty signal
+  // mask and default signal dispositions.
+  virtual absl::StatusOr<int> Spawn(const SpawnRequest& req) = 0;
+  // kill(pid, sig), or kill(-pid, sig) for the whole process group.
+  // NotFound when no such process (group) exists.
+  virtual absl::Status Signal(int pid, int sig, bool group) = 0;
+  // Reaps `pid` if it is a terminated child of this process: its wait status,
+  // or nullopt when it is still running or is not our child.
+  virtual std::optional<int> TryReap(int pid) = 0;
+};
+
+class PosixProcessRunner : public ProcessRunner {
+ public:
+  absl::StatusOr<int> Spawn(const SpawnRequest& req) override;
+  absl::Status Signal(int pid, int sig, bool group) override;
+  std::optional<int> TryReap(int pid) override;
+};
+
+}  // namespace batchd::agent

@@ -1,0 +1,265 @@
+// The real PodRuntime: one `batchd-shim` per pod, state on disk (pod_files.h).
+// Liveness of a shim is its flock on <pod-dir>/shim.lock (immune to pid reuse
+// and to zombies); shims this process spawned are reaped on every call.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "agent/runtime/cgroup.h"
+#include "agent/runtime/pod_files.h"
+#include "agent/runtime/pod_runtime.h"
+#include "agent/runtime/process_runner.h"
+
+extern char** environ;
+
+namespace batchd::agent {
+namespace {
+
+bool ValidUid(const std::string& uid) {
+  return !uid.empty() && uid != "." && uid != ".." && uid.find('/') == std::string::npos;
+}
+
+// Waits for the shim's "ok"/"busy"/"error: ..." line (or EOF) on `fd`.
+std::string ReadReady(int fd, absl::Duration timeout) {
+  std::string out;
+  const absl::Time deadline = absl::Now() + timeout;
+  char buf[256];
+  while (out.find('\n') == std::string::npos) {
+    const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
+    if (ms <= 0) break;
+    struct pollfd p = {fd, POLLIN, 0};
+    int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 60000)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return std::string(absl::StripAsciiWhitespace(out));
+}
+
+std::vector<std::string> CurrentEnviron() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+class ProcessRuntime : public PodRuntime {
+ public:
+  ProcessRuntime(ProcessRuntimeOptions opts, std::unique_ptr<ProcessRunner> runner)
+      : opts_(std::move(opts)), runner_(std::move(runner)) {}
+
+  absl::Status Start(const PodSandboxSpec& spec) override;
+  absl::StatusOr<PodSandboxStatus> Status(const std::string& uid) override;
+  absl::Status Stop(const std::string& uid, absl::Duration grace) override;
+  absl::Status Remove(const std::string& uid) override;
+  std::vector<std::string> List() override;
+  std::string LogPath(const std::string& uid, const std::string& container,
+                      bool previous) override;
+
+ private:
+  PodPaths Paths(const std::string& uid) const { return PodPaths(opts_.root + "/" + uid); }
+  int ShimPid(const PodPaths& paths) const;
+  bool ShimAlive(const PodPaths& paths);
+  void ReapShims();
+  absl::Status SpawnShim(const PodPaths& paths);
+  absl::StatusOr<PodSandboxStatus> ReadStatus(const PodPaths& paths, bool alive);
+
+  const ProcessRuntimeOptions opts_;
+  std::unique_ptr<ProcessRunner> runner_;
+  std::mutex mu_;
+  std::set<int> children_;  // shims this process spawned and has not reaped
+};
+
+int ProcessRuntime::ShimPid(const PodPaths& paths) const {
+  int pid = 0;
+  absl::StatusOr<std::string> text = ReadFile(paths.Pid());
+  if (!text.ok() || !absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &pid)) return 0;
+  return pid;
+}
+
+void ProcessRuntime::ReapShims() {
+  for (auto it = children_.begin(); it != children_.end();) {
+    it = runner_->TryReap(*it).has_value() ? children_.erase(it) : std::next(it);
+  }
+}
+
+bool ProcessRuntime::ShimAlive(const PodPaths& paths) {
+  ReapShims();
+  if (int pid = ShimPid(paths); pid > 0) (void)runner_->TryReap(pid);  // ours from a past life
+  int fd = open(paths.Lock().c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool free = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  if (free) flock(fd, LOCK_UN);
+  close(fd);
+  return !free;
+}
+
+absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths) {
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+  int log_fd = open(paths.ShimLog().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  SpawnRequest req{.argv = {opts_.shim_path, "--pod-dir", paths.dir, "--ready-fd", "3"},
+                   .env = CurrentEnviron(),
+                   .stdout_fd = log_fd,
+                   .stderr_fd = log_fd,
+                   .extra_fds = {{ready[1], 3}},
+                   .new_session = true};
+  absl::StatusOr<int> pid = runner_->Spawn(req);
+  close(ready[1]);
+  if (log_fd >= 0) close(log_fd);
+  if (!pid.ok()) {
+    close(ready[0]);
+    return pid.status();
+  }
+  children_.insert(*pid);
+  const std::string reply = ReadReady(ready[0], opts_.start_timeout);
+  close(ready[0]);
+  if (reply == "ok" || reply == "busy") return absl::OkStatus();
+  (void)runner_->Signal(*pid, SIGKILL, /*group=*/false);
+  return absl::InternalError(
+      absl::StrCat("pod shim did not start (", reply.empty() ? "no reply" : reply, "); see ",
+                   paths.ShimLog()));
+}
+
+absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
+  if (!ValidUid(spec.uid)) return absl::InvalidArgumentError("pod uid is not a file name");
+  std::lock_guard<std::mutex> lock(mu_);
+  const PodPaths paths = Paths(spec.uid);
+  if (std::filesystem::exists(paths.State()) || ShimAlive(paths)) return absl::OkStatus();
+  if (absl::Status s = MakeDirs(paths.dir); !s.ok()) return s;
+  ShimConfig config{.pod = spec,
+                    .shim_path = opts_.shim_path,
+                    .cgroup_root = opts_.cgroup_root,
+                    .backoff_initial = opts_.backoff_initial,
+                    .backoff_max = opts_.backoff_max};
+  if (absl::Status s = WriteFileAtomic(paths.Spec(), ShimConfigToJson(config).dump(2));
+      !s.ok()) {
+    return s;
+  }
+  unlink(paths.Stop().c_str());
+  return SpawnShim(paths);
+}
+
+// Reads state.json. A dead shim that did not finish the pod (it was killed):
+// containers recorded as running are unknown now; their groups are killed and
+// the corrected state is written back so this happens once.
+absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& paths, bool alive) {
+  absl::StatusOr<nlohmann::json> j = ReadJsonFile(paths.State());
+  PodSandboxStatus st;
+  if (j.ok()) {
+    absl::StatusOr<PodSandboxStatus> parsed = PodStatusFromJson(*j);
+    if (!parsed.ok()) return parsed.status();
+    st = *std::move(parsed);
+  }
+  st.found = true;
+  st.supervisor_alive = alive;
+  if (alive || st.finished) return st;
+  const absl::Time now = absl::Now();
+  for (auto* list : {&st.init, &st.app}) {
+    for (ContainerStatus& c : *list) {
+      if (c.state != ContainerStatus::State::kRunning) continue;
+      if (c.pid > 0) (void)runner_->Signal(c.pid, SIGKILL, /*group=*/true);
+      c.state = ContainerStatus::State::kTerminated;
+      c.reason = "ContainerStatusUnknown";
+      c.message = "The container could not be located when the pod was terminated";
+      c.exit_code = 137;
+      c.signal = 0;
+      c.finished_at = now;
+      c.ready = false;
+      c.pid = 0;
+    }
+  }
+  st.finished = true;
+  if (j.ok()) (void)WriteFileAtomic(paths.State(), PodStatusToJson(st).dump());
+  return st;
+}
+
+absl::StatusOr<PodSandboxStatus> ProcessRuntime::Status(const std::string& uid) {
+  if (!ValidUid(uid)) return PodSandboxStatus{};
+  std::lock_guard<std::mutex> lock(mu_);
+  const PodPaths paths = Paths(uid);
+  if (!std::filesystem::exists(paths.Spec())) return PodSandboxStatus{};
+  const bool alive = ShimAlive(paths);  // before reading: a dead shim's state is final
+  return ReadStatus(paths, alive);
+}
+
+absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) {
+  if (!ValidUid(uid)) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  const PodPaths paths = Paths(uid);
+  if (!std::filesystem::exists(paths.Spec())) return absl::OkStatus();
+  if (!ShimAlive(paths)) return ReadStatus(paths, false).status();
+  const int64_t ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(grace));
+  if (absl::Status s = WriteFileAtomic(paths.Stop(), std::to_string(ms)); !s.ok()) return s;
+  const int pid = ShimPid(paths);
+  if (pid <= 0) return absl::InternalError(absl::StrCat("no shim pid in ", paths.Pid()));
+  absl::Status s = runner_->Signal(pid, SIGTERM, /*group=*/false);
+  return absl::IsNotFound(s) ? absl::OkStatus() : s;
+}
+
+absl::Status ProcessRuntime::Remove(const std::string& uid) {
+  if (!ValidUid(uid)) return absl::InvalidArgumentError("pod uid is not a file name");
+  std::lock_guard<std::mutex> lock(mu_);
+  const PodPaths paths = Paths(uid);
+  if (ShimAlive(paths)) {
+    return absl::FailedPreconditionError(absl::StrCat("pod ", uid, " is still running"));
+  }
+  if (absl::StatusOr<Cgroups> cg = Cgroups::Open(opts_.cgroup_root); cg.ok()) cg->RemovePod(uid);
+  return RemoveTree(paths.dir);
+}
+
+std::vector<std::string> ProcessRuntime::List() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReapShims();
+  std::vector<std::string> uids;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(opts_.root, ec)) {
+    if (std::filesystem::exists(entry.path() / "spec.json", ec)) {
+      uids.push_back(entry.path().filename().string());
+    }
+  }
+  std::sort(uids.begin(), uids.end());
+  return uids;
+}
+
+std::string ProcessRuntime::LogPath(const std::string& uid, const std::string& container,
+                                    bool previous) {
+  if (!ValidUid(uid)) return "";
+  std::lock_guard<std::mutex> lock(mu_);
+  const PodPaths paths = Paths(uid);
+  absl::StatusOr<nlohmann::json> j = ReadJsonFile(paths.State());
+  if (!j.ok()) return "";
+  absl::StatusOr<PodSandboxStatus> st = PodStatusFromJson(*j);
+  if (!st.ok()) return "";
+  for (const auto* list : {&st->init, &st->app}) {
+    for (const ContainerStatus& c : *list) {
+      if (c.name != container) continue;
+      const int run = previous ? c.restart_count - 1 : c.restart_count;
+      if (run < 0) return "";
+      std::string path = paths.Log(container, run);
+      return std::filesystem::exists(path) ? path : "";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::unique_ptr<PodRuntime> NewProcessRuntime(ProcessRuntimeOptions opts) {
+  return std::make_unique<ProcessRuntime>(std::move(opts), std::make_unique<PosixProcessRunner>());
+}
+
+}  // namespace batchd::agent

@@ -1,0 +1,210 @@
+// batchd-shim: the per-pod supervisor (the containerd-shim role).
+//
+//   batchd-shim --pod-dir DIR [--ready-fd N]
+//       Supervises the pod described by DIR/spec.json until nothing more runs,
+//       holding DIR/shim.lock while alive. Writes "ok\n" (or "error: ...\n")
+//       to the ready fd once it holds the pod. SIGTERM stops the pod with the
+//       grace period found in DIR/stop (milliseconds; default: the spec's).
+//   batchd-shim exec --parent-pid P --cwd DIR [--cgroup DIR] [--status-fd N] -- ARGV...
+//       The per-container exec wrapper: dies with its parent (PR_SET_PDEATHSIG),
+//       joins the cgroup, chdirs and execs ARGV (PATH from its environment).
+//       Failures are written to the status fd and exit with 128.
+//
+// Stray processes: container main processes die with the shim (PDEATHSIG); a
+// container's other processes are killed with its process group when its main
+// process exits or the pod stops; if the shim itself is SIGKILLed, the
+// runtime kills the recorded process groups when it next looks at the pod.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "agent/runtime/cgroup.h"
+#include "agent/runtime/pod_files.h"
+#include "agent/runtime/process_runner.h"
+#include "agent/shim/supervisor.h"
+#include "common/clock.h"
+
+namespace batchd::agent {
+namespace {
+
+// The shim's edge to wall time: only `Now` is used by the supervisor.
+class WallClock : public Clock {
+ public:
+  absl::Time Now() const override { return absl::Now(); }
+  TimerId ScheduleAt(absl::Time, std::function<void()>) override { return 0; }
+  bool Cancel(TimerId) override { return false; }
+};
+
+void WriteAll(int fd, const std::string& s) {
+  if (fd < 0) return;
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+[[noreturn]] void ExecFail(int status_fd, const std::string& msg) {
+  WriteAll(status_fd, msg);
+  WriteAll(2, "batchd-shim: " + msg + "\n");
+  _exit(128);
+}
+
+int ExecMain(int argc, char** argv) {
+  int parent = 0, status_fd = -1;
+  std::string cwd, cgroup;
+  int i = 2;
+  for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc) break;
+    std::string value = argv[++i];
+    if (flag == "--parent-pid") (void)absl::SimpleAtoi(value, &parent);
+    if (flag == "--status-fd") (void)absl::SimpleAtoi(value, &status_fd);
+    if (flag == "--cwd") cwd = value;
+    if (flag == "--cgroup") cgroup = value;
+  }
+  if (status_fd >= 0) fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (parent != 0 && getppid() != parent) _exit(137);  // the shim died before prctl
+  if (i >= argc - 1) ExecFail(status_fd, "no command");
+  if (!cgroup.empty()) {
+    int fd = open((cgroup + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) {
+      WriteAll(2, "batchd-shim: cannot join cgroup " + cgroup + "\n");
+    }
+    if (fd >= 0) close(fd);
+  }
+  if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
+    ExecFail(status_fd, absl::StrCat("chdir ", cwd, ": ", std::strerror(errno)));
+  }
+  execvp(argv[i + 1], argv + i + 1);
+  ExecFail(status_fd, absl::StrCat("exec: \"", argv[i + 1], "\": ", std::strerror(errno)));
+}
+
+absl::Duration StopGrace(const PodPaths& paths, const ShimConfig& config) {
+  int64_t ms = 0;
+  absl::StatusOr<std::string> text = ReadFile(paths.Stop());
+  if (text.ok() && absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &ms) && ms >= 0) {
+    return absl::Milliseconds(ms);
+  }
+  return absl::Seconds(config.pod.termination_grace_seconds);
+}
+
+// Reaps every exited child and hands it to the supervisor.
+void ReapAll(Supervisor& sup) {
+  for (;;) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    sup.OnExit(pid, status);
+  }
+}
+
+int RunLoop(Supervisor& sup, int sfd, const PodPaths& paths, const ShimConfig& config,
+            const Clock& clock) {
+  while (!sup.Done()) {
+    const absl::Duration wait = sup.NextDeadline() - clock.Now();
+    int timeout_ms = wait > absl::Hours(1) ? 3600 * 1000
+                     : wait <= absl::ZeroDuration()
+                         ? 0
+                         : static_cast<int>(absl::ToInt64Milliseconds(wait)) + 1;
+    struct pollfd p = {sfd, POLLIN, 0};
+    if (poll(&p, 1, timeout_ms) > 0) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+        if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
+          sup.RequestStop(StopGrace(paths, config));
+        }
+      }
+      ReapAll(sup);  // SIGCHLD coalesces: always sweep
+    }
+    sup.Tick();
+  }
+  return 0;
+}
+
+std::vector<std::string> BaseEnv(const ShimConfig& config) {
+  const char* path = std::getenv("PATH");
+  return {absl::StrCat("PATH=", path ? path : "/usr/local/bin:/usr/bin:/bin"),
+          absl::StrCat("HOSTNAME=", config.pod.name)};
+}
+
+int ShimMain(int argc, char** argv) {
+  std::string pod_dir;
+  int ready_fd = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--pod-dir") == 0) pod_dir = argv[i + 1];
+    if (std::strcmp(argv[i], "--ready-fd") == 0) (void)absl::SimpleAtoi(argv[i + 1], &ready_fd);
+  }
+  // Drop descriptors inherited from the agent so containers never see them.
+  if (ready_fd > 3) close_range(3, ready_fd - 1, 0);
+  close_range(ready_fd >= 3 ? ready_fd + 1 : 3, ~0U, 0);
+  if (ready_fd >= 0) fcntl(ready_fd, F_SETFD, FD_CLOEXEC);
+  if (pod_dir.empty()) {
+    std::fprintf(stderr, "usage: batchd-shim --pod-dir DIR [--ready-fd N]\n");
+    return 2;
+  }
+  PodPaths paths(pod_dir);
+  int lock_fd = open(paths.Lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    WriteAll(ready_fd, "busy\n");  // another shim holds the pod
+    return 0;
+  }
+  absl::StatusOr<nlohmann::json> j = ReadJsonFile(paths.Spec());
+  absl::StatusOr<ShimConfig> config =
+      j.ok() ? ShimConfigFromJson(*j) : absl::StatusOr<ShimConfig>(j.status());
+  if (!config.ok()) {
+    WriteAll(ready_fd, "error: " + config.status().ToString() + "\n");
+    return 1;
+  }
+  (void)WriteFileAtomic(paths.Pid(), std::to_string(getpid()));
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  SupervisorEnv env{.pod_dir = pod_dir, .base_env = BaseEnv(*config), .self_pid = getpid()};
+  absl::StatusOr<Cgroups> cg = Cgroups::Open(config->cgroup_root);
+  if (cg.ok()) {
+    env.cgroups = *cg;
+  } else {
+    std::fprintf(stderr, "batchd-shim: warning: no cgroup limits: %s\n",
+                 cg.status().ToString().c_str());
+  }
+  PosixProcessRunner runner;
+  WallClock clock;
+  Supervisor sup(*config, std::move(env), runner, clock);
+  sup.Begin();
+  WriteAll(ready_fd, "ok\n");
+  if (ready_fd >= 0) close(ready_fd);
+  int rc = RunLoop(sup, sfd, paths, *config, clock);
+  ReapAll(sup);
+  return rc;
+}
+
+}  // namespace
+}  // namespace batchd::agent
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "exec") == 0) return batchd::agent::ExecMain(argc, argv);
+  return batchd::agent::ShimMain(argc, argv);
+}

@@ -1,0 +1,422 @@
+#include "agent/shim/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace batchd::agent {
+namespace {
+
+using State = ContainerStatus::State;
+
+// Reads the exec wrapper's report: EOF without data means the exec succeeded.
+std::string ReadExecReport(int fd) {
+  std::string out;
+  char buf[512];
+  for (;;) {
+    struct pollfd p = {fd, POLLIN, 0};
+    int r = poll(&p, 1, 10000);  // bounded: the wrapper only chdirs and execs
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return out;
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+Supervisor::Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runner,
+                       const Clock& clock)
+    : config_(std::move(config)),
+      env_(std::move(env)),
+      paths_(env_.pod_dir),
+      runner_(runner),
+      clock_(clock) {
+  const PodSandboxSpec& pod = config_.pod;
+  const char* waiting = pod.init_containers.empty() ? "ContainerCreating" : "PodInitializing";
+  for (size_t i = 0; i < pod.init_containers.size(); ++i) {
+    containers_.push_back(Container{.spec = &pod.init_containers[i], .init = true, .index = i});
+    status_.init.push_back(ContainerStatus{.name = pod.init_containers[i].name,
+                                           .reason = "PodInitializing"});
+  }
+  for (size_t i = 0; i < pod.containers.size(); ++i) {
+    containers_.push_back(Container{.spec = &pod.containers[i], .init = false, .index = i});
+    status_.app.push_back(ContainerStatus{.name = pod.containers[i].name, .reason = waiting});
+  }
+  status_.found = true;
+}
+
+ContainerStatus& Supervisor::StatusOf(const Container& c) {
+  return c.init ? status_.init[c.index] : status_.app[c.index];
+}
+
+void Supervisor::Begin() {
+  status_.started_at = clock_.Now();
+  status_.supervisor_alive = true;
+  Advance();
+  Persist();
+}
+
+// Starts the next init container(s), or every app container once inits are done.
+void Supervisor::Advance() {
+  const size_t n_init = config_.pod.init_containers.size();
+  while (!in_app_phase_ && !stopping_) {
+    if (next_init_ == n_init) {
+      in_app_phase_ = true;
+      for (size_t i = n_init; i < containers_.size(); ++i) StartContainer(containers_[i]);
+      CheckAppsDone();
+      return;
+    }
+    Container& c = containers_[next_init_];
+    if (c.spec->restartable_init) {
+      ++next_init_;  // a sidecar counts as done with its init step once started
+      StartContainer(c);
+      continue;
+    }
+    StartContainer(c);
+    return;  // wait for it to exit (StartContainer may already have handled a failure)
+  }
+}
+
+std::vector<std::string> Supervisor::ContainerEnv(const ContainerSpec& spec) const {
+  std::map<std::string, size_t> pos;
+  std::vector<std::pair<std::string, std::string>> kv;
+  auto put = [&](const std::string& k, const std::string& v) {
+    auto [it, inserted] = pos.emplace(k, kv.size());
+    if (inserted) {
+      kv.emplace_back(k, v);
+    } else {
+      kv[it->second].second = v;
+    }
+  };
+  for (const std::string& e : env_.base_env) {
+    size_t eq = e.find('=');
+    if (eq != std::string::npos) put(e.substr(0, eq), e.substr(eq + 1));
+  }
+  for (const auto& [k, v] : spec.env) put(k, v);
+  std::vector<std::string> out;
+  out.reserve(kv.size());
+  for (const auto& [k, v] : kv) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::string Supervisor::WorkingDir(const ContainerSpec& spec) const {
+  return spec.working_dir.empty() ? paths_.dir : spec.working_dir;
+}
+
+// Spawns `argv` through the exec wrapper in the container's context. With
+// `exec_error`, waits for the wrapper's exec report and stores any failure.
+absl::StatusOr<int> Supervisor::SpawnWrapped(const Container& c,
+                                             const std::vector<std::string>& argv,
+                                             int log_fd, std::string* exec_error) {
+  SpawnRequest req;
+  req.argv = {config_.shim_path, "exec", "--parent-pid", std::to_string(env_.self_pid),
+              "--cwd", WorkingDir(*c.spec)};
+  if (!c.cgroup.empty()) req.argv.insert(req.argv.end(), {"--cgroup", c.cgroup});
+  int report[2] = {-1, -1};
+  if (exec_error != nullptr) {
+    if (pipe2(report, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
+    req.argv.insert(req.argv.end(), {"--status-fd", "3"});
+    req.extra_fds.emplace_back(report[1], 3);
+  }
+  req.argv.push_back("--");
+  req.argv.insert(req.argv.end(), argv.begin(), argv.end());
+  req.env = ContainerEnv(*c.spec);
+  req.stdout_fd = log_fd;
+  req.stderr_fd = log_fd;
+  req.new_process_group = true;
+  absl::StatusOr<int> pid = runner_.Spawn(req);
+  if (exec_error != nullptr) {
+    close(report[1]);
+    if (pid.ok()) *exec_error = ReadExecReport(report[0]);
+    close(report[0]);
+  }
+  return pid;
+}
+
+void Supervisor::StartContainer(Container& c) {
+  ContainerStatus& st = StatusOf(c);
+  const absl::Time now = clock_.Now();
+  c.start_error.clear();
+  if (env_.cgroups && c.cgroup.empty()) {
+    absl::StatusOr<std::string> dir = env_.cgroups->CreateContainer(
+        config_.pod.uid, c.spec->name, c.spec->cpu_limit_millis, c.spec->memory_limit_bytes);
+    if (dir.ok()) {
+      c.cgroup = *dir;
+    } else {
+      std::fprintf(stderr, "batchd-shim: %s\n", dir.status().ToString().c_str());
+    }
+  }
+  if (!c.cgroup.empty()) c.oom_base = Cgroups::OomKills(c.cgroup);
+  (void)MakeDirs(paths_.LogDir(c.spec->name));
+  const std::string log = paths_.Log(c.spec->name, st.restart_count);
+  int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  absl::StatusOr<int> pid = absl::InvalidArgumentError("container has no command");
+  if (!c.spec->argv.empty()) pid = SpawnWrapped(c, c.spec->argv, log_fd, &c.start_error);
+  if (log_fd >= 0) close(log_fd);
+  st.state = State::kRunning;
+  st.reason.clear();
+  st.message.clear();
+  st.started_at = now;
+  st.finished_at = absl::InfinitePast();
+  st.started = true;
+  st.ready = c.spec->readiness_exec.empty();
+  c.probe_successes = c.probe_failures = 0;
+  c.probe_at = c.spec->readiness_exec.empty()
+                   ? absl::InfiniteFuture()
+                   : now + absl::Seconds(c.spec->readiness_initial_delay_seconds);
+  if (!pid.ok()) {  // could not even spawn: terminate it here
+    c.start_error = std::string(pid.status().message());
+    c.pid = 0;
+    HandleExit(c, 128 << 8);
+    return;
+  }
+  c.pid = *pid;
+  st.pid = *pid;
+}
+
+void Supervisor::OnExit(int pid, int wait_status) {
+  for (Container& c : containers_) {
+    if (c.pid != 0 && c.pid == pid) {
+      HandleExit(c, wait_status);
+      Persist();
+      return;
+    }
+    if (c.probe_pid != 0 && c.probe_pid == pid) {
+      HandleProbeExit(c, wait_status);
+      Persist();
+      return;
+    }
+  }
+}
+
+void Supervisor::HandleExit(Container& c, int wait_status) {
+  ContainerStatus& st = StatusOf(c);
+  if (c.pid != 0) (void)runner_.Signal(c.pid, SIGKILL, /*group=*/true);  // leftovers die with it
+  if (c.probe_pid != 0) (void)runner_.Signal(c.probe_pid, SIGKILL, /*group=*/true);
+  const ExitInfo e = DecodeWaitStatus(wait_status);
+  st.state = State::kTerminated;
+  st.exit_code = e.exit_code;
+  st.signal = e.signal;
+  st.finished_at = clock_.Now();
+  st.ready = false;
+  st.pid = 0;
+  st.message.clear();
+  if (!c.start_error.empty()) {
+    st.reason = "StartError";
+    st.message = c.start_error;
+    st.exit_code = 128;
+    st.signal = 0;
+  } else if (!c.cgroup.empty() && Cgroups::OomKills(c.cgroup) > c.oom_base) {
+    st.reason = "OOMKilled";
+  } else {
+    st.reason = st.exit_code == 0 ? "Completed" : "Error";
+  }
+  c.pid = 0;
+  c.probe_at = absl::InfiniteFuture();
+  AfterTermination(c);
+}
+
+// Decides what follows a container's exit: the next init step, a restart, or the end.
+void Supervisor::AfterTermination(Container& c) {
+  const ContainerStatus& st = StatusOf(c);
+  const std::string& policy = config_.pod.restart_policy;
+  const bool success = st.exit_code == 0;
+  if (stopping_) {
+    c.done = true;
+    return;
+  }
+  if (c.spec->restartable_init) {
+    ScheduleRestart(c);
+    return;
+  }
+  const bool restart = policy == "Always" ? !c.init || !success
+                       : policy == "OnFailure" ? !success
+                                               : false;
+  if (restart) {
+    ScheduleRestart(c);
+    return;
+  }
+  c.done = true;
+  if (c.init) {
+    if (success) {
+      ++next_init_;
+      Advance();
+    } else {
+      BeginStopping(absl::Seconds(config_.pod.termination_grace_seconds));  // pod failed
+    }
+    return;
+  }
+  CheckAppsDone();
+}
+
+void Supervisor::ScheduleRestart(Container& c) {
+  ContainerStatus& st = StatusOf(c);
+  if (st.finished_at - st.started_at >= 2 * config_.backoff_max) {
+    c.backoff = absl::ZeroDuration();  // it ran long enough: forgive past crashes
+  }
+  const absl::Duration delay = c.backoff;
+  c.backoff = c.backoff == absl::ZeroDuration()
+                  ? config_.backoff_initial
+                  : std::min(2 * c.backoff, config_.backoff_max);
+  st.last_terminated = TerminatedState{.exit_code = st.exit_code,
+                                       .signal = st.signal,
+                                       .reason = st.reason,
+                                       .message = st.message,
+                                       .started_at = st.started_at,
+                                       .finished_at = st.finished_at};
+  if (delay <= absl::ZeroDuration()) {
+    ++st.restart_count;
+    StartContainer(c);
+    return;
+  }
+  st.state = State::kWaiting;
+  st.reason = "CrashLoopBackOff";
+  st.message = absl::StrCat("back-off ", absl::FormatDuration(delay),
+                            " restarting failed container=", c.spec->name, " pod=",
+                            config_.pod.name, "_", config_.pod.ns, "(", config_.pod.uid, ")");
+  c.restart_at = clock_.Now() + delay;
+}
+
+// Once every regular app container is done, sidecars are terminated and the pod ends.
+void Supervisor::CheckAppsDone() {
+  if (!in_app_phase_ || stopping_) return;
+  for (const Container& c : containers_) {
+    if (!c.init && !c.done) return;
+  }
+  BeginStopping(absl::Seconds(config_.pod.termination_grace_seconds));
+}
+
+void Supervisor::RequestStop(absl::Duration grace) {
+  status_.stop_requested = true;
+  BeginStopping(grace);
+  Persist();
+}
+
+void Supervisor::BeginStopping(absl::Duration grace) {
+  const absl::Time now = clock_.Now();
+  if (stopping_) {
+    kill_at_ = std::min(kill_at_, now + grace);  // a shorter grace wins
+    if (kill_at_ <= now) Tick();
+    return;
+  }
+  stopping_ = true;
+  kill_at_ = now + std::max(grace, absl::ZeroDuration());
+  for (Container& c : containers_) {
+    c.restart_at = absl::InfiniteFuture();
+    c.probe_at = absl::InfiniteFuture();
+    ContainerStatus& st = StatusOf(c);
+    if (st.state == State::kWaiting && st.last_terminated) {  // in backoff: stays terminated
+      const TerminatedState t = *st.last_terminated;
+      st.state = State::kTerminated;
+      st.exit_code = t.exit_code;
+      st.signal = t.signal;
+      st.reason = t.reason;
+      st.message = t.message;
+      st.started_at = t.started_at;
+      st.finished_at = t.finished_at;
+      st.last_terminated.reset();
+    }
+    if (c.probe_pid != 0) (void)runner_.Signal(c.probe_pid, SIGKILL, true);
+    if (c.pid != 0) {
+      (void)runner_.Signal(c.pid, SIGTERM, true);
+    } else {
+      c.done = true;
+    }
+  }
+  if (kill_at_ <= now) Tick();
+}
+
+void Supervisor::StartProbe(Container& c) {
+  absl::StatusOr<int> pid = SpawnWrapped(c, c.spec->readiness_exec, -1, nullptr);
+  const absl::Time now = clock_.Now();
+  c.probe_timed_out = false;
+  if (!pid.ok()) {
+    c.probe_pid = 0;
+    HandleProbeExit(c, 1 << 8);
+    return;
+  }
+  c.probe_pid = *pid;
+  c.probe_at = absl::InfiniteFuture();
+  c.probe_deadline = now + absl::Seconds(std::max(1, c.spec->readiness_timeout_seconds));
+}
+
+void Supervisor::HandleProbeExit(Container& c, int wait_status) {
+  if (c.probe_pid != 0) (void)runner_.Signal(c.probe_pid, SIGKILL, true);
+  c.probe_pid = 0;
+  c.probe_deadline = absl::InfiniteFuture();
+  ContainerStatus& st = StatusOf(c);
+  if (st.state != State::kRunning || stopping_) return;
+  const bool ok = !c.probe_timed_out && DecodeWaitStatus(wait_status).exit_code == 0;
+  if (ok) {
+    c.probe_failures = 0;
+    if (++c.probe_successes >= std::max(1, c.spec->readiness_success_threshold)) st.ready = true;
+  } else {
+    c.probe_successes = 0;
+    if (++c.probe_failures >= std::max(1, c.spec->readiness_failure_threshold)) st.ready = false;
+  }
+  c.probe_at = clock_.Now() + absl::Seconds(std::max(1, c.spec->readiness_period_seconds));
+}
+
+void Supervisor::Tick() {
+  const absl::Time now = clock_.Now();
+  bool changed = false;
+  for (Container& c : containers_) {
+    if (!stopping_ && c.restart_at <= now) {
+      c.restart_at = absl::InfiniteFuture();
+      ++StatusOf(c).restart_count;
+      StartContainer(c);
+      changed = true;
+    }
+    if (c.pid != 0 && c.probe_pid == 0 && c.probe_at <= now) StartProbe(c);
+    if (c.probe_pid != 0 && !c.probe_timed_out && c.probe_deadline <= now) {
+      c.probe_timed_out = true;
+      (void)runner_.Signal(c.probe_pid, SIGKILL, true);
+    }
+  }
+  if (stopping_ && !killed_ && kill_at_ <= now) {
+    killed_ = true;
+    for (Container& c : containers_) {
+      if (c.pid != 0) (void)runner_.Signal(c.pid, SIGKILL, true);
+    }
+    changed = true;
+  }
+  if (changed) Persist();
+}
+
+absl::Time Supervisor::NextDeadline() const {
+  absl::Time next = absl::InfiniteFuture();
+  for (const Container& c : containers_) {
+    if (!stopping_) next = std::min(next, c.restart_at);
+    if (c.pid != 0 && c.probe_pid == 0) next = std::min(next, c.probe_at);
+    if (c.probe_pid != 0 && !c.probe_timed_out) next = std::min(next, c.probe_deadline);
+  }
+  if (stopping_ && !killed_) next = std::min(next, kill_at_);
+  return next;
+}
+
+bool Supervisor::Done() const {
+  if (!stopping_) return false;
+  for (const Container& c : containers_) {
+    if (c.pid != 0 || c.probe_pid != 0) return false;
+  }
+  return true;
+}
+
+void Supervisor::Persist() {
+  status_.finished = Done();
+  status_.supervisor_alive = !status_.finished;
+  absl::Status s = WriteFileAtomic(paths_.State(), PodStatusToJson(status_).dump());
+  if (!s.ok()) std::fprintf(stderr, "batchd-shim: %s\n", s.ToString().c_str());
+}
+
+}  // namespace batchd::agent

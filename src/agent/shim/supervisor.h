@@ -1,0 +1,106 @@
+// Supervisor: the state machine inside `batchd-shim` that runs one pod's
+// containers. Init containers run in order (each must exit 0; sidecars —
+// restartable init containers — start and keep running), then app containers
+// run concurrently; exits are restarted per the pod's restart policy with
+// Kubernetes' crash-loop backoff (first restart immediate, then `initial`
+// doubling to `max`, reset after a run of 2×max). Exec readiness probes run on
+// their period. Every transition rewrites state.json atomically.
+//
+// Each container runs through the shim's exec wrapper (`batchd-shim exec`) in
+// its own process group: the wrapper sets PR_SET_PDEATHSIG(SIGKILL), joins
+// the container's cgroup and chdirs *before* exec'ing the command, and reports
+// exec failures through a close-on-exec pipe (StartError).
+//
+// Thread-safety: single-threaded; driven by the shim's event loop (or a test):
+// `Begin`, then `OnExit` for every reaped child, `Tick` when `NextDeadline`
+// passes, `RequestStop` on SIGTERM, until `Done`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "agent/runtime/cgroup.h"
+#include "agent/runtime/pod_files.h"
+#include "agent/runtime/pod_runtime.h"
+#include "agent/runtime/process_runner.h"
+#include "common/clock.h"
+
+namespace batchd::agent {
+
+struct SupervisorEnv {
+  std::string pod_dir;
+  std::vector<std::string> base_env;  // "K=V" every container starts with (PATH, HOSTNAME)
+  int self_pid = 0;                   // the shim's pid (the wrapper checks its parent)
+  std::optional<Cgroups> cgroups;     // nullopt = no limits
+};
+
+class Supervisor {
+ public:
+  Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runner, const Clock& clock);
+
+  void Begin();
+  // A child of the shim was reaped with `wait_status`; unknown pids are ignored.
+  void OnExit(int pid, int wait_status);
+  // Runs what is due: restarts after backoff, probes, probe timeouts, SIGKILL after grace.
+  void Tick();
+  // SIGTERM to every container's group now, SIGKILL after `grace`; nothing restarts.
+  void RequestStop(absl::Duration grace);
+  // When `Tick` next has work (InfiniteFuture when none).
+  absl::Time NextDeadline() const;
+  // Nothing runs and nothing will: the shim may exit.
+  bool Done() const;
+  const PodSandboxStatus& status() const { return status_; }
+
+ private:
+  struct Container {
+    const ContainerSpec* spec = nullptr;
+    bool init = false;
+    size_t index = 0;  // into status_.init or status_.app
+    int pid = 0;
+    std::string cgroup;
+    int64_t oom_base = 0;
+    std::string start_error;
+    absl::Time restart_at = absl::InfiniteFuture();
+    absl::Duration backoff = absl::ZeroDuration();
+    bool done = false;
+    int probe_pid = 0;
+    absl::Time probe_at = absl::InfiniteFuture();
+    absl::Time probe_deadline = absl::InfiniteFuture();
+    bool probe_timed_out = false;
+    int probe_successes = 0;
+    int probe_failures = 0;
+  };
+
+  ContainerStatus& StatusOf(const Container& c);
+  void Advance();
+  void StartContainer(Container& c);
+  absl::StatusOr<int> SpawnWrapped(const Container& c, const std::vector<std::string>& argv,
+                                   int log_fd, std::string* exec_error);
+  void HandleExit(Container& c, int wait_status);
+  void AfterTermination(Container& c);
+  void ScheduleRestart(Container& c);
+  void StartProbe(Container& c);
+  void HandleProbeExit(Container& c, int wait_status);
+  void CheckAppsDone();
+  void BeginStopping(absl::Duration grace);
+  std::vector<std::string> ContainerEnv(const ContainerSpec& spec) const;
+  std::string WorkingDir(const ContainerSpec& spec) const;
+  void Persist();
+
+  ShimConfig config_;
+  SupervisorEnv env_;
+  PodPaths paths_;
+  ProcessRunner& runner_;
+  const Clock& clock_;
+  PodSandboxStatus status_;
+  std::vector<Container> containers_;  // init containers, then app containers
+  size_t next_init_ = 0;
+  bool in_app_phase_ = false;
+  bool stopping_ = false;
+  bool killed_ = false;
+  absl::Time kill_at_ = absl::InfiniteFuture();
+};
+
+}  // namespace batchd::agent
