@@ -1,0 +1,299 @@
+// Runs real pods through the real `batchd-shim`. Every wait polls with a bound.
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
+#include "agent/runtime/pod_files.h"
+#include "agent/runtime/pod_runtime.h"
+#include "gtest/gtest.h"
+
+namespace batchd::agent {
+namespace {
+
+using State = ContainerStatus::State;
+
+class ProcessRuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/batchd-rt-XXXXXX";
+    root_ = mkdtemp(tmpl);
+    rt_ = NewRuntime();
+  }
+  void TearDown() override {
+    for (const std::string& uid : rt_->List()) {
+      (void)rt_->Stop(uid, absl::ZeroDuration());
+      Wait(uid, [](const PodSandboxStatus& s) { return !s.supervisor_alive; });
+    }
+    std::filesystem::remove_all(root_);
+  }
+  std::unique_ptr<PodRuntime> NewRuntime() {
+    return NewProcessRuntime({.root = root_,
+                              .shim_path = BATCHD_SHIM_PATH,
+                              .cgroup_root = "",
+                              .backoff_initial = absl::Milliseconds(10),
+                              .backoff_max = absl::Milliseconds(40)});
+  }
+  static PodSandboxSpec Pod(const std::string& uid, std::vector<std::string> argv,
+                            std::string policy = "Never") {
+    PodSandboxSpec p{.uid = uid, .ns = "default", .name = uid};
+    p.containers.push_back(ContainerSpec{.name = "main", .argv = std::move(argv)});
+    p.restart_policy = std::move(policy);
+    return p;
+  }
+  static std::vector<std::string> Sh(const std::string& script) { return {"sh", "-c", script}; }
+
+  // Polls `Status` until `pred` holds (bounded: fails the test after 20s).
+  PodSandboxStatus Wait(const std::string& uid,
+                        const std::function<bool(const PodSandboxStatus&)>& pred) {
+    PodSandboxStatus last;
+    for (int i = 0; i < 2000; ++i) {
+      absl::StatusOr<PodSandboxStatus> s = rt_->Status(uid);
+      if (s.ok()) {
+        last = *s;
+        if (pred(last)) return last;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "timed out waiting on pod " << uid;
+    return last;
+  }
+  PodSandboxStatus WaitFinished(const std::string& uid) {
+    return Wait(uid, [](const PodSandboxStatus& s) { return s.finished && !s.supervisor_alive; });
+  }
+  PodSandboxStatus WaitRunning(const std::string& uid) {
+    return Wait(uid, [](const PodSandboxStatus& s) {
+      return !s.app.empty() && s.app[0].state == State::kRunning;
+    });
+  }
+  std::string Log(const std::string& uid, const std::string& c, bool previous = false) {
+    std::string path = rt_->LogPath(uid, c, previous);
+    if (path.empty()) return "";
+    absl::StatusOr<std::string> text = ReadFile(path);
+    return text.ok() ? *text : "";
+  }
+  void WaitLogContains(const std::string& uid, const std::string& needle) {
+    for (int i = 0; i < 2000 && !absl::StrContains(Log(uid, "main"), needle); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(absl::StrContains(Log(uid, "main"), needle));
+  }
+  int ShimPid(const std::string& uid) {
+    int pid = 0;
+    absl::StatusOr<std::string> t = ReadFile(root_ + "/" + uid + "/shim.pid");
+    if (t.ok()) (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(*t), &pid);
+    return pid;
+  }
+
+  std::string root_;
+  std::unique_ptr<PodRuntime> rt_;
+};
+
+TEST_F(ProcessRuntimeTest, ExitCodeReasonAndLog) {
+  struct Case {
+    std::string name;
+    std::string script;
+    int want_code;
+    std::string want_reason;
+    std::string want_log;
+  };
+  const std::vector<Case> cases = {
+      {"error", "echo hi; exit 3", 3, "Error", "hi\n"},
+      {"success", "echo out; echo err >&2", 0, "Completed", "out\nerr\n"},
+      {"signal", "echo x; kill -KILL $$", 137, "Error", "x\n"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_TRUE(rt_->Start(Pod(c.name, Sh(c.script))).ok());
+    PodSandboxStatus s = WaitFinished(c.name);
+    ASSERT_EQ(s.app.size(), 1u);
+    EXPECT_EQ(s.app[0].state, State::kTerminated);
+    EXPECT_EQ(s.app[0].exit_code, c.want_code);
+    EXPECT_EQ(s.app[0].reason, c.want_reason);
+    EXPECT_EQ(Log(c.name, "main"), c.want_log);
+    EXPECT_LE(s.app[0].started_at, s.app[0].finished_at);
+  }
+}
+
+TEST_F(ProcessRuntimeTest, SignalExitReportsSignal) {
+  ASSERT_TRUE(rt_->Start(Pod("sig", Sh("kill -TERM $$"))).ok());
+  PodSandboxStatus s = WaitFinished("sig");
+  EXPECT_EQ(s.app[0].exit_code, 143);
+  EXPECT_EQ(s.app[0].signal, SIGTERM);
+}
+
+TEST_F(ProcessRuntimeTest, InitContainersRunInOrderBeforeApps) {
+  PodSandboxSpec p = Pod("init", Sh("cat order; echo three >> order"));
+  p.init_containers = {ContainerSpec{.name = "one", .argv = Sh("echo one >> order")},
+                       ContainerSpec{.name = "two", .argv = Sh("echo two >> order")}};
+  ASSERT_TRUE(rt_->Start(p).ok());
+  PodSandboxStatus s = WaitFinished("init");
+  ASSERT_EQ(s.init.size(), 2u);
+  for (const ContainerStatus& c : s.init) {
+    EXPECT_EQ(c.reason, "Completed") << c.name;
+    EXPECT_LE(c.finished_at, s.app[0].started_at) << c.name;
+  }
+  EXPECT_EQ(Log("init", "main"), "one\ntwo\n");
+  EXPECT_EQ(*ReadFile(root_ + "/init/order"), "one\ntwo\nthree\n");
+}
+
+TEST_F(ProcessRuntimeTest, FailedInitUnderNeverFailsPodWithoutApps) {
+  PodSandboxSpec p = Pod("initfail", Sh("echo app-ran"));
+  p.init_containers = {ContainerSpec{.name = "bad", .argv = Sh("exit 2")}};
+  ASSERT_TRUE(rt_->Start(p).ok());
+  PodSandboxStatus s = WaitFinished("initfail");
+  EXPECT_EQ(s.init[0].exit_code, 2);
+  EXPECT_EQ(s.app[0].state, State::kWaiting);
+  EXPECT_EQ(s.app[0].reason, "PodInitializing");
+  EXPECT_EQ(Log("initfail", "main"), "");
+}
+
+TEST_F(ProcessRuntimeTest, EnvAndWorkingDir) {
+  const std::string wd = root_ + "/wd";
+  std::filesystem::create_directories(wd);
+  PodSandboxSpec p = Pod("env", Sh("echo $FOO $HOSTNAME; pwd; command -v sh >/dev/null && echo path"));
+  p.containers[0].env = {{"FOO", "bar"}, {"FOO", "baz"}};
+  p.containers[0].working_dir = wd;
+  ASSERT_TRUE(rt_->Start(p).ok());
+  WaitFinished("env");
+  EXPECT_EQ(Log("env", "main"), "baz env\n" + wd + "\npath\n");
+}
+
+TEST_F(ProcessRuntimeTest, StartErrorForMissingCommand) {
+  ASSERT_TRUE(rt_->Start(Pod("noexec", {"/nonexistent/cmd"})).ok());
+  PodSandboxStatus s = WaitFinished("noexec");
+  EXPECT_EQ(s.app[0].reason, "StartError");
+  EXPECT_EQ(s.app[0].exit_code, 128);
+  EXPECT_TRUE(absl::StrContains(s.app[0].message, "No such file")) << s.app[0].message;
+}
+
+TEST_F(ProcessRuntimeTest, OnFailureRestartsUntilSuccess) {
+  ASSERT_TRUE(rt_->Start(Pod("retry",
+                             Sh("n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count;"
+                                " echo run$n; [ $n -ge 3 ]"),
+                             "OnFailure"))
+                  .ok());
+  PodSandboxStatus s = WaitFinished("retry");
+  EXPECT_EQ(s.app[0].restart_count, 2);
+  EXPECT_EQ(s.app[0].exit_code, 0);
+  EXPECT_EQ(s.app[0].reason, "Completed");
+  ASSERT_TRUE(s.app[0].last_terminated.has_value());
+  EXPECT_EQ(s.app[0].last_terminated->exit_code, 1);
+  EXPECT_EQ(Log("retry", "main"), "run3\n");
+  EXPECT_EQ(Log("retry", "main", /*previous=*/true), "run2\n");
+}
+
+TEST_F(ProcessRuntimeTest, StopSendsSigtermThenSigkillAfterGrace) {
+  struct Case {
+    std::string name;
+    std::string script;
+    absl::Duration grace;
+    int want_code;
+  };
+  const std::vector<Case> cases = {
+      {"term", "echo ready; exec sleep 1000", absl::Seconds(30), 143},
+      {"trap", "trap '' TERM; echo ready; while :; do sleep 0.05; done", absl::Milliseconds(200),
+       137},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_TRUE(rt_->Start(Pod(c.name, Sh(c.script))).ok());
+    WaitLogContains(c.name, "ready");
+    const int pgid = WaitRunning(c.name).app[0].pid;
+    ASSERT_GT(pgid, 0);
+    ASSERT_TRUE(rt_->Stop(c.name, c.grace).ok());
+    PodSandboxStatus s = WaitFinished(c.name);
+    EXPECT_TRUE(s.stop_requested);
+    EXPECT_EQ(s.app[0].exit_code, c.want_code);
+    EXPECT_EQ(kill(-pgid, 0), -1);  // the whole group is gone
+  }
+}
+
+TEST_F(ProcessRuntimeTest, StopLeavesNoShimChildrenOrZombies) {
+  ASSERT_TRUE(rt_->Start(Pod("tree", Sh("sleep 1000 & sleep 1000 & echo ready; wait"))).ok());
+  WaitLogContains("tree", "ready");
+  const int pgid = WaitRunning("tree").app[0].pid;
+  const int shim = ShimPid("tree");
+  ASSERT_GT(shim, 0);
+  ASSERT_TRUE(rt_->Stop("tree", absl::Seconds(5)).ok());
+  WaitFinished("tree");
+  EXPECT_EQ(kill(-pgid, 0), -1);
+  EXPECT_FALSE(std::filesystem::exists("/proc/" + std::to_string(shim)))  // reaped, no zombie
+      << "shim " << shim << " still in /proc";
+}
+
+TEST_F(ProcessRuntimeTest, ReadoptsRunningPodAfterRuntimeRestart) {
+  ASSERT_TRUE(rt_->Start(Pod("adopt", Sh("while [ ! -f go ]; do sleep 0.02; done; exit 7"))).ok());
+  WaitRunning("adopt");
+  rt_ = NewRuntime();  // the agent "restarts"; the shim keeps running
+  EXPECT_EQ(rt_->List(), std::vector<std::string>{"adopt"});
+  PodSandboxStatus s = *rt_->Status("adopt");
+  EXPECT_TRUE(s.supervisor_alive);
+  EXPECT_EQ(s.app[0].state, State::kRunning);
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/adopt/go", "").ok());
+  s = WaitFinished("adopt");
+  EXPECT_EQ(s.app[0].exit_code, 7);
+  EXPECT_EQ(s.app[0].reason, "Error");
+}
+
+TEST_F(ProcessRuntimeTest, KilledShimTakesContainersWithIt) {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);  // orphans come to us, so they cannot linger as zombies
+  ASSERT_TRUE(rt_->Start(Pod("orphan", Sh("sleep 1000 & echo ready; wait"))).ok());
+  WaitLogContains("orphan", "ready");
+  const int pgid = WaitRunning("orphan").app[0].pid;
+  ASSERT_EQ(kill(ShimPid("orphan"), SIGKILL), 0);
+  PodSandboxStatus s = WaitFinished("orphan");
+  EXPECT_EQ(s.app[0].reason, "ContainerStatusUnknown");
+  EXPECT_EQ(s.app[0].exit_code, 137);
+  bool gone = false;
+  for (int i = 0; i < 2000 && !gone; ++i) {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    gone = kill(-pgid, 0) == -1;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone);
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST_F(ProcessRuntimeTest, StartIsIdempotentAndNeverRerunsAPod) {
+  PodSandboxSpec p = Pod("once", Sh("echo x >> runs"));
+  ASSERT_TRUE(rt_->Start(p).ok());
+  ASSERT_TRUE(rt_->Start(p).ok());
+  WaitFinished("once");
+  ASSERT_TRUE(rt_->Start(p).ok());
+  WaitFinished("once");
+  EXPECT_EQ(*ReadFile(root_ + "/once/runs"), "x\n");
+}
+
+TEST_F(ProcessRuntimeTest, RemoveRefusesRunningPodAndDeletesFinishedOne) {
+  ASSERT_TRUE(rt_->Start(Pod("rm", Sh("echo ready; exec sleep 1000"))).ok());
+  WaitRunning("rm");
+  EXPECT_EQ(rt_->Remove("rm").code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(rt_->Stop("rm", absl::ZeroDuration()).ok());
+  WaitFinished("rm");
+  ASSERT_TRUE(rt_->Remove("rm").ok());
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/rm"));
+  EXPECT_TRUE(rt_->List().empty());
+  EXPECT_FALSE(rt_->Status("rm")->found);
+}
+
+TEST_F(ProcessRuntimeTest, UnknownPod) {
+  EXPECT_FALSE(rt_->Status("nope")->found);
+  EXPECT_TRUE(rt_->Stop("nope", absl::Seconds(1)).ok());
+  EXPECT_EQ(rt_->LogPath("nope", "main", false), "");
+  EXPECT_FALSE(rt_->Start(Pod("../x", Sh("true"))).ok());
+}
+
+}  // namespace
+}  // namespace batchd::agent

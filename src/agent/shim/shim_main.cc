@@ -12,8 +12,10 @@
 //
 // Stray processes: container main processes die with the shim (PDEATHSIG); a
 // container's other processes are killed with its process group when its main
-// process exits or the pod stops; if the shim itself is SIGKILLed, the
-// runtime kills the recorded process groups when it next looks at the pod.
+// process exits or the pod stops; the shim is a child subreaper, so orphaned
+// descendants (even ones that left the group) are reaped by it and killed
+// before it exits. If the shim itself is SIGKILLed, the runtime kills the
+// recorded process groups when it next looks at the pod.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -33,6 +35,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "agent/runtime/cgroup.h"
 #include "agent/runtime/pod_files.h"
@@ -118,6 +121,23 @@ void ReapAll(Supervisor& sup) {
   }
 }
 
+// At exit: SIGKILLs and reaps every remaining descendant (the shim is their
+// subreaper), so nothing of the pod outlives the shim and no zombie is left.
+void KillRemainingChildren() {
+  const std::string list = absl::StrCat("/proc/self/task/", getpid(), "/children");
+  for (int round = 0; round < 1000; ++round) {
+    absl::StatusOr<std::string> text = ReadFile(list);
+    std::vector<std::string> pids =
+        text.ok() ? absl::StrSplit(*text, ' ', absl::SkipWhitespace()) : std::vector<std::string>{};
+    for (const std::string& p : pids) {
+      int pid = 0;
+      if (absl::SimpleAtoi(p, &pid) && pid > 0) kill(pid, SIGKILL);
+    }
+    if (waitpid(-1, nullptr, pids.empty() ? WNOHANG : 0) < 0 && errno == ECHILD) return;
+    if (pids.empty() && !text.ok()) return;  // no /proc: nothing more we can do
+  }
+}
+
 int RunLoop(Supervisor& sup, int sfd, const PodPaths& paths, const ShimConfig& config,
             const Clock& clock) {
   while (!sup.Done()) {
@@ -176,6 +196,8 @@ int ShimMain(int argc, char** argv) {
     return 1;
   }
   (void)WriteFileAtomic(paths.Pid(), std::to_string(getpid()));
+  // Orphaned container descendants reparent to the shim, which reaps them.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   sigset_t mask;
   sigemptyset(&mask);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
@@ -198,6 +220,7 @@ int ShimMain(int argc, char** argv) {
   if (ready_fd >= 0) close(ready_fd);
   int rc = RunLoop(sup, sfd, paths, *config, clock);
   ReapAll(sup);
+  KillRemainingChildren();
   return rc;
 }
 
