@@ -224,8 +224,8 @@ absl::Status WriteFileAtomic(const std::string& path, const std::string& content
     }
     off += static_cast<size_t>(n);
   }
-  fdatasync(fd);
-  close(fd);
+  close(fd);  // no fsync: the state must survive process crashes, not power loss
+
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("rename ", tmp, ": ", std::strerror(errno)));
   }

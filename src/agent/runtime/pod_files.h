@@ -49,7 +49,8 @@ absl::StatusOr<ShimConfig> ShimConfigFromJson(const nlohmann::json& j);
 nlohmann::json PodStatusToJson(const PodSandboxStatus& s);
 absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const nlohmann::json& j);
 
-// File helpers. `WriteFileAtomic` writes a temp file, fsyncs and renames it.
+// File helpers. `WriteFileAtomic` writes a temp file and renames it over `path`
+// (atomic against process crashes; no fsync, since pods do not survive a reboot).
 absl::Status WriteFileAtomic(const std::string& path, const std::string& content);
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 absl::StatusOr<nlohmann::json> ReadJsonFile(const std::string& path);

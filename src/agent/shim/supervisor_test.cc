@@ -1,0 +1,374 @@
+// Supervisor logic against a fake ProcessRunner and FakeClock: deterministic,
+// no processes. (Real processes are covered by agent/runtime/process_runtime_test.)
+#include "agent/shim/supervisor.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "common/testing/fake_clock.h"
+#include "gtest/gtest.h"
+
+namespace batchd::agent {
+namespace {
+
+using State = ContainerStatus::State;
+
+int Exited(int code) { return code << 8; }
+int Killed(int sig) { return sig; }
+
+class FakeProcessRunner : public ProcessRunner {
+ public:
+  struct Sent {
+    int pid, sig;
+    bool group;
+    bool operator==(const Sent&) const = default;
+  };
+  absl::StatusOr<int> Spawn(const SpawnRequest& req) override {
+    const int pid = next_pid_++;
+    auto dash = std::find(req.argv.begin(), req.argv.end(), "--");
+    std::vector<std::string> cmd(dash == req.argv.end() ? req.argv.begin() : dash + 1,
+                                 req.argv.end());
+    spawned.push_back({pid, cmd});
+    requests.push_back(req);
+    return pid;
+  }
+  absl::Status Signal(int pid, int sig, bool group) override {
+    signals.push_back({pid, sig, group});
+    return absl::OkStatus();
+  }
+  std::optional<int> TryReap(int) override { return std::nullopt; }
+
+  // The pid of the latest spawn whose command starts with `cmd0`.
+  int PidOf(const std::string& cmd0) const {
+    for (auto it = spawned.rbegin(); it != spawned.rend(); ++it) {
+      if (!it->second.empty() && it->second[0] == cmd0) return it->first;
+    }
+    return 0;
+  }
+  int Count(const std::string& cmd0) const {
+    return static_cast<int>(std::count_if(spawned.begin(), spawned.end(), [&](const auto& s) {
+      return !s.second.empty() && s.second[0] == cmd0;
+    }));
+  }
+  bool SentTo(int pid, int sig) const {
+    return std::find(signals.begin(), signals.end(), Sent{pid, sig, true}) != signals.end();
+  }
+
+  std::vector<std::pair<int, std::vector<std::string>>> spawned;
+  std::vector<SpawnRequest> requests;
+  std::vector<Sent> signals;
+
+ private:
+  int next_pid_ = 1000;
+};
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/batchd-sup-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  ShimConfig Config(std::vector<ContainerSpec> apps, std::string policy = "Never",
+                    std::vector<ContainerSpec> inits = {}) {
+    ShimConfig c;
+    c.pod = PodSandboxSpec{.uid = "u1", .ns = "ns", .name = "p"};
+    c.pod.containers = std::move(apps);
+    c.pod.init_containers = std::move(inits);
+    c.pod.restart_policy = std::move(policy);
+    c.pod.termination_grace_seconds = 30;
+    c.shim_path = "/shim";
+    return c;
+  }
+  static ContainerSpec C(const std::string& name) {
+    return ContainerSpec{.name = name, .argv = {name}};
+  }
+  std::unique_ptr<Supervisor> Make(ShimConfig config, std::optional<Cgroups> cg = std::nullopt) {
+    return std::make_unique<Supervisor>(
+        std::move(config),
+        SupervisorEnv{.pod_dir = dir_, .base_env = {"PATH=/bin"}, .self_pid = 1, .cgroups = cg},
+        runner_, clock_);
+  }
+  // Advances the fake clock to the supervisor's next deadline and ticks.
+  void AdvanceToDeadline(Supervisor& s) {
+    clock_.AdvanceTo(s.NextDeadline());
+    s.Tick();
+  }
+
+  std::string dir_;
+  FakeProcessRunner runner_;
+  FakeClock clock_;
+};
+
+TEST_F(SupervisorTest, RestartPolicyDecidesWhatHappensAfterAnExit) {
+  struct Case {
+    std::string name, policy;
+    int wait_status;
+    bool want_restart;
+    std::string want_reason;
+  };
+  const std::vector<Case> cases = {
+      {"never-fail", "Never", Exited(1), false, "Error"},
+      {"never-ok", "Never", Exited(0), false, "Completed"},
+      {"onfailure-fail", "OnFailure", Exited(2), true, "Error"},
+      {"onfailure-ok", "OnFailure", Exited(0), false, "Completed"},
+      {"onfailure-signal", "OnFailure", Killed(SIGKILL), true, "Error"},
+      {"always-ok", "Always", Exited(0), true, "Completed"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    runner_ = FakeProcessRunner();
+    auto sup = Make(Config({C("a")}, c.policy));
+    sup->Begin();
+    ASSERT_EQ(sup->status().app[0].state, State::kRunning);
+    sup->OnExit(runner_.PidOf("a"), c.wait_status);
+    const ContainerStatus& st = sup->status().app[0];
+    EXPECT_EQ(runner_.Count("a"), c.want_restart ? 2 : 1);  // the first restart is immediate
+    EXPECT_EQ(sup->Done(), !c.want_restart);
+    if (c.want_restart) {
+      EXPECT_EQ(st.state, State::kRunning);
+      EXPECT_EQ(st.restart_count, 1);
+      ASSERT_TRUE(st.last_terminated.has_value());
+      EXPECT_EQ(st.last_terminated->reason, c.want_reason);
+    } else {
+      EXPECT_EQ(st.state, State::kTerminated);
+      EXPECT_EQ(st.reason, c.want_reason);
+    }
+  }
+}
+
+TEST_F(SupervisorTest, CrashLoopBackoffDoublesToTheCap) {
+  ShimConfig config = Config({C("a")}, "Always");
+  config.backoff_initial = absl::Seconds(10);
+  config.backoff_max = absl::Seconds(60);
+  auto sup = Make(config);
+  sup->Begin();
+  const std::vector<int> want_delays = {0, 10, 20, 40, 60, 60};
+  for (size_t i = 0; i < want_delays.size(); ++i) {
+    SCOPED_TRACE(i);
+    const absl::Time died = clock_.Now();
+    sup->OnExit(runner_.PidOf("a"), Exited(1));
+    if (want_delays[i] == 0) {
+      EXPECT_EQ(sup->status().app[0].state, State::kRunning);
+      continue;
+    }
+    const ContainerStatus& st = sup->status().app[0];
+    EXPECT_EQ(st.state, State::kWaiting);
+    EXPECT_EQ(st.reason, "CrashLoopBackOff");
+    EXPECT_TRUE(absl::StrContains(st.message, "back-off")) << st.message;
+    EXPECT_EQ(sup->NextDeadline() - died, absl::Seconds(want_delays[i]));
+    const int spawns = runner_.Count("a");
+    clock_.Advance(absl::Seconds(want_delays[i]) - absl::Milliseconds(1));
+    sup->Tick();
+    EXPECT_EQ(runner_.Count("a"), spawns);  // not yet
+    AdvanceToDeadline(*sup);
+    EXPECT_EQ(runner_.Count("a"), spawns + 1);
+    EXPECT_EQ(sup->status().app[0].restart_count, static_cast<int>(i) + 1);
+  }
+}
+
+TEST_F(SupervisorTest, BackoffResetsAfterALongRun) {
+  ShimConfig config = Config({C("a")}, "Always");
+  config.backoff_initial = absl::Seconds(10);
+  config.backoff_max = absl::Seconds(60);
+  auto sup = Make(config);
+  sup->Begin();
+  sup->OnExit(runner_.PidOf("a"), Exited(1));  // immediate restart
+  sup->OnExit(runner_.PidOf("a"), Exited(1));  // 10s
+  AdvanceToDeadline(*sup);
+  clock_.Advance(absl::Minutes(2));  // ran 2×max
+  sup->OnExit(runner_.PidOf("a"), Exited(1));
+  EXPECT_EQ(sup->status().app[0].state, State::kRunning);  // forgiven: immediate again
+}
+
+TEST_F(SupervisorTest, InitContainersRunOneAtATimeThenApps) {
+  auto sup = Make(Config({C("app1"), C("app2")}, "Never", {C("i1"), C("i2")}));
+  sup->Begin();
+  EXPECT_EQ(runner_.spawned.size(), 1u);
+  EXPECT_EQ(sup->status().app[0].reason, "PodInitializing");
+  sup->OnExit(runner_.PidOf("i1"), Exited(0));
+  EXPECT_EQ(runner_.spawned.size(), 2u);
+  EXPECT_EQ(runner_.spawned[1].second[0], "i2");
+  sup->OnExit(runner_.PidOf("i2"), Exited(0));
+  ASSERT_EQ(runner_.spawned.size(), 4u);
+  EXPECT_EQ(sup->status().app[0].state, State::kRunning);
+  EXPECT_EQ(sup->status().app[1].state, State::kRunning);
+  sup->OnExit(runner_.PidOf("app1"), Exited(0));
+  EXPECT_FALSE(sup->Done());
+  sup->OnExit(runner_.PidOf("app2"), Exited(4));
+  EXPECT_TRUE(sup->Done());
+  EXPECT_TRUE(sup->status().finished);
+}
+
+TEST_F(SupervisorTest, FailedInitContainer) {
+  struct Case {
+    std::string name, policy;
+    bool want_done;
+  };
+  for (const Case& c : std::vector<Case>{{"never", "Never", true}, {"onfailure", "OnFailure", false}}) {
+    SCOPED_TRACE(c.name);
+    runner_ = FakeProcessRunner();
+    auto sup = Make(Config({C("app")}, c.policy, {C("init")}));
+    sup->Begin();
+    sup->OnExit(runner_.PidOf("init"), Exited(1));
+    EXPECT_EQ(sup->Done(), c.want_done);
+    EXPECT_EQ(runner_.Count("app"), 0);
+    EXPECT_EQ(runner_.Count("init"), c.want_done ? 1 : 2);
+  }
+}
+
+TEST_F(SupervisorTest, SidecarStartsBeforeAppsAndIsStoppedWhenAppsEnd) {
+  ContainerSpec sidecar = C("side");
+  sidecar.restartable_init = true;
+  auto sup = Make(Config({C("app")}, "Never", {sidecar}));
+  sup->Begin();
+  const int side = runner_.PidOf("side"), app = runner_.PidOf("app");
+  ASSERT_NE(side, 0);
+  ASSERT_NE(app, 0);
+  sup->OnExit(side, Exited(1));  // a sidecar restarts even under Never
+  const int side2 = runner_.PidOf("side");
+  EXPECT_NE(side2, side);
+  sup->OnExit(app, Exited(0));
+  EXPECT_TRUE(runner_.SentTo(side2, SIGTERM));
+  EXPECT_FALSE(sup->Done());
+  sup->OnExit(side2, Killed(SIGTERM));
+  EXPECT_TRUE(sup->Done());
+  EXPECT_EQ(sup->status().init[0].exit_code, 143);
+  EXPECT_EQ(sup->status().app[0].reason, "Completed");
+}
+
+TEST_F(SupervisorTest, StopTermsThenKillsAfterGrace) {
+  auto sup = Make(Config({C("a"), C("b")}, "Always"));
+  sup->Begin();
+  const int a = runner_.PidOf("a"), b = runner_.PidOf("b");
+  sup->RequestStop(absl::Seconds(5));
+  EXPECT_TRUE(runner_.SentTo(a, SIGTERM));
+  EXPECT_TRUE(runner_.SentTo(b, SIGTERM));
+  EXPECT_TRUE(sup->status().stop_requested);
+  sup->OnExit(a, Killed(SIGTERM));  // a obeys; no restart while stopping
+  EXPECT_EQ(runner_.Count("a"), 1);
+  clock_.Advance(absl::Seconds(4));
+  sup->Tick();
+  EXPECT_FALSE(runner_.SentTo(b, SIGKILL));
+  AdvanceToDeadline(*sup);
+  EXPECT_TRUE(runner_.SentTo(b, SIGKILL));
+  sup->OnExit(b, Killed(SIGKILL));
+  EXPECT_TRUE(sup->Done());
+  EXPECT_EQ(sup->status().app[0].exit_code, 143);
+  EXPECT_EQ(sup->status().app[1].exit_code, 137);
+  EXPECT_EQ(sup->status().app[1].signal, SIGKILL);
+}
+
+TEST_F(SupervisorTest, StopDuringBackoffEndsWithTheLastRun) {
+  ShimConfig config = Config({C("a")}, "Always");
+  auto sup = Make(config);
+  sup->Begin();
+  sup->OnExit(runner_.PidOf("a"), Exited(1));
+  sup->OnExit(runner_.PidOf("a"), Exited(2));  // now in CrashLoopBackOff
+  ASSERT_EQ(sup->status().app[0].state, State::kWaiting);
+  sup->RequestStop(absl::Seconds(30));
+  EXPECT_TRUE(sup->Done());
+  EXPECT_EQ(sup->status().app[0].state, State::kTerminated);
+  EXPECT_EQ(sup->status().app[0].exit_code, 2);
+}
+
+TEST_F(SupervisorTest, ReadinessProbe) {
+  ContainerSpec c = C("a");
+  c.readiness_exec = {"probe"};
+  c.readiness_initial_delay_seconds = 3;
+  c.readiness_period_seconds = 10;
+  c.readiness_failure_threshold = 2;
+  c.readiness_timeout_seconds = 1;
+  auto sup = Make(Config({c}));
+  sup->Begin();
+  EXPECT_FALSE(sup->status().app[0].ready);
+  EXPECT_EQ(sup->NextDeadline(), clock_.Now() + absl::Seconds(3));
+  AdvanceToDeadline(*sup);
+  ASSERT_EQ(runner_.Count("probe"), 1);
+  sup->OnExit(runner_.PidOf("probe"), Exited(0));
+  EXPECT_TRUE(sup->status().app[0].ready);
+  struct Step {
+    std::string name;
+    int probe_exit;  // -1 = time out
+    bool want_ready;
+  };
+  const std::vector<Step> steps = {
+      {"one failure is below the threshold", 1, true},
+      {"second failure", 1, false},
+      {"success", 0, true},
+      {"timeout", -1, true},
+      {"second timeout", -1, false},
+  };
+  for (const Step& s : steps) {
+    SCOPED_TRACE(s.name);
+    AdvanceToDeadline(*sup);  // the period passes: a probe starts
+    const int probe = runner_.PidOf("probe");
+    if (s.probe_exit < 0) {
+      AdvanceToDeadline(*sup);  // its timeout passes
+      EXPECT_TRUE(runner_.SentTo(probe, SIGKILL));
+      sup->OnExit(probe, Killed(SIGKILL));
+    } else {
+      sup->OnExit(probe, Exited(s.probe_exit));
+    }
+    EXPECT_EQ(sup->status().app[0].ready, s.want_ready);
+  }
+}
+
+TEST_F(SupervisorTest, CgroupLimitsAndOomKilled) {
+  const std::string cg_root = dir_ + "/cg";
+  std::filesystem::create_directories(cg_root);
+  ContainerSpec c = C("a");
+  c.cpu_limit_millis = 500;
+  c.memory_limit_bytes = 64 << 20;
+  auto sup = Make(Config({c}), Cgroups::OpenForTest(cg_root));
+  sup->Begin();
+  const std::string cg = cg_root + "/batchd/u1/a";
+  EXPECT_EQ(*ReadFile(cg + "/cpu.max"), "50000 100000");
+  EXPECT_EQ(*ReadFile(cg + "/memory.max"), std::to_string(64 << 20));
+  const auto& argv = runner_.requests.back().argv;
+  EXPECT_NE(std::find(argv.begin(), argv.end(), cg), argv.end());  // the wrapper joins it
+  std::ofstream(cg + "/memory.events") << "oom 1\noom_kill 1\n";
+  sup->OnExit(runner_.PidOf("a"), Killed(SIGKILL));
+  EXPECT_EQ(sup->status().app[0].reason, "OOMKilled");
+  EXPECT_EQ(sup->status().app[0].exit_code, 137);
+}
+
+TEST_F(SupervisorTest, ContainerRequestAndStateFile) {
+  ContainerSpec c = C("a");
+  c.argv = {"run", "x"};
+  c.env = {{"PATH", "/opt"}, {"K", "v"}};
+  auto sup = Make(Config({c}));
+  sup->Begin();
+  const SpawnRequest& req = runner_.requests.back();
+  EXPECT_TRUE(req.new_process_group);
+  EXPECT_EQ(req.env, (std::vector<std::string>{"PATH=/opt", "K=v"}));
+  EXPECT_EQ(req.argv.front(), "/shim");
+  EXPECT_EQ(req.argv.back(), "x");
+  absl::StatusOr<nlohmann::json> j = ReadJsonFile(dir_ + "/state.json");
+  ASSERT_TRUE(j.ok());
+  absl::StatusOr<PodSandboxStatus> st = PodStatusFromJson(*j);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->app[0].state, State::kRunning);
+  EXPECT_EQ(st->app[0].pid, runner_.PidOf("run"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/logs/a/0.log"));
+}
+
+TEST_F(SupervisorTest, EmptyCommandIsAStartError) {
+  ContainerSpec c = C("a");
+  c.argv.clear();
+  auto sup = Make(Config({c}));
+  sup->Begin();
+  EXPECT_TRUE(sup->Done());
+  EXPECT_EQ(sup->status().app[0].reason, "StartError");
+  EXPECT_EQ(sup->status().app[0].exit_code, 128);
+}
+
+}  // namespace
+}  // namespace batchd::agent
