@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "api/codec/codec.h"
+#include "api/protobuf/decode.h"
 #include "registry/errors.h"
 
 namespace batchd::apiserver::internal {
@@ -29,7 +30,10 @@ absl::StatusOr<Json> DecodeBody(const HttpRequest& req, std::vector<std::string>
   std::string ct = req.Header("content-type");
   if (ct.empty()) ct = "application/json";
   if (req.body.empty()) return registry::BadRequest("the request body is empty");
-  auto j = api::ParseBody(req.body, ct, dups);
+  // kubectl's typed commands (create namespace/job/cronjob) send protobuf.
+  auto j = api::protobuf::IsProtobufContentType(ct)
+               ? api::protobuf::DecodeKubernetesProtobuf(req.body)
+               : api::ParseBody(req.body, ct, dups);
   if (!j.ok()) {
     if (j.status().code() == absl::StatusCode::kUnimplemented) {
       return registry::UnsupportedMediaType("the body of the request was in an unknown format - "
