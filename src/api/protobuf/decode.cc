@@ -62,8 +62,7 @@ Json ZeroValue(FieldType t) {
 
 bool IsZeroScalar(const Json& v) {
   return (v.is_string() && v.get_ref<const std::string&>().empty()) ||
-         (v.is_boolean() && !v.get<bool>()) ||
-         (v.is_number_integer() && v.get<int64_t>() == 0);
+         (v.is_boolean() && !v.get<bool>()) || (v.is_number_integer() && v.get<int64_t>() == 0);
 }
 
 // Walks one message into a JSON object. Keeps the current JSON path for
@@ -154,8 +153,7 @@ absl::Status Decoder::DecodeField(const FieldDesc& f, const WireField& w, Json& 
   return absl::OkStatus();
 }
 
-absl::Status Decoder::DecodeRepeated(const FieldDesc& f, const WireField& w, Json& out,
-                                     int depth) {
+absl::Status Decoder::DecodeRepeated(const FieldDesc& f, const WireField& w, Json& out, int depth) {
   Json& list = out[f.json_name];
   if (f.type == FieldType::kMap) {
     if (!list.is_object()) list = Json::object();
@@ -184,29 +182,47 @@ absl::Status Decoder::DecodeRepeated(const FieldDesc& f, const WireField& w, Jso
 absl::StatusOr<Json> Decoder::DecodeValue(const FieldDesc& f, const WireField& w, int depth) {
   bool want_varint = IsVarint(f.type);
   if (w.wire != (want_varint ? WireType::kVarint : WireType::kLen)) {
-    return Error(absl::StrCat("proto: wrong wire type ", static_cast<int>(w.wire),
-                              " for field ", f.json_name));
+    return Error(absl::StrCat("proto: wrong wire type ", static_cast<int>(w.wire), " for field ",
+                              f.json_name));
   }
   absl::StatusOr<Json> v;
   switch (f.type) {
-    case FieldType::kString: return Json(internal::SanitizeUtf8(w.bytes));
-    case FieldType::kBytes: return Json(absl::Base64Escape(absl::string_view(w.bytes.data(), w.bytes.size())));
-    case FieldType::kBool: return Json(w.varint != 0);
-    case FieldType::kInt32: return Json(static_cast<int32_t>(static_cast<uint32_t>(w.varint)));
-    case FieldType::kInt64: return Json(static_cast<int64_t>(w.varint));
+    case FieldType::kString:
+      return Json(internal::SanitizeUtf8(w.bytes));
+    case FieldType::kBytes:
+      return Json(absl::Base64Escape(absl::string_view(w.bytes.data(), w.bytes.size())));
+    case FieldType::kBool:
+      return Json(w.varint != 0);
+    case FieldType::kInt32:
+      return Json(static_cast<int32_t>(static_cast<uint32_t>(w.varint)));
+    case FieldType::kInt64:
+      return Json(static_cast<int64_t>(w.varint));
     case FieldType::kMessage: {
       Json obj = Json::object();
       BATCHD_RETURN_IF_ERROR(DecodeMessage(*f.message, w.bytes, obj, depth + 1));
       return obj;
     }
-    case FieldType::kTime: v = internal::DecodeTime(w.bytes, false); break;
-    case FieldType::kMicroTime: v = internal::DecodeTime(w.bytes, true); break;
-    case FieldType::kQuantity: v = internal::DecodeQuantity(w.bytes); break;
-    case FieldType::kIntOrString: v = internal::DecodeIntOrString(w.bytes); break;
-    case FieldType::kDuration: v = internal::DecodeDuration(w.bytes); break;
+    case FieldType::kTime:
+      v = internal::DecodeTime(w.bytes, false);
+      break;
+    case FieldType::kMicroTime:
+      v = internal::DecodeTime(w.bytes, true);
+      break;
+    case FieldType::kQuantity:
+      v = internal::DecodeQuantity(w.bytes);
+      break;
+    case FieldType::kIntOrString:
+      v = internal::DecodeIntOrString(w.bytes);
+      break;
+    case FieldType::kDuration:
+      v = internal::DecodeDuration(w.bytes);
+      break;
     case FieldType::kRawExtension:
-    case FieldType::kFieldsV1: v = internal::DecodeEmbeddedJson(w.bytes); break;
-    case FieldType::kMap: return Error("map outside a map field");
+    case FieldType::kFieldsV1:
+      v = internal::DecodeEmbeddedJson(w.bytes);
+      break;
+    case FieldType::kMap:
+      return Error("map outside a map field");
   }
   if (!v.ok()) return Error(v.status().message());
   return v;
@@ -315,10 +331,18 @@ absl::StatusOr<Envelope> ParseEnvelope(std::string_view body) {
     if (w.number < 1 || w.number > 4) continue;
     if (w.wire != WireType::kLen) return absl::InvalidArgumentError("proto: bad runtime.Unknown");
     switch (w.number) {
-      case 1: BATCHD_RETURN_IF_ERROR(ParseTypeMeta(w.bytes, &e)); break;
-      case 2: e.raw = w.bytes; break;
-      case 3: e.content_encoding = std::string(w.bytes); break;
-      case 4: e.content_type = std::string(w.bytes); break;
+      case 1:
+        BATCHD_RETURN_IF_ERROR(ParseTypeMeta(w.bytes, &e));
+        break;
+      case 2:
+        e.raw = w.bytes;
+        break;
+      case 3:
+        e.content_encoding = std::string(w.bytes);
+        break;
+      case 4:
+        e.content_type = std::string(w.bytes);
+        break;
     }
   }
   return e;
@@ -336,9 +360,10 @@ const MessageDesc* FindKind(std::string_view api_version, std::string_view kind)
 
 bool IsProtobufContentType(std::string_view content_type) {
   std::string_view media = content_type.substr(0, content_type.find(';'));
-  absl::string_view trimmed = absl::StripAsciiWhitespace(absl::string_view(media.data(), media.size()));
-  return absl::EqualsIgnoreCase(trimmed, absl::string_view(kProtobufMediaType.data(),
-                                                            kProtobufMediaType.size()));
+  absl::string_view trimmed =
+      absl::StripAsciiWhitespace(absl::string_view(media.data(), media.size()));
+  return absl::EqualsIgnoreCase(
+      trimmed, absl::string_view(kProtobufMediaType.data(), kProtobufMediaType.size()));
 }
 
 absl::StatusOr<Json> DecodeKubernetesProtobuf(std::string_view body,
@@ -352,8 +377,8 @@ absl::StatusOr<Json> DecodeKubernetesProtobuf(std::string_view body,
   }
   const MessageDesc* d = FindKind(e.api_version, e.kind);
   if (d == nullptr) {
-    return absl::UnimplementedError(absl::StrCat("no protobuf decoding for ", e.api_version,
-                                                 ", Kind=", e.kind));
+    return absl::UnimplementedError(
+        absl::StrCat("no protobuf decoding for ", e.api_version, ", Kind=", e.kind));
   }
   Decoder decoder(unknown_fields);
   Json out = Json::object();

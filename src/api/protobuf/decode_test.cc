@@ -49,8 +49,14 @@ TEST(DecodeKubernetesProtobuf, CapturedKubectlBodies) {
 // every non-pointer field present, most with zero values.
 Encoder Meta(std::string_view name, std::string_view ns) {
   return Encoder()
-      .Str(1, name).Str(2, "").Str(3, ns).Str(4, "").Str(5, "").Str(6, "")
-      .Int(7, 0).Msg(8, Encoder());
+      .Str(1, name)
+      .Str(2, "")
+      .Str(3, ns)
+      .Str(4, "")
+      .Str(5, "")
+      .Str(6, "")
+      .Int(7, 0)
+      .Msg(8, Encoder());
 }
 
 Encoder Quantity(std::string_view s) { return Encoder().Str(1, s); }
@@ -62,13 +68,21 @@ TEST(DecodeKubernetesProtobuf, PodWithResourcesEnvTolerationsProbes) {
                           .Msg(1, Encoder().Str(1, "cpu").Msg(2, Quantity("1000m")))
                           .Msg(2, Encoder().Str(1, "memory").Msg(2, Quantity("64Mi")))
                           .Msg(2, Encoder().Str(1, "cpu").Msg(2, Quantity("0.5")));
-  Encoder probe = Encoder()
-                      .Msg(1, Encoder().Msg(2, Encoder().Str(1, "/healthz").Msg(
-                                                   2, Encoder().Int(1, 1).Str(3, "http"))))
-                      .Int(2, 0).Int(3, 1).Int(4, 10).Int(5, 1).Int(6, 3);
+  Encoder probe =
+      Encoder()
+          .Msg(1, Encoder().Msg(
+                      2, Encoder().Str(1, "/healthz").Msg(2, Encoder().Int(1, 1).Str(3, "http"))))
+          .Int(2, 0)
+          .Int(3, 1)
+          .Int(4, 10)
+          .Int(5, 1)
+          .Int(6, 3);
   Encoder container = Encoder()
-                          .Str(1, "main").Str(2, "busybox")
-                          .Str(3, "sh").Str(3, "-c").Str(4, "echo hi")
+                          .Str(1, "main")
+                          .Str(2, "busybox")
+                          .Str(3, "sh")
+                          .Str(3, "-c")
+                          .Str(4, "echo hi")
                           .Msg(6, Encoder().Str(1, "").Int(2, 0).Int(3, 0).Str(4, "TCP"))
                           .Msg(7, Encoder().Str(1, "A").Str(2, ""))
                           .Msg(7, env_from_field)
@@ -148,7 +162,9 @@ TEST(DecodeKubernetesProtobuf, PresenceAndOmitempty) {
 
 TEST(DecodeKubernetesProtobuf, TimesDurationsAndEmbeddedJson) {
   Encoder managed = Encoder()
-                        .Str(1, "kubectl").Str(2, "Update").Str(3, "v1")
+                        .Str(1, "kubectl")
+                        .Str(2, "Update")
+                        .Str(3, "v1")
                         .Msg(4, Encoder().Int(1, 1714564800))
                         .Str(6, "FieldsV1")
                         .Msg(7, Encoder().Str(1, R"({"f:metadata":{"f:labels":{}}})"));
@@ -157,7 +173,8 @@ TEST(DecodeKubernetesProtobuf, TimesDurationsAndEmbeddedJson) {
                      .Int(10, 30)
                      .Msg(17, managed);
   Encoder spec = Encoder()
-                     .Str(1, "node-a").Int(2, 40)
+                     .Str(1, "node-a")
+                     .Int(2, 40)
                      .Msg(4, Encoder().Int(1, 1714564800).Int(2, 123456789))
                      .Int(5, 0);
   auto got = DecodeKubernetesProtobuf(
@@ -177,11 +194,8 @@ TEST(DecodeKubernetesProtobuf, TimesDurationsAndEmbeddedJson) {
 }
 
 TEST(DecodeKubernetesProtobuf, DeleteOptionsAndEviction) {
-  Encoder opts = Encoder()
-                     .Int(1, 0)
-                     .Msg(2, Encoder().Str(1, "uid-1"))
-                     .Str(4, "Foreground")
-                     .Str(5, "All");
+  Encoder opts =
+      Encoder().Int(1, 0).Msg(2, Encoder().Str(1, "uid-1")).Str(4, "Foreground").Str(5, "All");
   auto del = DecodeKubernetesProtobuf(Envelope("meta.k8s.io/v1", "DeleteOptions", opts));
   ASSERT_TRUE(del.ok()) << del.status();
   EXPECT_EQ(*del, MustJson(R"({"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions",
@@ -233,8 +247,8 @@ TEST(DecodeKubernetesProtobuf, Errors) {
       {"unknown kind", Envelope("apps/v1", "Deployment", Encoder()),
        absl::StatusCode::kUnimplemented},
       {"content encoding",
-       std::string("k8s\0", 4) + Encoder().Msg(1, Encoder().Str(1, "v1").Str(2, "Pod"))
-                                     .Str(3, "gzip").str(),
+       std::string("k8s\0", 4) +
+           Encoder().Msg(1, Encoder().Str(1, "v1").Str(2, "Pod")).Str(3, "gzip").str(),
        absl::StatusCode::kUnimplemented},
       {"truncated length", Envelope("v1", "Pod", Encoder().Bytes("\x0a\x05\x0a")),
        absl::StatusCode::kInvalidArgument},
@@ -251,8 +265,12 @@ TEST(DecodeKubernetesProtobuf, Errors) {
        absl::StatusCode::kInvalidArgument},
       {"bad intorstring type",
        Envelope("v1", "Pod",
-                Encoder().Msg(2, Encoder().Msg(2, Encoder().Msg(10, Encoder().Msg(
-                    1, Encoder().Msg(3, Encoder().Msg(1, Encoder().Int(1, 7)))))))),
+                Encoder().Msg(
+                    2, Encoder().Msg(
+                           2, Encoder().Msg(
+                                  10, Encoder().Msg(
+                                          1, Encoder().Msg(
+                                                 3, Encoder().Msg(1, Encoder().Int(1, 7)))))))),
        absl::StatusCode::kInvalidArgument},
       {"deeply nested unknown bytes are skipped, not recursed into",
        Envelope("v1", "Event", Encoder().Bytes(deep)), absl::StatusCode::kOk},

@@ -44,9 +44,12 @@ TEST(SanitizeUtf8, ReplacesInvalidBytesLikeGo) {
       {"plain", "plain"},
       {"caf\xC3\xA9", "caf\xC3\xA9"},
       {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},
-      {"a\xFF" "b", "a\xEF\xBF\xBD" "b"},
-      {"\xC3", "\xEF\xBF\xBD"},                            // truncated
-      {"\xC0\xAF", "\xEF\xBF\xBD\xEF\xBF\xBD"},            // overlong
+      {"a\xFF"
+       "b",
+       "a\xEF\xBF\xBD"
+       "b"},
+      {"\xC3", "\xEF\xBF\xBD"},                                  // truncated
+      {"\xC0\xAF", "\xEF\xBF\xBD\xEF\xBF\xBD"},                  // overlong
       {"\xED\xA0\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},  // surrogate
       {std::string("a\0b", 3), std::string("a\0b", 3)},
   };

@@ -253,6 +253,7 @@ const KindDesc kKinds[] = {
     {"v1", "DeleteOptions", &kMetaV1DeleteOptions},
     {"batch/v1", "DeleteOptions", &kMetaV1DeleteOptions},
     {"coordination.k8s.io/v1", "DeleteOptions", &kMetaV1DeleteOptions},
+    {"policy/v1", "DeleteOptions", &kMetaV1DeleteOptions},
     {"policy/v1", "Eviction", &kPolicyV1Eviction},
 };
 const size_t kNumKinds = sizeof(kKinds) / sizeof(kKinds[0]);

@@ -24,6 +24,7 @@ ROOTS = [  # (apiVersion, kind, message)
     ('batch/v1', 'DeleteOptions', '.k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions'),
     ('coordination.k8s.io/v1', 'DeleteOptions',
      '.k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions'),
+    ('policy/v1', 'DeleteOptions', '.k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions'),
     ('policy/v1', 'Eviction', '.k8s.io.api.policy.v1.Eviction'),
 ]
 META = '.k8s.io.apimachinery.pkg.apis.meta.v1.'
