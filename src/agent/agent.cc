@@ -1,0 +1,434 @@
+#include "agent/agent.h"
+
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/internal/logs.h"
+#include "agent/internal/node.h"
+#include "agent/internal/pod_spec.h"
+#include "agent/internal/pod_status.h"
+#include "api/meta/object_meta.h"
+#include "api/meta/time_util.h"
+#include "common/logging.h"
+#include "controllers/runtime/controller.h"
+#include "registry/errors.h"
+
+namespace batchd::agent {
+
+using api::Json;
+namespace meta = api::meta;
+
+namespace {
+
+constexpr char kHeartbeatKey[] = "@heartbeat";
+constexpr char kOrphanPrefix[] = "@orphan/";
+
+bool IsReason(const absl::Status& s, const char* reason) {
+  return registry::GetPayload(s).reason == reason;
+}
+
+bool Terminal(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
+
+// What the agent remembers about one pod between reconciles (lost on
+// restart; everything here can be recomputed from the runtime and the pod).
+struct PodState {
+  bool started = false;
+  bool stop_requested = false;
+  std::optional<std::pair<std::string, std::string>> failed_reason;
+  std::optional<std::string> config_error;
+  absl::Duration poll;
+  api::Json last_written;  // The status this agent last wrote.
+};
+
+}  // namespace
+
+struct NodeAgent::Impl : public controllers::Reconciler {
+  Impl(NodeAgent& a, client::Client& c, Clock& clk, HostProbe& p)
+      : agent(a), client(c), clock(clk), probe(p), mgr(clk),
+        pod_kind(c.Kind("", "v1", "pods")), node_kind(c.Kind("", "v1", "nodes")),
+        lease_kind(c.Kind("coordination.k8s.io", "v1", "leases")) {}
+
+  absl::StatusOr<controllers::Result> Reconcile(const std::string& key) override;
+  absl::Status Heartbeat();
+  absl::Status RegisterNode();
+  absl::Status RenewLease();
+  absl::StatusOr<controllers::Result> ReconcilePod(const Json& pod);
+  absl::StatusOr<controllers::Result> ReconcileDeleting(const Json& pod, PodState& st);
+  absl::StatusOr<controllers::Result> ReconcileOrphan(const std::string& uid);
+  absl::Status EnsureStarted(const Json& pod, PodState& st);
+  absl::Status WriteStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
+  controllers::Result Poll(const Json& pod, PodState& st);
+  void CheckDeadline(const Json& pod, PodState& st);
+  PodState& StateOf(const std::string& uid);
+  void Forget(const std::string& uid);
+  void Setup();
+
+  NodeAgent& agent;
+  client::Client& client;
+  Clock& clock;
+  HostProbe& probe;
+  std::unique_ptr<HostProbe> owned_probe;
+  controllers::Manager mgr;
+  const api::KindDef& pod_kind;
+  const api::KindDef& node_kind;
+  const api::KindDef& lease_kind;
+  client::Informer* pods = nullptr;
+  controllers::Controller* controller = nullptr;
+  std::unique_ptr<apiserver::PodLogSource> logs;
+  Json capacity;
+  NodeFacts facts;
+  absl::Time last_node_report = absl::InfinitePast();
+
+  std::mutex mu;
+  std::map<std::string, PodState> states;         // By uid.
+  std::map<std::string, std::string> key_uid;     // "ns/name" -> uid last seen.
+  std::set<std::string> deleted;                  // Uids we deleted with grace 0.
+  std::atomic<int64_t> status_writes{0};
+};
+
+PodState& NodeAgent::Impl::StateOf(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = states.try_emplace(uid);
+  if (fresh) it->second.poll = agent.opts_.status_poll_min;
+  return it->second;
+}
+
+void NodeAgent::Impl::Forget(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu);
+  states.erase(uid);
+}
+
+void NodeAgent::Impl::Setup() {
+  const AgentOptions& o = agent.opts_;
+  auto inf = std::make_unique<client::Informer>(
+      client, pod_kind, "", client::Selector{"", "spec.nodeName=" + o.node_name});
+  pods = &mgr.AddInformer(std::move(inf));
+  controller = &mgr.AddController(
+      std::make_unique<controllers::Controller>("node-agent", *this, clock));
+  auto enqueue = [this](const client::ObjectRef& o) { controller->Enqueue(*o); };
+  pods->AddHandlers({enqueue, [enqueue](const client::ObjectRef&, const client::ObjectRef& n) {
+                       enqueue(n);
+                     },
+                     enqueue});
+  logs = internal::NewLocalLogSource(*agent.runtime_, clock);
+}
+
+absl::StatusOr<controllers::Result> NodeAgent::Impl::Reconcile(const std::string& key) {
+  if (key == kHeartbeatKey) {
+    // Never backs off beyond the period: a lease must not lapse because the
+    // server was briefly away.
+    if (absl::Status hb = Heartbeat(); !hb.ok()) {
+      BATCHD_LOG_WARN("node {}: heartbeat failed: {}", agent.opts_.node_name, hb.ToString());
+    }
+    return controllers::Result::After(agent.opts_.heartbeat_period);
+  }
+  if (absl::StartsWith(key, kOrphanPrefix)) {
+    return ReconcileOrphan(key.substr(sizeof(kOrphanPrefix) - 1));
+  }
+  std::vector<std::string> parts = absl::StrSplit(key, absl::MaxSplits('/', 1));
+  client::ObjectRef pod = parts.size() == 2 ? pods->Get(parts[0], parts[1]) : nullptr;
+  std::string old_uid;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = key_uid.find(key);
+    if (it != key_uid.end()) old_uid = it->second;
+    if (pod) {
+      key_uid[key] = meta::GetUid(*pod);
+    } else {
+      key_uid.erase(key);
+    }
+  }
+  // A pod gone (or replaced by a namesake): its sandbox is an orphan now.
+  if (!old_uid.empty() && (!pod || meta::GetUid(*pod) != old_uid)) {
+    controller->queue().Add(kOrphanPrefix + old_uid);
+  }
+  if (!pod) return controllers::Result::Done();
+  return ReconcilePod(*pod);
+}
+
+absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcilePod(const Json& pod) {
+  const Json& spec = pod.value("spec", Json::object());
+  if (spec.value("nodeName", "") != agent.opts_.node_name) return controllers::Result::Done();
+  std::string uid = meta::GetUid(pod);
+  PodState& st = StateOf(uid);
+  if (meta::IsBeingDeleted(pod)) return ReconcileDeleting(pod, st);
+  std::string phase = pod.value("status", Json::object()).value("phase", "");
+  if (Terminal(phase)) {
+    // Finished pods stay (with their logs) until deleted; make sure nothing
+    // of them still runs (e.g. a deadline or an outside status write).
+    auto rt = agent.runtime_->Status(uid);
+    if (rt.ok() && rt->found && !rt->finished && !st.stop_requested) {
+      st.stop_requested = true;
+      BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(
+          uid, absl::Seconds(spec.value("terminationGracePeriodSeconds", int64_t{30}))));
+    }
+    return controllers::Result::Done();
+  }
+  BATCHD_RETURN_IF_ERROR(EnsureStarted(pod, st));
+  CheckDeadline(pod, st);
+  BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
+  BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
+  if (st.config_error) return controllers::Result::After(absl::Seconds(10));
+  if (rt.finished) return controllers::Result::Done();
+  return Poll(pod, st);
+}
+
+absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
+  if (st.started) return absl::OkStatus();
+  Json p = pod;
+  p["status"]["hostIP"] = agent.opts_.host_ip;
+  p["status"]["podIP"] = agent.opts_.host_ip;
+  auto spec = internal::BuildSandboxSpec(p, capacity);
+  if (!spec.ok()) {
+    st.config_error = std::string(spec.status().message());
+    return absl::OkStatus();
+  }
+  st.config_error.reset();
+  BATCHD_RETURN_IF_ERROR(agent.runtime_->Start(*spec));
+  st.started = true;
+  return absl::OkStatus();
+}
+
+void NodeAgent::Impl::CheckDeadline(const Json& pod, PodState& st) {
+  const Json& spec = pod["spec"];
+  int64_t deadline = spec.value("activeDeadlineSeconds", int64_t{0});
+  if (deadline <= 0 || st.failed_reason) return;
+  const Json& status = pod.value("status", Json::object());
+  if (!status.contains("startTime")) return;
+  auto start = meta::ParseRfc3339(status.value("startTime", ""));
+  if (!start.ok() || clock.Now() < *start + absl::Seconds(deadline)) return;
+  st.failed_reason = {"DeadlineExceeded",
+                      "Pod was active on the node longer than the specified deadline"};
+  st.stop_requested = true;
+  (void)agent.runtime_->Stop(meta::GetUid(pod),
+                             absl::Seconds(spec.value("terminationGracePeriodSeconds",
+                                                      int64_t{30})));
+}
+
+controllers::Result NodeAgent::Impl::Poll(const Json& pod, PodState& st) {
+  absl::Duration next = st.poll;
+  st.poll = std::min(st.poll * 2, agent.opts_.status_poll_max);
+  int64_t deadline = pod["spec"].value("activeDeadlineSeconds", int64_t{0});
+  const Json& status = pod.value("status", Json::object());
+  if (deadline > 0 && !st.failed_reason && status.contains("startTime")) {
+    auto start = meta::ParseRfc3339(status.value("startTime", ""));
+    if (start.ok()) {
+      absl::Duration left = *start + absl::Seconds(deadline) - clock.Now();
+      next = std::max(absl::ZeroDuration(), std::min(next, left));
+    }
+  }
+  return controllers::Result::After(next);
+}
+
+absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatus& rt,
+                                          PodState& st) {
+  internal::StatusInput in;
+  in.now = clock.Now();
+  in.host_ip = agent.opts_.host_ip;
+  in.failed_reason = st.failed_reason;
+  in.config_error = st.config_error;
+  Json status = internal::ComputePodStatus(pod, rt, in);
+  // Unchanged from what is stored, or from what this agent last wrote (the
+  // registry may normalize a field): nothing to write.
+  if (pod.contains("status") && pod["status"] == status) return absl::OkStatus();
+  if (st.last_written == status) return absl::OkStatus();
+  Json updated = pod;
+  updated["status"] = status;
+  auto r = client.UpdateStatus(pod_kind, std::move(updated));
+  if (!r.ok() && IsReason(r.status(), "Conflict")) {
+    // The cached copy is stale (a finalizer or label changed): write over
+    // the latest version, recomputed from it.
+    auto fresh = client.Get(pod_kind, meta::GetNamespace(pod), meta::GetName(pod));
+    if (!fresh.ok()) return fresh.status();
+    if (meta::GetUid(*fresh) != meta::GetUid(pod)) return absl::OkStatus();
+    status = internal::ComputePodStatus(*fresh, rt, in);
+    (*fresh)["status"] = status;
+    r = client.UpdateStatus(pod_kind, std::move(*fresh));
+  }
+  if (!r.ok()) return r.status();
+  st.last_written = std::move(status);
+  ++status_writes;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcileDeleting(const Json& pod,
+                                                                       PodState& st) {
+  std::string uid = meta::GetUid(pod);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (deleted.count(uid)) return controllers::Result::Done();
+  }
+  const Json& spec = pod["spec"];
+  int64_t grace = spec.value("terminationGracePeriodSeconds", int64_t{30});
+  const Json* m = meta::Metadata(pod);
+  if (m && m->contains("deletionGracePeriodSeconds") &&
+      (*m)["deletionGracePeriodSeconds"].is_number_integer()) {
+    grace = std::min(grace, (*m)["deletionGracePeriodSeconds"].get<int64_t>());
+  }
+  BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
+  if (rt.found && !rt.finished) {
+    if (!st.stop_requested) {
+      st.stop_requested = true;
+      BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, absl::Seconds(std::max<int64_t>(grace, 0))));
+    }
+    BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
+    return Poll(pod, st);
+  }
+  if (rt.found) BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
+  client::DeleteOptions del;
+  del.grace_period_seconds = 0;
+  del.precondition_uid = uid;
+  absl::Status ds = client.Delete(pod_kind, meta::GetNamespace(pod), meta::GetName(pod), del);
+  if (!ds.ok() && !IsReason(ds, "NotFound") && !IsReason(ds, "Conflict")) return ds;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    deleted.insert(uid);
+  }
+  controller->queue().Add(kOrphanPrefix + uid);
+  return controllers::Result::Done();
+}
+
+absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcileOrphan(const std::string& uid) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!deleted.count(uid)) {
+      for (const client::ObjectRef& p : pods->List()) {
+        if (meta::GetUid(*p) == uid) return controllers::Result::Done();  // Its pod handles it.
+      }
+    }
+  }
+  BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
+  if (!rt.found) {
+    Forget(uid);
+    return controllers::Result::Done();
+  }
+  PodState& st = StateOf(uid);
+  if (rt.supervisor_alive) {
+    if (!st.stop_requested && !rt.finished) {
+      st.stop_requested = true;
+      BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, absl::ZeroDuration()));
+    }
+    absl::Duration next = st.poll;
+    st.poll = std::min(st.poll * 2, agent.opts_.status_poll_max);
+    return controllers::Result::After(next);
+  }
+  BATCHD_RETURN_IF_ERROR(agent.runtime_->Remove(uid));
+  Forget(uid);
+  return controllers::Result::Done();
+}
+
+absl::Status NodeAgent::Impl::Heartbeat() {
+  BATCHD_RETURN_IF_ERROR(RenewLease());
+  if (clock.Now() - last_node_report < agent.opts_.node_status_report_period) {
+    return absl::OkStatus();
+  }
+  BATCHD_RETURN_IF_ERROR(RegisterNode());
+  last_node_report = clock.Now();
+  return absl::OkStatus();
+}
+
+absl::Status NodeAgent::Impl::RegisterNode() {
+  const AgentOptions& o = agent.opts_;
+  absl::Time now = clock.Now();
+  auto existing = client.Get(node_kind, "", o.node_name);
+  if (!existing.ok() && !IsReason(existing.status(), "NotFound")) return existing.status();
+  if (!existing.ok()) {
+    Json node = internal::BuildNode(o, capacity, facts, now);
+    auto created = client.Create(node_kind, "", node);
+    if (!created.ok()) return created.status();
+    existing = std::move(created);
+  } else {
+    Json want = internal::BuildNode(o, capacity, facts, now)["metadata"]["labels"];
+    Json have = existing->value("metadata", Json::object()).value("labels", Json::object());
+    bool missing = false;
+    for (const auto& [k, v] : want.items()) missing |= !have.contains(k) || have[k] != v;
+    if (missing) {
+      auto patched = client.MergePatch(node_kind, "", o.node_name,
+                                       Json{{"metadata", {{"labels", want}}}});
+      if (!patched.ok()) return patched.status();
+      existing = std::move(patched);
+    }
+  }
+  Json node = *existing;
+  node["status"] = internal::NodeStatus(o, capacity, facts, *existing, now);
+  auto r = client.UpdateStatus(node_kind, std::move(node));
+  return r.status();
+}
+
+absl::Status NodeAgent::Impl::RenewLease() {
+  const AgentOptions& o = agent.opts_;
+  Json want = internal::BuildLease(o, clock.Now());
+  auto lease = client.Get(lease_kind, "kube-node-lease", o.node_name);
+  if (!lease.ok()) {
+    if (!IsReason(lease.status(), "NotFound")) return lease.status();
+    want["spec"]["acquireTime"] = want["spec"]["renewTime"];
+    auto c = client.Create(lease_kind, "kube-node-lease", want);
+    if (!c.ok() && !IsReason(c.status(), "AlreadyExists")) return c.status();
+    return absl::OkStatus();
+  }
+  Json l = *lease;
+  for (const auto& [k, v] : want["spec"].items()) l["spec"][k] = v;
+  auto u = client.Update(lease_kind, std::move(l));
+  return u.status();
+}
+
+NodeAgent::NodeAgent(AgentOptions opts, client::Client& client, Clock& clock,
+                     std::unique_ptr<PodRuntime> runtime, HostProbe& probe)
+    : opts_(std::move(opts)), runtime_(std::move(runtime)),
+      impl_(std::make_unique<Impl>(*this, client, clock, probe)) {
+  impl_->Setup();
+}
+
+NodeAgent::~NodeAgent() { Stop(); }
+
+absl::Status NodeAgent::Sync() {
+  impl_->capacity = internal::NodeCapacity(opts_, impl_->probe);
+  impl_->facts = impl_->probe.Facts();
+  BATCHD_RETURN_IF_ERROR(impl_->Heartbeat());
+  BATCHD_RETURN_IF_ERROR(impl_->mgr.SyncAll());
+  impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
+  // Re-adoption: every sandbox on disk is reconciled as an orphan candidate;
+  // those whose pod still exists are left to the pod's own reconcile.
+  for (const std::string& uid : runtime_->List()) {
+    impl_->controller->queue().Add(kOrphanPrefix + uid);
+  }
+  return absl::OkStatus();
+}
+
+int NodeAgent::RunUntilIdle() { return impl_->mgr.RunUntilIdle(); }
+
+absl::Status NodeAgent::Start() {
+  impl_->capacity = internal::NodeCapacity(opts_, impl_->probe);
+  impl_->facts = impl_->probe.Facts();
+  BATCHD_RETURN_IF_ERROR(impl_->Heartbeat());
+  BATCHD_RETURN_IF_ERROR(impl_->mgr.Start(opts_.workers));
+  impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
+  for (const std::string& uid : runtime_->List()) {
+    impl_->controller->queue().Add(kOrphanPrefix + uid);
+  }
+  return absl::OkStatus();
+}
+
+void NodeAgent::Stop() {
+  if (impl_) impl_->mgr.Stop();
+}
+
+apiserver::PodLogSource& NodeAgent::logs() { return *impl_->logs; }
+
+void NodeAgent::AdoptProbe(std::unique_ptr<HostProbe> probe) {
+  impl_->owned_probe = std::move(probe);
+}
+
+int64_t NodeAgent::status_writes() const { return impl_->status_writes.load(); }
+
+void NodeAgent::ServeLogs(const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
+  internal::ServeContainerLogs(
+      req, w, [this](const std::string& ns, const std::string& name) -> client::ObjectRef {
+        return impl_->pods->Get(ns, name);
+      },
+      *impl_->logs);
+}
+
+}  // namespace batchd::agent

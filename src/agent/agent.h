@@ -1,0 +1,122 @@
+// NodeAgent: batchd's kubelet. It registers this machine as a Node
+// (capacity from a HostProbe), renews its Lease in kube-node-lease, watches
+// the pods bound to the node (fieldSelector spec.nodeName=<node>) and, per
+// pod, starts it through a PodRuntime and reports its status (phase,
+// conditions, container states, exit codes) with UpdateStatus only when it
+// changed. Deleted pods are stopped with their grace period and then deleted
+// with grace 0; on start-up sandboxes found on disk are re-adopted (running
+// pods keep running; pods that no longer exist are stopped and removed).
+//
+// Stopping the agent (Stop / SIGTERM of `batchd agent`) stops heartbeats and
+// status reports; the pods' processes keep running (they belong to their
+// shims, as containers belong to containerd-shims under a kubelet) and are
+// re-adopted by the next agent on the same data dir.
+//
+// Threading: `Start` runs an informer thread and worker threads (server and
+// `batchd agent`); tests drive it with `Sync` + `RunUntilIdle` on one thread
+// and a FakeClock. Public methods are thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/host_probe.h"
+#include "agent/runtime/pod_runtime.h"
+#include "apiserver/apiserver.h"
+#include "client/client.h"
+#include "common/clock.h"
+
+namespace batchd::agent {
+
+struct AgentOptions {
+  std::string node_name;
+  std::map<std::string, std::string> labels;  // Extra node labels.
+  api::Json taints = api::Json::array();      // [{key, value?, effect}], set at registration.
+  std::string data_dir;                       // Pods live in <data_dir>/pods.
+  std::string shim_path;                      // The batchd-shim executable.
+  int max_pods = 110;
+  absl::Duration heartbeat_period = absl::Seconds(10);
+  absl::Duration lease_duration = absl::Seconds(40);
+  // How often the Node's status (Ready heartbeat) is rewritten when unchanged.
+  absl::Duration node_status_report_period = absl::Minutes(1);
+  // Status re-check period while a pod's containers run (no wake-ups from
+  // the runtime yet): first check after `status_poll_min`, doubling to
+  // `status_poll_max`.
+  absl::Duration status_poll_min = absl::Milliseconds(20);
+  absl::Duration status_poll_max = absl::Seconds(1);
+  std::string host_ip = "127.0.0.1";
+  int log_port = 0;  // Published as status.daemonEndpoints.kubeletEndpoint.Port.
+  int workers = 4;
+};
+
+// "k=v,k2=v2" -> map; "k=v:NoSchedule,k2:NoExecute" -> taints.
+absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& s);
+absl::StatusOr<api::Json> ParseTaints(const std::string& s);
+
+class NodeAgent {
+ public:
+  NodeAgent(AgentOptions opts, client::Client& client, Clock& clock,
+            std::unique_ptr<PodRuntime> runtime, HostProbe& probe);
+  ~NodeAgent();
+  NodeAgent(const NodeAgent&) = delete;
+  NodeAgent& operator=(const NodeAgent&) = delete;
+
+  // Registers the Node and Lease, syncs the pod informer and queues every
+  // pod and on-disk sandbox (re-adoption). No threads.
+  absl::Status Sync();
+  // Reconciles until nothing is ready (tests / simulation); returns the count.
+  int RunUntilIdle();
+  // Sync, then informer and worker threads until Stop.
+  absl::Status Start();
+  void Stop();
+
+  // Logs of pods on this node (reads the runtime's log files).
+  apiserver::PodLogSource& logs();
+  // The HTTP handler of the agent's log endpoint:
+  //   GET /containerLogs/<ns>/<pod>/<container>?follow=&tailLines=&...
+  void ServeLogs(const apiserver::HttpRequest& req, apiserver::ResponseWriter& w);
+
+  const AgentOptions& options() const { return opts_; }
+  PodRuntime& runtime() { return *runtime_; }
+  // Status writes made so far (benchmarks, tests).
+  int64_t status_writes() const;
+
+  // Keeps `probe` alive as long as the agent (the probe given to the
+  // constructor must be this one).
+  void AdoptProbe(std::unique_ptr<HostProbe> probe);
+
+ private:
+  struct Impl;
+  AgentOptions opts_;
+  std::unique_ptr<PodRuntime> runtime_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A PodLogSource for the API server: pods on `local_node` are read through
+// `local` (may be null when the server runs no agent); others are proxied to
+// their node's agent (`http://<InternalIP>:<kubeletEndpoint.Port>`), looked
+// up through `client`. Thread-safe.
+std::unique_ptr<apiserver::PodLogSource> NewProxyLogSource(client::Client& client,
+                                                           std::string local_node,
+                                                           apiserver::PodLogSource* local);
+
+// The agent of `batchd server` for this machine: a ProcessRuntime under
+// <data_dir>/pods, the system HostProbe, node name = the host name unless
+// given. The caller starts it (NodeAgent::Start) after the API is up.
+struct LocalAgentOptions {
+  std::string node_name;  // "" = host name.
+  std::string data_dir;
+  std::string shim_path;  // "" = batchd-shim next to /proc/self/exe.
+  int log_port = 0;
+};
+// `batchd-shim` next to the running executable.
+std::string DefaultShimPath();
+
+absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions& opts,
+                                                         client::Client& client, Clock& clock);
+
+}  // namespace batchd::agent

@@ -1,0 +1,134 @@
+// Option parsing, the log proxy and the local agent factory.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "agent/agent.h"
+#include "agent/internal/logs.h"
+#include "api/meta/object_meta.h"
+#include "client/http_client.h"
+#include "registry/errors.h"
+
+namespace batchd::agent {
+
+using api::Json;
+
+absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& s) {
+  std::map<std::string, std::string> out;
+  for (absl::string_view kv : absl::StrSplit(s, ',', absl::SkipWhitespace())) {
+    std::vector<std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
+    if (p.size() != 2 || p[0].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid label \"", kv, "\": want KEY=VALUE"));
+    }
+    out[std::string(absl::StripAsciiWhitespace(p[0]))] =
+        std::string(absl::StripAsciiWhitespace(p[1]));
+  }
+  return out;
+}
+
+absl::StatusOr<Json> ParseTaints(const std::string& s) {
+  Json out = Json::array();
+  for (absl::string_view t : absl::StrSplit(s, ',', absl::SkipWhitespace())) {
+    size_t colon = t.rfind(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid taint \"", t,
+                                                     "\": want KEY[=VALUE]:EFFECT"));
+    }
+    std::string effect(t.substr(colon + 1));
+    if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute") {
+      return absl::InvalidArgumentError(absl::StrCat("invalid taint effect \"", effect, "\""));
+    }
+    std::vector<std::string> kv = absl::StrSplit(t.substr(0, colon), absl::MaxSplits('=', 1));
+    if (kv[0].empty()) return absl::InvalidArgumentError(absl::StrCat("invalid taint \"", t, "\""));
+    Json taint = {{"key", kv[0]}, {"effect", effect}};
+    if (kv.size() == 2) taint["value"] = kv[1];
+    out.push_back(taint);
+  }
+  return out;
+}
+
+namespace {
+
+class ProxyLogSource : public apiserver::PodLogSource {
+ public:
+  ProxyLogSource(client::Client& client, std::string local_node, PodLogSource* local)
+      : client_(client), local_node_(std::move(local_node)), local_(local) {}
+
+  absl::Status StreamLog(const Json& pod, const Options& o,
+                         const std::function<bool(std::string_view)>& write) override {
+    std::string node = pod.value("spec", Json::object()).value("nodeName", "");
+    std::string name = api::meta::GetName(pod);
+    if (node.empty()) {
+      return registry::BadRequest(absl::StrCat("container \"", o.container, "\" in pod \"", name,
+                                               "\" is waiting to start: ContainerCreating"));
+    }
+    if (node == local_node_ && local_) return local_->StreamLog(pod, o, write);
+    auto n = client_.Get(client_.Kind("", "v1", "nodes"), "", node);
+    if (!n.ok()) return n.status();
+    const Json& st = n->value("status", Json::object());
+    int port = 0;
+    if (st.contains("daemonEndpoints")) {
+      port = st["daemonEndpoints"].value("kubeletEndpoint", Json::object()).value("Port", 0);
+    }
+    std::string ip;
+    for (const Json& a : st.value("addresses", Json::array())) {
+      if (a.value("type", "") == "InternalIP") ip = a.value("address", "");
+    }
+    if (port <= 0 || ip.empty()) {
+      return registry::BadRequest(absl::StrCat("node \"", node, "\" serves no pod logs"));
+    }
+    std::string target = absl::StrCat("/containerLogs/", api::meta::GetNamespace(pod), "/",
+                                      name, "/", o.container);
+    std::string q = internal::LogQuery(o);
+    if (!q.empty()) absl::StrAppend(&target, "?", q);
+    std::string host = ip.find(':') != std::string::npos ? "[" + ip + "]" : ip;
+    return client::StreamGet(absl::StrCat("http://", host, ":", port), target, write);
+  }
+
+ private:
+  client::Client& client_;
+  std::string local_node_;
+  PodLogSource* local_;
+};
+
+}  // namespace
+
+std::string DefaultShimPath() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "batchd-shim";
+  return (exe.parent_path() / "batchd-shim").string();
+}
+
+std::unique_ptr<apiserver::PodLogSource> NewProxyLogSource(client::Client& client,
+                                                           std::string local_node,
+                                                           apiserver::PodLogSource* local) {
+  return std::make_unique<ProxyLogSource>(client, std::move(local_node), local);
+}
+
+absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions& opts,
+                                                         client::Client& client, Clock& clock) {
+  auto probe = NewSystemHostProbe();
+  AgentOptions o;
+  o.node_name = opts.node_name.empty() ? probe->Facts().hostname : opts.node_name;
+  if (o.node_name.empty()) o.node_name = "localhost";
+  o.data_dir = opts.data_dir;
+  o.shim_path = opts.shim_path.empty() ? DefaultShimPath() : opts.shim_path;
+  o.log_port = opts.log_port;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(o.data_dir) / "pods", ec);
+  if (ec) return absl::InternalError(absl::StrCat("create ", o.data_dir, "/pods: ", ec.message()));
+  ProcessRuntimeOptions ro;
+  ro.root = (std::filesystem::path(o.data_dir) / "pods").string();
+  ro.shim_path = o.shim_path;
+  auto runtime = NewProcessRuntime(ro);
+  auto agent = std::make_unique<NodeAgent>(std::move(o), client, clock, std::move(runtime),
+                                           *probe);
+  agent->AdoptProbe(std::move(probe));
+  return agent;
+}
+
+}  // namespace batchd::agent

@@ -1,0 +1,272 @@
+#include "agent/agent.h"
+
+#include "agent/testing/fake_pod_runtime.h"
+#include "api/meta/object_meta.h"
+#include "client/in_process_client.h"
+#include "common/testing/fake_clock.h"
+#include "gtest/gtest.h"
+#include "registry/errors.h"
+#include "store/memory/memory_store.h"
+
+namespace batchd::agent {
+namespace {
+
+using api::Json;
+using State = ContainerStatus::State;
+
+class FakeHostProbe : public HostProbe {
+ public:
+  int CpuCount() override { return 4; }
+  int64_t MemoryBytes() override { return int64_t{8} << 30; }
+  int64_t DiskBytes(const std::string&) override { return int64_t{100} << 30; }
+  int GpuCount() override { return 2; }
+  NodeFacts Facts() override { return {"host1", "amd64", "6.1.0", "Debian", "m", "b"}; }
+};
+
+Json MakePod(const std::string& name, const std::string& policy = "Never") {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec",
+           {{"nodeName", "n1"},
+            {"restartPolicy", policy},
+            {"terminationGracePeriodSeconds", 5},
+            {"containers",
+             Json::array({{{"name", "c"},
+                           {"image", "busybox"},
+                           {"command", Json::array({"sh", "-c", "echo $(MSG)"})},
+                           {"env", Json::array({{{"name", "MSG"}, {"value", "hi"}}})}}})}}}};
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(reg_.Start().ok());
+    runtime_ = new testing::FakePodRuntime(::testing::TempDir());
+  }
+  void StartAgent() {
+    AgentOptions o;
+    o.node_name = "n1";
+    o.labels = {{"pool", "a"}};
+    o.taints = Json::array({{{"key", "gpu"}, {"effect", "NoSchedule"}}});
+    o.log_port = 10250;
+    agent_ = std::make_unique<NodeAgent>(o, client_, clock_,
+                                         std::unique_ptr<PodRuntime>(runtime_), probe_);
+    ASSERT_TRUE(agent_->Sync().ok());
+    agent_->RunUntilIdle();
+  }
+  // Advances the clock in small steps so requeues fire, reconciling after each.
+  void Tick(absl::Duration d) {
+    absl::Time end = clock_.Now() + d;
+    while (clock_.Now() < end) {
+      clock_.Advance(std::min(absl::Milliseconds(100), end - clock_.Now()));
+      agent_->RunUntilIdle();
+    }
+  }
+  Json Create(const Json& pod) {
+    auto p = client_.Create(Pods(), "default", pod);
+    EXPECT_TRUE(p.ok()) << p.status();
+    agent_->RunUntilIdle();
+    return p.ok() ? *p : Json();
+  }
+  Json GetPod(const std::string& name) {
+    auto p = client_.Get(Pods(), "default", name);
+    return p.ok() ? *p : Json();
+  }
+  void SetApp(const std::string& uid, ContainerStatus c, bool finished = false) {
+    PodSandboxStatus st = runtime_->Get(uid);
+    st.found = true;
+    st.app = {c};
+    st.finished = finished;
+    st.supervisor_alive = !finished;
+    runtime_->SetStatus(uid, st);
+  }
+  const api::KindDef& Pods() { return client_.Kind("", "v1", "pods"); }
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
+  client::InProcessClient client_{reg_};
+  FakeHostProbe probe_;
+  testing::FakePodRuntime* runtime_ = nullptr;  // Owned by the agent.
+  std::unique_ptr<NodeAgent> agent_;
+};
+
+ContainerStatus Running() {
+  ContainerStatus c;
+  c.name = "c";
+  c.state = State::kRunning;
+  c.started = c.ready = true;
+  c.started_at = absl::FromUnixSeconds(1767225600);
+  return c;
+}
+ContainerStatus Exited(int code) {
+  ContainerStatus c = Running();
+  c.state = State::kTerminated;
+  c.ready = false;
+  c.exit_code = code;
+  c.reason = code ? "Error" : "Completed";
+  c.finished_at = c.started_at + absl::Seconds(1);
+  return c;
+}
+
+TEST_F(AgentTest, RegistersNodeAndRenewsLease) {
+  StartAgent();
+  auto node = client_.Get(client_.Kind("", "v1", "nodes"), "", "n1");
+  ASSERT_TRUE(node.ok()) << node.status();
+  const Json& labels = (*node)["metadata"]["labels"];
+  EXPECT_EQ(labels["kubernetes.io/hostname"], "n1");
+  EXPECT_EQ(labels["kubernetes.io/os"], "linux");
+  EXPECT_EQ(labels["kubernetes.io/arch"], "amd64");
+  EXPECT_EQ(labels["pool"], "a");
+  EXPECT_EQ((*node)["spec"]["taints"][0]["key"], "gpu");
+  const Json& st = (*node)["status"];
+  EXPECT_EQ(st["capacity"]["cpu"], "4");
+  EXPECT_EQ(st["capacity"]["pods"], "110");
+  EXPECT_EQ(st["capacity"]["nvidia.com/gpu"], "2");
+  EXPECT_EQ(st["allocatable"]["memory"], "8Gi");
+  EXPECT_EQ(st["daemonEndpoints"]["kubeletEndpoint"]["Port"], 10250);
+  bool ready = false;
+  for (const Json& c : st["conditions"]) ready |= c["type"] == "Ready" && c["status"] == "True";
+  EXPECT_TRUE(ready);
+
+  const api::KindDef& leases = client_.Kind("coordination.k8s.io", "v1", "leases");
+  auto lease = client_.Get(leases, "kube-node-lease", "n1");
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_EQ((*lease)["spec"]["holderIdentity"], "n1");
+  EXPECT_EQ((*lease)["spec"]["leaseDurationSeconds"], 40);
+  std::string first = (*lease)["spec"]["renewTime"];
+  Tick(absl::Seconds(10));
+  auto renewed = client_.Get(leases, "kube-node-lease", "n1");
+  ASSERT_TRUE(renewed.ok());
+  EXPECT_NE((*renewed)["spec"]["renewTime"], first);
+}
+
+TEST_F(AgentTest, RunsPodAndReportsPhasesOnlyOnChange) {
+  StartAgent();
+  Json pod = Create(MakePod("p"));
+  std::string uid = api::meta::GetUid(pod);
+  ASSERT_TRUE(runtime_->Has(uid));
+  PodSandboxSpec spec = runtime_->SpecOf(uid);
+  EXPECT_EQ(spec.containers[0].argv, (std::vector<std::string>{"sh", "-c", "echo hi"}));
+  EXPECT_EQ(spec.restart_policy, "Never");
+  EXPECT_EQ(GetPod("p")["status"]["phase"], "Pending");
+
+  SetApp(uid, Running());
+  Tick(absl::Seconds(1));
+  Json running = GetPod("p");
+  EXPECT_EQ(running["status"]["phase"], "Running");
+  EXPECT_EQ(running["status"]["podIP"], "127.0.0.1");
+  int64_t writes = agent_->status_writes();
+  Tick(absl::Seconds(5));
+  EXPECT_EQ(agent_->status_writes(), writes);  // Nothing changed, nothing written.
+
+  SetApp(uid, Exited(0), /*finished=*/true);
+  Tick(absl::Seconds(2));
+  Json done = GetPod("p");
+  EXPECT_EQ(done["status"]["phase"], "Succeeded");
+  EXPECT_EQ(done["status"]["containerStatuses"][0]["state"]["terminated"]["reason"], "Completed");
+  EXPECT_TRUE(runtime_->Has(uid));  // Finished pods stay until deleted.
+}
+
+TEST_F(AgentTest, DeletionStopsWithGraceThenDeletesAndRemoves) {
+  StartAgent();
+  Json pod = Create(MakePod("p"));
+  std::string uid = api::meta::GetUid(pod);
+  SetApp(uid, Running());
+  Tick(absl::Seconds(1));
+  ASSERT_EQ(GetPod("p")["status"]["phase"], "Running");
+
+  ASSERT_TRUE(client_.Delete(Pods(), "default", "p").ok());
+  agent_->RunUntilIdle();
+  ASSERT_FALSE(runtime_->stops().empty());
+  EXPECT_EQ(runtime_->stops()[0].second, absl::Seconds(5));  // min(30, spec's 5).
+  EXPECT_TRUE(api::meta::IsBeingDeleted(GetPod("p")));
+
+  SetApp(uid, Exited(137), /*finished=*/true);
+  Tick(absl::Seconds(2));
+  auto gone = client_.Get(Pods(), "default", "p");
+  EXPECT_EQ(registry::GetPayload(gone.status()).reason, "NotFound");
+  EXPECT_EQ(runtime_->removed(), (std::vector<std::string>{uid}));
+}
+
+TEST_F(AgentTest, ActiveDeadlineFailsAndStopsThePod) {
+  StartAgent();
+  Json p = MakePod("p");
+  p["spec"]["activeDeadlineSeconds"] = 3;
+  std::string uid = api::meta::GetUid(Create(p));
+  SetApp(uid, Running());
+  Tick(absl::Seconds(4));
+  Json got = GetPod("p");
+  EXPECT_EQ(got["status"]["phase"], "Failed");
+  EXPECT_EQ(got["status"]["reason"], "DeadlineExceeded");
+  ASSERT_FALSE(runtime_->stops().empty());
+  EXPECT_EQ(runtime_->stops()[0].first, uid);
+}
+
+TEST_F(AgentTest, ReadoptsSandboxesOnStartup) {
+  // Pods bound before this agent (re)started.
+  auto running = client_.Create(Pods(), "default", MakePod("running"));
+  auto exited = client_.Create(Pods(), "default", MakePod("exited"));
+  ASSERT_TRUE(running.ok() && exited.ok());
+  std::string ru = api::meta::GetUid(*running), eu = api::meta::GetUid(*exited);
+  PodSandboxStatus alive;
+  alive.found = alive.supervisor_alive = true;
+  alive.app = {Running()};
+  runtime_->AddExisting(ru, alive);
+  PodSandboxStatus ended;
+  ended.found = ended.finished = true;
+  ended.app = {Exited(3)};
+  runtime_->AddExisting(eu, ended);
+  runtime_->AddExisting("orphan-uid", alive);
+
+  StartAgent();
+  EXPECT_EQ(GetPod("running")["status"]["phase"], "Running");
+  Json e = GetPod("exited");
+  EXPECT_EQ(e["status"]["phase"], "Failed");
+  EXPECT_EQ(e["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 3);
+  // The orphan is stopped at once, and removed once its shim is gone.
+  ASSERT_FALSE(runtime_->stops().empty());
+  EXPECT_EQ(runtime_->stops()[0], std::make_pair(std::string("orphan-uid"), absl::ZeroDuration()));
+  EXPECT_TRUE(runtime_->Has("orphan-uid"));
+  PodSandboxStatus dead;
+  dead.found = dead.finished = true;
+  runtime_->SetStatus("orphan-uid", dead);
+  Tick(absl::Seconds(2));
+  EXPECT_FALSE(runtime_->Has("orphan-uid"));
+  EXPECT_TRUE(runtime_->Has(ru));
+}
+
+TEST_F(AgentTest, ForceDeletedPodIsCleanedUp) {
+  StartAgent();
+  std::string uid = api::meta::GetUid(Create(MakePod("p")));
+  SetApp(uid, Running());
+  Tick(absl::Seconds(1));
+  client::DeleteOptions force;
+  force.grace_period_seconds = 0;
+  ASSERT_TRUE(client_.Delete(Pods(), "default", "p", force).ok());
+  agent_->RunUntilIdle();
+  ASSERT_FALSE(runtime_->stops().empty());
+  EXPECT_EQ(runtime_->stops().back().first, uid);
+  PodSandboxStatus dead;
+  dead.found = dead.finished = true;
+  runtime_->SetStatus(uid, dead);
+  Tick(absl::Seconds(2));
+  EXPECT_FALSE(runtime_->Has(uid));
+}
+
+TEST(ParseOptionsTest, LabelsAndTaints) {
+  auto l = ParseLabels("a=1, b=two");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(*l, (std::map<std::string, std::string>{{"a", "1"}, {"b", "two"}}));
+  EXPECT_FALSE(ParseLabels("novalue").ok());
+  auto t = ParseTaints("gpu=yes:NoSchedule,spot:NoExecute");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)[0], Json({{"key", "gpu"}, {"value", "yes"}, {"effect", "NoSchedule"}}));
+  EXPECT_EQ((*t)[1], Json({{"key", "spot"}, {"effect", "NoExecute"}}));
+  EXPECT_FALSE(ParseTaints("gpu=yes:Sometimes").ok());
+  EXPECT_FALSE(ParseTaints("gpu").ok());
+}
+
+}  // namespace
+}  // namespace batchd::agent

@@ -1,0 +1,297 @@
+#include "agent/internal/pod_spec.h"
+
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/resource/quantity.h"
+
+namespace batchd::agent::internal {
+
+using api::Json;
+
+namespace {
+
+const Json& Field(const Json& obj, const char* key) {
+  static const Json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::string Str(const Json& obj, const char* key) {
+  const Json& v = Field(obj, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+// "metadata.labels['k']" -> ("metadata.labels", "k").
+bool SplitSubscript(std::string_view path, std::string_view* base, std::string* key) {
+  size_t open = path.find("['");
+  if (open == std::string_view::npos || !absl::EndsWith(path, "']")) return false;
+  *base = path.substr(0, open);
+  *key = std::string(path.substr(open + 2, path.size() - open - 4));
+  return true;
+}
+
+std::optional<api::Quantity> QuantityAt(const Json& res, const char* section,
+                                        const std::string& name) {
+  const Json& v = Field(Field(res, section), name.c_str());
+  if (v.is_null()) return std::nullopt;
+  auto q = api::Quantity::FromJson(v);
+  if (!q.ok()) return std::nullopt;
+  return *q;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) {
+  if (b <= 0) return a;
+  return a / b + (a % b != 0 && a > 0 ? 1 : 0);
+}
+
+const Json* FindContainer(const Json& pod, const std::string& name) {
+  for (const char* list : {"containers", "initContainers"}) {
+    const Json& cs = Field(Field(pod, "spec"), list);
+    if (!cs.is_array()) continue;
+    for (const Json& c : cs) {
+      if (Str(c, "name") == name) return &c;
+    }
+  }
+  return nullptr;
+}
+
+absl::StatusOr<std::optional<std::string>> ResolveValueFrom(const Json& pod, const Json& container,
+                                                           const Json& from,
+                                                           const Json& allocatable) {
+  if (from.contains("fieldRef")) {
+    auto v = ResolveFieldRef(pod, Str(from["fieldRef"], "fieldPath"));
+    if (!v.ok()) return v.status();
+    return std::optional<std::string>(*v);
+  }
+  if (from.contains("resourceFieldRef")) {
+    auto v = ResolveResourceFieldRef(pod, container, from["resourceFieldRef"], allocatable);
+    if (!v.ok()) return v.status();
+    return std::optional<std::string>(*v);
+  }
+  for (const char* kind : {"configMapKeyRef", "secretKeyRef"}) {
+    if (!from.contains(kind)) continue;
+    const Json& ref = from[kind];
+    if (ref.value("optional", false)) return std::optional<std::string>();
+    return absl::FailedPreconditionError(absl::StrCat(
+        kind == std::string("configMapKeyRef") ? "configmap" : "secret", " \"",
+        Str(ref, "name"), "\" not found"));
+  }
+  return std::optional<std::string>();
+}
+
+ContainerSpec BaseContainer(const Json& c) {
+  ContainerSpec out;
+  out.name = Str(c, "name");
+  out.image = Str(c, "image");
+  out.working_dir = Str(c, "workingDir");
+  const Json& res = Field(c, "resources");
+  if (auto cpu = QuantityAt(res, "limits", "cpu")) out.cpu_limit_millis = cpu->MilliValue();
+  if (auto mem = QuantityAt(res, "limits", "memory")) out.memory_limit_bytes = mem->Value();
+  const Json& probe = Field(c, "readinessProbe");
+  const Json& exec = Field(Field(probe, "exec"), "command");
+  if (exec.is_array()) {
+    for (const Json& a : exec) {
+      if (a.is_string()) out.readiness_exec.push_back(a.get<std::string>());
+    }
+    out.readiness_period_seconds = probe.value("periodSeconds", 10);
+    out.readiness_initial_delay_seconds = probe.value("initialDelaySeconds", 0);
+    out.readiness_timeout_seconds = probe.value("timeoutSeconds", 1);
+    out.readiness_failure_threshold = probe.value("failureThreshold", 3);
+    out.readiness_success_threshold = probe.value("successThreshold", 1);
+  }
+  out.restartable_init = Str(c, "restartPolicy") == "Always";
+  return out;
+}
+
+absl::StatusOr<ContainerSpec> BuildContainer(const Json& pod, const Json& c,
+                                             const Json& allocatable) {
+  ContainerSpec out = BaseContainer(c);
+  auto env = ResolveEnv(pod, c, allocatable);
+  if (!env.ok()) return env.status();
+  std::map<std::string, std::string, std::less<>> vars(env->begin(), env->end());
+  auto lookup = [&](std::string_view name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+  for (const char* list : {"command", "args"}) {
+    const Json& v = Field(c, list);
+    if (!v.is_array()) continue;
+    for (const Json& a : v) {
+      if (a.is_string()) out.argv.push_back(ExpandVars(a.get<std::string>(), lookup));
+    }
+  }
+  if (out.argv.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "container ", out.name, " has no command: images are not run, set command"));
+  }
+  out.env = std::move(*env);
+  return out;
+}
+
+}  // namespace
+
+std::string ExpandVars(std::string_view in,
+                       const std::function<std::optional<std::string>(std::string_view)>& lookup) {
+  std::string out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '$' || i + 1 >= in.size()) {
+      out.push_back(in[i]);
+      continue;
+    }
+    char next = in[i + 1];
+    if (next == '$') {
+      out.push_back('$');
+      ++i;
+    } else if (next == '(') {
+      size_t close = in.find(')', i + 2);
+      if (close == std::string_view::npos) {
+        out.append(in.substr(i));
+        return out;
+      }
+      std::string_view name = in.substr(i + 2, close - i - 2);
+      std::optional<std::string> v = name.empty() ? std::nullopt : lookup(name);
+      if (v) {
+        out.append(*v);
+      } else {
+        out.append(in.substr(i, close - i + 1));
+      }
+      i = close;
+    } else {
+      out.push_back('$');
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ResolveFieldRef(const Json& pod, std::string_view path) {
+  const Json& meta = Field(pod, "metadata");
+  std::string_view base;
+  std::string key;
+  if (SplitSubscript(path, &base, &key)) {
+    const char* map = base == "metadata.labels"        ? "labels"
+                      : base == "metadata.annotations" ? "annotations"
+                                                       : nullptr;
+    if (map) return Str(Field(meta, map), key.c_str());
+  }
+  static const std::map<std::string, std::pair<const char*, const char*>, std::less<>> kPaths = {
+      {"metadata.name", {"metadata", "name"}},
+      {"metadata.namespace", {"metadata", "namespace"}},
+      {"metadata.uid", {"metadata", "uid"}},
+      {"spec.nodeName", {"spec", "nodeName"}},
+      {"spec.serviceAccountName", {"spec", "serviceAccountName"}},
+      {"status.hostIP", {"status", "hostIP"}},
+      {"status.podIP", {"status", "podIP"}},
+      {"status.hostIPs", {"status", "hostIP"}},
+      {"status.podIPs", {"status", "podIP"}},
+  };
+  auto it = kPaths.find(path);
+  if (it == kPaths.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported fieldPath: ", path));
+  }
+  return Str(Field(pod, it->second.first), it->second.second);
+}
+
+absl::StatusOr<std::string> ResolveResourceFieldRef(const Json& pod, const Json& container,
+                                                    const Json& ref, const Json& allocatable) {
+  const Json* c = &container;
+  std::string cname = Str(ref, "containerName");
+  if (!cname.empty()) {
+    c = FindContainer(pod, cname);
+    if (!c) return absl::InvalidArgumentError("resourceFieldRef: no container " + cname);
+  }
+  std::string resource = Str(ref, "resource");
+  size_t dot = resource.find('.');
+  if (dot == std::string::npos) {
+    return absl::InvalidArgumentError("unsupported resource: " + resource);
+  }
+  std::string section = resource.substr(0, dot), name = resource.substr(dot + 1);
+  if (section != "limits" && section != "requests") {
+    return absl::InvalidArgumentError("unsupported resource: " + resource);
+  }
+  const Json& res = Field(*c, "resources");
+  std::optional<api::Quantity> q = QuantityAt(res, section.c_str(), name);
+  if (!q && section == "requests") q = QuantityAt(res, "limits", name);  // Defaulted from limits.
+  if (!q && section == "limits" && allocatable.is_object() && allocatable.contains(name)) {
+    auto a = api::Quantity::FromJson(allocatable[name]);
+    if (a.ok()) q = *a;
+  }
+  if (!q) q = api::Quantity();
+  api::Quantity divisor = api::Quantity::FromInt(1);
+  if (ref.contains("divisor")) {
+    auto d = api::Quantity::FromJson(ref["divisor"]);
+    if (!d.ok() || d->IsZero()) return absl::InvalidArgumentError("invalid divisor");
+    divisor = *d;
+  }
+  if (name == "cpu") return std::to_string(CeilDiv(q->MilliValue(), divisor.MilliValue()));
+  return std::to_string(CeilDiv(q->Value(), divisor.Value()));
+}
+
+absl::StatusOr<EnvList> ResolveEnv(const Json& pod, const Json& container,
+                                   const Json& allocatable) {
+  EnvList out;
+  std::map<std::string, std::string, std::less<>> vars;
+  auto set = [&](const std::string& k, std::string v) {
+    auto it = vars.find(k);
+    if (it != vars.end()) {
+      for (auto& [name, value] : out) {
+        if (name == k) value = v;
+      }
+      it->second = std::move(v);
+      return;
+    }
+    vars[k] = v;
+    out.emplace_back(k, std::move(v));
+  };
+  std::string hostname = Str(Field(pod, "spec"), "hostname");
+  set("HOSTNAME", hostname.empty() ? Str(Field(pod, "metadata"), "name") : hostname);
+  auto lookup = [&](std::string_view name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+  const Json& env = Field(container, "env");
+  if (!env.is_array()) return out;
+  for (const Json& e : env) {
+    std::string name = Str(e, "name");
+    if (name.empty()) continue;
+    if (e.contains("valueFrom")) {
+      auto v = ResolveValueFrom(pod, container, e["valueFrom"], allocatable);
+      if (!v.ok()) return v.status();
+      if (*v) set(name, **v);
+      continue;
+    }
+    set(name, ExpandVars(Str(e, "value"), lookup));
+  }
+  return out;
+}
+
+absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const Json& pod, const Json& allocatable) {
+  PodSandboxSpec s;
+  const Json& meta = Field(pod, "metadata");
+  const Json& spec = Field(pod, "spec");
+  s.uid = Str(meta, "uid");
+  s.ns = Str(meta, "namespace");
+  s.name = Str(meta, "name");
+  std::string rp = Str(spec, "restartPolicy");
+  s.restart_policy = rp.empty() ? "Always" : rp;
+  s.termination_grace_seconds = spec.value("terminationGracePeriodSeconds", int64_t{30});
+  s.active_deadline_seconds = spec.value("activeDeadlineSeconds", int64_t{0});
+  for (auto [list, dst] : {std::pair{"initContainers", &s.init_containers},
+                           std::pair{"containers", &s.containers}}) {
+    const Json& cs = Field(spec, list);
+    if (!cs.is_array()) continue;
+    for (const Json& c : cs) {
+      auto built = BuildContainer(pod, c, allocatable);
+      if (!built.ok()) return built.status();
+      dst->push_back(std::move(*built));
+    }
+  }
+  return s;
+}
+
+}  // namespace batchd::agent::internal

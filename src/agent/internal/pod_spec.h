@@ -1,0 +1,52 @@
+// Turning a Pod object into the PodSandboxSpec the runtime starts: the
+// kubelet's environment rules (env `value` with $(VAR) expansion,
+// `valueFrom.fieldRef`, `valueFrom.resourceFieldRef`, the default HOSTNAME),
+// command/args expansion, working dir, cpu/memory limits and the exec
+// readiness probe. Pure functions over JSON; thread-compatible.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/runtime/pod_runtime.h"
+#include "api/field_error.h"
+
+namespace batchd::agent::internal {
+
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+// Kubernetes' $(VAR) expansion: `$(NAME)` becomes lookup(NAME) when it
+// returns a value and stays as written otherwise; `$$` is a literal `$`;
+// any other `$` (and an unterminated `$(`) is kept as is.
+std::string ExpandVars(std::string_view in,
+                       const std::function<std::optional<std::string>(std::string_view)>& lookup);
+
+// The value of a downward-API field path (metadata.name, metadata.labels['k'],
+// spec.nodeName, status.hostIP, ...). InvalidArgument for unsupported paths.
+absl::StatusOr<std::string> ResolveFieldRef(const api::Json& pod, std::string_view path);
+
+// The value of a resourceFieldRef ({containerName?, resource, divisor?}) for
+// `container`; unset limits fall back to the node's `allocatable`, as the
+// kubelet does.
+absl::StatusOr<std::string> ResolveResourceFieldRef(const api::Json& pod,
+                                                    const api::Json& container,
+                                                    const api::Json& ref,
+                                                    const api::Json& allocatable);
+
+// The container's environment in Kubernetes order: HOSTNAME first (unless the
+// container sets it), then `env` entries, each expanded against those before.
+// Errors (a ConfigMap/Secret reference that is not optional, a bad fieldRef)
+// are what the kubelet reports as CreateContainerConfigError.
+absl::StatusOr<EnvList> ResolveEnv(const api::Json& pod, const api::Json& container,
+                                   const api::Json& allocatable);
+
+// The whole sandbox spec for `pod` (whose status.hostIP/podIP are filled).
+absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const api::Json& pod,
+                                                const api::Json& allocatable);
+
+}  // namespace batchd::agent::internal

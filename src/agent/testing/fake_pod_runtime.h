@@ -1,0 +1,127 @@
+// FakePodRuntime: an in-memory PodRuntime for agent tests. Tests script
+// container states with SetStatus / Exit, and read what the agent asked for
+// (started specs, stops, removals). Log files are real files under `log_dir`
+// when a test writes them with WriteLog. Thread-safe.
+#pragma once
+
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/runtime/pod_runtime.h"
+
+namespace batchd::agent::testing {
+
+class FakePodRuntime : public PodRuntime {
+ public:
+  explicit FakePodRuntime(std::string log_dir = "") : log_dir_(std::move(log_dir)) {}
+
+  absl::Status Start(const PodSandboxSpec& spec) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++start_calls_;
+    if (pods_.count(spec.uid)) return absl::OkStatus();
+    Pod& p = pods_[spec.uid];
+    p.spec = spec;
+    p.status.found = true;
+    p.status.supervisor_alive = true;
+    for (const auto& c : spec.init_containers) p.status.init.push_back({.name = c.name});
+    for (const auto& c : spec.containers) p.status.app.push_back({.name = c.name});
+    return absl::OkStatus();
+  }
+  absl::StatusOr<PodSandboxStatus> Status(const std::string& uid) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) return PodSandboxStatus{};
+    return it->second.status;
+  }
+  absl::Status Stop(const std::string& uid, absl::Duration grace) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    stops_.push_back({uid, grace});
+    auto it = pods_.find(uid);
+    if (it != pods_.end()) it->second.status.stop_requested = true;
+    return absl::OkStatus();
+  }
+  absl::Status Remove(const std::string& uid) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pods_.find(uid);
+    if (it != pods_.end() && it->second.status.supervisor_alive) {
+      return absl::FailedPreconditionError("supervisor alive");
+    }
+    pods_.erase(uid);
+    removed_.push_back(uid);
+    return absl::OkStatus();
+  }
+  std::vector<std::string> List() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& [uid, p] : pods_) out.push_back(uid);
+    return out;
+  }
+  std::string LogPath(const std::string& uid, const std::string& container,
+                      bool previous) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = logs_.find(Key(uid, container, previous));
+    return it == logs_.end() ? "" : it->second;
+  }
+
+  // --- Scripting ---
+  // Replaces the recorded status of a started (or adopted) pod.
+  void SetStatus(const std::string& uid, PodSandboxStatus st) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pods_[uid].status = std::move(st);
+  }
+  PodSandboxStatus Get(const std::string& uid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pods_[uid].status;
+  }
+  // A sandbox found on disk at start-up (re-adoption tests).
+  void AddExisting(const std::string& uid, PodSandboxStatus st) { SetStatus(uid, std::move(st)); }
+  void WriteLog(const std::string& uid, const std::string& container, bool previous,
+                const std::string& data) {
+    std::string path = log_dir_ + "/" + uid + "-" + container + (previous ? ".prev" : "") + ".log";
+    std::ofstream(path, std::ios::trunc) << data;
+    std::lock_guard<std::mutex> lock(mu_);
+    logs_[Key(uid, container, previous)] = path;
+  }
+
+  bool Has(const std::string& uid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pods_.count(uid) > 0;
+  }
+  PodSandboxSpec SpecOf(const std::string& uid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pods_[uid].spec;
+  }
+  std::vector<std::pair<std::string, absl::Duration>> stops() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stops_;
+  }
+  std::vector<std::string> removed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return removed_;
+  }
+  int start_calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return start_calls_;
+  }
+
+ private:
+  struct Pod {
+    PodSandboxSpec spec;
+    PodSandboxStatus status;
+  };
+  static std::string Key(const std::string& uid, const std::string& c, bool prev) {
+    return uid + "/" + c + (prev ? "/prev" : "");
+  }
+  std::mutex mu_;
+  std::string log_dir_;
+  std::map<std::string, Pod> pods_;
+  std::map<std::string, std::string> logs_;
+  std::vector<std::pair<std::string, absl::Duration>> stops_;
+  std::vector<std::string> removed_;
+  int start_calls_ = 0;
+};
+
+}  // namespace batchd::agent::testing

@@ -1,0 +1,90 @@
+// HttpClient: a client::Client over batchd's (Kubernetes') REST API, for
+// `batchd agent` on another machine and for tests. Blocking Boost.Beast I/O
+// over a pool of keep-alive connections; JSON bodies; error responses
+// (`Status` objects) are decoded back into registry::ApiError statuses with
+// the same reason, so `registry::GetPayload(st).reason` works as in-process.
+// Transport failures are `Unavailable`. Watch opens its own connection and
+// reads the chunked stream on a background thread.
+//
+// Thread-safety: all methods may be called concurrently; each request uses
+// its own pooled connection. A WatchStream is used by one thread at a time.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "client/client.h"
+
+namespace batchd::client {
+
+struct HttpClientOptions {
+  std::string user_agent = "batchd-agent";
+  // Idle keep-alive connections kept for reuse.
+  int max_idle_connections = 8;
+};
+
+class HttpClient : public Client {
+ public:
+  // `server` is "http://host:port" (the scheme may be omitted).
+  static absl::StatusOr<std::unique_ptr<HttpClient>> Create(
+      const std::string& server, std::shared_ptr<const api::Scheme> scheme,
+      HttpClientOptions opts = {});
+  ~HttpClient() override;
+
+  const api::Scheme& scheme() const override { return *scheme_; }
+  absl::StatusOr<api::Json> Get(const api::KindDef& k, const std::string& ns,
+                                const std::string& name) override;
+  absl::StatusOr<ListResult> List(const api::KindDef& k, const std::string& ns,
+                                  const Selector& sel = {}) override;
+  absl::StatusOr<api::Json> Create(const api::KindDef& k, const std::string& ns,
+                                   api::Json obj) override;
+  absl::StatusOr<api::Json> Update(const api::KindDef& k, api::Json obj) override;
+  absl::StatusOr<api::Json> UpdateStatus(const api::KindDef& k, api::Json obj) override;
+  absl::StatusOr<api::Json> MergePatch(const api::KindDef& k, const std::string& ns,
+                                       const std::string& name, const api::Json& patch,
+                                       bool status = false) override;
+  absl::Status Delete(const api::KindDef& k, const std::string& ns, const std::string& name,
+                      const DeleteOptions& opts = {}) override;
+  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const api::KindDef& k, const std::string& ns,
+                                                     const Selector& sel,
+                                                     const std::string& resource_version) override;
+
+  // The raw response of one request (for tests and other callers).
+  struct Response {
+    int code = 0;
+    std::string content_type;
+    std::string body;
+  };
+  absl::StatusOr<Response> Do(const std::string& method, const std::string& target,
+                              const std::string& body = "",
+                              const std::string& content_type = "application/json");
+
+ private:
+  struct Impl;
+  HttpClient(std::shared_ptr<const api::Scheme> scheme, std::unique_ptr<Impl> impl);
+  absl::StatusOr<api::Json> DoJson(const std::string& method, const std::string& target,
+                                   const api::Json* body,
+                                   const std::string& content_type = "application/json");
+
+  std::shared_ptr<const api::Scheme> scheme_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The REST path of a collection or object: "/api/v1/namespaces/ns/pods[/name]".
+std::string ResourcePath(const api::KindDef& k, const std::string& ns,
+                         const std::string& name = "");
+// Percent-encodes a query parameter value.
+std::string UrlEncode(std::string_view s);
+// Decodes an error response (a `Status` body, or anything else) into an
+// absl::Status carrying the Kubernetes reason (registry::ApiError).
+absl::Status StatusFromResponse(int http_code, const std::string& body);
+
+// Streams the body of `GET base_url + target` through `write` (false stops
+// early). A non-2xx answer becomes an error via StatusFromResponse before
+// anything is written. Used by the log proxy to reach a node's agent.
+absl::Status StreamGet(const std::string& base_url, const std::string& target,
+                       const std::function<bool(std::string_view)>& write);
+
+}  // namespace batchd::client
