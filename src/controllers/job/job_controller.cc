@@ -1,0 +1,203 @@
+// The Job controller's driver: informer wiring, Reconcile's entry checks
+// (missing / foreign-managed / finished Jobs, orphaned pods), status writes
+// and finalizer removal.
+#include "controllers/job/job_controller.h"
+
+#include <memory>
+
+#include "api/batch/v1/batch_v1.h"
+#include "api/meta/object_meta.h"
+#include "controllers/job/job_reconciler.h"
+#include "registry/errors.h"
+
+namespace batchd::controllers {
+
+void AddJobController(ControllerContext& ctx) {
+  // The handlers own the reconciler (shared_ptr captures), so it lives as
+  // long as the manager's informers, which outlive its controllers.
+  auto reconciler = std::make_shared<job::JobReconciler>(ctx);
+  Controller& c = ctx.manager.AddController(
+      std::make_unique<Controller>("job-controller", *reconciler, ctx.clock));
+  reconciler->Wire(c);
+  // Keep-alive: this no-op handler holds the reconciler for the informer's
+  // lifetime (Manager owns controllers but not their reconcilers).
+  ctx.informers.For(ctx.client.Kind("batch", "v1", "jobs"))
+      .AddHandlers({.on_add = [reconciler](const client::ObjectRef&) { (void)reconciler; }});
+}
+
+}  // namespace batchd::controllers
+
+namespace batchd::controllers::job {
+
+using api::Json;
+
+namespace {
+
+bool IsReason(const absl::Status& s, const char* reason) {
+  return registry::GetPayload(s).reason == reason;
+}
+
+void EnsureTypeMeta(Json& obj, const char* api_version, const char* kind) {
+  if (!obj.contains("apiVersion")) obj["apiVersion"] = api_version;
+  if (!obj.contains("kind")) obj["kind"] = kind;
+}
+
+}  // namespace
+
+JobReconciler::JobReconciler(ControllerContext& ctx)
+    : ctx_(ctx),
+      job_kind_(ctx.client.Kind("batch", "v1", "jobs")),
+      pod_kind_(ctx.client.Kind("", "v1", "pods")),
+      jobs_(ctx.informers.For(job_kind_)),
+      pods_(ctx.informers.For(pod_kind_)) {}
+
+void JobReconciler::Wire(Controller& controller) {
+  client::WorkQueue* q = &controller.queue();
+  jobs_.AddHandlers({
+      .on_add = [q](const client::ObjectRef& o) { q->Add(client::Informer::KeyOf(*o)); },
+      .on_update = [q](const client::ObjectRef&,
+                       const client::ObjectRef& o) { q->Add(client::Informer::KeyOf(*o)); },
+      .on_delete = [q](const client::ObjectRef& o) { q->Add(client::Informer::KeyOf(*o)); },
+  });
+  pods_.AddHandlers({
+      .on_add =
+          [this, q](const client::ObjectRef& p) {
+            index_.Upsert(p);
+            std::string key = ControllingJobKey(*p);
+            if (key.empty()) return;
+            expectations_.CreationObserved(key);
+            if (api::meta::IsBeingDeleted(*p)) {
+              expectations_.DeletionObserved(key, api::meta::GetUid(*p));
+            }
+            q->Add(key);
+          },
+      .on_update =
+          [this, q](const client::ObjectRef& old_pod, const client::ObjectRef& p) {
+            std::string old_key = ControllingJobKey(*old_pod);
+            std::string key = ControllingJobKey(*p);
+            if (old_key != key) index_.Remove(*old_pod);
+            index_.Upsert(p);
+            if (!old_key.empty() && old_key != key) q->Add(old_key);
+            if (key.empty()) return;
+            const std::string uid = api::meta::GetUid(*p);
+            if (api::meta::IsBeingDeleted(*p)) expectations_.DeletionObserved(key, uid);
+            if (!HasTrackingFinalizer(*p)) expectations_.FinalizerRemovalObserved(key, uid);
+            q->Add(key);
+          },
+      .on_delete =
+          [this, q](const client::ObjectRef& p) {
+            index_.Remove(*p);
+            std::string key = ControllingJobKey(*p);
+            if (key.empty()) return;
+            const std::string uid = api::meta::GetUid(*p);
+            expectations_.DeletionObserved(key, uid);
+            expectations_.FinalizerRemovalObserved(key, uid);
+            q->Add(key);
+          },
+  });
+}
+
+absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string::npos) return Result::Done();
+  client::ObjectRef job_ref = jobs_.Get(key.substr(0, slash), key.substr(slash + 1));
+  std::vector<client::ObjectRef> pods = index_.For(key);
+  const std::string uid = job_ref ? api::meta::GetUid(*job_ref) : "";
+  // Pods whose Job is gone (or replaced by a same-named one) lose the
+  // finalizer; a finished Job's leftovers too.
+  const bool finished = job_ref && api::batch_v1::IsJobFinished(*job_ref);
+  std::vector<const Json*> release;
+  SyncCtx c;
+  for (const auto& p : pods) {
+    bool owned = !uid.empty() && api::meta::IsControlledBy(*p, uid);
+    if (owned && !finished) {
+      c.pod_refs.push_back(p);
+      c.pods.push_back(p.get());
+    } else if (HasTrackingFinalizer(*p)) {
+      release.push_back(p.get());
+    }
+  }
+  if (!release.empty()) {
+    absl::Status err;
+    RemoveFinalizers(key, release, &err);
+    if (!err.ok()) return err;
+  }
+  if (!job_ref) {
+    expectations_.Forget(key);
+    backoff_.Remove(key);
+    return Result::Done();
+  }
+  const std::string managed_by = job_ref->value("/spec/managedBy"_json_pointer, std::string());
+  if (!managed_by.empty() && managed_by != api::batch_v1::kJobControllerName) {
+    return Result::Done();
+  }
+  if (finished) {
+    backoff_.Remove(key);
+    return Result::Done();
+  }
+  const std::string mode =
+      job_ref->value("/spec/completionMode"_json_pointer, std::string("NonIndexed"));
+  if (mode != "NonIndexed" && mode != "Indexed") {
+    ctx_.events.Event(*job_ref, "Warning", "UnknownCompletionMode",
+                      "Skipped Job sync because completion mode is unknown");
+    return Result::Done();
+  }
+  c.key = key;
+  c.job = *job_ref;
+  EnsureTypeMeta(c.job, "batch/v1", "Job");
+  c.now = ctx_.clock.Now();
+  c.indexed = mode == "Indexed";
+  return SyncJob(c);
+}
+
+absl::Status JobReconciler::WriteStatus(SyncCtx& c) {
+  auto r = ctx_.client.UpdateStatus(job_kind_, c.job);
+  if (!r.ok()) return r.status();
+  c.job = std::move(*r);
+  EnsureTypeMeta(c.job, "batch/v1", "Job");
+  return absl::OkStatus();
+}
+
+std::vector<bool> JobReconciler::RemoveFinalizers(const std::string& key,
+                                                  const std::vector<const Json*>& pods,
+                                                  absl::Status* err) {
+  std::vector<bool> ok(pods.size(), false);
+  std::vector<std::string> uids;
+  for (const Json* p : pods) uids.push_back(api::meta::GetUid(*p));
+  expectations_.ExpectFinalizerRemovals(key, uids);
+  for (size_t i = 0; i < pods.size(); ++i) {
+    Json pod = *pods[i];
+    absl::Status st;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      if (!api::meta::RemoveFinalizer(pod, api::batch_v1::kJobTrackingFinalizer)) {
+        st = absl::OkStatus();
+        break;
+      }
+      EnsureTypeMeta(pod, "v1", "Pod");
+      auto r = ctx_.client.Update(pod_kind_, pod);
+      st = r.status();
+      if (st.ok() || IsReason(st, "NotFound")) break;
+      if (!IsReason(st, "Conflict")) break;
+      auto fresh = ctx_.client.Get(pod_kind_, api::meta::GetNamespace(pod),
+                                   api::meta::GetName(pod));
+      if (!fresh.ok()) {
+        st = fresh.status();
+        break;
+      }
+      if (api::meta::GetUid(*fresh) != uids[i]) {
+        st = absl::OkStatus();  // Replaced by another pod: ours is gone.
+        break;
+      }
+      pod = std::move(*fresh);
+    }
+    if (st.ok() || IsReason(st, "NotFound")) {
+      ok[i] = true;
+    } else {
+      expectations_.FinalizerRemovalObserved(key, uids[i]);
+      if (err->ok()) *err = st;
+    }
+  }
+  return ok;
+}
+
+}  // namespace batchd::controllers::job

@@ -1,0 +1,168 @@
+// Job controller: pod creation, counting, completion, suspend/resume,
+// managedBy, and the finalizer/uncounted protocol across a restart.
+#include "api/batch/v1/batch_v1.h"
+#include "controllers/job/job_test_env.h"
+
+namespace batchd::controllers::job::testing {
+namespace {
+
+using api::testing::MakeJob;
+
+TEST_F(JobControllerTest, CreatesPodsWithOwnerFinalizerAndLabels) {
+  CreateJob(MakeJob("j").Completions(3).Parallelism(2).Obj());
+  std::vector<Json> pods = Pods("j");
+  ASSERT_EQ(pods.size(), 2u);
+  Json job = GetJob("j");
+  for (const Json& p : pods) {
+    EXPECT_EQ(p["metadata"]["generateName"], "j-");
+    EXPECT_TRUE(api::meta::HasFinalizer(p, api::batch_v1::kJobTrackingFinalizer));
+    auto ref = api::meta::GetControllerRef(p);
+    ASSERT_TRUE(ref.has_value());
+    EXPECT_EQ(ref->kind, "Job");
+    EXPECT_EQ(ref->uid, api::meta::GetUid(job));
+    EXPECT_TRUE(ref->block_owner_deletion);
+    EXPECT_EQ(api::meta::GetLabel(p, api::batch_v1::kControllerUidLabel),
+              api::meta::GetUid(job));
+  }
+  EXPECT_EQ(Count("j", "active"), 2);
+  EXPECT_FALSE(Status("j").value("startTime", "").empty());
+  EXPECT_EQ(CountEvents("SuccessfulCreate"), 2);
+}
+
+TEST_F(JobControllerTest, CompletionsWithParallelismRunToComplete) {
+  CreateJob(MakeJob("j").Completions(3).Parallelism(2).Obj());
+  struct Step {
+    std::string name;
+    int want_active, want_succeeded;
+  };
+  const Step steps[] = {{"first wave done", 1, 2}, {"last pod done", 0, 3}};
+  for (const auto& s : steps) {
+    SCOPED_TRACE(s.name);
+    FinishAll("j", 0);
+    EXPECT_EQ(Count("j", "active"), s.want_active);
+    EXPECT_EQ(Count("j", "succeeded"), s.want_succeeded);
+  }
+  EXPECT_EQ(Conditions("j"), (std::vector<std::string>{"SuccessCriteriaMet=True/CompletionsReached",
+                                                       "Complete=True/CompletionsReached"}));
+  Json st = Status("j");
+  EXPECT_FALSE(st.value("completionTime", "").empty());
+  EXPECT_EQ(st["uncountedTerminatedPods"], Json::object());
+  for (const Json& p : Pods("j")) {
+    EXPECT_FALSE(api::meta::HasFinalizer(p, api::batch_v1::kJobTrackingFinalizer));
+  }
+  EXPECT_EQ(CountEvents("Completed"), 1);
+}
+
+TEST_F(JobControllerTest, ReadyCountsRunningReadyPods) {
+  CreateJob(MakeJob("j").Completions(2).Parallelism(2).Obj());
+  auto pods = ActivePods("j");
+  ASSERT_EQ(pods.size(), 2u);
+  SetRunning(pods[0], true);
+  SetRunning(pods[1], false);
+  EXPECT_EQ(Count("j", "ready"), 1);
+  EXPECT_EQ(Count("j", "active"), 2);
+}
+
+TEST_F(JobControllerTest, WorkQueueJobStopsCreatingAfterFirstSuccess) {
+  Json job = MakeJob("wq").Parallelism(3).Obj();
+  CreateJob(job);
+  auto pods = ActivePods("wq");
+  ASSERT_EQ(pods.size(), 3u);
+  Finish(pods[0], 0);
+  EXPECT_EQ(ActivePods("wq").size(), 2u) << "no replacement after a success";
+  Finish(pods[1], 1);  // Later failures are ignored for completion.
+  EXPECT_EQ(ActivePods("wq").size(), 1u);
+  EXPECT_TRUE(Conditions("wq").empty());
+  Finish(pods[2], 0);
+  EXPECT_EQ(Count("wq", "succeeded"), 2);
+  EXPECT_EQ(Count("wq", "failed"), 1);
+  EXPECT_EQ(Conditions("wq").back(), "Complete=True/CompletionsReached");
+}
+
+TEST_F(JobControllerTest, SuspendDeletesPodsAndResumeRecreates) {
+  Json job = CreateJob(MakeJob("s").Completions(2).Parallelism(2).Obj());
+  ASSERT_EQ(ActivePods("s").size(), 2u);
+  UpdateJobSpec("s", {{"suspend", true}});
+  EXPECT_TRUE(Pods("s").empty()) << "suspend deletes the pods";
+  EXPECT_EQ(Count("s", "active"), 0);
+  EXPECT_EQ(Count("s", "failed"), 0) << "deleted pods are not failures";
+  EXPECT_EQ(Conditions("s"), (std::vector<std::string>{"Suspended=True/JobSuspended"}));
+  const std::string started = Status("s").value("startTime", "");
+  clock_.Advance(absl::Seconds(30));
+  UpdateJobSpec("s", {{"suspend", false}});
+  EXPECT_EQ(ActivePods("s").size(), 2u);
+  EXPECT_EQ(Conditions("s"), (std::vector<std::string>{"Suspended=False/JobResumed"}));
+  EXPECT_NE(Status("s").value("startTime", ""), started) << "startTime reset on resume";
+  EXPECT_EQ(CountEvents("Suspended"), 1);
+  EXPECT_EQ(CountEvents("Resumed"), 1);
+}
+
+TEST_F(JobControllerTest, CreatedSuspendedHasNoPodsNorStartTime) {
+  CreateJob(MakeJob("s").Suspend(true).Obj());
+  EXPECT_TRUE(Pods("s").empty());
+  EXPECT_FALSE(Status("s").contains("startTime"));
+  EXPECT_EQ(Conditions("s"), (std::vector<std::string>{"Suspended=True/JobSuspended"}));
+}
+
+TEST_F(JobControllerTest, ManagedByOtherControllerIsSkipped) {
+  CreateJob(MakeJob("m").Set(Json::json_pointer("/spec/managedBy"), "example.com/other").Obj());
+  EXPECT_TRUE(Pods("m").empty());
+  EXPECT_FALSE(Status("m").contains("startTime"));
+}
+
+TEST_F(JobControllerTest, ParallelismScaleDownDeletesExtraPods) {
+  CreateJob(MakeJob("p").Completions(10).Parallelism(4).Obj());
+  ASSERT_EQ(ActivePods("p").size(), 4u);
+  UpdateJobSpec("p", {{"parallelism", 1}});
+  EXPECT_EQ(ActivePods("p").size(), 1u);
+  EXPECT_EQ(Count("p", "failed"), 0);
+  EXPECT_EQ(CountEvents("SuccessfulDelete"), 3);
+}
+
+TEST_F(JobControllerTest, CrashAfterUncountedWriteDoesNotDoubleCount) {
+  CreateJob(MakeJob("c").Completions(2).Parallelism(2).Obj());
+  auto pods = ActivePods("c");
+  ASSERT_EQ(pods.size(), 2u);
+  // The controller records the UID as uncounted, then "dies" before the
+  // finalizer is removed.
+  fault_.fail_pod_updates = true;
+  Finish(pods[0], 0, Json::array(), /*settle=*/false);
+  stack_->mgr.RunUntilIdle(50);
+  Json st = Status("c");
+  ASSERT_EQ(st["uncountedTerminatedPods"].value("succeeded", Json::array()).size(), 1u);
+  EXPECT_EQ(st.value("succeeded", 0), 0);
+  fault_.fail_pod_updates = false;
+  Restart();
+  EXPECT_EQ(Count("c", "succeeded"), 1);
+  EXPECT_EQ(Status("c")["uncountedTerminatedPods"], Json::object());
+  // And again after another restart nothing changes.
+  Restart();
+  EXPECT_EQ(Count("c", "succeeded"), 1);
+  Finish(ActivePods("c")[0], 0);
+  EXPECT_EQ(Count("c", "succeeded"), 2);
+  EXPECT_EQ(Conditions("c").back(), "Complete=True/CompletionsReached");
+}
+
+TEST_F(JobControllerTest, CrashAfterFinalizerRemovalCountsOnce) {
+  CreateJob(MakeJob("c").Completions(3).Parallelism(1).Obj());
+  Finish(ActivePods("c")[0], 1);
+  EXPECT_EQ(Count("c", "failed"), 1);
+  Restart();
+  Restart();
+  EXPECT_EQ(Count("c", "failed"), 1);
+}
+
+TEST_F(JobControllerTest, OrphanedPodFinalizersAreRemovedWhenJobIsDeleted) {
+  CreateJob(MakeJob("o").Completions(1).Obj());
+  ASSERT_EQ(Pods("o").size(), 1u);
+  client::DeleteOptions orphan;
+  orphan.propagation_policy = "Orphan";
+  ASSERT_TRUE(base_.Delete(jobs_, "default", "o", orphan).ok());
+  Settle();
+  auto pods = Pods("o");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_FALSE(api::meta::HasFinalizer(pods[0], api::batch_v1::kJobTrackingFinalizer));
+}
+
+}  // namespace
+}  // namespace batchd::controllers::job::testing

@@ -1,0 +1,104 @@
+// JobReconciler: the Job controller's Reconcile (batch-apis.md §1), split by
+// phase over job_controller.cc (driver, informer handlers), manage_job.cc
+// (pod creation/deletion), pod_tracking.cc (finalizers and
+// `status.uncountedTerminatedPods`) and sync_job.cc (counting, failure and
+// success decisions). Internal to controllers/job; the public entry point
+// is job_controller.h.
+//
+// Thread-safety: Reconcile may run concurrently for different keys; the
+// shared bookkeeping (Expectations, PodIndex, BackoffStore) is locked.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "controllers/job/conditions.h"
+#include "controllers/job/expectations.h"
+#include "controllers/job/failure_policy.h"
+#include "controllers/job/indexes.h"
+#include "controllers/runtime/context.h"
+
+namespace batchd::controllers::job {
+
+inline constexpr int kMaxPodCreateDeletePerSync = 500;
+inline constexpr int kMaxUncountedPods = 500;
+
+// Everything one sync of one Job computes.
+struct SyncCtx {
+  std::string key;
+  api::Json job;  // Working copy; `status` is edited in place.
+  absl::Time now;
+  std::vector<client::ObjectRef> pod_refs;  // Keeps `pods` alive.
+  std::vector<const api::Json*> pods;       // Pods this Job controls.
+  std::vector<const api::Json*> active;
+  int terminating = 0;
+  int succeeded = 0;
+  int failed = 0;
+  std::set<std::string> uncounted_succeeded, uncounted_failed;
+  std::set<std::string> expected_rm_finalizers;
+  std::optional<Condition> finished;
+  bool indexed = false;
+  bool per_index = false;
+  int completions = -1;  // -1 when unset (work-queue Job).
+  OrderedIntervals prev_succeeded_indexes, succeeded_indexes;
+  std::optional<OrderedIntervals> failed_indexes;
+  std::map<int, const api::Json*> delayed_per_index;
+  BackoffRecord new_backoff;
+  std::optional<absl::Duration> requeue;
+
+  void RequeueAfter(absl::Duration d) {
+    if (!requeue || d < *requeue) requeue = d;
+  }
+};
+
+class JobReconciler : public Reconciler {
+ public:
+  explicit JobReconciler(ControllerContext& ctx);
+  absl::StatusOr<Result> Reconcile(const std::string& key) override;
+
+  // Wires informer handlers that enqueue into `controller`.
+  void Wire(Controller& controller);
+
+ private:
+  // sync_job.cc
+  absl::StatusOr<Result> SyncJob(SyncCtx& c);
+  void CountPods(SyncCtx& c);
+  void DecideFailure(SyncCtx& c);
+  void DecideIndexed(SyncCtx& c);
+  void ApplySuspendCondition(SyncCtx& c);
+  // manage_job.cc
+  absl::StatusOr<int> ManageJob(SyncCtx& c);
+  absl::StatusOr<int> CreatePods(SyncCtx& c, int n, const std::vector<int>& indexes);
+  api::Json NewPod(const SyncCtx& c, int index) const;
+  // Deletes pods after removing their tracking finalizer (not counted).
+  absl::StatusOr<int> DeleteJobPods(SyncCtx& c, const std::vector<const api::Json*>& pods);
+  // Deletes pods keeping finalizers (they are counted when terminal).
+  absl::StatusOr<int> DeleteActivePods(SyncCtx& c, const std::vector<const api::Json*>& pods);
+  // pod_tracking.cc
+  absl::Status TrackStatusAndRemoveFinalizers(SyncCtx& c, bool needs_flush);
+  absl::Status Flush(SyncCtx& c, const std::vector<const api::Json*>& rm,
+                     std::set<std::string>& uids_with_finalizer, bool& needs_flush);
+  bool CanRemoveFinalizer(const SyncCtx& c, const api::Json& pod, bool failed) const;
+  bool EnactFinished(SyncCtx& c);
+  void RecordFinished(const SyncCtx& c);
+  // Removes the tracking finalizer; per-pod success.
+  std::vector<bool> RemoveFinalizers(const std::string& key,
+                                     const std::vector<const api::Json*>& pods,
+                                     absl::Status* err);
+  absl::Status WriteStatus(SyncCtx& c);
+
+  ControllerContext& ctx_;
+  const api::KindDef& job_kind_;
+  const api::KindDef& pod_kind_;
+  client::Informer& jobs_;
+  client::Informer& pods_;
+  Expectations expectations_;
+  PodIndex index_;
+  BackoffStore backoff_;
+};
+
+}  // namespace batchd::controllers::job

@@ -1,0 +1,311 @@
+// Pod management for one Job sync: how many pods should run (parallelism,
+// remaining completions, work-queue mode, suspend), which to delete
+// (duplicates and out-of-range indexes first, then the least advanced),
+// which indexes to start, the failure backoff, and the pods themselves.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "api/batch/v1/batch_v1.h"
+#include "api/meta/object_meta.h"
+#include "common/status_macros.h"
+#include "controllers/job/job_reconciler.h"
+#include "registry/errors.h"
+
+namespace batchd::controllers::job {
+
+using api::Json;
+
+namespace {
+
+constexpr size_t kMaxGenerateNameLength = 58;  // 63 minus the 5-char random suffix.
+constexpr char kIndexEnv[] = "JOB_COMPLETION_INDEX";
+
+bool Suspended(const Json& job) {
+  auto it = job.find("spec");
+  if (it == job.end() || !it->is_object()) return false;
+  auto s = it->find("suspend");
+  return s != it->end() && s->is_boolean() && s->get<bool>();
+}
+
+int PhaseRank(const Json& p) {
+  std::string phase = PodPhase(p);
+  if (phase == "Pending") return 0;
+  if (phase == "Unknown") return 1;
+  return 2;  // Running.
+}
+
+// Kubernetes' ActivePods order: earlier = better to delete.
+bool DeleteFirst(const Json* a, const Json* b) {
+  const bool a_node = !a->value("/spec/nodeName"_json_pointer, std::string()).empty();
+  const bool b_node = !b->value("/spec/nodeName"_json_pointer, std::string()).empty();
+  if (a_node != b_node) return !a_node;
+  if (PhaseRank(*a) != PhaseRank(*b)) return PhaseRank(*a) < PhaseRank(*b);
+  if (IsPodReady(*a) != IsPodReady(*b)) return !IsPodReady(*a);
+  auto ta = a->value("/metadata/creationTimestamp"_json_pointer, std::string());
+  auto tb = b->value("/metadata/creationTimestamp"_json_pointer, std::string());
+  if (ta != tb) return ta > tb;  // Newer first.
+  return api::meta::GetName(*a) > api::meta::GetName(*b);
+}
+
+// Pods to delete: for Indexed Jobs every pod with an out-of-range or failed
+// index and every duplicate of an index; then the `at_least` least
+// advanced of the rest.
+std::vector<const Json*> ActivePodsForRemoval(const SyncCtx& c, std::vector<const Json*> pods,
+                                              int at_least) {
+  std::vector<const Json*> rm, left;
+  if (c.indexed) {
+    std::map<int, std::vector<const Json*>> by_index;
+    for (const Json* p : pods) {
+      int ix = CompletionIndex(*p);
+      if (ix == kUnknownIndex || ix >= c.completions ||
+          (c.failed_indexes && c.failed_indexes->Has(ix))) {
+        rm.push_back(p);
+      } else {
+        by_index[ix].push_back(p);
+      }
+    }
+    for (auto& [ix, group] : by_index) {
+      std::sort(group.begin(), group.end(), DeleteFirst);
+      rm.insert(rm.end(), group.begin(), group.end() - 1);
+      left.push_back(group.back());
+    }
+  } else {
+    left = std::move(pods);
+  }
+  if (static_cast<int>(rm.size()) < at_least) {
+    std::sort(left.begin(), left.end(), DeleteFirst);
+    int take = std::min<int>(at_least - static_cast<int>(rm.size()), left.size());
+    rm.insert(rm.end(), left.begin(), left.begin() + take);
+  }
+  return rm;
+}
+
+// The first `n` indexes that are neither succeeded, failed, nor held by a
+// pod that still counts (active, or terminating when only failed pods are
+// replaced).
+std::vector<int> FirstPendingIndexes(const SyncCtx& c, int n) {
+  std::set<int> busy;
+  const bool wait_terminating = OnlyReplaceFailedPods(c.job);
+  for (const Json* p : c.pods) {
+    if (IsPodActive(*p) || (wait_terminating && IsPodTerminating(*p))) {
+      busy.insert(CompletionIndex(*p));
+    }
+  }
+  std::vector<int> out;
+  for (int ix = 0; ix < c.completions && static_cast<int>(out.size()) < n; ++ix) {
+    if (c.succeeded_indexes.Has(ix) || busy.count(ix)) continue;
+    if (c.failed_indexes && c.failed_indexes->Has(ix)) continue;
+    out.push_back(ix);
+  }
+  return out;
+}
+
+void AddIndexEnv(Json& containers) {
+  if (!containers.is_array()) return;
+  for (Json& ctr : containers) {
+    Json& env = ctr["env"];
+    if (!env.is_array()) env = Json::array();
+    bool present = false;
+    for (const Json& e : env) present |= e.value("name", "") == kIndexEnv;
+    if (present) continue;
+    env.push_back({{"name", kIndexEnv},
+                   {"valueFrom",
+                    {{"fieldRef",
+                      {{"apiVersion", "v1"},
+                       {"fieldPath", absl::StrCat("metadata.labels['",
+                                                  api::batch_v1::kJobCompletionIndexAnnotation,
+                                                  "']")}}}}}});
+  }
+}
+
+}  // namespace
+
+Json JobReconciler::NewPod(const SyncCtx& c, int index) const {
+  const Json& tmpl = c.job["spec"]["template"];
+  const std::string job_name = api::meta::GetName(c.job);
+  Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", Json::object()}};
+  Json& meta = pod["metadata"];
+  if (tmpl.contains("metadata") && tmpl["metadata"].is_object()) {
+    for (const char* f : {"labels", "annotations", "finalizers"}) {
+      if (tmpl["metadata"].contains(f)) meta[f] = tmpl["metadata"][f];
+    }
+  }
+  std::string prefix = job_name + "-";
+  pod["spec"] = tmpl.value("spec", Json::object());
+  if (index != kUnknownIndex) {
+    const std::string ix = std::to_string(index);
+    prefix = absl::StrCat(job_name, "-", ix, "-");
+    api::meta::SetAnnotation(pod, api::batch_v1::kJobCompletionIndexAnnotation, ix);
+    api::meta::SetLabel(pod, api::batch_v1::kJobCompletionIndexAnnotation, ix);
+    pod["spec"]["hostname"] = absl::StrCat(job_name, "-", ix);
+    if (pod["spec"].contains("initContainers")) AddIndexEnv(pod["spec"]["initContainers"]);
+    AddIndexEnv(pod["spec"]["containers"]);
+    if (c.per_index) {
+      int count = 0, ignored = 0;
+      if (auto it = c.delayed_per_index.find(index); it != c.delayed_per_index.end()) {
+        count = IndexFailureCount(*it->second);
+        ignored = IndexIgnoredFailureCount(*it->second);
+        if (MatchPodFailurePolicy(c.job, *it->second).count_failed) {
+          ++count;
+        } else {
+          ++ignored;
+        }
+      }
+      api::meta::SetAnnotation(pod, api::batch_v1::kJobIndexFailureCountAnnotation,
+                               std::to_string(count));
+      if (ignored > 0) {
+        api::meta::SetAnnotation(pod, api::batch_v1::kJobIndexIgnoredFailureCountAnnotation,
+                                 std::to_string(ignored));
+      }
+    }
+  }
+  if (prefix.size() > kMaxGenerateNameLength) prefix.resize(kMaxGenerateNameLength);
+  meta["generateName"] = prefix;
+  meta["namespace"] = api::meta::GetNamespace(c.job);
+  api::meta::AddFinalizer(pod, api::batch_v1::kJobTrackingFinalizer);
+  api::meta::SetOwnerReference(pod, api::meta::NewControllerRef(c.job));
+  return pod;
+}
+
+absl::StatusOr<int> JobReconciler::CreatePods(SyncCtx& c, int n,
+                                              const std::vector<int>& indexes) {
+  expectations_.ExpectCreations(c.key, n, c.now);
+  const std::string ns = api::meta::GetNamespace(c.job);
+  for (int i = 0; i < n; ++i) {
+    Json pod = NewPod(c, c.indexed ? indexes[i] : kUnknownIndex);
+    auto r = ctx_.client.Create(pod_kind_, ns, std::move(pod));
+    if (!r.ok()) {
+      for (int j = i; j < n; ++j) expectations_.CreationObserved(c.key);
+      ctx_.events.Event(c.job, "Warning", "FailedCreate",
+                        absl::StrCat("Error creating: ", r.status().message()));
+      return r.status();
+    }
+    ctx_.events.Event(c.job, "Normal", "SuccessfulCreate",
+                      absl::StrCat("Created pod: ", api::meta::GetName(*r)));
+  }
+  return n;
+}
+
+absl::StatusOr<int> JobReconciler::DeleteJobPods(SyncCtx& c,
+                                                 const std::vector<const Json*>& pods) {
+  std::vector<std::string> uids;
+  for (const Json* p : pods) uids.push_back(api::meta::GetUid(*p));
+  expectations_.ExpectDeletions(c.key, uids, c.now);
+  absl::Status rm_err;
+  std::vector<bool> released = RemoveFinalizers(c.key, pods, &rm_err);
+  int deleted = 0;
+  absl::Status first_err = rm_err;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (!released[i]) {
+      expectations_.DeletionObserved(c.key, uids[i]);
+      continue;
+    }
+    client::DeleteOptions opts;
+    opts.precondition_uid = uids[i];
+    absl::Status st = ctx_.client.Delete(pod_kind_, api::meta::GetNamespace(*pods[i]),
+                                         api::meta::GetName(*pods[i]), opts);
+    if (st.ok() || registry::GetPayload(st).reason == "NotFound") {
+      ++deleted;
+      if (st.ok()) {
+        ctx_.events.Event(c.job, "Normal", "SuccessfulDelete",
+                          absl::StrCat("Deleted pod: ", api::meta::GetName(*pods[i])));
+      }
+    } else {
+      expectations_.DeletionObserved(c.key, uids[i]);
+      ctx_.events.Event(c.job, "Warning", "FailedDelete",
+                        absl::StrCat("Error deleting: ", st.message()));
+      if (first_err.ok()) first_err = st;
+    }
+  }
+  c.terminating += deleted;
+  if (!first_err.ok()) return first_err;
+  return deleted;
+}
+
+absl::StatusOr<int> JobReconciler::DeleteActivePods(SyncCtx& c,
+                                                    const std::vector<const Json*>& pods) {
+  int deleted = 0;
+  absl::Status first_err;
+  for (const Json* p : pods) {
+    client::DeleteOptions opts;
+    opts.precondition_uid = api::meta::GetUid(*p);
+    absl::Status st =
+        ctx_.client.Delete(pod_kind_, api::meta::GetNamespace(*p), api::meta::GetName(*p), opts);
+    if (st.ok() || registry::GetPayload(st).reason == "NotFound") {
+      ++deleted;
+      if (st.ok()) {
+        ctx_.events.Event(c.job, "Normal", "SuccessfulDelete",
+                          absl::StrCat("Deleted pod: ", api::meta::GetName(*p)));
+      }
+    } else if (first_err.ok()) {
+      first_err = st;
+    }
+  }
+  if (!first_err.ok()) return first_err;
+  return deleted;
+}
+
+absl::StatusOr<int> JobReconciler::ManageJob(SyncCtx& c) {
+  int active = static_cast<int>(c.active.size());
+  const int parallelism = c.job.value("/spec/parallelism"_json_pointer, 1);
+  if (Suspended(c.job)) {
+    BATCHD_ASSIGN_OR_RETURN(int removed, DeleteJobPods(c, ActivePodsForRemoval(c, c.active,
+                                                                               active)));
+    return active - removed;
+  }
+  int want = 0;
+  if (c.completions < 0) {
+    want = c.succeeded > 0 ? active : parallelism;
+  } else {
+    want = std::max(0, std::min(c.completions - c.succeeded, parallelism));
+  }
+  std::vector<const Json*> rm = ActivePodsForRemoval(c, c.active, std::max(0, active - want));
+  if (rm.size() > static_cast<size_t>(kMaxPodCreateDeletePerSync)) {
+    rm.resize(kMaxPodCreateDeletePerSync);
+  }
+  if (!rm.empty()) {
+    // Deleting and creating in one sync are exclusive; deletion wins.
+    BATCHD_ASSIGN_OR_RETURN(int removed, DeleteJobPods(c, rm));
+    return active - removed;
+  }
+  const int terminating = OnlyReplaceFailedPods(c.job) ? c.terminating : 0;
+  int diff = std::min(want - terminating - active, kMaxPodCreateDeletePerSync);
+  if (diff <= 0) return active;
+  if (!c.per_index) {
+    absl::Duration wait = RemainingBackoff(c.new_backoff.failures_after_last_success,
+                                           c.new_backoff.last_failure, c.now);
+    if (wait > absl::ZeroDuration()) {
+      c.RequeueAfter(wait);
+      return active;
+    }
+  }
+  std::vector<int> indexes;
+  if (c.indexed) {
+    indexes = FirstPendingIndexes(c, diff);
+    if (c.per_index) {
+      std::vector<int> now;
+      std::optional<absl::Duration> min_wait;
+      for (int ix : indexes) {
+        absl::Duration wait = absl::ZeroDuration();
+        if (auto it = c.delayed_per_index.find(ix); it != c.delayed_per_index.end()) {
+          const Json& last = *it->second;
+          wait = RemainingBackoff(IndexFailureCount(last) + IndexIgnoredFailureCount(last) + 1,
+                                  PodFinishTime(last, c.now), c.now);
+        }
+        if (wait <= absl::ZeroDuration()) {
+          now.push_back(ix);
+        } else if (!min_wait || wait < *min_wait) {
+          min_wait = wait;
+        }
+      }
+      if (min_wait) c.RequeueAfter(*min_wait);
+      indexes = std::move(now);
+    }
+    diff = static_cast<int>(indexes.size());
+  }
+  if (diff <= 0) return active;
+  BATCHD_ASSIGN_OR_RETURN(int created, CreatePods(c, diff, indexes));
+  return active + created;
+}
+
+}  // namespace batchd::controllers::job
