@@ -1,0 +1,37 @@
+// Internal to agent/sim: builders of the pod and node status a simulated
+// kubelet reports. Pure functions over JSON; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "api/field_error.h"
+
+namespace batchd::agent::sim::internal {
+
+// Deterministic addresses derived from names.
+std::string NodeIp(const std::string& node_name);
+std::string PodIp(const std::string& pod_uid);
+
+// Sets condition `type` in `conds` (an array), keeping lastTransitionTime when
+// the status does not change.
+void SetCondition(api::Json& conds, const std::string& type, const std::string& status,
+                  const std::string& reason, const std::string& message, absl::Time now);
+
+// Kubelet-style backoff before restart number `restarts` (1-based): 10s, 20s, ... 5m.
+absl::Duration CrashLoopBackOff(int restarts);
+
+// Status of a pod whose containers (re)started at `started`.
+void SetRunning(api::Json& pod, absl::Time started, int restarts, absl::Time now);
+// Status of a pod whose containers exited with `exit_code` and will restart
+// after `backoff`.
+void SetBackOff(api::Json& pod, int exit_code, absl::Time started, int restarts,
+                absl::Duration backoff, absl::Time now);
+// Terminal status: Succeeded when `exit_code` is 0, else Failed.
+void SetTerminated(api::Json& pod, int exit_code, absl::Time started, absl::Time now);
+
+// The status a simulated node reports; returns true when `node` changed.
+bool SetNodeReady(api::Json& node, absl::Time now);
+
+}  // namespace batchd::agent::sim::internal

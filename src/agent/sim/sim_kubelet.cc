@@ -1,0 +1,280 @@
+#include "agent/sim/sim_kubelet.h"
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "agent/sim/go_duration.h"
+#include "agent/sim/internal/sim_status.h"
+#include "api/meta/object_meta.h"
+#include "api/meta/time_util.h"
+#include "registry/errors.h"
+
+namespace batchd::agent::sim {
+
+using api::Json;
+using client::ObjectRef;
+using controllers::Result;
+
+bool IsSimulatedNode(const Json& node) {
+  return api::meta::GetAnnotation(node, kSimulatedAnnotation).value_or("") == "true";
+}
+
+namespace {
+
+// What the simulated kubelet remembers about a pod it runs (virtual
+// timestamps finer than the RFC 3339 seconds in the status).
+struct Run {
+  std::string uid;
+  bool backing_off = false;
+  absl::Time since;  // Containers started, or back-off began.
+  int restarts = 0;
+};
+
+std::pair<std::string, std::string> SplitKey(const std::string& key) {
+  size_t slash = key.find('/');
+  if (slash == std::string::npos) return {"", key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+class SimKubelet : public std::enable_shared_from_this<SimKubelet> {
+ public:
+  explicit SimKubelet(controllers::ControllerContext& ctx)
+      : ctx_(ctx),
+        pods_(ctx.informers.For("", "v1", "pods")),
+        nodes_(ctx.informers.For("", "v1", "nodes")) {}
+
+  void Register();
+  absl::StatusOr<Result> ReconcileNode(const std::string& name);
+  absl::StatusOr<Result> ReconcilePod(const std::string& key);
+
+ private:
+  class Adapter : public controllers::Reconciler {
+   public:
+    Adapter(SimKubelet& k, bool nodes) : k_(k), nodes_(nodes) {}
+    absl::StatusOr<Result> Reconcile(const std::string& key) override {
+      return nodes_ ? k_.ReconcileNode(key) : k_.ReconcilePod(key);
+    }
+
+   private:
+    SimKubelet& k_;
+    bool nodes_;
+  };
+
+  void OnNode(const ObjectRef& node);
+  void OnNodeDelete(const ObjectRef& node);
+  void OnPod(const ObjectRef& pod);
+  void OnPodDelete(const ObjectRef& pod);
+  bool IsSim(const std::string& node) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sim_nodes_.contains(node);
+  }
+  absl::StatusOr<Result> Write(Json pod, const Run& run, absl::Duration requeue);
+  absl::StatusOr<Result> Advance(const Json& pod, Run run);
+
+  controllers::ControllerContext& ctx_;
+  client::Informer& pods_;
+  client::Informer& nodes_;
+  Adapter node_adapter_{*this, true};
+  Adapter pod_adapter_{*this, false};
+  controllers::Controller* node_ctl_ = nullptr;
+  controllers::Controller* pod_ctl_ = nullptr;
+
+  std::mutex mu_;
+  absl::flat_hash_set<std::string> sim_nodes_;
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> pods_by_node_;
+  absl::flat_hash_map<std::string, Run> runs_;
+};
+
+void SimKubelet::Register() {
+  node_ctl_ = &ctx_.manager.AddController(
+      std::make_unique<controllers::Controller>("sim-kubelet-nodes", node_adapter_, ctx_.clock));
+  pod_ctl_ = &ctx_.manager.AddController(
+      std::make_unique<controllers::Controller>("sim-kubelet-pods", pod_adapter_, ctx_.clock));
+  // The handlers own this object; the manager destroys controllers before informers.
+  auto self = shared_from_this();
+  nodes_.AddHandlers({[self](const ObjectRef& o) { self->OnNode(o); },
+                      [self](const ObjectRef&, const ObjectRef& n) { self->OnNode(n); },
+                      [self](const ObjectRef& o) { self->OnNodeDelete(o); }});
+  pods_.AddHandlers({[self](const ObjectRef& o) { self->OnPod(o); },
+                     [self](const ObjectRef&, const ObjectRef& n) { self->OnPod(n); },
+                     [self](const ObjectRef& o) { self->OnPodDelete(o); }});
+}
+
+void SimKubelet::OnNode(const ObjectRef& node) {
+  std::string name = api::meta::GetName(*node);
+  std::vector<std::string> pods;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!IsSimulatedNode(*node)) {
+      sim_nodes_.erase(name);
+      return;
+    }
+    if (sim_nodes_.insert(name).second) {
+      auto it = pods_by_node_.find(name);
+      if (it != pods_by_node_.end()) pods.assign(it->second.begin(), it->second.end());
+    }
+  }
+  node_ctl_->queue().Add(name);
+  for (const auto& p : pods) pod_ctl_->queue().Add(p);
+}
+
+void SimKubelet::OnNodeDelete(const ObjectRef& node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sim_nodes_.erase(api::meta::GetName(*node));
+}
+
+void SimKubelet::OnPod(const ObjectRef& pod) {
+  std::string node = (*pod)["spec"].value("nodeName", "");
+  if (node.empty()) return;
+  std::string key = client::Informer::KeyOf(*pod);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pods_by_node_[node].insert(key);
+    if (!sim_nodes_.contains(node)) return;
+  }
+  pod_ctl_->queue().Add(key);
+}
+
+void SimKubelet::OnPodDelete(const ObjectRef& pod) {
+  std::string node = (*pod)["spec"].value("nodeName", "");
+  std::string key = client::Informer::KeyOf(*pod);
+  std::lock_guard<std::mutex> lock(mu_);
+  runs_.erase(key);
+  auto it = pods_by_node_.find(node);
+  if (it == pods_by_node_.end()) return;
+  it->second.erase(key);
+  if (it->second.empty()) pods_by_node_.erase(it);
+}
+
+absl::StatusOr<Result> SimKubelet::ReconcileNode(const std::string& name) {
+  ObjectRef node = nodes_.Get("", name);
+  if (!node || !IsSimulatedNode(*node)) return Result::Done();
+  Json updated = *node;
+  if (!internal::SetNodeReady(updated, ctx_.clock.Now())) return Result::Done();
+  auto r = ctx_.client.UpdateStatus(nodes_.kind(), std::move(updated));
+  if (!r.ok() && registry::GetPayload(r.status()).reason != "NotFound") return r.status();
+  return Result::Done();
+}
+
+absl::StatusOr<Result> SimKubelet::Write(Json pod, const Run& run, absl::Duration requeue) {
+  std::string key = client::Informer::KeyOf(pod);
+  auto r = ctx_.client.UpdateStatus(pods_.kind(), std::move(pod));
+  if (!r.ok()) {
+    if (registry::GetPayload(r.status()).reason == "NotFound") return Result::Done();
+    return r.status();  // Conflict: retried with backoff on a fresher copy.
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    runs_[key] = run;
+  }
+  return Result::After(requeue);
+}
+
+int ExitCodeOf(const Json& pod) {
+  int code = 0;
+  auto v = api::meta::GetAnnotation(pod, kSimExitCodeAnnotation);
+  if (v && !absl::SimpleAtoi(*v, &code)) code = 1;
+  return code;
+}
+
+absl::Duration DurationOf(const Json& pod) {
+  auto v = api::meta::GetAnnotation(pod, kSimDurationAnnotation);
+  if (!v) return absl::ZeroDuration();
+  auto d = ParseGoDuration(*v);
+  return d.ok() ? std::max(*d, absl::ZeroDuration()) : absl::ZeroDuration();
+}
+
+// Moves a running or backing-off pod along its timeline.
+absl::StatusOr<Result> SimKubelet::Advance(const Json& pod, Run run) {
+  absl::Time now = ctx_.clock.Now();
+  if (run.backing_off) {
+    absl::Time due = run.since + internal::CrashLoopBackOff(run.restarts);
+    if (now < due) return Result::After(due - now);
+    Json next = pod;
+    internal::SetRunning(next, now, run.restarts, now);
+    run.backing_off = false;
+    run.since = now;
+    return Write(std::move(next), run, DurationOf(pod));
+  }
+  absl::Time end = run.since + DurationOf(pod);
+  if (now < end) return Result::After(end - now);
+  int code = ExitCodeOf(pod);
+  std::string policy = pod["spec"].value("restartPolicy", "Always");
+  Json next = pod;
+  if (policy == "Always" || (policy == "OnFailure" && code != 0)) {
+    ++run.restarts;
+    absl::Duration backoff = internal::CrashLoopBackOff(run.restarts);
+    internal::SetBackOff(next, code, run.since, run.restarts, backoff, now);
+    run.backing_off = true;
+    run.since = now;
+    return Write(std::move(next), run, backoff);
+  }
+  internal::SetTerminated(next, code, run.since, now);
+  auto r = Write(std::move(next), run, absl::ZeroDuration());
+  if (!r.ok()) return r;
+  return Result::Done();
+}
+
+// Recovers the timeline of a Running pod this process did not start.
+Run RecoverRun(const Json& pod, absl::Time now) {
+  Run run{api::meta::GetUid(pod), false, now, 0};
+  for (const Json& cs : pod["status"].value("containerStatuses", Json::array())) {
+    run.restarts = std::max(run.restarts, cs.value("restartCount", 0));
+    const Json& state = cs.value("state", Json::object());
+    if (state.contains("running")) {
+      auto t = api::meta::ParseRfc3339(state["running"].value("startedAt", ""));
+      if (t.ok()) run.since = std::min(run.since, *t);
+    } else if (state.contains("waiting")) {
+      run.backing_off = true;
+    }
+  }
+  return run;
+}
+
+absl::StatusOr<Result> SimKubelet::ReconcilePod(const std::string& key) {
+  auto [ns, name] = SplitKey(key);
+  ObjectRef pod = pods_.Get(ns, name);
+  if (!pod || !IsSim((*pod)["spec"].value("nodeName", ""))) return Result::Done();
+  if (api::meta::IsBeingDeleted(*pod)) {
+    client::DeleteOptions opts;
+    opts.grace_period_seconds = 0;
+    opts.precondition_uid = api::meta::GetUid(*pod);
+    absl::Status st = ctx_.client.Delete(pods_.kind(), ns, name, opts);
+    if (!st.ok() && registry::GetPayload(st).reason != "NotFound" &&
+        registry::GetPayload(st).reason != "Conflict") {
+      return st;
+    }
+    return Result::Done();
+  }
+  std::string phase = (*pod)["status"].value("phase", "Pending");
+  if (phase == "Succeeded" || phase == "Failed") {
+    std::lock_guard<std::mutex> lock(mu_);
+    runs_.erase(key);
+    return Result::Done();
+  }
+  absl::Time now = ctx_.clock.Now();
+  std::optional<Run> run;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = runs_.find(key);
+    if (it != runs_.end() && it->second.uid == api::meta::GetUid(*pod)) run = it->second;
+  }
+  if (!run && phase != "Running") {
+    Json next = *pod;
+    internal::SetRunning(next, now, 0, now);
+    return Write(std::move(next), Run{api::meta::GetUid(*pod), false, now, 0}, DurationOf(*pod));
+  }
+  return Advance(*pod, run ? *run : RecoverRun(*pod, now));
+}
+
+}  // namespace
+
+void AddSimulatedKubelet(controllers::ControllerContext& ctx) {
+  std::make_shared<SimKubelet>(ctx)->Register();
+}
+
+}  // namespace batchd::agent::sim

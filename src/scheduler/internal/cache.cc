@@ -1,0 +1,297 @@
+#include "scheduler/internal/cache.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/meta/object_meta.h"
+#include "api/meta/time_util.h"
+
+namespace batchd::scheduler::internal {
+
+using api::Json;
+
+namespace {
+
+constexpr int64_t kDefaultCpuMilli = 100;                          // 100m
+constexpr int64_t kDefaultMemMilli = int64_t{200} * 1024 * 1024 * 1000;  // 200Mi
+constexpr char kUnschedulableTaint[] = "node.kubernetes.io/unschedulable";
+constexpr char kNotReadyTaint[] = "node.kubernetes.io/not-ready";
+constexpr char kUnreachableTaint[] = "node.kubernetes.io/unreachable";
+
+const Json& Child(const Json& obj, const char* key) {
+  static const Json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::string Str(const Json& obj, const char* key) {
+  const Json& v = Child(obj, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+std::string ReadyStatus(const Json& node) {
+  for (const Json& c : Child(Child(node, "status"), "conditions")) {
+    if (Str(c, "type") == "Ready") return Str(c, "status");
+  }
+  return "";
+}
+
+bool SameTaints(const std::vector<Taint>& a, const std::vector<Taint>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].effect != b[i].effect) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string UntoleratedTaint(const Taint& t) {
+  return absl::StrCat("node(s) had untolerated taint {", t.key, ": ", t.value, "}");
+}
+
+// (alloc - used) * 100 / alloc, 0 when over-committed or without the resource.
+int64_t FreePercent(int64_t alloc, int64_t used) {
+  if (alloc <= 0 || used >= alloc) return 0;
+  return static_cast<int64_t>((static_cast<__int128>(alloc - used) * 100) / alloc);
+}
+
+}  // namespace
+
+ResourceIndex::ResourceIndex() {
+  for (const char* n : {"pods", "cpu", "memory", "ephemeral-storage"}) Id(n);
+}
+
+int ResourceIndex::Id(const std::string& name) {
+  auto it = ids_.find(name);
+  if (it != ids_.end()) return it->second;
+  int id = static_cast<int>(names_.size());
+  names_.push_back(name);
+  ids_[name] = id;
+  return id;
+}
+
+std::shared_ptr<const PodInfo> ParsePod(const Json& pod, ResourceIndex& resources) {
+  auto p = std::make_shared<PodInfo>();
+  const Json& spec = Child(pod, "spec");
+  p->ns = api::meta::GetNamespace(pod);
+  p->name = api::meta::GetName(pod);
+  p->key = absl::StrCat(p->ns, "/", p->name);
+  p->uid = api::meta::GetUid(pod);
+  p->node_name = Str(spec, "nodeName");
+  p->scheduler_name = Str(spec, "schedulerName");
+  if (p->scheduler_name.empty()) p->scheduler_name = "default-scheduler";
+  p->phase = Str(Child(pod, "status"), "phase");
+  p->deleting = api::meta::IsBeingDeleted(pod);
+  const Json& gates = Child(spec, "schedulingGates");
+  p->gated = gates.is_array() && !gates.empty();
+  const Json& prio = Child(spec, "priority");
+  if (prio.is_number_integer()) p->priority = prio.get<int32_t>();
+  p->created = api::meta::GetCreationTimestamp(pod).value_or(absl::InfinitePast());
+
+  ResourceList reqs = PodRequests(spec);
+  p->requests.emplace_back(kPods, 1000);
+  for (const auto& [name, amount] : reqs) {
+    if (name == "pods") continue;
+    p->requests.emplace_back(resources.Id(name), amount.milli());
+  }
+  std::sort(p->requests.begin(), p->requests.end());
+  auto cpu = reqs.find("cpu");
+  auto mem = reqs.find("memory");
+  p->nonzero_cpu = cpu == reqs.end() ? kDefaultCpuMilli : cpu->second.milli();
+  p->nonzero_mem = mem == reqs.end() ? kDefaultMemMilli : mem->second.milli();
+  p->affinity = NodeAffinity::FromPodSpec(spec);
+  p->tolerations = ParseTolerations(spec);
+
+  std::string sig;
+  for (const auto& [id, milli] : p->requests) absl::StrAppend(&sig, id, "=", milli, ";");
+  absl::StrAppend(&sig, "|", Child(spec, "nodeSelector").dump(), "|",
+                  Child(Child(spec, "affinity"), "nodeAffinity").dump(), "|",
+                  Child(spec, "tolerations").dump());
+  p->signature = std::move(sig);
+  return p;
+}
+
+std::string FitError::Message() const {
+  if (num_nodes == 0) return "no nodes available to schedule pods";
+  std::vector<std::string> parts;
+  for (const auto& [reason, count] : reasons) parts.push_back(absl::StrCat(count, " ", reason));
+  std::sort(parts.begin(), parts.end());
+  std::vector<std::string> preempt;
+  if (unresolvable_nodes > 0) {
+    preempt.push_back(absl::StrCat(unresolvable_nodes, " Preemption is not helpful for scheduling"));
+  }
+  if (resolvable_nodes > 0) {
+    preempt.push_back(
+        absl::StrCat(resolvable_nodes, " No preemption victims found for incoming pod"));
+  }
+  std::sort(preempt.begin(), preempt.end());
+  return absl::StrCat("0/", num_nodes, " nodes are available: ", absl::StrJoin(parts, ", "),
+                      ". preemption: 0/", num_nodes,
+                      " nodes are available: ", absl::StrJoin(preempt, ", "), ".");
+}
+
+const NodeInfo* Cache::node(const std::string& name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+bool Cache::UpsertNode(const Json& node) {
+  std::string name = api::meta::GetName(node);
+  NodeInfo fresh;
+  fresh.name = name;
+  fresh.labels = api::meta::Labels(node);
+  const Json& status = Child(node, "status");
+  const Json& alloc_json =
+      Child(status, "allocatable").is_object() ? Child(status, "allocatable")
+                                               : Child(status, "capacity");
+  for (const auto& [res, amount] : ParseResourceList(alloc_json)) {
+    int id = resources_.Id(res);
+    if (id >= (int)fresh.allocatable.size()) fresh.allocatable.resize(id + 1, 0);
+    fresh.allocatable[id] = amount.milli();
+  }
+  fresh.taints = ParseTaints(node);
+  const Json& unsched = Child(Child(node, "spec"), "unschedulable");
+  fresh.unschedulable = unsched.is_boolean() && unsched.get<bool>();
+  fresh.ready = ReadyStatus(node);
+
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) {
+    nodes_.emplace(name, std::move(fresh));
+    ++generation_;
+    return true;
+  }
+  NodeInfo& cur = it->second;
+  bool changed = cur.labels != fresh.labels || cur.allocatable != fresh.allocatable ||
+                 !SameTaints(cur.taints, fresh.taints) ||
+                 cur.unschedulable != fresh.unschedulable || cur.ready != fresh.ready;
+  if (!changed) return false;
+  cur.labels = std::move(fresh.labels);
+  cur.allocatable = std::move(fresh.allocatable);
+  cur.taints = std::move(fresh.taints);
+  cur.unschedulable = fresh.unschedulable;
+  cur.ready = fresh.ready;
+  ++generation_;
+  return true;
+}
+
+void Cache::RemoveNode(const std::string& name) {
+  if (nodes_.erase(name) > 0) ++generation_;
+  // Pods placed there keep their `placed_` entry; they are removed by their own events.
+}
+
+void Cache::Apply(NodeInfo& n, const Placed& p, int sign) {
+  for (const auto& [id, milli] : p.usage) {
+    if (id >= (int)n.requested.size()) n.requested.resize(id + 1, 0);
+    n.requested[id] += sign * milli;
+  }
+  n.nonzero_cpu += sign * p.nonzero_cpu;
+  n.nonzero_mem += sign * p.nonzero_mem;
+}
+
+void Cache::AddPod(const PodInfo& pod, const std::string& node, bool assumed) {
+  auto cur = placed_.find(pod.key);
+  if (cur != placed_.end() && cur->second.node == node && cur->second.usage == pod.requests) {
+    cur->second.assumed = assumed;  // Confirmation of an assumption: nothing freed.
+    return;
+  }
+  RemovePod(pod.key);
+  Placed p{node, pod.requests, pod.nonzero_cpu, pod.nonzero_mem, assumed};
+  auto it = nodes_.find(node);
+  if (it != nodes_.end()) Apply(it->second, p, +1);
+  placed_[pod.key] = std::move(p);
+}
+
+bool Cache::RemovePod(const std::string& key) {
+  auto it = placed_.find(key);
+  if (it == placed_.end()) return false;
+  auto n = nodes_.find(it->second.node);
+  if (n != nodes_.end()) Apply(n->second, it->second, -1);
+  placed_.erase(it);
+  ++generation_;
+  return true;
+}
+
+void Cache::ForgetAssumed(const std::string& key) {
+  auto it = placed_.find(key);
+  if (it != placed_.end() && it->second.assumed) RemovePod(key);
+}
+
+bool Cache::IsAssumed(const std::string& key) const {
+  auto it = placed_.find(key);
+  return it != placed_.end() && it->second.assumed;
+}
+
+std::string Cache::NodeOf(const std::string& key) const {
+  auto it = placed_.find(key);
+  return it == placed_.end() ? "" : it->second.node;
+}
+
+bool Cache::Filter(const PodInfo& pod, const NodeInfo& n, std::vector<std::string>* reasons,
+                   bool* resolvable) const {
+  *resolvable = false;
+  if (n.unschedulable &&
+      !FindToleration(pod.tolerations, Taint{kUnschedulableTaint, "", "NoSchedule", ""})) {
+    reasons->push_back("node(s) were unschedulable");
+    return false;
+  }
+  for (const Taint& t : n.taints) {
+    if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
+    if (!FindToleration(pod.tolerations, t)) {
+      reasons->push_back(UntoleratedTaint(t));
+      return false;
+    }
+  }
+  if (n.ready != "True") {
+    Taint implied{n.ready == "Unknown" ? kUnreachableTaint : kNotReadyTaint, "", "NoSchedule", ""};
+    if (!FindToleration(pod.tolerations, implied)) {
+      reasons->push_back(UntoleratedTaint(implied));
+      return false;
+    }
+  }
+  if (!pod.affinity.Empty() && !pod.affinity.Matches(n.name, n.labels)) {
+    reasons->push_back("node(s) didn't match Pod's node affinity/selector");
+    return false;
+  }
+  size_t before = reasons->size();
+  for (const auto& [id, milli] : pod.requests) {
+    if (milli > n.Alloc(id) - n.Used(id)) {
+      reasons->push_back(id == kPods ? std::string("Too many pods")
+                                     : absl::StrCat("Insufficient ", resources_.Name(id)));
+    }
+  }
+  *resolvable = true;
+  return reasons->size() == before;
+}
+
+int64_t Cache::Score(const PodInfo& pod, const NodeInfo& n) const {
+  int64_t cpu = FreePercent(n.Alloc(kCpu), n.nonzero_cpu + pod.nonzero_cpu);
+  int64_t mem = FreePercent(n.Alloc(kMemory), n.nonzero_mem + pod.nonzero_mem);
+  return (cpu + mem) / 2;
+}
+
+ScheduleResult Cache::Schedule(const PodInfo& pod) {
+  ScheduleResult r;
+  r.error.num_nodes = num_nodes();
+  int64_t best = -1;
+  std::vector<std::string> reasons;
+  for (const auto& [name, n] : nodes_) {
+    reasons.clear();
+    bool resolvable = false;
+    if (!Filter(pod, n, &reasons, &resolvable)) {
+      for (const auto& reason : reasons) ++r.error.reasons[reason];
+      ++(resolvable ? r.error.resolvable_nodes : r.error.unresolvable_nodes);
+      continue;
+    }
+    int64_t s = Score(pod, n);
+    if (s > best) {
+      best = s;
+      r.node = name;
+    }
+  }
+  return r;
+}
+
+}  // namespace batchd::scheduler::internal

@@ -1,0 +1,140 @@
+// Internal to scheduler/: the scheduler's view of the cluster (nodes, what
+// is bound or assumed on them) and the scheduling algorithm over it —
+// filter (unschedulable, taints incl. readiness, node affinity, resource
+// fit), score (least allocated, tie-break by node name), and the
+// kube-scheduler style FitError message. Pure: no I/O, no clock.
+//
+// Thread-safety: none; the Scheduler serializes access with its mutex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "api/field_error.h"
+#include "scheduler/predicates.h"
+
+namespace batchd::scheduler::internal {
+
+// Interned resource names; ids 0..3 are pods, cpu, memory, ephemeral-storage.
+enum : int { kPods = 0, kCpu = 1, kMemory = 2, kEphemeralStorage = 3 };
+
+class ResourceIndex {
+ public:
+  ResourceIndex();
+  int Id(const std::string& name);
+  const std::string& Name(int id) const { return names_[id]; }
+  int size() const { return static_cast<int>(names_.size()); }
+
+ private:
+  std::vector<std::string> names_;
+  absl::flat_hash_map<std::string, int> ids_;
+};
+
+using Usage = std::vector<std::pair<int, int64_t>>;  // (resource id, milli), non-zero only.
+
+// What the scheduler needs to know about a pod, parsed once per pod version.
+struct PodInfo {
+  std::string key;  // "ns/name".
+  std::string ns, name, uid;
+  std::string node_name;
+  std::string scheduler_name;
+  std::string phase;
+  bool deleting = false;
+  bool gated = false;
+  int32_t priority = 0;
+  absl::Time created;
+  Usage requests;  // Includes (kPods, 1000).
+  int64_t nonzero_cpu = 0, nonzero_mem = 0;  // Milli; defaults for scoring.
+  NodeAffinity affinity;
+  std::vector<Toleration> tolerations;
+  std::string signature;  // Equal for pods with identical scheduling constraints.
+
+  bool Terminal() const { return phase == "Succeeded" || phase == "Failed"; }
+};
+
+// REQUIRES: `pod` is a Pod object.
+std::shared_ptr<const PodInfo> ParsePod(const api::Json& pod, ResourceIndex& resources);
+
+struct NodeInfo {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::vector<int64_t> allocatable;  // Milli by resource id.
+  std::vector<int64_t> requested;
+  int64_t nonzero_cpu = 0, nonzero_mem = 0;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  std::string ready;  // Ready condition status: True, False, Unknown or "" (none).
+  int64_t Alloc(int id) const { return id < (int)allocatable.size() ? allocatable[id] : 0; }
+  int64_t Used(int id) const { return id < (int)requested.size() ? requested[id] : 0; }
+};
+
+// Why a pod fits nowhere: reason -> number of nodes, and how many nodes
+// failed only on resources (preemption could help) vs. unresolvably.
+struct FitError {
+  int num_nodes = 0;
+  std::map<std::string, int> reasons;
+  int resolvable_nodes = 0;
+  int unresolvable_nodes = 0;
+  // "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient cpu.
+  // preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No
+  // preemption victims found for incoming pod."
+  std::string Message() const;
+};
+
+struct ScheduleResult {
+  std::string node;  // Empty when unschedulable.
+  FitError error;
+};
+
+class Cache {
+ public:
+  ResourceIndex& resources() { return resources_; }
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  const NodeInfo* node(const std::string& name) const;
+
+  // Adds or replaces a node from its JSON; returns true when something that
+  // can make a pending pod fit changed (always for a new node).
+  bool UpsertNode(const api::Json& node);
+  void RemoveNode(const std::string& name);
+
+  // Accounts `pod` on `node` (replacing earlier accounting of the same key).
+  void AddPod(const PodInfo& pod, const std::string& node, bool assumed);
+  // Removes the accounting of `key`; returns whether there was any.
+  bool RemovePod(const std::string& key);
+  // Removes the accounting only when it is still an assumption.
+  void ForgetAssumed(const std::string& key);
+  bool IsAssumed(const std::string& key) const;
+  std::string NodeOf(const std::string& key) const;
+
+  // Filters and scores every node for `pod`.
+  ScheduleResult Schedule(const PodInfo& pod);
+  // Bumped on every change that can make a pod fit (freed capacity, node changes).
+  uint64_t generation() const { return generation_; }
+
+ private:
+  struct Placed {
+    std::string node;
+    Usage usage;
+    int64_t nonzero_cpu = 0, nonzero_mem = 0;
+    bool assumed = false;
+  };
+  // Appends the reasons `pod` does not fit `n`; returns false when it does not
+  // fit. `*resolvable` says whether only resources were missing.
+  bool Filter(const PodInfo& pod, const NodeInfo& n, std::vector<std::string>* reasons,
+              bool* resolvable) const;
+  int64_t Score(const PodInfo& pod, const NodeInfo& n) const;
+  void Apply(NodeInfo& n, const Placed& p, int sign);
+
+  ResourceIndex resources_;
+  std::map<std::string, NodeInfo> nodes_;  // Ordered: deterministic tie-breaks.
+  absl::flat_hash_map<std::string, Placed> placed_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace batchd::scheduler::internal

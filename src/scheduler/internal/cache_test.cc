@@ -1,0 +1,144 @@
+#include "scheduler/internal/cache.h"
+
+#include "gtest/gtest.h"
+
+namespace batchd::scheduler::internal {
+namespace {
+
+using api::Json;
+
+Json Node(const std::string& name, const std::string& cpu, const std::string& mem = "8Gi",
+          const std::string& pods = "110") {
+  return {{"metadata", {{"name", name}}},
+          {"status",
+           {{"allocatable", {{"cpu", cpu}, {"memory", mem}, {"pods", pods}}},
+            {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+Json Pod(const std::string& name, const std::string& cpu, Json extra_spec = Json::object()) {
+  Json spec = {{"containers", Json::array({{{"name", "c"},
+                                            {"resources", {{"requests", {{"cpu", cpu}}}}}}})}};
+  if (extra_spec.is_object()) spec.update(extra_spec);
+  return {{"metadata", {{"name", name}, {"namespace", "ns"}}},
+          {"spec", spec},
+          {"status", {{"phase", "Pending"}}}};
+}
+
+TEST(FitErrorTest, MessageLikeKubeScheduler) {
+  struct Case {
+    std::string name;
+    FitError err;
+    std::string want;
+  };
+  std::vector<Case> cases = {
+      {"taint and cpu",
+       {3, {{"node(s) had untolerated taint {key: value}", 1}, {"Insufficient cpu", 2}}, 2, 1},
+       "0/3 nodes are available: 1 node(s) had untolerated taint {key: value}, 2 Insufficient "
+       "cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 "
+       "No preemption victims found for incoming pod."},
+      {"sorted as strings",
+       {12, {{"Insufficient memory", 10}, {"Insufficient cpu", 2}}, 12, 0},
+       "0/12 nodes are available: 10 Insufficient memory, 2 Insufficient cpu. preemption: 0/12 "
+       "nodes are available: 12 No preemption victims found for incoming pod."},
+      {"no nodes", {0, {}, 0, 0}, "no nodes available to schedule pods"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(c.err.Message(), c.want);
+  }
+}
+
+TEST(CacheTest, FiltersAndReasons) {
+  struct Case {
+    std::string name;
+    Json node;
+    Json pod_spec_extra;
+    std::string pod_cpu;
+    std::string want_reason;  // "" = fits.
+  };
+  Json tainted = Node("n", "4");
+  tainted["spec"]["taints"] = Json::array({{{"key", "k"}, {"value", "v"}, {"effect", "NoSchedule"}}});
+  Json prefer = Node("n", "4");
+  prefer["spec"]["taints"] = Json::array({{{"key", "k"}, {"effect", "PreferNoSchedule"}}});
+  Json cordoned = Node("n", "4");
+  cordoned["spec"]["unschedulable"] = true;
+  Json unknown = Node("n", "4");
+  unknown["status"]["conditions"][0]["status"] = "Unknown";
+  Json no_conditions = Node("n", "4");
+  no_conditions["status"].erase("conditions");
+  Json labelled = Node("n", "4");
+  labelled["metadata"]["labels"] = {{"zone", "a"}};
+  Json tol_all = {{"tolerations", Json::array({{{"operator", "Exists"}}})}};
+  std::vector<Case> cases = {
+      {"fits", Node("n", "4"), {}, "1", ""},
+      {"insufficient cpu", Node("n", "500m"), {}, "1", "Insufficient cpu"},
+      {"too many pods", Node("n", "4", "8Gi", "0"), {}, "1", "Too many pods"},
+      {"untolerated taint", tainted, {}, "1", "node(s) had untolerated taint {k: v}"},
+      {"tolerated taint", tainted, tol_all, "1", ""},
+      {"PreferNoSchedule ignored", prefer, {}, "1", ""},
+      {"cordoned", cordoned, {}, "1", "node(s) were unschedulable"},
+      {"cordoned tolerated", cordoned, tol_all, "1", ""},
+      {"unreachable", unknown, {}, "1", "node(s) had untolerated taint {node.kubernetes.io/unreachable: }"},
+      {"never ready", no_conditions, {}, "1", "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"},
+      {"selector", labelled, {{"nodeSelector", {{"zone", "b"}}}}, "1",
+       "node(s) didn't match Pod's node affinity/selector"},
+      {"selector ok", labelled, {{"nodeSelector", {{"zone", "a"}}}}, "1", ""},
+      {"extended resource missing", Node("n", "4"),
+       {{"containers", Json::array({{{"name", "c"},
+                                     {"resources", {{"requests", {{"nvidia.com/gpu", "1"}}}}}}})}},
+       "0", "Insufficient nvidia.com/gpu"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Cache cache;
+    cache.UpsertNode(c.node);
+    auto pod = ParsePod(Pod("p", c.pod_cpu, c.pod_spec_extra), cache.resources());
+    ScheduleResult r = cache.Schedule(*pod);
+    if (c.want_reason.empty()) {
+      EXPECT_EQ(r.node, "n");
+    } else {
+      EXPECT_EQ(r.node, "");
+      EXPECT_EQ(r.error.reasons.count(c.want_reason), 1u) << r.error.Message();
+    }
+  }
+}
+
+TEST(CacheTest, AssumedPodsConsumeCapacityAndSpread) {
+  Cache cache;
+  cache.UpsertNode(Node("a", "2"));
+  cache.UpsertNode(Node("b", "2"));
+  std::vector<std::string> placed;
+  for (int i = 0; i < 5; ++i) {
+    auto pod = ParsePod(Pod("p" + std::to_string(i), "1"), cache.resources());
+    ScheduleResult r = cache.Schedule(*pod);
+    placed.push_back(r.node);
+    if (!r.node.empty()) cache.AddPod(*pod, r.node, /*assumed=*/true);
+  }
+  // Least-allocated alternates (ties go to the smaller name); the fifth does not fit.
+  EXPECT_EQ(placed, (std::vector<std::string>{"a", "b", "a", "b", ""}));
+  uint64_t gen = cache.generation();
+  auto p0 = ParsePod(Pod("p0", "1"), cache.resources());
+  cache.AddPod(*p0, "a", /*assumed=*/false);  // Confirmation frees nothing.
+  EXPECT_EQ(cache.generation(), gen);
+  EXPECT_FALSE(cache.IsAssumed("ns/p0"));
+  cache.ForgetAssumed("ns/p0");  // Confirmed: not forgotten.
+  EXPECT_EQ(cache.NodeOf("ns/p0"), "a");
+  EXPECT_TRUE(cache.RemovePod("ns/p0"));
+  EXPECT_GT(cache.generation(), gen);
+  EXPECT_EQ(cache.node("a")->Used(kCpu), 1000);
+  auto p9 = ParsePod(Pod("p9", "1"), cache.resources());
+  EXPECT_EQ(cache.Schedule(*p9).node, "a");
+}
+
+TEST(CacheTest, NodeUpdateReportsRelevantChanges) {
+  Cache cache;
+  EXPECT_TRUE(cache.UpsertNode(Node("a", "2")));
+  EXPECT_FALSE(cache.UpsertNode(Node("a", "2")));
+  EXPECT_TRUE(cache.UpsertNode(Node("a", "3")));
+  Json n = Node("a", "3");
+  n["metadata"]["labels"] = {{"x", "y"}};
+  EXPECT_TRUE(cache.UpsertNode(n));
+}
+
+}  // namespace
+}  // namespace batchd::scheduler::internal

@@ -1,0 +1,209 @@
+#include "scheduler/predicates.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "api/resource/quantity.h"
+
+namespace batchd::scheduler {
+
+using api::Amount;
+using api::Json;
+
+namespace {
+
+std::string Str(const Json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const Json& Child(const Json& obj, const char* key) {
+  static const Json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::vector<NodeAffinity::Requirement> ParseRequirements(const Json& arr) {
+  std::vector<NodeAffinity::Requirement> out;
+  if (!arr.is_array()) return out;
+  for (const Json& r : arr) {
+    NodeAffinity::Requirement req{Str(r, "key"), Str(r, "operator"), {}};
+    for (const Json& v : Child(r, "values")) {
+      if (v.is_string()) req.values.push_back(v.get<std::string>());
+    }
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+bool Contains(const std::vector<std::string>& values, const std::string& v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+// One node-selector requirement against a key/value lookup.
+bool RequirementMatches(const NodeAffinity::Requirement& r,
+                        const std::map<std::string, std::string>& labels) {
+  auto it = labels.find(r.key);
+  bool has = it != labels.end();
+  if (r.op == "In") return has && Contains(r.values, it->second);
+  if (r.op == "NotIn") return !has || !Contains(r.values, it->second);
+  if (r.op == "Exists") return has;
+  if (r.op == "DoesNotExist") return !has;
+  if (r.op == "Gt" || r.op == "Lt") {
+    int64_t label = 0;
+    int64_t bound = 0;
+    if (!has || r.values.size() != 1 || !absl::SimpleAtoi(it->second, &label) ||
+        !absl::SimpleAtoi(r.values[0], &bound)) {
+      return false;
+    }
+    return r.op == "Gt" ? label > bound : label < bound;
+  }
+  return false;
+}
+
+bool TermMatches(const NodeAffinity::Term& term, const std::string& node_name,
+                 const std::map<std::string, std::string>& labels) {
+  if (term.expressions.empty() && term.fields.empty()) return false;
+  for (const auto& r : term.expressions) {
+    if (!RequirementMatches(r, labels)) return false;
+  }
+  if (!term.fields.empty()) {
+    std::map<std::string, std::string> fields = {{"metadata.name", node_name}};
+    for (const auto& r : term.fields) {
+      if (r.key != "metadata.name" || !RequirementMatches(r, fields)) return false;
+    }
+  }
+  return true;
+}
+
+void AddTo(ResourceList& into, const ResourceList& add) {
+  for (const auto& [name, amount] : add) into[name] += amount;
+}
+
+void MaxInto(ResourceList& into, const ResourceList& other) {
+  for (const auto& [name, amount] : other) {
+    Amount& cur = into[name];
+    cur = std::max(cur, amount);
+  }
+}
+
+ResourceList ContainerRequests(const Json& container) {
+  return ParseResourceList(Child(Child(container, "resources"), "requests"));
+}
+
+}  // namespace
+
+std::vector<Taint> ParseTaints(const Json& node) {
+  std::vector<Taint> out;
+  const Json& arr = Child(Child(node, "spec"), "taints");
+  if (!arr.is_array()) return out;
+  for (const Json& t : arr) {
+    out.push_back({Str(t, "key"), Str(t, "value"), Str(t, "effect"), Str(t, "timeAdded")});
+  }
+  return out;
+}
+
+std::vector<Toleration> ParseTolerations(const Json& pod_spec) {
+  std::vector<Toleration> out;
+  const Json& arr = Child(pod_spec, "tolerations");
+  if (!arr.is_array()) return out;
+  for (const Json& t : arr) {
+    Toleration tol;
+    tol.key = Str(t, "key");
+    std::string op = Str(t, "operator");
+    tol.op = op.empty() ? "Equal" : op;
+    tol.value = Str(t, "value");
+    tol.effect = Str(t, "effect");
+    const Json& secs = Child(t, "tolerationSeconds");
+    if (secs.is_number_integer()) tol.toleration_seconds = secs.get<int64_t>();
+    out.push_back(std::move(tol));
+  }
+  return out;
+}
+
+bool ToleratesTaint(const Toleration& t, const Taint& taint) {
+  if (!t.effect.empty() && t.effect != taint.effect) return false;
+  if (t.op == "Exists") return t.key.empty() || t.key == taint.key;
+  if (t.op == "Equal") return t.key == taint.key && t.value == taint.value;
+  return false;
+}
+
+const Toleration* FindToleration(const std::vector<Toleration>& tols, const Taint& taint) {
+  for (const auto& t : tols) {
+    if (ToleratesTaint(t, taint)) return &t;
+  }
+  return nullptr;
+}
+
+NodeAffinity NodeAffinity::FromPodSpec(const Json& pod_spec) {
+  NodeAffinity a;
+  const Json& sel = Child(pod_spec, "nodeSelector");
+  if (sel.is_object()) {
+    for (auto it = sel.begin(); it != sel.end(); ++it) {
+      if (it->is_string()) a.node_selector_[it.key()] = it->get<std::string>();
+    }
+  }
+  const Json& required = Child(Child(Child(pod_spec, "affinity"), "nodeAffinity"),
+                               "requiredDuringSchedulingIgnoredDuringExecution");
+  if (required.is_object()) {
+    a.has_terms_ = true;
+    for (const Json& t : Child(required, "nodeSelectorTerms")) {
+      a.terms_.push_back(Term{ParseRequirements(Child(t, "matchExpressions")),
+                              ParseRequirements(Child(t, "matchFields"))});
+    }
+  }
+  return a;
+}
+
+bool NodeAffinity::Matches(const std::string& node_name,
+                           const std::map<std::string, std::string>& node_labels) const {
+  for (const auto& [k, v] : node_selector_) {
+    auto it = node_labels.find(k);
+    if (it == node_labels.end() || it->second != v) return false;
+  }
+  if (!has_terms_) return true;
+  for (const Term& t : terms_) {
+    if (TermMatches(t, node_name, node_labels)) return true;
+  }
+  return false;
+}
+
+ResourceList ParseResourceList(const Json& obj) {
+  ResourceList out;
+  if (!obj.is_object()) return out;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    auto q = api::Quantity::FromJson(*it);
+    if (!q.ok()) continue;
+    Amount a = Amount::FromQuantity(*q);
+    if (!a.IsZero()) out[it.key()] = a;
+  }
+  return out;
+}
+
+ResourceList PodRequests(const Json& pod_spec) {
+  ResourceList reqs;
+  for (const Json& c : Child(pod_spec, "containers")) AddTo(reqs, ContainerRequests(c));
+  ResourceList sidecars;  // Restartable init containers started so far.
+  ResourceList init_max;
+  for (const Json& c : Child(pod_spec, "initContainers")) {
+    ResourceList r = ContainerRequests(c);
+    if (Str(c, "restartPolicy") == "Always") {
+      AddTo(reqs, r);
+      AddTo(sidecars, r);
+      MaxInto(init_max, sidecars);
+    } else {
+      AddTo(r, sidecars);
+      MaxInto(init_max, r);
+    }
+  }
+  MaxInto(reqs, init_max);
+  AddTo(reqs, ParseResourceList(Child(pod_spec, "overhead")));
+  for (auto it = reqs.begin(); it != reqs.end();) {
+    it = it->second.IsZero() ? reqs.erase(it) : std::next(it);
+  }
+  return reqs;
+}
+
+}  // namespace batchd::scheduler

@@ -1,0 +1,343 @@
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "api/meta/object_meta.h"
+#include "api/meta/time_util.h"
+#include "registry/errors.h"
+#include "scheduler/internal/cache.h"
+
+namespace batchd::scheduler {
+
+using api::Json;
+using client::ObjectRef;
+using controllers::Result;
+using internal::PodInfo;
+
+absl::Status RegistryBinder::Bind(const std::string& ns, const std::string& name,
+                                  const std::string& node) {
+  Json binding = {{"apiVersion", "v1"},
+                  {"kind", "Binding"},
+                  {"metadata", {{"name", name}, {"namespace", ns}}},
+                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+  return registry_.Bind(ns, name, binding, registry::WriteOptions{}).status();
+}
+
+namespace {
+
+constexpr char kQueueKey[] = "schedule";
+
+struct QueueKey {
+  int32_t priority;
+  absl::Time created;
+  std::string key;
+  bool operator<(const QueueKey& o) const {
+    if (priority != o.priority) return priority > o.priority;
+    if (created != o.created) return created < o.created;
+    return key < o.key;
+  }
+};
+
+QueueKey KeyFor(const PodInfo& p) { return {p.priority, p.created, p.key}; }
+
+class Scheduler : public controllers::Reconciler {
+ public:
+  Scheduler(controllers::ControllerContext& ctx, SchedulerOptions opts)
+      : ctx_(ctx),
+        opts_(std::move(opts)),
+        pods_(ctx.informers.For("", "v1", "pods")),
+        nodes_(ctx.informers.For("", "v1", "nodes")) {}
+
+  void set_controller(controllers::Controller* c) { controller_ = c; }
+
+  void OnPod(const ObjectRef& obj);
+  void OnPodDelete(const ObjectRef& obj);
+  void OnNode(const ObjectRef& obj);
+  void OnNodeDelete(const ObjectRef& obj);
+  absl::StatusOr<Result> Reconcile(const std::string& key) override;
+
+ private:
+  struct Pending {
+    std::shared_ptr<const PodInfo> info;
+    bool active = false;
+    absl::Time unschedulable_since;
+  };
+  struct Decision {
+    std::shared_ptr<const PodInfo> pod;
+    std::string node;
+    std::string message;  // When unschedulable.
+  };
+
+  bool Eligible(const PodInfo& p) const {
+    return p.scheduler_name == opts_.scheduler_name && !p.deleting && !p.gated &&
+           (p.phase == "Pending" || p.phase.empty());
+  }
+  void Kick() {
+    if (controller_ != nullptr) controller_->queue().Add(kQueueKey);
+  }
+  void ActivateLocked(const std::string& key);
+  void RemovePendingLocked(const std::string& key);
+  void MoveAllToActiveLocked();
+  // Pops and decides the next pod; false when the active queue is empty.
+  bool NextDecisionLocked(Decision* d);
+  absl::Status BindOne(const Decision& d);
+  void RecordUnschedulable(const PodInfo& p, const std::string& message);
+  Result NextResultLocked();
+
+  controllers::ControllerContext& ctx_;
+  const SchedulerOptions opts_;
+  client::Informer& pods_;
+  client::Informer& nodes_;
+  controllers::Controller* controller_ = nullptr;
+
+  std::mutex mu_;
+  internal::Cache cache_;
+  absl::flat_hash_map<std::string, Pending> pending_;
+  std::set<QueueKey> active_;
+  absl::flat_hash_set<std::string> unschedulable_;
+  // Failure memo for pods with equal constraints; valid for one cache generation.
+  uint64_t memo_generation_ = 0;
+  absl::flat_hash_map<std::string, internal::FitError> memo_;
+};
+
+void Scheduler::ActivateLocked(const std::string& key) {
+  auto it = pending_.find(key);
+  if (it == pending_.end() || it->second.active) return;
+  unschedulable_.erase(key);
+  it->second.active = true;
+  active_.insert(KeyFor(*it->second.info));
+}
+
+void Scheduler::RemovePendingLocked(const std::string& key) {
+  auto it = pending_.find(key);
+  if (it == pending_.end()) return;
+  if (it->second.active) active_.erase(KeyFor(*it->second.info));
+  unschedulable_.erase(key);
+  pending_.erase(it);
+}
+
+void Scheduler::MoveAllToActiveLocked() {
+  std::vector<std::string> keys(unschedulable_.begin(), unschedulable_.end());
+  for (const auto& k : keys) ActivateLocked(k);
+}
+
+void Scheduler::OnPod(const ObjectRef& obj) {
+  bool kick = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto info = internal::ParsePod(*obj, cache_.resources());
+    const std::string& key = info->key;
+    if (!info->node_name.empty()) {
+      RemovePendingLocked(key);
+      if (info->Terminal()) {
+        if (cache_.RemovePod(key)) {
+          MoveAllToActiveLocked();
+          kick = !active_.empty();
+        }
+      } else {
+        cache_.AddPod(*info, info->node_name, /*assumed=*/false);
+      }
+    } else if (!Eligible(*info)) {
+      RemovePendingLocked(key);
+    } else if (!cache_.IsAssumed(key)) {
+      auto it = pending_.find(key);
+      if (it == pending_.end()) {
+        pending_[key] = Pending{info, false, {}};
+        ActivateLocked(key);
+        kick = true;
+      } else if (it->second.active) {
+        active_.erase(KeyFor(*it->second.info));
+        it->second.info = info;
+        active_.insert(KeyFor(*info));
+      } else {
+        bool changed = it->second.info->signature != info->signature;
+        it->second.info = info;
+        if (changed) {
+          ActivateLocked(key);
+          kick = true;
+        }
+      }
+    }
+  }
+  if (kick) Kick();
+}
+
+void Scheduler::OnPodDelete(const ObjectRef& obj) {
+  bool kick = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string key = client::Informer::KeyOf(*obj);
+    RemovePendingLocked(key);
+    if (cache_.RemovePod(key)) {
+      MoveAllToActiveLocked();
+      kick = !active_.empty();
+    }
+  }
+  if (kick) Kick();
+}
+
+void Scheduler::OnNode(const ObjectRef& obj) {
+  bool kick = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cache_.UpsertNode(*obj)) {
+      MoveAllToActiveLocked();
+      kick = !active_.empty();
+    }
+  }
+  if (kick) Kick();
+}
+
+void Scheduler::OnNodeDelete(const ObjectRef& obj) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cache_.RemoveNode(api::meta::GetName(*obj));
+}
+
+bool Scheduler::NextDecisionLocked(Decision* d) {
+  if (active_.empty()) return false;
+  std::string key = active_.begin()->key;
+  active_.erase(active_.begin());
+  Pending& p = pending_[key];
+  p.active = false;
+  d->pod = p.info;
+  d->node.clear();
+  if (memo_generation_ != cache_.generation()) {
+    memo_.clear();
+    memo_generation_ = cache_.generation();
+  }
+  auto memo = memo_.find(p.info->signature);
+  if (memo != memo_.end()) {
+    d->message = memo->second.Message();
+  } else {
+    internal::ScheduleResult r = cache_.Schedule(*p.info);
+    if (!r.node.empty()) {
+      d->node = r.node;
+      cache_.AddPod(*p.info, r.node, /*assumed=*/true);
+      pending_.erase(key);
+      memo_generation_ = cache_.generation();  // Assuming frees nothing.
+      return true;
+    }
+    d->message = r.error.Message();
+    memo_[p.info->signature] = std::move(r.error);
+  }
+  unschedulable_.insert(key);
+  p.unschedulable_since = ctx_.clock.Now();
+  return true;
+}
+
+absl::Status Scheduler::BindOne(const Decision& d) {
+  const PodInfo& p = *d.pod;
+  absl::Status st = opts_.binder->Bind(p.ns, p.name, d.node);
+  if (st.ok()) {
+    if (opts_.record_events) {
+      if (ObjectRef pod = pods_.Get(p.ns, p.name)) {
+        ctx_.events.Event(*pod, "Normal", "Scheduled",
+                          absl::StrCat("Successfully assigned ", p.key, " to ", d.node));
+      }
+    }
+    return absl::OkStatus();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  cache_.ForgetAssumed(p.key);
+  std::string reason = registry::GetPayload(st).reason;
+  if (reason == "NotFound" || reason == "Conflict" ||
+      st.code() == absl::StatusCode::kNotFound) {
+    return absl::OkStatus();  // Deleted or bound elsewhere: the informer will say so.
+  }
+  pending_[p.key] = Pending{d.pod, false, {}};
+  ActivateLocked(p.key);
+  return st;
+}
+
+// Writes PodScheduled=False/Unschedulable unless the pod already says so.
+void Scheduler::RecordUnschedulable(const PodInfo& p, const std::string& message) {
+  ObjectRef pod = pods_.Get(p.ns, p.name);
+  if (!pod || !pod->contains("status")) return;
+  Json conds = (*pod)["status"].value("conditions", Json::array());
+  bool found = false;
+  for (Json& c : conds) {
+    if (c.value("type", "") != "PodScheduled") continue;
+    if (c.value("status", "") == "False" && c.value("reason", "") == "Unschedulable" &&
+        c.value("message", "") == message) {
+      return;
+    }
+    found = true;
+    std::string ltt = c.value("status", "") == "False" ? c.value("lastTransitionTime", "") : "";
+    c = {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
+         {"message", message}, {"lastProbeTime", nullptr},
+         {"lastTransitionTime",
+          ltt.empty() ? api::meta::FormatRfc3339(ctx_.clock.Now()) : ltt}};
+  }
+  if (!found) {
+    conds.push_back({{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"},
+                     {"message", message}, {"lastProbeTime", nullptr},
+                     {"lastTransitionTime", api::meta::FormatRfc3339(ctx_.clock.Now())}});
+  }
+  Json patch = {{"status", {{"conditions", conds}}}};
+  auto r = ctx_.client.MergePatch(pods_.kind(), p.ns, p.name, patch, /*status=*/true);
+  if (r.ok() && opts_.record_events) ctx_.events.Event(*pod, "Warning", "FailedScheduling", message);
+}
+
+Result Scheduler::NextResultLocked() {
+  if (!active_.empty()) return Result::After(absl::ZeroDuration());
+  if (unschedulable_.empty()) return Result::Done();
+  absl::Time now = ctx_.clock.Now();
+  absl::Time earliest = absl::InfiniteFuture();
+  std::vector<std::string> due;
+  for (const auto& key : unschedulable_) {
+    absl::Time at = pending_[key].unschedulable_since + opts_.unschedulable_flush;
+    if (at <= now) {
+      due.push_back(key);
+    } else {
+      earliest = std::min(earliest, at);
+    }
+  }
+  for (const auto& key : due) ActivateLocked(key);
+  if (!active_.empty()) return Result::After(absl::ZeroDuration());
+  return Result::After(earliest - now);
+}
+
+absl::StatusOr<Result> Scheduler::Reconcile(const std::string&) {
+  absl::Status first_error;
+  for (int i = 0; i < opts_.batch_size; ++i) {
+    Decision d;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!NextDecisionLocked(&d)) break;
+    }
+    if (!d.node.empty()) {
+      first_error = BindOne(d);
+      if (!first_error.ok()) break;  // Retried with the queue's backoff, not in a loop.
+    } else {
+      RecordUnschedulable(*d.pod, d.message);
+    }
+  }
+  if (!first_error.ok()) return first_error;
+  std::lock_guard<std::mutex> lock(mu_);
+  return NextResultLocked();
+}
+
+}  // namespace
+
+void AddScheduler(controllers::ControllerContext& ctx, SchedulerOptions opts) {
+  auto s = std::make_shared<Scheduler>(ctx, std::move(opts));
+  auto& c = ctx.manager.AddController(
+      std::make_unique<controllers::Controller>("scheduler", *s, ctx.clock));
+  s->set_controller(&c);
+  // The handlers own the scheduler; the manager destroys controllers before informers.
+  ctx.informers.For("", "v1", "pods")
+      .AddHandlers({[s](const ObjectRef& o) { s->OnPod(o); },
+                    [s](const ObjectRef&, const ObjectRef& n) { s->OnPod(n); },
+                    [s](const ObjectRef& o) { s->OnPodDelete(o); }});
+  ctx.informers.For("", "v1", "nodes")
+      .AddHandlers({[s](const ObjectRef& o) { s->OnNode(o); },
+                    [s](const ObjectRef&, const ObjectRef& n) { s->OnNode(n); },
+                    [s](const ObjectRef& o) { s->OnNodeDelete(o); }});
+}
+
+}  // namespace batchd::scheduler

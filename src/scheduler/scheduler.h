@@ -1,0 +1,66 @@
+// The pod scheduler: binds pending pods (no `spec.nodeName`, no scheduling
+// gates, not being deleted, `schedulerName` "default-scheduler" or empty,
+// phase Pending) to nodes through the `pods/binding` subresource, as
+// kube-scheduler does: filters (resource fit against allocatable minus
+// non-terminal pods' effective requests, Ready and unschedulable, taints vs
+// tolerations, nodeSelector and required node affinity), least-allocated
+// scoring with a node-name tie-break, and priority order (priority, then
+// creation time, then namespace/name). Binds are assumed in the scheduler's
+// cache before the informer confirms them, so bursts are not over-packed.
+// Pods that fit nowhere get `PodScheduled=False`/`Unschedulable` with a
+// kube-scheduler style message and are retried when nodes or pods change
+// (and at least every `unschedulable_flush`).
+//
+// Ownership: `AddScheduler` registers informer handlers and one controller
+// with the context's manager; the scheduler lives as long as the manager's
+// informers. Thread-safety: Binder implementations are thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "controllers/runtime/context.h"
+#include "registry/registry.h"
+
+namespace batchd::scheduler {
+
+// Assigns a pod to a node (POST pods/{name}/binding). Errors are
+// registry-style: NotFound, Conflict (already bound / being deleted), ...
+class Binder {
+ public:
+  virtual ~Binder() = default;
+  virtual absl::Status Bind(const std::string& ns, const std::string& name,
+                            const std::string& node) = 0;
+};
+
+// Binds through the server's own Registry. Does not own `registry`.
+class RegistryBinder : public Binder {
+ public:
+  explicit RegistryBinder(registry::Registry& registry) : registry_(registry) {}
+  absl::Status Bind(const std::string& ns, const std::string& name,
+                    const std::string& node) override;
+
+ private:
+  registry::Registry& registry_;
+};
+
+struct SchedulerOptions {
+  // REQUIRES: non-null. Shared so the caller may keep using it.
+  std::shared_ptr<Binder> binder;
+  std::string scheduler_name = "default-scheduler";
+  // Emit `Scheduled` / `FailedScheduling` events (FailedScheduling only
+  // when the pod's condition message changes).
+  bool record_events = true;
+  // Pods handled per reconcile before yielding to other controllers.
+  int batch_size = 512;
+  // Unschedulable pods are retried at least this often (kube-scheduler's
+  // podMaxInUnschedulablePodsDuration).
+  absl::Duration unschedulable_flush = absl::Minutes(5);
+};
+
+// Registers the scheduler (controller name "scheduler") with `ctx.manager`.
+void AddScheduler(controllers::ControllerContext& ctx, SchedulerOptions opts);
+
+}  // namespace batchd::scheduler

@@ -1,0 +1,215 @@
+#include "scheduler/scheduler.h"
+
+#include "api/meta/object_meta.h"
+#include "client/in_process_client.h"
+#include "common/testing/fake_clock.h"
+#include "gtest/gtest.h"
+#include "registry/errors.h"
+#include "store/memory/memory_store.h"
+
+namespace batchd::scheduler {
+namespace {
+
+using api::Json;
+
+Json MakeNode(const std::string& name, const std::string& cpu) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status",
+           {{"allocatable", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
+            {"capacity", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
+            {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+Json MakePod(const std::string& name, const std::string& cpu) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec",
+           {{"restartPolicy", "Never"},
+            {"containers", Json::array({{{"name", "c"},
+                                         {"image", "busybox"},
+                                         {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}};
+}
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(reg_.Start().ok());
+    SchedulerOptions opts;
+    opts.binder = std::make_shared<RegistryBinder>(reg_);
+    AddScheduler(ctx_, opts);
+    ASSERT_TRUE(mgr_.SyncAll().ok());
+  }
+  void CreateNode(const std::string& name, const std::string& cpu) {
+    CreateNodeObj(MakeNode(name, cpu));
+  }
+  // Node status is written separately: the registry resets status on create.
+  void CreateNodeObj(const Json& node) {
+    ASSERT_TRUE(c_.Create(nodes_, "", node).ok());
+    ASSERT_TRUE(c_.MergePatch(nodes_, "", node["metadata"]["name"], {{"status", node["status"]}},
+                              /*status=*/true)
+                    .ok());
+  }
+  void CreatePod(Json pod) { ASSERT_TRUE(c_.Create(pods_, "default", std::move(pod)).ok()); }
+  std::string NodeOf(const std::string& pod) {
+    auto p = c_.Get(pods_, "default", pod);
+    return p.ok() ? (*p)["spec"].value("nodeName", "") : "<missing>";
+  }
+  Json Condition(const std::string& pod, const std::string& type) {
+    auto p = c_.Get(pods_, "default", pod);
+    if (!p.ok()) return nullptr;
+    for (const Json& c : (*p)["status"].value("conditions", Json::array())) {
+      if (c.value("type", "") == type) return c;
+    }
+    return nullptr;
+  }
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
+  client::InProcessClient c_{reg_};
+  controllers::Manager mgr_{clock_};
+  controllers::InformerFactory inf_{c_, mgr_};
+  controllers::FakeEventRecorder ev_;
+  controllers::ControllerContext ctx_{c_, inf_, mgr_, clock_, ev_};
+  const api::KindDef& pods_ = c_.Kind("", "v1", "pods");
+  const api::KindDef& nodes_ = c_.Kind("", "v1", "nodes");
+};
+
+TEST_F(SchedulerTest, BindsOnlyPodsItOwns) {
+  CreateNode("n1", "4");
+  CreatePod(MakePod("plain", "1"));
+  Json gated = MakePod("gated", "1");
+  gated["spec"]["schedulingGates"] = Json::array({{{"name", "kueue"}}});
+  CreatePod(gated);
+  Json other = MakePod("other", "1");
+  other["spec"]["schedulerName"] = "volcano";
+  CreatePod(other);
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("plain"), "n1");
+  EXPECT_EQ(NodeOf("gated"), "");
+  EXPECT_EQ(NodeOf("other"), "");
+  EXPECT_EQ(Condition("plain", "PodScheduled").value("status", ""), "True");
+  EXPECT_EQ(ev_.Reasons(), (std::vector<std::string>{"Scheduled"}));
+
+  // Removing the gate makes the pod schedulable.
+  ASSERT_TRUE(c_.MergePatch(pods_, "default", "gated",
+                            Json::parse(R"({"spec":{"schedulingGates":null}})"))
+                  .ok());
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("gated"), "n1");
+}
+
+TEST_F(SchedulerTest, BurstIsNotOverPackedAndPriorityGoesFirst) {
+  CreateNode("a", "2");
+  CreateNode("b", "2");
+  for (int i = 0; i < 5; ++i) CreatePod(MakePod("low" + std::to_string(i), "1"));
+  Json high = MakePod("high", "1");
+  high["spec"]["priority"] = 100;
+  CreatePod(high);
+  mgr_.RunUntilIdle();
+  std::map<std::string, int> per_node;
+  for (const char* p : {"low0", "low1", "low2", "low3", "low4", "high"}) {
+    ++per_node[NodeOf(p)];
+  }
+  EXPECT_EQ(per_node["a"], 2);
+  EXPECT_EQ(per_node["b"], 2);
+  EXPECT_EQ(per_node[""], 2);
+  EXPECT_NE(NodeOf("high"), "");
+  // Creation order (same second) then name: low0..low2 bound, low3 and low4 wait.
+  EXPECT_EQ(NodeOf("low3"), "");
+  EXPECT_EQ(NodeOf("low4"), "");
+}
+
+TEST_F(SchedulerTest, UnschedulableConditionThenRetryWhenCapacityAppears) {
+  CreateNode("small", "500m");
+  Json tainted = MakeNode("tainted", "8");
+  tainted["spec"]["taints"] = Json::array({{{"key", "dedicated"}, {"value", "infra"},
+                                            {"effect", "NoSchedule"}}});
+  CreateNodeObj(tainted);
+  CreatePod(MakePod("big", "1"));
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("big"), "");
+  Json cond = Condition("big", "PodScheduled");
+  EXPECT_EQ(cond.value("status", ""), "False");
+  EXPECT_EQ(cond.value("reason", ""), "Unschedulable");
+  EXPECT_EQ(cond.value("message", ""),
+            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
+            "{dedicated: infra}. preemption: 0/2 nodes are available: 1 No preemption victims "
+            "found for incoming pod, 1 Preemption is not helpful for scheduling.");
+  // Nothing changes: no hot loop, no second write or event.
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_EQ(mgr_.RunUntilIdle(), 0);
+  EXPECT_EQ(ev_.Reasons(), (std::vector<std::string>{"FailedScheduling"}));
+
+  CreateNode("large", "4");
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("big"), "large");
+  EXPECT_EQ(Condition("big", "PodScheduled").value("status", ""), "True");
+}
+
+TEST_F(SchedulerTest, DeletedPodFreesCapacity) {
+  CreateNode("n", "1");
+  CreatePod(MakePod("first", "1"));
+  mgr_.RunUntilIdle();
+  CreatePod(MakePod("second", "1"));
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("first"), "n");
+  EXPECT_EQ(NodeOf("second"), "");
+  client::DeleteOptions now;
+  now.grace_period_seconds = 0;
+  ASSERT_TRUE(c_.Delete(pods_, "default", "first", now).ok());
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("second"), "n");
+}
+
+TEST_F(SchedulerTest, TerminalPodFreesCapacity) {
+  CreateNode("n", "1");
+  CreatePod(MakePod("first", "1"));
+  CreatePod(MakePod("second", "1"));
+  mgr_.RunUntilIdle();
+  ASSERT_EQ(NodeOf("first"), "n");
+  ASSERT_TRUE(c_.MergePatch(pods_, "default", "first",
+                            Json::parse(R"({"status":{"phase":"Succeeded"}})"), true)
+                  .ok());
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("second"), "n");
+}
+
+class FailingBinder : public Binder {
+ public:
+  absl::Status Bind(const std::string&, const std::string&, const std::string&) override {
+    ++calls;
+    return absl::UnavailableError("store down");
+  }
+  int calls = 0;
+};
+
+TEST(SchedulerBinderTest, BindErrorsAreRetriedWithBackoff) {
+  FakeClock clock;
+  store::MemoryStore store;
+  registry::Registry reg(store, api::BuiltinScheme(), clock);
+  ASSERT_TRUE(reg.Start().ok());
+  client::InProcessClient c(reg);
+  controllers::Manager mgr(clock);
+  controllers::InformerFactory inf(c, mgr);
+  controllers::FakeEventRecorder ev;
+  controllers::ControllerContext ctx{c, inf, mgr, clock, ev};
+  auto binder = std::make_shared<FailingBinder>();
+  AddScheduler(ctx, SchedulerOptions{binder});
+  ASSERT_TRUE(mgr.SyncAll().ok());
+  Json node = MakeNode("n", "2");
+  ASSERT_TRUE(c.Create(c.Kind("", "v1", "nodes"), "", node).ok());
+  ASSERT_TRUE(c.MergePatch(c.Kind("", "v1", "nodes"), "", "n", {{"status", node["status"]}}, true).ok());
+  ASSERT_TRUE(c.Create(c.Kind("", "v1", "pods"), "default", MakePod("p", "1")).ok());
+  mgr.RunUntilIdle();
+  EXPECT_EQ(binder->calls, 1);
+  clock.Advance(absl::Seconds(1));
+  mgr.RunUntilIdle();
+  EXPECT_GE(binder->calls, 2);
+}
+
+}  // namespace
+}  // namespace batchd::scheduler
