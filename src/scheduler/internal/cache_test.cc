@@ -24,24 +24,36 @@ Json Pod(const std::string& name, const std::string& cpu, Json extra_spec = Json
           {"status", {{"phase", "Pending"}}}};
 }
 
+FitError MakeError(int nodes, std::map<std::string, int> reasons, int resolvable,
+                   int unresolvable) {
+  FitError e;
+  e.num_nodes = nodes;
+  e.reasons = std::move(reasons);
+  e.resolvable_nodes = resolvable;
+  e.unresolvable_nodes = unresolvable;
+  return e;
+}
+
 TEST(FitErrorTest, MessageLikeKubeScheduler) {
   struct Case {
     std::string name;
     FitError err;
     std::string want;
   };
-  std::vector<Case> cases = {
-      {"taint and cpu",
-       {3, {{"node(s) had untolerated taint {key: value}", 1}, {"Insufficient cpu", 2}}, 2, 1},
-       "0/3 nodes are available: 1 node(s) had untolerated taint {key: value}, 2 Insufficient "
-       "cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 "
-       "No preemption victims found for incoming pod."},
-      {"sorted as strings",
-       {12, {{"Insufficient memory", 10}, {"Insufficient cpu", 2}}, 12, 0},
-       "0/12 nodes are available: 10 Insufficient memory, 2 Insufficient cpu. preemption: 0/12 "
-       "nodes are available: 12 No preemption victims found for incoming pod."},
-      {"no nodes", {0, {}, 0, 0}, "no nodes available to schedule pods"},
-  };
+  std::vector<Case> cases;
+  cases.push_back({"taint and cpu",
+                   MakeError(3, {{"node(s) had untolerated taint {key: value}", 1},
+                                 {"Insufficient cpu", 2}},
+                             2, 1),
+                   "0/3 nodes are available: 1 node(s) had untolerated taint {key: value}, 2 "
+                   "Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not "
+                   "helpful for scheduling, 2 No preemption victims found for incoming pod."});
+  cases.push_back({"sorted as strings",
+                   MakeError(12, {{"Insufficient memory", 10}, {"Insufficient cpu", 2}}, 12, 0),
+                   "0/12 nodes are available: 10 Insufficient memory, 2 Insufficient cpu. "
+                   "preemption: 0/12 nodes are available: 12 No preemption victims found for "
+                   "incoming pod."});
+  cases.push_back({"no nodes", MakeError(0, {}, 0, 0), "no nodes available to schedule pods"});
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(c.err.Message(), c.want);
