@@ -1,0 +1,412 @@
+#include "controllers/cronjob/cronjob_controller.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/batch/v1/batch_v1.h"
+#include "api/batch/v1/cron_schedule.h"
+#include "api/meta/object_meta.h"
+#include "api/meta/time_util.h"
+#include "common/status_macros.h"
+#include "controllers/cronjob/internal/schedule.h"
+#include "registry/errors.h"
+
+namespace batchd::controllers {
+namespace {
+
+using api::Json;
+using client::ObjectRef;
+namespace meta = api::meta;
+namespace sched_internal = cronjob::internal;
+
+std::optional<absl::Time> TimeField(const Json& obj, const char* section, const char* field) {
+  if (!obj.contains(section) || !obj[section].is_object()) return std::nullopt;
+  const Json& s = obj[section];
+  if (!s.contains(field) || !s[field].is_string()) return std::nullopt;
+  auto t = meta::ParseRfc3339(s[field].get<std::string>());
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+std::optional<int64_t> IntField(const Json& spec, const char* field) {
+  if (!spec.contains(field) || !spec[field].is_number_integer()) return std::nullopt;
+  return spec[field].get<int64_t>();
+}
+
+std::string Reason(const absl::Status& s) { return registry::GetPayload(s).reason; }
+
+bool InActive(const Json& cj, const std::string& field, const std::string& value) {
+  const Json& st = cj.value("status", Json::object());
+  if (!st.contains("active") || !st["active"].is_array()) return false;
+  for (const auto& ref : st["active"]) {
+    if (ref.is_object() && ref.value(field, "") == value) return true;
+  }
+  return false;
+}
+
+// Removes the active reference with `uid`; true when one was removed.
+bool RemoveActive(Json& cj, const std::string& uid) {
+  if (!cj.contains("status") || !cj["status"].contains("active")) return false;
+  Json& active = cj["status"]["active"];
+  if (!active.is_array()) return false;
+  size_t before = active.size();
+  Json kept = Json::array();
+  for (auto& ref : active) {
+    if (!ref.is_object() || ref.value("uid", "") != uid) kept.push_back(std::move(ref));
+  }
+  active = std::move(kept);
+  return active.size() != before;
+}
+
+Json JobReference(const Json& job) {
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"namespace", meta::GetNamespace(job)},
+          {"name", meta::GetName(job)},
+          {"uid", meta::GetUid(job)},
+          {"resourceVersion", meta::GetResourceVersion(job)}};
+}
+
+std::string FinishedConditionType(const Json& job) {
+  return api::batch_v1::JobConditionTrue(job, "Failed") ? "Failed" : "Complete";
+}
+
+// Go's RFC1123Z in UTC, as Kubernetes prints missed schedule times.
+std::string Rfc1123Z(absl::Time t) {
+  return absl::FormatTime("%a, %d %b %Y %H:%M:%S +0000", t, absl::UTCTimeZone());
+}
+
+class CronJobReconciler : public Reconciler {
+ public:
+  explicit CronJobReconciler(ControllerContext& ctx)
+      : ctx_(ctx),
+        cronjob_kind_(ctx.client.Kind("batch", "v1", "cronjobs")),
+        job_kind_(ctx.client.Kind("batch", "v1", "jobs")),
+        cronjobs_(ctx.informers.For(cronjob_kind_)),
+        jobs_(ctx.informers.For(job_kind_)) {}
+
+  absl::StatusOr<Result> Reconcile(const std::string& key) override;
+
+  client::Informer& cronjobs() { return cronjobs_; }
+  client::Informer& jobs() { return jobs_; }
+
+ private:
+  // One reconcile's working state: the CronJob copy whose status is edited.
+  struct Sync {
+    Json cj;
+    std::vector<ObjectRef> jobs;  // Jobs controlled by the CronJob.
+    bool status_changed = false;
+  };
+
+  absl::Status ReconcileChildren(Sync& s);
+  absl::StatusOr<std::optional<absl::Duration>> SyncSchedule(Sync& s, absl::Time now);
+  // Steps 4-7 for a due `scheduled` time; returns false when it must not run.
+  absl::StatusOr<bool> MayStart(Sync& s, absl::Time scheduled, absl::Time now);
+  absl::Status CreateJob(Sync& s, absl::Time scheduled, absl::TimeZone tz);
+  bool DeleteJob(Sync& s, const Json& job);
+  void CleanupFinishedJobs(Sync& s);
+  void RemoveOldest(Sync& s, std::vector<ObjectRef> finished, std::optional<int64_t> limit);
+  void Event(const Sync& s, const char* type, const std::string& reason, const std::string& msg) {
+    ctx_.events.Event(s.cj, type, reason, msg);
+  }
+
+  ControllerContext& ctx_;
+  const api::KindDef& cronjob_kind_;
+  const api::KindDef& job_kind_;
+  client::Informer& cronjobs_;
+  client::Informer& jobs_;
+};
+
+absl::StatusOr<Result> CronJobReconciler::Reconcile(const std::string& key) {
+  size_t slash = key.find('/');
+  if (slash == std::string::npos) return Result::Done();
+  std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+  ObjectRef cached = cronjobs_.Get(ns, name);
+  if (!cached) return Result::Done();
+  Sync s{*cached, {}, false};
+  s.cj["apiVersion"] = "batch/v1";
+  s.cj["kind"] = "CronJob";
+  std::string uid = meta::GetUid(s.cj);
+  for (const auto& j : jobs_.List(ns)) {
+    if (meta::IsControlledBy(*j, uid)) s.jobs.push_back(j);
+  }
+  absl::Status st = ReconcileChildren(s);
+  std::optional<absl::Duration> requeue;
+  if (st.ok()) {
+    auto r = SyncSchedule(s, ctx_.clock.Now());
+    if (r.ok()) {
+      requeue = *r;
+    } else {
+      st = r.status();
+    }
+  }
+  if (st.ok()) CleanupFinishedJobs(s);
+  if (s.status_changed) {
+    auto updated = ctx_.client.UpdateStatus(cronjob_kind_, s.cj);
+    if (!updated.ok() && st.ok()) st = updated.status();
+  }
+  if (!st.ok()) return st;
+  return requeue ? Result::After(*requeue) : Result::Done();
+}
+
+// Step 1: finished Jobs leave status.active (and move lastSuccessfulTime);
+// active references to Jobs that are gone are dropped.
+absl::Status CronJobReconciler::ReconcileChildren(Sync& s) {
+  std::vector<std::string> uids;
+  for (const auto& jp : s.jobs) {
+    const Json& j = *jp;
+    std::string juid = meta::GetUid(j);
+    uids.push_back(juid);
+    bool active = InActive(s.cj, "uid", juid);
+    bool finished = api::batch_v1::IsJobFinished(j);
+    if (!active && !finished) {
+      // The cached CronJob may predate the status update that recorded it.
+      auto live = ctx_.client.Get(cronjob_kind_, meta::GetNamespace(s.cj), meta::GetName(s.cj));
+      if (live.ok() && InActive(*live, "uid", juid)) continue;
+      Event(s, "Warning", "UnexpectedJob",
+            absl::StrCat("Saw a job that the controller did not create or forgot: ",
+                         meta::GetName(j)));
+    } else if (active && finished) {
+      RemoveActive(s.cj, juid);
+      s.status_changed = true;
+      Event(s, "Normal", "SawCompletedJob",
+            absl::StrCat("Saw completed job: ", meta::GetName(j),
+                         ", condition: ", FinishedConditionType(j)));
+    }
+    if (finished && api::batch_v1::JobConditionTrue(j, "Complete")) {
+      auto done = TimeField(j, "status", "completionTime");
+      auto last = TimeField(s.cj, "status", "lastSuccessfulTime");
+      if (done && (!last || *done > *last)) {
+        s.cj["status"]["lastSuccessfulTime"] = meta::FormatRfc3339(*done);
+        s.status_changed = true;
+      }
+    }
+  }
+  Json active = s.cj.value("status", Json::object()).value("active", Json::array());
+  for (const auto& ref : active) {
+    if (!ref.is_object()) continue;
+    std::string ruid = ref.value("uid", "");
+    if (std::find(uids.begin(), uids.end(), ruid) != uids.end()) continue;
+    // Not in the cache: ask the server before declaring it missing.
+    auto live = ctx_.client.Get(job_kind_, meta::GetNamespace(s.cj), ref.value("name", ""));
+    if (live.ok() && meta::GetUid(*live) == ruid) continue;
+    if (!live.ok() && Reason(live.status()) != "NotFound") return live.status();
+    Event(s, "Normal", "MissingJob",
+          absl::StrCat("Active job went missing: ", ref.value("name", "")));
+    RemoveActive(s.cj, ruid);
+    s.status_changed = true;
+  }
+  return absl::OkStatus();
+}
+
+// Steps 2-8: decides whether a Job is due now and creates it; returns the
+// delay until the next schedule time (nullopt: no requeue).
+absl::StatusOr<std::optional<absl::Duration>> CronJobReconciler::SyncSchedule(Sync& s,
+                                                                              absl::Time now) {
+  if (meta::IsBeingDeleted(s.cj)) return std::optional<absl::Duration>();
+  const Json& spec = s.cj.value("spec", Json::object());
+  absl::TimeZone tz = absl::UTCTimeZone();
+  if (spec.contains("timeZone") && spec["timeZone"].is_string()) {
+    std::string zone = spec["timeZone"].get<std::string>();
+    if (!absl::LoadTimeZone(zone, &tz)) {
+      Event(s, "Warning", "UnknownTimeZone", absl::StrCat("invalid timeZone: \"", zone, "\""));
+      return std::optional<absl::Duration>();
+    }
+  }
+  if (spec.value("suspend", false)) return std::optional<absl::Duration>();
+  std::string schedule = spec.value("schedule", "");
+  auto sched = api::batch_v1::CronSchedule::Parse(schedule);
+  if (!sched.ok()) {
+    Event(s, "Warning", "UnparseableSchedule",
+          absl::StrCat("unparseable schedule: \"", schedule, "\" : ", sched.status().message()));
+    return std::optional<absl::Duration>();
+  }
+  auto inputs = [&s, &spec] {
+    return sched_internal::ScheduleInputs{
+        meta::GetCreationTimestamp(s.cj).value_or(absl::UnixEpoch()),
+        TimeField(s.cj, "status", "lastScheduleTime"), IntField(spec, "startingDeadlineSeconds")};
+  };
+  auto mr = sched_internal::MostRecentScheduleTime(inputs(), now, *sched, tz, true);
+  if (!mr.ok()) {
+    Event(s, "Warning", "InvalidSchedule",
+          absl::StrCat("invalid schedule: ", schedule, " : ", mr.status().message()));
+    return std::optional<absl::Duration>();
+  }
+  if (mr->time && mr->missed > sched_internal::kTooManyMissed) {
+    Event(s, "Warning", "TooManyMissedTimes",
+          "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check "
+          "clock skew");
+  }
+  if (mr->time) {
+    BATCHD_ASSIGN_OR_RETURN(bool start, MayStart(s, *mr->time, now));
+    if (start) BATCHD_RETURN_IF_ERROR(CreateJob(s, *mr->time, tz));
+  }
+  return sched_internal::NextScheduleDelay(inputs(), now, *sched, tz);
+}
+
+absl::StatusOr<bool> CronJobReconciler::MayStart(Sync& s, absl::Time scheduled, absl::Time now) {
+  const Json& spec = s.cj.value("spec", Json::object());
+  auto deadline = IntField(spec, "startingDeadlineSeconds");
+  if (deadline && scheduled + absl::Seconds(*deadline) < now) {
+    Event(s, "Warning", "MissSchedule",
+          absl::StrCat("Missed scheduled time to start a job: ", Rfc1123Z(scheduled)));
+    return false;
+  }
+  auto last = TimeField(s.cj, "status", "lastScheduleTime");
+  if (InActive(s.cj, "name", sched_internal::JobName(meta::GetName(s.cj), scheduled)) ||
+      (last && *last == scheduled)) {
+    return false;
+  }
+  std::string policy = spec.value("concurrencyPolicy", "Allow");
+  Json active = s.cj.value("status", Json::object()).value("active", Json::array());
+  if (policy == "Forbid" && active.is_array() && !active.empty()) {
+    Event(s, "Normal", "JobAlreadyActive",
+          "Not starting job because prior execution is running and concurrency policy is Forbid");
+    return false;
+  }
+  if (policy == "Replace" && active.is_array()) {
+    for (const auto& ref : active) {
+      if (!ref.is_object()) continue;
+      auto job = ctx_.client.Get(job_kind_, meta::GetNamespace(s.cj), ref.value("name", ""));
+      if (!job.ok() && Reason(job.status()) == "NotFound") {
+        s.status_changed |= RemoveActive(s.cj, ref.value("uid", ""));
+        continue;
+      }
+      if (!job.ok()) {
+        Event(s, "Warning", "FailedGet", absl::StrCat("Get job: ", job.status().message()));
+        return job.status();
+      }
+      if (!DeleteJob(s, *job)) {
+        return absl::UnavailableError(absl::StrCat("could not replace job ", meta::GetName(*job)));
+      }
+    }
+  }
+  return true;
+}
+
+absl::Status CronJobReconciler::CreateJob(Sync& s, absl::Time scheduled, absl::TimeZone tz) {
+  const Json& tmpl = s.cj["spec"].value("jobTemplate", Json::object());
+  const Json& tmeta = tmpl.value("metadata", Json::object());
+  std::string ns = meta::GetNamespace(s.cj);
+  Json job = {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata",
+       {{"name", sched_internal::JobName(meta::GetName(s.cj), scheduled)}, {"namespace", ns}}},
+      {"spec", tmpl.value("spec", Json::object())}};
+  if (tmeta.contains("labels") && tmeta["labels"].is_object()) {
+    job["metadata"]["labels"] = tmeta["labels"];
+  }
+  if (tmeta.contains("annotations") && tmeta["annotations"].is_object()) {
+    job["metadata"]["annotations"] = tmeta["annotations"];
+  }
+  meta::SetAnnotation(job, api::batch_v1::kCronJobScheduledTimestampAnnotation,
+                      sched_internal::FormatScheduledTimestamp(scheduled, tz));
+  meta::SetOwnerReference(job, meta::NewControllerRef(s.cj));
+  auto created = ctx_.client.Create(job_kind_, ns, job);
+  bool existed = false;
+  if (!created.ok() && Reason(created.status()) == "AlreadyExists") {
+    created = ctx_.client.Get(job_kind_, ns, meta::GetName(job));
+    if (!created.ok()) return created.status();
+    // Somebody else's Job, or one already tracked: nothing to record.
+    if (!meta::IsControlledBy(*created, meta::GetUid(s.cj))) return absl::OkStatus();
+    if (InActive(s.cj, "uid", meta::GetUid(*created))) return absl::OkStatus();
+    existed = true;
+  } else if (!created.ok()) {
+    Event(s, "Warning", "FailedCreate",
+          absl::StrCat("Error creating job: ", created.status().message()));
+    return created.status();
+  }
+  if (!existed) {
+    Event(s, "Normal", "SuccessfulCreate", absl::StrCat("Created job ", meta::GetName(*created)));
+  }
+  Json& status = s.cj["status"];
+  if (!status.contains("active") || !status["active"].is_array()) status["active"] = Json::array();
+  status["active"].push_back(JobReference(*created));
+  status["lastScheduleTime"] = meta::FormatRfc3339(scheduled);
+  s.status_changed = true;
+  return absl::OkStatus();
+}
+
+bool CronJobReconciler::DeleteJob(Sync& s, const Json& job) {
+  client::DeleteOptions opts;
+  opts.propagation_policy = "Background";
+  opts.precondition_uid = meta::GetUid(job);
+  absl::Status st =
+      ctx_.client.Delete(job_kind_, meta::GetNamespace(job), meta::GetName(job), opts);
+  if (!st.ok() && Reason(st) != "NotFound") {
+    Event(s, "Warning", "FailedDelete", absl::StrCat("Deleted job: ", st.message()));
+    return false;
+  }
+  s.status_changed |= RemoveActive(s.cj, meta::GetUid(job));
+  Event(s, "Normal", "SuccessfulDelete", absl::StrCat("Deleted job ", meta::GetName(job)));
+  return true;
+}
+
+// Step 9: deletes the oldest finished Jobs beyond the history limits.
+void CronJobReconciler::CleanupFinishedJobs(Sync& s) {
+  if (meta::IsBeingDeleted(s.cj)) return;
+  const Json& spec = s.cj.value("spec", Json::object());
+  std::vector<ObjectRef> succeeded, failed;
+  for (const auto& j : s.jobs) {
+    if (meta::IsBeingDeleted(*j)) continue;
+    if (api::batch_v1::JobConditionTrue(*j, "Complete")) succeeded.push_back(j);
+    if (api::batch_v1::JobConditionTrue(*j, "Failed")) failed.push_back(j);
+  }
+  RemoveOldest(s, std::move(succeeded), IntField(spec, "successfulJobsHistoryLimit"));
+  RemoveOldest(s, std::move(failed), IntField(spec, "failedJobsHistoryLimit"));
+}
+
+void CronJobReconciler::RemoveOldest(Sync& s, std::vector<ObjectRef> finished,
+                                     std::optional<int64_t> limit) {
+  if (!limit || static_cast<int64_t>(finished.size()) <= *limit) return;
+  // Oldest start first; Jobs that never started count as newest.
+  std::sort(finished.begin(), finished.end(), [](const ObjectRef& a, const ObjectRef& b) {
+    auto ta = TimeField(*a, "status", "startTime");
+    auto tb = TimeField(*b, "status", "startTime");
+    if (ta.has_value() != tb.has_value()) return ta.has_value();
+    if (ta && *ta != *tb) return *ta < *tb;
+    return meta::GetName(*a) < meta::GetName(*b);
+  });
+  int64_t excess = static_cast<int64_t>(finished.size()) - std::max<int64_t>(*limit, 0);
+  for (int64_t i = 0; i < excess; ++i) DeleteJob(s, *finished[i]);
+}
+
+// The CronJob that controls `job`, as an "ns/name" key ("" when none).
+std::string OwningCronJobKey(const Json& job) {
+  auto ref = meta::GetControllerRef(job);
+  if (!ref || ref->kind != "CronJob" || ref->api_version != "batch/v1") return "";
+  return meta::GetNamespace(job) + "/" + ref->name;
+}
+
+}  // namespace
+
+void AddCronJobController(ControllerContext& ctx) {
+  // The reconciler is shared by the handlers the informers keep, so it lives
+  // as long as the manager's informers (which outlive its controllers).
+  auto rec = std::make_shared<CronJobReconciler>(ctx);
+  Controller& c =
+      ctx.manager.AddController(std::make_unique<Controller>("cronjob", *rec, ctx.clock));
+  Controller* cp = &c;
+  rec->cronjobs().AddHandlers(client::EventHandlers{
+      [rec, cp](const ObjectRef& o) { cp->Enqueue(*o); },
+      [rec, cp](const ObjectRef&, const ObjectRef& o) { cp->Enqueue(*o); }, nullptr});
+  auto enqueue_owner = [cp](const ObjectRef& j) {
+    std::string key = OwningCronJobKey(*j);
+    if (!key.empty()) cp->queue().Add(key);
+  };
+  rec->jobs().AddHandlers(
+      client::EventHandlers{enqueue_owner,
+                            [enqueue_owner](const ObjectRef& old_job, const ObjectRef& job) {
+                              if (OwningCronJobKey(*old_job) != OwningCronJobKey(*job))
+                                enqueue_owner(old_job);
+                              enqueue_owner(job);
+                            },
+                            enqueue_owner});
+}
+
+}  // namespace batchd::controllers
