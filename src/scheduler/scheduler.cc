@@ -87,6 +87,8 @@ class Scheduler : public controllers::Reconciler {
   bool NextDecisionLocked(Decision* d);
   absl::Status BindOne(const Decision& d);
   void RecordUnschedulable(const PodInfo& p, const std::string& message);
+  // Moves unschedulable pods waiting longer than `unschedulable_flush` back to active.
+  void FlushDueLocked();
   Result NextResultLocked();
 
   controllers::ControllerContext& ctx_;
@@ -100,6 +102,7 @@ class Scheduler : public controllers::Reconciler {
   absl::flat_hash_map<std::string, Pending> pending_;
   std::set<QueueKey> active_;
   absl::flat_hash_set<std::string> unschedulable_;
+  absl::Time next_flush_ = absl::InfiniteFuture();  // No unschedulable pod is due before.
   // Failure memo for pods with equal constraints; valid for one cache generation.
   uint64_t memo_generation_ = 0;
   absl::flat_hash_map<std::string, internal::FitError> memo_;
@@ -227,6 +230,7 @@ bool Scheduler::NextDecisionLocked(Decision* d) {
   }
   unschedulable_.insert(key);
   p.unschedulable_since = ctx_.clock.Now();
+  next_flush_ = std::min(next_flush_, p.unschedulable_since + opts_.unschedulable_flush);
   return true;
 }
 
@@ -283,10 +287,9 @@ void Scheduler::RecordUnschedulable(const PodInfo& p, const std::string& message
   if (r.ok() && opts_.record_events) ctx_.events.Event(*pod, "Warning", "FailedScheduling", message);
 }
 
-Result Scheduler::NextResultLocked() {
-  if (!active_.empty()) return Result::After(absl::ZeroDuration());
-  if (unschedulable_.empty()) return Result::Done();
+void Scheduler::FlushDueLocked() {
   absl::Time now = ctx_.clock.Now();
+  if (unschedulable_.empty() || now < next_flush_) return;
   absl::Time earliest = absl::InfiniteFuture();
   std::vector<std::string> due;
   for (const auto& key : unschedulable_) {
@@ -298,11 +301,20 @@ Result Scheduler::NextResultLocked() {
     }
   }
   for (const auto& key : due) ActivateLocked(key);
+  next_flush_ = earliest;
+}
+
+Result Scheduler::NextResultLocked() {
   if (!active_.empty()) return Result::After(absl::ZeroDuration());
-  return Result::After(earliest - now);
+  if (unschedulable_.empty() || next_flush_ == absl::InfiniteFuture()) return Result::Done();
+  return Result::After(std::max(next_flush_ - ctx_.clock.Now(), absl::ZeroDuration()));
 }
 
 absl::StatusOr<Result> Scheduler::Reconcile(const std::string&) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    FlushDueLocked();
+  }
   absl::Status first_error;
   for (int i = 0; i < opts_.batch_size; ++i) {
     Decision d;

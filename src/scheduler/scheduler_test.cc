@@ -143,6 +143,10 @@ TEST_F(SchedulerTest, UnschedulableConditionThenRetryWhenCapacityAppears) {
   clock_.Advance(absl::Seconds(10));
   EXPECT_EQ(mgr_.RunUntilIdle(), 0);
   EXPECT_EQ(ev_.Reasons(), (std::vector<std::string>{"FailedScheduling"}));
+  // The periodic flush retries it once; the same verdict is not written again.
+  clock_.Advance(absl::Minutes(5));
+  EXPECT_EQ(mgr_.RunUntilIdle(), 1);
+  EXPECT_EQ(ev_.Reasons(), (std::vector<std::string>{"FailedScheduling"}));
 
   CreateNode("large", "4");
   mgr_.RunUntilIdle();
