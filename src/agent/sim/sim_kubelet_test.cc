@@ -1,6 +1,7 @@
 #include "agent/sim/sim_kubelet.h"
 
 #include "client/in_process_client.h"
+#include "scheduler/scheduler.h"
 #include "common/testing/fake_clock.h"
 #include "gtest/gtest.h"
 #include "store/memory/memory_store.h"
@@ -156,6 +157,48 @@ TEST_F(SimKubeletTest, PodsOnOtherNodesAreLeftAlone) {
   EXPECT_EQ(Pod("r")["status"]["phase"], "Pending");
   auto n = c_.Get(nodes_, "", "real");
   EXPECT_FALSE((*n).contains("status") && (*n)["status"].contains("conditions"));
+}
+
+TEST(SimClusterTest, ScheduledPodRunsToCompletion) {
+  FakeClock clock;
+  store::MemoryStore store;
+  registry::Registry reg(store, api::BuiltinScheme(), clock);
+  ASSERT_TRUE(reg.Start().ok());
+  client::InProcessClient c(reg);
+  controllers::Manager mgr(clock);
+  controllers::InformerFactory inf(c, mgr);
+  controllers::FakeEventRecorder ev;
+  controllers::ControllerContext ctx{c, inf, mgr, clock, ev};
+  scheduler::SchedulerOptions opts;
+  opts.binder = std::make_shared<scheduler::RegistryBinder>(reg);
+  scheduler::AddScheduler(ctx, opts);
+  AddSimulatedKubelet(ctx);
+  ASSERT_TRUE(mgr.SyncAll().ok());
+  const api::KindDef& nodes = c.Kind("", "v1", "nodes");
+  const api::KindDef& pods = c.Kind("", "v1", "pods");
+  Json node = {{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata", {{"name", "sim-1"}, {"annotations", {{kSimulatedAnnotation, "true"}}}}},
+               {"status", {{"capacity", {{"cpu", "2"}, {"memory", "4Gi"}}}}}};
+  ASSERT_TRUE(c.Create(nodes, "", node).ok());
+  ASSERT_TRUE(c.MergePatch(nodes, "", "sim-1", {{"status", node["status"]}}, true).ok());
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", "p"}, {"namespace", "default"},
+                {"annotations", {{kSimDurationAnnotation, "1m"}}}}},
+              {"spec",
+               {{"restartPolicy", "Never"},
+                {"containers", Json::array({{{"name", "main"}, {"image", "busybox"}}})}}}};
+  ASSERT_TRUE(c.Create(pods, "default", pod).ok());
+  mgr.RunUntilIdle();
+  auto running = c.Get(pods, "default", "p");
+  ASSERT_TRUE(running.ok());
+  EXPECT_EQ((*running)["spec"]["nodeName"], "sim-1");
+  EXPECT_EQ((*running)["status"]["phase"], "Running");
+  clock.Advance(absl::Minutes(1));
+  mgr.RunUntilIdle();
+  EXPECT_EQ((*c.Get(pods, "default", "p"))["status"]["phase"], "Succeeded");
 }
 
 }  // namespace
