@@ -80,9 +80,14 @@ TEST_F(ApiServerTest, CreateGetAndErrors) {
   EXPECT_EQ(Body(missing)["details"]["kind"], "jobs");
   EXPECT_EQ(Do("POST", "/apis/batch/v1/namespaces/default/jobs", "{not json").code(), 400);
   EXPECT_EQ(Do("POST", "/apis/batch/v1/namespaces/default/jobs", job,
-               {{"content-type", "application/vnd.kubernetes.protobuf"}})
+               {{"content-type", "application/cbor"}})
                 .code(),
             415);
+  // Protobuf bodies are decoded (kubectl's typed create); JSON bytes are not protobuf.
+  EXPECT_EQ(Do("POST", "/apis/batch/v1/namespaces/default/jobs", job,
+               {{"content-type", "application/vnd.kubernetes.protobuf"}})
+                .code(),
+            400);
   auto unknown = Do("GET", "/apis/batch/v1/namespaces/default/widgets");
   EXPECT_EQ(unknown.code(), 404);
   EXPECT_EQ(Body(unknown)["message"], "the server could not find the requested resource");

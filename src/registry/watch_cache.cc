@@ -68,13 +68,7 @@ std::string SpliceResourceVersion(const std::string& json, int64_t rv) {
   return out;
 }
 
-std::string CachedObject::Serialized() const { return SpliceResourceVersion(json, revision); }
-
-Json CachedObject::Decode() const {
-  Json j = Json::parse(json, nullptr, false);
-  if (j.is_object()) j["metadata"]["resourceVersion"] = std::to_string(revision);
-  return j;
-}
+Json CachedObject::Decode() const { return Json::parse(json, nullptr, false); }
 
 WatchCache::Subscription::~Subscription() {
   if (cache_) cache_->Unsubscribe(this);
@@ -152,7 +146,7 @@ ObjectPtr WatchCache::MakeObject(const std::string& key, std::string json,
       }
     }
   }
-  obj->json = std::move(json);
+  obj->json = SpliceResourceVersion(json, revision);
   return obj;
 }
 

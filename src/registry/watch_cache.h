@@ -26,14 +26,15 @@ namespace batchd::registry {
 
 struct CachedObject {
   std::string key;
-  std::string json;      // Stored form: compact JSON without metadata.resourceVersion.
+  // The object as served: the stored compact JSON with metadata.resourceVersion
+  // spliced in once, so lists and every watcher reuse the same bytes.
+  std::string json;
   int64_t revision = 0;  // mod_revision, served as metadata.resourceVersion.
   const api::KindDef* kind = nullptr;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> fields;  // metadata.name, metadata.namespace, kind fields.
 
-  // The object as served: `json` with metadata.resourceVersion spliced in.
-  std::string Serialized() const;
+  const std::string& Serialized() const { return json; }
   api::Json Decode() const;
 };
 using ObjectPtr = std::shared_ptr<const CachedObject>;
