@@ -51,6 +51,10 @@ struct KindDef {
   // (except labels/annotations/finalizers per Kubernetes rules), and
   // `metadata.generation` is bumped only on spec changes.
   bool has_status_subresource = false;
+  // Kinds with a status subresource drop a client's `status` on create,
+  // except those whose creator reports status (a Node registered by its
+  // agent, or a simulated node created with its capacity).
+  bool keep_status_on_create = false;
 
   // Fills defaults in place (SetDefaults_*). May be null.
   std::function<void(Json& obj)> set_defaults;

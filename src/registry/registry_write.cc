@@ -145,7 +145,7 @@ absl::StatusOr<Json> Registry::Create(const api::KindDef& k, std::string_view ns
     meta["name"] = base + RandomSuffix(rng_);
   }
   // 4. Kind hooks: reset status, then defaults, then validation.
-  if (k.has_status_subresource) obj.erase("status");
+  if (k.has_status_subresource && !k.keep_status_on_create) obj.erase("status");
   if (k.prepare_for_create) k.prepare_for_create(obj);
   if (k.set_defaults) k.set_defaults(obj);
   std::string name = Str(obj["metadata"], "name");

@@ -263,6 +263,7 @@ KindDef NodeKind() {
   k.subresources = {"status"};
   k.schema = NodeSchema();
   k.has_status_subresource = true;
+  k.keep_status_on_create = true;  // Agents register nodes with their capacity.
   k.validate_create = ValidateNode;
   k.validate_update = [](const Json& obj, const Json& old) {
     ErrorList errs = ValidateNode(obj);
