@@ -12,6 +12,7 @@
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 #include "controllers/runtime/controller.h"
 #include "registry/errors.h"
 

@@ -1,10 +1,16 @@
 // batchd: the Kubernetes batch stack in one program.
 //   batchd server [--listen 127.0.0.1:8080] [--data-dir DIR] ...
+//   batchd agent --server URL --node-name N [--data-dir DIR] [--labels k=v,...]
+//                [--taints k=v:NoSchedule,...] [--log-port P] [--node-ip IP]
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "agent/agent.h"
+#include "apiserver/http_server.h"
+#include "client/http_client.h"
 #include "cmd/server.h"
 #include "common/logging.h"
 
@@ -37,6 +43,73 @@ int RunServer(const batchd::cmd::ServerOptions& opts) {
   return 0;
 }
 
+struct AgentCommand {
+  std::string server;
+  std::string node_name;
+  std::string data_dir = "./batchd-agent-data";
+  std::string labels;
+  std::string taints;
+  std::string node_ip = "127.0.0.1";
+  std::string shim_path;
+  int log_port = 10250;
+};
+
+// `batchd agent`: a NodeAgent against a remote server. SIGTERM stops the
+// heartbeats and status reports; the pods' processes keep running under
+// their shims and are re-adopted by the next agent on the same data dir.
+int RunAgent(const AgentCommand& cmd) {
+  namespace agent = batchd::agent;
+  auto fail = [](const absl::Status& s) {
+    std::cerr << "batchd agent: " << s.message() << "\n";
+    return 1;
+  };
+  auto client = batchd::client::HttpClient::Create(cmd.server, batchd::api::BuiltinScheme());
+  if (!client.ok()) return fail(client.status());
+  auto labels = agent::ParseLabels(cmd.labels);
+  if (!labels.ok()) return fail(labels.status());
+  auto taints = agent::ParseTaints(cmd.taints);
+  if (!taints.ok()) return fail(taints.status());
+  agent::AgentOptions o;
+  o.node_name = cmd.node_name;
+  o.labels = *labels;
+  o.taints = *taints;
+  o.data_dir = cmd.data_dir;
+  o.shim_path = cmd.shim_path.empty() ? agent::DefaultShimPath() : cmd.shim_path;
+  o.host_ip = cmd.node_ip;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(o.data_dir) / "pods", ec);
+  if (ec) return fail(absl::InternalError("create " + o.data_dir + ": " + ec.message()));
+  std::atomic<agent::NodeAgent*> running{nullptr};
+  batchd::apiserver::HttpServer logs(
+      {cmd.node_ip, cmd.log_port},
+      [&](const batchd::apiserver::HttpRequest& req, batchd::apiserver::ResponseWriter& w) {
+        agent::NodeAgent* a = running.load();
+        if (!a) return w.Send(503, {{"Content-Type", "text/plain"}}, "starting\n");
+        a->ServeLogs(req, w);
+      });
+  auto port = logs.Start();
+  if (!port.ok()) return fail(port.status());
+  o.log_port = *port;
+  batchd::agent::ProcessRuntimeOptions ro;
+  ro.root = (std::filesystem::path(o.data_dir) / "pods").string();
+  ro.shim_path = o.shim_path;
+  auto probe = agent::NewSystemHostProbe();
+  batchd::RealClock clock;
+  agent::NodeAgent node(o, **client, clock, agent::NewProcessRuntime(ro), *probe);
+  if (auto st = node.Start(); !st.ok()) return fail(st);
+  running = &node;
+  std::cout << "batchd agent: node " << o.node_name << " registered with " << cmd.server
+            << ", logs on " << cmd.node_ip << ":" << *port << std::endl;
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  while (!g_stop) pause();
+  BATCHD_LOG_INFO("agent stopping; pods keep running");
+  logs.Stop();
+  running = nullptr;
+  node.Stop();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,6 +130,20 @@ int main(int argc, char** argv) {
     a->add_flag("!--no-local-node", opts.local_node, "Do not run a node agent for this machine");
     a->add_option("--config", opts.config_file, "Queueing configuration file");
   }
+  AgentCommand agent_cmd;
+  auto* agent = app.add_subcommand("agent", "Run a node agent against a remote batchd server");
+  agent->add_option("--server", agent_cmd.server, "The API server, http://HOST:PORT")->required();
+  agent->add_option("--node-name", agent_cmd.node_name, "This node's name")->required();
+  agent->add_option("--data-dir", agent_cmd.data_dir, "Where pods, logs and state live")
+      ->capture_default_str();
+  agent->add_option("--labels", agent_cmd.labels, "Extra node labels: k=v,k2=v2");
+  agent->add_option("--taints", agent_cmd.taints, "Node taints: k=v:NoSchedule,k2:NoExecute");
+  agent->add_option("--log-port", agent_cmd.log_port, "Port of the pod log endpoint (0: any)")
+      ->capture_default_str();
+  agent->add_option("--node-ip", agent_cmd.node_ip,
+                    "Address the node publishes (InternalIP) and serves logs on")
+      ->capture_default_str();
+  agent->add_option("--shim", agent_cmd.shim_path, "The batchd-shim executable");
   bool version = false;
   app.add_flag("--version", version, "Print the version");
   CLI11_PARSE(app, argc, argv);
@@ -65,5 +152,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   spdlog::set_level(spdlog::level::info);
+  if (agent->parsed()) return RunAgent(agent_cmd);
   return RunServer(opts);
 }

@@ -27,7 +27,9 @@ std::string Str(const Json& obj, const char* key) {
 // "metadata.labels['k']" -> ("metadata.labels", "k").
 bool SplitSubscript(std::string_view path, std::string_view* base, std::string* key) {
   size_t open = path.find("['");
-  if (open == std::string_view::npos || !absl::EndsWith(path, "']")) return false;
+  if (open == std::string_view::npos || path.size() < 2 || path.substr(path.size() - 2) != "']") {
+    return false;
+  }
   *base = path.substr(0, open);
   *key = std::string(path.substr(open + 2, path.size() - open - 4));
   return true;
@@ -191,7 +193,7 @@ absl::StatusOr<std::string> ResolveFieldRef(const Json& pod, std::string_view pa
   };
   auto it = kPaths.find(path);
   if (it == kPaths.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("unsupported fieldPath: ", path));
+    return absl::InvalidArgumentError(absl::StrCat("unsupported fieldPath: ", std::string(path)));
   }
   return Str(Field(pod, it->second.first), it->second.second);
 }

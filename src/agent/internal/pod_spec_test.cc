@@ -10,7 +10,7 @@ namespace {
 using api::Json;
 
 Json TestPod() {
-  return Json::parse(R"({
+  return Json::parse(R"json({
     "metadata": {"name": "p", "namespace": "ns", "uid": "u-1",
                  "labels": {"batch.kubernetes.io/job-completion-index": "3"},
                  "annotations": {"a": "b"}},
@@ -24,7 +24,7 @@ Json TestPod() {
                              "env": [{"name": "NAME", "value": "world"},
                                      {"name": "GREETING", "value": "hello $(NAME)"}]}]},
     "status": {"hostIP": "127.0.0.1", "podIP": "127.0.0.1"}
-  })");
+  })json");
 }
 
 TEST(ExpandVarsTest, KubernetesRules) {
@@ -76,7 +76,9 @@ TEST(ResolveFieldRefTest, DownwardApiPaths) {
     SCOPED_TRACE(c.path);
     auto v = ResolveFieldRef(pod, c.path);
     ASSERT_EQ(v.ok(), c.ok) << v.status();
-    if (c.ok) EXPECT_EQ(*v, c.want);
+    if (c.ok) {
+      EXPECT_EQ(*v, c.want);
+    }
   }
 }
 
