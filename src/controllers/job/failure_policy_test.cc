@@ -18,6 +18,18 @@ Json FailedPod(int exit_code, const std::string& container = "main",
                {"state", {{"terminated", {{"exitCode", exit_code}}}}}}}}}}};
 }
 
+// podFailurePolicy rule builders.
+inline Json ExitCodeRule(const std::string& action, const std::string& op,
+                         std::vector<int> values, const std::string& container = "") {
+  Json req = {{"operator", op}, {"values", values}};
+  if (!container.empty()) req["containerName"] = container;
+  return {{"action", action}, {"onExitCodes", req}};
+}
+inline Json ConditionRule(const std::string& action, const std::string& type) {
+  Json pattern = {{"type", type}};
+  return {{"action", action}, {"onPodConditions", Json::array({pattern})}};
+}
+
 Json JobWithRules(Json rules) {
   return {{"spec", {{"podFailurePolicy", {{"rules", rules}}}}}};
 }
@@ -34,36 +46,27 @@ TEST(MatchPodFailurePolicyTest, Rules) {
   Json disruption = Json::array({{{"type", "DisruptionTarget"}, {"status", "True"}}});
   const Case cases[] = {
       {"FailJob on exit code",
-       Json::array({{{"action", "FailJob"},
-                     {"onExitCodes", {{"operator", "In"}, {"values", {42}}}}}}}),
+       Json::array({ExitCodeRule("FailJob", "In", {42})}),
        FailedPod(42), "FailJob", true,
        "Container main for pod ns/p failed with exit code 42 matching FailJob rule at index 0"},
       {"In does not match other code",
-       Json::array({{{"action", "FailJob"},
-                     {"onExitCodes", {{"operator", "In"}, {"values", {42}}}}}}}),
+       Json::array({ExitCodeRule("FailJob", "In", {42})}),
        FailedPod(1), std::nullopt, true, ""},
       {"NotIn matches other code",
-       Json::array({{{"action", "Count"},
-                     {"onExitCodes", {{"operator", "NotIn"}, {"values", {1}}}}}}}),
+       Json::array({ExitCodeRule("Count", "NotIn", {1})}),
        FailedPod(3), "Count", true, ""},
       {"containerName restricts",
-       Json::array({{{"action", "FailJob"},
-                     {"onExitCodes",
-                      {{"containerName", "other"}, {"operator", "In"}, {"values", {42}}}}}}}),
+       Json::array({ExitCodeRule("FailJob", "In", {42}, "other")}),
        FailedPod(42), std::nullopt, true, ""},
       {"Ignore on DisruptionTarget",
-       Json::array({{{"action", "Ignore"},
-                     {"onPodConditions", {{{"type", "DisruptionTarget"}}}}}}}),
+       Json::array({ConditionRule("Ignore", "DisruptionTarget")}),
        FailedPod(137, "main", disruption), "Ignore", false, ""},
       {"first matching rule wins, unknown action skipped",
-       Json::array({{{"action", "Bogus"}, {"onExitCodes", {{"operator", "In"}, {"values", {5}}}}},
-                    {{"action", "Ignore"}, {"onExitCodes", {{"operator", "In"}, {"values", {5}}}}},
-                    {{"action", "FailJob"},
-                     {"onExitCodes", {{"operator", "In"}, {"values", {5}}}}}}),
+       Json::array({ExitCodeRule("Bogus", "In", {5}), ExitCodeRule("Ignore", "In", {5}),
+                    ExitCodeRule("FailJob", "In", {5})}),
        FailedPod(5), "Ignore", false, ""},
       {"FailJob on condition message",
-       Json::array({{{"action", "FailJob"},
-                     {"onPodConditions", {{{"type", "DisruptionTarget"}}}}}}}),
+       Json::array({ConditionRule("FailJob", "DisruptionTarget")}),
        FailedPod(1, "main", disruption), "FailJob", true,
        "Pod ns/p has condition DisruptionTarget matching FailJob rule at index 0"},
   };

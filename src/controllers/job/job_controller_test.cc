@@ -92,7 +92,9 @@ TEST_F(JobControllerTest, SuspendDeletesPodsAndResumeRecreates) {
   UpdateJobSpec("s", {{"suspend", false}});
   EXPECT_EQ(ActivePods("s").size(), 2u);
   EXPECT_EQ(Conditions("s"), (std::vector<std::string>{"Suspended=False/JobResumed"}));
-  EXPECT_NE(Status("s").value("startTime", ""), started) << "startTime reset on resume";
+  EXPECT_NE(Status("s").value("startTime", ""), started);
+  EXPECT_EQ(Status("s").value("startTime", ""), api::meta::FormatRfc3339(clock_.Now()))
+      << "startTime reset on resume";
   EXPECT_EQ(CountEvents("Suspended"), 1);
   EXPECT_EQ(CountEvents("Resumed"), 1);
 }

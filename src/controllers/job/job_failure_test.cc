@@ -88,17 +88,14 @@ TEST_F(JobControllerTest, PodFailurePolicyActions) {
   Json disruption = Json::array({{{"type", "DisruptionTarget"}, {"status", "True"}}});
   const Case cases[] = {
       {"FailJob on exit code 42",
-       Json::array({{{"action", "FailJob"},
-                     {"onExitCodes", {{"operator", "In"}, {"values", {42}}}}}}}),
+       Json::array({ExitCodeRule("FailJob", "In", {42})}),
        42, Json::array(),
        {"FailureTarget=True/PodFailurePolicy", "Failed=True/PodFailurePolicy"}, 1, 0},
       {"Ignore on DisruptionTarget",
-       Json::array({{{"action", "Ignore"},
-                     {"onPodConditions", {{{"type", "DisruptionTarget"}}}}}}}),
+       Json::array({ConditionRule("Ignore", "DisruptionTarget")}),
        137, disruption, {}, 0, 1},
       {"Count is default handling",
-       Json::array({{{"action", "Count"},
-                     {"onExitCodes", {{"operator", "In"}, {"values", {3}}}}}}}),
+       Json::array({ExitCodeRule("Count", "In", {3})}),
        3, Json::array(), {}, 1, 0},
   };
   int n = 0;
@@ -121,8 +118,7 @@ TEST_F(JobControllerTest, PodFailurePolicyActions) {
 
 TEST_F(JobControllerTest, FailJobTerminatesOtherPodsBeforeFailed) {
   Json job = WithPolicy(MakeJob("fj").Completions(3).Parallelism(3).Obj(),
-                        Json::array({{{"action", "FailJob"},
-                                      {"onExitCodes", {{"operator", "In"}, {"values", {42}}}}}}}));
+                        Json::array({ExitCodeRule("FailJob", "In", {42})}));
   CreateJob(job);
   auto pods = ActivePods("fj");
   ASSERT_EQ(pods.size(), 3u);

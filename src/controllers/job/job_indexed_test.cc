@@ -127,9 +127,7 @@ TEST_F(JobControllerTest, MaxFailedIndexesExceeded) {
 TEST_F(JobControllerTest, FailIndexRuleFailsIndexImmediately) {
   Json job = Indexed("fi", 2, 2);
   job["spec"]["backoffLimitPerIndex"] = 3;
-  job["spec"]["podFailurePolicy"] = {
-      {"rules", Json::array({{{"action", "FailIndex"},
-                              {"onExitCodes", {{"operator", "In"}, {"values", {7}}}}}})}};
+  job["spec"]["podFailurePolicy"] = {{"rules", Json::array({ExitCodeRule("FailIndex", "In", {7})})}};
   CreateJob(job);
   Finish(PodForIndex(ActivePods("fi"), 0), 7);
   EXPECT_EQ(Status("fi").value("failedIndexes", ""), "0");

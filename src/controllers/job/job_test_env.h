@@ -23,6 +23,18 @@ namespace batchd::controllers::job::testing {
 
 using api::Json;
 
+// podFailurePolicy rule builders.
+inline Json ExitCodeRule(const std::string& action, const std::string& op,
+                         std::vector<int> values, const std::string& container = "") {
+  Json req = {{"operator", op}, {"values", values}};
+  if (!container.empty()) req["containerName"] = container;
+  return {{"action", action}, {"onExitCodes", req}};
+}
+inline Json ConditionRule(const std::string& action, const std::string& type) {
+  Json pattern = {{"type", type}};
+  return {{"action", action}, {"onPodConditions", Json::array({pattern})}};
+}
+
 // Forwards to another Client; `fail_pod_updates` makes pod PUTs fail (as if
 // the controller died right before removing a finalizer).
 class FaultClient : public client::Client {

@@ -116,6 +116,10 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
   std::vector<std::string> unc_failed = UncountedList(c.job, "failed");
   const std::set<std::string> known_succeeded(unc_succeeded.begin(), unc_succeeded.end());
   const std::set<std::string> known_failed(unc_failed.begin(), unc_failed.end());
+  // A failing Job counts its not-yet-terminated pods as failed; a
+  // succeeding one (successPolicy) just releases its lingering pods.
+  const bool failing =
+      c.finished && (c.finished->type == "FailureTarget" || c.finished->type == "Failed");
   std::vector<const Json*> rm;
   std::vector<int> new_indexes;
   bool reached_max = false;
@@ -134,7 +138,7 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
         unc_succeeded.push_back(uid);
         needs_flush = true;
       }
-    } else if (failed || (c.finished && !(c.indexed && c.succeeded_indexes.Has(ix)))) {
+    } else if (failed || (failing && !(c.indexed && c.succeeded_indexes.Has(ix)))) {
       if (!known_failed.count(uid) && valid_ix && MatchPodFailurePolicy(c.job, *p).count_failed) {
         unc_failed.push_back(uid);
         needs_flush = true;

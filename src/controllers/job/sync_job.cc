@@ -236,6 +236,10 @@ void JobReconciler::ApplySuspendCondition(SyncCtx& c) {
     if (EnsureCondition(c.job, {"Suspended", "True", "JobSuspended", "Job suspended"}, c.now)) {
       ctx_.events.Event(c.job, "Normal", "Suspended", "Job suspended");
     }
+    // The deadline clock stops while suspended; startTime is set afresh on
+    // resume. (Kubernetes overwrites it on resume; our status validation
+    // only lets it change while suspended, so it is cleared here instead.)
+    c.job["status"].erase("startTime");
   } else if (EnsureCondition(c.job, {"Suspended", "False", "JobResumed", "Job resumed"},
                              c.now)) {
     ctx_.events.Event(c.job, "Normal", "Resumed", "Job resumed");
