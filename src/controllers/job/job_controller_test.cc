@@ -121,6 +121,26 @@ TEST_F(JobControllerTest, ParallelismScaleDownDeletesExtraPods) {
   EXPECT_EQ(CountEvents("SuccessfulDelete"), 3);
 }
 
+TEST_F(JobControllerTest, AtMost500CreatesPerSync) {
+  ASSERT_TRUE(base_.Create(jobs_, "default", MakeJob("big").Completions(600).Parallelism(600).Obj())
+                  .ok());
+  stack_->mgr.RunUntilIdle(1);  // Exactly one reconcile.
+  EXPECT_EQ(Pods("big").size(), 500u);
+  Settle();
+  EXPECT_EQ(Pods("big").size(), 600u);
+  EXPECT_EQ(Count("big", "active"), 600);
+}
+
+TEST_F(JobControllerTest, DeletedRunningPodCountsAsFailedAndIsReplaced) {
+  CreateJob(MakeJob("del").Completions(1).Obj());
+  Json p = ActivePods("del")[0];
+  ASSERT_TRUE(base_.Delete(pods_, "default", api::meta::GetName(p)).ok());
+  Settle();
+  EXPECT_EQ(Count("del", "failed"), 1);
+  Advance(absl::Seconds(10));
+  EXPECT_EQ(ActivePods("del").size(), 1u);
+}
+
 TEST_F(JobControllerTest, CrashAfterUncountedWriteDoesNotDoubleCount) {
   CreateJob(MakeJob("c").Completions(2).Parallelism(2).Obj());
   auto pods = ActivePods("c");

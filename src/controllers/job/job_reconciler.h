@@ -69,6 +69,8 @@ class JobReconciler : public Reconciler {
   void CountPods(SyncCtx& c);
   void DecideFailure(SyncCtx& c);
   void DecideIndexed(SyncCtx& c);
+  // backoffLimitPerIndex: failed indexes, their limits, delayed pods.
+  void DecidePerIndex(SyncCtx& c);
   void ApplySuspendCondition(SyncCtx& c);
   // manage_job.cc
   absl::StatusOr<int> ManageJob(SyncCtx& c);

@@ -85,6 +85,28 @@ bool CleanUncounted(Json& job, const std::set<std::string>& uids_with_finalizer)
   return changed;
 }
 
+// Writes completedIndexes / succeeded / failedIndexes of an Indexed Job;
+// returns whether they changed.
+bool WriteIndexes(SyncCtx& c, const std::vector<int>& new_indexes) {
+  bool changed = false;
+  c.succeeded_indexes = c.succeeded_indexes.With(new_indexes);
+  const std::string completed = c.succeeded_indexes.String();
+  Json& status = c.job["status"];
+  if (completed != status.value("completedIndexes", "")) changed = true;
+  SetCounter(c.job, "succeeded", c.succeeded_indexes.Total());
+  if (completed.empty()) {
+    status.erase("completedIndexes");
+  } else {
+    status["completedIndexes"] = completed;
+  }
+  if (c.failed_indexes) {
+    const std::string failed = c.failed_indexes->String();
+    if (status.value("failedIndexes", std::string("\x01")) != failed) changed = true;
+    status["failedIndexes"] = failed;
+  }
+  return changed;
+}
+
 }  // namespace
 
 bool JobReconciler::CanRemoveFinalizer(const SyncCtx& c, const Json& pod, bool failed) const {
@@ -150,23 +172,7 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
     }
   }
   SetUncounted(c.job, unc_succeeded, unc_failed);
-  if (c.indexed) {
-    c.succeeded_indexes = c.succeeded_indexes.With(new_indexes);
-    const std::string completed = c.succeeded_indexes.String();
-    Json& status = c.job["status"];
-    if (completed != status.value("completedIndexes", "")) needs_flush = true;
-    SetCounter(c.job, "succeeded", c.succeeded_indexes.Total());
-    if (completed.empty()) {
-      status.erase("completedIndexes");
-    } else {
-      status["completedIndexes"] = completed;
-    }
-    if (c.failed_indexes) {
-      const std::string failed = c.failed_indexes->String();
-      if (status.value("failedIndexes", std::string("\x01")) != failed) needs_flush = true;
-      status["failedIndexes"] = failed;
-    }
-  }
+  if (c.indexed) needs_flush |= WriteIndexes(c, new_indexes);
   if (c.finished && c.finished->type == "FailureTarget") {
     needs_flush |= EnsureCondition(c.job, *c.finished, c.now);
     c.finished = Condition{"Failed", "True", c.finished->reason, c.finished->message};

@@ -181,7 +181,16 @@ void JobReconciler::DecideIndexed(SyncCtx& c) {
   }
   c.succeeded_indexes = c.prev_succeeded_indexes.With(fresh);
   c.succeeded = c.succeeded_indexes.Total();
-  if (c.per_index) {
+  if (c.per_index) DecidePerIndex(c);
+  if (!c.finished) {
+    if (auto msg = MatchSuccessPolicy(c)) {
+      c.finished = Condition{"SuccessCriteriaMet", "True", kReasonSuccessPolicy, *msg};
+    }
+  }
+}
+
+void JobReconciler::DecidePerIndex(SyncCtx& c) {
+  {
     const int64_t limit = IntAt(c.job, {"spec", "backoffLimitPerIndex"}, 0);
     OrderedIntervals prev =
         OrderedIntervals::Parse(StrAt(c.job, {"status", "failedIndexes"}), c.completions);
@@ -222,11 +231,6 @@ void JobReconciler::DecideIndexed(SyncCtx& c) {
     for (const auto& [ix, entry] : latest) {
       const Json* p = entry.second;
       if (IsPodFailed(*p, c.job) && HasTrackingFinalizer(*p)) c.delayed_per_index[ix] = p;
-    }
-  }
-  if (!c.finished) {
-    if (auto msg = MatchSuccessPolicy(c)) {
-      c.finished = Condition{"SuccessCriteriaMet", "True", kReasonSuccessPolicy, *msg};
     }
   }
 }
