@@ -8,7 +8,17 @@
 #include "apiserver/http_server.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "agent/agent.h"
+#include "agent/sim/sim_kubelet.h"
+#include "client/in_process_client.h"
+#include "controllers/cronjob/cronjob_controller.h"
+#include "controllers/gc/gc_controller.h"
+#include "controllers/job/job_controller.h"
+#include "controllers/nodelifecycle/nodelifecycle.h"
+#include "controllers/runtime/context.h"
+#include "controllers/runtime/events.h"
 #include "registry/registry.h"
+#include "scheduler/scheduler.h"
 #include "store/memory/memory_store.h"
 #include "store/observable_store.h"
 #include "store/sqlite/sqlite_store.h"
@@ -23,7 +33,41 @@ struct Server::Impl {
   std::unique_ptr<registry::Registry> registry;
   std::unique_ptr<apiserver::ApiServer> api;
   std::unique_ptr<apiserver::HttpServer> http;
+  // Controllers: they read through informers and write through `client`,
+  // the same registry path HTTP clients use.
+  std::unique_ptr<client::InProcessClient> client;
+  std::unique_ptr<controllers::Manager> manager;
+  std::unique_ptr<controllers::InformerFactory> informers;
+  std::unique_ptr<controllers::ApiEventRecorder> events;
+  // Controllers keep a reference to their context: it lives as long as they do.
+  std::unique_ptr<controllers::ControllerContext> ctx;
+  // The node agent for this machine (absent with --no-local-node) and the
+  // pods/log source: local files, or a proxy to the pod's remote agent.
+  std::unique_ptr<agent::NodeAgent> agent;
+  std::unique_ptr<apiserver::PodLogSource> logs;
 };
+
+namespace {
+
+// The controllers `batchd server` runs, listed explicitly (STYLE.md
+// practice 14).
+void AddControllers(controllers::ControllerContext& ctx, registry::Registry& reg) {
+  controllers::AddJobController(ctx);
+  controllers::AddCronJobController(ctx);
+  controllers::AddGarbageCollector(ctx);
+  controllers::AddTtlAfterFinishedController(ctx);
+  controllers::AddNodeLifecycleController(ctx);
+  agent::sim::AddSimulatedKubelet(ctx);
+  scheduler::SchedulerOptions so;
+  so.binder = std::make_shared<scheduler::RegistryBinder>(reg);
+  scheduler::AddScheduler(ctx, std::move(so));
+}
+
+}  // namespace
+
+namespace {
+int opts_workers(const ServerOptions& o) { return o.controller_workers; }
+}  // namespace
 
 Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() { Stop(); }
@@ -56,10 +100,27 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   i.store = std::make_unique<store::ObservableStore>(*i.backend, i.clock);
   i.registry = std::make_unique<registry::Registry>(*i.store, api::BuiltinScheme(), i.clock);
   if (auto st = i.registry->Start(); !st.ok()) return st;
+  i.client = std::make_unique<client::InProcessClient>(*i.registry, "batchd-controller-manager");
+  if (opts.local_node) {
+    agent::LocalAgentOptions lo;
+    lo.data_dir = opts.data_dir;
+    auto a = agent::NewLocalAgent(lo, *i.client, i.clock);
+    if (!a.ok()) return a.status();
+    i.agent = std::move(*a);
+  }
+  i.logs = agent::NewProxyLogSource(*i.client, i.agent ? i.agent->options().node_name : "",
+                                    i.agent ? &i.agent->logs() : nullptr);
   apiserver::ApiServerOptions ao;
+  ao.logs = i.logs.get();
   store::ObservableStore* obs = i.store.get();
   ao.extra_metrics = [obs](std::string* out) { obs->AppendPrometheus(out); };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
+  i.manager = std::make_unique<controllers::Manager>(i.clock);
+  i.informers = std::make_unique<controllers::InformerFactory>(*i.client, *i.manager);
+  i.events = std::make_unique<controllers::ApiEventRecorder>(*i.client, i.clock, "batchd");
+  i.ctx.reset(new controllers::ControllerContext{*i.client, *i.informers, *i.manager, i.clock,
+                                                 *i.events});
+  AddControllers(*i.ctx, *i.registry);
   return s;
 }
 
@@ -76,11 +137,20 @@ absl::StatusOr<int> Server::Start() {
       ho, [api](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
         api->Handle(req, w);
       });
-  return i.http->Start();
+  if (auto st = i.manager->Start(opts_workers(i.opts)); !st.ok()) return st;
+  auto port = i.http->Start();
+  if (!port.ok()) return port;
+  if (i.agent) {
+    if (auto st = i.agent->Start(); !st.ok()) return st;
+  }
+  return port;
 }
 
 void Server::Stop() {
-  if (impl_ && impl_->http) impl_->http->Stop();
+  if (!impl_) return;
+  if (impl_->agent) impl_->agent->Stop();
+  if (impl_->http) impl_->http->Stop();
+  if (impl_->manager) impl_->manager->Stop();
 }
 
 }  // namespace batchd::cmd

@@ -20,6 +20,8 @@ struct ServerOptions {
   // (survives a process crash / kill -9).
   std::string sync = "normal";
   bool local_node = true;
+  // Worker threads per controller.
+  int controller_workers = 2;
   std::string config_file;
 };
 
