@@ -5,6 +5,11 @@
 # directory, runs every test/e2e/test_*.sh (each in its own bash process,
 # sourcing lib.sh) and then crash_test.sh, printing `PASS name` or
 # `FAIL name: reason` per test and finally `N passed, N failed`.
+# Then the jobs suite: a second server WITH the local node (own port, data
+# dir and cleanup) runs test/e2e/jobs/test_*.sh, whose pods are host
+# processes; scripts with a `# e2e-parallel` line run in the background
+# alongside the others (names are prefixed `jobs/`; E2E_JOBS_TIMEOUT, default
+# 240 s, bounds each). The closing `N passed, N failed` covers both suites.
 # Exit status is non-zero when any test fails. Set E2E_FILTER=regex to run a
 # subset, E2E_VERBOSE=1 to print each failed test's log.
 set -euo pipefail
@@ -21,13 +26,18 @@ command -v curl >/dev/null || { echo "run.sh: curl not found in PATH" >&2; exit 
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
 SERVER_PID=""
-cleanup() {
-  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
+JOBS_PID=""
+stop_server() {  # stop_server PID: SIGTERM, then SIGKILL after 5 s.
+  if [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; then
+    kill "$1" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
   fi
+}
+cleanup() {
+  stop_server "$SERVER_PID"
+  stop_server "$JOBS_PID"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -79,16 +89,26 @@ report() {  # report NAME RC LOG REASON_FILE
   failed=$((failed + 1))
 }
 
-run_one() {  # run_one NAME SCRIPT [extra env...]
+# exec_one NAME SCRIPT [extra env...]: runs one test; its exit status lands
+# in $WORK/t-NAME/rc (so it can run in the background).
+exec_one() {
   local name=$1 script=$2; shift 2
-  local tmp="$WORK/t-$name"
+  local tmp="$WORK/t-${name//\//-}"
   mkdir -p "$tmp"
   : >"$tmp/reason"
   local rc=0
-  env PORT="$PORT" E2E_NAME="$name" E2E_TMP="$tmp" E2E_CACHE="$WORK/cache" \
+  env PORT="$PORT" E2E_NAME="${name//\//-}" E2E_TMP="$tmp" E2E_CACHE="$WORK/cache" \
       E2E_REASON="$tmp/reason" E2E_LIB="$HERE/lib.sh" BIN_DIR="$BIN_DIR" "$@" \
       timeout -k 5 "$TEST_TIMEOUT" bash "$script" >"$tmp/log" 2>&1 </dev/null || rc=$?
-  report "$name" "$rc" "$tmp/log" "$tmp/reason"
+  echo "$rc" >"$tmp/rc"
+}
+report_one() {  # report_one NAME
+  local tmp="$WORK/t-${1//\//-}"
+  report "$1" "$(cat "$tmp/rc" 2>/dev/null || echo 1)" "$tmp/log" "$tmp/reason"
+}
+run_one() {  # run_one NAME SCRIPT [extra env...]
+  exec_one "$@"
+  report_one "$1"
 }
 
 for script in "$HERE"/test_*.sh; do
@@ -106,6 +126,55 @@ fi
 
 if [[ -z "${E2E_FILTER:-}" || "crash" =~ $E2E_FILTER ]]; then
   run_one crash "$HERE/crash_test.sh" E2E_TEST_TIMEOUT="$TEST_TIMEOUT"
+fi
+stop_server "$SERVER_PID"
+SERVER_PID=""
+
+# --- The jobs suite: its own server with the local node. ---
+jobs_tests=()
+for script in "$HERE"/jobs/test_*.sh; do
+  name=$(basename "$script" .sh)
+  name="jobs/${name#test_}"
+  [[ -z "${E2E_FILTER:-}" || "$name" =~ $E2E_FILTER ]] || continue
+  jobs_tests+=("$script")
+done
+if ((${#jobs_tests[@]} > 0)); then
+  TEST_TIMEOUT=${E2E_JOBS_TIMEOUT:-240}
+  PORT=$(free_port)
+  mkdir -p "$WORK/jobs-data"
+  "$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/jobs-data" \
+    >"$WORK/logs/jobs-server.log" 2>&1 &
+  JOBS_PID=$!
+  if ! wait_healthy "$PORT" "$JOBS_PID" 30; then
+    echo "FAIL jobs/server: the jobs suite's server did not become healthy; log tail: $(tail -n 3 "$WORK/logs/jobs-server.log" | tr '\n' ' ')"
+    failed=$((failed + 1))
+  else
+    bg_names=()
+    bg_pids=()
+    for script in "${jobs_tests[@]}"; do
+      grep -q '^# e2e-parallel' "$script" || continue
+      name=$(basename "$script" .sh)
+      name="jobs/${name#test_}"
+      exec_one "$name" "$script" &
+      bg_pids+=($!)
+      bg_names+=("$name")
+    done
+    for script in "${jobs_tests[@]}"; do
+      grep -q '^# e2e-parallel' "$script" && continue
+      name=$(basename "$script" .sh)
+      run_one "jobs/${name#test_}" "$script"
+    done
+    for i in "${!bg_pids[@]}"; do
+      wait "${bg_pids[$i]}" || true
+      report_one "${bg_names[$i]}"
+    done
+    if ! kill -0 "$JOBS_PID" 2>/dev/null; then
+      echo "FAIL jobs/server_alive: the jobs server exited during the tests; log tail: $(tail -n 3 "$WORK/logs/jobs-server.log" | tr '\n' ' ')"
+      failed=$((failed + 1))
+    fi
+  fi
+  stop_server "$JOBS_PID"
+  JOBS_PID=""
 fi
 
 echo "$passed passed, $failed failed"
