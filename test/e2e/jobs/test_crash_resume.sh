@@ -1,0 +1,82 @@
+# kill -9 the server in the middle of a Job (completions 200, parallelism 20)
+# and restart it on the same data dir and port: the Job completes with
+# exactly succeeded=200, failed=0, and no batchd-shim or pod process of the
+# run is left behind. Uses its own server (the suite's must not be killed).
+source "$(dirname "$0")/lib.sh"
+BATCHD="${BIN_DIR:?}/batchd"
+DATA="$E2E_TMP/crash-data"
+LOG="$E2E_TMP/crash-server.log"
+MARK=$(new_marker crash)
+mkdir -p "$DATA"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+SERVER="http://127.0.0.1:$PORT"
+PID=""
+
+start_server() {
+  "$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$DATA" >>"$LOG" 2>&1 &
+  PID=$!
+  local deadline=$((SECONDS + 30))
+  until [[ $(curl -s -m 2 "$SERVER/healthz" 2>/dev/null) == ok ]]; do
+    kill -0 "$PID" 2>/dev/null || fail "server exited while starting: $(tail -n 3 "$LOG" | tr '\n' ' ')"
+    ((SECONDS < deadline)) || fail "server not healthy within 30s"
+    sleep 0.2
+  done
+}
+stop_server() {  # SIGTERM, SIGKILL after 10 s.
+  [[ -n "$PID" ]] || return 0
+  kill "$PID" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$PID" 2>/dev/null || true
+  wait "$PID" 2>/dev/null || true
+  PID=""
+}
+# Shims and pod processes of this run (not the server itself).
+leftovers() { pgrep -f -- "$MARK|$DATA" | grep -vx -- "${PID:-none}" || true; }
+cleanup() {
+  stop_server
+  local p
+  for p in $(leftovers); do kill -9 "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+start_server
+ensure_ns
+cat <<YAML | k create -f - >/dev/null
+apiVersion: batch/v1
+kind: Job
+metadata: {name: crash, namespace: $NS}
+spec:
+  completions: 200
+  parallelism: 20
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "sleep 0.2; echo $MARK"]
+YAML
+
+succeeded() { jp job crash '{.status.succeeded}'; }
+some_done() { local n; n=$(succeeded); ((${n:-0} >= 30)); }
+poll 120 some_done || fail "fewer than 30 succeeded within 120s: $(jp job crash '{.status}' | head -c 300)"
+before=$(succeeded)
+((before < 200)) || fail "the Job finished before the kill (succeeded=$before)"
+[[ -n $(leftovers) ]] || fail "no shim or pod process was running at the kill"
+kill -9 "$PID"
+wait "$PID" 2>/dev/null || true
+PID=""
+echo "killed the server at succeeded=$before"
+
+start_server
+kwait crash complete 180
+expect_eq "$(jp job crash '{.status.succeeded}')" "200" "status.succeeded after the restart"
+expect_eq "$(jp job crash '{.status.failed}')" "" "status.failed after the restart"
+expect_eq "$(jp job crash '{.status.active}')" "" "status.active after the restart"
+expect_eq "$(jp job crash '{.status.uncountedTerminatedPods.succeeded}')" "" "uncounted succeeded"
+pods=$(k get pods -n "$NS" -l job-name=crash -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | sort | uniq -c | tr -s ' ')
+expect_eq "$pods" " 200 Succeeded" "pod phases"
+none_left() { [[ -z $(leftovers) ]]; }
+poll 30 none_left || fail "processes of the run left after completion: $(leftovers | xargs -r ps -o pid=,args= -p | head -c 300)"
+stop_server
+none_left || fail "processes of the run left after the server stopped: $(leftovers | xargs -r ps -o pid=,args= -p | head -c 300)"
