@@ -132,7 +132,7 @@ TEST(ValidateJobTest, Table) {
          }
          j["spec"]["podFailurePolicy"] = {{"rules", rules}};
        },
-       {"spec.podFailurePolicy.rules: Too many: must have at most 20 items"}},
+       {"spec.podFailurePolicy.rules: Too many: 21: must have at most 20 items"}},
       {"podFailurePolicy needs Never",
        [](Json& j) {
          j["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure";
