@@ -23,6 +23,47 @@ new_marker() {
 proc_alive() { pgrep -f -- "$1" >/dev/null; }
 proc_gone() { ! pgrep -f -- "$1" >/dev/null; }
 
+# procs_under DIR [REGEX]: pids of processes whose working directory is under
+# DIR (pod processes, their children included) or whose command line matches
+# DIR or REGEX (shims, markers). Never this shell or its ancestors' group.
+procs_under() {
+  local d cwd
+  for d in /proc/[0-9]*; do
+    cwd=$(readlink "$d/cwd" 2>/dev/null) || continue
+    [[ $cwd == "$1" || $cwd == "$1"/* ]] && echo "${d#/proc/}"
+  done
+  pgrep -f -- "$1${2:+|$2}" || true
+}
+
+# kill_under DIR [REGEX]: SIGKILL everything procs_under finds (cleanup only).
+kill_under() {
+  local p
+  for p in $(procs_under "$@" | sort -u); do
+    [[ $p == "$$" || $p == "$BASHPID" ]] || kill -9 "$p" 2>/dev/null || true
+  done
+}
+
+# proc_tree REGEX: pids of the processes matching REGEX and of their children
+# (the pod's `sleep` has no marker in its command line).
+proc_tree() {
+  local p
+  for p in $(pgrep -f -- "$1"); do
+    echo "$p"
+    pgrep -P "$p" || true
+  done
+}
+# sleep_tree_up REGEX: sets TREE to proc_tree REGEX and succeeds once that
+# tree includes the pod's `sleep 300`.
+sleep_tree_up() {
+  TREE=$(proc_tree "$1")
+  [[ -n $TREE ]] && ps -o args= -p "$(paste -sd, <<<"$TREE")" | grep -q '^sleep 300'
+}
+# pids_gone PID...: none of them is alive.
+pids_gone() {
+  local p
+  for p in "$@"; do ! kill -0 "$p" 2>/dev/null || return 1; done
+}
+
 # job_pods JOB: names of the Job's pods, one per line.
 job_pods() {
   k get pods -n "$NS" -l "job-name=$1" -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}'

@@ -31,11 +31,10 @@ stop_server() {  # SIGTERM, SIGKILL after 10 s.
   PID=""
 }
 # Shims and pod processes of this run (not the server itself).
-leftovers() { pgrep -f -- "$MARK|$DATA" | grep -vx -- "${PID:-none}" || true; }
+leftovers() { procs_under "$DATA" "$MARK" | sort -u | grep -vx -- "${PID:-none}" || true; }
 cleanup() {
   stop_server
-  local p
-  for p in $(leftovers); do kill -9 "$p" 2>/dev/null || true; done
+  kill_under "$DATA" "$MARK"
 }
 trap cleanup EXIT
 

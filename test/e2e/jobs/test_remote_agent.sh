@@ -19,11 +19,9 @@ LOGPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0));
   --log-port "$LOGPORT" --labels e2e-remote=yes --taints e2e-remote=yes:NoSchedule \
   >"$E2E_TMP/agent.log" 2>&1 &
 APID=$!
-leftovers() { pgrep -f -- "$MARK|$ADIR" || true; }
 cleanup() {
   kill -9 "$APID" "${WPID:-}" 2>/dev/null || true
-  local p
-  for p in $(leftovers); do kill -9 "$p" 2>/dev/null || true; done
+  kill_under "$ADIR" "$MARK"
   k label node "$LOCAL" e2e-remote- >/dev/null 2>&1 || true
   k delete node "$NODE" --wait=false >/dev/null 2>&1 || true
 }

@@ -7,11 +7,15 @@ MARK=$(new_marker susp)
 sleeper_job_yaml sus "$MARK" | k create -f - >/dev/null
 poll 60 has_running_pod sus || fail "no Running pod within 60s"
 poll 20 proc_alive "$MARK" || fail "pod process ($MARK) not found by pgrep"
+poll 10 sleep_tree_up "$MARK" || fail "the pod's sleep 300 child not found"
+tree=$TREE
 first=$(running_pods sus)
 
 expect_ok k patch job sus -n "$NS" --type merge -p '{"spec":{"suspend":true}}'
 poll 40 no_pods sus || fail "pods still present 40s after suspend: $(job_pods sus | tr '\n' ' ')"
 poll 30 proc_gone "$MARK" || fail "pod process still running 30s after suspend"
+# shellcheck disable=SC2086
+poll 10 pids_gone $tree || fail "pod processes left after suspend: $(ps -o pid=,args= -p "$(paste -sd, <<<"$tree")" | tr '\n' ';')"
 poll 20 job_cond_is sus Suspended True || fail "condition Suspended not True: $(jp job sus '{.status.conditions}')"
 expect_eq "$(jp job sus '{.status.conditions[?(@.type=="Suspended")].reason}')" "JobSuspended" "Suspended reason"
 expect_eq "$(jp job sus '{.status.active}')" "" "status.active while suspended"
