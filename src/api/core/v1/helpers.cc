@@ -2,6 +2,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "api/meta/time_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "api/core/v1/internal/schemas.h"
@@ -51,35 +52,7 @@ bool ParseTime(const Json& v, absl::Time* out) {
 
 // Go's duration.HumanDuration as kubectl prints ages: "45s", "5m", "5m3s",
 // "3h", "3h4m", "2d", "2d3h", "400d", "3y20d"...
-std::string HumanDuration(absl::Duration d) {
-  int64_t secs = absl::ToInt64Seconds(d);
-  if (secs < -1) return "<invalid>";
-  if (secs < 0) return "0s";
-  if (secs < 60 * 2) return absl::StrCat(secs, "s");
-  int64_t minutes = secs / 60;
-  if (minutes < 10) {
-    int64_t s = secs % 60;
-    return s == 0 ? absl::StrCat(minutes, "m") : absl::StrCat(minutes, "m", s, "s");
-  }
-  if (minutes < 60 * 3) return absl::StrCat(minutes, "m");
-  int64_t hours = secs / 3600;
-  if (hours < 8) {
-    int64_t m = minutes % 60;
-    return m == 0 ? absl::StrCat(hours, "h") : absl::StrCat(hours, "h", m, "m");
-  }
-  if (hours < 48) return absl::StrCat(hours, "h");
-  if (hours < 24 * 8) {
-    int64_t h = hours % 24;
-    return h == 0 ? absl::StrCat(hours / 24, "d") : absl::StrCat(hours / 24, "d", h, "h");
-  }
-  if (hours < 24 * 365 * 2) return absl::StrCat(hours / 24, "d");
-  if (hours < 24 * 365 * 8) {
-    int64_t dy = (hours / 24) % 365;
-    return dy == 0 ? absl::StrCat(hours / 24 / 365, "y")
-                   : absl::StrCat(hours / 24 / 365, "y", dy, "d");
-  }
-  return absl::StrCat(hours / 24 / 365, "y");
-}
+std::string HumanDuration(absl::Duration d) { return meta::HumanDuration(d); }
 
 std::string HumanAge(const Json& rfc3339, absl::Time now) {
   absl::Time t;
