@@ -35,9 +35,23 @@ stop_server() {  # stop_server PID: SIGTERM, then SIGKILL after 5 s.
     wait "$1" 2>/dev/null || true
   fi
 }
+# kill_pods_under DIR: SIGKILL the processes (pods, shims, agents) whose
+# working directory or command line is under DIR; the jobs suite's pods live
+# under $WORK.
+kill_pods_under() {
+  local d cwd
+  for d in /proc/[0-9]*; do
+    [[ ${d#/proc/} == "$$" ]] && continue
+    cwd=$(readlink "$d/cwd" 2>/dev/null) || continue
+    if [[ $cwd == "$1"/* ]] || tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF -- "$1/"; then
+      kill -9 "${d#/proc/}" 2>/dev/null || true
+    fi
+  done
+}
 cleanup() {
   stop_server "$SERVER_PID"
   stop_server "$JOBS_PID"
+  kill_pods_under "$WORK"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
