@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -74,14 +75,26 @@ class ProcessRuntime : public PodRuntime {
   int ShimPid(const PodPaths& paths) const;
   bool ShimAlive(const PodPaths& paths);
   void ReapShims();
-  absl::Status SpawnShim(const PodPaths& paths);
+  absl::Status SpawnShim(const PodPaths& paths, const std::string& uid,
+                         std::unique_lock<std::mutex>& lock);
+  // Blocks (releasing `lock`) while `uid`'s Start waits for its shim.
+  void AwaitStarted(const std::string& uid, std::unique_lock<std::mutex>& lock);
   absl::StatusOr<PodSandboxStatus> ReadStatus(const PodPaths& paths, bool alive);
 
   const ProcessRuntimeOptions opts_;
   std::unique_ptr<ProcessRunner> runner_;
   std::mutex mu_;
   std::set<int> children_;  // shims this process spawned and has not reaped
+  // Pods whose Start waits for the shim's "ok" without holding mu_ (so pods
+  // start in parallel); other calls on such a pod wait on started_cv_, which
+  // keeps the per-pod order the single lock used to give.
+  std::set<std::string> starting_;
+  std::condition_variable started_cv_;
 };
+
+void ProcessRuntime::AwaitStarted(const std::string& uid, std::unique_lock<std::mutex>& lock) {
+  started_cv_.wait(lock, [&] { return !starting_.contains(uid); });
+}
 
 int ProcessRuntime::ShimPid(const PodPaths& paths) const {
   int pid = 0;
@@ -107,7 +120,9 @@ bool ProcessRuntime::ShimAlive(const PodPaths& paths) {
   return !free;
 }
 
-absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths) {
+// Called with `lock` held; releases it while the shim starts the pod.
+absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string& uid,
+                                       std::unique_lock<std::mutex>& lock) {
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
   int log_fd = open(paths.ShimLog().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -125,10 +140,16 @@ absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths) {
     return pid.status();
   }
   children_.insert(*pid);
+  starting_.insert(uid);
+  lock.unlock();
   const std::string reply = ReadReady(ready[0], opts_.start_timeout);
   close(ready[0]);
+  lock.lock();
+  starting_.erase(uid);
+  started_cv_.notify_all();
   if (reply == "ok" || reply == "busy") return absl::OkStatus();
-  (void)runner_->Signal(*pid, SIGKILL, /*group=*/false);
+  // Only a shim not yet reaped (by another call meanwhile) may be signalled.
+  if (children_.contains(*pid)) (void)runner_->Signal(*pid, SIGKILL, /*group=*/false);
   return absl::InternalError(
       absl::StrCat("pod shim did not start (", reply.empty() ? "no reply" : reply, "); see ",
                    paths.ShimLog()));
@@ -136,7 +157,8 @@ absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths) {
 
 absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
   if (!ValidUid(spec.uid)) return absl::InvalidArgumentError("pod uid is not a file name");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  AwaitStarted(spec.uid, lock);
   const PodPaths paths = Paths(spec.uid);
   if (std::filesystem::exists(paths.State()) || ShimAlive(paths)) return absl::OkStatus();
   if (absl::Status s = MakeDirs(paths.dir); !s.ok()) return s;
@@ -150,7 +172,7 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
     return s;
   }
   unlink(paths.Stop().c_str());
-  return SpawnShim(paths);
+  return SpawnShim(paths, spec.uid, lock);
 }
 
 // Reads state.json. A dead shim that did not finish the pod (it was killed):
@@ -189,7 +211,8 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& path
 
 absl::StatusOr<PodSandboxStatus> ProcessRuntime::Status(const std::string& uid) {
   if (!ValidUid(uid)) return PodSandboxStatus{};
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  AwaitStarted(uid, lock);
   const PodPaths paths = Paths(uid);
   if (!std::filesystem::exists(paths.Spec())) return PodSandboxStatus{};
   const bool alive = ShimAlive(paths);  // before reading: a dead shim's state is final
@@ -198,7 +221,8 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::Status(const std::string& uid) 
 
 absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) {
   if (!ValidUid(uid)) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  AwaitStarted(uid, lock);
   const PodPaths paths = Paths(uid);
   if (!std::filesystem::exists(paths.Spec())) return absl::OkStatus();
   if (!ShimAlive(paths)) return ReadStatus(paths, false).status();
@@ -212,7 +236,8 @@ absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) 
 
 absl::Status ProcessRuntime::Remove(const std::string& uid) {
   if (!ValidUid(uid)) return absl::InvalidArgumentError("pod uid is not a file name");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  AwaitStarted(uid, lock);
   const PodPaths paths = Paths(uid);
   if (ShimAlive(paths)) {
     return absl::FailedPreconditionError(absl::StrCat("pod ", uid, " is still running"));
@@ -238,7 +263,8 @@ std::vector<std::string> ProcessRuntime::List() {
 std::string ProcessRuntime::LogPath(const std::string& uid, const std::string& container,
                                     bool previous) {
   if (!ValidUid(uid)) return "";
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  AwaitStarted(uid, lock);
   const PodPaths paths = Paths(uid);
   absl::StatusOr<nlohmann::json> j = ReadJsonFile(paths.State());
   if (!j.ok()) return "";
