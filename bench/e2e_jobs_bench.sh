@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# End-to-end throughput: batchd vs Slurm on this machine.
+#   bench/e2e_jobs_bench.sh BUILD_DIR [N=1000]
+# 1. batchd: starts BUILD_DIR/bin/batchd server (local node agent on) with a
+#    fresh data dir on a free loopback port, submits N one-pod Jobs running
+#    `true` over keep-alive HTTP (bench/e2e_jobs_client.py, CONNS connections)
+#    and waits (watch) until all N are Complete: jobs/s, p50/p99 latency, RSS.
+# 2. batchd, scheduler: a second server with --no-local-node, SIM_NODES
+#    simulated Nodes and SIM_PODS pods (sim-duration 1h): pods bound/s.
+# 3. Slurm: bench/slurm/run.sh N (N x `sbatch --wrap true`, and a N-task array),
+#    then the ratio batchd/Slurm.  SKIP_SLURM=1 skips it, SKIP_SIM=1 skips 2.
+# Every step is bounded by `timeout`; servers and Slurm daemons are stopped on exit.
+set -euo pipefail
+BUILD_DIR=${1:?usage: $0 BUILD_DIR [N]}
+N=${2:-1000}
+CONNS=${CONNS:-8}
+SIM_NODES=${SIM_NODES:-1000}
+SIM_PODS=${SIM_PODS:-5000}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BATCHD="$BUILD_DIR/bin/batchd"
+for b in "$BATCHD" "$BUILD_DIR/bin/batchd-shim"; do
+  [[ -x "$b" ]] || { echo "e2e: $b not built (cmake --build $BUILD_DIR --target batchd batchd-shim)" >&2; exit 2; }
+done
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
+PID=""
+SLURM_UP=0
+stop_server() {
+  if [[ -n "$PID" ]]; then
+    kill "$PID" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$PID" 2>/dev/null || true
+    wait "$PID" 2>/dev/null || true
+    PID=""
+  fi
+}
+cleanup() {
+  stop_server
+  [[ $SLURM_UP == 1 ]] && bash "$HERE/slurm/stop.sh" >/dev/null 2>&1 || true
+  [[ -n "${KEEP_WORK:-}" ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+start_server() {  # start_server NAME [flags...] -> PID, PORT
+  local name=$1; shift
+  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+  mkdir -p "$WORK/data-$name"
+  "$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/data-$name" "$@" \
+    >"$WORK/server-$name.log" 2>&1 &
+  PID=$!
+  local deadline=$((SECONDS + 30))
+  until [[ $(curl -s -m 2 "http://127.0.0.1:$PORT/healthz" 2>/dev/null) == ok ]]; do
+    kill -0 "$PID" 2>/dev/null || { tail -n 20 "$WORK/server-$name.log" >&2; exit 1; }
+    ((SECONDS < deadline)) || { echo "e2e: server not healthy" >&2; exit 1; }
+    sleep 0.1
+  done
+  # The default namespace must exist before namespaced creates.
+  for _ in $(seq 50); do
+    curl -sf -o /dev/null "http://127.0.0.1:$PORT/api/v1/namespaces/default" && break
+    sleep 0.1
+  done
+}
+
+# -------------------------------------------------------------- 1. batchd jobs
+start_server jobs
+# The local node must be registered (and Ready) before the clock starts.
+for _ in $(seq 100); do
+  [[ $(curl -s "http://127.0.0.1:$PORT/api/v1/nodes" | grep -c '"name"') -gt 0 ]] && break
+  sleep 0.1
+done
+echo "e2e: batchd jobs N=$N on port $PORT ..." >&2
+timeout 300 python3 "$HERE/e2e_jobs_client.py" jobs --port "$PORT" --n "$N" --conns "$CONNS" \
+  --server-pid "$PID" --timeout 280 >"$WORK/jobs.out" ||
+  { echo "e2e: batchd jobs run failed or timed out" >&2; cat "$WORK/jobs.out" >&2; tail -n 20 "$WORK/server-jobs.log" >&2; }
+stop_server
+
+# -------------------------------------------------------------- 2. simulated nodes
+if [[ "${SKIP_SIM:-0}" != 1 ]]; then
+  start_server sim --no-local-node
+  echo "e2e: batchd scheduler, $SIM_NODES simulated nodes, $SIM_PODS pods on port $PORT ..." >&2
+  timeout 200 python3 "$HERE/e2e_jobs_client.py" sim --port "$PORT" --nodes "$SIM_NODES" \
+    --pods "$SIM_PODS" --conns "$CONNS" --server-pid "$PID" --timeout 150 >"$WORK/sim.out" ||
+    { echo "e2e: sim run failed or timed out" >&2; cat "$WORK/sim.out" >&2; tail -n 20 "$WORK/server-sim.log" >&2; }
+  stop_server
+fi
+
+# -------------------------------------------------------------- 3. Slurm
+if [[ "${SKIP_SLURM:-0}" != 1 ]]; then
+  SLURM_UP=1
+  echo "e2e: Slurm N=$N ..." >&2
+  timeout 330 bash "$HERE/slurm/run.sh" "$N" "$WORK/slurm.out" ||
+    echo "e2e: Slurm run failed or timed out" >&2
+fi
+
+# -------------------------------------------------------------- report
+val() { [[ -f "$WORK/$1.out" ]] && grep -E "^$2=" "$WORK/$1.out" | head -n 1 | cut -d= -f2 || true; }
+ratio() { python3 -c "import sys; a,b=sys.argv[1:]; print(f'{float(a)/float(b):.1f}x' if a and b and float(b)>0 else 'n/a')" "$1" "$2" 2>/dev/null || echo n/a; }
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")
+echo
+echo "batchd end-to-end benchmark — $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($cpu), $os, $(uname -r)"
+echo "command: bench/e2e_jobs_bench.sh $BUILD_DIR $N   (CONNS=$CONNS SIM_NODES=$SIM_NODES SIM_PODS=$SIM_PODS)"
+echo
+echo "| metric | value |"
+echo "|---|---|"
+row() { printf '| %s | %s |\n' "$1" "$2"; }
+row "batchd: Jobs (1 pod, \`true\`, local node), N" "$(val jobs jobs_n)"
+row "batchd: submit time (s), $CONNS keep-alive conns" "$(val jobs jobs_submit_s)"
+row "batchd: first submit → all Complete (s)" "$(val jobs jobs_e2e_s)"
+row "**batchd: jobs/s end to end**" "**$(val jobs jobs_per_s)**"
+row "batchd: submit→Complete latency p50 / p99 (ms)" "$(val jobs jobs_lat_p50_ms) / $(val jobs jobs_lat_p99_ms)"
+row "batchd: jobs Failed / not finished (timed out)" "$(val jobs jobs_failed) / $(val jobs jobs_timed_out)"
+row "batchd: server CPU per job (ms) / host CPU per job (ms)" "$(val jobs jobs_server_cpu_ms_per_item) / $(val jobs jobs_host_cpu_ms_per_item)"
+row "batchd: server RSS peak / end (MiB)" "$(val jobs jobs_server_rss_peak_mib) / $(val jobs jobs_server_rss_end_mib)"
+if [[ -f "$WORK/sim.out" ]]; then
+  row "sim: nodes created (s)" "$(val sim sim_nodes) in $(val sim sim_node_create_s)"
+  row "sim: pods submitted / submit pods/s" "$(val sim bind_n) / $(val sim bind_submit_per_s)"
+  row "**sim: pods bound/s (first submit → all bound)**" "**$(val sim bind_per_s)**"
+  row "sim: submit→bound latency p50 / p99 (ms)" "$(val sim bind_lat_p50_ms) / $(val sim bind_lat_p99_ms)"
+  row "sim: server RSS peak (MiB)" "$(val sim bind_server_rss_peak_mib)"
+fi
+if [[ -f "$WORK/slurm.out" ]]; then
+  row "Slurm: $(val slurm slurm_version), partition $(val slurm slurm_partition)" ""
+  row "**Slurm: $N × sbatch --wrap true, jobs/s end to end**" "**$(val slurm slurm_jobs_per_s)**"
+  row "Slurm: same, e2e (s) / submit (s)" "$(val slurm slurm_jobs_e2e_s) / $(val slurm slurm_jobs_submit_s)"
+  row "Slurm: $N-task array, jobs/s end to end" "$(val slurm slurm_array_per_s)"
+  row "**ratio batchd / Slurm (separate jobs)**" "**$(ratio "$(val jobs jobs_per_s)" "$(val slurm slurm_jobs_per_s)")**"
+  row "ratio batchd / Slurm (array)" "$(ratio "$(val jobs jobs_per_s)" "$(val slurm slurm_array_per_s)")"
+fi

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""End-to-end load client for a running batchd server (python3 stdlib only).
+
+  e2e_jobs_client.py jobs --port P --n N [--conns K] [--server-pid PID]
+      N one-pod Jobs running `true`; measures first submit -> all N Complete.
+  e2e_jobs_client.py sim --port P --nodes M --pods N [--conns K] [--server-pid PID]
+      M simulated Nodes (cpu 8, memory 32Gi, pods 110) then N pods with
+      batchd.io/sim-duration 1h; measures first pod submit -> all N bound.
+
+Submissions are POSTs over K keep-alive HTTP/1.1 connections (one thread each).
+Completion/binding is observed through one watch stream (labelSelector on a
+per-run label), started before the first submit; if the stream ends early the
+client re-lists and re-watches from the list's resourceVersion.
+Prints key=value lines (consumed by bench/e2e_jobs_bench.sh).
+"""
+import argparse, http.client, json, os, sys, threading, time
+
+TCK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_rss_mib(pid):
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def proc_cpu_s(pid):
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / TCK
+    except OSError:
+        return 0.0
+
+
+def host_cpu():
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return sum(f) / TCK, (f[3] + f[4]) / TCK
+
+
+class Sampler(threading.Thread):
+    """Peak RSS of the server, sampled every 0.1 s."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.stop_ev, self.peak = pid, threading.Event(), 0.0
+
+    def run(self):
+        while not self.stop_ev.is_set():
+            self.peak = max(self.peak, proc_rss_mib(self.pid))
+            time.sleep(0.1)
+
+
+def request(conn, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    hdrs = {"Content-Type": "application/json"} if data else {}
+    conn.request(method, path, body=data, headers=hdrs)
+    r = conn.getresponse()
+    return r.status, r.read()
+
+
+def post_all(port, path_fn, objs, conns, on_sent):
+    """POSTs objs over `conns` keep-alive connections; returns failures."""
+    failures, lock = [], threading.Lock()
+
+    def worker(part):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        for o in part:
+            on_sent(o["metadata"]["name"])
+            try:
+                st, body = request(c, "POST", path_fn(o), o)
+            except (OSError, http.client.HTTPException) as e:
+                c.close()
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                st, body = -1, str(e).encode()
+            if st not in (200, 201):
+                with lock:
+                    failures.append((o["metadata"]["name"], st, body[:200]))
+        c.close()
+
+    ts = [threading.Thread(target=worker, args=(objs[i::conns],)) for i in range(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return failures
+
+
+class Watcher(threading.Thread):
+    """Watches `path` (a collection URL with labelSelector); calls done_fn(obj)
+    for each object seen and records the first time it returns True."""
+
+    def __init__(self, port, path, done_fn, want):
+        super().__init__(daemon=True)
+        self.port, self.path, self.done_fn, self.want = port, path, done_fn, want
+        self.done_at, self.stop_ev, self.errors = {}, threading.Event(), 0
+        self.all_done = threading.Event()
+        self.rv = self._list()
+
+    def _see(self, obj):
+        name = obj["metadata"]["name"]
+        if name not in self.done_at and self.done_fn(obj):
+            self.done_at[name] = time.monotonic()
+            if len(self.done_at) >= self.want:
+                self.all_done.set()
+
+    def _list(self):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        st, body = request(c, "GET", self.path)
+        c.close()
+        if st != 200:
+            raise RuntimeError(f"list {self.path}: {st} {body[:200]}")
+        lst = json.loads(body)
+        for o in lst.get("items") or []:
+            self._see(o)
+        return lst["metadata"]["resourceVersion"]
+
+    def run(self):
+        while not self.stop_ev.is_set() and not self.all_done.is_set():
+            try:
+                self._stream()
+            except (OSError, http.client.HTTPException, ValueError):
+                self.errors += 1
+            if not self.all_done.is_set() and not self.stop_ev.is_set():
+                time.sleep(0.2)
+                self.rv = self._list()
+
+    def _stream(self):
+        sep = "&" if "?" in self.path else "?"
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        c.request("GET", f"{self.path}{sep}watch=true&resourceVersion={self.rv}"
+                  "&allowWatchBookmarks=false")
+        r = c.getresponse()
+        if r.status != 200:
+            raise ValueError(f"watch: {r.status}")
+        while not self.stop_ev.is_set() and not self.all_done.is_set():
+            line = r.readline()
+            if not line:
+                break
+            ev = json.loads(line)
+            if ev.get("type") == "ERROR":
+                break
+            obj = ev["object"]
+            self.rv = obj["metadata"].get("resourceVersion", self.rv)
+            if ev.get("type") in ("ADDED", "MODIFIED"):
+                self._see(obj)
+        c.close()
+
+
+def pct(xs, p):
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def job_complete(o):
+    for c in (o.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Complete" and c.get("status") == "True":
+            return True
+    return False
+
+
+def job_failed(o):
+    for c in (o.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Failed" and c.get("status") == "True":
+            return True
+    return False
+
+
+def run_measured(args, label, objs, path_fn, watch_path, done_fn):
+    """Submits objs, waits for all done; prints the figures."""
+    n = len(objs)
+    sent = {}
+    w = Watcher(args.port, watch_path, done_fn, n)
+    samp = Sampler(args.server_pid) if args.server_pid else None
+    c0 = proc_cpu_s(args.server_pid) if args.server_pid else 0.0
+    h0, i0 = host_cpu()
+    if samp:
+        samp.start()
+    w.start()
+    t0 = time.monotonic()
+    fails = post_all(args.port, path_fn, objs, args.conns,
+                     lambda name: sent.__setitem__(name, time.monotonic()))
+    t_sub = time.monotonic() - t0
+    ok = w.all_done.wait(timeout=max(1.0, args.timeout - t_sub))
+    t_end = (max(w.done_at.values()) if w.done_at else time.monotonic()) - t0
+    w.stop_ev.set()
+    h1, i1 = host_cpu()
+    lat = [w.done_at[k] - sent[k] for k in w.done_at if k in sent]
+    out = {
+        f"{label}_n": n,
+        f"{label}_conns": args.conns,
+        f"{label}_submit_failures": len(fails),
+        f"{label}_submit_s": round(t_sub, 3),
+        f"{label}_submit_per_s": round(n / t_sub, 1),
+        f"{label}_done": len(w.done_at),
+        f"{label}_timed_out": int(not ok),
+        f"{label}_e2e_s": round(t_end, 3),
+        f"{label}_per_s": round(len(w.done_at) / t_end, 1) if t_end > 0 else 0,
+        f"{label}_lat_p50_ms": round(1000 * pct(lat, 50), 1),
+        f"{label}_lat_p99_ms": round(1000 * pct(lat, 99), 1),
+        f"{label}_lat_max_ms": round(1000 * pct(lat, 100), 1),
+        f"{label}_watch_reconnects": w.errors,
+        f"{label}_host_cpu_busy_pct": round(100 * ((h1 - h0) - (i1 - i0)) / max(h1 - h0, 1e-9), 1),
+        f"{label}_host_cpu_ms_per_item": round(1000 * ((h1 - h0) - (i1 - i0)) / n, 2),
+    }
+    if samp:
+        samp.stop_ev.set()
+        samp.join()
+        out[f"{label}_server_cpu_s"] = round(proc_cpu_s(args.server_pid) - c0, 2)
+        out[f"{label}_server_cpu_ms_per_item"] = round(
+            1000 * (proc_cpu_s(args.server_pid) - c0) / n, 2)
+        out[f"{label}_server_rss_peak_mib"] = round(samp.peak, 1)
+        out[f"{label}_server_rss_end_mib"] = round(proc_rss_mib(args.server_pid), 1)
+    for k, v in out.items():
+        print(f"{k}={v}")
+    for name, st, body in fails[:5]:
+        print(f"# submit failure {name}: {st} {body!r}", file=sys.stderr)
+    sys.stdout.flush()
+    return ok and not fails
+
+
+def cmd_jobs(args):
+    run_id = f"e2e{int(time.time())}"
+    ns = args.namespace
+    objs = [{
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": f"{run_id}-{i:06d}", "labels": {"bench": run_id}},
+        "spec": {"backoffLimit": 0, "template": {"spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox", "command": ["true"]}]}}},
+    } for i in range(args.n)]
+    path = f"/apis/batch/v1/namespaces/{ns}/jobs"
+    failed = []
+
+    def done(o):
+        if job_failed(o):
+            failed.append(o["metadata"]["name"])
+            return True
+        return job_complete(o)
+    ok = run_measured(args, "jobs", objs, lambda o: path, f"{path}?labelSelector=bench%3D{run_id}", done)
+    print(f"jobs_failed={len(failed)}")
+    return 0 if ok and not failed else 1
+
+
+def cmd_sim(args):
+    run_id = f"sim{int(time.time())}"
+    nodes = [{
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": f"{run_id}-node-{i:05d}", "labels": {"bench": run_id},
+                     "annotations": {"batchd.io/simulated": "true"}},
+        "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                   "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    } for i in range(args.nodes)]
+    t0 = time.monotonic()
+    fails = post_all(args.port, lambda o: "/api/v1/nodes", nodes, args.conns, lambda n: None)
+    print(f"sim_nodes={args.nodes}")
+    print(f"sim_node_create_s={time.monotonic() - t0:.3f}")
+    if fails:
+        print(f"# node create failures: {fails[:3]}", file=sys.stderr)
+        return 1
+    time.sleep(args.settle)  # let the scheduler's node cache see every node
+    ns = args.namespace
+    pods = [{
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": f"{run_id}-pod-{i:06d}", "labels": {"bench": run_id},
+                     "annotations": {"batchd.io/sim-duration": "1h"}},
+        "spec": {"restartPolicy": "Never", "containers": [{
+            "name": "c", "image": "busybox", "command": ["true"],
+            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]},
+    } for i in range(args.pods)]
+    path = f"/api/v1/namespaces/{ns}/pods"
+    ok = run_measured(args, "bind", pods, lambda o: path,
+                      f"{path}?labelSelector=bench%3D{run_id}",
+                      lambda o: bool((o.get("spec") or {}).get("nodeName")))
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["jobs", "sim"])
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--nodes", type=int, default=1000)
+    ap.add_argument("--pods", type=int, default=5000)
+    ap.add_argument("--conns", type=int, default=8)
+    ap.add_argument("--namespace", default="default")
+    ap.add_argument("--server-pid", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=240)
+    ap.add_argument("--settle", type=float, default=1.0)
+    args = ap.parse_args()
+    return cmd_jobs(args) if args.mode == "jobs" else cmd_sim(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

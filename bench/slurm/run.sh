@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The Slurm side of bench/e2e_jobs_bench.sh, on this machine (as root):
+#   bench/slurm/run.sh N [OUT]
+# Brings up the single-host Slurm cluster with the shared anchor's setup.sh
+# (SLURM_ANCHOR, default /work/shared/anchors/slurm: Debian slurm-wlm 22.05,
+# slurmctld + the real node + NFAKE=32 emulated nodes, tuned scheduler), then
+# runs the anchor's bench.py twice: N separate `sbatch --wrap true` and one
+# N-task job array, each timed from the first submit until slurmctld has
+# logged N completions (jobcomp log; cheaper than polling sacct/squeue).
+# Writes key=value lines to OUT (default stdout).  Does not stop Slurm: run
+# bench/slurm/stop.sh (e2e_jobs_bench.sh does so on exit).
+set -euo pipefail
+N=${1:-1000}
+OUT=${2:-/dev/stdout}
+ANCHOR=${SLURM_ANCHOR:-/work/shared/anchors/slurm}
+PARTITION=${SLURM_PARTITION:-fake}
+[[ -f "$ANCHOR/setup.sh" ]] || { echo "slurm: $ANCHOR/setup.sh not found (set SLURM_ANCHOR)" >&2; exit 2; }
+[[ $(id -u) == 0 ]] || { echo "slurm: must run as root" >&2; exit 2; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/slurm-e2e.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+NFAKE=${NFAKE:-32} SCHED=${SCHED:-tuned} bash "$ANCHOR/setup.sh" >"$TMP/setup.log" 2>&1 ||
+  { cat "$TMP/setup.log" >&2; exit 1; }
+sleep 2
+cd "$TMP"  # sbatch's working directory (job output goes to /dev/null)
+python3 "$ANCHOR/bench/bench.py" jobs "$N" --partition "$PARTITION" --timeout 200 --out "$TMP/runs.jsonl" >/dev/null
+if [[ "${SLURM_ARRAY:-1}" == 1 ]]; then
+  python3 "$ANCHOR/bench/bench.py" array "$N" --partition "$PARTITION" --timeout 100 --out "$TMP/runs.jsonl" >/dev/null
+fi
+python3 - "$TMP/runs.jsonl" "$PARTITION" "$(slurmctld -V)" >"$OUT" <<'PY'
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith("{")]
+print(f"slurm_version={sys.argv[3]}")
+print(f"slurm_partition={sys.argv[2]} ({runs[0]['nodes']} nodes)")
+for r in runs:
+    k = "slurm_jobs" if r["bench"] == "jobs" else "slurm_array"
+    print(f"{k}_n={r['n']}")
+    print(f"{k}_completed={r['completed']}")
+    print(f"{k}_timed_out={int(r['timed_out'])}")
+    print(f"{k}_submit_s={r['submit_s']}")
+    print(f"{k}_e2e_s={r['e2e_s']}")
+    print(f"{k}_per_s={r['e2e_jobs_per_s']}")
+    print(f"{k}_host_cpu_ms_per_job={r['host_cpu_ms_per_job']}")
+    print(f"{k}_ctld_rss_mb_peak={r['ctld_rss_mb_peak']}")
+PY
