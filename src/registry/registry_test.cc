@@ -188,6 +188,31 @@ TEST_F(RegistryTest, DeleteWithFinalizersIsGraceful) {
   EXPECT_FALSE(reg_->Get(*jobs_, "default", "a").ok());
 }
 
+TEST_F(RegistryTest, DeletedEventCarriesTheFinalState) {
+  MustCreate(MakeJob("a").Finalizer("example.com/hold").Obj());
+  DeleteOptions bg;
+  bg.propagation_policy = "Background";
+  ASSERT_TRUE(reg_->Delete(*jobs_, "default", "a", bg).ok());
+  ListOptions from_now;
+  from_now.resource_version = std::to_string(reg_->cache().Revision());
+  auto w = reg_->Watch(*jobs_, "default", from_now);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(reg_->Patch(*jobs_, "default", "a", PatchType::kMerge,
+                          Json::parse(R"({"metadata":{"finalizers":null}})"), false, {})
+                  .ok());
+  Watcher::Event ev;
+  std::string last_type;
+  Json last;
+  while ((*w)->Next(&ev, absl::Milliseconds(50))) {
+    last_type = ev.type;
+    last = ev.object->Decode();
+  }
+  EXPECT_EQ(last_type, "DELETED");
+  EXPECT_FALSE(last["metadata"].contains("finalizers") &&
+               !last["metadata"]["finalizers"].empty())
+      << last.dump();
+}
+
 TEST_F(RegistryTest, DeletePreconditionsAndPolicies) {
   MustCreate(MakeJob("a").Obj());
   DeleteOptions wrong_uid;

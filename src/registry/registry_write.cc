@@ -283,7 +283,15 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
                           m["deletionGracePeriodSeconds"].is_number() &&
                           m["deletionGracePeriodSeconds"].get<int64_t>() > 0;
   if (deleting && no_finalizers && !graceful_pending) {
-    auto kv = store_.Delete(current->key, current->revision);
+    // Write the final state first so watchers' DELETED event carries it
+    // (without the finalizer that was just removed), then delete.
+    auto written = store_.Update(current->key, obj.dump(), current->revision);
+    if (!written.ok()) {
+      if (written.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
+      if (written.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
+      return Internal(std::string(written.status().message()));
+    }
+    auto kv = store_.Delete(current->key, written->mod_revision);
     if (!kv.ok()) {
       if (kv.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
       if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);

@@ -122,7 +122,10 @@ def verify(port, outs):
     lost = sorted(n for n in acked if n not in stored)
     if lost:
         sys.exit(f"verify: {len(lost)} acknowledged creates lost after kill -9, e.g. {lost[:5]}")
-    changed = sorted(n for n in acked if stored[n] != acked[n])
+    # The same object (uid) must be there; controllers may have updated it
+    # since, so its resourceVersion may only have grown.
+    changed = sorted(n for n in acked
+                     if stored[n]["uid"] != acked[n]["uid"] or stored[n]["rv"] < acked[n]["rv"])
     if changed:
         n = changed[0]
         sys.exit(f"verify: {len(changed)} objects differ after restart, e.g. {n}: "
