@@ -86,6 +86,18 @@ fi
 
 passed=0
 failed=0
+skipped=0
+# Tests listed in test/e2e/KNOWN_FAILING ("name: reason", for an open issue)
+# are skipped in the default run and reported as SKIP with their reason; they
+# run when E2E_FILTER names them or E2E_RUN_KNOWN_FAILING=1.
+known_failing() {  # known_failing NAME -> prints the reason, status 0 when listed
+  [[ -n "${E2E_FILTER:-}" || "${E2E_RUN_KNOWN_FAILING:-}" == 1 ]] && return 1
+  [[ -f "$HERE/KNOWN_FAILING" ]] || return 1
+  local line
+  line=$(grep -E "^$1:" "$HERE/KNOWN_FAILING" | head -n 1) || return 1
+  [[ -n "$line" ]] || return 1
+  echo "${line#*: }"
+}
 report() {  # report NAME RC LOG REASON_FILE
   if [[ $2 == 0 ]]; then
     echo "PASS $1"
@@ -150,6 +162,11 @@ for script in "$HERE"/jobs/test_*.sh; do
   name=$(basename "$script" .sh)
   name="jobs/${name#test_}"
   [[ -z "${E2E_FILTER:-}" || "$name" =~ $E2E_FILTER ]] || continue
+  if why=$(known_failing "$name"); then
+    echo "SKIP $name: known failing: $why"
+    skipped=$((skipped + 1))
+    continue
+  fi
   jobs_tests+=("$script")
 done
 if ((${#jobs_tests[@]} > 0)); then
@@ -191,5 +208,5 @@ if ((${#jobs_tests[@]} > 0)); then
   JOBS_PID=""
 fi
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
