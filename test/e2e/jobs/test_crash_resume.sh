@@ -84,7 +84,8 @@ expect_eq "$phases" "Succeeded " "pod phases"
 present=$(k get pods -n "$NS" -l job-name=crash --no-headers | wc -l)
 deleted=$(k get events -n "$NS" --field-selector reason=SuccessfulDelete -o jsonpath='{range .items[*]}{.count}{"\n"}{end}' | awk '{s+=$1} END {print s+0}')
 ((present <= 200)) || fail "more than 200 Succeeded pods: $present"
-((present + deleted >= 200)) || fail "succeeded=200 but only $present Succeeded pods remain and the controller deleted $deleted: a pod was counted twice"
+created=$(k get events -n "$NS" --field-selector reason=SuccessfulCreate -o jsonpath='{range .items[*]}{.count}{"\n"}{end}' | awk '{s+=$1} END {print s+0}')
+((present + deleted >= 200)) || fail "succeeded=$(jp job crash '{.status.succeeded}') but only $present Succeeded pods remain and the controller deleted $deleted (created $created): a pod was counted twice"
 echo "pods: $present Succeeded present, $deleted deleted by the controller"
 none_left() { [[ -z $(leftovers) ]]; }
 poll 30 none_left || fail "processes of the run left after completion: $(leftovers | xargs -r ps -o pid=,args= -p | head -c 300)"
