@@ -100,6 +100,12 @@ void JobReconciler::Wire(Controller& controller) {
 absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
   const size_t slash = key.find('/');
   if (slash == std::string::npos) return Result::Done();
+  // Read the in-flight finalizer removals BEFORE snapshotting the pods: the
+  // pod handler updates the index before it clears an expectation, so a
+  // removal missing here is already visible in the snapshot. Read after the
+  // snapshot, an expectation cleared in between would make a stale pod copy
+  // (finalizer still on) look uncounted and count it a second time.
+  std::set<std::string> in_flight_removals = expectations_.PendingFinalizerRemovals(key);
   client::ObjectRef job_ref = jobs_.Get(key.substr(0, slash), key.substr(slash + 1));
   std::vector<client::ObjectRef> pods = index_.For(key);
   const std::string uid = job_ref ? api::meta::GetUid(*job_ref) : "";
@@ -108,6 +114,7 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
   const bool finished = job_ref && api::batch_v1::IsJobFinished(*job_ref);
   std::vector<const Json*> release;
   SyncCtx c;
+  c.expected_rm_finalizers = std::move(in_flight_removals);
   for (const auto& p : pods) {
     bool owned = !uid.empty() && api::meta::IsControlledBy(*p, uid);
     if (owned && !finished) {

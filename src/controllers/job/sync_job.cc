@@ -107,7 +107,11 @@ void JobReconciler::CountPods(SyncCtx& c) {
   const Json& uncounted = At(c.job, {"status", "uncountedTerminatedPods"});
   c.uncounted_succeeded = StringSet(At(uncounted, {"succeeded"}));
   c.uncounted_failed = StringSet(At(uncounted, {"failed"}));
-  c.expected_rm_finalizers = expectations_.PendingFinalizerRemovals(c.key);
+  // Keep the removals read before the pod snapshot (see Reconcile) and add
+  // any issued since.
+  for (const std::string& uid : expectations_.PendingFinalizerRemovals(c.key)) {
+    c.expected_rm_finalizers.insert(uid);
+  }
   c.succeeded = static_cast<int>(IntAt(c.job, {"status", "succeeded"}, 0)) +
                 static_cast<int>(c.uncounted_succeeded.size());
   c.failed = static_cast<int>(IntAt(c.job, {"status", "failed"}, 0)) +
