@@ -106,6 +106,9 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
   // snapshot, an expectation cleared in between would make a stale pod copy
   // (finalizer still on) look uncounted and count it a second time.
   std::set<std::string> in_flight_removals = expectations_.PendingFinalizerRemovals(key);
+  // The same holds for pod creations and deletions: only expectations met
+  // before the snapshot guarantee the snapshot shows those pods.
+  const bool satisfied_before = expectations_.Satisfied(key, ctx_.clock.Now());
   client::ObjectRef job_ref = jobs_.Get(key.substr(0, slash), key.substr(slash + 1));
   std::vector<client::ObjectRef> pods = index_.For(key);
   const std::string uid = job_ref ? api::meta::GetUid(*job_ref) : "";
@@ -115,6 +118,7 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
   std::vector<const Json*> release;
   SyncCtx c;
   c.expected_rm_finalizers = std::move(in_flight_removals);
+  c.expectations_satisfied = satisfied_before;
   for (const auto& p : pods) {
     bool owned = !uid.empty() && api::meta::IsControlledBy(*p, uid);
     if (owned && !finished) {

@@ -40,6 +40,8 @@ struct SyncCtx {
   int failed = 0;
   std::set<std::string> uncounted_succeeded, uncounted_failed;
   std::set<std::string> expected_rm_finalizers;
+  // Creation/deletion expectations were met before the pods were snapshotted.
+  bool expectations_satisfied = false;
   std::optional<Condition> finished;
   bool indexed = false;
   bool per_index = false;

@@ -266,7 +266,7 @@ absl::StatusOr<Result> JobReconciler::SyncJob(SyncCtx& c) {
   CountPods(c);
   DecideFailure(c);
   if (c.indexed) DecideIndexed(c);
-  const bool satisfied = expectations_.Satisfied(c.key, c.now);
+  const bool satisfied = c.expectations_satisfied && expectations_.Satisfied(c.key, c.now);
   const bool job_deleting = api::meta::IsBeingDeleted(c.job);
   int active = static_cast<int>(c.active.size());
   absl::Status manage_err;
