@@ -287,23 +287,42 @@ TEST_F(RegistryTest, WatchFromRevisionAndSelectorTransitions) {
 TEST_F(RegistryTest, NamespaceDeletionRemovesContents) {
   ASSERT_TRUE(reg_->Create(*namespaces_, "", MakeNamespace("team"), {}).ok());
   MustCreate(MakeJob("a", "team").Obj(), "team");
+  // A finalizer holds "held" (and so the namespace) until it is removed.
+  MustCreate(MakeJob("held", "team").Finalizer("example.com/hold").Obj(), "team");
+  ListOptions w;
+  w.field_selector = "metadata.name=team";
+  auto watch = reg_->Watch(*namespaces_, "", w);
+  ASSERT_TRUE(watch.ok());
   DeleteOptions opts;
   auto d = reg_->Delete(*namespaces_, "", "team", opts);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->object["status"]["phase"], "Terminating");
   auto blocked = reg_->Create(*jobs_, "team", MakeJob("b", "team").Obj(), {});
   EXPECT_EQ(Reason(blocked.status()), "Forbidden");
-  // The namespace worker runs on its own thread; wait for it without sleeping
-  // on the clock by watching for the namespace's DELETED event.
-  ListOptions w;
-  w.field_selector = "metadata.name=team";
-  auto watch = reg_->Watch(*namespaces_, "", w);
-  ASSERT_TRUE(watch.ok());
-  bool gone = false;
+  // The namespace worker (its own thread) deletes "a" and marks "held".
+  ListOptions jw;
+  jw.field_selector = "metadata.name=held";
+  auto held_watch = reg_->Watch(*jobs_, "team", jw);
+  ASSERT_TRUE(held_watch.ok());
   Watcher::Event ev;
-  while (!gone && (*watch)->Next(&ev, absl::Seconds(10))) gone = ev.type == "DELETED";
-  EXPECT_TRUE(gone || !reg_->Get(*namespaces_, "", "team").ok());
+  bool marked = false;
+  while (!marked && (*held_watch)->Next(&ev, absl::Seconds(10))) {
+    marked = ev.object->Decode()["metadata"].contains("deletionTimestamp");
+  }
+  ASSERT_TRUE(marked);
   EXPECT_FALSE(reg_->Get(*jobs_, "team", "a").ok());
+  EXPECT_TRUE(reg_->Get(*namespaces_, "", "team").ok());  // Still held.
+  ASSERT_TRUE(reg_->Patch(*jobs_, "team", "held", PatchType::kMerge,
+                          Json::parse(R"({"metadata":{"finalizers":null}})"), false, {})
+                  .ok());
+  // The worker retries on the injected clock; advancing it lets it finish.
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    clock_.Advance(absl::Seconds(1));
+    while (!gone && (*watch)->Next(&ev, absl::Milliseconds(100))) gone = ev.type == "DELETED";
+  }
+  EXPECT_TRUE(gone);
+  EXPECT_FALSE(reg_->Get(*namespaces_, "", "team").ok());
   EXPECT_EQ(Reason(reg_->Delete(*namespaces_, "", "default", opts).status()), "Forbidden");
 }
 
