@@ -2,32 +2,13 @@
 // descriptions are short summaries written for batchd.
 #include "api/batch/v1/batch_v1.h"
 #include "api/core/v1/core_v1.h"
+#include "api/core/v1/kind_helpers.h"
 
 namespace batchd::api::batch_v1 {
 namespace {
 
-SchemaBuilder TopLevel(std::string ref, std::string doc) {
-  return Object(std::move(ref), std::move(doc))
-      .Field("apiVersion", Str("Versioned schema of this representation of an object."))
-      .Field("kind", Str("REST resource this object represents."))
-      .Field("metadata", core_v1::ObjectMetaSchema());
-}
-
-SchemaPtr ObjectReferenceSchema() {
-  static const SchemaPtr s =
-      Object("io.k8s.api.core.v1.ObjectReference",
-             "ObjectReference contains enough information to inspect or modify the referred "
-             "object.")
-          .Field("apiVersion", Str("API version of the referent."))
-          .Field("fieldPath", Str("A piece of an object instead of the whole object."))
-          .Field("kind", Str("Kind of the referent."))
-          .Field("name", Str("Name of the referent."))
-          .Field("namespace", Str("Namespace of the referent."))
-          .Field("resourceVersion", Str("Specific resourceVersion of the referent."))
-          .Field("uid", Str("UID of the referent."))
-          .Build();
-  return s;
-}
+using core_v1::ObjectReferenceSchema;
+using core_v1::TopLevel;
 
 SchemaPtr PodFailurePolicySchema() {
   static const SchemaPtr s = [] {
