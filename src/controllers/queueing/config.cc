@@ -1,0 +1,302 @@
+#include "controllers/queueing/config.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/codec/codec.h"
+#include "api/field_error.h"
+#include "common/status_macros.h"
+
+namespace batchd::controllers::queueing {
+namespace {
+
+using api::Json;
+using api::Path;
+
+constexpr char kGroupPrefix[] = "config.kueue.x-k8s.io/";
+
+absl::Status Error(const api::FieldError& e) {
+  return absl::InvalidArgumentError(absl::StrCat("invalid queueing configuration: ", e.Message()));
+}
+
+// Fields of Kueue's Configuration that batchd accepts but does not act on.
+const std::set<std::string>& IgnoredTopLevel() {
+  static const auto* s = new std::set<std::string>{
+      "namespace",         "webhook",           "leaderElection",
+      "metrics",           "health",            "pprofBindAddress",
+      "controller",        "tls",               "managedJobsNamespaceSelector",
+      "internalCertManagement", "clientConnection", "multiKueue",
+      "admissionFairSharing", "resources",      "objectRetentionPolicies",
+      "queueVisibility"};
+  return *s;
+}
+
+absl::Status CheckKeys(const Json& obj, const Path& path, const std::set<std::string>& known) {
+  for (const auto& [k, v] : obj.items()) {
+    if (!known.count(k)) {
+      return Error(api::Invalid(path.Child(k), Json(k), "unknown field"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const Json*> Object(const Json& parent, const char* key, const Path& path) {
+  if (!parent.contains(key) || parent[key].is_null()) return nullptr;
+  const Json& v = parent[key];
+  if (!v.is_object()) return Error(api::Invalid(path, v, "must be an object"));
+  return &v;
+}
+
+absl::StatusOr<std::optional<bool>> Bool(const Json& obj, const char* key, const Path& path) {
+  if (!obj.contains(key) || obj[key].is_null()) return std::optional<bool>();
+  if (!obj[key].is_boolean()) return Error(api::Invalid(path, obj[key], "must be a boolean"));
+  return std::optional<bool>(obj[key].get<bool>());
+}
+
+absl::StatusOr<std::optional<int32_t>> Int32(const Json& obj, const char* key, const Path& path) {
+  if (!obj.contains(key) || obj[key].is_null()) return std::optional<int32_t>();
+  const Json& v = obj[key];
+  if (!v.is_number_integer()) return Error(api::Invalid(path, v, "must be an integer"));
+  int64_t i = v.get<int64_t>();
+  if (i < 0) return Error(api::Invalid(path, v, "must be greater than or equal to 0"));
+  if (i > std::numeric_limits<int32_t>::max()) {
+    return Error(api::Invalid(path, v, "must fit a 32-bit integer"));
+  }
+  return std::optional<int32_t>(static_cast<int32_t>(i));
+}
+
+// A metav1.Duration: a Go duration string ("5m", "1h30m", "90s").
+absl::StatusOr<std::optional<absl::Duration>> Duration(const Json& obj, const char* key,
+                                                       const Path& path) {
+  if (!obj.contains(key) || obj[key].is_null()) return std::optional<absl::Duration>();
+  const Json& v = obj[key];
+  absl::Duration d;
+  if (!v.is_string() || !absl::ParseDuration(v.get<std::string>(), &d) ||
+      d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
+    return Error(api::Invalid(path, v, "must be a duration such as \"5m\" or \"1h30m\""));
+  }
+  if (d < absl::ZeroDuration()) {
+    return Error(api::Invalid(path, v, "must be greater than or equal to 0"));
+  }
+  return std::optional<absl::Duration>(d);
+}
+
+absl::Status ParseRequeuing(const Json& rs, const Path& path, RequeuingStrategy* out) {
+  BATCHD_RETURN_IF_ERROR(CheckKeys(
+      rs, path,
+      {"timestamp", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"}));
+  if (rs.contains("timestamp") && !rs["timestamp"].is_null()) {
+    const Json& t = rs["timestamp"];
+    std::string s = t.is_string() ? t.get<std::string>() : "";
+    if (s == "Eviction") {
+      out->timestamp = RequeuingTimestamp::kEviction;
+    } else if (s == "Creation") {
+      out->timestamp = RequeuingTimestamp::kCreation;
+    } else {
+      return Error(api::NotSupported(path.Child("timestamp"), t, {"Creation", "Eviction"}));
+    }
+  }
+  BATCHD_ASSIGN_OR_RETURN(auto limit,
+                          Int32(rs, "backoffLimitCount", path.Child("backoffLimitCount")));
+  BATCHD_ASSIGN_OR_RETURN(auto base,
+                          Int32(rs, "backoffBaseSeconds", path.Child("backoffBaseSeconds")));
+  BATCHD_ASSIGN_OR_RETURN(auto max, Int32(rs, "backoffMaxSeconds", path.Child("backoffMaxSeconds")));
+  out->backoff_limit_count = limit;
+  // Kueue defaults zero as well as absence (cmp.Or).
+  if (base && *base > 0) out->backoff_base_seconds = *base;
+  if (max && *max > 0) out->backoff_max_seconds = *max;
+  return absl::OkStatus();
+}
+
+absl::Status ParseWaitForPodsReady(const Json* w, bool v1beta1, bool gate_disabled,
+                                   WaitForPodsReadyConfig* out) {
+  const Path path("waitForPodsReady");
+  if (v1beta1) {
+    out->timeout = absl::Minutes(5);
+    out->enable = false;
+  } else {
+    out->enable = !gate_disabled;
+  }
+  if (w == nullptr) {
+    if (!v1beta1) out->recovery_timeout = out->timeout;
+    return absl::OkStatus();
+  }
+  std::set<std::string> known = {"timeout", "blockAdmission", "requeuingStrategy",
+                                 "recoveryTimeout", "maxTimeoutOnWorkload"};
+  if (v1beta1) known.insert("enable");
+  BATCHD_RETURN_IF_ERROR(CheckKeys(*w, path, known));
+  if (v1beta1) {
+    BATCHD_ASSIGN_OR_RETURN(auto enable, Bool(*w, "enable", path.Child("enable")));
+    out->enable = enable.value_or(false);
+  }
+  BATCHD_ASSIGN_OR_RETURN(auto timeout, Duration(*w, "timeout", path.Child("timeout")));
+  if (timeout && (v1beta1 || *timeout > absl::ZeroDuration())) out->timeout = *timeout;
+  BATCHD_ASSIGN_OR_RETURN(auto block, Bool(*w, "blockAdmission", path.Child("blockAdmission")));
+  out->block_admission = block.value_or(v1beta1 ? out->enable : false);
+  BATCHD_ASSIGN_OR_RETURN(auto recovery,
+                          Duration(*w, "recoveryTimeout", path.Child("recoveryTimeout")));
+  out->recovery_timeout = recovery;
+  if (!recovery && !v1beta1) out->recovery_timeout = out->timeout;
+  BATCHD_ASSIGN_OR_RETURN(const Json* rs,
+                          Object(*w, "requeuingStrategy", path.Child("requeuingStrategy")));
+  if (rs != nullptr) {
+    BATCHD_RETURN_IF_ERROR(ParseRequeuing(*rs, path.Child("requeuingStrategy"), &out->requeuing));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseFairSharing(const Json* fs, bool v1beta1, FairSharingConfig* out) {
+  const Path path("fairSharing");
+  if (fs == nullptr) return absl::OkStatus();
+  std::set<std::string> known = {"preemptionStrategies"};
+  if (v1beta1) known.insert("enable");
+  BATCHD_RETURN_IF_ERROR(CheckKeys(*fs, path, known));
+  if (v1beta1) {
+    BATCHD_ASSIGN_OR_RETURN(auto enable, Bool(*fs, "enable", path.Child("enable")));
+    out->enable = enable.value_or(false);
+  } else {
+    out->enable = true;
+  }
+  if (!fs->contains("preemptionStrategies") || (*fs)["preemptionStrategies"].is_null()) {
+    return absl::OkStatus();
+  }
+  const Path sp = path.Child("preemptionStrategies");
+  const Json& list = (*fs)["preemptionStrategies"];
+  if (!list.is_array()) return Error(api::Invalid(sp, list, "must be a list"));
+  if (list.empty()) return absl::OkStatus();  // Defaulted like an absent list.
+  std::vector<FairSharingStrategy> strategies;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string s = list[i].is_string() ? list[i].get<std::string>() : "";
+    if (s == "LessThanOrEqualToFinalShare") {
+      strategies.push_back(FairSharingStrategy::kLessThanOrEqualToFinalShare);
+    } else if (s == "LessThanInitialShare") {
+      strategies.push_back(FairSharingStrategy::kLessThanInitialShare);
+    } else {
+      return Error(api::NotSupported(sp.Index(i), list[i],
+                                     {"LessThanInitialShare", "LessThanOrEqualToFinalShare"}));
+    }
+    names.push_back(s);
+  }
+  // Kueue accepts exactly these three sequences.
+  const std::vector<std::vector<std::string>> allowed = {
+      {"LessThanOrEqualToFinalShare"},
+      {"LessThanInitialShare"},
+      {"LessThanOrEqualToFinalShare", "LessThanInitialShare"}};
+  if (std::find(allowed.begin(), allowed.end(), names) == allowed.end()) {
+    return Error(api::Invalid(sp, list,
+                              "must be one of [LessThanOrEqualToFinalShare], "
+                              "[LessThanInitialShare] or "
+                              "[LessThanOrEqualToFinalShare, LessThanInitialShare]"));
+  }
+  out->preemption_strategies = std::move(strategies);
+  return absl::OkStatus();
+}
+
+absl::Status ParseIntegrations(const Json* in, QueueingConfig* out) {
+  const Path path("integrations");
+  if (in == nullptr) return absl::OkStatus();
+  BATCHD_RETURN_IF_ERROR(
+      CheckKeys(*in, path, {"frameworks", "externalFrameworks", "labelKeysToCopy", "podOptions"}));
+  if (!in->contains("frameworks") || (*in)["frameworks"].is_null()) return absl::OkStatus();
+  const Json& fw = (*in)["frameworks"];
+  const Path fp = path.Child("frameworks");
+  if (!fw.is_array()) return Error(api::Invalid(fp, fw, "must be a list"));
+  if (fw.empty()) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (size_t i = 0; i < fw.size(); ++i) {
+    if (!fw[i].is_string() || fw[i].get<std::string>().empty()) {
+      return Error(api::Invalid(fp.Index(i), fw[i], "must be a framework name"));
+    }
+    std::string n = fw[i].get<std::string>();
+    if (std::find(names.begin(), names.end(), n) != names.end()) {
+      return Error(api::Duplicate(fp.Index(i), fw[i]));
+    }
+    names.push_back(std::move(n));
+  }
+  out->frameworks = std::move(names);
+  return absl::OkStatus();
+}
+
+absl::Status ParseFeatureGates(const Json* fg, QueueingConfig* out) {
+  if (fg == nullptr) return absl::OkStatus();
+  for (const auto& [k, v] : fg->items()) {
+    if (!v.is_boolean()) {
+      return Error(api::Invalid(Path("featureGates").Child(k), v, "must be a boolean"));
+    }
+    out->feature_gates[k] = v.get<bool>();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTypeMeta(const Json& doc, bool* v1beta1) {
+  const Json& av = doc.contains("apiVersion") ? doc["apiVersion"] : Json();
+  std::string api_version = av.is_string() ? av.get<std::string>() : "";
+  if (api_version.empty()) return Error(api::Required(Path("apiVersion")));
+  if (api_version != absl::StrCat(kGroupPrefix, "v1beta1") &&
+      api_version != absl::StrCat(kGroupPrefix, "v1beta2")) {
+    return Error(api::NotSupported(
+        Path("apiVersion"), av,
+        {"config.kueue.x-k8s.io/v1beta1", "config.kueue.x-k8s.io/v1beta2"}));
+  }
+  *v1beta1 = api_version == absl::StrCat(kGroupPrefix, "v1beta1");
+  const Json& kind = doc.contains("kind") ? doc["kind"] : Json();
+  if (!kind.is_string() || kind.get<std::string>() != "Configuration") {
+    return Error(api::NotSupported(Path("kind"), kind, {"Configuration"}));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string_view FairSharingStrategyName(FairSharingStrategy s) {
+  return s == FairSharingStrategy::kLessThanInitialShare ? "LessThanInitialShare"
+                                                         : "LessThanOrEqualToFinalShare";
+}
+
+absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
+  auto parsed = api::ParseYaml(yaml);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid queueing configuration: ", std::string(parsed.status().message())));
+  }
+  const Json& doc = *parsed;
+  if (!doc.is_object()) {
+    return absl::InvalidArgumentError(
+        "invalid queueing configuration: expected a Configuration object");
+  }
+  bool v1beta1 = false;
+  BATCHD_RETURN_IF_ERROR(CheckTypeMeta(doc, &v1beta1));
+  for (const auto& [k, v] : doc.items()) {
+    static const std::set<std::string> handled = {
+        "apiVersion",   "kind",        "waitForPodsReady", "fairSharing",
+        "integrations", "featureGates", "manageJobsWithoutQueueName"};
+    if (!handled.count(k) && !IgnoredTopLevel().count(k)) {
+      return Error(api::Invalid(Path(k), Json(k), "unknown field"));
+    }
+  }
+  QueueingConfig cfg;
+  cfg.api_version = doc["apiVersion"].get<std::string>();
+  BATCHD_ASSIGN_OR_RETURN(const Json* fg, Object(doc, "featureGates", Path("featureGates")));
+  BATCHD_RETURN_IF_ERROR(ParseFeatureGates(fg, &cfg));
+  BATCHD_ASSIGN_OR_RETURN(auto manage, Bool(doc, "manageJobsWithoutQueueName",
+                                            Path("manageJobsWithoutQueueName")));
+  cfg.manage_jobs_without_queue_name = manage.value_or(false);
+  BATCHD_ASSIGN_OR_RETURN(const Json* w,
+                          Object(doc, "waitForPodsReady", Path("waitForPodsReady")));
+  auto gate = cfg.feature_gates.find("DisableWaitForPodsReady");
+  bool gate_disabled = gate != cfg.feature_gates.end() && gate->second;
+  BATCHD_RETURN_IF_ERROR(ParseWaitForPodsReady(w, v1beta1, gate_disabled, &cfg.wait_for_pods_ready));
+  BATCHD_ASSIGN_OR_RETURN(const Json* fs, Object(doc, "fairSharing", Path("fairSharing")));
+  BATCHD_RETURN_IF_ERROR(ParseFairSharing(fs, v1beta1, &cfg.fair_sharing));
+  BATCHD_ASSIGN_OR_RETURN(const Json* in, Object(doc, "integrations", Path("integrations")));
+  BATCHD_RETURN_IF_ERROR(ParseIntegrations(in, &cfg));
+  return cfg;
+}
+
+}  // namespace batchd::controllers::queueing

@@ -1,0 +1,80 @@
+// QueueingConfig: the fields of Kueue's Configuration file
+// (`apiVersion: config.kueue.x-k8s.io/v1beta1|v1beta2`, `kind: Configuration`)
+// that batchd applies — waitForPodsReady (with its requeuing strategy),
+// fairSharing, manageJobsWithoutQueueName, integrations.frameworks and
+// featureGates — parsed with Kueue's defaults for each version. Other fields
+// Kueue knows (webhook, metrics, leaderElection, ...) are accepted and
+// ignored; fields Kueue does not know are rejected, as Kueue's strict decoder
+// does. `QueueingConfig{}` is what `batchd server` runs without `--config`:
+// waitForPodsReady and fair sharing off.
+//
+// Thread-safety: plain value types and a pure parse function.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace batchd::controllers::queueing {
+
+enum class RequeuingTimestamp { kEviction, kCreation };
+
+struct RequeuingStrategy {
+  RequeuingTimestamp timestamp = RequeuingTimestamp::kEviction;
+  // Requeues before the workload is deactivated; nullopt = unlimited.
+  std::optional<int32_t> backoff_limit_count;
+  int32_t backoff_base_seconds = 60;
+  int32_t backoff_max_seconds = 3600;
+};
+
+struct WaitForPodsReadyConfig {
+  bool enable = false;
+  absl::Duration timeout = absl::Minutes(30);
+  bool block_admission = false;
+  // Measured from the last PodsReady=False after the workload ran; nullopt
+  // or zero disables it.
+  std::optional<absl::Duration> recovery_timeout;
+  RequeuingStrategy requeuing;
+};
+
+enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+
+struct FairSharingConfig {
+  bool enable = false;
+  std::vector<FairSharingStrategy> preemption_strategies = {
+      FairSharingStrategy::kLessThanOrEqualToFinalShare,
+      FairSharingStrategy::kLessThanInitialShare};
+};
+
+struct QueueingConfig {
+  std::string api_version;  // As written; "" for the built-in default.
+  WaitForPodsReadyConfig wait_for_pods_ready;
+  FairSharingConfig fair_sharing;
+  bool manage_jobs_without_queue_name = false;
+  std::vector<std::string> frameworks = {"batch/job"};
+  std::map<std::string, bool> feature_gates;
+};
+
+// Parses one YAML (or JSON) document. Defaults per version:
+//   v1beta2: waitForPodsReady is on unless featureGates.DisableWaitForPodsReady
+//            (timeout 30m, blockAdmission false, recoveryTimeout = timeout);
+//            a `fairSharing` block enables fair sharing.
+//   v1beta1: waitForPodsReady only with `enable: true` (timeout 5m,
+//            blockAdmission defaults to enable, no recoveryTimeout);
+//            fairSharing needs `enable: true`.
+//   both:    requeuing timestamp Eviction, backoff base 60s, max 3600s,
+//            unlimited count; frameworks ["batch/job"].
+// Errors are InvalidArgument naming the field, e.g.
+//   "invalid queueing configuration: waitForPodsReady.timeout: Invalid value: \"5x\": ..."
+absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml);
+
+// "LessThanOrEqualToFinalShare" / "LessThanInitialShare".
+std::string_view FairSharingStrategyName(FairSharingStrategy s);
+
+}  // namespace batchd::controllers::queueing
