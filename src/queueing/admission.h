@@ -1,0 +1,84 @@
+// AdmissionCore: Kueue's admission algorithm as a pure, single-threaded
+// library. It owns the quota tree (ClusterQueues, Cohorts, ResourceFlavors),
+// the pending queues (one ordered heap + inadmissible set per ClusterQueue)
+// and the usage of admitted workloads; `RunCycle` returns decisions and
+// counts admitted workloads' usage at once ("assumed"). It does no I/O and
+// never reads a clock: the caller passes `now`.
+//
+// Unlike Kueue, one cycle admits as many workloads per ClusterQueue as fit
+// (StrictFIFO still blocks behind its head; BestEffortFIFO skips).
+//
+// Thread-safety: none; the caller serializes all calls (one controller thread).
+// Ownership: takes copies of every struct passed in.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "queueing/types.h"
+
+namespace batchd::queueing {
+
+namespace internal {
+class CoreState;
+}
+
+class AdmissionCore {
+ public:
+  explicit AdmissionCore(Options opts = {});
+  ~AdmissionCore();
+  AdmissionCore(const AdmissionCore&) = delete;
+  AdmissionCore& operator=(const AdmissionCore&) = delete;
+
+  // Configuration. Changes move inadmissible workloads back to their heaps.
+  void UpsertResourceFlavor(ResourceFlavor flavor);
+  void DeleteResourceFlavor(std::string_view name);
+  void UpsertClusterQueue(ClusterQueue cq);
+  void DeleteClusterQueue(std::string_view name);
+  void UpsertCohort(Cohort cohort);
+  void DeleteCohort(std::string_view name);
+  // Optional: LocalQueue stop policies and per-LQ counts. Workloads name their
+  // ClusterQueue directly, so LQs are not required for admission.
+  void UpsertLocalQueue(LocalQueue lq);
+  void DeleteLocalQueue(std::string_view namespace_, std::string_view name);
+
+  // Adds or updates a pending workload. If `key` is admitted, it is treated as
+  // evicted: its usage is released and it becomes pending.
+  void UpsertPending(Workload wl);
+  // Records an admitted workload (restart, or an admission applied by the
+  // caller). Counts its usage; replaces any earlier state of `key`.
+  void SetAdmitted(Workload wl, Admission admission);
+  // The workload finished, was deleted or deactivated: releases usage and
+  // requeues inadmissible workloads of the affected cohort tree.
+  void Remove(std::string_view key);
+
+  // One scheduling cycle at `now`. Admitted workloads are counted at once.
+  // Pending decisions are returned only when a workload's reason or message
+  // changed since the last one returned for it.
+  std::vector<Decision> RunCycle(absl::Time now);
+
+  // Read side.
+  ClusterQueueStatus ClusterQueueStatusOf(std::string_view name) const;
+  CohortStatus CohortStatusOf(std::string_view name) const;
+  LocalQueueStatus LocalQueueStatusOf(std::string_view namespace_, std::string_view name) const;
+  // Pending workloads of a ClusterQueue in queue order (heap first, then
+  // inadmissible and backoff), at most `limit`.
+  std::vector<std::string> PendingWorkloads(std::string_view cluster_queue, size_t limit) const;
+  bool IsAdmitted(std::string_view key) const;
+  bool IsPending(std::string_view key) const;
+  size_t PendingCount() const;
+  size_t AdmittedCount() const;
+
+  // Every ClusterQueue's usage is within nominal + what borrowing allows, and
+  // no cohort lends more than it has. OK or FailedPrecondition naming the node.
+  absl::Status CheckInvariants() const;
+
+ private:
+  std::unique_ptr<internal::CoreState> state_;
+};
+
+}  // namespace batchd::queueing

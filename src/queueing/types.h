@@ -1,0 +1,236 @@
+// Typed inputs and outputs of the admission core (Kueue's admission algorithm):
+// ResourceFlavor, ClusterQueue, Cohort, LocalQueue and Workload as plain
+// structs (no JSON; the queueing controller converts API objects into these),
+// and the Decision a scheduling cycle returns. Amounts are int64 milli-units
+// exactly as `api::Amount::milli()` (cpu "500m" = 500, memory "1Gi" =
+// 1073741824000); `kUnlimited` is INT64_MAX.
+//
+// Thread-safety: plain values; copy freely.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "api/labels/selector.h"
+
+namespace batchd::queueing {
+
+using Amount = int64_t;
+inline constexpr Amount kUnlimited = std::numeric_limits<int64_t>::max();
+
+struct ResourceQuota {
+  Amount nominal = 0;
+  std::optional<Amount> borrowing_limit;  // nullopt = unlimited (within the cohort)
+  std::optional<Amount> lending_limit;    // nullopt = all nominal lendable
+};
+
+struct FlavorQuotas {
+  std::string flavor;
+  std::map<std::string, ResourceQuota> resources;  // resource name -> quota
+};
+
+// The resources in `covered_resources` must come from the same flavor for a
+// pod set; `flavors` are listed in order of preference.
+struct ResourceGroup {
+  std::vector<std::string> covered_resources;
+  std::vector<FlavorQuotas> flavors;
+};
+
+enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
+
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+};
+
+enum class TolerationOperator { kEqual, kExists };
+
+struct Toleration {
+  std::string key;  // empty with kExists = tolerates every taint
+  TolerationOperator op = TolerationOperator::kEqual;
+  std::string value;
+  std::optional<TaintEffect> effect;  // nullopt = every effect
+};
+
+struct ResourceFlavor {
+  std::string name;
+  std::map<std::string, std::string> node_labels;
+  std::vector<Taint> node_taints;
+  std::vector<Toleration> tolerations;  // added to the pods; also tolerate node_taints
+};
+
+enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
+enum class PreemptionPolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority, kAny };
+
+struct Preemption {
+  PreemptionPolicy within_cluster_queue = PreemptionPolicy::kNever;
+  PreemptionPolicy reclaim_within_cohort = PreemptionPolicy::kNever;
+  PreemptionPolicy borrow_within_cohort = PreemptionPolicy::kNever;  // kNever or kLowerPriority
+  std::optional<int32_t> max_priority_threshold;  // of borrowWithinCohort
+};
+
+struct FlavorFungibility {
+  bool when_can_borrow_try_next = false;   // false = MayStopSearch (default)
+  bool when_can_preempt_try_next = true;   // true = TryNextFlavor (default)
+  bool preemption_over_borrowing = false;  // preference; false = BorrowingOverPreemption
+};
+
+enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+
+struct ClusterQueue {
+  std::string name;
+  std::string cohort;  // empty = none
+  std::vector<ResourceGroup> resource_groups;
+  QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
+  // nullopt = no namespace allowed (Kueue's nil); an empty selector = all.
+  std::optional<api::labels::LabelSelector> namespace_selector = api::labels::LabelSelector();
+  FlavorFungibility fungibility;
+  Preemption preemption;
+  StopPolicy stop_policy = StopPolicy::kNone;
+  double fair_weight = 1;
+};
+
+struct Cohort {
+  std::string name;
+  std::string parent;  // empty = root
+  std::vector<ResourceGroup> resource_groups;
+  double fair_weight = 1;
+};
+
+struct LocalQueue {
+  std::string namespace_;
+  std::string name;
+  std::string cluster_queue;
+  StopPolicy stop_policy = StopPolicy::kNone;
+};
+
+// One term of a required node affinity: requirements ANDed (In, NotIn,
+// Exists, DoesNotExist, Gt, Lt on node labels).
+using NodeSelectorTerm = std::vector<api::labels::Requirement>;
+
+struct PodSet {
+  std::string name = "main";
+  int32_t count = 1;
+  std::optional<int32_t> min_count;          // partial admission
+  std::map<std::string, Amount> requests;    // per pod
+  std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorTerm> required_affinity;  // ORed terms; empty = none
+  std::vector<Toleration> tolerations;
+};
+
+struct Workload {
+  std::string key;  // "namespace/name"
+  std::string uid;
+  std::string namespace_;
+  std::string local_queue;
+  std::string cluster_queue;  // resolved from the LocalQueue by the caller
+  int32_t priority = 0;
+  absl::Time creation = absl::UnixEpoch();
+  absl::Time queue_order_time = absl::UnixEpoch();  // Kueue's queue-order timestamp
+  std::vector<PodSet> pod_sets;
+  bool active = true;                       // spec.active; inactive ones are never admitted
+  std::optional<absl::Time> requeue_at;     // backoff: not a candidate before this time
+  std::map<std::string, std::string> namespace_labels;  // for namespaceSelector
+};
+
+struct PodSetAssignment {
+  std::string name;
+  std::map<std::string, std::string> flavors;         // resource -> flavor
+  std::map<std::string, Amount> resource_usage;        // total over `count` pods
+  int32_t count = 0;
+};
+
+struct Admission {
+  std::string cluster_queue;
+  std::vector<PodSetAssignment> pod_sets;
+};
+
+enum class PreemptionReason {
+  kInClusterQueue,
+  kInCohortReclamation,
+  kInCohortFairSharing,
+  kInCohortReclaimWhileBorrowing,
+};
+
+enum class PendingReason {
+  kNoMatchingFlavor,               // no flavor matches selectors/taints, or resource not covered
+  kWaitingForQuota,                // fits the CQ's potential capacity but not now
+  kExceedsMaxQuota,                // larger than the CQ could ever get
+  kWaitingForPreemptedWorkloads,   // victims chosen; admitted once they are gone
+  kMisconfigured,                  // CQ missing, inactive (stopped, flavor missing, cohort cycle)
+  kNamespaceMismatch,              // the CQ's namespaceSelector rejects the namespace
+  kLocalQueueStopped,
+  kInactive,                       // spec.active = false
+};
+
+// "InClusterQueue", "WaitingForQuota", ... as Kueue spells them.
+const char* PreemptionReasonName(PreemptionReason r);
+const char* PendingReasonName(PendingReason r);
+
+struct Decision {
+  enum class Kind {
+    kAdmit,    // `key` gets `admission` (QuotaReserved); usage is already counted
+    kPreempt,  // evict victim `key` for `preemptor`; usage stays counted until the caller
+               // reports the eviction (UpsertPending or Remove)
+    kPending,  // `key` stays pending; `pending_reason` + `message` explain why
+  };
+  Kind kind = Kind::kPending;
+  std::string key;
+  Admission admission;                  // kAdmit
+  std::string preemptor;                // kPreempt: the preemptor's key
+  PreemptionReason preemption_reason = PreemptionReason::kInClusterQueue;  // kPreempt
+  PendingReason pending_reason = PendingReason::kWaitingForQuota;          // kPending
+  std::string message;  // kPreempt: victim message; kPending: the condition message
+};
+
+enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+
+struct Options {
+  bool fair_sharing = false;
+  std::vector<FairSharingStrategy> fair_sharing_strategies = {
+      FairSharingStrategy::kLessThanOrEqualToFinalShare,
+      FairSharingStrategy::kLessThanInitialShare};
+  // Run CheckInvariants() after every cycle and abort on a violation (tests, debug).
+  bool check_invariants = false;
+  // 0 = as many as fit (batchd's default); 1 = Kueue's one head per CQ per cycle.
+  int max_admissions_per_cluster_queue_per_cycle = 0;
+};
+
+// Read side: usage per (flavor, resource).
+struct FlavorResourceUsage {
+  std::string flavor;
+  std::string resource;
+  Amount total = 0;     // usage (reservation) of admitted workloads
+  Amount borrowed = 0;  // max(0, total - nominal)
+  Amount nominal = 0;
+};
+
+struct ClusterQueueStatus {
+  bool exists = false;
+  bool active = false;
+  std::string inactive_message;  // why not active ("" when active)
+  int64_t pending = 0;           // pending workloads (heap + inadmissible + backoff)
+  int64_t admitted = 0;          // workloads holding quota
+  std::vector<FlavorResourceUsage> usage;
+  int64_t weighted_share = 0;    // fair sharing, per mille; INT64_MAX = infinite
+};
+
+struct CohortStatus {
+  bool exists = false;
+  std::vector<FlavorResourceUsage> usage;
+  int64_t weighted_share = 0;
+};
+
+struct LocalQueueStatus {
+  int64_t pending = 0;
+  int64_t admitted = 0;
+  std::vector<FlavorResourceUsage> usage;  // `borrowed`/`nominal` are 0 here
+};
+
+}  // namespace batchd::queueing
