@@ -1,39 +1,172 @@
-// batchctl: what kubectl lacks for batchd. For now: `version` and
-// `kubeconfig --server URL`; queue commands arrive with queueing.
+// batchctl: what kubectl lacks for batchd — queue views and actions in the
+// spirit of kueuectl (list/stop/resume/create for ClusterQueues, LocalQueues,
+// Workloads and ResourceFlavors), plus `version` and `kubeconfig`.
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "api/kind.h"
+#include "cli/queue_commands.h"
+#include "client/http_client.h"
+
+namespace {
+
+using batchd::cli::QueueCommands;
+
+std::string DefaultServer() {
+  const char* env = std::getenv("BATCHD_SERVER");
+  return env != nullptr && *env != '\0' ? env : "http://127.0.0.1:8080";
+}
+
+// Runs `fn` with a QueueCommands over HTTP; prints errors as kubectl does.
+template <typename Fn>
+int WithCommands(const std::string& server, Fn fn) {
+  auto client = batchd::client::HttpClient::Create(server, batchd::api::BuiltinScheme());
+  if (!client.ok()) {
+    std::cerr << "error: " << client.status().message() << "\n";
+    return 1;
+  }
+  QueueCommands cmds(**client, std::cout, absl::Now());
+  absl::Status st = fn(cmds);
+  if (!st.ok()) {
+    std::cerr << "error: " << st.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+void PrintKubeconfig(const std::string& server, const std::string& name) {
+  std::cout << "apiVersion: v1\n"
+            << "kind: Config\n"
+            << "clusters:\n"
+            << "- name: " << name << "\n"
+            << "  cluster:\n"
+            << "    server: " << server << "\n"
+            << "users:\n"
+            << "- name: " << name << "\n"
+            << "  user: {}\n"
+            << "contexts:\n"
+            << "- name: " << name << "\n"
+            << "  context:\n"
+            << "    cluster: " << name << "\n"
+            << "    user: " << name << "\n"
+            << "    namespace: default\n"
+            << "current-context: " << name << "\n";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"batchctl: queue and cluster tools for batchd"};
   app.require_subcommand(1);
+  std::string server = DefaultServer();
+  app.add_option("-s,--server", server, "batchd URL (env BATCHD_SERVER)")->capture_default_str();
+  int rc = 0;
+
   app.add_subcommand("version", "Print the batchctl version")->callback([] {
-    std::cout << "batchctl v0.1.0 (Kubernetes API v1.32)\n";
+    std::cout << "batchctl v0.2.0 (Kubernetes API v1.32, kueue.x-k8s.io/v1beta2)\n";
   });
-  std::string server = "http://127.0.0.1:8080";
-  std::string name = "batchd";
+  std::string kc_name = "batchd";
   auto* kc = app.add_subcommand("kubeconfig", "Print a kubeconfig that points kubectl at batchd");
-  kc->add_option("--server", server, "batchd URL")->capture_default_str();
-  kc->add_option("--name", name, "cluster, user and context name")->capture_default_str();
-  kc->callback([&] {
-    std::cout << "apiVersion: v1\n"
-              << "kind: Config\n"
-              << "clusters:\n"
-              << "- name: " << name << "\n"
-              << "  cluster:\n"
-              << "    server: " << server << "\n"
-              << "users:\n"
-              << "- name: " << name << "\n"
-              << "  user: {}\n"
-              << "contexts:\n"
-              << "- name: " << name << "\n"
-              << "  context:\n"
-              << "    cluster: " << name << "\n"
-              << "    user: " << name << "\n"
-              << "    namespace: default\n"
-              << "current-context: " << name << "\n";
+  kc->add_option("--name", kc_name, "cluster, user and context name")->capture_default_str();
+  kc->callback([&] { PrintKubeconfig(server, kc_name); });
+
+  // list clusterqueues|localqueues|workloads
+  batchd::cli::ListFlags lf;
+  std::string list_what;
+  auto* list = app.add_subcommand("list", "List clusterqueues, localqueues or workloads");
+  list->add_option("kind", list_what, "clusterqueues (cq), localqueues (lq) or workloads (wl)")
+      ->required();
+  list->add_option("-n,--namespace", lf.namespace_, "namespace")->capture_default_str();
+  list->add_flag("-A,--all-namespaces", lf.all_namespaces, "list across all namespaces");
+  list->add_option("-c,--clusterqueue", lf.cluster_queue, "only this ClusterQueue");
+  list->add_option("-q,--localqueue", lf.local_queue, "only workloads of this LocalQueue");
+  list->add_option("--status", lf.status,
+                   "workloads: all, pending, quotareserved, admitted or finished")
+      ->capture_default_str();
+  list->add_option("--active", lf.active, "clusterqueues: true or false");
+  list->add_option("-l,--selector", lf.label_selector, "label selector");
+  list->callback([&] {
+    rc = WithCommands(server, [&](QueueCommands& c) { return c.List(list_what, lf); });
   });
+
+  // stop|resume clusterqueue|localqueue|workload NAME
+  std::string sr_what, sr_name, sr_ns = "default";
+  bool keep_running = false;
+  auto* stop = app.add_subcommand("stop", "Stop admission for a queue, or deactivate a workload");
+  stop->add_option("kind", sr_what, "clusterqueue, localqueue or workload")->required();
+  stop->add_option("name", sr_name, "name")->required();
+  stop->add_option("-n,--namespace", sr_ns, "namespace")->capture_default_str();
+  stop->add_flag("--keep-already-running", keep_running,
+                 "queues: stop new admissions but let admitted workloads run (Hold)");
+  stop->callback([&] {
+    rc = WithCommands(server,
+                      [&](QueueCommands& c) { return c.Stop(sr_what, sr_name, sr_ns, keep_running); });
+  });
+  auto* resume = app.add_subcommand("resume", "Resume a stopped queue or a deactivated workload");
+  resume->add_option("kind", sr_what, "clusterqueue, localqueue or workload")->required();
+  resume->add_option("name", sr_name, "name")->required();
+  resume->add_option("-n,--namespace", sr_ns, "namespace")->capture_default_str();
+  resume->callback([&] {
+    rc = WithCommands(server, [&](QueueCommands& c) { return c.Resume(sr_what, sr_name, sr_ns); });
+  });
+
+  // create clusterqueue|localqueue|resourceflavor NAME [flags]
+  auto* create = app.add_subcommand("create", "Create a clusterqueue, localqueue or resourceflavor");
+  create->require_subcommand(1);
+  batchd::cli::ClusterQueueFlags cqf;
+  auto* ccq = create->add_subcommand("clusterqueue", "Create a ClusterQueue")->alias("cq");
+  ccq->add_option("name", cqf.name)->required();
+  ccq->add_option("--cohort", cqf.cohort, "cohort name");
+  ccq->add_option("--queuing-strategy", cqf.queueing_strategy, "BestEffortFIFO or StrictFIFO");
+  ccq->add_option("--namespace-selector", cqf.namespace_selector, "k=v,... (default: all)");
+  ccq->add_option("--reclaim-within-cohort", cqf.reclaim_within_cohort, "Never, LowerPriority or Any");
+  ccq->add_option("--preemption-within-cluster-queue", cqf.preemption_within_cluster_queue,
+                  "Never, LowerPriority or LowerOrNewerEqualPriority");
+  ccq->add_option("--nominal-quota", cqf.nominal_quota, "\"flavor:cpu=9;memory=36Gi,flavor2:...\"");
+  ccq->add_option("--borrowing-limit", cqf.borrowing_limit, "same syntax as --nominal-quota");
+  ccq->add_option("--lending-limit", cqf.lending_limit, "same syntax as --nominal-quota");
+  ccq->callback([&] {
+    auto obj = batchd::cli::BuildClusterQueue(cqf);
+    if (!obj.ok()) {
+      std::cerr << "error: " << obj.status().message() << "\n";
+      rc = 1;
+      return;
+    }
+    rc = WithCommands(server, [&](QueueCommands& c) { return c.Create("clusterqueue", "", *obj); });
+  });
+  std::string lq_name, lq_ns = "default", lq_cq;
+  auto* clq = create->add_subcommand("localqueue", "Create a LocalQueue")->alias("lq");
+  clq->add_option("name", lq_name)->required();
+  clq->add_option("-n,--namespace", lq_ns, "namespace")->capture_default_str();
+  clq->add_option("-c,--clusterqueue", lq_cq, "the ClusterQueue it submits to")->required();
+  clq->callback([&] {
+    auto obj = batchd::cli::BuildLocalQueue(lq_name, lq_ns, lq_cq);
+    if (!obj.ok()) {
+      std::cerr << "error: " << obj.status().message() << "\n";
+      rc = 1;
+      return;
+    }
+    rc = WithCommands(server, [&](QueueCommands& c) { return c.Create("localqueue", lq_ns, *obj); });
+  });
+  batchd::cli::ResourceFlavorFlags rff;
+  auto* crf = create->add_subcommand("resourceflavor", "Create a ResourceFlavor")->alias("rf");
+  crf->add_option("name", rff.name)->required();
+  crf->add_option("--node-labels", rff.node_labels, "k=v,...");
+  crf->add_option("--node-taints", rff.node_taints, "k=v:Effect,...");
+  crf->add_option("--tolerations", rff.tolerations, "k=v:Effect,k:Effect,...");
+  crf->callback([&] {
+    auto obj = batchd::cli::BuildResourceFlavor(rff);
+    if (!obj.ok()) {
+      std::cerr << "error: " << obj.status().message() << "\n";
+      rc = 1;
+      return;
+    }
+    rc = WithCommands(server, [&](QueueCommands& c) { return c.Create("resourceflavor", "", *obj); });
+  });
+
   CLI11_PARSE(app, argc, argv);
-  return 0;
+  return rc;
 }
