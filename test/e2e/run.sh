@@ -9,7 +9,10 @@
 # dir and cleanup) runs test/e2e/jobs/test_*.sh, whose pods are host
 # processes; scripts with a `# e2e-parallel` line run in the background
 # alongside the others (names are prefixed `jobs/`; E2E_JOBS_TIMEOUT, default
-# 240 s, bounds each). The closing `N passed, N failed` covers both suites.
+# 240 s, bounds each). Then the kueue suite the same way: a third server
+# with --no-local-node and --config kueue/config.yaml runs
+# test/e2e/kueue/test_*.sh on simulated nodes. The closing
+# `N passed, N failed` covers every suite.
 # Exit status is non-zero when any test fails. Set E2E_FILTER=regex to run a
 # subset, E2E_VERBOSE=1 to print each failed test's log.
 set -euo pipefail
@@ -26,7 +29,7 @@ command -v curl >/dev/null || { echo "run.sh: curl not found in PATH" >&2; exit 
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
 SERVER_PID=""
-JOBS_PID=""
+SUITE_PID=""
 stop_server() {  # stop_server PID: SIGTERM, then SIGKILL after 5 s.
   if [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; then
     kill "$1" 2>/dev/null || true
@@ -50,7 +53,7 @@ kill_pods_under() {
 }
 cleanup() {
   stop_server "$SERVER_PID"
-  stop_server "$JOBS_PID"
+  stop_server "$SUITE_PID"
   kill_pods_under "$WORK"
   rm -rf "$WORK"
 }
@@ -156,57 +159,73 @@ fi
 stop_server "$SERVER_PID"
 SERVER_PID=""
 
-# --- The jobs suite: its own server with the local node. ---
-jobs_tests=()
-for script in "$HERE"/jobs/test_*.sh; do
-  name=$(basename "$script" .sh)
-  name="jobs/${name#test_}"
-  [[ -z "${E2E_FILTER:-}" || "$name" =~ $E2E_FILTER ]] || continue
-  if why=$(known_failing "$name"); then
-    echo "SKIP $name: known failing: $why"
-    skipped=$((skipped + 1))
-    continue
-  fi
-  jobs_tests+=("$script")
-done
-if ((${#jobs_tests[@]} > 0)); then
+# run_suite NAME DIR [SERVER FLAGS...]: a suite with its own server (own port,
+# data dir and log) running DIR/test_*.sh; tests are reported as NAME/test.
+# Scripts with a `# e2e-parallel` line run in the background alongside the
+# others. E2E_JOBS_TIMEOUT (default 240 s) bounds each test.
+run_suite() {
+  local suite=$1 dir=$2; shift 2
+  local tests=() script name why
+  for script in "$dir"/test_*.sh; do
+    [[ -e $script ]] || continue
+    name=$(basename "$script" .sh)
+    name="$suite/${name#test_}"
+    [[ -z "${E2E_FILTER:-}" || "$name" =~ $E2E_FILTER ]] || continue
+    if why=$(known_failing "$name"); then
+      echo "SKIP $name: known failing: $why"
+      skipped=$((skipped + 1))
+      continue
+    fi
+    tests+=("$script")
+  done
+  ((${#tests[@]} > 0)) || return 0
+  local saved_timeout=$TEST_TIMEOUT saved_port=$PORT
   TEST_TIMEOUT=${E2E_JOBS_TIMEOUT:-240}
   PORT=$(free_port)
-  mkdir -p "$WORK/jobs-data"
-  "$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/jobs-data" \
-    >"$WORK/logs/jobs-server.log" 2>&1 &
-  JOBS_PID=$!
-  if ! wait_healthy "$PORT" "$JOBS_PID" 30; then
-    echo "FAIL jobs/server: the jobs suite's server did not become healthy; log tail: $(tail -n 3 "$WORK/logs/jobs-server.log" | tr '\n' ' ')"
+  mkdir -p "$WORK/$suite-data"
+  "$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/$suite-data" "$@" \
+    >"$WORK/logs/$suite-server.log" 2>&1 &
+  SUITE_PID=$!
+  if ! wait_healthy "$PORT" "$SUITE_PID" 30; then
+    echo "FAIL $suite/server: the $suite suite's server did not become healthy; log tail: $(tail -n 3 "$WORK/logs/$suite-server.log" | tr '\n' ' ')"
     failed=$((failed + 1))
   else
-    bg_names=()
-    bg_pids=()
-    for script in "${jobs_tests[@]}"; do
+    local bg_names=() bg_pids=() i
+    for script in "${tests[@]}"; do
       grep -q '^# e2e-parallel' "$script" || continue
       name=$(basename "$script" .sh)
-      name="jobs/${name#test_}"
+      name="$suite/${name#test_}"
       exec_one "$name" "$script" &
       bg_pids+=($!)
       bg_names+=("$name")
     done
-    for script in "${jobs_tests[@]}"; do
+    for script in "${tests[@]}"; do
       grep -q '^# e2e-parallel' "$script" && continue
       name=$(basename "$script" .sh)
-      run_one "jobs/${name#test_}" "$script"
+      run_one "$suite/${name#test_}" "$script"
     done
     for i in "${!bg_pids[@]}"; do
       wait "${bg_pids[$i]}" || true
       report_one "${bg_names[$i]}"
     done
-    if ! kill -0 "$JOBS_PID" 2>/dev/null; then
-      echo "FAIL jobs/server_alive: the jobs server exited during the tests; log tail: $(tail -n 3 "$WORK/logs/jobs-server.log" | tr '\n' ' ')"
+    if ! kill -0 "$SUITE_PID" 2>/dev/null; then
+      echo "FAIL $suite/server_alive: the $suite server exited during the tests; log tail: $(tail -n 3 "$WORK/logs/$suite-server.log" | tr '\n' ' ')"
       failed=$((failed + 1))
     fi
   fi
-  stop_server "$JOBS_PID"
-  JOBS_PID=""
-fi
+  stop_server "$SUITE_PID"
+  SUITE_PID=""
+  TEST_TIMEOUT=$saved_timeout
+  PORT=$saved_port
+}
+
+# --- The jobs suite: its own server with the local node (pods are host
+# processes under batchd-shim supervisors). ---
+run_suite jobs "$HERE/jobs"
+
+# --- The kueue suite: queueing and admission on simulated nodes only, with
+# the queueing configuration in kueue/config.yaml. ---
+run_suite kueue "$HERE/kueue" --no-local-node --config "$HERE/kueue/config.yaml"
 
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Kueue's own scheduler performance test ("baseline": 5 cohorts x 6
+# ClusterQueues, 15,000 workloads in small/medium/large classes), end to end
+# against a real batchd server on simulated nodes.
+#   bench/kueue_perf.sh BUILD_DIR [client flags, e.g. --scale 0.5 --fraction 0.2]
+# Starts BUILD_DIR/bin/batchd server --no-local-node on a fresh data dir and a
+# free loopback port, runs bench/kueue_perf_client.py against it (see its
+# docstring for the shape and what is measured) and prints its key=value
+# results. The server is stopped on exit.
+set -euo pipefail
+BUILD_DIR=${1:?usage: $0 BUILD_DIR [client flags]}
+shift
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BATCHD="$BUILD_DIR/bin/batchd"
+[[ -x "$BATCHD" ]] || { echo "kueue_perf: $BATCHD not built" >&2; exit 2; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-kperf.XXXXXX")
+PID=""
+cleanup() {
+  if [[ -n "$PID" ]]; then
+    kill "$PID" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$PID" 2>/dev/null || true
+  fi
+  [[ -n "${KEEP_WORK:-}" ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+"$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --no-local-node \
+  ${SERVER_FLAGS:-} >"$WORK/server.log" 2>&1 &
+PID=$!
+deadline=$((SECONDS + 30))
+until [[ $(curl -s -m 2 "http://127.0.0.1:$PORT/healthz" 2>/dev/null) == ok ]]; do
+  kill -0 "$PID" 2>/dev/null || { tail -n 20 "$WORK/server.log" >&2; exit 1; }
+  ((SECONDS < deadline)) || { echo "kueue_perf: server not healthy" >&2; exit 1; }
+  sleep 0.1
+done
+echo "machine=$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); load=$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "date=$(date -u +%Y-%m-%dT%H:%MZ)"
+python3 "$HERE/kueue_perf_client.py" --port "$PORT" --server-pid "$PID" "$@"

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Kueue's scheduler performance test ("baseline"), end to end against batchd.
+
+  kueue_perf_client.py --port P [--cohorts 5] [--cqs-per-cohort 6] [--scale 1.0]
+                       [--fraction 1.0] [--server-pid PID] [--timeout 1800]
+
+Shape (Kueue's test/performance/scheduler/configs/baseline): C cohorts x Q
+ClusterQueues, one flavor, each CQ cpu nominalQuota 20, borrowingLimit 100,
+preemption reclaimWithinCohort Any + withinClusterQueue LowerPriority; one
+namespace + LocalQueue per CQ. Per CQ three workload classes, generated
+concurrently at fixed intervals:
+    small   350 x  1 cpu, runs 200 ms, priority  50, one every  100 ms
+    medium  100 x  5 cpu, runs 500 ms, priority 100, one every  500 ms
+    large    50 x 20 cpu, runs 1000 ms, priority 200, one every 1200 ms
+(15,000 workloads for 5 x 6). Kueue fakes execution (a controller marks each
+admitted Workload Finished after its runtime); here every workload is a real
+batch/v1 Job in a LocalQueue whose one pod runs on a simulated node for the
+runtime (batchd.io/sim-duration), so the whole path is measured: Job ->
+Workload -> admission -> unsuspend -> pod -> scheduler -> simulated kubelet
+-> Job Complete -> Workload Finished -> quota released.
+
+--scale multiplies every interval and runtime ("real time scaled down" with
+scale < 1). --fraction runs a fraction of each class's count (quick runs).
+
+Time to admission of a workload = the moment this client sees its Workload
+with status.admission on a watch stream minus the moment its Job create was
+acknowledged. Prints key=value lines: wall time to admit all / finish all,
+admissions/s, and per class mean / p50 / p90 / max time to admission.
+"""
+import argparse, http.client, json, os, queue, sys, threading, time
+
+TCK = os.sysconf("SC_CLK_TCK")
+CLASSES = [  # name, count, cpu, runtime_ms, priority, interval_ms
+    ("small", 350, 1, 200, 50, 100),
+    ("medium", 100, 5, 500, 100, 500),
+    ("large", 50, 20, 1000, 200, 1200),
+]
+KQ = "/apis/kueue.x-k8s.io/v1beta2"
+
+
+def proc_cpu_s(pid):
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / TCK
+    except OSError:
+        return 0.0
+
+
+def proc_rss_mib(pid):
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class Api:
+    def __init__(self, port):
+        self.port = port
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def do(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        for attempt in range(3):
+            try:
+                self.conn.request(method, path, body=data,
+                                  headers={"Content-Type": "application/json"})
+                r = self.conn.getresponse()
+                return r.status, r.read()
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                if attempt == 2:
+                    raise
+        return 0, b""
+
+    def create(self, path, obj):
+        code, body = self.do("POST", path, obj)
+        if code not in (200, 201, 409):
+            raise RuntimeError(f"POST {path}: {code} {body[:300]!r}")
+
+
+def setup(api, cohorts, per_cohort, nodes, node_cpu):
+    api.create(f"{KQ}/resourceflavors", {"apiVersion": "kueue.x-k8s.io/v1beta2",
+               "kind": "ResourceFlavor", "metadata": {"name": "default"}, "spec": {}})
+    for name, _, _, _, prio, _ in CLASSES:
+        api.create(f"{KQ}/workloadpriorityclasses", {"apiVersion": "kueue.x-k8s.io/v1beta2",
+                   "kind": "WorkloadPriorityClass", "metadata": {"name": f"perf-{name}"},
+                   "value": prio})
+    cqs = []
+    for c in range(cohorts):
+        for q in range(per_cohort):
+            cq = f"cohort{c}-cq{q}"
+            cqs.append(cq)
+            api.create(f"{KQ}/clusterqueues", {
+                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+                "metadata": {"name": cq},
+                "spec": {"cohortName": f"cohort{c}", "namespaceSelector": {},
+                         "preemption": {"reclaimWithinCohort": "Any",
+                                        "withinClusterQueue": "LowerPriority"},
+                         "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                             {"name": "default", "resources": [
+                                 {"name": "cpu", "nominalQuota": "20",
+                                  "borrowingLimit": "100"}]}]}]}})
+            api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                              "metadata": {"name": cq}})
+            api.create(f"{KQ}/namespaces/{cq}/localqueues", {
+                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                "metadata": {"name": "lq", "namespace": cq}, "spec": {"clusterQueue": cq}})
+    for i in range(nodes):
+        cap = {"cpu": str(node_cpu), "memory": "1Ti", "pods": "1000"}
+        api.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
+                   "metadata": {"name": f"perf-node-{i}",
+                                "annotations": {"batchd.io/simulated": "true"}},
+                   "status": {"capacity": cap, "allocatable": cap,
+                              "conditions": [{"type": "Ready", "status": "True"}]}})
+    return cqs
+
+
+def job(cq, cls, idx, cpu, runtime_ms):
+    name = f"{cls}-{idx}"
+    return name, {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": name, "namespace": cq,
+                     "labels": {"kueue.x-k8s.io/queue-name": "lq",
+                                "kueue.x-k8s.io/priority-class": f"perf-{cls}",
+                                "perf-class": cls}},
+        "spec": {"template": {
+            "metadata": {"annotations": {"batchd.io/sim-duration": f"{runtime_ms}ms"}},
+            "spec": {"restartPolicy": "Never", "containers": [{
+                "name": "main", "image": "busybox", "command": ["true"],
+                "resources": {"requests": {"cpu": str(cpu)}}}]}}}}
+
+
+class Watcher(threading.Thread):
+    """Watches all Workloads; records when each one's Job is first seen
+    admitted and finished (keyed by namespace/job-name)."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.port, self.admitted, self.finished = port, {}, {}
+        self.lock = threading.Lock()
+        self.ready = threading.Event()
+
+    def run(self):
+        rv = ""
+        while True:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=3600)
+            path = f"{KQ}/workloads?watch=1&allowWatchBookmarks=true"
+            if rv:
+                path += f"&resourceVersion={rv}"
+            conn.request("GET", path)
+            r = conn.getresponse()
+            self.ready.set()
+            buf = b""
+            while True:
+                chunk = r.read1(65536) if hasattr(r, "read1") else r.read(65536)
+                if not chunk:
+                    break
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip():
+                        rv = self.event(json.loads(line)) or rv
+            conn.close()
+
+    def event(self, ev):
+        obj = ev.get("object", {})
+        meta = obj.get("metadata", {})
+        if ev.get("type") == "ERROR":
+            return ""
+        refs = meta.get("ownerReferences", [])
+        if refs:
+            key = meta.get("namespace", "") + "/" + refs[0].get("name", "")
+            st = obj.get("status", {})
+            now = time.monotonic()
+            with self.lock:
+                if st.get("admission") and key not in self.admitted:
+                    self.admitted[key] = now
+                for c in st.get("conditions", []):
+                    if c.get("type") == "Finished" and c.get("status") == "True":
+                        self.finished.setdefault(key, now)
+        return meta.get("resourceVersion", "")
+
+
+def pct(xs, p):
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--cohorts", type=int, default=5)
+    ap.add_argument("--cqs-per-cohort", type=int, default=6)
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--fraction", type=float, default=1.0)
+    ap.add_argument("--nodes", type=int, default=20)
+    ap.add_argument("--node-cpu", type=int, default=32)
+    ap.add_argument("--conns", type=int, default=8)
+    ap.add_argument("--server-pid", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=1800)
+    a = ap.parse_args()
+
+    cqs = setup(Api(a.port), a.cohorts, a.cqs_per_cohort, a.nodes, a.node_cpu)
+    w = Watcher(a.port)
+    w.start()
+    w.ready.wait(30)
+
+    # The schedule: every (cq, class, i) at i * interval (scaled).
+    sched = []
+    for cq in cqs:
+        for cls, count, cpu, runtime, _, interval in CLASSES:
+            for i in range(max(1, int(count * a.fraction))):
+                sched.append((i * interval * a.scale / 1000.0, cq, cls, i, cpu,
+                              max(1, int(runtime * a.scale))))
+    sched.sort()
+    total = len(sched)
+    created, cls_of = {}, {}
+    lock = threading.Lock()
+    work = queue.Queue()
+    for s in sched:
+        work.put(s)
+    cpu0 = proc_cpu_s(a.server_pid) if a.server_pid else 0.0
+    t0 = time.monotonic()
+
+    def submitter():
+        api = Api(a.port)
+        while True:
+            try:
+                at, cq, cls, i, cpu, runtime = work.get_nowait()
+            except queue.Empty:
+                return
+            delay = t0 + at - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            name, obj = job(cq, cls, i, cpu, runtime)
+            api.create(f"/apis/batch/v1/namespaces/{cq}/jobs", obj)
+            with lock:
+                created[f"{cq}/{name}"] = time.monotonic()
+                cls_of[f"{cq}/{name}"] = cls
+
+    threads = [threading.Thread(target=submitter, daemon=True) for _ in range(a.conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    t_submitted = time.monotonic()
+    peak_rss = 0.0
+    while time.monotonic() - t0 < a.timeout:
+        with w.lock:
+            na, nf = len(w.admitted), len(w.finished)
+        if a.server_pid:
+            peak_rss = max(peak_rss, proc_rss_mib(a.server_pid))
+        if nf >= total:
+            break
+        time.sleep(0.2)
+    with w.lock:
+        adm, fin = dict(w.admitted), dict(w.finished)
+    print(f"workloads={total}")
+    print(f"cluster_queues={len(cqs)}")
+    print(f"scale={a.scale}")
+    print(f"submit_s={t_submitted - t0:.1f}")
+    print(f"admitted={len(adm)}")
+    print(f"finished={len(fin)}")
+    if adm:
+        print(f"all_admitted_s={max(adm.values()) - t0:.1f}")
+    if len(fin) >= total:
+        print(f"all_finished_s={max(fin.values()) - t0:.1f}")
+        print(f"admissions_per_s={total / (max(adm.values()) - t0):.1f}")
+    for cls, *_ in CLASSES:
+        waits = [adm[k] - created[k] for k in created if cls_of[k] == cls and k in adm]
+        if waits:
+            print(f"{cls}_admission_mean_s={sum(waits) / len(waits):.2f}")
+            print(f"{cls}_admission_p50_s={pct(waits, 50):.2f}")
+            print(f"{cls}_admission_p90_s={pct(waits, 90):.2f}")
+            print(f"{cls}_admission_max_s={max(waits):.2f}")
+    if a.server_pid:
+        print(f"server_cpu_s={proc_cpu_s(a.server_pid) - cpu0:.1f}")
+        print(f"server_rss_peak_mib={peak_rss:.0f}")
+    return 0 if len(fin) >= total else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
