@@ -1,0 +1,456 @@
+#include "queueing/admission.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "queueing/internal/core_state.h"
+
+namespace batchd::queueing {
+namespace internal {
+
+// ---- Configuration --------------------------------------------------------
+
+void CoreState::UpsertFlavor(ResourceFlavor f) {
+  std::string name = f.name;
+  flavors_[name] = std::move(f);
+  MarkDirty();
+}
+void CoreState::DeleteFlavor(const std::string& name) {
+  flavors_.erase(name);
+  MarkDirty();
+}
+void CoreState::UpsertCq(ClusterQueue cq) {
+  CqInfo& info = CqFor(cq.name);
+  info.spec = std::move(cq);
+  MarkDirty();
+}
+void CoreState::DeleteCq(const std::string& name) {
+  if (auto it = cqs_.find(name); it != cqs_.end()) it->second->spec.reset();
+  MarkDirty();
+}
+void CoreState::UpsertCohort(Cohort c) {
+  std::string name = c.name;
+  cohorts_[name] = std::move(c);
+  MarkDirty();
+}
+void CoreState::DeleteCohort(const std::string& name) {
+  cohorts_.erase(name);
+  MarkDirty();
+}
+void CoreState::UpsertLq(LocalQueue lq) {
+  lqs_[{lq.namespace_, lq.name}] = lq;
+  RequeueAll();
+}
+void CoreState::DeleteLq(const std::string& ns, const std::string& name) {
+  lqs_.erase({ns, name});
+  RequeueAll();
+}
+
+CqInfo& CoreState::CqFor(const std::string& name) {
+  auto& slot = cqs_[name];
+  if (!slot) {
+    slot = std::make_unique<CqInfo>();
+    slot->name = name;
+    MarkDirty();
+  }
+  return *slot;
+}
+
+void CoreState::EnsureBuilt() {
+  if (dirty_) Rebuild();
+}
+
+void CoreState::CompileCq(CqInfo& cq) {
+  cq.groups.clear();
+  cq.group_of.clear();
+  if (!cq.spec) return;
+  for (const ResourceGroup& rg : cq.spec->resource_groups) {
+    CompiledGroup g;
+    g.covered = rg.covered_resources;
+    int gi = static_cast<int>(cq.groups.size());
+    for (const std::string& r : rg.covered_resources) cq.group_of.emplace(r, gi);
+    for (const FlavorQuotas& fq : rg.flavors) {
+      CompiledFlavor cf;
+      cf.name = fq.flavor;
+      for (const std::string& r : rg.covered_resources) {
+        FrId fr = frs_.Intern(fq.flavor, r);
+        cf.resources.emplace_back(r, fr);
+        auto q = fq.resources.find(r);
+        tree_->SetQuota(cq.node, fr, q == fq.resources.end() ? ResourceQuota{} : q->second);
+      }
+      g.flavors.push_back(std::move(cf));
+    }
+    cq.groups.push_back(std::move(g));
+  }
+}
+
+namespace {
+
+// Cohorts on or leading into a parent cycle.
+std::set<std::string> CyclicCohorts(const std::map<std::string, Cohort>& cohorts) {
+  std::set<std::string> bad;
+  for (const auto& [name, _] : cohorts) {
+    std::vector<std::string> path;
+    std::set<std::string> seen;
+    std::string cur = name;
+    while (!cur.empty() && !seen.contains(cur)) {
+      if (bad.contains(cur)) break;
+      seen.insert(cur);
+      path.push_back(cur);
+      auto it = cohorts.find(cur);
+      cur = it == cohorts.end() ? "" : it->second.parent;
+    }
+    if (!cur.empty()) bad.insert(path.begin(), path.end());
+  }
+  return bad;
+}
+
+}  // namespace
+
+void CoreState::Rebuild() {
+  dirty_ = false;
+  tree_ = std::make_unique<QuotaTree>(&frs_);
+  cohort_nodes_.clear();
+  std::set<std::string> cyclic = CyclicCohorts(cohorts_);
+  auto cohort_node = [&](const std::string& name) {
+    auto [it, inserted] = cohort_nodes_.try_emplace(name, kNoNode);
+    if (inserted) {
+      auto spec = cohorts_.find(name);
+      it->second = tree_->AddNode(name, false, spec == cohorts_.end() ? 1 : spec->second.fair_weight);
+    }
+    return it->second;
+  };
+  for (const auto& [name, c] : cohorts_) {
+    NodeId n = cohort_node(name);
+    for (const ResourceGroup& rg : c.resource_groups) {
+      for (const FlavorQuotas& fq : rg.flavors) {
+        for (const auto& [r, q] : fq.resources) tree_->SetQuota(n, frs_.Intern(fq.flavor, r), q);
+      }
+    }
+  }
+  for (const auto& [name, c] : cohorts_) {
+    if (!c.parent.empty() && !cyclic.contains(name)) {
+      tree_->SetParent(cohort_node(name), cohort_node(c.parent));
+    }
+  }
+  for (auto& [name, cq] : cqs_) {
+    cq->node = kNoNode;
+    if (!cq->spec) continue;
+    cq->node = tree_->AddNode(name, true, cq->spec->fair_weight);
+    CompileCq(*cq);
+    if (!cq->spec->cohort.empty() && !cyclic.contains(cq->spec->cohort)) {
+      tree_->SetParent(cq->node, cohort_node(cq->spec->cohort));
+    }
+  }
+  tree_->Finalize();
+  cq_of_node_.assign(tree_->size(), nullptr);
+  for (auto& [name, cq] : cqs_) {
+    if (cq->node != kNoNode) cq_of_node_[cq->node] = cq.get();
+    cq->active = false;
+    if (!cq->spec) {
+      cq->inactive_message = absl::StrCat("ClusterQueue ", name, " doesn't exist");
+    } else if (cq->spec->stop_policy != StopPolicy::kNone) {
+      cq->inactive_message = absl::StrCat("ClusterQueue ", name, " is stopped");
+    } else if (cyclic.contains(cq->spec->cohort)) {
+      cq->inactive_message = absl::StrCat("ClusterQueue ", name, " is inactive: cohort ",
+                                          cq->spec->cohort, " is part of a cycle");
+    } else {
+      cq->active = true;
+      cq->inactive_message.clear();
+      for (const CompiledGroup& g : cq->groups) {
+        for (const CompiledFlavor& f : g.flavors) {
+          if (!flavors_.contains(f.name) && cq->active) {
+            cq->active = false;
+            cq->inactive_message = absl::StrCat("ClusterQueue ", name,
+                                                " is inactive: flavor ", f.name, " not found");
+          }
+        }
+      }
+    }
+  }
+  for (auto& [key, a] : admitted_) {
+    a->usage = UsageOf(a->admission);
+    if (a->cq && a->cq->node != kNoNode) tree_->AddUsage(a->cq->node, a->usage);
+  }
+  ++version_;
+  RequeueAll();
+}
+
+// ---- Workloads --------------------------------------------------------------
+
+FrUsage CoreState::UsageOf(const Admission& a) {
+  absl::flat_hash_map<FrId, Amount> sum;
+  for (const PodSetAssignment& ps : a.pod_sets) {
+    for (const auto& [res, total] : ps.resource_usage) {
+      auto f = ps.flavors.find(res);
+      if (f == ps.flavors.end()) continue;
+      FrId fr = frs_.Intern(f->second, res);
+      sum[fr] = SatAdd(sum[fr], total);
+    }
+  }
+  FrUsage out(sum.begin(), sum.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void CoreState::Enqueue(PendingEntry* e) {
+  e->queued_in.clear();
+  if (!e->wl.active || e->wl.cluster_queue.empty()) return;
+  CqInfo& cq = CqFor(e->wl.cluster_queue);
+  e->queued_in = cq.name;
+  if (e->wl.requeue_at) {
+    backoff_.emplace(*e->wl.requeue_at, e->wl.key);
+    ++backoff_per_cq_[cq.name];
+    e->where = PendingEntry::Where::kBackoff;
+    return;
+  }
+  cq.queue.PushHeap(e);
+}
+
+void CoreState::Dequeue(PendingEntry* e) {
+  if (e->queued_in.empty()) return;
+  CqInfo& cq = *cqs_[e->queued_in];
+  if (e->where == PendingEntry::Where::kBackoff) {
+    backoff_.erase({*e->wl.requeue_at, e->wl.key});
+    --backoff_per_cq_[cq.name];
+    e->where = PendingEntry::Where::kNone;
+  } else {
+    cq.queue.Erase(e);
+  }
+  if (cq.sticky_preemptor == e->wl.key) cq.sticky_preemptor.clear();
+  e->queued_in.clear();
+}
+
+void CoreState::RequeueTree(NodeId n) {
+  if (dirty_ || n == kNoNode) return;  // a rebuild requeues everything
+  std::vector<NodeId> stack = {tree_->Root(n)};
+  while (!stack.empty()) {
+    NodeId x = stack.back();
+    stack.pop_back();
+    if (CqInfo* cq = cq_of_node_[x]) cq->queue.RequeueInadmissible();
+    for (NodeId c : tree_->node(x).children) stack.push_back(c);
+  }
+}
+
+void CoreState::RequeueAll() {
+  for (auto& [_, cq] : cqs_) cq->queue.RequeueInadmissible();
+}
+
+void CoreState::CountLqUsage(const AdmittedEntry& a, int sign) {
+  LqCounters& c = LqOf(a.wl);
+  c.admitted += sign;
+  for (const PodSetAssignment& ps : a.admission.pod_sets) {
+    for (const auto& [res, total] : ps.resource_usage) {
+      auto f = ps.flavors.find(res);
+      if (f != ps.flavors.end()) c.usage[{f->second, res}] += sign * total;
+    }
+  }
+}
+
+void CoreState::ReleaseAdmitted(const std::string& key) {
+  auto it = admitted_.find(key);
+  if (it == admitted_.end()) return;
+  AdmittedEntry* a = it->second.get();
+  NodeId node = kNoNode;
+  if (a->cq) {
+    a->cq->admitted.erase(a);
+    node = a->cq->node;
+    if (node != kNoNode && !dirty_) tree_->RemoveUsage(node, a->usage);
+  }
+  CountLqUsage(*a, -1);
+  admitted_.erase(it);
+  ++version_;
+  RequeueTree(node);
+}
+
+void CoreState::UpsertPending(Workload wl) {
+  EnsureBuilt();
+  ReleaseAdmitted(wl.key);
+  auto& slot = pending_[wl.key];
+  if (!slot) {
+    slot = std::make_unique<PendingEntry>();
+  } else {
+    Dequeue(slot.get());
+    --LqOf(slot->wl).pending;
+  }
+  slot->wl = std::move(wl);
+  slot->signature = SchedulingSignature(slot->wl);
+  ++LqOf(slot->wl).pending;
+  Enqueue(slot.get());
+}
+
+void CoreState::SetAdmitted(Workload wl, Admission admission) {
+  EnsureBuilt();
+  std::string key = wl.key;
+  if (auto it = pending_.find(key); it != pending_.end()) {
+    Dequeue(it->second.get());
+    --LqOf(it->second->wl).pending;
+    pending_.erase(it);
+  }
+  ReleaseAdmitted(key);
+  auto a = std::make_unique<AdmittedEntry>();
+  a->wl = std::move(wl);
+  a->admission = std::move(admission);
+  a->usage = UsageOf(a->admission);
+  a->admit_seq = ++admit_seq_;
+  a->cq = &CqFor(a->admission.cluster_queue);
+  a->cq->admitted.insert(a.get());
+  EnsureBuilt();  // CqFor may have added a CQ
+  if (a->cq->node != kNoNode) tree_->AddUsage(a->cq->node, a->usage);
+  CountLqUsage(*a, +1);
+  ++version_;
+  admitted_[key] = std::move(a);
+}
+
+void CoreState::Remove(const std::string& key) {
+  EnsureBuilt();
+  if (auto it = pending_.find(key); it != pending_.end()) {
+    Dequeue(it->second.get());
+    --LqOf(it->second->wl).pending;
+    pending_.erase(it);
+  }
+  ReleaseAdmitted(key);
+}
+
+// ---- Read side --------------------------------------------------------------
+
+namespace {
+
+int64_t ShareToInt(double s) {
+  if (std::isinf(s) || s >= 9.2e18) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(std::ceil(s));
+}
+
+}  // namespace
+
+ClusterQueueStatus CoreState::CqStatus(const std::string& name) {
+  EnsureBuilt();
+  ClusterQueueStatus s;
+  auto it = cqs_.find(name);
+  if (it == cqs_.end()) return s;
+  const CqInfo& cq = *it->second;
+  s.exists = cq.spec.has_value();
+  s.active = cq.active;
+  s.inactive_message = cq.inactive_message;
+  auto b = backoff_per_cq_.find(name);
+  s.pending = static_cast<int64_t>(cq.queue.heap_size() + cq.queue.inadmissible_size()) +
+              (b == backoff_per_cq_.end() ? 0 : b->second);
+  s.admitted = static_cast<int64_t>(cq.admitted.size());
+  if (cq.node == kNoNode) return s;
+  for (const CompiledGroup& g : cq.groups) {
+    for (const CompiledFlavor& f : g.flavors) {
+      for (const auto& [res, fr] : f.resources) {
+        Amount u = tree_->Usage(cq.node, fr), nom = tree_->Nominal(cq.node, fr);
+        s.usage.push_back({f.name, res, u, std::max<Amount>(0, u - nom), nom});
+      }
+    }
+  }
+  s.weighted_share = ShareToInt(tree_->WeightedShare(cq.node, {}));
+  return s;
+}
+
+CohortStatus CoreState::CohortStatusOf(const std::string& name) {
+  EnsureBuilt();
+  CohortStatus s;
+  auto it = cohort_nodes_.find(name);
+  if (it == cohort_nodes_.end()) return s;
+  s.exists = cohorts_.contains(name);
+  for (FrId fr = 0; fr < frs_.size(); ++fr) {
+    Amount u = tree_->Usage(it->second, fr), q = tree_->SubtreeQuota(it->second, fr);
+    if (u == 0 && q == 0) continue;
+    s.usage.push_back({frs_.Flavor(fr), frs_.Resource(fr), u, std::max<Amount>(0, u - q), q});
+  }
+  s.weighted_share = ShareToInt(tree_->WeightedShare(it->second, {}));
+  return s;
+}
+
+LocalQueueStatus CoreState::LqStatus(const std::string& ns, const std::string& name) const {
+  LocalQueueStatus s;
+  auto it = lq_counters_.find(ns + "/" + name);
+  if (it == lq_counters_.end()) return s;
+  s.pending = it->second.pending;
+  s.admitted = it->second.admitted;
+  for (const auto& [fr, u] : it->second.usage) {
+    if (u != 0) s.usage.push_back({fr.first, fr.second, u, 0, 0});
+  }
+  return s;
+}
+
+std::vector<std::string> CoreState::PendingOf(const std::string& name, size_t limit) {
+  std::vector<std::string> out;
+  auto it = cqs_.find(name);
+  if (it == cqs_.end()) return out;
+  const CqInfo& cq = *it->second;
+  for (PendingEntry* e : cq.queue.heap()) {
+    if (out.size() >= limit) return out;
+    out.push_back(e->wl.key);
+  }
+  std::vector<PendingEntry*> rest(cq.queue.inadmissible().begin(), cq.queue.inadmissible().end());
+  std::sort(rest.begin(), rest.end(), EntryOrder());
+  for (const auto& [t, key] : backoff_) {
+    auto p = pending_.find(key);
+    if (p != pending_.end() && p->second->queued_in == name) rest.push_back(p->second.get());
+  }
+  for (PendingEntry* e : rest) {
+    if (out.size() >= limit) break;
+    out.push_back(e->wl.key);
+  }
+  return out;
+}
+
+std::string CoreState::CheckInvariants() {
+  EnsureBuilt();
+  return tree_->CheckInvariants();
+}
+
+}  // namespace internal
+
+// ---- AdmissionCore ----------------------------------------------------------
+
+AdmissionCore::AdmissionCore(Options opts)
+    : state_(std::make_unique<internal::CoreState>(std::move(opts))) {}
+AdmissionCore::~AdmissionCore() = default;
+
+void AdmissionCore::UpsertResourceFlavor(ResourceFlavor f) { state_->UpsertFlavor(std::move(f)); }
+void AdmissionCore::DeleteResourceFlavor(std::string_view n) { state_->DeleteFlavor(std::string(n)); }
+void AdmissionCore::UpsertClusterQueue(ClusterQueue cq) { state_->UpsertCq(std::move(cq)); }
+void AdmissionCore::DeleteClusterQueue(std::string_view n) { state_->DeleteCq(std::string(n)); }
+void AdmissionCore::UpsertCohort(Cohort c) { state_->UpsertCohort(std::move(c)); }
+void AdmissionCore::DeleteCohort(std::string_view n) { state_->DeleteCohort(std::string(n)); }
+void AdmissionCore::UpsertLocalQueue(LocalQueue lq) { state_->UpsertLq(std::move(lq)); }
+void AdmissionCore::DeleteLocalQueue(std::string_view ns, std::string_view n) {
+  state_->DeleteLq(std::string(ns), std::string(n));
+}
+void AdmissionCore::UpsertPending(Workload wl) { state_->UpsertPending(std::move(wl)); }
+void AdmissionCore::SetAdmitted(Workload wl, Admission a) {
+  state_->SetAdmitted(std::move(wl), std::move(a));
+}
+void AdmissionCore::Remove(std::string_view key) { state_->Remove(std::string(key)); }
+std::vector<Decision> AdmissionCore::RunCycle(absl::Time now) { return state_->RunCycle(now); }
+ClusterQueueStatus AdmissionCore::ClusterQueueStatusOf(std::string_view n) const {
+  return state_->CqStatus(std::string(n));
+}
+CohortStatus AdmissionCore::CohortStatusOf(std::string_view n) const {
+  return state_->CohortStatusOf(std::string(n));
+}
+LocalQueueStatus AdmissionCore::LocalQueueStatusOf(std::string_view ns, std::string_view n) const {
+  return state_->LqStatus(std::string(ns), std::string(n));
+}
+std::vector<std::string> AdmissionCore::PendingWorkloads(std::string_view cq, size_t limit) const {
+  return state_->PendingOf(std::string(cq), limit);
+}
+bool AdmissionCore::IsAdmitted(std::string_view key) const {
+  return state_->IsAdmitted(std::string(key));
+}
+bool AdmissionCore::IsPending(std::string_view key) const {
+  return state_->IsPending(std::string(key));
+}
+size_t AdmissionCore::PendingCount() const { return state_->PendingCount(); }
+size_t AdmissionCore::AdmittedCount() const { return state_->AdmittedCount(); }
+absl::Status AdmissionCore::CheckInvariants() const {
+  std::string err = state_->CheckInvariants();
+  return err.empty() ? absl::OkStatus() : absl::FailedPreconditionError(err);
+}
+
+}  // namespace batchd::queueing

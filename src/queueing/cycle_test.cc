@@ -1,0 +1,234 @@
+// Scheduling-cycle behaviour of AdmissionCore (reference §2.2, §2.3, §2.5).
+#include <algorithm>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "queueing/admission.h"
+#include "queueing/internal/test_util.h"
+
+namespace batchd::queueing {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAreArray;
+using namespace batchd::queueing::testing;  // NOLINT
+
+struct Case {
+  std::string name;
+  Scenario scn;
+  std::vector<std::string> want_admitted;  // in decision order
+  std::map<std::string, std::string> want_pending;  // key -> reason
+  std::vector<std::string> want_preempted = {};
+};
+
+void RunCases(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto core = Load(c.scn);
+    Summary s = Summarize(core->RunCycle(absl::FromUnixSeconds(100)));
+    EXPECT_THAT(s.admitted, ElementsAreArray(c.want_admitted));
+    EXPECT_THAT(s.preempted, UnorderedElementsAreArray(c.want_preempted));
+    EXPECT_EQ(s.pending, c.want_pending);
+    EXPECT_TRUE(core->CheckInvariants().ok());
+  }
+}
+
+TEST(CycleTest, QueueingStrategiesAndOrdering) {
+  auto five = [] {
+    std::vector<Workload> w;
+    for (int i = 0; i < 6; ++i) w.push_back(WlBuilder("w" + std::to_string(i), "a").Cpu(2).At(i).Obj());
+    return w;
+  };
+  RunCases({
+      {"admits as many per ClusterQueue per cycle as fit",
+       {.cqs = {CqBuilder("a").Flavor("default", 10).Obj()}, .pending = five()},
+       {"ns/w0", "ns/w1", "ns/w2", "ns/w3", "ns/w4"},
+       {{"ns/w5", "WaitingForQuota"}}},
+      {"priority first, then queue-order time",
+       {.cqs = {CqBuilder("a").Flavor("default", 2).Obj()},
+        .pending = {WlBuilder("old", "a").Cpu(2).At(1).Obj(),
+                    WlBuilder("high", "a").Cpu(2).At(5).Priority(10).Obj()}},
+       {"ns/high"},
+       {{"ns/old", "WaitingForQuota"}}},
+      {"StrictFIFO blocks behind a head that does not fit",
+       {.cqs = {CqBuilder("a").Flavor("default", 4).Strict().Obj()},
+        .admitted = {{WlBuilder("run", "a").Cpu(2).Obj(), AdmitOn("a", "default", 2)}},
+        .pending = {WlBuilder("big", "a").Cpu(3).At(1).Obj(),
+                    WlBuilder("small", "a").Cpu(1).At(2).Obj()}},
+       {},
+       {{"ns/big", "WaitingForQuota"}}},
+      {"BestEffortFIFO skips a head that does not fit",
+       {.cqs = {CqBuilder("a").Cohort("co").Flavor("default", 2).Obj(),
+                CqBuilder("b").Cohort("co").Flavor("default", 2).Obj()},
+        .admitted = {{WlBuilder("run", "b").Cpu(2).Obj(), AdmitOn("b", "default", 2)}},
+        .pending = {WlBuilder("big", "a").Cpu(3).At(1).Obj(),
+                    WlBuilder("small", "a").Cpu(1).At(2).Obj()}},
+       {"ns/small"},
+       {{"ns/big", "WaitingForQuota"}}},
+      {"larger than the ClusterQueue could ever get",
+       {.cqs = {CqBuilder("a").Flavor("default", 4).Obj()},
+        .pending = {WlBuilder("huge", "a").Cpu(5).Obj()}},
+       {},
+       {{"ns/huge", "ExceedsMaxQuota"}}},
+      {"borrows unused quota of the cohort",
+       {.cqs = {CqBuilder("a").Cohort("co").Flavor("default", 2).Obj(),
+                CqBuilder("b").Cohort("co").Flavor("default", 4).Obj()},
+        .pending = {WlBuilder("w", "a").Cpu(5).Obj()}},
+       {"ns/w"},
+       {}},
+      {"non-borrowing heads go first across ClusterQueues",
+       {.cqs = {CqBuilder("a").Cohort("co").Flavor("default", 2).Obj(),
+                CqBuilder("b").Cohort("co").Flavor("default", 2).Obj()},
+        .pending = {WlBuilder("borrower", "a").Cpu(3).At(1).Priority(5).Obj(),
+                    WlBuilder("local", "b").Cpu(2).At(2).Obj()}},
+       {"ns/local"},
+       {{"ns/borrower", "WaitingForQuota"}}},
+      {"hold stops new admissions",
+       {.cqs = {CqBuilder("a").Flavor("default", 4).Stop(StopPolicy::kHold).Obj()},
+        .pending = {WlBuilder("w", "a").Cpu(1).Obj()}},
+       {},
+       {{"ns/w", "Misconfigured"}}},
+      {"inactive workloads are never admitted",
+       {.cqs = {CqBuilder("a").Flavor("default", 4).Obj()},
+        .pending = {WlBuilder("w", "a").Cpu(1).Inactive().Obj()}},
+       {},
+       {}},
+      {"nil namespaceSelector admits no namespace",
+       {.cqs = {CqBuilder("a").Flavor("default", 4).NoNamespaces().Obj()},
+        .pending = {WlBuilder("w", "a").Cpu(1).Obj()}},
+       {},
+       {{"ns/w", "NamespaceMismatch"}}},
+      {"missing ClusterQueue",
+       {.cqs = {}, .pending = {WlBuilder("w", "nope").Cpu(1).Obj()}},
+       {},
+       {{"ns/w", "Misconfigured"}}},
+      {"missing flavor makes the ClusterQueue inactive",
+       {.flavors = {}, .cqs = {CqBuilder("a").Flavor("default", 4).Obj()},
+        .pending = {WlBuilder("w", "a").Cpu(1).Obj()}},
+       {},
+       {{"ns/w", "Misconfigured"}}},
+  });
+}
+
+// A head that could preempt but finds no candidates holds the nominal quota
+// it waits for during the cycle (Kueue's resourcesToReserve); it is then
+// inadmissible, so the next cycle admits what fits behind it.
+TEST(CycleTest, PreemptWithoutCandidatesReservesForOneCycle) {
+  Scenario s;
+  s.cqs = {CqBuilder("a").Flavor("default", 4).Obj()};
+  s.admitted = {{WlBuilder("run", "a").Cpu(2).Obj(), AdmitOn("a", "default", 2)}};
+  s.pending = {WlBuilder("big", "a").Cpu(3).At(1).Obj(), WlBuilder("small", "a").Cpu(1).At(2).Obj()};
+  auto core = Load(s);
+  Summary c1 = Summarize(core->RunCycle(absl::FromUnixSeconds(1)));
+  EXPECT_THAT(c1.admitted, IsEmpty());
+  EXPECT_EQ(c1.pending["ns/big"], "WaitingForQuota");
+  EXPECT_EQ(c1.messages["ns/big"],
+            "couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
+            "flavor default, 1 more needed");
+  Summary c2 = Summarize(core->RunCycle(absl::FromUnixSeconds(2)));
+  EXPECT_THAT(c2.admitted, ElementsAreArray({"ns/small"}));
+  EXPECT_TRUE(core->IsPending("ns/big"));
+}
+
+TEST(CycleTest, NamespaceSelectorMatchesLabels) {
+  Scenario s;
+  ClusterQueue cq = CqBuilder("a").Flavor("default", 4).Obj();
+  cq.namespace_selector = api::labels::LabelSelector::FromSet({{"team", "x"}});
+  s.cqs = {cq};
+  s.pending = {WlBuilder("in", "a").Cpu(1).NsLabel("team", "x").Obj(),
+               WlBuilder("out", "a").Cpu(1).NsLabel("team", "y").Obj()};
+  auto core = Load(s);
+  Summary r = Summarize(core->RunCycle(absl::FromUnixSeconds(1)));
+  EXPECT_THAT(r.admitted, ElementsAreArray({"ns/in"}));
+  EXPECT_EQ(r.pending["ns/out"], "NamespaceMismatch");
+}
+
+TEST(CycleTest, PreemptorIsAdmittedOnlyAfterItsVictimsLeave) {
+  Scenario s;
+  s.cqs = {CqBuilder("a").Flavor("default", 2).Within(PreemptionPolicy::kLowerPriority).Obj()};
+  s.admitted = {{WlBuilder("low", "a").Cpu(2).Obj(), AdmitOn("a", "default", 2)}};
+  s.pending = {WlBuilder("high", "a").Cpu(2).Priority(10).Obj()};
+  auto core = Load(s);
+  Summary c1 = Summarize(core->RunCycle(absl::FromUnixSeconds(1)));
+  EXPECT_THAT(c1.admitted, IsEmpty());
+  EXPECT_THAT(c1.preempted, ElementsAreArray({"ns/low"}));
+  EXPECT_EQ(c1.pending["ns/high"], "WaitingForPreemptedWorkloads");
+  // The victim is still running: no second preemption, no admission.
+  Summary c2 = Summarize(core->RunCycle(absl::FromUnixSeconds(2)));
+  EXPECT_THAT(c2.admitted, IsEmpty());
+  EXPECT_THAT(c2.preempted, IsEmpty());
+  core->Remove("ns/low");
+  Summary c3 = Summarize(core->RunCycle(absl::FromUnixSeconds(3)));
+  EXPECT_THAT(c3.admitted, ElementsAreArray({"ns/high"}));
+}
+
+TEST(CycleTest, InadmissibleWorkloadsReturnOnEvents) {
+  Scenario s;
+  s.cqs = {CqBuilder("a").Flavor("default", 2).Obj()};
+  s.admitted = {{WlBuilder("run", "a").Cpu(2).Obj(), AdmitOn("a", "default", 2)}};
+  s.pending = {WlBuilder("w", "a").Cpu(2).Obj()};
+  auto core = Load(s);
+  EXPECT_EQ(Summarize(core->RunCycle(absl::FromUnixSeconds(1))).pending["ns/w"], "WaitingForQuota");
+  // Not retried without an event, and no repeated pending decision.
+  EXPECT_THAT(core->RunCycle(absl::FromUnixSeconds(2)), IsEmpty());
+  EXPECT_EQ(core->ClusterQueueStatusOf("a").pending, 1);
+  core->Remove("ns/run");
+  EXPECT_THAT(Summarize(core->RunCycle(absl::FromUnixSeconds(3))).admitted,
+              ElementsAreArray({"ns/w"}));
+}
+
+TEST(CycleTest, RequeueAtDelaysCandidacy) {
+  Scenario s;
+  s.cqs = {CqBuilder("a").Flavor("default", 2).Obj()};
+  s.pending = {WlBuilder("w", "a").Cpu(1).RequeueAt(50).Obj()};
+  auto core = Load(s);
+  EXPECT_THAT(core->RunCycle(absl::FromUnixSeconds(49)), IsEmpty());
+  EXPECT_EQ(core->ClusterQueueStatusOf("a").pending, 1);
+  EXPECT_THAT(Summarize(core->RunCycle(absl::FromUnixSeconds(50))).admitted,
+              ElementsAreArray({"ns/w"}));
+}
+
+TEST(CycleTest, LocalQueueStopAndResume) {
+  Scenario s;
+  s.cqs = {CqBuilder("a").Flavor("default", 2).Obj()};
+  s.pending = {WlBuilder("w", "a").Cpu(1).Obj()};
+  auto core = Load(s);
+  core->UpsertLocalQueue({"ns", "lq", "a", StopPolicy::kHold});
+  EXPECT_EQ(Summarize(core->RunCycle(absl::FromUnixSeconds(1))).pending["ns/w"],
+            "LocalQueueStopped");
+  core->UpsertLocalQueue({"ns", "lq", "a", StopPolicy::kNone});
+  EXPECT_THAT(Summarize(core->RunCycle(absl::FromUnixSeconds(2))).admitted,
+              ElementsAreArray({"ns/w"}));
+  LocalQueueStatus lq = core->LocalQueueStatusOf("ns", "lq");
+  EXPECT_EQ(lq.admitted, 1);
+  EXPECT_EQ(lq.pending, 0);
+}
+
+TEST(CycleTest, EvictionMakesAnAdmittedWorkloadPendingAgain) {
+  Scenario s;
+  s.cqs = {CqBuilder("a").Flavor("default", 2).Obj()};
+  s.admitted = {{WlBuilder("w", "a").Cpu(2).Obj(), AdmitOn("a", "default", 2)}};
+  auto core = Load(s);
+  EXPECT_EQ(core->ClusterQueueStatusOf("a").usage[0].total, U(2));
+  core->UpsertPending(WlBuilder("w", "a").Cpu(2).Obj());
+  EXPECT_EQ(core->ClusterQueueStatusOf("a").usage[0].total, 0);
+  EXPECT_TRUE(core->IsPending("ns/w"));
+  EXPECT_THAT(Summarize(core->RunCycle(absl::FromUnixSeconds(1))).admitted,
+              ElementsAreArray({"ns/w"}));
+}
+
+TEST(CycleTest, KueueCompatibleOneAdmissionPerCycle) {
+  Scenario s;
+  s.opts.max_admissions_per_cluster_queue_per_cycle = 1;
+  s.cqs = {CqBuilder("a").Flavor("default", 10).Obj()};
+  s.pending = {WlBuilder("x", "a").Cpu(1).At(1).Obj(), WlBuilder("y", "a").Cpu(1).At(2).Obj()};
+  auto core = Load(s);
+  EXPECT_THAT(Summarize(core->RunCycle(absl::FromUnixSeconds(1))).admitted,
+              ElementsAreArray({"ns/x"}));
+  EXPECT_THAT(Summarize(core->RunCycle(absl::FromUnixSeconds(2))).admitted,
+              ElementsAreArray({"ns/y"}));
+}
+
+}  // namespace
+}  // namespace batchd::queueing

@@ -1,0 +1,103 @@
+// CoreState: everything AdmissionCore owns (configuration, compiled
+// ClusterQueues, the quota tree, pending and admitted workloads) and the
+// scheduling cycle. admission.cc holds configuration/bookkeeping, cycle.cc
+// the cycle.
+//
+// Thread-safety: none (AdmissionCore's caller serializes).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "queueing/internal/flavor_assigner.h"
+#include "queueing/internal/preemption.h"
+#include "queueing/internal/state.h"
+#include "queueing/types.h"
+
+namespace batchd::queueing::internal {
+
+struct LqCounters {
+  int64_t pending = 0;
+  int64_t admitted = 0;
+  std::map<std::pair<std::string, std::string>, Amount> usage;  // (flavor, resource)
+};
+
+class CoreState {
+ public:
+  explicit CoreState(Options opts) : opts_(std::move(opts)) {}
+
+  // Configuration (admission.cc).
+  void UpsertFlavor(ResourceFlavor f);
+  void DeleteFlavor(const std::string& name);
+  void UpsertCq(ClusterQueue cq);
+  void DeleteCq(const std::string& name);
+  void UpsertCohort(Cohort c);
+  void DeleteCohort(const std::string& name);
+  void UpsertLq(LocalQueue lq);
+  void DeleteLq(const std::string& ns, const std::string& name);
+
+  // Workloads (admission.cc).
+  void UpsertPending(Workload wl);
+  void SetAdmitted(Workload wl, Admission admission);
+  void Remove(const std::string& key);
+
+  // The cycle (cycle.cc).
+  std::vector<Decision> RunCycle(absl::Time now);
+
+  // Read side (admission.cc).
+  ClusterQueueStatus CqStatus(const std::string& name);
+  CohortStatus CohortStatusOf(const std::string& name);
+  LocalQueueStatus LqStatus(const std::string& ns, const std::string& name) const;
+  std::vector<std::string> PendingOf(const std::string& cq, size_t limit);
+  bool IsAdmitted(const std::string& key) const { return admitted_.contains(key); }
+  bool IsPending(const std::string& key) const { return pending_.contains(key); }
+  size_t PendingCount() const { return pending_.size(); }
+  size_t AdmittedCount() const { return admitted_.size(); }
+  std::string CheckInvariants();
+
+ private:
+  friend class CycleRunner;
+
+  CqInfo& CqFor(const std::string& name);
+  void EnsureBuilt();
+  void Rebuild();
+  void CompileCq(CqInfo& cq);
+  void MarkDirty() { dirty_ = true; }
+  // Queue placement of a pending entry (heap, backoff, or none).
+  void Enqueue(PendingEntry* e);
+  void Dequeue(PendingEntry* e);
+  // Moves inadmissible workloads back to the heaps of every CQ in n's tree.
+  void RequeueTree(NodeId n);
+  void RequeueAll();
+  void ReleaseAdmitted(const std::string& key);
+  FrUsage UsageOf(const Admission& a);
+  LqCounters& LqOf(const Workload& wl) { return lq_counters_[wl.namespace_ + "/" + wl.local_queue]; }
+  void CountLqUsage(const AdmittedEntry& a, int sign);
+
+  Options opts_;
+  FrTable frs_;
+  std::unique_ptr<QuotaTree> tree_;
+  bool dirty_ = true;
+  absl::flat_hash_map<std::string, ResourceFlavor> flavors_;
+  std::map<std::string, Cohort> cohorts_;
+  absl::flat_hash_map<std::string, NodeId> cohort_nodes_;
+  absl::flat_hash_map<std::string, std::unique_ptr<CqInfo>> cqs_;
+  std::vector<CqInfo*> cq_of_node_;
+  std::map<std::pair<std::string, std::string>, LocalQueue> lqs_;
+  absl::flat_hash_map<std::string, LqCounters> lq_counters_;
+  absl::flat_hash_map<std::string, std::unique_ptr<PendingEntry>> pending_;
+  absl::flat_hash_map<std::string, std::unique_ptr<AdmittedEntry>> admitted_;
+  std::set<std::pair<absl::Time, std::string>> backoff_;
+  absl::flat_hash_map<std::string, int64_t> backoff_per_cq_;
+  uint64_t admit_seq_ = 0;
+  uint64_t version_ = 0;  // bumps on every committed usage change
+};
+
+}  // namespace batchd::queueing::internal

@@ -1,0 +1,269 @@
+#include "queueing/internal/flavor_assigner.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/resource/amount.h"
+
+namespace batchd::queueing::internal {
+namespace {
+
+struct Grade {
+  GranularMode mode = GranularMode::kNoFit;
+  int borrow = 0;
+  bool exceeds = false;  // noFit because the request exceeds the potential capacity
+  std::string reason;
+};
+
+struct Choice {
+  int flavor = -1;
+  GranularMode mode = GranularMode::kNoFit;
+  int borrow = 0;
+  std::vector<std::pair<FrId, GranularMode>> frs;
+};
+
+bool ShouldTryNext(const Choice& c, const FlavorFungibility& f) {
+  if (c.mode == GranularMode::kNoFit || c.mode == GranularMode::kNoCandidates) return true;
+  if (c.mode != GranularMode::kFit && f.when_can_preempt_try_next) return true;
+  return c.borrow > 0 && f.when_can_borrow_try_next;
+}
+
+bool IsPreferred(const Choice& a, const Choice& b, const FlavorFungibility& f) {
+  if (a.mode == GranularMode::kNoFit) return false;
+  if (b.flavor < 0 || b.mode == GranularMode::kNoFit) return true;
+  bool a_viable = a.mode > GranularMode::kNoCandidates;
+  bool b_viable = b.mode > GranularMode::kNoCandidates;
+  if (a_viable != b_viable) return a_viable;
+  if (f.preemption_over_borrowing) {
+    if (a.borrow != b.borrow) return a.borrow < b.borrow;
+    return a.mode > b.mode;
+  }
+  if (a.mode != b.mode) return a.mode > b.mode;
+  return a.borrow < b.borrow;
+}
+
+Mode ToMode(GranularMode m) {
+  if (m == GranularMode::kFit) return Mode::kFit;
+  if (m == GranularMode::kNoFit) return Mode::kNoFit;
+  return Mode::kPreempt;
+}
+
+Grade FitsResourceQuota(const SnapshotView& v, const CqInfo& cq, FrId fr, Amount val,
+                        PreemptionOracle* oracle) {
+  const QuotaTree& t = *v.tree;
+  const std::string& res = v.frs->Resource(fr);
+  const std::string& flavor = v.frs->Flavor(fr);
+  Grade g;
+  Amount potential = t.PotentialAvailable(cq.node, fr);
+  if (val > potential) {
+    g.exceeds = true;
+    g.reason = absl::StrCat("insufficient quota for ", res, " in flavor ", flavor,
+                            ", request > maximum capacity (", FormatAmount(res, val), " > ",
+                            FormatAmount(res, potential), ")");
+    return g;
+  }
+  auto [borrow, may_reclaim] = t.BorrowingLevel(cq.node, fr, val);
+  g.borrow = borrow;
+  Amount avail = t.Available(cq.node, fr);
+  if (val <= avail) {
+    g.mode = GranularMode::kFit;
+    return g;
+  }
+  g.reason = absl::StrCat("insufficient unused quota for ", res, " in flavor ", flavor, ", ",
+                          FormatAmount(res, val - avail), " more needed");
+  const Preemption& p = cq.spec->preemption;
+  bool try_preempt = t.Nominal(cq.node, fr) >= val || may_reclaim ||
+                     p.borrow_within_cohort != PreemptionPolicy::kNever ||
+                     (v.fair_sharing && p.reclaim_within_cohort != PreemptionPolicy::kNever);
+  if (!try_preempt) return g;  // noFit, WaitingForQuota
+  if (oracle == nullptr) {
+    g.mode = GranularMode::kNoCandidates;
+    return g;
+  }
+  auto [mode, borrow_after] = oracle->SimulatePreemption(fr, val);
+  g.mode = mode;
+  g.borrow = mode == GranularMode::kNoCandidates ? borrow : borrow_after;
+  return g;
+}
+
+}  // namespace
+
+std::string FormatAmount(const std::string& resource, Amount milli) {
+  api::Amount a = api::Amount::FromMilli(milli);
+  if (resource == "memory" || resource.find("storage") != std::string::npos) {
+    if (milli % 1000 == 0) return a.ToQuantity(api::QuantityFormat::kBinarySI).String();
+  }
+  return a.ToString();
+}
+
+bool Tolerates(const Toleration& t, const Taint& taint) {
+  if (t.effect && *t.effect != taint.effect) return false;
+  if (t.key.empty()) return t.op == TolerationOperator::kExists;
+  if (t.key != taint.key) return false;
+  return t.op == TolerationOperator::kExists || t.value == taint.value;
+}
+
+std::string FlavorMismatch(const ResourceFlavor& flavor, const PodSet& ps) {
+  for (const Taint& taint : flavor.node_taints) {
+    if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
+    auto ok = [&](const Toleration& t) { return Tolerates(t, taint); };
+    if (std::any_of(ps.tolerations.begin(), ps.tolerations.end(), ok) ||
+        std::any_of(flavor.tolerations.begin(), flavor.tolerations.end(), ok)) {
+      continue;
+    }
+    return absl::StrCat("untolerated taint {", taint.key, " ", taint.value, "} in flavor ",
+                        flavor.name);
+  }
+  for (const auto& [key, value] : ps.node_selector) {
+    auto it = flavor.node_labels.find(key);
+    if (it != flavor.node_labels.end() && it->second != value) {
+      return absl::StrCat("flavor ", flavor.name, " doesn't match node affinity");
+    }
+  }
+  if (ps.required_affinity.empty()) return "";
+  for (const NodeSelectorTerm& term : ps.required_affinity) {
+    bool match = true;
+    for (const auto& req : term) {
+      if (!flavor.node_labels.contains(req.key)) continue;  // only the flavor's own keys
+      if (!req.Matches(flavor.node_labels)) match = false;
+    }
+    if (match) return "";
+  }
+  return absl::StrCat("flavor ", flavor.name, " doesn't match node affinity");
+}
+
+Admission Assignment::ToAdmission(const std::string& cq) const {
+  Admission a;
+  a.cluster_queue = cq;
+  for (const PodSetResult& ps : pod_sets) {
+    a.pod_sets.push_back({ps.name, ps.flavors, ps.usage, ps.count});
+  }
+  return a;
+}
+
+namespace {
+
+struct PodSetCtx {
+  const SnapshotView& view;
+  const CqInfo& cq;
+  PreemptionOracle* oracle;
+  Assignment& out;
+  absl::flat_hash_map<FrId, Amount>& prior;  // usage of earlier pod sets
+  std::vector<std::string> reasons;
+  bool any_quota_reason = false;
+  bool any_exceeds = false;
+};
+
+// Chooses a flavor of group `g` for `totals` (resource -> total request).
+Choice ChooseFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g,
+                    const std::vector<std::pair<std::string, Amount>>& totals) {
+  const FlavorFungibility& fung = c.cq.spec->fungibility;
+  Choice best;
+  for (int fi = 0; fi < static_cast<int>(g.flavors.size()); ++fi) {
+    const CompiledFlavor& cf = g.flavors[fi];
+    auto rf = c.view.flavors->find(cf.name);
+    if (rf == c.view.flavors->end()) {
+      c.reasons.push_back(absl::StrCat("flavor ", cf.name, " not found"));
+      continue;
+    }
+    std::string mismatch = FlavorMismatch(rf->second, ps);
+    if (!mismatch.empty()) {
+      c.reasons.push_back(std::move(mismatch));
+      continue;
+    }
+    Choice cand;
+    cand.flavor = fi;
+    cand.mode = GranularMode::kFit;
+    for (const auto& [res, total] : totals) {
+      FrId fr = -1;
+      for (const auto& [r, id] : cf.resources) if (r == res) fr = id;
+      Amount val = total;
+      if (auto it = c.prior.find(fr); it != c.prior.end()) val = SatAdd(val, it->second);
+      Grade gr = FitsResourceQuota(c.view, c.cq, fr, val, c.oracle);
+      if (!gr.reason.empty()) c.reasons.push_back(gr.reason);
+      if (gr.mode == GranularMode::kNoFit) (gr.exceeds ? c.any_exceeds : c.any_quota_reason) = true;
+      cand.mode = std::min(cand.mode, gr.mode);
+      cand.borrow = std::max(cand.borrow, gr.borrow);
+      cand.frs.emplace_back(fr, gr.mode);
+    }
+    if (cand.mode == GranularMode::kNoCandidates) c.any_quota_reason = true;
+    if (!ShouldTryNext(cand, fung)) return cand;
+    if (IsPreferred(cand, best, fung)) best = cand;
+  }
+  return best;
+}
+
+// Assigns one pod set; returns false when it can't be assigned.
+bool AssignPodSet(PodSetCtx& c, const PodSet& ps, int32_t count) {
+  PodSetResult r;
+  r.name = ps.name;
+  r.count = count;
+  std::map<int, std::vector<std::pair<std::string, Amount>>> by_group;
+  for (const auto& [res, per_pod] : ps.requests) {
+    if (per_pod <= 0) continue;
+    Amount total = per_pod > kUnlimited / std::max<int32_t>(count, 1) ? kUnlimited
+                                                                       : per_pod * count;
+    auto it = c.cq.group_of.find(res);
+    if (it == c.cq.group_of.end()) {
+      c.reasons.push_back(absl::StrCat("resource ", res, " unavailable in ClusterQueue"));
+      r.mode = Mode::kNoFit;
+      c.out.pod_sets.push_back(std::move(r));
+      return false;
+    }
+    by_group[it->second].emplace_back(res, total);
+    r.usage[res] = total;
+  }
+  for (const auto& [gi, totals] : by_group) {
+    const CompiledGroup& g = c.cq.groups[gi];
+    Choice ch = ChooseFlavor(c, ps, g, totals);
+    if (ch.flavor < 0 || ch.mode == GranularMode::kNoFit) {
+      r.mode = Mode::kNoFit;
+      c.out.pod_sets.push_back(std::move(r));
+      return false;
+    }
+    r.mode = std::min(r.mode, ToMode(ch.mode));
+    c.out.borrowing = std::max(c.out.borrowing, ch.borrow);
+    for (size_t i = 0; i < totals.size(); ++i) {
+      r.flavors[totals[i].first] = g.flavors[ch.flavor].name;
+      FrId fr = ch.frs[i].first;
+      c.prior[fr] = SatAdd(c.prior[fr], totals[i].second);
+      if (ch.frs[i].second != GranularMode::kFit) c.out.need_preemption.push_back(fr);
+    }
+  }
+  c.out.mode = std::min(c.out.mode, r.mode);
+  c.out.pod_sets.push_back(std::move(r));
+  return true;
+}
+
+}  // namespace
+
+Assignment AssignFlavors(const SnapshotView& view, const CqInfo& cq, const Workload& wl,
+                         const std::vector<int32_t>& counts, PreemptionOracle* oracle) {
+  Assignment out;
+  absl::flat_hash_map<FrId, Amount> prior;
+  for (size_t i = 0; i < wl.pod_sets.size(); ++i) {
+    PodSetCtx c{view, cq, oracle, out, prior};
+    if (!AssignPodSet(c, wl.pod_sets[i], counts[i])) {
+      out.mode = Mode::kNoFit;
+      out.reason = c.any_quota_reason ? PendingReason::kWaitingForQuota
+                   : c.any_exceeds    ? PendingReason::kExceedsMaxQuota
+                                      : PendingReason::kNoMatchingFlavor;
+      out.message = absl::StrCat("couldn't assign flavors to pod set ", wl.pod_sets[i].name,
+                                 ": ", absl::StrJoin(c.reasons, ", "));
+      return out;
+    }
+    if (out.mode == Mode::kPreempt && out.message.empty()) {
+      out.message = absl::StrCat("couldn't assign flavors to pod set ", wl.pod_sets[i].name,
+                                 ": ", absl::StrJoin(c.reasons, ", "));
+    }
+  }
+  for (const auto& [fr, v] : prior) out.usage.emplace_back(fr, v);
+  std::sort(out.usage.begin(), out.usage.end());
+  std::sort(out.need_preemption.begin(), out.need_preemption.end());
+  out.need_preemption.erase(std::unique(out.need_preemption.begin(), out.need_preemption.end()),
+                            out.need_preemption.end());
+  return out;
+}
+
+}  // namespace batchd::queueing::internal

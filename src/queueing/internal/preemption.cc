@@ -1,0 +1,233 @@
+#include "queueing/internal/preemption.h"
+
+#include <algorithm>
+
+namespace batchd::queueing::internal {
+namespace {
+
+enum class Variant { kWithinCq, kHierarchical, kReclaimWithoutBorrowing, kReclaimWhileBorrowing };
+
+struct Candidate {
+  AdmittedEntry* wl;
+  Variant variant;
+  NodeId lca;  // kNoNode for the own CQ
+};
+
+PreemptionReason ReasonOf(Variant v) {
+  switch (v) {
+    case Variant::kWithinCq: return PreemptionReason::kInClusterQueue;
+    case Variant::kReclaimWhileBorrowing: return PreemptionReason::kInCohortReclaimWhileBorrowing;
+    default: return PreemptionReason::kInCohortReclamation;
+  }
+}
+
+struct ClassicCtx {
+  const SnapshotView& view;
+  const PreemptionRequest& req;
+  std::vector<Candidate> hierarchy, priority, same;
+};
+
+void ClassifyCq(ClassicCtx& c, const CqInfo& other, NodeId lca, bool advantage) {
+  const Preemption& p = c.req.cq->spec->preemption;
+  bool forbidden = p.borrow_within_cohort == PreemptionPolicy::kNever;
+  for (AdmittedEntry* w : other.admitted) {
+    if (!UsesAny(*w, c.req.need_preemption)) continue;
+    if (!SatisfiesPolicy(p.reclaim_within_cohort, *c.req.wl, w->wl)) continue;
+    if (advantage) {
+      c.hierarchy.push_back({w, Variant::kHierarchical, lca});
+      continue;
+    }
+    bool above = w->wl.priority >= c.req.wl->priority ||
+                 (p.max_priority_threshold && w->wl.priority > *p.max_priority_threshold);
+    Variant v = forbidden || above ? Variant::kReclaimWithoutBorrowing
+                                   : Variant::kReclaimWhileBorrowing;
+    c.priority.push_back({w, v, lca});
+  }
+}
+
+void CollectSubtree(ClassicCtx& c, NodeId cur, NodeId root, NodeId skip, bool advantage) {
+  const QuotaTree& t = *c.view.tree;
+  for (NodeId child : t.node(cur).children) {
+    if (child == skip) continue;
+    if (!t.node(child).is_cq) {
+      if (IsWithinNominal(t, child, c.req.need_preemption)) continue;
+      CollectSubtree(c, child, root, skip, advantage);
+      continue;
+    }
+    const CqInfo* other = (*c.view.cq_of_node)[child];
+    if (other == nullptr || other == c.req.cq) continue;
+    if (!IsWithinNominal(t, child, c.req.need_preemption)) ClassifyCq(c, *other, root, advantage);
+  }
+}
+
+// Kueue's QuantitiesFitInQuota: whether `reqs` fit n's subtree quota, and
+// what remains beyond n's local available quota.
+bool FitInQuota(const QuotaTree& t, NodeId n, FrUsage& reqs) {
+  bool fits = true;
+  for (auto& [fr, v] : reqs) {
+    if (SatAdd(t.Usage(n, fr), v) > t.SubtreeQuota(n, fr)) fits = false;
+    v = std::max<Amount>(0, SatSub(v, t.LocalAvailable(n, fr)));
+  }
+  return fits;
+}
+
+void CollectCandidates(ClassicCtx& c) {
+  const CqInfo& cq = *c.req.cq;
+  const Preemption& p = cq.spec->preemption;
+  if (p.within_cluster_queue != PreemptionPolicy::kNever) {
+    for (AdmittedEntry* w : cq.admitted) {
+      if (UsesAny(*w, c.req.need_preemption) &&
+          SatisfiesPolicy(p.within_cluster_queue, *c.req.wl, w->wl)) {
+        c.same.push_back({w, Variant::kWithinCq, kNoNode});
+      }
+    }
+  }
+  const QuotaTree& t = *c.view.tree;
+  if (t.node(cq.node).parent == kNoNode || p.reclaim_within_cohort == PreemptionPolicy::kNever) {
+    return;
+  }
+  FrUsage remaining = c.req.usage;
+  bool advantage = FitInQuota(t, cq.node, remaining);
+  NodeId prev = kNoNode;
+  for (NodeId cur = t.node(cq.node).parent; cur != kNoNode; cur = t.node(cur).parent) {
+    CollectSubtree(c, cur, cur, prev, advantage);
+    advantage = FitInQuota(t, cur, remaining) || advantage;
+    prev = cur;
+  }
+}
+
+bool StillValid(const QuotaTree& t, const Candidate& c, const std::vector<FrId>& need) {
+  if (c.variant == Variant::kWithinCq) return true;
+  for (NodeId n = c.wl->cq->node; n != kNoNode && n != c.lca; n = t.node(n).parent) {
+    if (IsWithinNominal(t, n, need)) return false;
+  }
+  return true;
+}
+
+bool FitsAfter(const QuotaTree& t, const PreemptionRequest& req, bool allow_borrowing) {
+  for (const auto& [fr, v] : req.usage) {
+    if (!allow_borrowing && t.BorrowingWith(req.cq->node, fr, v)) return false;
+    if (v > t.Available(req.cq->node, fr)) return false;
+  }
+  return true;
+}
+
+std::vector<Target> Search(const SnapshotView& view, const PreemptionRequest& req,
+                           const std::vector<Candidate>& cands, bool allow_borrowing) {
+  QuotaTree& t = *view.tree;
+  std::vector<Target> targets;
+  bool fits = false;
+  for (const Candidate& c : cands) {
+    if (allow_borrowing && c.variant == Variant::kReclaimWithoutBorrowing) continue;
+    if (!StillValid(t, c, req.need_preemption)) continue;
+    t.RemoveUsage(c.wl->cq->node, c.wl->usage);
+    targets.push_back({c.wl, ReasonOf(c.variant)});
+    if (FitsAfter(t, req, allow_borrowing)) {
+      fits = true;
+      break;
+    }
+  }
+  if (fits) FillBack(t, targets, [&] { return FitsAfter(t, req, allow_borrowing); });
+  for (const Target& tg : targets) t.AddUsage(tg.wl->cq->node, tg.wl->usage);
+  if (!fits) targets.clear();
+  return targets;
+}
+
+}  // namespace
+
+bool SatisfiesPolicy(PreemptionPolicy policy, const Workload& preemptor, const Workload& victim) {
+  switch (policy) {
+    case PreemptionPolicy::kNever: return false;
+    case PreemptionPolicy::kLowerPriority: return victim.priority < preemptor.priority;
+    case PreemptionPolicy::kLowerOrNewerEqualPriority:
+      return victim.priority < preemptor.priority ||
+             (victim.priority == preemptor.priority &&
+              preemptor.queue_order_time < victim.queue_order_time);
+    case PreemptionPolicy::kAny: return true;
+  }
+  return false;
+}
+
+bool UsesAny(const AdmittedEntry& e, const std::vector<FrId>& frs) {
+  for (const auto& [fr, v] : e.usage) {
+    if (v > 0 && std::binary_search(frs.begin(), frs.end(), fr)) return true;
+  }
+  return false;
+}
+
+bool IsWithinNominal(const QuotaTree& t, NodeId n, const std::vector<FrId>& frs) {
+  for (FrId fr : frs) {
+    if (t.Usage(n, fr) > t.SubtreeQuota(n, fr)) return false;
+  }
+  return true;
+}
+
+bool CandidateLess(const AdmittedEntry* a, const AdmittedEntry* b, const CqInfo* own) {
+  if (a->evicting != b->evicting) return a->evicting;
+  bool a_own = a->cq == own, b_own = b->cq == own;
+  if (a_own != b_own) return b_own;
+  if (a->wl.priority != b->wl.priority) return a->wl.priority < b->wl.priority;
+  if (a->admit_seq != b->admit_seq) return a->admit_seq > b->admit_seq;
+  return a->wl.uid < b->wl.uid;
+}
+
+std::vector<Target> ClassicalTargets(const SnapshotView& view, const PreemptionRequest& req) {
+  ClassicCtx c{view, req, {}, {}, {}};
+  CollectCandidates(c);
+  auto less = [&](const Candidate& a, const Candidate& b) {
+    return CandidateLess(a.wl, b.wl, req.cq);
+  };
+  std::sort(c.hierarchy.begin(), c.hierarchy.end(), less);
+  std::sort(c.priority.begin(), c.priority.end(), less);
+  std::sort(c.same.begin(), c.same.end(), less);
+  std::vector<Candidate> all = c.hierarchy;
+  all.insert(all.end(), c.priority.begin(), c.priority.end());
+  all.insert(all.end(), c.same.begin(), c.same.end());
+  std::stable_partition(all.begin(), all.end(), [](const Candidate& x) { return x.wl->evicting; });
+  if (all.empty()) return {};
+
+  const Preemption& p = req.cq->spec->preemption;
+  bool forbidden = p.borrow_within_cohort == PreemptionPolicy::kNever;
+  bool other = !c.hierarchy.empty() || !c.priority.empty();
+  bool under_nominal = true;
+  for (FrId fr : req.need_preemption) {
+    if (view.tree->Usage(req.cq->node, fr) >= view.tree->Nominal(req.cq->node, fr)) {
+      under_nominal = false;
+    }
+  }
+  std::vector<bool> attempts;
+  if (!other || (forbidden && !under_nominal)) attempts = {true};
+  else if (forbidden && c.hierarchy.empty()) attempts = {false, true};
+  else attempts = {true, false};
+  for (bool allow : attempts) {
+    std::vector<Target> t = Search(view, req, all, allow);
+    if (!t.empty()) return t;
+  }
+  return {};
+}
+
+std::vector<Target> FindTargets(const SnapshotView& view, const PreemptionRequest& req) {
+  return view.fair_sharing ? FairSharingTargets(view, req) : ClassicalTargets(view, req);
+}
+
+std::pair<GranularMode, int> Oracle::SimulatePreemption(FrId fr, Amount val) {
+  const Preemption& p = cq_.spec->preemption;
+  if (p.within_cluster_queue == PreemptionPolicy::kNever &&
+      p.reclaim_within_cohort == PreemptionPolicy::kNever) {
+    return {GranularMode::kNoCandidates, 0};
+  }
+  PreemptionRequest req{&wl_, &cq_, {{fr, val}}, {fr}};
+  std::vector<Target> targets = FindTargets(view_, req);
+  if (targets.empty()) return {GranularMode::kNoCandidates, 0};
+  QuotaTree& t = *view_.tree;
+  bool own = false;
+  for (const Target& tg : targets) {
+    own = own || tg.wl->cq == &cq_;
+    t.RemoveUsage(tg.wl->cq->node, tg.wl->usage);
+  }
+  int borrow = t.BorrowingLevel(cq_.node, fr, val).first;
+  for (const Target& tg : targets) t.AddUsage(tg.wl->cq->node, tg.wl->usage);
+  return {own ? GranularMode::kPreempt : GranularMode::kReclaim, borrow};
+}
+
+}  // namespace batchd::queueing::internal

@@ -1,0 +1,66 @@
+#include "queueing/internal/queue.h"
+
+#include "absl/hash/hash.h"
+
+namespace batchd::queueing::internal {
+
+uint64_t SchedulingSignature(const Workload& wl) {
+  size_t h = absl::HashOf(wl.cluster_queue, wl.priority, wl.namespace_labels);
+  for (const PodSet& ps : wl.pod_sets) {
+    h = absl::HashOf(h, ps.name, ps.count, ps.min_count.value_or(-1), ps.requests,
+                     ps.node_selector);
+    for (const NodeSelectorTerm& term : ps.required_affinity) {
+      for (const auto& r : term) h = absl::HashOf(h, r.String());
+    }
+    for (const Toleration& t : ps.tolerations) {
+      h = absl::HashOf(h, t.key, static_cast<int>(t.op), t.value,
+                       t.effect ? static_cast<int>(*t.effect) : -1);
+    }
+  }
+  return h;
+}
+
+bool EntryOrder::operator()(const PendingEntry* a, const PendingEntry* b) const {
+  if (a->wl.priority != b->wl.priority) return a->wl.priority > b->wl.priority;
+  if (a->wl.queue_order_time != b->wl.queue_order_time) {
+    return a->wl.queue_order_time < b->wl.queue_order_time;
+  }
+  if (a->wl.uid != b->wl.uid) return a->wl.uid < b->wl.uid;
+  return a->wl.key < b->wl.key;
+}
+
+void CqQueue::PushHeap(PendingEntry* e) {
+  heap_.insert(e);
+  e->where = PendingEntry::Where::kHeap;
+}
+
+void CqQueue::PushInadmissible(PendingEntry* e) {
+  inadmissible_.insert(e);
+  e->where = PendingEntry::Where::kInadmissible;
+}
+
+void CqQueue::Erase(PendingEntry* e) {
+  if (e->where == PendingEntry::Where::kHeap) heap_.erase(e);
+  if (e->where == PendingEntry::Where::kInadmissible) inadmissible_.erase(e);
+  e->where = PendingEntry::Where::kNone;
+}
+
+PendingEntry* CqQueue::PopHead() {
+  if (heap_.empty()) return nullptr;
+  PendingEntry* e = *heap_.begin();
+  heap_.erase(heap_.begin());
+  e->where = PendingEntry::Where::kNone;
+  return e;
+}
+
+size_t CqQueue::RequeueInadmissible() {
+  size_t n = inadmissible_.size();
+  for (PendingEntry* e : inadmissible_) {
+    heap_.insert(e);
+    e->where = PendingEntry::Where::kHeap;
+  }
+  inadmissible_.clear();
+  return n;
+}
+
+}  // namespace batchd::queueing::internal

@@ -1,0 +1,68 @@
+// Internal model of the admission core: compiled ClusterQueues (resource
+// groups resolved to fr ids, queue, admitted workloads) and admitted entries.
+// The quota tree is rebuilt from these when configuration changes.
+//
+// Thread-safety: none. Ownership: CoreState owns everything; pointers between
+// these structs stay valid until the owning map entry is erased.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "queueing/internal/queue.h"
+#include "queueing/internal/quota_tree.h"
+#include "queueing/types.h"
+
+namespace batchd::queueing::internal {
+
+struct CompiledFlavor {
+  std::string name;
+  std::vector<std::pair<std::string, FrId>> resources;  // covered resource -> fr
+};
+
+struct CompiledGroup {
+  std::vector<std::string> covered;
+  std::vector<CompiledFlavor> flavors;  // preference order
+};
+
+struct CqInfo;
+
+struct AdmittedEntry {
+  Workload wl;
+  Admission admission;
+  FrUsage usage;
+  CqInfo* cq = nullptr;  // null when its ClusterQueue is unknown (usage not counted)
+  uint64_t admit_seq = 0;  // increasing; higher = admitted more recently
+  bool evicting = false;   // a preemption was issued and not yet reported done
+};
+
+struct CqInfo {
+  std::string name;
+  std::optional<ClusterQueue> spec;  // nullopt: referenced by workloads but not defined
+  NodeId node = kNoNode;
+  std::vector<CompiledGroup> groups;
+  absl::flat_hash_map<std::string, int> group_of;  // resource -> group index
+  bool active = false;
+  std::string inactive_message;
+  CqQueue queue;
+  absl::flat_hash_set<AdmittedEntry*> admitted;
+  // BestEffortFIFO: the head that issued preemptions stays first (§2.2).
+  std::string sticky_preemptor;
+};
+
+// Read-only view the flavor assigner and preemption need.
+struct SnapshotView {
+  QuotaTree* tree = nullptr;  // mutated reversibly during simulations
+  const FrTable* frs = nullptr;
+  const absl::flat_hash_map<std::string, ResourceFlavor>* flavors = nullptr;
+  const std::vector<CqInfo*>* cq_of_node = nullptr;  // node id -> CQ (null for cohorts)
+  bool fair_sharing = false;
+  std::vector<FairSharingStrategy> fs_strategies;
+};
+
+}  // namespace batchd::queueing::internal
