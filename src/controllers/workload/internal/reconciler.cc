@@ -1,0 +1,290 @@
+// The generic reconciler's driver: informer wiring and the owner index,
+// the decision sequence of Reconcile, and Workload bookkeeping (one matching
+// Workload per job, creation with priority, cleanup when the job is gone).
+// Starting, stopping and status syncing live in reconciler_run.cc.
+#include "controllers/workload/internal/reconciler.h"
+
+#include "absl/strings/str_cat.h"
+#include "api/meta/object_meta.h"
+#include "common/status_macros.h"
+#include "controllers/workload/internal/workload_util.h"
+#include "registry/errors.h"
+
+namespace batchd::controllers::workload::internal {
+
+namespace {
+
+void EnsureTypeMeta(Json& obj, const std::string& api_version, const std::string& kind) {
+  if (!obj.contains("apiVersion")) obj["apiVersion"] = api_version;
+  if (!obj.contains("kind")) obj["kind"] = kind;
+}
+
+bool IsGone(const absl::Status& s) {
+  return absl::IsNotFound(s) || registry::GetPayload(s).reason == "NotFound";
+}
+
+}  // namespace
+
+IntegrationReconciler::IntegrationReconciler(ControllerContext& ctx,
+                                             std::shared_ptr<const JobAdapter> adapter,
+                                             IntegrationOptions options,
+                                             const api::KindDef& job_kind,
+                                             const api::KindDef& wl_kind,
+                                             const api::KindDef& rf_kind)
+    : ctx_(ctx),
+      adapter_(std::move(adapter)),
+      options_(options),
+      gvk_(adapter_->Gvk()),
+      job_kind_(job_kind),
+      wl_kind_(wl_kind),
+      rf_kind_(rf_kind),
+      jobs_(ctx.informers.For(job_kind)),
+      workloads_(ctx.informers.For(wl_kind)),
+      flavors_(ctx.informers.For(rf_kind)) {}
+
+std::string IntegrationReconciler::OwnerKey(const Json& wl) const {
+  auto ref = api::meta::GetControllerRef(wl);
+  if (!ref || ref->api_version != gvk_.ApiVersion() || ref->kind != gvk_.kind) return "";
+  return api::meta::GetNamespace(wl) + "/" + ref->name;
+}
+
+void IntegrationReconciler::Wire(Controller& controller) {
+  client::WorkQueue* q = &controller.queue();
+  auto enqueue = [q](const client::ObjectRef& o) { q->Add(client::Informer::KeyOf(*o)); };
+  jobs_.AddHandlers({
+      .on_add = enqueue,
+      .on_update = [enqueue](const client::ObjectRef&,
+                             const client::ObjectRef& o) { enqueue(o); },
+      .on_delete = enqueue,
+  });
+  // A Workload stays indexed under its job while the job may still exist,
+  // even after the garbage collector orphans it (Orphan propagation), so
+  // that the job's removal also removes it.
+  auto track = [this, q](const client::ObjectRef& wl) {
+    std::string key = OwnerKey(*wl);
+    if (key.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      owned_[key].insert(api::meta::GetName(*wl));
+    }
+    q->Add(key);
+  };
+  workloads_.AddHandlers({
+      .on_add = track,
+      .on_update =
+          [this, q, track](const client::ObjectRef& old_wl, const client::ObjectRef& wl) {
+            std::string old_key = OwnerKey(*old_wl);
+            if (!old_key.empty() && old_key != OwnerKey(*wl)) q->Add(old_key);
+            track(wl);
+          },
+      .on_delete =
+          [this, q](const client::ObjectRef& wl) {
+            std::string key = OwnerKey(*wl);
+            if (key.empty()) return;
+            {
+              std::lock_guard<std::mutex> lock(mu_);
+              auto it = owned_.find(key);
+              if (it != owned_.end()) {
+                it->second.erase(api::meta::GetName(*wl));
+                if (it->second.empty()) owned_.erase(it);
+              }
+            }
+            q->Add(key);
+          },
+  });
+}
+
+std::set<std::string> IntegrationReconciler::OwnedNames(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = owned_.find(key);
+  return it == owned_.end() ? std::set<std::string>{} : it->second;
+}
+
+bool IntegrationReconciler::Suspended(const Json& job) const {
+  return adapter_->IsSuspended(job) && !api::meta::GetAnnotation(job, kStoppingAnnotation);
+}
+
+Json IntegrationReconciler::OriginalView(const Json& job) const {
+  Json view = job;
+  auto raw = api::meta::GetAnnotation(job, kOriginalPodSetsAnnotation);
+  if (!raw) return view;
+  Json parsed = Json::parse(*raw, nullptr, /*allow_exceptions=*/false);
+  if (auto originals = PodSetsInfoFromJson(parsed)) adapter_->RestorePodSetsInfo(view, *originals);
+  return view;
+}
+
+absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string::npos) return Result::Done();
+  const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+  client::ObjectRef ref = jobs_.Get(ns, name);
+  if (!ref) return JobGone(ns, name);
+  Json job = *ref;
+  EnsureTypeMeta(job, gvk_.ApiVersion(), gvk_.kind);
+  if (adapter_->Skip(job) || api::meta::IsBeingDeleted(job)) return Result::Done();
+  if (!options_.manage_jobs_without_queue_name && QueueName(job).empty()) return Result::Done();
+  if (api::meta::GetAnnotation(job, kStoppingAnnotation)) {
+    // A stop was interrupted between its writes: finish it first.
+    BATCHD_RETURN_IF_ERROR(StopJob(job, nullptr, "Stopping"));
+  }
+
+  BATCHD_ASSIGN_OR_RETURN(Matched m, EnsureOneWorkload(job));
+  if (m.requeue) return Result::Done();
+  if (m.wl && IsConditionTrue(*m.wl, kCondFinished)) return Result::Done();
+  if (auto fin = adapter_->Finished(job)) {
+    if (!m.wl) return Result::Done();
+    return MarkFinished(job, std::move(*m.wl), *fin);
+  }
+  if (!m.wl) {
+    // A job stopped without a Workload waits for its pods to go.
+    if (adapter_->IsActive(job)) return Result::Done();
+    return CreateWorkload(job);
+  }
+  Json& wl = *m.wl;
+  BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, wl));
+  if (IsConditionTrue(wl, kCondEvicted)) return HandleEviction(job, std::move(wl));
+  if (Suspended(job)) {
+    if (IsAdmitted(wl)) return StartJob(job, wl);
+    const std::string q = QueueName(job);
+    if (wl["spec"].value("queueName", "") != q) {
+      wl["spec"]["queueName"] = q;
+      auto r = ctx_.client.Update(wl_kind_, wl);
+      if (!r.ok()) return r.status();
+    }
+    return Result::Done();
+  }
+  if (!IsAdmitted(wl)) {
+    std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(wl);
+    BATCHD_RETURN_IF_ERROR(StopJob(job, &originals, "Not admitted by cluster queue"));
+  }
+  return Result::Done();
+}
+
+absl::StatusOr<Result> IntegrationReconciler::JobGone(const std::string& ns,
+                                                      const std::string& name) {
+  const std::string key = ns + "/" + name;
+  std::vector<std::string> gone;
+  for (const std::string& wl_name : OwnedNames(key)) {
+    client::ObjectRef wl = workloads_.Get(ns, wl_name);
+    if (!wl) {
+      gone.push_back(wl_name);
+      continue;
+    }
+    // Orphaned (no controller) or still ours; never one adopted elsewhere.
+    if (api::meta::GetControllerRef(*wl) && OwnerKey(*wl) != key) continue;
+    client::DeleteOptions opts;
+    opts.precondition_uid = api::meta::GetUid(*wl);
+    absl::Status s = ctx_.client.Delete(wl_kind_, ns, wl_name, opts);
+    if (!s.ok() && !IsGone(s)) return s;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = owned_.find(key);
+  if (it != owned_.end()) {
+    for (const std::string& g : gone) it->second.erase(g);
+    if (it->second.empty()) owned_.erase(it);
+  }
+  return Result::Done();
+}
+
+absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneWorkload(
+    Json& job) {
+  const std::string ns = api::meta::GetNamespace(job);
+  const std::string uid = api::meta::GetUid(job);
+  BATCHD_ASSIGN_OR_RETURN(std::vector<Json> podsets, adapter_->PodSets(OriginalView(job)));
+  Matched m;
+  std::vector<Json> stale;
+  for (const std::string& wl_name : OwnedNames(ns + "/" + api::meta::GetName(job))) {
+    client::ObjectRef wl = workloads_.Get(ns, wl_name);
+    if (!wl || OwnerKey(*wl).empty()) continue;
+    const bool mine = api::meta::IsControlledBy(*wl, uid);
+    if (mine && !m.wl && EquivalentPodSets(podsets, (*wl)["spec"].value("podSets", Json()))) {
+      m.wl = *wl;
+    } else {
+      stale.push_back(*wl);
+    }
+  }
+  if (!m.wl && !Suspended(job) && !adapter_->Finished(job)) {
+    std::vector<PodSetInfo> originals;
+    if (stale.size() == 1) originals = PodSetsInfoFromSpec(stale[0]);
+    BATCHD_RETURN_IF_ERROR(StopJob(job, stale.size() == 1 ? &originals : nullptr,
+                                   stale.size() == 1
+                                       ? "No matching Workload; restoring pod templates "
+                                         "according to existent Workload"
+                                       : "Missing Workload; unable to restore pod templates"));
+  }
+  for (const Json& wl : stale) {
+    client::DeleteOptions opts;
+    opts.precondition_uid = api::meta::GetUid(wl);
+    absl::Status s = ctx_.client.Delete(wl_kind_, ns, api::meta::GetName(wl), opts);
+    if (!s.ok() && !IsGone(s)) return s;
+    ctx_.events.Event(job, "Normal", "DeletedWorkload",
+                      absl::StrCat("Deleted not matching Workload: ", ns, "/",
+                                   api::meta::GetName(wl)));
+    m.requeue = true;
+  }
+  return m;
+}
+
+absl::StatusOr<Result> IntegrationReconciler::CreateWorkload(const Json& job) {
+  const Json view = OriginalView(job);
+  BATCHD_ASSIGN_OR_RETURN(std::vector<Json> podsets, adapter_->PodSets(view));
+  const std::string ns = api::meta::GetNamespace(job);
+  const std::string name =
+      WorkloadName(gvk_, api::meta::GetName(job), api::meta::GetUid(job));
+  Json wl = {{"apiVersion", absl::StrCat(kKueueGroup, "/", kKueueVersion)},
+             {"kind", "Workload"},
+             {"metadata", {{"name", name}, {"namespace", ns}}},
+             {"spec", {{"queueName", QueueName(job)}, {"podSets", podsets}}}};
+  if (const std::string uid = api::meta::GetUid(job); !uid.empty()) {
+    api::meta::SetLabel(wl, kJobUidLabel, uid);
+  }
+  api::meta::SetOwnerReference(wl, api::meta::NewControllerRef(job));
+  BATCHD_RETURN_IF_ERROR(SetPriority(view, podsets, wl["spec"]));
+  auto r = ctx_.client.Create(wl_kind_, ns, std::move(wl));
+  if (!r.ok()) return r.status();
+  ctx_.events.Event(job, "Normal", "CreatedWorkload",
+                    absl::StrCat("Created Workload: ", ns, "/", name));
+  return Result::Done();
+}
+
+absl::Status IntegrationReconciler::SetPriority(const Json& job, const std::vector<Json>& podsets,
+                                                Json& spec) {
+  const api::Scheme& scheme = ctx_.client.scheme();
+  if (auto wpc = api::meta::GetLabel(job, kPriorityClassLabel); wpc && !wpc->empty()) {
+    const api::KindDef* k = scheme.ByResource(kKueueGroup, kKueueVersion, "workloadpriorityclasses");
+    if (!k) return absl::FailedPreconditionError("WorkloadPriorityClass is not served");
+    BATCHD_ASSIGN_OR_RETURN(Json obj, ctx_.client.Get(*k, "", *wpc));
+    spec["priorityClassRef"] = {{"group", kKueueGroup}, {"kind", "WorkloadPriorityClass"},
+                                {"name", *wpc}};
+    spec["priority"] = obj.value("value", 0);
+    return absl::OkStatus();
+  }
+  std::string pc = adapter_->PriorityClassName(job);
+  for (const Json& ps : podsets) {
+    if (!pc.empty()) break;
+    pc = ps["template"].value("spec", Json::object()).value("priorityClassName", "");
+  }
+  const api::KindDef* k = scheme.ByResource("scheduling.k8s.io", "v1", "priorityclasses");
+  if (!pc.empty()) {
+    if (!k) return absl::FailedPreconditionError("PriorityClass is not served");
+    BATCHD_ASSIGN_OR_RETURN(Json obj, ctx_.client.Get(*k, "", pc));
+    spec["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
+                                {"name", pc}};
+    spec["priority"] = obj.value("value", 0);
+    return absl::OkStatus();
+  }
+  spec["priority"] = 0;
+  if (!k) return absl::OkStatus();
+  BATCHD_ASSIGN_OR_RETURN(client::ListResult all, ctx_.client.List(*k, ""));
+  for (const Json& obj : all.items) {
+    if (obj.value("globalDefault", false)) {
+      spec["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
+                                  {"name", api::meta::GetName(obj)}};
+      spec["priority"] = obj.value("value", 0);
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace batchd::controllers::workload::internal

@@ -1,0 +1,75 @@
+// The generic job-integration reconciler (Kueue's jobframework
+// ReconcileGenericJob): for one queued job, keep exactly one matching
+// Workload, start the job when the Workload is admitted, stop it and release
+// the reservation when the Workload is evicted, and mark the Workload
+// Finished when the job ends. Everything job-specific goes through the
+// `JobAdapter`.
+//
+// Keys are the job's "namespace/name". Thread-safety: the owner index is
+// guarded by `mu_`; the work queue never hands one key to two workers.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "controllers/runtime/context.h"
+#include "controllers/workload/adapter.h"
+
+namespace batchd::controllers::workload::internal {
+
+class IntegrationReconciler : public Reconciler {
+ public:
+  IntegrationReconciler(ControllerContext& ctx, std::shared_ptr<const JobAdapter> adapter,
+                        IntegrationOptions options, const api::KindDef& job_kind,
+                        const api::KindDef& wl_kind, const api::KindDef& rf_kind);
+
+  // Adds the job and Workload informer handlers that feed `controller`.
+  void Wire(Controller& controller);
+  absl::StatusOr<Result> Reconcile(const std::string& key) override;
+
+ private:
+  struct Matched {
+    std::optional<Json> wl;
+    bool requeue = false;  // Workloads were deleted; wait for the events.
+  };
+
+  std::string OwnerKey(const Json& wl) const;
+  std::set<std::string> OwnedNames(const std::string& key);
+  bool Suspended(const Json& job) const;
+  Json OriginalView(const Json& job) const;
+
+  absl::StatusOr<Result> JobGone(const std::string& ns, const std::string& name);
+  absl::StatusOr<Matched> EnsureOneWorkload(Json& job);
+  absl::StatusOr<Result> CreateWorkload(const Json& job);
+  absl::Status SetPriority(const Json& job, const std::vector<Json>& podsets, Json& spec);
+  absl::StatusOr<Result> MarkFinished(const Json& job, Json wl, const FinishedState& fin);
+  absl::Status SyncPodsReady(const Json& job, Json& wl);
+  absl::StatusOr<Result> HandleEviction(Json& job, Json wl);
+  absl::StatusOr<Result> StartJob(Json& job, const Json& wl);
+  absl::Status StopJob(Json& job, const std::vector<PodSetInfo>* fallback,
+                       const std::string& message);
+  absl::Status UpdateJob(Json& job, bool status);
+  absl::Status WriteWorkloadStatus(Json& wl);
+
+  ControllerContext& ctx_;
+  std::shared_ptr<const JobAdapter> adapter_;
+  const IntegrationOptions options_;
+  const GroupVersionKind gvk_;
+  const api::KindDef& job_kind_;
+  const api::KindDef& wl_kind_;
+  const api::KindDef& rf_kind_;
+  client::Informer& jobs_;
+  client::Informer& workloads_;
+  client::Informer& flavors_;
+
+  std::mutex mu_;
+  // Job key -> names of Workloads whose controller reference names it.
+  std::map<std::string, std::set<std::string>> owned_;
+};
+
+}  // namespace batchd::controllers::workload::internal

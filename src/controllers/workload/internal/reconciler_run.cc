@@ -1,0 +1,124 @@
+// The generic reconciler's transitions: start a job on admission, stop it
+// (suspend, reset status, restore templates) on eviction or lost admission,
+// release the reservation once its pods are gone, and report PodsReady and
+// Finished on the Workload.
+#include "absl/strings/str_cat.h"
+#include "api/meta/object_meta.h"
+#include "common/status_macros.h"
+#include "controllers/workload/internal/reconciler.h"
+#include "controllers/workload/internal/workload_util.h"
+
+namespace batchd::controllers::workload::internal {
+
+absl::Status IntegrationReconciler::UpdateJob(Json& job, bool status) {
+  auto r = status ? ctx_.client.UpdateStatus(job_kind_, job) : ctx_.client.Update(job_kind_, job);
+  if (!r.ok()) return r.status();
+  job = std::move(*r);
+  if (!job.contains("apiVersion")) job["apiVersion"] = gvk_.ApiVersion();
+  if (!job.contains("kind")) job["kind"] = gvk_.kind;
+  return absl::OkStatus();
+}
+
+absl::Status IntegrationReconciler::WriteWorkloadStatus(Json& wl) {
+  auto r = ctx_.client.UpdateStatus(wl_kind_, wl);
+  if (!r.ok()) return r.status();
+  wl = std::move(*r);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Result> IntegrationReconciler::MarkFinished(const Json& job, Json wl,
+                                                           const FinishedState& fin) {
+  SetCondition(wl, kCondFinished, "True", fin.success ? "Succeeded" : "Failed", fin.message,
+               ctx_.clock.Now());
+  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+  ctx_.events.Event(job, "Normal", "FinishedWorkload",
+                    absl::StrCat("Workload '", api::meta::GetNamespace(wl), "/",
+                                 api::meta::GetName(wl), "' is declared finished"));
+  return Result::Done();
+}
+
+// PodsReady=True once an admitted job's pods are all ready or succeeded; it
+// stays True while the Workload remains admitted (pods move from ready to
+// succeeded through uncounted states). Written only when the status flips.
+absl::Status IntegrationReconciler::SyncPodsReady(const Json& job, Json& wl) {
+  auto current = FindCondition(wl, kCondPodsReady);
+  const bool was_true = current && current->status == "True";
+  const bool ready = IsAdmitted(wl) && (was_true || adapter_->PodsReady(job));
+  const std::string status = ready ? "True" : "False";
+  if (current && current->status == status) return absl::OkStatus();
+  if (!current && !IsAdmitted(wl)) return absl::OkStatus();  // Nothing to report while pending.
+  if (ready) {
+    SetCondition(wl, kCondPodsReady, "True", "PodsReady",
+                 "All pods reached readiness and the workload is running", ctx_.clock.Now());
+  } else {
+    SetCondition(wl, kCondPodsReady, "False", current ? "WaitForRecovery" : "WaitForStart",
+                 "Not all pods are ready or succeeded", ctx_.clock.Now());
+  }
+  return WriteWorkloadStatus(wl);
+}
+
+absl::StatusOr<Result> IntegrationReconciler::HandleEviction(Json& job, Json wl) {
+  const WorkloadCondition evicted = *FindCondition(wl, kCondEvicted);
+  std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(wl);
+  BATCHD_RETURN_IF_ERROR(StopJob(job, &originals, evicted.message));
+  if (!HasQuotaReservation(wl) || adapter_->IsActive(job)) return Result::Done();
+  // The pods are gone: release the quota and hand the Workload back to its queue.
+  const absl::Time now = ctx_.clock.Now();
+  wl["status"].erase("admission");
+  SetCondition(wl, kCondQuotaReserved, "False", "Pending", evicted.message, now);
+  SetCondition(wl, kCondAdmitted, "False", "NoReservation", "The workload has no reservation",
+               now);
+  const bool active = wl["spec"].value("active", true);
+  SetCondition(wl, kCondRequeued, active ? "True" : "False", evicted.reason, evicted.message, now);
+  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+  return Result::Done();
+}
+
+absl::StatusOr<Result> IntegrationReconciler::StartJob(Json& job, const Json& wl) {
+  auto lookup = [this](const std::string& name) -> std::shared_ptr<const Json> {
+    return flavors_.Get("", name);
+  };
+  BATCHD_ASSIGN_OR_RETURN(std::vector<PodSetInfo> infos, PodSetsInfoFromAdmission(wl, lookup));
+  // Record what the templates hold now, so that a stop restores exactly it.
+  BATCHD_ASSIGN_OR_RETURN(std::vector<Json> podsets, adapter_->PodSets(job));
+  Json spec_view = {{"spec", {{"podSets", podsets}}}};
+  std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(spec_view);
+  api::meta::SetAnnotation(job, kOriginalPodSetsAnnotation, PodSetsInfoToJson(originals).dump());
+  BATCHD_RETURN_IF_ERROR(adapter_->RunWithPodSetsInfo(job, infos));
+  BATCHD_RETURN_IF_ERROR(UpdateJob(job, /*status=*/false));
+  const std::string cq = wl["status"]["admission"].value("clusterQueue", "");
+  ctx_.events.Event(job, "Normal", "Started", absl::StrCat("Admitted by clusterQueue ", cq));
+  return Result::Done();
+}
+
+// Three writes, because a Job's templates may change only while it is
+// suspended and has no startTime: suspend (marked "stopping" so a crash in
+// between resumes here), reset status, then restore and unmark. Each write
+// is skipped when already done, so a stopped job costs nothing.
+absl::Status IntegrationReconciler::StopJob(Json& job, const std::vector<PodSetInfo>* fallback,
+                                            const std::string& message) {
+  std::vector<PodSetInfo> originals;
+  auto raw = api::meta::GetAnnotation(job, kOriginalPodSetsAnnotation);
+  if (raw) {
+    auto parsed = PodSetsInfoFromJson(Json::parse(*raw, nullptr, /*allow_exceptions=*/false));
+    if (parsed) originals = std::move(*parsed);
+  } else if (fallback != nullptr) {
+    originals = *fallback;
+  }
+  if (!adapter_->IsSuspended(job)) {
+    adapter_->Suspend(job);
+    api::meta::SetAnnotation(job, kStoppingAnnotation, "true");
+    BATCHD_RETURN_IF_ERROR(UpdateJob(job, /*status=*/false));
+    ctx_.events.Event(job, "Normal", "Stopped", message);
+  }
+  if (adapter_->ResetStatusForRestore(job)) {
+    BATCHD_RETURN_IF_ERROR(UpdateJob(job, /*status=*/true));
+  }
+  bool changed = !originals.empty() && adapter_->RestorePodSetsInfo(job, originals);
+  changed = api::meta::RemoveAnnotation(job, kStoppingAnnotation) || changed;
+  changed = api::meta::RemoveAnnotation(job, kOriginalPodSetsAnnotation) || changed;
+  if (changed) BATCHD_RETURN_IF_ERROR(UpdateJob(job, /*status=*/false));
+  return absl::OkStatus();
+}
+
+}  // namespace batchd::controllers::workload::internal

@@ -1,0 +1,185 @@
+// The batch/v1 Job integration: the controller (generic reconciler over
+// BatchJobAdapter) and Kueue's Job webhook rules as a registry mutator.
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "api/meta/object_meta.h"
+#include "api/validation/names.h"
+#include "common/logging.h"
+#include "controllers/workload/internal/batch_job_adapter.h"
+#include "controllers/workload/internal/workload_util.h"
+#include "controllers/workload/workload_controller.h"
+#include "registry/errors.h"
+
+namespace batchd::controllers {
+
+namespace {
+
+using api::Json;
+using api::Path;
+using workload::internal::BatchJobAdapter;
+using workload::internal::JobMinCount;
+using workload::internal::JobPodsCount;
+using workload::internal::kCompletionsEqualParallelismAnnotation;
+using workload::internal::kMinParallelismAnnotation;
+using workload::internal::kPriorityClassLabel;
+using workload::internal::kQueueNameKey;
+using workload::internal::kStoppingAnnotation;
+using workload::internal::QueueName;
+
+const Path kLabels = Path("metadata").Child("labels");
+const Path kAnnotations = Path("metadata").Child("annotations");
+
+bool Suspended(const Json& job) {
+  return BatchJobAdapter().IsSuspended(job) && !api::meta::GetAnnotation(job, kStoppingAnnotation);
+}
+
+void CheckQueueName(const Json& job, api::ErrorList& errs) {
+  auto check = [&errs](std::optional<std::string> v, const Path& p) {
+    if (!v) return;
+    auto msgs = api::validation::IsDNS1123Subdomain(*v);
+    if (msgs.empty()) return;
+    std::string joined;
+    for (const auto& m : msgs) joined += (joined.empty() ? "" : ",") + m;
+    errs.push_back(api::Invalid(p.Key(kQueueNameKey), *v, joined));
+  };
+  check(api::meta::GetLabel(job, kQueueNameKey), kLabels);
+  check(api::meta::GetAnnotation(job, kQueueNameKey), kAnnotations);
+}
+
+void CheckMinParallelism(const Json& job, api::ErrorList& errs) {
+  auto raw = api::meta::GetAnnotation(job, kMinParallelismAnnotation);
+  if (!raw) return;
+  const Path p = kAnnotations.Key(kMinParallelismAnnotation);
+  auto v = JobMinCount(job);
+  if (!v) {
+    errs.push_back(api::Invalid(p, *raw, "must be an integer"));
+    return;
+  }
+  const int32_t count = JobPodsCount(job);
+  if (*v <= 0 || *v >= count) {
+    errs.push_back(api::Invalid(p, *v, absl::StrCat("should be between 0 and ", count - 1)));
+  }
+}
+
+std::optional<bool> ParseBool(const std::string& s) {
+  if (s == "1" || s == "t" || s == "T" || s == "true" || s == "TRUE" || s == "True") return true;
+  if (s == "0" || s == "f" || s == "F" || s == "false" || s == "FALSE" || s == "False") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+void CheckSyncCompletions(const Json& job, api::ErrorList& errs) {
+  auto raw = api::meta::GetAnnotation(job, kCompletionsEqualParallelismAnnotation);
+  if (!raw) return;
+  const Path p = kAnnotations.Key(kCompletionsEqualParallelismAnnotation);
+  auto enabled = ParseBool(*raw);
+  if (!enabled) {
+    errs.push_back(api::Invalid(p, *raw, "must be a boolean"));
+    return;
+  }
+  if (!*enabled) return;
+  const Json& spec = job.value("spec", Json::object());
+  if (spec.value("completionMode", "NonIndexed") != "Indexed") {
+    errs.push_back(api::Invalid(p, *raw, "should not be enabled for NonIndexed jobs"));
+  }
+  if (spec.value("parallelism", 1) != spec.value("completions", 1)) {
+    errs.push_back(api::Invalid(
+        Path("spec").Child("completions"), spec.value("completions", Json()),
+        absl::StrCat("should be equal to parallelism when ", kCompletionsEqualParallelismAnnotation,
+                     " is annotation is true")));
+  }
+}
+
+void CheckUpdate(const Json& job, const Json& old, api::ErrorList& errs) {
+  if (!Suspended(job) && QueueName(job) != QueueName(old)) {
+    errs.push_back(api::Invalid(kLabels.Key(kQueueNameKey), QueueName(job), "field is immutable"));
+  }
+  auto wpc = api::meta::GetLabel(job, kPriorityClassLabel).value_or("");
+  if (wpc != api::meta::GetLabel(old, kPriorityClassLabel).value_or("")) {
+    errs.push_back(api::Invalid(kLabels.Key(kPriorityClassLabel), wpc, "field is immutable"));
+  }
+  const Json& spec = job.value("spec", Json::object());
+  const Json& old_spec = old.value("spec", Json::object());
+  if (api::meta::GetAnnotation(old, kMinParallelismAnnotation) && !old_spec.value("suspend", false) &&
+      old_spec.value("parallelism", 1) != spec.value("parallelism", 1)) {
+    errs.push_back(api::Forbidden(
+        Path("spec").Child("parallelism"),
+        "cannot change when partial admission is enabled and the job is not suspended"));
+  }
+  auto sync = [](const Json& j) {
+    auto raw = api::meta::GetAnnotation(j, kCompletionsEqualParallelismAnnotation);
+    return raw && ParseBool(*raw).value_or(false);
+  };
+  if (Suspended(job) == Suspended(old) && !Suspended(job) && sync(job) != sync(old)) {
+    errs.push_back(api::Forbidden(kAnnotations.Key(kCompletionsEqualParallelismAnnotation),
+                                  "field is immutable while the job is not suspended"));
+  }
+}
+
+// Kueue's ApplyDefaultForSuspend: queued Jobs start suspended.
+void DefaultSuspend(Json& job, const JobIntegrationOptions& options) {
+  if (BatchJobAdapter().Skip(job)) return;
+  const bool queued = !QueueName(job).empty();
+  const bool managed = queued || (options.manage_jobs_without_queue_name &&
+                                  api::meta::GetNamespace(job) != "kube-system");
+  if (managed && !BatchJobAdapter().IsSuspended(job)) job["spec"]["suspend"] = true;
+}
+
+// Detects `Registry::AddMutator(group_resource, hook)` (the hook the
+// registry owner is adding) without naming it when it is absent.
+template <typename R, typename = void>
+struct HasAddMutator : std::false_type {};
+template <typename R>
+struct HasAddMutator<R, std::void_t<decltype(std::declval<R&>().AddMutator(
+                            std::string(), std::declval<JobHook>()))>> : std::true_type {};
+
+template <typename R>
+absl::Status AddHook(R& registry, JobHook hook) {
+  if constexpr (HasAddMutator<R>::value) {
+    registry.AddMutator("jobs.batch", std::move(hook));
+    return absl::OkStatus();
+  } else {
+    (void)registry;
+    (void)hook;
+    return absl::UnimplementedError("the registry has no mutation hook");
+  }
+}
+
+}  // namespace
+
+JobHook MakeJobWebhook(const api::KindDef& jobs, const JobIntegrationOptions& options) {
+  return [&jobs, options](Json& job, const Json* old) -> absl::Status {
+    if (old == nullptr) DefaultSuspend(job, options);
+    api::ErrorList errs;
+    CheckQueueName(job, errs);
+    if (old == nullptr || api::meta::GetAnnotation(job, kMinParallelismAnnotation) !=
+                              api::meta::GetAnnotation(*old, kMinParallelismAnnotation)) {
+      CheckMinParallelism(job, errs);
+    }
+    CheckSyncCompletions(job, errs);
+    if (old != nullptr) CheckUpdate(job, *old, errs);
+    if (errs.empty()) return absl::OkStatus();
+    return registry::Invalid(jobs, api::meta::GetName(job), errs);
+  };
+}
+
+absl::Status RegisterJobWebhooks(registry::Registry& registry,
+                                 const JobIntegrationOptions& options) {
+  const api::KindDef* jobs = registry.scheme().ByResource("batch", "v1", "jobs");
+  if (jobs == nullptr) return absl::FailedPreconditionError("batch/v1 Jobs are not served");
+  return AddHook(registry, MakeJobWebhook(*jobs, options));
+}
+
+void AddJobIntegration(ControllerContext& ctx, const JobIntegrationOptions& options) {
+  workload::IntegrationOptions opts;
+  opts.manage_jobs_without_queue_name = options.manage_jobs_without_queue_name;
+  absl::Status s =
+      workload::AddIntegration(ctx, std::make_shared<BatchJobAdapter>(), opts);
+  if (!s.ok()) BATCHD_LOG_WARN("job integration disabled: {}", std::string(s.message()));
+}
+
+}  // namespace batchd::controllers
