@@ -1,6 +1,8 @@
 // The kinds batchd serves, listed explicitly (STYLE.md practice 14).
 #include "api/core/v1/core_v1.h"
 #include "api/kind.h"
+#include "api/kueue/kueue.h"
+#include "api/scheduling/v1/scheduling_v1.h"
 
 namespace batchd::api {
 
@@ -10,6 +12,8 @@ std::shared_ptr<const Scheme> BuiltinScheme() {
     core_v1::RegisterKinds(*s);
     coordination_v1::RegisterKinds(*s);
     batch_v1::RegisterKinds(*s);
+    scheduling_v1::RegisterKinds(*s);
+    kueue::RegisterKinds(*s);
     return s;
   }();
   return scheme;

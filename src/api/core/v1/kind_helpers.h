@@ -14,7 +14,10 @@ using internal::GetObject;
 using internal::GetString;
 using internal::HumanAge;
 using internal::MicroTimeSchema;
+using internal::NodeSelectorSchema;
 using internal::ObjectReferenceSchema;
+using internal::TaintSchema;
+using internal::TolerationSchema;
 using internal::TopLevel;
 
 }  // namespace batchd::api::core_v1

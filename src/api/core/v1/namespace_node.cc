@@ -45,18 +45,6 @@ SchemaPtr NamespaceSchema() {
   return s;
 }
 
-SchemaPtr TaintSchema() {
-  static const SchemaPtr s =
-      Object(R("Taint"), "The node this Taint is attached to has the \"effect\" on any pod that "
-                         "does not tolerate the Taint.")
-          .Field("effect", Str("NoSchedule, PreferNoSchedule or NoExecute.")
-                               .Enum({"NoExecute", "NoSchedule", "PreferNoSchedule"}))
-          .Field("key", Str("The taint key to be applied to a node."))
-          .Field("timeAdded", TimeSchema("The time at which the taint was added."))
-          .Field("value", Str("The taint value corresponding to the taint key."))
-          .Require("key").Require("effect").Build();
-  return s;
-}
 
 SchemaPtr NodeStatusSchema() {
   static const SchemaPtr condition =
@@ -216,6 +204,19 @@ Json CreationAge(const Json& obj, absl::Time now) {
 }
 
 }  // namespace
+
+SchemaPtr TaintSchema() {
+  static const SchemaPtr s =
+      Object(R("Taint"), "The node this Taint is attached to has the \"effect\" on any pod that "
+                         "does not tolerate the Taint.")
+          .Field("effect", Str("NoSchedule, PreferNoSchedule or NoExecute.")
+                               .Enum({"NoExecute", "NoSchedule", "PreferNoSchedule"}))
+          .Field("key", Str("The taint key to be applied to a node."))
+          .Field("timeAdded", TimeSchema("The time at which the taint was added."))
+          .Field("value", Str("The taint value corresponding to the taint key."))
+          .Require("key").Require("effect").Build();
+  return s;
+}
 
 KindDef NamespaceKind() {
   KindDef k;

@@ -20,6 +20,7 @@ SchemaPtr SeccompProfileSchema();
 SchemaPtr SeLinuxOptionsSchema();
 SchemaPtr AffinitySchema();
 SchemaPtr TolerationSchema();
+SchemaPtr TaintSchema();
 SchemaPtr PodStatusSchema();
 SchemaPtr PodSchema();
 SchemaPtr NodeSelectorSchema();

@@ -1,0 +1,25 @@
+// scheduling.k8s.io/v1 PriorityClass: schema, Kubernetes' defaulting
+// (preemptionPolicy PreemptLowerPriority), validation (reserved `system-`
+// names, the user-definable value ceiling, immutable value and
+// preemptionPolicy) and the `kubectl get` table. Kueue workloads may take
+// their priority from one (priorityClassRef.group scheduling.k8s.io).
+// Stateless and thread-safe.
+#pragma once
+
+#include "api/field_error.h"
+#include "api/kind.h"
+
+namespace batchd::api::scheduling_v1 {
+
+inline constexpr char kGroup[] = "scheduling.k8s.io";
+inline constexpr int64_t kHighestUserDefinablePriority = 1000000000;
+
+void SetDefaultsPriorityClass(Json& pc);
+ErrorList ValidatePriorityClass(const Json& pc);
+ErrorList ValidatePriorityClassUpdate(const Json& pc, const Json& old);
+KindDef PriorityClassKind();
+
+// Adds PriorityClass (scheduling.k8s.io/v1).
+void RegisterKinds(Scheme& scheme);
+
+}  // namespace batchd::api::scheduling_v1
