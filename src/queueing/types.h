@@ -196,8 +196,13 @@ struct Options {
   std::vector<FairSharingStrategy> fair_sharing_strategies = {
       FairSharingStrategy::kLessThanOrEqualToFinalShare,
       FairSharingStrategy::kLessThanInitialShare};
-  // Run CheckInvariants() after every cycle and abort on a violation (tests, debug).
+  // Run CheckInvariants() after every cycle and abort on a violation; on by
+  // default in debug builds (tests turn it on explicitly).
+#ifdef NDEBUG
   bool check_invariants = false;
+#else
+  bool check_invariants = true;
+#endif
   // 0 = as many as fit (batchd's default); 1 = Kueue's one head per CQ per cycle.
   int max_admissions_per_cluster_queue_per_cycle = 0;
 };

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "queueing/internal/core_state.h"
+#include "queueing/internal/fair_sharing.h"
 
 namespace batchd::queueing::internal {
 
@@ -30,7 +31,6 @@ class CycleRunner {
     Assignment a;
     std::vector<Target> targets;
     uint64_t version = 0;
-    double share = 0;  // fair sharing: weighted share after admission
   };
   enum class Outcome { kAdmitted, kContinue, kStop };
 
@@ -45,6 +45,8 @@ class CycleRunner {
   void Pend(PendingEntry* e, PendingReason r, std::string msg);
   bool Reserve(Entry& en);
   void Order(std::vector<Entry>& heads);
+  template <typename Fn>
+  void ProcessByTournament(std::vector<Entry>& heads, Fn process);
   bool Strict(const CqInfo& cq) const {
     return cq.spec && cq.spec->strategy == QueueingStrategy::kStrictFIFO;
   }
@@ -131,7 +133,6 @@ void CycleRunner::Nominate(Entry& en) {
   }
   if (en.a.mode != Mode::kFit && en.targets.empty()) TryPartial(en);
   en.version = s_.version_;
-  if (view_.fair_sharing) en.share = s_.tree_->WeightedShare(en.cq->node, en.a.usage);
 }
 
 // §2.9: the largest counts (binary search) that fit or preempt with targets.
@@ -296,11 +297,7 @@ CycleRunner::Outcome CycleRunner::Process(Entry& en) {
 
 void CycleRunner::Order(std::vector<Entry>& heads) {
   std::sort(heads.begin(), heads.end(), [&](const Entry& x, const Entry& y) {
-    if (view_.fair_sharing) {
-      bool xb = x.share > 0, yb = y.share > 0;
-      if (xb != yb) return !xb;
-      if (x.share != y.share) return x.share < y.share;
-    } else if (x.a.borrowing != y.a.borrowing) {
+    if (x.a.borrowing != y.a.borrowing) {
       return x.a.borrowing < y.a.borrowing;
     }
     if (x.e->wl.priority != y.e->wl.priority) return x.e->wl.priority > y.e->wl.priority;
@@ -309,6 +306,24 @@ void CycleRunner::Order(std::vector<Entry>& heads) {
     }
     return x.e->wl.key < y.e->wl.key;
   });
+}
+
+// §2.8: repeatedly process the tournament winner; shares change after each.
+template <typename Fn>
+void CycleRunner::ProcessByTournament(std::vector<Entry>& heads, Fn process) {
+  std::vector<Entry*> left;
+  for (Entry& en : heads) left.push_back(&en);
+  while (!left.empty()) {
+    std::vector<FsHead> fs;
+    for (Entry* en : left) {
+      fs.push_back({en->cq->node, &en->a.usage, en->e->wl.priority, en->e->wl.queue_order_time,
+                    &en->e->wl.key});
+    }
+    size_t w = TournamentWinner(*s_.tree_, fs);
+    Entry* en = left[w];
+    left.erase(left.begin() + w);
+    process(*en);
+  }
 }
 
 std::vector<Decision> CycleRunner::Run() {
@@ -333,14 +348,19 @@ std::vector<Decision> CycleRunner::Run() {
         cq->queue.PushInadmissible(e);
       }
       if (e == nullptr) continue;
-      heads.push_back({e, cq, {}, {}, 0, 0});
+      heads.push_back({e, cq, {}, {}, 0});
       Nominate(heads.back());
     }
-    Order(heads);
-    for (Entry& en : heads) {
+    auto process = [&](Entry& en) {
       Outcome o = Process(en);
       bool more = o != Outcome::kStop && (limit <= 0 || admitted_in_cycle_[en.cq] < limit);
       if (more && en.cq->queue.heap_size() > 0) next.push_back(en.cq);
+    };
+    if (!view_.fair_sharing) {
+      Order(heads);
+      for (Entry& en : heads) process(en);
+    } else {
+      ProcessByTournament(heads, process);
     }
     running = std::move(next);
   }

@@ -1,10 +1,94 @@
-#include "queueing/internal/preemption.h"
+#include "queueing/internal/fair_sharing.h"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace batchd::queueing::internal {
+namespace {
 
-// TODO(kcore): fair-sharing preemption (§2.8); classic until then.
-std::vector<Target> FairSharingTargets(const SnapshotView& view, const PreemptionRequest& req) {
-  return ClassicalTargets(view, req);
+struct LevelKey {
+  bool borrowing = false;
+  double share = 0;
+};
+
+// Per head: key of every node on its path below the root, with the head's
+// usage added.
+using PathKeys = absl::flat_hash_map<NodeId, LevelKey>;
+
+PathKeys KeysOf(QuotaTree& t, const FsHead& h) {
+  PathKeys keys;
+  t.AddUsage(h.cq, *h.usage);
+  for (NodeId n = h.cq; t.node(n).parent != kNoNode; n = t.node(n).parent) {
+    LevelKey k;
+    for (const auto& [fr, v] : *h.usage) {
+      if (v > 0 && t.Usage(n, fr) > t.SubtreeQuota(n, fr)) k.borrowing = true;
+    }
+    k.share = t.WeightedShare(n, {});
+    keys[n] = k;
+  }
+  t.RemoveUsage(h.cq, *h.usage);
+  return keys;
+}
+
+struct Tourney {
+  QuotaTree& t;
+  const std::vector<FsHead>& heads;
+  std::vector<PathKeys> keys;
+  absl::flat_hash_map<NodeId, size_t> head_of;  // CQ node -> head index
+
+  bool Better(size_t x, size_t y, NodeId cx, NodeId cy) const {
+    const LevelKey& a = keys[x].at(cx);
+    const LevelKey& b = keys[y].at(cy);
+    if (a.borrowing != b.borrowing) return !a.borrowing;
+    if (a.share != b.share) return a.share < b.share;
+    return Tie(x, y);
+  }
+  bool Tie(size_t x, size_t y) const {
+    const FsHead& a = heads[x];
+    const FsHead& b = heads[y];
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.time != b.time) return a.time < b.time;
+    return *a.key < *b.key;
+  }
+  // Winner of the subtree at `n`, or npos.
+  size_t Winner(NodeId n) const {
+    if (t.node(n).is_cq) {
+      auto it = head_of.find(n);
+      return it == head_of.end() ? std::string::npos : it->second;
+    }
+    size_t best = std::string::npos;
+    NodeId best_child = kNoNode;
+    for (NodeId c : t.node(n).children) {
+      size_t w = Winner(c);
+      if (w == std::string::npos) continue;
+      if (best == std::string::npos || Better(w, best, c, best_child)) {
+        best = w;
+        best_child = c;
+      }
+    }
+    return best;
+  }
+};
+
+}  // namespace
+
+size_t TournamentWinner(QuotaTree& t, const std::vector<FsHead>& heads) {
+  Tourney tr{t, heads, {}, {}};
+  absl::flat_hash_map<NodeId, bool> roots;
+  for (size_t i = 0; i < heads.size(); ++i) {
+    tr.keys.push_back(KeysOf(t, heads[i]));
+    tr.head_of[heads[i].cq] = i;
+    roots[t.Root(heads[i].cq)] = true;
+  }
+  size_t best = std::string::npos;
+  for (const auto& [root, _] : roots) {
+    size_t w = tr.Winner(root);
+    if (w != std::string::npos && (best == std::string::npos || tr.Tie(w, best))) best = w;
+  }
+  return best;
 }
 
 }  // namespace batchd::queueing::internal
