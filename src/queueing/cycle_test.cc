@@ -112,23 +112,27 @@ TEST(CycleTest, QueueingStrategiesAndOrdering) {
 }
 
 // A head that could preempt but finds no candidates holds the nominal quota
-// it waits for during the cycle (Kueue's resourcesToReserve); it is then
-// inadmissible, so the next cycle admits what fits behind it.
-TEST(CycleTest, PreemptWithoutCandidatesReservesForOneCycle) {
+// it waits for during the cycle (Kueue's resourcesToReserve) against other
+// ClusterQueues; later heads of its own CQ, which Kueue would only evaluate
+// in the next cycle once the head is inadmissible, see it lifted.
+TEST(CycleTest, PreemptWithoutCandidatesReservesAgainstOtherQueues) {
   Scenario s;
-  s.cqs = {CqBuilder("a").Flavor("default", 4).Obj()};
+  s.cqs = {CqBuilder("a").Cohort("co").Flavor("default", 4).Obj(),
+           CqBuilder("b").Cohort("co").Flavor("default", 0).Obj()};
   s.admitted = {{WlBuilder("run", "a").Cpu(2).Obj(), AdmitOn("a", "default", 2)}};
-  s.pending = {WlBuilder("big", "a").Cpu(3).At(1).Obj(), WlBuilder("small", "a").Cpu(1).At(2).Obj()};
+  s.pending = {WlBuilder("big", "a").Cpu(3).At(1).Priority(10).Obj(),
+               WlBuilder("small-a", "a").Cpu(1).At(2).Obj(),
+               WlBuilder("small-b", "b").Cpu(1).At(1).Priority(5).Obj()};
   auto core = Load(s);
   Summary c1 = Summarize(core->RunCycle(absl::FromUnixSeconds(1)));
-  EXPECT_THAT(c1.admitted, IsEmpty());
+  EXPECT_THAT(c1.admitted, ElementsAreArray({"ns/small-a"}));
   EXPECT_EQ(c1.pending["ns/big"], "WaitingForQuota");
   EXPECT_EQ(c1.messages["ns/big"],
             "couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
             "flavor default, 1 more needed");
-  Summary c2 = Summarize(core->RunCycle(absl::FromUnixSeconds(2)));
-  EXPECT_THAT(c2.admitted, ElementsAreArray({"ns/small"}));
-  EXPECT_TRUE(core->IsPending("ns/big"));
+  EXPECT_EQ(c1.pending["ns/small-b"], "WaitingForQuota");
+  // Reservations end with the cycle.
+  EXPECT_EQ(core->ClusterQueueStatusOf("a").usage[0].total, U(3));
 }
 
 TEST(CycleTest, NamespaceSelectorMatchesLabels) {

@@ -55,11 +55,45 @@ class CycleRunner {
   absl::Time now_;
   SnapshotView view_;
   std::vector<Decision> out_;
-  std::vector<std::pair<NodeId, FrUsage>> reservations_;
+  class Lift;
+  CqInfo* lifted_ = nullptr;
+  absl::flat_hash_map<CqInfo*, std::vector<FrUsage>> reservations_;  // preempt, no targets
+  std::vector<std::pair<NodeId, FrUsage>> preemptor_usage_;
   absl::flat_hash_set<AdmittedEntry*> preempted_;
   std::vector<PendingEntry*> deferred_;  // back to the heap at the end of the cycle
   absl::flat_hash_map<uint64_t, std::pair<PendingReason, std::string>> nofit_;
   absl::flat_hash_map<CqInfo*, int> admitted_in_cycle_;
+};
+
+// Lifts the reservations of `cq` while one of its own heads is evaluated;
+// puts back what still fits afterwards.
+class CycleRunner::Lift {
+ public:
+  Lift(CycleRunner& r, CqInfo* cq) : r_(r), cq_(cq) {
+    if (r_.lifted_ != nullptr) return;  // nested (re-nomination inside Process)
+    auto it = r_.reservations_.find(cq_);
+    if (it == r_.reservations_.end()) return;
+    r_.lifted_ = cq_;
+    ++r_.s_.version_;
+    count_ = it->second.size();
+    for (const FrUsage& u : it->second) r_.s_.tree_->RemoveUsage(cq_->node, u);
+  }
+  ~Lift() {
+    if (count_ == 0) return;
+    r_.lifted_ = nullptr;
+    ++r_.s_.version_;
+    QuotaTree& t = *r_.s_.tree_;
+    std::vector<FrUsage>& list = r_.reservations_[cq_];
+    for (size_t i = 0; i < count_; ++i) {  // later entries were added while lifted
+      for (auto& [fr, v] : list[i]) v = std::min(v, t.Available(cq_->node, fr));
+      t.AddUsage(cq_->node, list[i]);
+    }
+  }
+
+ private:
+  CycleRunner& r_;
+  CqInfo* cq_;
+  size_t count_ = 0;
 };
 
 void CycleRunner::MoveDueBackoff() {
@@ -122,6 +156,7 @@ bool CycleRunner::PreCheck(PendingEntry* e, CqInfo& cq) {
 }
 
 void CycleRunner::Nominate(Entry& en) {
+  Lift lift(*this, en.cq);
   const Workload& wl = en.e->wl;
   std::vector<int32_t> counts;
   for (const PodSet& ps : wl.pod_sets) counts.push_back(ps.count);
@@ -240,15 +275,18 @@ bool CycleRunner::Reserve(Entry& en) {
   }
   if (r.empty()) return false;
   s_.tree_->AddUsage(en.cq->node, r);
-  reservations_.emplace_back(en.cq->node, std::move(r));
+  ++s_.version_;
+  reservations_[en.cq].push_back(std::move(r));
   return true;
 }
 
+
 CycleRunner::Outcome CycleRunner::Process(Entry& en) {
-  if (en.version != s_.version_ &&
-      !(en.a.mode == Mode::kFit && s_.tree_->Fits(en.cq->node, en.a.usage))) {
-    Nominate(en);
-  }
+  Lift lift(*this, en.cq);
+  // Re-nominate when the quota tree changed since nomination, unless the
+  // assignment still fits as it is (the common case, and cheap to check).
+  bool still_fits = en.a.mode == Mode::kFit && s_.tree_->Fits(en.cq->node, en.a.usage);
+  if (!still_fits && (en.version != s_.version_ || en.a.mode == Mode::kFit)) Nominate(en);
   PendingEntry* e = en.e;
   if (en.a.mode == Mode::kFit) {
     Admit(en);
@@ -261,11 +299,12 @@ CycleRunner::Outcome CycleRunner::Process(Entry& en) {
   }
   if (en.targets.empty()) {
     Pend(e, PendingReason::kWaitingForQuota, en.a.message);
-    // Kueue evaluates one head per CQ per cycle, so the capacity this head
-    // reserves is never seen by later heads of its own CQ: end its run.
-    bool reserved = Reserve(en);
-    Outcome o = Requeue(en, true);
-    return reserved ? Outcome::kStop : o;
+    if (!Strict(*en.cq)) nofit_[e->signature] = {PendingReason::kWaitingForQuota, en.a.message};
+    // Kueue evaluates one head per CQ per cycle and this one becomes
+    // inadmissible, so the capacity it reserves only holds off other CQs:
+    // later heads of its own CQ see it lifted (Lift).
+    Reserve(en);
+    return Requeue(en, true);
   }
   for (const Target& t : en.targets) {
     if (preempted_.contains(t.wl)) {
@@ -290,9 +329,13 @@ CycleRunner::Outcome CycleRunner::Process(Entry& en) {
   Pend(e, PendingReason::kWaitingForPreemptedWorkloads,
        absl::StrCat("Pending the preemption of ", en.targets.size(), " workload(s)"));
   s_.tree_->AddUsage(en.cq->node, en.a.usage);
-  reservations_.emplace_back(en.cq->node, en.a.usage);
+  ++s_.version_;
+  preemptor_usage_.emplace_back(en.cq->node, en.a.usage);
+  // BestEffortFIFO keeps the preemptor at the head (sticky), so in Kueue
+  // nothing behind it is admitted before it: both strategies end the run.
   if (!Strict(*en.cq)) en.cq->sticky_preemptor = e->wl.key;
-  return Requeue(en, false);
+  Requeue(en, false);
+  return Outcome::kStop;
 }
 
 void CycleRunner::Order(std::vector<Entry>& heads) {
@@ -365,7 +408,10 @@ std::vector<Decision> CycleRunner::Run() {
     running = std::move(next);
   }
   for (PendingEntry* e : deferred_) s_.cqs_[e->queued_in]->queue.PushHeap(e);
-  for (auto& [node, r] : reservations_) s_.tree_->RemoveUsage(node, r);
+  for (auto& [node, r] : preemptor_usage_) s_.tree_->RemoveUsage(node, r);
+  for (auto& [cq, list] : reservations_) {
+    for (const FrUsage& r : list) s_.tree_->RemoveUsage(cq->node, r);
+  }
   return std::move(out_);
 }
 

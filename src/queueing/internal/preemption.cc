@@ -10,7 +10,8 @@ enum class Variant { kWithinCq, kHierarchical, kReclaimWithoutBorrowing, kReclai
 struct Candidate {
   AdmittedEntry* wl;
   Variant variant;
-  NodeId lca;  // kNoNode for the own CQ
+  NodeId lca;    // kNoNode for the own CQ
+  int rank = 0;  // evicted first, then hierarchy, priority, same-CQ
 };
 
 PreemptionReason ReasonOf(Variant v) {
@@ -31,8 +32,8 @@ void ClassifyCq(ClassicCtx& c, const CqInfo& other, NodeId lca, bool advantage) 
   const Preemption& p = c.req.cq->spec->preemption;
   bool forbidden = p.borrow_within_cohort == PreemptionPolicy::kNever;
   for (AdmittedEntry* w : other.admitted) {
-    if (!UsesAny(*w, c.req.need_preemption)) continue;
     if (!SatisfiesPolicy(p.reclaim_within_cohort, *c.req.wl, w->wl)) continue;
+    if (!UsesAny(*w, c.req.need_preemption)) continue;
     if (advantage) {
       c.hierarchy.push_back({w, Variant::kHierarchical, lca});
       continue;
@@ -76,8 +77,8 @@ void CollectCandidates(ClassicCtx& c) {
   const Preemption& p = cq.spec->preemption;
   if (p.within_cluster_queue != PreemptionPolicy::kNever) {
     for (AdmittedEntry* w : cq.admitted) {
-      if (UsesAny(*w, c.req.need_preemption) &&
-          SatisfiesPolicy(p.within_cluster_queue, *c.req.wl, w->wl)) {
+      if (SatisfiesPolicy(p.within_cluster_queue, *c.req.wl, w->wl) &&
+          UsesAny(*w, c.req.need_preemption)) {
         c.same.push_back({w, Variant::kWithinCq, kNoNode});
       }
     }
@@ -112,12 +113,26 @@ bool FitsAfter(const QuotaTree& t, const PreemptionRequest& req, bool allow_borr
   return true;
 }
 
+// Candidates form a binary heap (best on top) and are popped lazily: the
+// search usually stops after a few, so ordering all of them is wasted work.
+struct CandidateHeap {
+  const CqInfo* own;
+  bool operator()(const Candidate& a, const Candidate& b) const {  // "a after b"
+    if (a.rank != b.rank) return a.rank > b.rank;
+    return CandidateLess(b.wl, a.wl, own);
+  }
+};
+
 std::vector<Target> Search(const SnapshotView& view, const PreemptionRequest& req,
-                           const std::vector<Candidate>& cands, bool allow_borrowing) {
+                           std::vector<Candidate> heap, bool allow_borrowing) {
   QuotaTree& t = *view.tree;
+  CandidateHeap cmp{req.cq};
   std::vector<Target> targets;
   bool fits = false;
-  for (const Candidate& c : cands) {
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), cmp);
+    Candidate c = heap.back();
+    heap.pop_back();
     if (allow_borrowing && c.variant == Variant::kReclaimWithoutBorrowing) continue;
     if (!StillValid(t, c, req.need_preemption)) continue;
     t.RemoveUsage(c.wl->cq->node, c.wl->usage);
@@ -174,16 +189,17 @@ bool CandidateLess(const AdmittedEntry* a, const AdmittedEntry* b, const CqInfo*
 std::vector<Target> ClassicalTargets(const SnapshotView& view, const PreemptionRequest& req) {
   ClassicCtx c{view, req, {}, {}, {}};
   CollectCandidates(c);
-  auto less = [&](const Candidate& a, const Candidate& b) {
-    return CandidateLess(a.wl, b.wl, req.cq);
-  };
-  std::sort(c.hierarchy.begin(), c.hierarchy.end(), less);
-  std::sort(c.priority.begin(), c.priority.end(), less);
-  std::sort(c.same.begin(), c.same.end(), less);
-  std::vector<Candidate> all = c.hierarchy;
-  all.insert(all.end(), c.priority.begin(), c.priority.end());
-  all.insert(all.end(), c.same.begin(), c.same.end());
-  std::stable_partition(all.begin(), all.end(), [](const Candidate& x) { return x.wl->evicting; });
+  std::vector<Candidate> all;
+  all.reserve(c.hierarchy.size() + c.priority.size() + c.same.size());
+  int group = 0;
+  for (auto* list : {&c.hierarchy, &c.priority, &c.same}) {
+    for (Candidate& x : *list) {
+      x.rank = (x.wl->evicting ? 0 : 3) + group;
+      all.push_back(x);
+    }
+    ++group;
+  }
+  std::make_heap(all.begin(), all.end(), CandidateHeap{req.cq});
   if (all.empty()) return {};
 
   const Preemption& p = req.cq->spec->preemption;
