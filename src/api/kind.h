@@ -86,6 +86,21 @@ struct KindDef {
   // batch/v1 Jobs keep Kubernetes' legacy "Orphan".
   std::string default_propagation_policy = "Background";
 
+  // Multi-version serving. Null for a kind's storage version. A KindDef for
+  // another served version of the same resource points at the storage
+  // version's KindDef (same group and plural, owned by the same Scheme, which
+  // must list the storage version first) and the registry converts at the
+  // API boundary: requests are decoded against this KindDef's schema, then
+  // `to_storage` rewrites the object (apiVersion included) before defaults,
+  // validation and persistence, which use `*storage`'s hooks; responses,
+  // list items and watch events go through `from_storage`. Table columns
+  // and cells of this KindDef are applied to converted objects.
+  const KindDef* storage = nullptr;
+  std::function<void(Json& obj)> to_storage;
+  std::function<void(Json& obj)> from_storage;
+  // The KindDef objects of this resource are stored as.
+  const KindDef& StorageKind() const { return storage ? *storage : *this; }
+
   std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
   // "jobs.batch" / "pods": how Kubernetes names the resource in messages.
   std::string GroupResource() const { return group.empty() ? plural : plural + "." + group; }

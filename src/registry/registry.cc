@@ -6,6 +6,7 @@
 #include "common/logging.h"
 #include "registry/errors.h"
 #include "registry/internal/selectors.h"
+#include "registry/internal/versions.h"
 
 namespace batchd::registry {
 
@@ -16,7 +17,7 @@ absl::StatusOr<ObjectPtr> Registry::Get(const api::KindDef& k, std::string_view 
                                         std::string_view name) {
   ObjectPtr o = cache_->Get(StoreKey(k, ns, name));
   if (!o) return NotFound(k, name);
-  return o;
+  return Served(k, std::move(o));
 }
 
 namespace {
@@ -47,6 +48,13 @@ absl::Status DecodeContinue(const std::string& token, const std::string& prefix,
 
 absl::StatusOr<ListResult> Registry::List(const api::KindDef& k, std::string_view ns,
                                           const ListOptions& opts) {
+  if (k.storage) {
+    auto res = List(*k.storage, ns, opts);
+    if (res.ok()) {
+      for (auto& o : res->items) o = Served(k, o);
+    }
+    return res;
+  }
   auto filter = internal::ObjectFilter::Parse(k, opts.label_selector, opts.field_selector);
   if (!filter.ok()) return filter.status();
   if (opts.limit < 0) return BadRequest("limit must be non-negative");
@@ -154,6 +162,14 @@ class FilteredWatcher : public Watcher {
 absl::StatusOr<std::unique_ptr<Watcher>> Registry::Watch(const api::KindDef& k,
                                                          std::string_view ns,
                                                          const ListOptions& opts) {
+  if (k.storage) {
+    auto w = Watch(*k.storage, ns, opts);
+    if (!w.ok()) return w;
+    const api::KindDef* served = &k;
+    return internal::NewConvertingWatcher(std::move(*w), [this, served](ObjectPtr o) {
+      return Served(*served, std::move(o));
+    });
+  }
   auto filter = internal::ObjectFilter::Parse(k, opts.label_selector, opts.field_selector);
   if (!filter.ok()) return filter.status();
   std::string prefix = CollectionPrefix(k, ns);

@@ -8,10 +8,23 @@
 // The HTTP layer and in-process controllers both write through it, so no
 // write bypasses validation. Reads are served from the WatchCache.
 //
+// Multi-version kinds (KindDef::storage set): every verb accepts and returns
+// objects in the KindDef's own version; the registry converts requests to
+// the storage version before defaulting, mutation, validation and writing,
+// and converts results, list items and watch events back.
+//
+// Mutators (AddMutator) are admission hooks other components register, like
+// Kubernetes' mutating/validating webhooks: run on create and on update of
+// the main resource (never /status), after defaulting and before validation,
+// for dry runs too, on the storage-version object.
+//
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,6 +98,14 @@ class Watcher {
   virtual int64_t Revision() const = 0;
 };
 
+// An admission hook: may change `obj` (the object about to be validated and
+// written, in the storage version, defaults applied); `old` is the current
+// object on update and null on create. A non-OK status rejects the request
+// and is returned to the client as is, so a validating hook is a mutator that
+// changes nothing; use registry/errors.h (e.g. Invalid, Forbidden) for
+// Kubernetes-shaped errors.
+using Mutator = std::function<absl::Status(api::Json& obj, const api::Json* old)>;
+
 class Registry {
  public:
   Registry(store::Store& store, std::shared_ptr<const api::Scheme> scheme, Clock& clock);
@@ -95,6 +116,12 @@ class Registry {
   absl::Status Start();
 
   const api::Scheme& scheme() const { return *scheme_; }
+
+  // Registers `m` for the resource `group_resource` as KindDef::GroupResource()
+  // names it ("jobs.batch", "pods", "workloads.kueue.x-k8s.io"). Mutators of a
+  // resource run in registration order; the first error stops the write.
+  // Thread-safe; usually called once at start-up, before serving.
+  void AddMutator(std::string group_resource, Mutator m);
   WatchCache& cache() { return *cache_; }
 
   absl::StatusOr<api::Json> Create(const api::KindDef& k, std::string_view ns, api::Json obj,
@@ -138,6 +165,17 @@ class Registry {
   absl::StatusOr<DeleteResult> DeleteNow(const api::KindDef& k, const ObjectPtr& current);
   void FinishNamespace(std::string ns);
   std::string NewUid();
+  // Runs the mutators of `k`'s resource on `obj` (see AddMutator).
+  absl::Status RunMutators(const api::KindDef& k, api::Json& obj, const api::Json* old);
+  // Converts a storage-version result to `k`'s version (no-op for a storage kind).
+  ObjectPtr Served(const api::KindDef& k, ObjectPtr o) const;
+  absl::StatusOr<api::Json> Served(const api::KindDef& k, absl::StatusOr<api::Json> j) const;
+  // Create / Update / Patch of a non-storage-version kind (KindDef::storage set).
+  absl::StatusOr<api::Json> CreateConverted(const api::KindDef& k, std::string_view ns,
+                                            api::Json obj, const WriteOptions& opts);
+  absl::StatusOr<api::Json> UpdateConverted(const api::KindDef& k, std::string_view ns,
+                                            std::string_view name, api::Json obj, bool status,
+                                            const WriteOptions& opts);
 
   store::Store& store_;
   std::shared_ptr<const api::Scheme> scheme_;
@@ -145,6 +183,9 @@ class Registry {
   std::unique_ptr<WatchCache> cache_;
   std::mutex rng_mu_;
   absl::BitGen rng_;
+  std::mutex mutators_mu_;
+  // group resource -> hooks; replaced (copy on write) under mutators_mu_.
+  std::shared_ptr<const std::map<std::string, std::vector<Mutator>>> mutators_;
   struct NamespaceWorker;
   std::shared_ptr<NamespaceWorker> ns_worker_;
 };

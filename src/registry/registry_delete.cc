@@ -120,6 +120,11 @@ absl::StatusOr<DeleteResult> Registry::DeleteNow(const api::KindDef& k, const Ob
 
 absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string_view ns,
                                               std::string_view name, const DeleteOptions& opts) {
+  if (k.storage) {
+    auto res = Delete(*k.storage, ns, name, opts);
+    if (res.ok() && k.from_storage) k.from_storage(res->object);
+    return res;
+  }
   if (IsNamespace(k) && (name == "default" || name == "kube-system" || name == "kube-public")) {
     return Forbidden(k, name, "this namespace may not be deleted");
   }
@@ -211,6 +216,13 @@ absl::StatusOr<std::vector<Json>> Registry::DeleteCollection(const api::KindDef&
                                                              std::string_view ns,
                                                              const ListOptions& list,
                                                              const DeleteOptions& opts) {
+  if (k.storage) {
+    auto res = DeleteCollection(*k.storage, ns, list, opts);
+    if (res.ok() && k.from_storage) {
+      for (Json& o : *res) k.from_storage(o);
+    }
+    return res;
+  }
   ListOptions all = list;
   all.limit = 0;
   all.continue_token.clear();

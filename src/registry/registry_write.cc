@@ -112,6 +112,7 @@ absl::Status Registry::CheckNamespace(const api::KindDef& k, std::string_view ns
 
 absl::StatusOr<Json> Registry::Create(const api::KindDef& k, std::string_view ns, Json obj,
                                       const WriteOptions& opts) {
+  if (k.storage) return CreateConverted(k, ns, std::move(obj), opts);
   // 1. Decode: types, unknown fields, apiVersion/kind.
   if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
   Json& meta = obj["metadata"];
@@ -148,6 +149,7 @@ absl::StatusOr<Json> Registry::Create(const api::KindDef& k, std::string_view ns
   if (k.has_status_subresource && !k.keep_status_on_create) obj.erase("status");
   if (k.prepare_for_create) k.prepare_for_create(obj);
   if (k.set_defaults) k.set_defaults(obj);
+  if (auto st = RunMutators(k, obj, nullptr); !st.ok()) return st;
   std::string name = Str(obj["metadata"], "name");
   api::ErrorList errs = api::validation::ValidateObjectMeta(
       obj["metadata"], k.namespaced,
@@ -190,6 +192,7 @@ absl::StatusOr<Json> Registry::Create(const api::KindDef& k, std::string_view ns
 absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns,
                                       std::string_view name, Json obj, bool status,
                                       const WriteOptions& opts) {
+  if (k.storage) return UpdateConverted(k, ns, name, std::move(obj), status, opts);
   if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
   Json& meta = obj["metadata"];
   if (Str(meta, "name") != name) {
@@ -244,6 +247,7 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     // A deleting object may not gain finalizers' worth of new life, but may
     // drop them; metadata.deletionTimestamp is kept from the old object.
     if (k.set_defaults) k.set_defaults(obj);
+    if (auto st = RunMutators(k, obj, &old); !st.ok()) return st;
     bool spec_changed = obj.value("spec", Json()) != old.value("spec", Json());
     if (spec_changed) {
       obj["metadata"]["generation"] = old["metadata"].value("generation", int64_t{1}) + 1;
@@ -324,6 +328,7 @@ absl::StatusOr<Json> Registry::Patch(const api::KindDef& k, std::string_view ns,
       return NotFound(k, name);
     }
     Json live = current->Decode();
+    if (k.storage) k.from_storage(live);  // Patches apply to the client's version.
     absl::StatusOr<Json> patched;
     switch (type) {
       case PatchType::kMerge: patched = api::ApplyMergePatch(live, patch); break;
@@ -352,9 +357,10 @@ absl::StatusOr<Json> Registry::Patch(const api::KindDef& k, std::string_view ns,
       return BadRequest("metadata.name: the name of a patched object may not change");
     }
     if (k.namespaced) obj["metadata"]["namespace"] = ns;
-    auto res = WriteUpdate(k, current, std::move(obj), status, false, opts);
+    if (k.storage) k.to_storage(obj);
+    auto res = WriteUpdate(k.StorageKind(), current, std::move(obj), status, false, opts);
     if (!res.ok() && GetPayload(res.status()).reason == "Conflict" && rv.empty()) continue;
-    return res;
+    return Served(k, std::move(res));
   }
   return StaleConflict(k, name);
 }

@@ -73,17 +73,20 @@ ErrorList ValidateTopologyUpdate(const Json& topo, const Json& old);
 bool WorkloadConditionTrue(const Json& wl, std::string_view type);
 
 // Conversion between the stored v1beta2 and the served v1beta1 shape of
-// `kind` ("ClusterQueue", ...). Both rewrite `apiVersion`. Kinds whose shape
-// is identical in both versions only get the apiVersion rewritten. Fields
-// only one version has are carried through the other in an annotation
-// (as Kueue's conversion does) where losing them would change meaning.
+// `kind` ("ClusterQueue", ...), in place; both rewrite `apiVersion`. Kinds
+// whose shape is identical in both versions only get apiVersion rewritten.
+// Deprecated v1beta1-only fields with no v1beta2 equivalent are dropped
+// (ClusterQueue status.pendingWorkloadsStatus, LocalQueue status.flavors,
+// AdmissionCheck spec.retryDelayMinutes), as Kueue's conversion drops them.
 void ConvertToV1beta2(std::string_view kind, Json& obj);
 void ConvertToV1beta1(std::string_view kind, Json& obj);
 
 // The KindDefs RegisterKinds adds, for one version ("v1beta2" or "v1beta1").
 std::vector<KindDef> Kinds(std::string_view version);
 
-// Adds every kind in v1beta2 (storage) and v1beta1 (served, converted).
+// Adds every kind in v1beta2 (storage, registered first) and v1beta1
+// (served; KindDef::storage points at the v1beta2 KindDef, conversion via
+// ConvertToV1beta2 / ConvertToV1beta1).
 void RegisterKinds(Scheme& scheme);
 
 }  // namespace batchd::api::kueue

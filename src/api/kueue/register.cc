@@ -105,6 +105,18 @@ std::vector<KindDef> Kinds(std::string_view version) {
 
 void RegisterKinds(Scheme& scheme) {
   for (KindDef& k : Kinds(kStorageVersion)) scheme.Add(std::move(k));
+  for (KindDef& k : Kinds(kV1beta1)) {
+    k.storage = scheme.ByResource(kGroup, kStorageVersion, k.plural);
+    std::string kind = k.kind;
+    k.to_storage = [kind](Json& obj) { ConvertToV1beta2(kind, obj); };
+    k.from_storage = [kind](Json& obj) { ConvertToV1beta1(kind, obj); };
+    // Only the storage version's hooks run on writes.
+    k.set_defaults = nullptr;
+    k.validate_create = nullptr;
+    k.validate_update = nullptr;
+    k.validate_status_update = nullptr;
+    scheme.Add(std::move(k));
+  }
 }
 
 }  // namespace batchd::api::kueue

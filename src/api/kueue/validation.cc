@@ -79,8 +79,11 @@ ErrorList ValidateResourceGroups(const Json& groups, bool has_parent, const Path
     Path gp = path.Index(i);
     const Json& covered = GetArr(groups[i], "coveredResources");
     const Json& fqs = GetArr(groups[i], "flavors");
-    if (covered.empty()) errs.push_back(Required(gp.Child("coveredResources")));
-    if (fqs.empty()) errs.push_back(Required(gp.Child("flavors")));
+    // Absent lists are reported by the schema's required check; empty ones here.
+    if (Has(groups[i], "coveredResources") && covered.empty()) {
+      errs.push_back(Required(gp.Child("coveredResources")));
+    }
+    if (Has(groups[i], "flavors") && fqs.empty()) errs.push_back(Required(gp.Child("flavors")));
     internal::ValidateMaxItems(covered, kMaxPerGroup, gp.Child("coveredResources"), errs);
     internal::ValidateMaxItems(fqs, kMaxPerGroup, gp.Child("flavors"), errs);
     total_flavors += fqs.size();

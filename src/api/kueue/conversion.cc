@@ -1,0 +1,201 @@
+// Conversion between the stored kueue.x-k8s.io/v1beta2 shape and the served
+// v1beta1 shape, following Kueue's v1beta1 conversion functions:
+//   ClusterQueue  spec.cohort <-> spec.cohortName; v1beta1 spec.admissionChecks
+//                 become admissionChecksStrategy rules; deprecated
+//                 flavorFungibility values Borrow / Preempt become MayStopSearch;
+//                 status.pendingWorkloadsStatus is dropped.
+//   LocalQueue    status.flavorUsage <-> status.flavorsUsage; v1beta1
+//                 status.flavors is dropped.
+//   Workload      spec.priorityClassSource + priorityClassName <->
+//                 spec.priorityClassRef; status.accumulatedPastExexcutionTimeSeconds
+//                 <-> accumulatedPastExecutionTimeSeconds; topology assignments
+//                 (levels + domains) <-> (levels + slices).
+//   AdmissionCheck  v1beta1 spec.retryDelayMinutes is dropped.
+// Other kinds have the same shape in both versions.
+#include "absl/strings/str_cat.h"
+#include "api/kueue/internal/util.h"
+#include "api/kueue/kueue.h"
+
+namespace batchd::api::kueue {
+namespace {
+
+using internal::GetArr;
+using internal::GetObj;
+using internal::GetStr;
+using internal::Has;
+
+constexpr char kWpcSource[] = "kueue.x-k8s.io/workloadpriorityclass";
+constexpr char kPodPcSource[] = "scheduling.k8s.io/priorityclass";
+
+void Rename(Json& obj, const char* from, const char* to) {
+  if (!obj.is_object() || !obj.contains(from)) return;
+  obj[to] = std::move(obj[from]);
+  obj.erase(from);
+}
+
+Json* Child(Json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_object()) return nullptr;
+  return &obj[key];
+}
+
+void ClusterQueueToV1beta2(Json& cq) {
+  Json* spec = Child(cq, "spec");
+  if (spec) {
+    Rename(*spec, "cohort", "cohortName");
+    if (spec->contains("admissionChecks")) {
+      const Json checks = (*spec)["admissionChecks"];
+      spec->erase("admissionChecks");
+      if (checks.is_array() && !checks.empty()) {
+        Json& rules = (*spec)["admissionChecksStrategy"]["admissionChecks"];
+        if (!rules.is_array()) rules = Json::array();
+        for (const Json& name : checks) rules.push_back({{"name", name}});
+      }
+    }
+    if (Json* ff = Child(*spec, "flavorFungibility")) {
+      if (GetStr(*ff, "whenCanBorrow") == "Borrow") (*ff)["whenCanBorrow"] = "MayStopSearch";
+      if (GetStr(*ff, "whenCanPreempt") == "Preempt") (*ff)["whenCanPreempt"] = "MayStopSearch";
+    }
+  }
+  if (Json* status = Child(cq, "status")) status->erase("pendingWorkloadsStatus");
+}
+
+void ClusterQueueToV1beta1(Json& cq) {
+  if (Json* spec = Child(cq, "spec")) Rename(*spec, "cohortName", "cohort");
+}
+
+// v1beta1 {levels, domains[{values, count}]} -> v1beta2 {levels, slices}: one
+// slice holding every domain.
+void TopologyToSlices(Json& ta) {
+  if (!ta.is_object() || !ta.contains("domains")) return;
+  const Json domains = ta["domains"];
+  ta.erase("domains");
+  size_t levels = GetArr(ta, "levels").size();
+  Json values = Json::array();
+  for (size_t l = 0; l < levels; ++l) {
+    Json roots = Json::array();
+    for (const Json& d : domains) {
+      const Json& vs = GetArr(d, "values");
+      roots.push_back(l < vs.size() ? vs[l] : Json(""));
+    }
+    values.push_back({{"roots", roots}});
+  }
+  Json counts = Json::array();
+  for (const Json& d : domains) counts.push_back(d.value("count", 0));
+  ta["slices"] = Json::array();
+  if (!domains.empty()) {
+    ta["slices"].push_back({{"domainCount", domains.size()}, {"valuesPerLevel", values},
+                            {"podCounts", counts}});
+  }
+}
+
+std::string LevelValue(const Json& lv, size_t i) {
+  if (Has(lv, "universalValue")) return GetStr(lv, "universalValue");
+  const Json& roots = GetArr(lv, "roots");
+  std::string root = i < roots.size() && roots[i].is_string() ? roots[i].get<std::string>() : "";
+  return absl::StrCat(GetStr(lv, "prefix"), root, GetStr(lv, "suffix"));
+}
+
+void TopologyToDomains(Json& ta) {
+  if (!ta.is_object() || !ta.contains("slices")) return;
+  const Json slices = ta["slices"];
+  ta.erase("slices");
+  Json domains = Json::array();
+  for (const Json& s : slices) {
+    int64_t n = s.value("domainCount", 0);
+    const Json& per_level = GetArr(s, "valuesPerLevel");
+    const Json& counts = GetArr(s, "podCounts");
+    for (int64_t i = 0; i < n; ++i) {
+      Json values = Json::array();
+      for (const Json& lv : per_level) values.push_back(LevelValue(lv, i));
+      Json count = Has(s, "universalPodCount") ? s["universalPodCount"]
+                   : static_cast<size_t>(i) < counts.size() ? counts[i] : Json(0);
+      domains.push_back({{"values", values}, {"count", count}});
+    }
+  }
+  ta["domains"] = std::move(domains);
+}
+
+void ForEachTopologyAssignment(Json& wl, void (*fn)(Json&)) {
+  Json* status = Child(wl, "status");
+  Json* admission = status ? Child(*status, "admission") : nullptr;
+  if (!admission || !(*admission)["podSetAssignments"].is_array()) return;
+  for (Json& psa : (*admission)["podSetAssignments"]) {
+    if (psa.is_object() && psa.contains("topologyAssignment")) fn(psa["topologyAssignment"]);
+  }
+}
+
+void WorkloadToV1beta2(Json& wl) {
+  if (Json* spec = Child(wl, "spec")) {
+    std::string source = GetStr(*spec, "priorityClassSource");
+    std::string name = GetStr(*spec, "priorityClassName");
+    spec->erase("priorityClassSource");
+    spec->erase("priorityClassName");
+    if (source == kWpcSource) {
+      (*spec)["priorityClassRef"] = {{"group", "kueue.x-k8s.io"},
+                                     {"kind", "WorkloadPriorityClass"}, {"name", name}};
+    } else if (source == kPodPcSource) {
+      (*spec)["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
+                                     {"name", name}};
+    }
+  }
+  if (Json* status = Child(wl, "status")) {
+    Rename(*status, "accumulatedPastExexcutionTimeSeconds", "accumulatedPastExecutionTimeSeconds");
+  }
+  ForEachTopologyAssignment(wl, TopologyToSlices);
+}
+
+void WorkloadToV1beta1(Json& wl) {
+  if (Json* spec = Child(wl, "spec")) {
+    if (spec->contains("priorityClassRef")) {
+      const Json ref = (*spec)["priorityClassRef"];
+      spec->erase("priorityClassRef");
+      std::string group = GetStr(ref, "group"), kind = GetStr(ref, "kind");
+      if (group == "kueue.x-k8s.io" && kind == "WorkloadPriorityClass") {
+        (*spec)["priorityClassSource"] = kWpcSource;
+        (*spec)["priorityClassName"] = GetStr(ref, "name");
+      } else if (group == "scheduling.k8s.io" && kind == "PriorityClass") {
+        (*spec)["priorityClassSource"] = kPodPcSource;
+        (*spec)["priorityClassName"] = GetStr(ref, "name");
+      }
+    }
+  }
+  if (Json* status = Child(wl, "status")) {
+    Rename(*status, "accumulatedPastExecutionTimeSeconds", "accumulatedPastExexcutionTimeSeconds");
+  }
+  ForEachTopologyAssignment(wl, TopologyToDomains);
+}
+
+void SetApiVersion(Json& obj, const char* version) {
+  if (obj.is_object()) obj["apiVersion"] = absl::StrCat(kGroup, "/", version);
+}
+
+}  // namespace
+
+void ConvertToV1beta2(std::string_view kind, Json& obj) {
+  if (kind == "ClusterQueue") {
+    ClusterQueueToV1beta2(obj);
+  } else if (kind == "LocalQueue") {
+    if (Json* status = Child(obj, "status")) {
+      Rename(*status, "flavorUsage", "flavorsUsage");
+      status->erase("flavors");
+    }
+  } else if (kind == "Workload") {
+    WorkloadToV1beta2(obj);
+  } else if (kind == "AdmissionCheck") {
+    if (Json* spec = Child(obj, "spec")) spec->erase("retryDelayMinutes");
+  }
+  SetApiVersion(obj, kStorageVersion);
+}
+
+void ConvertToV1beta1(std::string_view kind, Json& obj) {
+  if (kind == "ClusterQueue") {
+    ClusterQueueToV1beta1(obj);
+  } else if (kind == "LocalQueue") {
+    if (Json* status = Child(obj, "status")) Rename(*status, "flavorsUsage", "flavorUsage");
+  } else if (kind == "Workload") {
+    WorkloadToV1beta1(obj);
+  }
+  SetApiVersion(obj, kV1beta1);
+}
+
+}  // namespace batchd::api::kueue
