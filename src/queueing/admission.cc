@@ -171,6 +171,10 @@ void CoreState::Rebuild() {
   }
   for (auto& [key, a] : admitted_) {
     a->usage = UsageOf(a->admission);
+    if (a->cq) {
+      a->cq->admitted.Erase(a.get());
+      a->cq->admitted.Insert(a.get());
+    }
     if (a->cq && a->cq->node != kNoNode) tree_->AddUsage(a->cq->node, a->usage);
   }
   ++version_;
@@ -254,7 +258,7 @@ void CoreState::ReleaseAdmitted(const std::string& key) {
   AdmittedEntry* a = it->second.get();
   NodeId node = kNoNode;
   if (a->cq) {
-    a->cq->admitted.erase(a);
+    a->cq->admitted.Erase(a);
     node = a->cq->node;
     if (node != kNoNode && !dirty_) tree_->RemoveUsage(node, a->usage);
   }
@@ -295,7 +299,7 @@ void CoreState::SetAdmitted(Workload wl, Admission admission) {
   a->usage = UsageOf(a->admission);
   a->admit_seq = ++admit_seq_;
   a->cq = &CqFor(a->admission.cluster_queue);
-  a->cq->admitted.insert(a.get());
+  a->cq->admitted.Insert(a.get());
   EnsureBuilt();  // CqFor may have added a CQ
   if (a->cq->node != kNoNode) tree_->AddUsage(a->cq->node, a->usage);
   CountLqUsage(*a, +1);

@@ -21,6 +21,7 @@ class CycleRunner {
     view_.cq_of_node = &s.cq_of_node_;
     view_.fair_sharing = s.opts_.fair_sharing;
     view_.fs_strategies = s.opts_.fair_sharing_strategies;
+    view_.exact_masks = s.frs_.size() <= 64;
   }
   std::vector<Decision> Run();
 
@@ -223,7 +224,6 @@ void CycleRunner::Admit(Entry& en) {
   a->admit_seq = ++s_.admit_seq_;
   s_.tree_->AddUsage(en.cq->node, a->usage);
   ++s_.version_;
-  en.cq->admitted.insert(a.get());
   if (en.cq->sticky_preemptor == e->wl.key) en.cq->sticky_preemptor.clear();
   Decision d;
   d.kind = Decision::Kind::kAdmit;
@@ -233,6 +233,7 @@ void CycleRunner::Admit(Entry& en) {
   std::string key = e->wl.key;
   --s_.LqOf(e->wl).pending;
   a->wl = std::move(e->wl);
+  en.cq->admitted.Insert(a.get());
   s_.CountLqUsage(*a, +1);
   s_.pending_.erase(key);  // frees `e`
   s_.admitted_[key] = std::move(a);
@@ -316,7 +317,7 @@ CycleRunner::Outcome CycleRunner::Process(Entry& en) {
   for (const Target& t : en.targets) {
     preempted_.insert(t.wl);
     if (t.wl->evicting) continue;
-    t.wl->evicting = true;
+    t.wl->cq->admitted.SetEvicting(t.wl);
     Decision d;
     d.kind = Decision::Kind::kPreempt;
     d.key = t.wl->wl.key;
@@ -352,20 +353,33 @@ void CycleRunner::Order(std::vector<Entry>& heads) {
 }
 
 // §2.8: repeatedly process the tournament winner; shares change after each.
+// Cohort trees don't share quota, so each root runs its own tournament.
 template <typename Fn>
 void CycleRunner::ProcessByTournament(std::vector<Entry>& heads, Fn process) {
-  std::vector<Entry*> left;
-  for (Entry& en : heads) left.push_back(&en);
-  while (!left.empty()) {
-    std::vector<FsHead> fs;
-    for (Entry* en : left) {
-      fs.push_back({en->cq->node, &en->a.usage, en->e->wl.priority, en->e->wl.queue_order_time,
-                    &en->e->wl.key});
+  std::vector<NodeId> roots;
+  absl::flat_hash_map<NodeId, std::vector<Entry*>> by_root;
+  for (Entry& en : heads) {
+    NodeId r = s_.tree_->Root(en.cq->node);
+    auto [it, inserted] = by_root.try_emplace(r);
+    if (inserted) roots.push_back(r);
+    it->second.push_back(&en);
+  }
+  for (NodeId r : roots) {
+    std::vector<Entry*>& left = by_root[r];
+    while (!left.empty()) {
+      size_t w = 0;
+      if (left.size() > 1) {
+        std::vector<FsHead> fs;
+        for (Entry* en : left) {
+          fs.push_back({en->cq->node, &en->a.usage, en->e->wl.priority,
+                        en->e->wl.queue_order_time, &en->e->wl.key});
+        }
+        w = TournamentWinner(*s_.tree_, fs);
+      }
+      Entry* en = left[w];
+      left.erase(left.begin() + w);
+      process(*en);
     }
-    size_t w = TournamentWinner(*s_.tree_, fs);
-    Entry* en = left[w];
-    left.erase(left.begin() + w);
-    process(*en);
   }
 }
 

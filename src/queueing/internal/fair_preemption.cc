@@ -90,10 +90,10 @@ void Collect(FairCtx& c) {
   const CqInfo& own = *c.req.cq;
   const Preemption& p = own.spec->preemption;
   std::vector<AdmittedEntry*> all;
-  for (AdmittedEntry* w : own.admitted) {
-    if (UsesAny(*w, c.req.need_preemption) &&
-        SatisfiesPolicy(p.within_cluster_queue, *c.req.wl, w->wl)) {
-      all.push_back(w);
+  for (const AdmittedSlim& s : own.admitted) {
+    if (UsesAny(*s.e, c.req.need_preemption) &&
+        SatisfiesPolicy(p.within_cluster_queue, *c.req.wl, s.e->wl)) {
+      all.push_back(s.e);
     }
   }
   if (p.reclaim_within_cohort != PreemptionPolicy::kNever) {
@@ -104,10 +104,10 @@ void Collect(FairCtx& c) {
       for (NodeId ch : c.t.node(n).children) stack.push_back(ch);
       const CqInfo* cq = (*c.view.cq_of_node)[n];
       if (cq == nullptr || cq == &own || !c.Borrowing(n)) continue;
-      for (AdmittedEntry* w : cq->admitted) {
-        if (UsesAny(*w, c.req.need_preemption) &&
-            SatisfiesPolicy(p.reclaim_within_cohort, *c.req.wl, w->wl)) {
-          all.push_back(w);
+      for (const AdmittedSlim& s : cq->admitted) {
+        if (UsesAny(*s.e, c.req.need_preemption) &&
+            SatisfiesPolicy(p.reclaim_within_cohort, *c.req.wl, s.e->wl)) {
+          all.push_back(s.e);
         }
       }
     }

@@ -12,7 +12,23 @@ struct Candidate {
   Variant variant;
   NodeId lca;    // kNoNode for the own CQ
   int rank = 0;  // evicted first, then hierarchy, priority, same-CQ
+  int32_t priority = 0;
+  uint64_t admit_seq = 0;
 };
+
+// Policy check on the compact copy (no pointer chase).
+bool Satisfies(PreemptionPolicy policy, const Workload& preemptor, const AdmittedSlim& v) {
+  switch (policy) {
+    case PreemptionPolicy::kNever: return false;
+    case PreemptionPolicy::kLowerPriority: return v.priority < preemptor.priority;
+    case PreemptionPolicy::kLowerOrNewerEqualPriority:
+      return v.priority < preemptor.priority ||
+             (v.priority == preemptor.priority &&
+              preemptor.queue_order_time < v.queue_order_time);
+    case PreemptionPolicy::kAny: return true;
+  }
+  return false;
+}
 
 PreemptionReason ReasonOf(Variant v) {
   switch (v) {
@@ -26,23 +42,28 @@ struct ClassicCtx {
   const SnapshotView& view;
   const PreemptionRequest& req;
   std::vector<Candidate> hierarchy, priority, same;
+  uint64_t need_mask = 0;
+
+  bool Uses(const AdmittedSlim& w) const {
+    if ((w.fr_mask & need_mask) == 0) return false;
+    return view.exact_masks || UsesAny(*w.e, req.need_preemption);
+  }
 };
 
 void ClassifyCq(ClassicCtx& c, const CqInfo& other, NodeId lca, bool advantage) {
   const Preemption& p = c.req.cq->spec->preemption;
   bool forbidden = p.borrow_within_cohort == PreemptionPolicy::kNever;
-  for (AdmittedEntry* w : other.admitted) {
-    if (!SatisfiesPolicy(p.reclaim_within_cohort, *c.req.wl, w->wl)) continue;
-    if (!UsesAny(*w, c.req.need_preemption)) continue;
+  for (const AdmittedSlim& w : other.admitted) {
+    if (!Satisfies(p.reclaim_within_cohort, *c.req.wl, w) || !c.Uses(w)) continue;
     if (advantage) {
-      c.hierarchy.push_back({w, Variant::kHierarchical, lca});
+      c.hierarchy.push_back({w.e, Variant::kHierarchical, lca, 0, w.priority, w.admit_seq});
       continue;
     }
-    bool above = w->wl.priority >= c.req.wl->priority ||
-                 (p.max_priority_threshold && w->wl.priority > *p.max_priority_threshold);
+    bool above = w.priority >= c.req.wl->priority ||
+                 (p.max_priority_threshold && w.priority > *p.max_priority_threshold);
     Variant v = forbidden || above ? Variant::kReclaimWithoutBorrowing
                                    : Variant::kReclaimWhileBorrowing;
-    c.priority.push_back({w, v, lca});
+    c.priority.push_back({w.e, v, lca, 0, w.priority, w.admit_seq});
   }
 }
 
@@ -76,10 +97,9 @@ void CollectCandidates(ClassicCtx& c) {
   const CqInfo& cq = *c.req.cq;
   const Preemption& p = cq.spec->preemption;
   if (p.within_cluster_queue != PreemptionPolicy::kNever) {
-    for (AdmittedEntry* w : cq.admitted) {
-      if (SatisfiesPolicy(p.within_cluster_queue, *c.req.wl, w->wl) &&
-          UsesAny(*w, c.req.need_preemption)) {
-        c.same.push_back({w, Variant::kWithinCq, kNoNode});
+    for (const AdmittedSlim& w : cq.admitted) {
+      if (Satisfies(p.within_cluster_queue, *c.req.wl, w) && c.Uses(w)) {
+        c.same.push_back({w.e, Variant::kWithinCq, kNoNode, 0, w.priority, w.admit_seq});
       }
     }
   }
@@ -115,18 +135,21 @@ bool FitsAfter(const QuotaTree& t, const PreemptionRequest& req, bool allow_borr
 
 // Candidates form a binary heap (best on top) and are popped lazily: the
 // search usually stops after a few, so ordering all of them is wasted work.
+// Within a rank the CQ (own or other) is fixed by the group, so the order is
+// CandidateLess's: lower priority, then most recently admitted, then uid.
 struct CandidateHeap {
-  const CqInfo* own;
   bool operator()(const Candidate& a, const Candidate& b) const {  // "a after b"
     if (a.rank != b.rank) return a.rank > b.rank;
-    return CandidateLess(b.wl, a.wl, own);
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.admit_seq != b.admit_seq) return a.admit_seq < b.admit_seq;
+    return a.wl->wl.uid > b.wl->wl.uid;
   }
 };
 
 std::vector<Target> Search(const SnapshotView& view, const PreemptionRequest& req,
                            std::vector<Candidate> heap, bool allow_borrowing) {
   QuotaTree& t = *view.tree;
-  CandidateHeap cmp{req.cq};
+  CandidateHeap cmp;
   std::vector<Target> targets;
   bool fits = false;
   while (!heap.empty()) {
@@ -187,7 +210,7 @@ bool CandidateLess(const AdmittedEntry* a, const AdmittedEntry* b, const CqInfo*
 }
 
 std::vector<Target> ClassicalTargets(const SnapshotView& view, const PreemptionRequest& req) {
-  ClassicCtx c{view, req, {}, {}, {}};
+  ClassicCtx c{view, req, {}, {}, {}, FrMask(req.need_preemption)};
   CollectCandidates(c);
   std::vector<Candidate> all;
   all.reserve(c.hierarchy.size() + c.priority.size() + c.same.size());
@@ -199,7 +222,7 @@ std::vector<Target> ClassicalTargets(const SnapshotView& view, const PreemptionR
     }
     ++group;
   }
-  std::make_heap(all.begin(), all.end(), CandidateHeap{req.cq});
+  std::make_heap(all.begin(), all.end(), CandidateHeap{});
   if (all.empty()) return {};
 
   const Preemption& p = req.cq->spec->preemption;

@@ -1,6 +1,7 @@
 #include "queueing/internal/queue.h"
 
 #include "absl/hash/hash.h"
+#include "queueing/internal/state.h"
 
 namespace batchd::queueing::internal {
 
@@ -61,6 +62,39 @@ size_t CqQueue::RequeueInadmissible() {
   }
   inadmissible_.clear();
   return n;
+}
+
+uint64_t FrMask(const FrUsage& u) {
+  uint64_t m = 0;
+  for (const auto& [fr, v] : u) {
+    if (v > 0) m |= uint64_t{1} << (fr & 63);
+  }
+  return m;
+}
+
+uint64_t FrMask(const std::vector<FrId>& frs) {
+  uint64_t m = 0;
+  for (FrId fr : frs) m |= uint64_t{1} << (fr & 63);
+  return m;
+}
+
+void AdmittedList::Insert(AdmittedEntry* e) {
+  e->slot = slims_.size();
+  slims_.push_back({e, FrMask(e->usage), e->admit_seq, e->wl.queue_order_time, e->wl.priority,
+                    e->evicting});
+}
+
+void AdmittedList::Erase(AdmittedEntry* e) {
+  size_t i = e->slot;
+  if (i >= slims_.size() || slims_[i].e != e) return;
+  slims_[i] = slims_.back();
+  slims_[i].e->slot = i;
+  slims_.pop_back();
+}
+
+void AdmittedList::SetEvicting(AdmittedEntry* e) {
+  e->evicting = true;
+  if (e->slot < slims_.size() && slims_[e->slot].e == e) slims_[e->slot].evicting = true;
 }
 
 }  // namespace batchd::queueing::internal

@@ -39,6 +39,35 @@ struct AdmittedEntry {
   CqInfo* cq = nullptr;  // null when its ClusterQueue is unknown (usage not counted)
   uint64_t admit_seq = 0;  // increasing; higher = admitted more recently
   bool evicting = false;   // a preemption was issued and not yet reported done
+  size_t slot = 0;         // index in its CQ's AdmittedList
+};
+
+// Bit (fr % 64) for every fr the usage holds; exact while there are <= 64 frs.
+uint64_t FrMask(const FrUsage& u);
+uint64_t FrMask(const std::vector<FrId>& frs);
+
+// What preemption reads of an admitted workload, stored contiguously per CQ
+// so that scanning candidates doesn't chase a pointer per workload.
+struct AdmittedSlim {
+  AdmittedEntry* e = nullptr;
+  uint64_t fr_mask = 0;
+  uint64_t admit_seq = 0;
+  absl::Time queue_order_time;
+  int32_t priority = 0;
+  bool evicting = false;
+};
+
+class AdmittedList {
+ public:
+  void Insert(AdmittedEntry* e);
+  void Erase(AdmittedEntry* e);  // O(1), swaps the last entry in
+  void SetEvicting(AdmittedEntry* e);
+  size_t size() const { return slims_.size(); }
+  std::vector<AdmittedSlim>::const_iterator begin() const { return slims_.begin(); }
+  std::vector<AdmittedSlim>::const_iterator end() const { return slims_.end(); }
+
+ private:
+  std::vector<AdmittedSlim> slims_;
 };
 
 struct CqInfo {
@@ -50,7 +79,7 @@ struct CqInfo {
   bool active = false;
   std::string inactive_message;
   CqQueue queue;
-  absl::flat_hash_set<AdmittedEntry*> admitted;
+  AdmittedList admitted;
   // BestEffortFIFO: the head that issued preemptions stays first (§2.2).
   std::string sticky_preemptor;
 };
@@ -63,6 +92,7 @@ struct SnapshotView {
   const std::vector<CqInfo*>* cq_of_node = nullptr;  // node id -> CQ (null for cohorts)
   bool fair_sharing = false;
   std::vector<FairSharingStrategy> fs_strategies;
+  bool exact_masks = true;  // FrMask is exact (<= 64 frs)
 };
 
 }  // namespace batchd::queueing::internal
