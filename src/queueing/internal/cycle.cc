@@ -311,7 +311,9 @@ CycleRunner::Outcome CycleRunner::Process(Entry& en) {
     if (preempted_.contains(t.wl)) {
       Pend(e, PendingReason::kWaitingForQuota,
            "Workload's preemption targets overlap with another workload's preemption targets");
-      return Requeue(en, false);
+      // Retried next cycle; the heads behind it would only find the same victims.
+      Requeue(en, false);
+      return Outcome::kStop;
     }
   }
   for (const Target& t : en.targets) {

@@ -12,7 +12,8 @@ namespace {
 struct Grade {
   GranularMode mode = GranularMode::kNoFit;
   int borrow = 0;
-  bool exceeds = false;  // noFit because the request exceeds the potential capacity
+  bool exceeds = false;   // noFit because the request exceeds the potential capacity
+  bool deferred = false;  // the preemption oracle still has to be asked
   std::string reason;
 };
 
@@ -21,6 +22,7 @@ struct Choice {
   GranularMode mode = GranularMode::kNoFit;
   int borrow = 0;
   std::vector<std::pair<FrId, GranularMode>> frs;
+  std::vector<std::pair<size_t, Amount>> deferred;  // (index in frs, val) awaiting the oracle
 };
 
 bool ShouldTryNext(const Choice& c, const FlavorFungibility& f) {
@@ -50,7 +52,7 @@ Mode ToMode(GranularMode m) {
 }
 
 Grade FitsResourceQuota(const SnapshotView& v, const CqInfo& cq, FrId fr, Amount val,
-                        PreemptionOracle* oracle) {
+                        PreemptionOracle* oracle, bool defer) {
   const QuotaTree& t = *v.tree;
   const std::string& res = v.frs->Resource(fr);
   const std::string& flavor = v.frs->Flavor(fr);
@@ -77,6 +79,11 @@ Grade FitsResourceQuota(const SnapshotView& v, const CqInfo& cq, FrId fr, Amount
                      p.borrow_within_cohort != PreemptionPolicy::kNever ||
                      (v.fair_sharing && p.reclaim_within_cohort != PreemptionPolicy::kNever);
   if (!try_preempt) return g;  // noFit, WaitingForQuota
+  if (defer && oracle != nullptr) {
+    g.mode = GranularMode::kNoCandidates;
+    g.deferred = true;
+    return g;
+  }
   if (oracle == nullptr) {
     g.mode = GranularMode::kNoCandidates;
     return g;
@@ -155,40 +162,82 @@ struct PodSetCtx {
   bool any_exceeds = false;
 };
 
+// Asks the oracle for the grades `cand` deferred and folds them in.
+void ResolveDeferred(PodSetCtx& c, Choice& cand) {
+  for (const auto& [i, val] : cand.deferred) {
+    FrId fr = cand.frs[i].first;
+    Grade gr = FitsResourceQuota(c.view, c.cq, fr, val, c.oracle, /*defer=*/false);
+    cand.frs[i].second = gr.mode;
+    cand.borrow = std::max(cand.borrow, gr.borrow);
+  }
+  cand.deferred.clear();
+  cand.mode = GranularMode::kFit;
+  for (const auto& [fr, m] : cand.frs) cand.mode = std::min(cand.mode, m);
+  if (cand.mode == GranularMode::kNoCandidates) c.any_quota_reason = true;
+}
+
+// Grades flavor `fi` of `g`; false when the flavor can't host the pod set.
+bool GradeFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g, int fi,
+                 const std::vector<std::pair<std::string, Amount>>& totals, bool defer,
+                 Choice& cand) {
+  const CompiledFlavor& cf = g.flavors[fi];
+  auto rf = c.view.flavors->find(cf.name);
+  if (rf == c.view.flavors->end()) {
+    c.reasons.push_back(absl::StrCat("flavor ", cf.name, " not found"));
+    return false;
+  }
+  std::string mismatch = FlavorMismatch(rf->second, ps);
+  if (!mismatch.empty()) {
+    c.reasons.push_back(std::move(mismatch));
+    return false;
+  }
+  cand.flavor = fi;
+  cand.mode = GranularMode::kFit;
+  for (const auto& [res, total] : totals) {
+    FrId fr = -1;
+    for (const auto& [r, id] : cf.resources) if (r == res) fr = id;
+    Amount val = total;
+    if (auto it = c.prior.find(fr); it != c.prior.end()) val = SatAdd(val, it->second);
+    Grade gr = FitsResourceQuota(c.view, c.cq, fr, val, c.oracle, defer);
+    if (!gr.reason.empty()) c.reasons.push_back(gr.reason);
+    if (gr.mode == GranularMode::kNoFit) (gr.exceeds ? c.any_exceeds : c.any_quota_reason) = true;
+    if (gr.deferred) cand.deferred.emplace_back(cand.frs.size(), val);
+    cand.mode = std::min(cand.mode, gr.mode);
+    cand.borrow = std::max(cand.borrow, gr.borrow);
+    cand.frs.emplace_back(fr, gr.mode);
+  }
+  if (cand.mode == GranularMode::kNoCandidates && cand.deferred.empty()) {
+    c.any_quota_reason = true;
+  }
+  return true;
+}
+
 // Chooses a flavor of group `g` for `totals` (resource -> total request).
+// With whenCanPreempt=TryNextFlavor and BorrowingOverPreemption, a flavor
+// needing preemption never ends the scan and never beats a fitting flavor,
+// so its (costly) preemption oracle is only asked when no flavor fits; the
+// choice is the same as asking it eagerly.
 Choice ChooseFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g,
                     const std::vector<std::pair<std::string, Amount>>& totals) {
   const FlavorFungibility& fung = c.cq.spec->fungibility;
+  const bool lazy = fung.when_can_preempt_try_next && !fung.preemption_over_borrowing;
   Choice best;
+  std::vector<Choice> graded;
   for (int fi = 0; fi < static_cast<int>(g.flavors.size()); ++fi) {
-    const CompiledFlavor& cf = g.flavors[fi];
-    auto rf = c.view.flavors->find(cf.name);
-    if (rf == c.view.flavors->end()) {
-      c.reasons.push_back(absl::StrCat("flavor ", cf.name, " not found"));
-      continue;
-    }
-    std::string mismatch = FlavorMismatch(rf->second, ps);
-    if (!mismatch.empty()) {
-      c.reasons.push_back(std::move(mismatch));
-      continue;
-    }
     Choice cand;
-    cand.flavor = fi;
-    cand.mode = GranularMode::kFit;
-    for (const auto& [res, total] : totals) {
-      FrId fr = -1;
-      for (const auto& [r, id] : cf.resources) if (r == res) fr = id;
-      Amount val = total;
-      if (auto it = c.prior.find(fr); it != c.prior.end()) val = SatAdd(val, it->second);
-      Grade gr = FitsResourceQuota(c.view, c.cq, fr, val, c.oracle);
-      if (!gr.reason.empty()) c.reasons.push_back(gr.reason);
-      if (gr.mode == GranularMode::kNoFit) (gr.exceeds ? c.any_exceeds : c.any_quota_reason) = true;
-      cand.mode = std::min(cand.mode, gr.mode);
-      cand.borrow = std::max(cand.borrow, gr.borrow);
-      cand.frs.emplace_back(fr, gr.mode);
+    if (!GradeFlavor(c, ps, g, fi, totals, lazy, cand)) continue;
+    if (!cand.deferred.empty()) {
+      graded.push_back(std::move(cand));
+      continue;
     }
-    if (cand.mode == GranularMode::kNoCandidates) c.any_quota_reason = true;
     if (!ShouldTryNext(cand, fung)) return cand;
+    if (IsPreferred(cand, best, fung)) best = cand;
+    graded.push_back(std::move(cand));
+  }
+  if (best.flavor >= 0 && best.mode == GranularMode::kFit) return best;
+  best = Choice();
+  for (Choice& cand : graded) {
+    if (!cand.deferred.empty()) ResolveDeferred(c, cand);
     if (IsPreferred(cand, best, fung)) best = cand;
   }
   return best;
