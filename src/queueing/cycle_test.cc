@@ -135,6 +135,42 @@ TEST(CycleTest, PreemptWithoutCandidatesReservesAgainstOtherQueues) {
   EXPECT_EQ(core->ClusterQueueStatusOf("a").usage[0].total, U(3));
 }
 
+TEST(CycleTest, CohortTrees) {
+  Cohort pool = MakeCohort("pool");
+  pool.resource_groups = {{{"cpu"}, {{"default", {{"cpu", {U(3)}}}}}}};
+  Cohort capped = MakeCohort("capped", "root");
+  capped.resource_groups = {{{"cpu"}, {{"default", {{"cpu", {0, U(1)}}}}}}};
+  Cohort a_cycle = MakeCohort("x", "y"), b_cycle = MakeCohort("y", "x");
+  RunCases({
+      {"a cohort's own quota is a shared pool",
+       {.cohorts = {pool},
+        .cqs = {CqBuilder("a").Cohort("pool").Flavor("default", 0).Obj()},
+        .pending = {WlBuilder("w", "a").Cpu(3).Obj()}},
+       {"ns/w"},
+       {}},
+      {"a cohort's borrowing limit caps what its subtree borrows",
+       {.cohorts = {MakeCohort("root"), capped},
+        .cqs = {CqBuilder("a").Cohort("capped").Flavor("default", 2).Obj(),
+                CqBuilder("b").Cohort("root").Flavor("default", 10).Obj()},
+        .pending = {WlBuilder("fits", "a").Cpu(3).At(1).Obj(),
+                    WlBuilder("over", "a").Cpu(1).At(2).Obj()}},
+       {"ns/fits"},
+       {{"ns/over", "WaitingForQuota"}}},
+      {"lending limit keeps quota for the lender",
+       {.cqs = {CqBuilder("a").Cohort("co").Flavor("default", 4, std::nullopt, 1).Obj(),
+                CqBuilder("b").Cohort("co").Flavor("default", 0).Obj()},
+        .pending = {WlBuilder("w", "b").Cpu(2).Obj()}},
+       {},
+       {{"ns/w", "ExceedsMaxQuota"}}},
+      {"a cohort cycle disables its members",
+       {.cohorts = {a_cycle, b_cycle},
+        .cqs = {CqBuilder("a").Cohort("x").Flavor("default", 4).Obj()},
+        .pending = {WlBuilder("w", "a").Cpu(1).Obj()}},
+       {},
+       {{"ns/w", "Misconfigured"}}},
+  });
+}
+
 TEST(CycleTest, NamespaceSelectorMatchesLabels) {
   Scenario s;
   ClusterQueue cq = CqBuilder("a").Flavor("default", 4).Obj();
