@@ -284,9 +284,41 @@ void CoreState::UpsertPending(Workload wl) {
   Enqueue(slot.get());
 }
 
+namespace {
+
+bool SameAdmission(const Admission& a, const Admission& b) {
+  if (a.cluster_queue != b.cluster_queue || a.pod_sets.size() != b.pod_sets.size()) return false;
+  for (size_t i = 0; i < a.pod_sets.size(); ++i) {
+    const PodSetAssignment& x = a.pod_sets[i];
+    const PodSetAssignment& y = b.pod_sets[i];
+    if (x.name != y.name || x.count != y.count || x.flavors != y.flavors ||
+        x.resource_usage != y.resource_usage) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void CoreState::SetAdmitted(Workload wl, Admission admission) {
   EnsureBuilt();
   std::string key = wl.key;
+  // The same admission again (the caller applying our own decision, or a
+  // status update): refresh the workload, keep usage, and trigger no requeue.
+  if (auto it = admitted_.find(key); it != admitted_.end() &&
+                                     SameAdmission(it->second->admission, admission)) {
+    AdmittedEntry* a = it->second.get();
+    bool moved_lq = a->wl.namespace_ != wl.namespace_ || a->wl.local_queue != wl.local_queue;
+    if (moved_lq) CountLqUsage(*a, -1);
+    a->wl = std::move(wl);
+    if (moved_lq) CountLqUsage(*a, +1);
+    if (a->cq) {
+      a->cq->admitted.Erase(a);
+      a->cq->admitted.Insert(a);  // priority may have changed
+    }
+    return;
+  }
   if (auto it = pending_.find(key); it != pending_.end()) {
     Dequeue(it->second.get());
     --LqOf(it->second->wl).pending;

@@ -258,6 +258,26 @@ TEST(CycleTest, EvictionMakesAnAdmittedWorkloadPendingAgain) {
               ElementsAreArray({"ns/w"}));
 }
 
+TEST(CycleTest, ReapplyingAnAdmissionIsANoOp) {
+  Scenario s;
+  s.cqs = {CqBuilder("a").Flavor("default", 2).Obj()};
+  s.pending = {WlBuilder("w", "a").Cpu(2).Obj(), WlBuilder("x", "a").Cpu(1).At(5).Obj()};
+  auto core = Load(s);
+  auto ds = core->RunCycle(absl::FromUnixSeconds(1));
+  ASSERT_EQ(Summarize(ds).admitted, std::vector<std::string>{"ns/w"});
+  EXPECT_THAT(core->RunCycle(absl::FromUnixSeconds(2)), IsEmpty());  // x is inadmissible
+  // The controller writes the admission back and reports it: no usage change,
+  // no requeue of x (nothing was freed).
+  core->SetAdmitted(WlBuilder("w", "a").Cpu(2).Obj(), ds[0].admission);
+  EXPECT_EQ(core->ClusterQueueStatusOf("a").usage[0].total, U(2));
+  EXPECT_THAT(core->RunCycle(absl::FromUnixSeconds(3)), IsEmpty());
+  // A different admission replaces the old one and frees quota.
+  core->SetAdmitted(WlBuilder("w", "a").Cpu(1).Obj(), AdmitOn("a", "default", 1));
+  EXPECT_EQ(core->ClusterQueueStatusOf("a").usage[0].total, U(1));
+  EXPECT_THAT(Summarize(core->RunCycle(absl::FromUnixSeconds(4))).admitted,
+              ElementsAreArray({"ns/x"}));
+}
+
 TEST(CycleTest, KueueCompatibleOneAdmissionPerCycle) {
   Scenario s;
   s.opts.max_admissions_per_cluster_queue_per_cycle = 1;
