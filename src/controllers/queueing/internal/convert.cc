@@ -1,0 +1,448 @@
+#include "controllers/queueing/internal/convert.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "api/labels/selector.h"
+#include "api/meta/object_meta.h"
+#include "api/meta/time_util.h"
+#include "api/resource/amount.h"
+#include "api/resource/quantity.h"
+
+namespace batchd::controllers::queueing::internal {
+namespace {
+
+namespace q = batchd::queueing;
+
+const Json& Field(const Json& obj, const char* key) {
+  static const Json* null = new Json();
+  if (!obj.is_object()) return *null;
+  auto it = obj.find(key);
+  return it == obj.end() ? *null : *it;
+}
+
+std::string Str(const Json& obj, const char* key, std::string def = "") {
+  const Json& v = Field(obj, key);
+  return v.is_string() ? v.get<std::string>() : def;
+}
+
+std::optional<q::Amount> AmountOf(const Json& v) {
+  if (v.is_null()) return std::nullopt;
+  auto quantity = api::Quantity::FromJson(v);
+  if (!quantity.ok()) return std::nullopt;
+  return api::Amount::FromQuantity(*quantity).milli();
+}
+
+std::vector<q::ResourceGroup> ResourceGroups(const Json& spec) {
+  std::vector<q::ResourceGroup> out;
+  for (const Json& rg : Field(spec, "resourceGroups").is_array() ? Field(spec, "resourceGroups")
+                                                                  : Json::array()) {
+    q::ResourceGroup g;
+    for (const Json& r : Field(rg, "coveredResources")) {
+      if (r.is_string()) g.covered_resources.push_back(r.get<std::string>());
+    }
+    for (const Json& f : Field(rg, "flavors")) {
+      q::FlavorQuotas fq;
+      fq.flavor = Str(f, "name");
+      for (const Json& r : Field(f, "resources")) {
+        q::ResourceQuota quota;
+        quota.nominal = AmountOf(Field(r, "nominalQuota")).value_or(0);
+        quota.borrowing_limit = AmountOf(Field(r, "borrowingLimit"));
+        quota.lending_limit = AmountOf(Field(r, "lendingLimit"));
+        fq.resources[Str(r, "name")] = quota;
+      }
+      g.flavors.push_back(std::move(fq));
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+double FairWeight(const Json& spec) {
+  const Json& w = Field(Field(spec, "fairSharing"), "weight");
+  if (w.is_null()) return 1;
+  auto quantity = api::Quantity::FromJson(w);
+  return quantity.ok() ? quantity->AsApproximateDouble() : 1;
+}
+
+q::TaintEffect Effect(const std::string& e) {
+  if (e == "NoExecute") return q::TaintEffect::kNoExecute;
+  if (e == "PreferNoSchedule") return q::TaintEffect::kPreferNoSchedule;
+  return q::TaintEffect::kNoSchedule;
+}
+
+std::vector<q::Toleration> Tolerations(const Json& list) {
+  std::vector<q::Toleration> out;
+  if (!list.is_array()) return out;
+  for (const Json& t : list) {
+    q::Toleration tol;
+    tol.key = Str(t, "key");
+    tol.op = Str(t, "operator") == "Exists" ? q::TolerationOperator::kExists
+                                            : q::TolerationOperator::kEqual;
+    tol.value = Str(t, "value");
+    std::string effect = Str(t, "effect");
+    if (!effect.empty()) tol.effect = Effect(effect);
+    out.push_back(std::move(tol));
+  }
+  return out;
+}
+
+q::PreemptionPolicy Policy(const std::string& s) {
+  if (s == "LowerPriority") return q::PreemptionPolicy::kLowerPriority;
+  if (s == "LowerOrNewerEqualPriority") return q::PreemptionPolicy::kLowerOrNewerEqualPriority;
+  if (s == "Any") return q::PreemptionPolicy::kAny;
+  return q::PreemptionPolicy::kNever;
+}
+
+std::map<std::string, std::string> StringMap(const Json& m) {
+  std::map<std::string, std::string> out;
+  if (!m.is_object()) return out;
+  for (const auto& [k, v] : m.items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+// A container's requests, with limits standing in for missing requests.
+std::map<std::string, q::Amount> ContainerRequests(const Json& c) {
+  std::map<std::string, q::Amount> out;
+  const Json& res = Field(c, "resources");
+  for (const char* section : {"limits", "requests"}) {  // requests override limits
+    const Json& list = Field(res, section);
+    if (!list.is_object()) continue;
+    for (const auto& [name, v] : list.items()) {
+      if (auto a = AmountOf(v)) out[name] = *a;
+    }
+  }
+  return out;
+}
+
+void AddInto(std::map<std::string, q::Amount>& sum, const std::map<std::string, q::Amount>& add) {
+  for (const auto& [k, v] : add) {
+    sum[k] = (api::Amount::FromMilli(sum[k]) + api::Amount::FromMilli(v)).milli();
+  }
+}
+
+void MaxInto(std::map<std::string, q::Amount>& m, const std::map<std::string, q::Amount>& other) {
+  for (const auto& [k, v] : other) m[k] = std::max(m[k], v);
+}
+
+std::vector<q::NodeSelectorTerm> RequiredAffinity(const Json& pod_spec) {
+  std::vector<q::NodeSelectorTerm> out;
+  const Json& terms = Field(Field(Field(Field(pod_spec, "affinity"), "nodeAffinity"),
+                                  "requiredDuringSchedulingIgnoredDuringExecution"),
+                            "nodeSelectorTerms");
+  if (!terms.is_array()) return out;
+  for (const Json& term : terms) {
+    q::NodeSelectorTerm t;
+    for (const Json& e : Field(term, "matchExpressions")) {
+      api::labels::Requirement r;
+      r.key = Str(e, "key");
+      std::string op = Str(e, "operator");
+      using Op = api::labels::Operator;
+      r.op = op == "In"             ? Op::kIn
+             : op == "NotIn"        ? Op::kNotIn
+             : op == "DoesNotExist" ? Op::kDoesNotExist
+             : op == "Gt"           ? Op::kGreaterThan
+             : op == "Lt"           ? Op::kLessThan
+                                    : Op::kExists;
+      for (const Json& v : Field(e, "values")) {
+        if (v.is_string()) r.values.push_back(v.get<std::string>());
+      }
+      std::sort(r.values.begin(), r.values.end());
+      t.push_back(std::move(r));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+q::StopPolicy ParseStopPolicy(const Json& spec) {
+  std::string s = Str(spec, "stopPolicy", "None");
+  if (s == "Hold") return q::StopPolicy::kHold;
+  if (s == "HoldAndDrain") return q::StopPolicy::kHoldAndDrain;
+  return q::StopPolicy::kNone;
+}
+
+q::ResourceFlavor ToResourceFlavor(const Json& rf) {
+  q::ResourceFlavor out;
+  out.name = api::meta::GetName(rf);
+  const Json& spec = Field(rf, "spec");
+  out.node_labels = StringMap(Field(spec, "nodeLabels"));
+  for (const Json& t : Field(spec, "nodeTaints").is_array() ? Field(spec, "nodeTaints")
+                                                            : Json::array()) {
+    out.node_taints.push_back({Str(t, "key"), Str(t, "value"), Effect(Str(t, "effect"))});
+  }
+  out.tolerations = Tolerations(Field(spec, "tolerations"));
+  return out;
+}
+
+q::ClusterQueue ToClusterQueue(const Json& cq) {
+  q::ClusterQueue out;
+  out.name = api::meta::GetName(cq);
+  const Json& spec = Field(cq, "spec");
+  out.cohort = Str(spec, "cohortName", Str(spec, "cohort"));
+  out.resource_groups = ResourceGroups(spec);
+  out.strategy = Str(spec, "queueingStrategy") == "StrictFIFO"
+                     ? q::QueueingStrategy::kStrictFIFO
+                     : q::QueueingStrategy::kBestEffortFIFO;
+  const Json& ns = Field(spec, "namespaceSelector");
+  if (ns.is_null()) {
+    out.namespace_selector = std::nullopt;
+  } else {
+    auto sel = api::labels::LabelSelector::FromJson(ns);
+    out.namespace_selector = sel.ok() ? *sel : api::labels::LabelSelector::Nothing();
+  }
+  const Json& fung = Field(spec, "flavorFungibility");
+  std::string borrow = Str(fung, "whenCanBorrow", "MayStopSearch");
+  std::string preempt = Str(fung, "whenCanPreempt", "TryNextFlavor");
+  out.fungibility.when_can_borrow_try_next = borrow == "TryNextFlavor";
+  out.fungibility.when_can_preempt_try_next = preempt == "TryNextFlavor";
+  out.fungibility.preemption_over_borrowing =
+      Str(fung, "preference") == "PreemptionOverBorrowing";
+  const Json& pre = Field(spec, "preemption");
+  out.preemption.within_cluster_queue = Policy(Str(pre, "withinClusterQueue"));
+  out.preemption.reclaim_within_cohort = Policy(Str(pre, "reclaimWithinCohort"));
+  const Json& bwc = Field(pre, "borrowWithinCohort");
+  out.preemption.borrow_within_cohort = Policy(Str(bwc, "policy"));
+  if (Field(bwc, "maxPriorityThreshold").is_number_integer()) {
+    out.preemption.max_priority_threshold = Field(bwc, "maxPriorityThreshold").get<int32_t>();
+  }
+  out.stop_policy = ParseStopPolicy(spec);
+  out.fair_weight = FairWeight(spec);
+  return out;
+}
+
+q::Cohort ToCohort(const Json& cohort) {
+  q::Cohort out;
+  out.name = api::meta::GetName(cohort);
+  const Json& spec = Field(cohort, "spec");
+  out.parent = Str(spec, "parentName", Str(spec, "parent"));
+  out.resource_groups = ResourceGroups(spec);
+  out.fair_weight = FairWeight(spec);
+  return out;
+}
+
+q::LocalQueue ToLocalQueue(const Json& lq) {
+  q::LocalQueue out;
+  out.namespace_ = api::meta::GetNamespace(lq);
+  out.name = api::meta::GetName(lq);
+  const Json& spec = Field(lq, "spec");
+  out.cluster_queue = Str(spec, "clusterQueue");
+  out.stop_policy = ParseStopPolicy(spec);
+  return out;
+}
+
+std::set<std::string> FlavorNames(const Json& cq) {
+  std::set<std::string> out;
+  for (const auto& g : ResourceGroups(Field(cq, "spec"))) {
+    for (const auto& f : g.flavors) out.insert(f.flavor);
+  }
+  return out;
+}
+
+std::set<std::string> CoveredResources(const Json& cq) {
+  std::set<std::string> out;
+  for (const auto& g : ResourceGroups(Field(cq, "spec"))) {
+    out.insert(g.covered_resources.begin(), g.covered_resources.end());
+  }
+  return out;
+}
+
+std::map<std::string, q::Amount> PodRequests(const Json& pod_template) {
+  const Json& spec = Field(pod_template, "spec");
+  std::map<std::string, q::Amount> containers, sidecars, init_max;
+  for (const Json& c : Field(spec, "containers").is_array() ? Field(spec, "containers")
+                                                            : Json::array()) {
+    AddInto(containers, ContainerRequests(c));
+  }
+  for (const Json& c : Field(spec, "initContainers").is_array() ? Field(spec, "initContainers")
+                                                                : Json::array()) {
+    auto req = ContainerRequests(c);
+    if (Str(c, "restartPolicy") == "Always") {
+      AddInto(sidecars, req);
+      MaxInto(init_max, sidecars);
+    } else {
+      auto with_sidecars = sidecars;
+      AddInto(with_sidecars, req);
+      MaxInto(init_max, with_sidecars);
+    }
+  }
+  AddInto(containers, sidecars);
+  MaxInto(containers, init_max);
+  const Json& overhead = Field(spec, "overhead");
+  if (overhead.is_object()) {
+    std::map<std::string, q::Amount> oh;
+    for (const auto& [name, v] : overhead.items()) {
+      if (auto a = AmountOf(v)) oh[name] = *a;
+    }
+    AddInto(containers, oh);
+  }
+  for (auto it = containers.begin(); it != containers.end();) {
+    it = it->second == 0 ? containers.erase(it) : std::next(it);
+  }
+  return containers;
+}
+
+q::Workload ToWorkload(const Json& wl, const WorkloadContext& ctx) {
+  q::Workload out;
+  out.key = WorkloadKey(wl);
+  out.uid = api::meta::GetUid(wl);
+  out.namespace_ = api::meta::GetNamespace(wl);
+  const Json& spec = Field(wl, "spec");
+  out.local_queue = Str(spec, "queueName");
+  out.cluster_queue = ctx.cluster_queue;
+  if (Field(spec, "priority").is_number_integer()) {
+    out.priority = Field(spec, "priority").get<int32_t>();
+  }
+  out.creation = api::meta::GetCreationTimestamp(wl).value_or(absl::UnixEpoch());
+  out.queue_order_time = out.creation;
+  const Json* evicted = FindCondition(wl, "Evicted");
+  if (ctx.order_by_eviction_time && evicted != nullptr &&
+      evicted->value("status", "") == "True" &&
+      evicted->value("reason", "") == "PodsReadyTimeout") {
+    out.queue_order_time = ConditionTime(wl, "Evicted").value_or(out.creation);
+  }
+  for (const Json& ps : Field(spec, "podSets").is_array() ? Field(spec, "podSets")
+                                                          : Json::array()) {
+    q::PodSet p;
+    p.name = Str(ps, "name", "main");
+    if (Field(ps, "count").is_number_integer()) p.count = Field(ps, "count").get<int32_t>();
+    if (Field(ps, "minCount").is_number_integer()) {
+      p.min_count = Field(ps, "minCount").get<int32_t>();
+    }
+    const Json& tmpl = Field(ps, "template");
+    p.requests = PodRequests(tmpl);
+    if (ctx.cq_covers_pods) p.requests["pods"] = 1000;
+    const Json& pod_spec = Field(tmpl, "spec");
+    p.node_selector = StringMap(Field(pod_spec, "nodeSelector"));
+    p.required_affinity = RequiredAffinity(pod_spec);
+    p.tolerations = Tolerations(Field(pod_spec, "tolerations"));
+    out.pod_sets.push_back(std::move(p));
+  }
+  out.active = !Field(spec, "active").is_boolean() || Field(spec, "active").get<bool>();
+  const Json& rs = Field(Field(wl, "status"), "requeueState");
+  if (Field(rs, "requeueAt").is_string()) {
+    auto t = api::meta::ParseRfc3339(Field(rs, "requeueAt").get<std::string>());
+    if (t.ok()) out.requeue_at = *t;
+  }
+  out.namespace_labels = ctx.namespace_labels;
+  return out;
+}
+
+std::optional<q::Admission> AdmissionFromJson(const Json& wl) {
+  const Json& a = Field(Field(wl, "status"), "admission");
+  if (!a.is_object()) return std::nullopt;
+  q::Admission out;
+  out.cluster_queue = Str(a, "clusterQueue");
+  for (const Json& ps : Field(a, "podSetAssignments").is_array() ? Field(a, "podSetAssignments")
+                                                                 : Json::array()) {
+    q::PodSetAssignment p;
+    p.name = Str(ps, "name", "main");
+    p.flavors = StringMap(Field(ps, "flavors"));
+    const Json& usage = Field(ps, "resourceUsage");
+    if (usage.is_object()) {
+      for (const auto& [name, v] : usage.items()) p.resource_usage[name] = AmountOf(v).value_or(0);
+    }
+    if (Field(ps, "count").is_number_integer()) p.count = Field(ps, "count").get<int32_t>();
+    out.pod_sets.push_back(std::move(p));
+  }
+  return out;
+}
+
+Json AdmissionToJson(const q::Admission& a) {
+  Json sets = Json::array();
+  for (const auto& ps : a.pod_sets) {
+    Json usage = Json::object();
+    for (const auto& [r, v] : ps.resource_usage) usage[r] = QuantityJson(r, v);
+    Json flavors = Json::object();
+    for (const auto& [r, f] : ps.flavors) flavors[r] = f;
+    sets.push_back(
+        {{"name", ps.name}, {"flavors", flavors}, {"resourceUsage", usage}, {"count", ps.count}});
+  }
+  return {{"clusterQueue", a.cluster_queue}, {"podSetAssignments", sets}};
+}
+
+const Json* FindCondition(const Json& obj, std::string_view type) {
+  const Json& conds = Field(Field(obj, "status"), "conditions");
+  if (!conds.is_array()) return nullptr;
+  for (const Json& c : conds) {
+    if (c.is_object() && c.value("type", "") == type) return &c;
+  }
+  return nullptr;
+}
+
+bool ConditionTrue(const Json& obj, std::string_view type) {
+  const Json* c = FindCondition(obj, type);
+  return c != nullptr && c->value("status", "") == "True";
+}
+
+std::optional<absl::Time> ConditionTime(const Json& obj, std::string_view type) {
+  const Json* c = FindCondition(obj, type);
+  if (c == nullptr) return std::nullopt;
+  auto t = api::meta::ParseRfc3339(c->value("lastTransitionTime", ""));
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+bool SetCondition(Json& obj, std::string_view type, bool status, std::string_view reason,
+                  std::string_view message, absl::Time now) {
+  if (!obj["status"].is_object()) obj["status"] = Json::object();
+  Json& conds = obj["status"]["conditions"];
+  if (!conds.is_array()) conds = Json::array();
+  const std::string st = status ? "True" : "False";
+  int64_t gen = api::meta::GetGeneration(obj);
+  for (Json& c : conds) {
+    if (!c.is_object() || c.value("type", "") != type) continue;
+    bool changed = c.value("status", "") != st || c.value("reason", "") != reason ||
+                   c.value("message", "") != message ||
+                   (gen > 0 && c.value("observedGeneration", int64_t{0}) != gen);
+    if (!changed) return false;
+    if (c.value("status", "") != st) c["lastTransitionTime"] = api::meta::FormatRfc3339(now);
+    c["status"] = st;
+    c["reason"] = std::string(reason);
+    c["message"] = std::string(message);
+    if (gen > 0) c["observedGeneration"] = gen;
+    return true;
+  }
+  Json c = {{"type", std::string(type)},
+            {"status", st},
+            {"reason", std::string(reason)},
+            {"message", std::string(message)},
+            {"lastTransitionTime", api::meta::FormatRfc3339(now)}};
+  if (gen > 0) c["observedGeneration"] = gen;
+  conds.push_back(std::move(c));
+  return true;
+}
+
+bool RemoveCondition(Json& obj, std::string_view type) {
+  if (!obj.contains("status") || !obj["status"].contains("conditions")) return false;
+  Json& conds = obj["status"]["conditions"];
+  if (!conds.is_array()) return false;
+  size_t before = conds.size();
+  Json kept = Json::array();
+  for (Json& c : conds) {
+    if (!c.is_object() || c.value("type", "") != type) kept.push_back(std::move(c));
+  }
+  conds = std::move(kept);
+  return conds.size() != before;
+}
+
+Json QuantityJson(std::string_view resource, q::Amount milli) {
+  api::Amount a = api::Amount::FromMilli(milli);
+  if (resource == "cpu") return a.ToQuantity(api::QuantityFormat::kDecimalSI).String();
+  bool binary = resource == "memory" || resource == "ephemeral-storage" ||
+                resource.substr(0, 10) == "hugepages-";
+  if (binary && milli % 1000 == 0) {
+    return api::Quantity::FromInt(milli / 1000, api::QuantityFormat::kBinarySI).String();
+  }
+  return a.ToQuantity(api::QuantityFormat::kDecimalSI).String();
+}
+
+std::string WorkloadKey(const Json& obj) {
+  return api::meta::GetNamespace(obj) + "/" + api::meta::GetName(obj);
+}
+
+}  // namespace batchd::controllers::queueing::internal

@@ -1,0 +1,64 @@
+// The queue manager: Kueue's scheduler loop around the admission core
+// (src/queueing). It watches ResourceFlavors, ClusterQueues, LocalQueues,
+// Cohorts, Workloads and Namespaces, keeps an AdmissionCore in sync with them,
+// runs scheduling cycles from one reconcile key ("cycle"), and applies the
+// decisions as Workload status writes, as Kueue's scheduler and workload
+// controller do:
+//   admit    -> status.admission + QuotaReserved=True + Admitted=True (one write)
+//   pending  -> QuotaReserved=False reason Pending (or Inadmissible for a
+//               missing/stopped LocalQueue or ClusterQueue) with the message
+//   preempt  -> Evicted=True reason Preempted + Preempted=True (InClusterQueue, ...)
+//   evict    -> Evicted=True reason ClusterQueueStopped / LocalQueueStopped
+//               (HoldAndDrain), Deactivated (spec.active=false), PodsReadyTimeout
+//               (waitForPodsReady, with requeueState backoff and deactivation
+//               after backoffLimitCount).
+// It never clears an admission: the job integration does that once the job
+// is suspended, and quota is released when it does (or when the Workload
+// finishes or is deleted). ClusterQueue, LocalQueue and Cohort status are
+// written after each cycle, only when they changed. Metrics use Kueue's names.
+//
+// Thread-safety: informer handlers only record which objects changed and
+// enqueue the cycle key; all core access happens in the single cycle
+// reconcile, under one mutex. Read accessors and AppendPrometheus are safe
+// from any thread.
+// Ownership: AddQueueManager registers a controller with ctx.manager; the
+// returned object must outlive the manager's run (the lead keeps it).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "controllers/queueing/config.h"
+#include "controllers/runtime/context.h"
+#include "queueing/types.h"
+
+namespace batchd::controllers::queueing {
+
+class QueueManagerImpl;
+
+class QueueManager {
+ public:
+  explicit QueueManager(std::unique_ptr<QueueManagerImpl> impl);
+  ~QueueManager();
+
+  // Prometheus text (HELP/TYPE lines and samples) of the kueue_* metrics.
+  void AppendPrometheus(std::string* out) const;
+
+  // Read access for batchctl / status pages (a copy, taken under the lock).
+  batchd::queueing::ClusterQueueStatus ClusterQueueStatus(const std::string& name) const;
+  std::vector<std::string> PendingWorkloads(const std::string& cluster_queue,
+                                            size_t limit) const;
+  // Reconciles of the cycle key run so far (tests, debugging).
+  int64_t cycles() const;
+
+ private:
+  std::unique_ptr<QueueManagerImpl> impl_;
+};
+
+// Registers the queue manager's informers and its "cycle" controller with
+// ctx. Call once per manager, before it starts.
+std::shared_ptr<QueueManager> AddQueueManager(ControllerContext& ctx,
+                                              const QueueingConfig& config);
+
+}  // namespace batchd::controllers::queueing
