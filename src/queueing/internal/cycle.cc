@@ -46,6 +46,7 @@ class CycleRunner {
   void Pend(PendingEntry* e, PendingReason r, std::string msg);
   bool Reserve(Entry& en);
   void Order(std::vector<Entry>& heads);
+  std::string Path(NodeId n) const;
   template <typename Fn>
   void ProcessByTournament(std::vector<Entry>& heads, Fn process);
   bool Strict(const CqInfo& cq) const {
@@ -96,6 +97,30 @@ class CycleRunner::Lift {
   CqInfo* cq_;
   size_t count_ = 0;
 };
+
+namespace {
+
+const char* HumanReason(PreemptionReason r) {
+  switch (r) {
+    case PreemptionReason::kInClusterQueue: return "prioritization in the ClusterQueue";
+    case PreemptionReason::kInCohortReclamation: return "reclamation within the cohort";
+    case PreemptionReason::kInCohortFairSharing: return "fair sharing within the cohort";
+    case PreemptionReason::kInCohortReclaimWhileBorrowing:
+      return "reclamation within the cohort while borrowing";
+  }
+  return "preemption";
+}
+
+}  // namespace
+
+// "/root/cohort/cq", as Kueue prints it in preemption messages.
+std::string CycleRunner::Path(NodeId n) const {
+  std::vector<const std::string*> names;
+  for (; n != kNoNode; n = s_.tree_->node(n).parent) names.push_back(&s_.tree_->node(n).name);
+  std::string out;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) absl::StrAppend(&out, "/", **it);
+  return out;
+}
 
 void CycleRunner::MoveDueBackoff() {
   while (!s_.backoff_.empty() && s_.backoff_.begin()->first <= now_) {
@@ -326,7 +351,8 @@ CycleRunner::Outcome CycleRunner::Process(Entry& en) {
     d.preemptor = e->wl.key;
     d.preemption_reason = t.reason;
     d.message = absl::StrCat("Preempted to accommodate a workload (UID: ", e->wl.uid,
-                             ") due to ", PreemptionReasonName(t.reason));
+                             ") due to ", HumanReason(t.reason), "; preemptor path: ",
+                             Path(en.cq->node), "; preemptee path: ", Path(t.wl->cq->node));
     out_.push_back(std::move(d));
   }
   Pend(e, PendingReason::kWaitingForPreemptedWorkloads,

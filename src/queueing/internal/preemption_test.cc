@@ -130,6 +130,9 @@ TEST(PreemptionTest, HierarchicalAdvantageReclaimsAnyPriority) {
   Summary r = Summarize(core->RunCycle(absl::FromUnixSeconds(1)));
   EXPECT_THAT(r.preempted, UnorderedElementsAreArray({"ns/b2"}));
   EXPECT_EQ(r.preempt_reason["ns/b2"], "InCohortReclamation");
+  EXPECT_EQ(r.preempt_message["ns/b2"],
+            "Preempted to accommodate a workload (UID: w) due to reclamation within the cohort; "
+            "preemptor path: /root/left/a; preemptee path: /root/right/b");
 }
 
 TEST(PreemptionTest, OverlappingTargetsAreNotIssuedTwice) {

@@ -122,6 +122,7 @@ struct Summary {
   std::map<std::string, std::string> messages;
   std::map<std::string, std::string> flavor;  // admitted key -> cpu flavor
   std::map<std::string, std::string> preempt_reason;
+  std::map<std::string, std::string> preempt_message;
   std::map<std::string, int32_t> count;       // admitted key -> first pod set count
 };
 
@@ -140,6 +141,7 @@ inline Summary Summarize(const std::vector<Decision>& ds) {
       case Decision::Kind::kPreempt:
         s.preempted.push_back(d.key);
         s.preempt_reason[d.key] = PreemptionReasonName(d.preemption_reason);
+        s.preempt_message[d.key] = d.message;
         break;
       case Decision::Kind::kPending:
         s.pending[d.key] = PendingReasonName(d.pending_reason);
