@@ -1,0 +1,313 @@
+// The Job integration end to end in process: webhook, Job controller, garbage
+// collector and the integration on one registry; the test writes Workload
+// status as kctl would and moves pods as a node would.
+#include <algorithm>
+
+#include "controllers/workload/integration_test_env.h"
+#include "controllers/workload/internal/workload_util.h"
+#include "registry/errors.h"
+
+namespace batchd::controllers::workload::testing {
+namespace {
+
+bool HasEvent(const std::vector<std::string>& reasons, const std::string& r) {
+  return std::find(reasons.begin(), reasons.end(), r) != reasons.end();
+}
+
+Json QueuedJob(const std::string& name, int parallelism) {
+  return MakeJob(name)
+      .Label(kQueue, "lq")
+      .Parallelism(parallelism)
+      .Completions(parallelism)
+      .Set("/spec/template/spec/containers/0/resources"_json_pointer,
+           {{"limits", {{"cpu", "2"}, {"memory", "1Gi"}}}, {"requests", {{"memory", "512Mi"}}}})
+      .Obj();
+}
+
+std::string CondStr(const Json& wl, const std::string& type) {
+  auto c = internal::FindCondition(wl, type);
+  return c ? c->status + "/" + c->reason : "absent";
+}
+
+Json PriorityClass(const std::string& name, int value, bool global_default) {
+  return {{"apiVersion", "scheduling.k8s.io/v1"},
+          {"kind", "PriorityClass"},
+          {"metadata", {{"name", name}}},
+          {"value", value},
+          {"globalDefault", global_default}};
+}
+
+TEST_F(IntegrationTest, PriorityComesFromWorkloadOrPodPriorityClass) {
+  Create(Kind("kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses"),
+         {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "WorkloadPriorityClass"},
+          {"metadata", {{"name", "high"}}},
+          {"value", 1000}},
+         "");
+  Create(Kind("scheduling.k8s.io", "v1", "priorityclasses"), PriorityClass("low", 10, false), "");
+  struct Case {
+    std::string name;
+    Json job;
+    Json want_ref;  // null: no reference.
+    int want_priority;
+  };
+  std::vector<Case> cases = {
+      {"workload priority class label wins",
+       MakeJob("a").Label(kQueue, "lq").Label("kueue.x-k8s.io/priority-class", "high")
+           .Set("/spec/template/spec/priorityClassName"_json_pointer, "low").Obj(),
+       {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", "high"}}, 1000},
+      {"pod priority class",
+       MakeJob("b").Label(kQueue, "lq")
+           .Set("/spec/template/spec/priorityClassName"_json_pointer, "low").Obj(),
+       {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"}, {"name", "low"}}, 10},
+      {"no class, no global default", MakeJob("c").Label(kQueue, "lq").Obj(), nullptr, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Json job = Create(jobs_, c.job);
+    Json wl = WorkloadOf(api::meta::GetName(job));
+    EXPECT_EQ(wl["spec"].value("priority", -1), c.want_priority);
+    EXPECT_EQ(wl["spec"].value("priorityClassRef", Json()), c.want_ref);
+  }
+  Create(Kind("scheduling.k8s.io", "v1", "priorityclasses"), PriorityClass("dflt", 7, true), "");
+  Create(jobs_, MakeJob("d").Label(kQueue, "lq").Obj());
+  Json wl = WorkloadOf("d");
+  EXPECT_EQ(wl["spec"].value("priority", -1), 7) << "globalDefault PriorityClass";
+  EXPECT_EQ(wl["spec"]["priorityClassRef"]["name"], "dflt");
+}
+
+TEST_F(IntegrationTest, QueuedJobIsSuspendedAndGetsAWorkload) {
+  Json job = Create(jobs_, QueuedJob("j", 3));
+  EXPECT_TRUE(GetJob("j")["spec"].value("suspend", false)) << "created suspended";
+  EXPECT_TRUE(Pods("j").empty());
+  Json wl = OnlyWorkload();
+  const std::string uid = api::meta::GetUid(job);
+  EXPECT_EQ(api::meta::GetName(wl),
+            internal::WorkloadName({"batch", "v1", "Job", "jobs"}, "j", uid));
+  EXPECT_EQ(api::meta::GetName(wl).rfind("job-j-", 0), 0u);
+  EXPECT_EQ(api::meta::GetLabel(wl, "kueue.x-k8s.io/job-uid").value_or(""), uid);
+  auto owner = api::meta::GetControllerRef(wl);
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(owner->uid, uid);
+  EXPECT_EQ(owner->kind, "Job");
+  EXPECT_EQ(owner->api_version, "batch/v1");
+  EXPECT_EQ(wl["spec"]["queueName"], "lq");
+  EXPECT_EQ(wl["spec"].value("priority", -1), 0);
+  ASSERT_EQ(wl["spec"]["podSets"].size(), 1u);
+  const Json& ps = wl["spec"]["podSets"][0];
+  EXPECT_EQ(ps["name"], "main");
+  EXPECT_EQ(ps["count"], 3);
+  EXPECT_FALSE(ps.contains("minCount"));
+  const Json& res = ps["template"]["spec"]["containers"][0]["resources"];
+  EXPECT_EQ(res["requests"]["cpu"], "2") << "requests default to limits";
+  EXPECT_EQ(res["requests"]["memory"], "512Mi") << "explicit requests are kept";
+  EXPECT_TRUE(HasEvent(EventReasons(), "CreatedWorkload"));
+}
+
+TEST_F(IntegrationTest, RegistryRejectsQueueChangeOfRunningJob) {
+  EnsureFlavor();
+  Create(jobs_, QueuedJob("j", 1));
+  Admit("spot", 1);
+  auto r = client_.MergePatch(jobs_, "default", "j",
+                              {{"metadata", {{"labels", {{kQueue, "other"}}}}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(registry::GetPayload(r.status()).reason, "Invalid");
+  EXPECT_EQ(GetJob("j")["metadata"]["labels"][kQueue], "lq");
+}
+
+TEST_F(IntegrationTest, JobWithoutQueueIsUntouched) {
+  Create(jobs_, MakeJob("plain").Parallelism(2).Obj());
+  EXPECT_FALSE(GetJob("plain")["spec"].value("suspend", false));
+  EXPECT_TRUE(Workloads().empty());
+  EXPECT_EQ(Pods("plain").size(), 2u) << "the Job controller runs it directly";
+}
+
+TEST_F(IntegrationTest, StaysSuspendedWhilePending) {
+  Create(jobs_, QueuedJob("j", 2));
+  WriteWorkloadStatus({Cond("QuotaReserved", "False", "Pending", "waiting for quota")});
+  EXPECT_TRUE(GetJob("j")["spec"].value("suspend", false));
+  EXPECT_TRUE(Pods("j").empty());
+  EXPECT_EQ(CondStr(OnlyWorkload(), "PodsReady"), "absent") << "nothing written while pending";
+}
+
+TEST_F(IntegrationTest, AdmissionInjectsFlavorAndStartsJob) {
+  EnsureFlavor();
+  Create(jobs_, QueuedJob("j", 2));
+  Admit("spot", 2);
+  Json job = GetJob("j");
+  EXPECT_FALSE(job["spec"].value("suspend", true));
+  const Json& pod_spec = job["spec"]["template"]["spec"];
+  EXPECT_EQ(pod_spec["nodeSelector"], Json({{"instance-type", "spot"}}));
+  ASSERT_EQ(pod_spec["tolerations"].size(), 1u);
+  EXPECT_EQ(pod_spec["tolerations"][0]["key"], "spot");
+  auto pods = Pods("j");
+  ASSERT_EQ(pods.size(), 2u) << "the Job controller created the pods";
+  EXPECT_EQ(pods[0]["spec"]["nodeSelector"]["instance-type"], "spot");
+  EXPECT_TRUE(HasEvent(EventReasons(), "Started"));
+  EXPECT_EQ(api::meta::GetName(OnlyWorkload()).rfind("job-j-", 0), 0u)
+      << "the running job still matches its Workload";
+  EXPECT_EQ(CondStr(OnlyWorkload(), "PodsReady"), "False/WaitForStart");
+  for (const Json& p : pods) SetRunning(p);
+  EXPECT_EQ(CondStr(OnlyWorkload(), "PodsReady"), "True/PodsReady");
+}
+
+TEST_F(IntegrationTest, PartialAdmissionRunsAdmittedCount) {
+  EnsureFlavor();
+  Json job = MakeJob("p").Label(kQueue, "lq").Parallelism(4).Completions(8)
+                 .Annotation("kueue.x-k8s.io/job-min-parallelism", "2").Obj();
+  Create(jobs_, job);
+  EXPECT_EQ(OnlyWorkload()["spec"]["podSets"][0]["minCount"], 2);
+  Admit("spot", 3);
+  EXPECT_EQ(GetJob("p")["spec"]["parallelism"], 3);
+  EXPECT_EQ(Pods("p").size(), 3u);
+  EXPECT_EQ(Workloads().size(), 1u) << "partial admission is not a podSet change";
+}
+
+struct EvictCase {
+  std::string name;
+  bool active;            // Workload spec.active.
+  std::string requeued;   // Expected Requeued status/reason.
+};
+
+TEST_F(IntegrationTest, EvictionStopsJobRestoresTemplateAndRequeues) {
+  for (const EvictCase& c : std::vector<EvictCase>{
+           {"preempted", true, "True/Preempted"}, {"deactivated", false, "False/Preempted"}}) {
+    SCOPED_TRACE(c.name);
+    EnsureFlavor();
+    const std::string name = "e-" + c.name;
+    Create(jobs_, MakeJob(name).Label(kQueue, "lq").Parallelism(4)
+                      .Annotation("kueue.x-k8s.io/job-min-parallelism", "1").Obj());
+    auto wls = Workloads();
+    // Only this job's Workload: the earlier case's stays requeued.
+    auto mine = [&]() { return WorkloadOf(name); };
+    Json wl = mine();
+    if (!c.active) {
+      wl["spec"]["active"] = false;
+      ASSERT_TRUE(client_.Update(workloads_, wl).ok());
+      wl = mine();
+    }
+    wl["status"]["admission"] = {
+        {"clusterQueue", "cq"},
+        {"podSetAssignments",
+         Json::array({{{"name", "main"}, {"flavors", {{"cpu", "spot"}}}, {"count", 2}}})}};
+    wl["status"]["conditions"] = Json::array(
+        {Cond("QuotaReserved", "True", "QuotaReserved"), Cond("Admitted", "True", "Admitted")});
+    ASSERT_TRUE(client_.UpdateStatus(workloads_, wl).ok());
+    Settle();
+    ASSERT_EQ(Pods(name).size(), 2u);
+    EXPECT_EQ(GetJob(name)["spec"]["parallelism"], 2);
+
+    wl = mine();
+    wl["status"]["conditions"].push_back(
+        Cond("Evicted", "True", "Preempted", "Preempted to accommodate a workload"));
+    ASSERT_TRUE(client_.UpdateStatus(workloads_, wl).ok());
+    Settle();
+
+    Json job = GetJob(name);
+    EXPECT_TRUE(job["spec"].value("suspend", false));
+    EXPECT_FALSE(job["spec"]["template"]["spec"].contains("nodeSelector")) << "restored";
+    EXPECT_FALSE(job["spec"]["template"]["spec"].contains("tolerations")) << "restored";
+    EXPECT_EQ(job["spec"]["parallelism"], 4) << "partial admission undone";
+    EXPECT_FALSE(api::meta::GetAnnotation(job, "kueue.x-k8s.io/stopping").has_value());
+    EXPECT_TRUE(Pods(name).empty()) << "the Job controller deleted the pods";
+    wl = mine();
+    EXPECT_FALSE(wl["status"].contains("admission")) << "reservation cleared";
+    EXPECT_EQ(CondStr(wl, "QuotaReserved"), "False/Pending");
+    EXPECT_EQ(internal::FindCondition(wl, "QuotaReserved")->message,
+              "Preempted to accommodate a workload");
+    EXPECT_EQ(CondStr(wl, "Admitted"), "False/NoReservation");
+    EXPECT_EQ(CondStr(wl, "Requeued"), c.requeued);
+    EXPECT_EQ(wls.size(), Workloads().size()) << "the same Workload is requeued";
+  }
+}
+
+TEST_F(IntegrationTest, FinishedJobFinishesWorkload) {
+  struct Case {
+    std::string name;
+    int exit_code;
+    std::string finished;
+  };
+  for (const Case& c : std::vector<Case>{{"ok", 0, "True/Succeeded"}, {"bad", 1, "True/Failed"}}) {
+    SCOPED_TRACE(c.name);
+    EnsureFlavor();
+    Create(jobs_, MakeJob(c.name).Label(kQueue, "lq").Set("/spec/backoffLimit"_json_pointer, 0)
+                      .Obj());
+    Admit("spot", 1);
+    auto pods = Pods(c.name);
+    ASSERT_EQ(pods.size(), 1u);
+    Terminate(pods[0], c.exit_code);
+    Json wl = OnlyWorkload();
+    EXPECT_EQ(CondStr(wl, "Finished"), c.finished);
+    EXPECT_TRUE(HasEvent(EventReasons(), "FinishedWorkload"));
+    // Clean up for the next case: deleting the Job deletes its Workload.
+    ASSERT_TRUE(client_.Delete(jobs_, "default", c.name, {.propagation_policy = "Background"}).ok());
+    Settle();
+    EXPECT_TRUE(Workloads().empty());
+  }
+}
+
+TEST_F(IntegrationTest, DeletingJobDeletesWorkloadEvenWhenOrphaning) {
+  Create(jobs_, QueuedJob("j", 1));
+  ASSERT_EQ(Workloads().size(), 1u);
+  // batch/v1's default propagation is Orphan: the GC drops the owner
+  // reference, and the integration still removes the Workload.
+  ASSERT_TRUE(client_.Delete(jobs_, "default", "j").ok());
+  Settle();
+  EXPECT_TRUE(GetJob("j").is_null());
+  EXPECT_TRUE(Workloads().empty());
+}
+
+TEST_F(IntegrationTest, PodSetChangeWhilePendingReplacesWorkload) {
+  Create(jobs_, QueuedJob("j", 2));
+  Json before = OnlyWorkload();
+  auto r = client_.MergePatch(jobs_, "default", "j", {{"spec", {{"parallelism", 1}}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  Settle();
+  Json after = OnlyWorkload();
+  EXPECT_NE(api::meta::GetUid(after), api::meta::GetUid(before)) << "a new Workload";
+  EXPECT_EQ(after["spec"]["podSets"][0]["count"], 1);
+  EXPECT_TRUE(HasEvent(EventReasons(), "DeletedWorkload"));
+  EXPECT_TRUE(GetJob("j")["spec"].value("suspend", false));
+}
+
+TEST_F(IntegrationTest, QueueNameChangeWhileSuspendedFollows) {
+  Create(jobs_, QueuedJob("j", 1));
+  auto r = client_.MergePatch(jobs_, "default", "j",
+                              {{"metadata", {{"labels", {{kQueue, "other"}}}}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  Settle();
+  EXPECT_EQ(OnlyWorkload()["spec"]["queueName"], "other");
+}
+
+TEST_F(IntegrationTest, DeletedWorkloadStopsRunningJobAndIsRecreated) {
+  EnsureFlavor();
+  Create(jobs_, QueuedJob("j", 2));
+  Admit("spot", 2);
+  ASSERT_EQ(Pods("j").size(), 2u);
+  Json wl = OnlyWorkload();
+  ASSERT_TRUE(client_.Delete(workloads_, "default", api::meta::GetName(wl)).ok());
+  Settle();
+  Json job = GetJob("j");
+  EXPECT_TRUE(job["spec"].value("suspend", false));
+  EXPECT_FALSE(job["spec"]["template"]["spec"].contains("nodeSelector"))
+      << "restored from the annotation";
+  EXPECT_TRUE(Pods("j").empty());
+  Json again = OnlyWorkload();
+  EXPECT_NE(api::meta::GetUid(again), api::meta::GetUid(wl));
+  EXPECT_FALSE(again.contains("status") && again["status"].contains("admission"));
+}
+
+class ManageAllTest : public IntegrationTest {
+ protected:
+  ManageAllTest() { options_.manage_jobs_without_queue_name = true; }
+};
+
+TEST_F(ManageAllTest, JobWithoutQueueIsQueuedToo) {
+  Create(jobs_, MakeJob("plain").Obj());
+  EXPECT_TRUE(GetJob("plain")["spec"].value("suspend", false));
+  EXPECT_TRUE(Pods("plain").empty());
+  EXPECT_EQ(OnlyWorkload()["spec"].value("queueName", "x"), "");
+}
+
+}  // namespace
+}  // namespace batchd::controllers::workload::testing
