@@ -476,6 +476,7 @@ LocalQueueStatus AdmissionCore::LocalQueueStatusOf(std::string_view ns, std::str
 std::vector<std::string> AdmissionCore::PendingWorkloads(std::string_view cq, size_t limit) const {
   return state_->PendingOf(std::string(cq), limit);
 }
+std::optional<absl::Time> AdmissionCore::NextRequeueAt() const { return state_->NextRequeueAt(); }
 bool AdmissionCore::IsAdmitted(std::string_view key) const {
   return state_->IsAdmitted(std::string(key));
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,9 @@ class AdmissionCore {
   // Pending workloads of a ClusterQueue in queue order (heap first, then
   // inadmissible and backoff), at most `limit`.
   std::vector<std::string> PendingWorkloads(std::string_view cluster_queue, size_t limit) const;
+  // The earliest `requeue_at` among workloads waiting for their backoff: run
+  // a cycle then. nullopt when none waits.
+  std::optional<absl::Time> NextRequeueAt() const;
   bool IsAdmitted(std::string_view key) const;
   bool IsPending(std::string_view key) const;
   size_t PendingCount() const;

@@ -223,10 +223,25 @@ TEST(CycleTest, RequeueAtDelaysCandidacy) {
   s.cqs = {CqBuilder("a").Flavor("default", 2).Obj()};
   s.pending = {WlBuilder("w", "a").Cpu(1).RequeueAt(50).Obj()};
   auto core = Load(s);
+  EXPECT_EQ(core->NextRequeueAt(), absl::FromUnixSeconds(50));
   EXPECT_THAT(core->RunCycle(absl::FromUnixSeconds(49)), IsEmpty());
   EXPECT_EQ(core->ClusterQueueStatusOf("a").pending, 1);
   EXPECT_THAT(Summarize(core->RunCycle(absl::FromUnixSeconds(50))).admitted,
               ElementsAreArray({"ns/w"}));
+  EXPECT_EQ(core->NextRequeueAt(), std::nullopt);
+}
+
+TEST(CycleTest, PodsResourceCountsOnePerPod) {
+  Scenario s;
+  s.cqs = {CqBuilder("a").FlavorRes("default", {{"cpu", {U(10)}}, {"pods", {U(3)}}}).Obj()};
+  s.pending = {WlBuilder("two", "a").Cpu(1).Count(2).At(1).Obj(),
+               WlBuilder("more", "a").Cpu(1).Count(2).At(2).Obj()};
+  auto core = Load(s);
+  auto ds = core->RunCycle(absl::FromUnixSeconds(1));
+  Summary r = Summarize(ds);
+  EXPECT_THAT(r.admitted, ElementsAreArray({"ns/two"}));
+  EXPECT_EQ(ds[0].admission.pod_sets[0].resource_usage.at("pods"), U(2));
+  EXPECT_EQ(r.pending["ns/more"], "WaitingForQuota");
 }
 
 TEST(CycleTest, LocalQueueStopAndResume) {

@@ -57,6 +57,10 @@ class CoreState {
   LocalQueueStatus LqStatus(const std::string& ns, const std::string& name) const;
   std::vector<std::string> PendingOf(const std::string& cq, size_t limit);
   bool IsAdmitted(const std::string& key) const { return admitted_.contains(key); }
+  std::optional<absl::Time> NextRequeueAt() const {
+    if (backoff_.empty()) return std::nullopt;
+    return backoff_.begin()->first;
+  }
   bool IsPending(const std::string& key) const { return pending_.contains(key); }
   size_t PendingCount() const { return pending_.size(); }
   size_t AdmittedCount() const { return admitted_.size(); }

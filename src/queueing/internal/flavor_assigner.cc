@@ -249,7 +249,15 @@ bool AssignPodSet(PodSetCtx& c, const PodSet& ps, int32_t count) {
   r.name = ps.name;
   r.count = count;
   std::map<int, std::vector<std::pair<std::string, Amount>>> by_group;
-  for (const auto& [res, per_pod] : ps.requests) {
+  // Kueue counts the `pods` resource (one per pod) when the CQ covers it.
+  const std::map<std::string, Amount>* requests = &ps.requests;
+  std::map<std::string, Amount> with_pods;
+  if (c.cq.group_of.contains("pods") && !ps.requests.contains("pods")) {
+    with_pods = ps.requests;
+    with_pods["pods"] = 1000;
+    requests = &with_pods;
+  }
+  for (const auto& [res, per_pod] : *requests) {
     if (per_pod <= 0) continue;
     Amount total = per_pod > kUnlimited / std::max<int32_t>(count, 1) ? kUnlimited
                                                                        : per_pod * count;
