@@ -182,7 +182,10 @@ class QueueManagerTest : public ::testing::Test {
 TEST_F(QueueManagerTest, AdmitsUpToQuotaAndReportsStatus) {
   Start();
   Basic();
-  for (const char* n : {"a", "b", "c", "d"}) Workload(n, "lq", "1");
+  for (const char* n : {"a", "b", "c", "d"}) {
+    Workload(n, "lq", "1");  // Distinct creation times: FIFO order is a, b, c, d.
+    clock_.Advance(absl::Seconds(1));
+  }
   Settle();
   EXPECT_TRUE(Admitted("a"));
   EXPECT_TRUE(Admitted("b"));

@@ -295,9 +295,9 @@ void QueueManagerImpl::ApplyDecisions(const std::vector<q::Decision>& ds, absl::
         break;
       case q::Decision::Kind::kPreempt: {
         std::string reason = q::PreemptionReasonName(d.preemption_reason);
-        evictions_[d.key] = {"Preempted", d.message, reason, true};
         auto it = wl_cq_.find(d.preemptor);
-        metrics_.Preempted(it == wl_cq_.end() ? "" : it->second, reason);
+        evictions_[d.key] = {"Preempted", d.message, reason, true,
+                             it == wl_cq_.end() ? "" : it->second};
         break;
       }
       case q::Decision::Kind::kPending: {
@@ -379,6 +379,7 @@ bool QueueManagerImpl::FlushEviction(const std::string& key, const Eviction& ev,
   if (HasAdmission(*obj)) {
     metrics_.Evicted(it == wl_cq_.end() ? "" : it->second, ev.reason);
   }
+  if (!ev.preempted_reason.empty()) metrics_.Preempted(ev.preemptor_cq, ev.preempted_reason);
   ctx_.events.Event(*obj, "Normal", ev.preempted_reason.empty() ? "Evicted" : "Preempted",
                     ev.message);
   return true;

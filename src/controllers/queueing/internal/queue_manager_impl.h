@@ -46,6 +46,7 @@ class QueueManagerImpl : public Reconciler {
     std::string reason, message;
     std::string preempted_reason;  // set for preemptions: Preempted=True with this reason
     bool require_admission = true;
+    std::string preemptor_cq;  // for kueue_preempted_workloads_total
   };
   struct PendingNote {
     std::string reason, message;
