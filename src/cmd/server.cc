@@ -1,6 +1,8 @@
 #include "cmd/server.h"
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "api/kind.h"
@@ -15,8 +17,11 @@
 #include "controllers/gc/gc_controller.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/nodelifecycle/nodelifecycle.h"
+#include "controllers/queueing/config.h"
+#include "controllers/queueing/queue_manager.h"
 #include "controllers/runtime/context.h"
 #include "controllers/runtime/events.h"
+#include "controllers/workload/workload_controller.h"
 #include "registry/registry.h"
 #include "scheduler/scheduler.h"
 #include "store/memory/memory_store.h"
@@ -45,13 +50,33 @@ struct Server::Impl {
   // pods/log source: local files, or a proxy to the pod's remote agent.
   std::unique_ptr<agent::NodeAgent> agent;
   std::unique_ptr<apiserver::PodLogSource> logs;
+  // Kueue-style queueing: the configuration (--config) and the queue
+  // manager, kept for its metrics.
+  controllers::queueing::QueueingConfig queueing;
+  std::shared_ptr<controllers::queueing::QueueManager> queue_manager;
 };
 
 namespace {
 
 // The controllers `batchd server` runs, listed explicitly (STYLE.md
 // practice 14).
-void AddControllers(controllers::ControllerContext& ctx, registry::Registry& reg) {
+// Reads and parses the queueing configuration; the defaults without a file.
+absl::StatusOr<controllers::queueing::QueueingConfig> LoadQueueingConfig(const std::string& path) {
+  if (path.empty()) return controllers::queueing::QueueingConfig{};
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError("--config: cannot read " + path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  auto cfg = controllers::queueing::ParseQueueingConfig(buf.str());
+  if (!cfg.ok()) {
+    return absl::InvalidArgumentError("--config " + path + ": " + std::string(cfg.status().message()));
+  }
+  return cfg;
+}
+
+void AddControllers(controllers::ControllerContext& ctx, registry::Registry& reg,
+                    const controllers::queueing::QueueingConfig& queueing,
+                    std::shared_ptr<controllers::queueing::QueueManager>* queue_manager) {
   controllers::AddJobController(ctx);
   controllers::AddCronJobController(ctx);
   controllers::AddGarbageCollector(ctx);
@@ -61,6 +86,10 @@ void AddControllers(controllers::ControllerContext& ctx, registry::Registry& reg
   scheduler::SchedulerOptions so;
   so.binder = std::make_shared<scheduler::RegistryBinder>(reg);
   scheduler::AddScheduler(ctx, std::move(so));
+  controllers::JobIntegrationOptions jo;
+  jo.manage_jobs_without_queue_name = queueing.manage_jobs_without_queue_name;
+  controllers::AddJobIntegration(ctx, jo);
+  *queue_manager = controllers::queueing::AddQueueManager(ctx, queueing);
 }
 
 }  // namespace
@@ -97,9 +126,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   } else {
     return absl::InvalidArgumentError("unknown store " + opts.store);
   }
+  auto queueing = LoadQueueingConfig(opts.config_file);
+  if (!queueing.ok()) return queueing.status();
+  i.queueing = *queueing;
   i.store = std::make_unique<store::ObservableStore>(*i.backend, i.clock);
   i.registry = std::make_unique<registry::Registry>(*i.store, api::BuiltinScheme(), i.clock);
   if (auto st = i.registry->Start(); !st.ok()) return st;
+  // Kueue's Job webhook: queued Jobs are created suspended.
+  controllers::JobIntegrationOptions jo;
+  jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
+  if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
   i.client = std::make_unique<client::InProcessClient>(*i.registry, "batchd-controller-manager");
   if (opts.local_node) {
     agent::LocalAgentOptions lo;
@@ -113,14 +149,18 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   apiserver::ApiServerOptions ao;
   ao.logs = i.logs.get();
   store::ObservableStore* obs = i.store.get();
-  ao.extra_metrics = [obs](std::string* out) { obs->AppendPrometheus(out); };
+  Impl* impl = &i;
+  ao.extra_metrics = [obs, impl](std::string* out) {
+    obs->AppendPrometheus(out);
+    if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
+  };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
   i.manager = std::make_unique<controllers::Manager>(i.clock);
   i.informers = std::make_unique<controllers::InformerFactory>(*i.client, *i.manager);
   i.events = std::make_unique<controllers::ApiEventRecorder>(*i.client, i.clock, "batchd");
   i.ctx.reset(new controllers::ControllerContext{*i.client, *i.informers, *i.manager, i.clock,
                                                  *i.events});
-  AddControllers(*i.ctx, *i.registry);
+  AddControllers(*i.ctx, *i.registry, i.queueing, &i.queue_manager);
   return s;
 }
 
