@@ -431,6 +431,28 @@ TEST_F(QueueManagerTest, PodsReadyStopsTheTimerAndBlockAdmissionWaits) {
   EXPECT_EQ(Cond(Wl("b"), "Evicted"), "");
 }
 
+TEST_F(QueueManagerTest, CohortBorrowingShowsInStatus) {
+  Start();
+  Namespace("ns");
+  Flavor("default");
+  ClusterQueue("cq-a", "2", {{"cohortName", "co"}});
+  ClusterQueue("cq-b", "2", {{"cohortName", "co"}});
+  LocalQueue("ns", "lq-a", "cq-a");
+  Workload("big", "lq-a", "3");
+  Settle();
+  ASSERT_TRUE(Admitted("big"));  // Borrows 1 cpu of cq-b's idle quota.
+  Json cq = Get("clusterqueues", "", "cq-a");
+  EXPECT_EQ(cq["status"]["flavorsUsage"][0]["resources"][0]["total"], "3");
+  EXPECT_EQ(cq["status"]["flavorsUsage"][0]["resources"][0]["borrowed"], "1");
+  EXPECT_THAT(Metrics(), HasSubstr("kueue_cluster_queue_resource_usage{cohort=\"co\","
+                                   "cluster_queue=\"cq-a\",flavor=\"default\","
+                                   "resource=\"cpu\"} 3\n"));
+  Workload("toobig", "lq-a", "5");
+  Settle();
+  EXPECT_FALSE(Admitted("toobig"));
+  EXPECT_EQ(Cond(Wl("toobig"), "QuotaReserved"), "False/Pending");
+}
+
 TEST_F(QueueManagerTest, NoWritesWhenNothingChanged) {
   Start();
   Basic();
