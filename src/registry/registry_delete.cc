@@ -251,7 +251,7 @@ void Registry::FinishNamespace(std::string ns) {
   DeleteOptions opts;
   opts.propagation_policy = "Background";
   for (const auto& k : scheme_->All()) {
-    if (!k->namespaced) continue;
+    if (!k->namespaced || k->storage) continue;  // Each resource once, in its storage version.
     bool more = false;
     int64_t rev = 0;
     for (const auto& o : cache_->List(CollectionPrefix(*k, ns), "", 0, &more, &rev)) {
