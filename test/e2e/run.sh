@@ -111,7 +111,7 @@ report() {  # report NAME RC LOG REASON_FILE
   [[ -s "$4" ]] && reason=$(head -n 1 "$4")
   if [[ -z "$reason" ]]; then
     if [[ $2 == 124 ]]; then reason="timed out after ${TEST_TIMEOUT}s"
-    else reason="exit $2: $(grep -v '^+' "$3" | tail -n 1)"; fi
+    else reason="exit $2: $(grep -v '^+' "$3" | tail -n 1 || true)"; fi
   fi
   echo "FAIL $1: $reason"
   if [[ "${E2E_VERBOSE:-}" == 1 ]]; then sed 's/^/    /' "$3" | tail -n 40; fi

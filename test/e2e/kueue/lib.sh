@@ -57,11 +57,14 @@ priority_class() {
 }
 
 # queued_job NAME QUEUE CPU DURATION [PRIORITY_CLASS] [PARALLELISM] [NAMESPACE]:
-# a Job in QUEUE whose pods each request CPU and run DURATION on a simulated node.
+# a Job in QUEUE whose pods each request CPU and run DURATION on a simulated
+# node. Leaves the Job's spec.suspend as the create response had it in
+# $CREATED_SUSPEND.
 queued_job() {
   local prio=""
   [[ -n "${5:-}" ]] && prio=", kueue.x-k8s.io/priority-class: $5"
-  cat <<YAML | k create -f - >/dev/null
+  CREATED_SUSPEND=$(cat <<YAML | k create -f - -o jsonpath='{.spec.suspend}'
+
 apiVersion: batch/v1
 kind: Job
 metadata:
@@ -83,6 +86,7 @@ spec:
         resources:
           requests: {cpu: "$3", memory: 100Mi}
 YAML
+)
 }
 
 # wl_of JOB [NAMESPACE]: the name of the Workload the Job owns ("" if none).

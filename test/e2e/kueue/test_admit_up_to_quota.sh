@@ -38,10 +38,12 @@ local_queue "$TB" team-b-lq cq
 
 # 5 jobs of 2 cpu each: 3 fit in 6 cpu.
 JOBS="$TA/a1 $TA/a2 $TA/a3 $TB/b1 $TB/b2"
-for i in 1 2 3; do queued_job "a$i" team-a-lq 2 1h "" 1 "$TA"; done
+# Every queued Job is created suspended (the create response says so).
+for i in 1 2 3; do
+  queued_job "a$i" team-a-lq 2 1h "" 1 "$TA"
+  expect_eq "$CREATED_SUSPEND" "true" "a$i spec.suspend at creation"
+done
 for i in 1 2; do queued_job "b$i" team-b-lq 2 1h "" 1 "$TB"; done
-# Every queued Job is created suspended.
-expect_eq "$(suspended a1 "$TA")" "true" "a1 suspended at creation"
 
 # jobs_where COND STATUS: the ns/job of $JOBS whose workload has COND=STATUS.
 jobs_where() {
@@ -58,8 +60,9 @@ sleep 2
 admitted_is 3 || fail "after 2 s admitted: $(jobs_where Admitted True | xargs), want still 3"
 
 # The pending ones: suspended, QuotaReserved=False with a message naming cpu.
-pending=$(jobs_where Admitted "" | head -n 1)
-[[ -n $pending ]] || pending=$(jobs_where Admitted False | head -n 1)
+pending=$(jobs_where Admitted "")
+[[ -n $pending ]] || pending=$(jobs_where Admitted False)
+pending=${pending%%$'\n'*}
 [[ -n $pending ]] || fail "no pending job among $JOBS"
 pj=${pending#*/} pns=${pending%/*}
 expect_eq "$(suspended "$pj" "$pns")" "true" "pending job suspended"
@@ -70,7 +73,8 @@ expect_contains "$msg" "cpu" "pending message"
 
 # An admitted job runs: unsuspended, its pods get the flavor's node labels
 # as nodeSelector and land on the flavor's node.
-running=$(jobs_where Admitted True | head -n 1)
+running=$(jobs_where Admitted True)
+running=${running%%$'\n'*}
 rj=${running#*/} rns=${running%/*}
 poll 30 is_running "$rj" "$rns" || fail "admitted job $running not unsuspended"
 expect_eq "$(k get job -n "$rns" "$rj" -o jsonpath='{.spec.template.spec.nodeSelector.e2e-node}')" "$NODE" "injected nodeSelector"

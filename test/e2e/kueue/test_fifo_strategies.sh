@@ -10,7 +10,7 @@ for s in StrictFIFO BestEffortFIFO; do
   cat <<YAML | k apply -f - >/dev/null
 apiVersion: $KQ
 kind: ClusterQueue
-metadata: {name: $NS-$s}
+metadata: {name: $NS-${s,,}}
 spec:
   namespaceSelector: {}
   queueingStrategy: $s
@@ -22,19 +22,19 @@ spec:
       - {name: cpu, nominalQuota: 4}
       - {name: memory, nominalQuota: 8Gi}
 YAML
-  local_queue "$NS" "lq-$s" "$NS-$s"
+  local_queue "$NS" "lq-${s,,}" "$NS-${s,,}"
 done
 
 for s in StrictFIFO BestEffortFIFO; do
   p=${s,,}
-  queued_job "$p-run" "lq-$s" 2 1h
+  queued_job "$p-run" "lq-${s,,}" 2 1h
 done
 poll 30 admitted_count_is 2 strictfifo-run besteffortfifo-run || fail "first jobs not admitted"
 # Heads that do not fit (3 cpu, 2 free), then — a second later, so they are
 # younger — small jobs that would fit.
-for s in StrictFIFO BestEffortFIFO; do queued_job "${s,,}-head" "lq-$s" 3 1h; done
+for s in StrictFIFO BestEffortFIFO; do queued_job "${s,,}-head" "lq-${s,,}" 3 1h; done
 sleep 1.2
-for s in StrictFIFO BestEffortFIFO; do queued_job "${s,,}-small" "lq-$s" 1 1h; done
+for s in StrictFIFO BestEffortFIFO; do queued_job "${s,,}-small" "lq-${s,,}" 1 1h; done
 
 poll 40 wl_cond_is besteffortfifo-small Admitted True || fail "BestEffortFIFO: the small job behind a blocked head was not admitted"
 expect_ne "$(wl_cond besteffortfifo-head Admitted)" "True" "BestEffortFIFO head (3 cpu, 2 free)"
