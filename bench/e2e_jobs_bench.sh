@@ -112,6 +112,8 @@ row "**batchd: jobs/s end to end**" "**$(val jobs jobs_per_s)**"
 row "batchd: submit→Complete latency p50 / p99 (ms)" "$(val jobs jobs_lat_p50_ms) / $(val jobs jobs_lat_p99_ms)"
 row "batchd: jobs Failed / not finished (timed out)" "$(val jobs jobs_failed) / $(val jobs jobs_timed_out)"
 row "batchd: server CPU per job (ms) / host CPU per job (ms)" "$(val jobs jobs_server_cpu_ms_per_item) / $(val jobs jobs_host_cpu_ms_per_item)"
+row "batchd: CPU per job (ms): server / pods (shims+containers) / load client" "$(val jobs jobs_server_cpu_ms_per_item) / $(val jobs jobs_pods_cpu_ms_per_item) / $(val jobs jobs_client_cpu_ms_per_item)"
+row "batchd: store writes per job" "$(val jobs jobs_store_writes_per_item)"
 row "batchd: server RSS peak / end (MiB)" "$(val jobs jobs_server_rss_peak_mib) / $(val jobs jobs_server_rss_end_mib)"
 if [[ -f "$WORK/sim.out" ]]; then
   row "sim: nodes created (s)" "$(val sim sim_nodes) in $(val sim sim_node_create_s)"

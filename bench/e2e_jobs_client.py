@@ -36,6 +36,23 @@ def proc_cpu_s(pid):
         return 0.0
 
 
+def proc_tree_cpu_s(pid):
+    """CPU of pid itself and of its reaped descendants (pod shims, containers)."""
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in f[11:15]) / TCK
+    except OSError:
+        return 0.0
+
+
+def store_revision(port):
+    """The store's current revision: a list's resourceVersion."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    st, body = request(c, "GET", "/api/v1/namespaces?limit=1")
+    c.close()
+    return int(json.loads(body)["metadata"]["resourceVersion"]) if st == 200 else 0
+
+
 def host_cpu():
     f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
     return sum(f) / TCK, (f[3] + f[4]) / TCK
@@ -178,6 +195,9 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
     w = Watcher(args.port, watch_path, done_fn, n)
     samp = Sampler(args.server_pid) if args.server_pid else None
     c0 = proc_cpu_s(args.server_pid) if args.server_pid else 0.0
+    t0_tree = proc_tree_cpu_s(args.server_pid) if args.server_pid else 0.0
+    rev0 = store_revision(args.port)
+    me0 = sum(os.times()[:2])
     h0, i0 = host_cpu()
     if samp:
         samp.start()
@@ -190,6 +210,8 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
     t_end = (max(w.done_at.values()) if w.done_at else time.monotonic()) - t0
     w.stop_ev.set()
     h1, i1 = host_cpu()
+    me1 = sum(os.times()[:2])
+    rev1 = store_revision(args.port)
     lat = [w.done_at[k] - sent[k] for k in w.done_at if k in sent]
     out = {
         f"{label}_n": n,
@@ -207,6 +229,8 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
         f"{label}_watch_reconnects": w.errors,
         f"{label}_host_cpu_busy_pct": round(100 * ((h1 - h0) - (i1 - i0)) / max(h1 - h0, 1e-9), 1),
         f"{label}_host_cpu_ms_per_item": round(1000 * ((h1 - h0) - (i1 - i0)) / n, 2),
+        f"{label}_client_cpu_ms_per_item": round(1000 * (me1 - me0) / n, 2),
+        f"{label}_store_writes_per_item": round((rev1 - rev0) / n, 2),
     }
     if samp:
         samp.stop_ev.set()
@@ -214,6 +238,11 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
         out[f"{label}_server_cpu_s"] = round(proc_cpu_s(args.server_pid) - c0, 2)
         out[f"{label}_server_cpu_ms_per_item"] = round(
             1000 * (proc_cpu_s(args.server_pid) - c0) / n, 2)
+        # Shims and containers count once reaped (they are by the end).
+        tree = proc_tree_cpu_s(args.server_pid) - t0_tree
+        out[f"{label}_server_tree_cpu_ms_per_item"] = round(1000 * tree / n, 2)
+        out[f"{label}_pods_cpu_ms_per_item"] = round(
+            1000 * (tree - (proc_cpu_s(args.server_pid) - c0)) / n, 2)
         out[f"{label}_server_rss_peak_mib"] = round(samp.peak, 1)
         out[f"{label}_server_rss_end_mib"] = round(proc_rss_mib(args.server_pid), 1)
     for k, v in out.items():

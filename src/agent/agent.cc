@@ -40,6 +40,7 @@ struct PodState {
   std::optional<std::pair<std::string, std::string>> failed_reason;
   std::optional<std::string> config_error;
   absl::Duration poll;
+  bool first_status_deferred = false;
   api::Json last_written;  // The status this agent last wrote.
 };
 
@@ -60,6 +61,7 @@ struct NodeAgent::Impl : public controllers::Reconciler {
   absl::StatusOr<controllers::Result> ReconcileOrphan(const std::string& uid);
   absl::Status EnsureStarted(const Json& pod, PodState& st);
   absl::Status WriteStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
+  bool DeferFirstStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
   controllers::Result Poll(const Json& pod, PodState& st);
   void CheckDeadline(const Json& pod, PodState& st);
   PodState& StateOf(const std::string& uid);
@@ -170,6 +172,9 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcilePod(const Json& po
   BATCHD_RETURN_IF_ERROR(EnsureStarted(pod, st));
   CheckDeadline(pod, st);
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
+  if (DeferFirstStatus(pod, rt, st)) {
+    return controllers::Result::After(agent.opts_.first_status_delay);
+  }
   BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
   if (st.config_error) return controllers::Result::After(absl::Seconds(10));
   if (rt.finished) return controllers::Result::Done();
@@ -221,6 +226,22 @@ controllers::Result NodeAgent::Impl::Poll(const Json& pod, PodState& st) {
     }
   }
   return controllers::Result::After(next);
+}
+
+// Once per pod, while nothing was reported yet and its containers just
+// started: wait `first_status_delay` so a short container's first report is
+// its final one.
+bool NodeAgent::Impl::DeferFirstStatus(const Json& pod, const PodSandboxStatus& rt,
+                                       PodState& st) {
+  if (agent.opts_.first_status_delay <= absl::ZeroDuration() || st.first_status_deferred ||
+      !st.last_written.is_null() || rt.finished || !rt.found || st.config_error ||
+      st.failed_reason) {
+    return false;
+  }
+  const std::string phase = pod.value("status", Json::object()).value("phase", "");
+  if (!phase.empty() && phase != "Pending") return false;
+  st.first_status_deferred = true;
+  return true;
 }
 
 absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatus& rt,

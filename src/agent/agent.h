@@ -48,6 +48,11 @@ struct AgentOptions {
   // `status_poll_max`.
   absl::Duration status_poll_min = absl::Milliseconds(20);
   absl::Duration status_poll_max = absl::Seconds(1);
+  // A pod that has just started gets its first status write this much later
+  // (at its first poll), so a container that exits at once is reported
+  // Succeeded/Failed in one write instead of Running and then terminal, as
+  // the kubelet's batched status manager may. Zero: report Running at once.
+  absl::Duration first_status_delay = absl::ZeroDuration();
   std::string host_ip = "127.0.0.1";
   int log_port = 0;  // Published as status.daemonEndpoints.kubeletEndpoint.Port.
   int workers = 4;

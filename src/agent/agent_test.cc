@@ -50,6 +50,7 @@ class AgentTest : public ::testing::Test {
     o.labels = {{"pool", "a"}};
     o.taints = Json::array({{{"key", "gpu"}, {"effect", "NoSchedule"}}});
     o.log_port = 10250;
+    o.first_status_delay = first_status_delay_;
     agent_ = std::make_unique<NodeAgent>(o, client_, clock_,
                                          std::unique_ptr<PodRuntime>(runtime_), probe_);
     ASSERT_TRUE(agent_->Sync().ok());
@@ -83,6 +84,7 @@ class AgentTest : public ::testing::Test {
   }
   const api::KindDef& Pods() { return client_.Kind("", "v1", "pods"); }
 
+  absl::Duration first_status_delay_ = absl::ZeroDuration();
   FakeClock clock_;
   store::MemoryStore store_;
   registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
@@ -167,6 +169,43 @@ TEST_F(AgentTest, RunsPodAndReportsPhasesOnlyOnChange) {
   EXPECT_EQ(done["status"]["phase"], "Succeeded");
   EXPECT_EQ(done["status"]["containerStatuses"][0]["state"]["terminated"]["reason"], "Completed");
   EXPECT_TRUE(runtime_->Has(uid));  // Finished pods stay until deleted.
+}
+
+TEST_F(AgentTest, FirstStatusWaitsSoAShortPodIsReportedOnce) {
+  struct Case {
+    std::string name;
+    bool exits_before_delay;
+    std::string want_phase;
+  };
+  const std::vector<Case> cases = {{"exits-at-once", true, "Succeeded"},
+                                   {"keeps-running", false, "Running"}};
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    if (agent_) {  // a fresh agent (and runtime) per case
+      agent_.reset();
+      runtime_ = new testing::FakePodRuntime(::testing::TempDir());
+    }
+    first_status_delay_ = absl::Milliseconds(20);
+    StartAgent();
+    const std::string name = "p-" + tc.name;
+    Json pod = Create(MakePod(name));
+    const std::string uid = api::meta::GetUid(pod);
+    ASSERT_TRUE(runtime_->Has(uid));
+    SetApp(uid, Running());
+    agent_->RunUntilIdle();
+    EXPECT_EQ(agent_->status_writes(), 0);  // nothing reported before the delay
+    if (tc.exits_before_delay) SetApp(uid, Exited(0), /*finished=*/true);
+    clock_.Advance(absl::Milliseconds(20));
+    agent_->RunUntilIdle();
+    EXPECT_EQ(GetPod(name)["status"]["phase"], tc.want_phase);
+    EXPECT_EQ(agent_->status_writes(), 1);
+    if (!tc.exits_before_delay) {  // later changes are reported as before
+      SetApp(uid, Exited(0), /*finished=*/true);
+      Tick(absl::Seconds(2));
+      EXPECT_EQ(GetPod(name)["status"]["phase"], "Succeeded");
+      EXPECT_EQ(agent_->status_writes(), 2);
+    }
+  }
 }
 
 TEST_F(AgentTest, DeletionStopsWithGraceThenDeletesAndRemoves) {

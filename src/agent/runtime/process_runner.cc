@@ -1,14 +1,17 @@
 #include "agent/runtime/process_runner.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 
@@ -84,10 +87,171 @@ class SpawnArgs {
   std::vector<int> temp_fds_;
 };
 
+
+// Everything the vfork child needs, prepared by the parent: the child shares
+// the parent's memory, so it must not allocate; it only makes system calls
+// and reports a failure through `err_stage`/`err_no`.
+struct ChildArgs {
+  std::vector<std::pair<int, int>> redirects;  // (src or -1 for /dev/null, dst)
+  const char* cgroup_procs = nullptr;
+  const char* cwd = nullptr;
+  bool new_process_group = false;
+  bool new_session = false;
+  bool die_with_parent = false;
+  pid_t parent = 0;
+  std::vector<std::string> candidates;  // execve targets in PATH order
+  char** argv = nullptr;
+  char** envp = nullptr;
+  char** sh_argv = nullptr;  // "/bin/sh", <slot for the script>, argv[1..]
+  volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect
+  volatile int err_no = 0;
+};
+
+void ChildWarn(int fd, const char* a, const char* b) {
+  (void)!write(fd, a, strlen(a));
+  (void)!write(fd, b, strlen(b));
+  (void)!write(fd, "\n", 1);
+}
+
+[[noreturn]] void ChildFail(ChildArgs& a, int stage, int err) {
+  a.err_no = err;
+  a.err_stage = stage;
+  _exit(127);
+}
+
+void ChildResetSignals() {
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction old;
+    if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, nullptr, &old) != 0) continue;
+    if (old.sa_handler != SIG_DFL) sigaction(sig, &dfl, nullptr);
+  }
+}
+
+void ChildRedirect(ChildArgs& a) {
+  for (const auto& [src, dst] : a.redirects) {
+    if (src < 0) {
+      int fd = open("/dev/null", O_RDWR);
+      if (fd < 0) ChildFail(a, 3, errno);
+      if (fd != dst) {
+        if (dup2(fd, dst) < 0) ChildFail(a, 3, errno);
+        close(fd);
+      }
+    } else if (src == dst) {
+      if (fcntl(src, F_SETFD, 0) < 0) ChildFail(a, 3, errno);
+    } else if (dup2(src, dst) < 0) {
+      ChildFail(a, 3, errno);
+    }
+  }
+}
+
+int ChildMain(void* arg) {
+  ChildArgs& a = *static_cast<ChildArgs*>(arg);
+  ChildResetSignals();
+  if (a.new_session) {
+    setsid();
+  } else if (a.new_process_group) {
+    setpgid(0, 0);
+  }
+  if (a.die_with_parent) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != a.parent) _exit(137);  // the parent died before prctl
+  }
+  ChildRedirect(a);
+  if (a.cgroup_procs != nullptr) {
+    int fd = open(a.cgroup_procs, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) {
+      ChildWarn(2, "batchd-shim: cannot join cgroup ", a.cgroup_procs);
+    }
+    if (fd >= 0) close(fd);
+  }
+  if (a.cwd != nullptr && chdir(a.cwd) != 0) ChildFail(a, 1, errno);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  int err = ENOENT;
+  bool denied = false;
+  for (const std::string& path : a.candidates) {
+    execve(path.c_str(), a.argv, a.envp);
+    err = errno;
+    if (err == ENOEXEC) {  // no #! line: run it with the shell, as execvp does
+      a.sh_argv[1] = const_cast<char*>(path.c_str());
+      execve("/bin/sh", a.sh_argv, a.envp);
+      err = errno;
+    }
+    if (err == EACCES) denied = true;
+    if (err != ENOENT && err != ENOTDIR && err != EACCES) break;
+  }
+  ChildFail(a, 2, denied && (err == ENOENT || err == ENOTDIR) ? EACCES : err);
+}
+
+// Where argv[0] may be found: itself when it holds a '/', else each
+// directory of the child's PATH (the caller's default when it sets none).
+std::vector<std::string> ExecCandidates(const SpawnRequest& req) {
+  const std::string& prog = req.argv[0];
+  if (prog.find('/') != std::string::npos) return {prog};
+  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  for (const std::string& e : req.env) {
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+  }
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t end = path.find(':', start);
+    std::string dir = path.substr(start, end == std::string::npos ? end : end - start);
+    out.push_back((dir.empty() ? std::string(".") : dir) + "/" + prog);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
+  ChildArgs a;
+  a.redirects = {{req.stdin_fd, 0}, {req.stdout_fd, 1}, {req.stderr_fd, 2}};
+  for (const auto& r : req.extra_fds) a.redirects.push_back(r);
+  const std::string procs = req.cgroup.empty() ? "" : req.cgroup + "/cgroup.procs";
+  a.cgroup_procs = procs.empty() ? nullptr : procs.c_str();
+  a.cwd = req.cwd.empty() ? nullptr : req.cwd.c_str();
+  a.new_process_group = req.new_process_group;
+  a.new_session = req.new_session;
+  a.die_with_parent = req.die_with_parent;
+  a.parent = getpid();
+  a.candidates = ExecCandidates(req);
+  std::vector<char*> argv, envp, sh_argv = {const_cast<char*>("/bin/sh"), nullptr};
+  for (const auto& s : req.argv) argv.push_back(const_cast<char*>(s.c_str()));
+  argv.push_back(nullptr);
+  sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());
+  for (const auto& e : req.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  a.argv = argv.data();
+  a.envp = envp.data();
+  a.sh_argv = sh_argv.data();
+  constexpr size_t kStack = 64 * 1024;
+  auto stack = std::make_unique<char[]>(kStack);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);  // no handler may run in the shared-memory child
+  const int pid = clone(ChildMain, stack.get() + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+  const int clone_err = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) return ErrnoStatus(clone_err, absl::StrCat("spawn ", req.argv[0]));
+  if (a.err_stage == 0) return pid;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const char* reason = std::strerror(a.err_no);
+  if (a.err_stage == 1) return absl::InternalError(absl::StrCat("chdir ", req.cwd, ": ", reason));
+  if (a.err_stage == 3) return absl::InternalError(absl::StrCat("redirect: ", reason));
+  return absl::InternalError(absl::StrCat("exec: \"", req.argv[0], "\": ", reason));
+}
+
 }  // namespace
 
 absl::StatusOr<int> PosixProcessRunner::Spawn(const SpawnRequest& req) {
   if (req.argv.empty()) return absl::InvalidArgumentError("spawn: empty argv");
+  if (!req.cgroup.empty() || req.die_with_parent) return VforkSpawn(req);
   SpawnArgs args;
   if (absl::Status s = args.Configure(req); !s.ok()) return s;
   std::vector<char*> argv, envp;

@@ -1,8 +1,11 @@
 // ProcessRunner: the seam through which the agent runtime and the pod shim
 // start and signal host processes, so their logic can be tested with a fake.
-// `PosixProcessRunner` uses posix_spawn (never fork: the agent is a large,
-// multi-threaded process). Waiting for exits is not part of the seam: the shim's
-// event loop reaps with waitpid and feeds exits to its supervisor.
+// `PosixProcessRunner` never forks: plain requests use posix_spawn (the agent
+// is a large, multi-threaded process); requests with child-side steps that
+// posix_spawn cannot do (join a cgroup, die with the parent) run them in a
+// CLONE_VM|CLONE_VFORK child on its own stack before execve, so a container
+// costs one exec and exec/chdir failures come back from Spawn itself. Waiting
+// for exits is not part of the seam: the shim's event loop reaps with waitpid.
 //
 // Thread-safety: PosixProcessRunner is stateless and thread-safe. File
 // descriptors in a request stay owned by the caller.
@@ -28,13 +31,18 @@ struct SpawnRequest {
   std::vector<std::pair<int, int>> extra_fds;  // dup2(first, second) in the child
   bool new_process_group = false;  // the child leads its own process group
   bool new_session = false;        // setsid (detached from the caller's session)
+  // Child-side steps (either one selects the vfork path):
+  std::string cgroup;              // join this cgroup v2 dir ("" = stay; failure: a warning)
+  bool die_with_parent = false;    // PR_SET_PDEATHSIG(SIGKILL); exits 137 if the caller is already gone
 };
 
 class ProcessRunner {
  public:
   virtual ~ProcessRunner() = default;
   // Starts a process; returns its pid. The child starts with an empty signal
-  // mask and default signal dispositions.
+  // mask and default signal dispositions. When the program cannot be executed
+  // (or `cwd` entered) the error says so, as `exec: "ARGV0": REASON` or
+  // `chdir DIR: REASON` on the vfork path, and no child is left behind.
   virtual absl::StatusOr<int> Spawn(const SpawnRequest& req) = 0;
   // kill(pid, sig), or kill(-pid, sig) for the whole process group.
   // NotFound when no such process (group) exists.

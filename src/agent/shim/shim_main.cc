@@ -5,10 +5,11 @@
 //       holding DIR/shim.lock while alive. Writes "ok\n" (or "error: ...\n")
 //       to the ready fd once it holds the pod. SIGTERM stops the pod with the
 //       grace period found in DIR/stop (milliseconds; default: the spec's).
-//   batchd-shim exec --parent-pid P --cwd DIR [--cgroup DIR] [--status-fd N] -- ARGV...
-//       The per-container exec wrapper: dies with its parent (PR_SET_PDEATHSIG),
-//       joins the cgroup, chdirs and execs ARGV (PATH from its environment).
-//       Failures are written to the status fd and exit with 128.
+//
+// Containers are spawned directly from the shim (a vfork child joins the
+// cgroup, chdirs, sets PR_SET_PDEATHSIG and execs: one exec per container).
+// The binary is linked statically where the toolchain allows, so starting a
+// shim loads no shared libraries.
 //
 // Stray processes: container main processes die with the shim (PDEATHSIG); a
 // container's other processes are killed with its process group when its main
@@ -63,43 +64,6 @@ void WriteAll(int fd, const std::string& s) {
     if (n <= 0) return;
     off += static_cast<size_t>(n);
   }
-}
-
-[[noreturn]] void ExecFail(int status_fd, const std::string& msg) {
-  WriteAll(status_fd, msg);
-  WriteAll(2, "batchd-shim: " + msg + "\n");
-  _exit(128);
-}
-
-int ExecMain(int argc, char** argv) {
-  int parent = 0, status_fd = -1;
-  std::string cwd, cgroup;
-  int i = 2;
-  for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
-    std::string flag = argv[i];
-    if (i + 1 >= argc) break;
-    std::string value = argv[++i];
-    if (flag == "--parent-pid") (void)absl::SimpleAtoi(value, &parent);
-    if (flag == "--status-fd") (void)absl::SimpleAtoi(value, &status_fd);
-    if (flag == "--cwd") cwd = value;
-    if (flag == "--cgroup") cgroup = value;
-  }
-  if (status_fd >= 0) fcntl(status_fd, F_SETFD, FD_CLOEXEC);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (parent != 0 && getppid() != parent) _exit(137);  // the shim died before prctl
-  if (i >= argc - 1) ExecFail(status_fd, "no command");
-  if (!cgroup.empty()) {
-    int fd = open((cgroup + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, "0", 1) != 1) {
-      WriteAll(2, "batchd-shim: cannot join cgroup " + cgroup + "\n");
-    }
-    if (fd >= 0) close(fd);
-  }
-  if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
-    ExecFail(status_fd, absl::StrCat("chdir ", cwd, ": ", std::strerror(errno)));
-  }
-  execvp(argv[i + 1], argv + i + 1);
-  ExecFail(status_fd, absl::StrCat("exec: \"", argv[i + 1], "\": ", std::strerror(errno)));
 }
 
 absl::Duration StopGrace(const PodPaths& paths, const ShimConfig& config) {
@@ -204,7 +168,7 @@ int ShimMain(int argc, char** argv) {
   sigprocmask(SIG_BLOCK, &mask, nullptr);
   signal(SIGPIPE, SIG_IGN);
   int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-  SupervisorEnv env{.pod_dir = pod_dir, .base_env = BaseEnv(*config), .self_pid = getpid()};
+  SupervisorEnv env{.pod_dir = pod_dir, .base_env = BaseEnv(*config)};
   absl::StatusOr<Cgroups> cg = Cgroups::Open(config->cgroup_root);
   if (cg.ok()) {
     env.cgroups = *cg;
@@ -227,7 +191,4 @@ int ShimMain(int argc, char** argv) {
 }  // namespace
 }  // namespace batchd::agent
 
-int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "exec") == 0) return batchd::agent::ExecMain(argc, argv);
-  return batchd::agent::ShimMain(argc, argv);
-}
+int main(int argc, char** argv) { return batchd::agent::ShimMain(argc, argv); }

@@ -16,22 +16,6 @@ namespace {
 
 using State = ContainerStatus::State;
 
-// Reads the exec wrapper's report: EOF without data means the exec succeeded.
-std::string ReadExecReport(int fd) {
-  std::string out;
-  char buf[512];
-  for (;;) {
-    struct pollfd p = {fd, POLLIN, 0};
-    int r = poll(&p, 1, 10000);  // bounded: the wrapper only chdirs and execs
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return out;
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return out;
-    out.append(buf, static_cast<size_t>(n));
-  }
-}
-
 }  // namespace
 
 Supervisor::Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runner,
@@ -113,34 +97,22 @@ std::string Supervisor::WorkingDir(const ContainerSpec& spec) const {
   return spec.working_dir.empty() ? paths_.dir : spec.working_dir;
 }
 
-// Spawns `argv` through the exec wrapper in the container's context. With
-// `exec_error`, waits for the wrapper's exec report and stores any failure.
-absl::StatusOr<int> Supervisor::SpawnWrapped(const Container& c,
-                                             const std::vector<std::string>& argv,
-                                             int log_fd, std::string* exec_error) {
+// Spawns `argv` in the container's context: its own process group, its
+// cgroup, its working dir, dying with the shim. Exec failures come back as
+// the error (the container's StartError message).
+absl::StatusOr<int> Supervisor::SpawnInContainer(const Container& c,
+                                                 const std::vector<std::string>& argv,
+                                                 int log_fd) {
   SpawnRequest req;
-  req.argv = {config_.shim_path, "exec", "--parent-pid", std::to_string(env_.self_pid),
-              "--cwd", WorkingDir(*c.spec)};
-  if (!c.cgroup.empty()) req.argv.insert(req.argv.end(), {"--cgroup", c.cgroup});
-  int report[2] = {-1, -1};
-  if (exec_error != nullptr) {
-    if (pipe2(report, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-    req.argv.insert(req.argv.end(), {"--status-fd", "3"});
-    req.extra_fds.emplace_back(report[1], 3);
-  }
-  req.argv.push_back("--");
-  req.argv.insert(req.argv.end(), argv.begin(), argv.end());
+  req.argv = argv;
   req.env = ContainerEnv(*c.spec);
+  req.cwd = WorkingDir(*c.spec);
   req.stdout_fd = log_fd;
   req.stderr_fd = log_fd;
   req.new_process_group = true;
-  absl::StatusOr<int> pid = runner_.Spawn(req);
-  if (exec_error != nullptr) {
-    close(report[1]);
-    if (pid.ok()) *exec_error = ReadExecReport(report[0]);
-    close(report[0]);
-  }
-  return pid;
+  req.cgroup = c.cgroup;
+  req.die_with_parent = true;
+  return runner_.Spawn(req);
 }
 
 void Supervisor::StartContainer(Container& c) {
@@ -161,7 +133,7 @@ void Supervisor::StartContainer(Container& c) {
   const std::string log = paths_.Log(c.spec->name, st.restart_count);
   int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   absl::StatusOr<int> pid = absl::InvalidArgumentError("container has no command");
-  if (!c.spec->argv.empty()) pid = SpawnWrapped(c, c.spec->argv, log_fd, &c.start_error);
+  if (!c.spec->argv.empty()) pid = SpawnInContainer(c, c.spec->argv, log_fd);
   if (log_fd >= 0) close(log_fd);
   st.state = State::kRunning;
   st.reason.clear();
@@ -337,7 +309,7 @@ void Supervisor::BeginStopping(absl::Duration grace) {
 }
 
 void Supervisor::StartProbe(Container& c) {
-  absl::StatusOr<int> pid = SpawnWrapped(c, c.spec->readiness_exec, -1, nullptr);
+  absl::StatusOr<int> pid = SpawnInContainer(c, c.spec->readiness_exec, -1);
   const absl::Time now = clock_.Now();
   c.probe_timed_out = false;
   if (!pid.ok()) {

@@ -6,10 +6,10 @@
 // doubling to `max`, reset after a run of 2×max). Exec readiness probes run on
 // their period. Every transition rewrites state.json atomically.
 //
-// Each container runs through the shim's exec wrapper (`batchd-shim exec`) in
-// its own process group: the wrapper sets PR_SET_PDEATHSIG(SIGKILL), joins
-// the container's cgroup and chdirs *before* exec'ing the command, and reports
-// exec failures through a close-on-exec pipe (StartError).
+// Each container is spawned directly (one exec, no wrapper) in its own process
+// group: the runner's child sets PR_SET_PDEATHSIG(SIGKILL), joins the
+// container's cgroup and chdirs before exec'ing the command; exec failures
+// come back from the spawn (StartError).
 //
 // Thread-safety: single-threaded; driven by the shim's event loop (or a test):
 // `Begin`, then `OnExit` for every reaped child, `Tick` when `NextDeadline`
@@ -32,7 +32,6 @@ namespace batchd::agent {
 struct SupervisorEnv {
   std::string pod_dir;
   std::vector<std::string> base_env;  // "K=V" every container starts with (PATH, HOSTNAME)
-  int self_pid = 0;                   // the shim's pid (the wrapper checks its parent)
   std::optional<Cgroups> cgroups;     // nullopt = no limits
 };
 
@@ -76,8 +75,8 @@ class Supervisor {
   ContainerStatus& StatusOf(const Container& c);
   void Advance();
   void StartContainer(Container& c);
-  absl::StatusOr<int> SpawnWrapped(const Container& c, const std::vector<std::string>& argv,
-                                   int log_fd, std::string* exec_error);
+  absl::StatusOr<int> SpawnInContainer(const Container& c, const std::vector<std::string>& argv,
+                                       int log_fd);
   void HandleExit(Container& c, int wait_status);
   void AfterTermination(Container& c);
   void ScheduleRestart(Container& c);

@@ -30,6 +30,9 @@ class FakeProcessRunner : public ProcessRunner {
     bool operator==(const Sent&) const = default;
   };
   absl::StatusOr<int> Spawn(const SpawnRequest& req) override {
+    if (auto it = fail.find(req.argv.empty() ? "" : req.argv[0]); it != fail.end()) {
+      return absl::InternalError(it->second);
+    }
     const int pid = next_pid_++;
     auto dash = std::find(req.argv.begin(), req.argv.end(), "--");
     std::vector<std::string> cmd(dash == req.argv.end() ? req.argv.begin() : dash + 1,
@@ -63,6 +66,7 @@ class FakeProcessRunner : public ProcessRunner {
   std::vector<std::pair<int, std::vector<std::string>>> spawned;
   std::vector<SpawnRequest> requests;
   std::vector<Sent> signals;
+  std::map<std::string, std::string> fail;  // argv[0] -> the spawn error
 
  private:
   int next_pid_ = 1000;
@@ -93,7 +97,7 @@ class SupervisorTest : public ::testing::Test {
   std::unique_ptr<Supervisor> Make(ShimConfig config, std::optional<Cgroups> cg = std::nullopt) {
     return std::make_unique<Supervisor>(
         std::move(config),
-        SupervisorEnv{.pod_dir = dir_, .base_env = {"PATH=/bin"}, .self_pid = 1, .cgroups = cg},
+        SupervisorEnv{.pod_dir = dir_, .base_env = {"PATH=/bin"}, .cgroups = cg},
         runner_, clock_);
   }
   // Advances the fake clock to the supervisor's next deadline and ticks.
@@ -332,8 +336,7 @@ TEST_F(SupervisorTest, CgroupLimitsAndOomKilled) {
   const std::string cg = cg_root + "/batchd/u1/a";
   EXPECT_EQ(*ReadFile(cg + "/cpu.max"), "50000 100000");
   EXPECT_EQ(*ReadFile(cg + "/memory.max"), std::to_string(64 << 20));
-  const auto& argv = runner_.requests.back().argv;
-  EXPECT_NE(std::find(argv.begin(), argv.end(), cg), argv.end());  // the wrapper joins it
+  EXPECT_EQ(runner_.requests.back().cgroup, cg);  // the spawned child joins it
   std::ofstream(cg + "/memory.events") << "oom 1\noom_kill 1\n";
   sup->OnExit(runner_.PidOf("a"), Killed(SIGKILL));
   EXPECT_EQ(sup->status().app[0].reason, "OOMKilled");
@@ -349,8 +352,10 @@ TEST_F(SupervisorTest, ContainerRequestAndStateFile) {
   const SpawnRequest& req = runner_.requests.back();
   EXPECT_TRUE(req.new_process_group);
   EXPECT_EQ(req.env, (std::vector<std::string>{"PATH=/opt", "K=v"}));
-  EXPECT_EQ(req.argv.front(), "/shim");
-  EXPECT_EQ(req.argv.back(), "x");
+  EXPECT_EQ(req.argv, (std::vector<std::string>{"run", "x"}));  // no wrapper in between
+  EXPECT_TRUE(req.die_with_parent);
+  EXPECT_EQ(req.cwd, dir_);
+  EXPECT_EQ(req.cgroup, "");
   absl::StatusOr<nlohmann::json> j = ReadJsonFile(dir_ + "/state.json");
   ASSERT_TRUE(j.ok());
   absl::StatusOr<PodSandboxStatus> st = PodStatusFromJson(*j);
@@ -368,6 +373,43 @@ TEST_F(SupervisorTest, EmptyCommandIsAStartError) {
   EXPECT_TRUE(sup->Done());
   EXPECT_EQ(sup->status().app[0].reason, "StartError");
   EXPECT_EQ(sup->status().app[0].exit_code, 128);
+}
+
+TEST_F(SupervisorTest, SpawnFailuresAreStartErrorsAndProbeFailures) {
+  struct Case {
+    std::string name, policy;
+    bool want_done;
+  };
+  const std::vector<Case> cases = {{"never", "Never", true}, {"onfailure", "OnFailure", false}};
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.name);
+    runner_.fail = {{"missing", "exec: \"missing\": No such file or directory"}};
+    ContainerSpec c = C("missing");
+    auto sup = Make(Config({c}, tc.policy));
+    sup->Begin();
+    const ContainerStatus& st = sup->status().app[0];
+    EXPECT_EQ(sup->Done(), tc.want_done);
+    EXPECT_EQ(st.exit_code, 128);
+    if (tc.want_done) {
+      EXPECT_EQ(st.state, State::kTerminated);
+      EXPECT_EQ(st.reason, "StartError");
+      EXPECT_EQ(st.message, "exec: \"missing\": No such file or directory");
+    } else {
+      ASSERT_TRUE(st.last_terminated.has_value());
+      EXPECT_EQ(st.last_terminated->reason, "StartError");
+    }
+  }
+  // A probe that cannot be spawned counts as a failed probe: never ready.
+  runner_.fail = {{"probe", "exec: \"probe\": No such file or directory"}};
+  ContainerSpec c = C("a");
+  c.readiness_exec = {"probe"};
+  c.readiness_period_seconds = 1;
+  auto sup = Make(Config({c}));
+  sup->Begin();
+  for (int i = 0; i < 3; ++i) AdvanceToDeadline(*sup);
+  EXPECT_EQ(sup->status().app[0].state, State::kRunning);
+  EXPECT_FALSE(sup->status().app[0].ready);
+  EXPECT_EQ(runner_.Count("probe"), 0);
 }
 
 }  // namespace
