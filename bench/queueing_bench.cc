@@ -137,8 +137,49 @@ void BM_Enqueue(benchmark::State& state) {
   state.counters["bytes_per_pending"] = bytes;
 }
 
+// Steady state: the cluster is full and the rest is pending; each step one
+// admitted workload finishes (Remove) and a cycle runs, which requeues the
+// cohort tree's inadmissible workloads and admits what now fits.
+// items_per_second = finish+cycle steps per second.
+void BM_SteadyState(benchmark::State& state) {
+  const int pending = state.range(0), cqs = state.range(1), cohorts = state.range(2);
+  std::vector<q::Workload> wls = MakeWorkloads(pending, cqs);
+  auto core = MakeCore(cqs, cohorts, pending, false, false);
+  for (const auto& w : wls) core->UpsertPending(w);
+  std::vector<std::string> running;
+  absl::Time now = absl::FromUnixSeconds(1);
+  for (const auto& d : core->RunCycle(now)) {
+    if (d.kind == q::Decision::Kind::kAdmit) running.push_back(d.key);
+  }
+  std::mt19937 rng(1);
+  int64_t admitted = 0;
+  for (auto _ : state) {
+    if (running.empty()) break;
+    size_t i = rng() % running.size();
+    core->Remove(running[i]);
+    running[i] = running.back();
+    running.pop_back();
+    now += absl::Seconds(1);
+    for (const auto& d : core->RunCycle(now)) {
+      if (d.kind == q::Decision::Kind::kAdmit) {
+        running.push_back(d.key);
+        ++admitted;
+      }
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["admitted_per_step"] =
+      benchmark::Counter(static_cast<double>(admitted) / state.iterations());
+}
+
 }  // namespace
 
+BENCHMARK(BM_SteadyState)
+    ->Args({10000, 100, 10})
+    ->Args({100000, 1000, 100})
+    ->Args({100000, 10, 1})
+    ->Iterations(2000)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Decide)
     ->Args({1000, 10, 1, 0, 0})
     ->Args({10000, 100, 10, 0, 0})

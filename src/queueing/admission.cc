@@ -220,25 +220,40 @@ void CoreState::Dequeue(PendingEntry* e) {
     --backoff_per_cq_[cq.name];
     e->where = PendingEntry::Where::kNone;
   } else {
+    bool was_heap = e->where == PendingEntry::Where::kHeap;
     cq.queue.Erase(e);
+    if (was_heap) cq.queue.ReleaseNext(e->signature);  // it represented its group
   }
   if (cq.sticky_preemptor == e->wl.key) cq.sticky_preemptor.clear();
   e->queued_in.clear();
 }
 
+// Events only mark what to requeue; the move happens once at the start of
+// the next cycle (Kueue batches it per second), so a burst of finishing
+// workloads costs one bulk move, not one per event.
 void CoreState::RequeueTree(NodeId n) {
   if (dirty_ || n == kNoNode) return;  // a rebuild requeues everything
-  std::vector<NodeId> stack = {tree_->Root(n)};
-  while (!stack.empty()) {
-    NodeId x = stack.back();
-    stack.pop_back();
-    if (CqInfo* cq = cq_of_node_[x]) cq->queue.RequeueInadmissible();
-    for (NodeId c : tree_->node(x).children) stack.push_back(c);
-  }
+  requeue_roots_.insert(tree_->Root(n));
 }
 
-void CoreState::RequeueAll() {
-  for (auto& [_, cq] : cqs_) cq->queue.RequeueInadmissible();
+void CoreState::RequeueAll() { requeue_all_ = true; }
+
+void CoreState::FlushRequeues() {
+  if (requeue_all_) {
+    for (auto& [_, cq] : cqs_) cq->queue.RequeueInadmissible();
+  } else {
+    for (NodeId root : requeue_roots_) {
+      std::vector<NodeId> stack = {root};
+      while (!stack.empty()) {
+        NodeId x = stack.back();
+        stack.pop_back();
+        if (CqInfo* cq = cq_of_node_[x]) cq->queue.RequeueInadmissible();
+        for (NodeId c : tree_->node(x).children) stack.push_back(c);
+      }
+    }
+  }
+  requeue_all_ = false;
+  requeue_roots_.clear();
 }
 
 void CoreState::CountLqUsage(const AdmittedEntry& a, int sign) {
@@ -422,8 +437,7 @@ std::vector<std::string> CoreState::PendingOf(const std::string& name, size_t li
     if (out.size() >= limit) return out;
     out.push_back(e->wl.key);
   }
-  std::vector<PendingEntry*> rest(cq.queue.inadmissible().begin(), cq.queue.inadmissible().end());
-  std::sort(rest.begin(), rest.end(), EntryOrder());
+  std::vector<PendingEntry*> rest = cq.queue.Inadmissible();
   for (const auto& [t, key] : backoff_) {
     auto p = pending_.find(key);
     if (p != pending_.end() && p->second->queued_in == name) rest.push_back(p->second.get());

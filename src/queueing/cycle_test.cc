@@ -218,6 +218,24 @@ TEST(CycleTest, InadmissibleWorkloadsReturnOnEvents) {
               ElementsAreArray({"ns/w"}));
 }
 
+// Identical inadmissible workloads return one at a time (the next follows
+// when one is admitted), keeping queue order across groups.
+TEST(CycleTest, IdenticalInadmissibleWorkloadsReturnInOrder) {
+  Scenario s;
+  s.cqs = {CqBuilder("a").Flavor("default", 2).Obj()};
+  s.admitted = {{WlBuilder("run", "a").Cpu(2).Obj(), AdmitOn("a", "default", 2)}};
+  s.pending = {WlBuilder("a1", "a").Cpu(1).At(1).Obj(), WlBuilder("b2", "a").Cpu(2).At(2).Obj(),
+               WlBuilder("c1", "a").Cpu(1).At(3).Obj(), WlBuilder("d1", "a").Cpu(1).At(4).Obj()};
+  auto core = Load(s);
+  EXPECT_EQ(Summarize(core->RunCycle(absl::FromUnixSeconds(1))).pending.size(), 4u);
+  EXPECT_EQ(core->ClusterQueueStatusOf("a").pending, 4);
+  core->Remove("ns/run");
+  Summary r = Summarize(core->RunCycle(absl::FromUnixSeconds(2)));
+  EXPECT_THAT(r.admitted, ElementsAreArray({"ns/a1", "ns/c1"}));
+  EXPECT_EQ(core->ClusterQueueStatusOf("a").pending, 2);
+  EXPECT_EQ(core->PendingWorkloads("a", 10), (std::vector<std::string>{"ns/b2", "ns/d1"}));
+}
+
 TEST(CycleTest, RequeueAtDelaysCandidacy) {
   Scenario s;
   s.cqs = {CqBuilder("a").Flavor("default", 2).Obj()};

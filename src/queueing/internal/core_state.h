@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "queueing/internal/flavor_assigner.h"
 #include "queueing/internal/preemption.h"
@@ -80,6 +81,7 @@ class CoreState {
   // Moves inadmissible workloads back to the heaps of every CQ in n's tree.
   void RequeueTree(NodeId n);
   void RequeueAll();
+  void FlushRequeues();  // at the start of a cycle
   void ReleaseAdmitted(const std::string& key);
   FrUsage UsageOf(const Admission& a);
   LqCounters& LqOf(const Workload& wl) { return lq_counters_[wl.namespace_ + "/" + wl.local_queue]; }
@@ -100,6 +102,8 @@ class CoreState {
   absl::flat_hash_map<std::string, std::unique_ptr<AdmittedEntry>> admitted_;
   std::set<std::pair<absl::Time, std::string>> backoff_;
   absl::flat_hash_map<std::string, int64_t> backoff_per_cq_;
+  absl::flat_hash_set<NodeId> requeue_roots_;
+  bool requeue_all_ = false;
   uint64_t admit_seq_ = 0;
   uint64_t version_ = 0;  // bumps on every committed usage change
 };

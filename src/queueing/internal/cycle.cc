@@ -256,6 +256,7 @@ void CycleRunner::Admit(Entry& en) {
   d.admission = a->admission;
   out_.push_back(std::move(d));
   std::string key = e->wl.key;
+  en.cq->queue.ReleaseNext(e->signature);  // the next identical workload may fit too
   --s_.LqOf(e->wl).pending;
   a->wl = std::move(e->wl);
   en.cq->admitted.Insert(a.get());
@@ -459,6 +460,7 @@ std::vector<Decision> CycleRunner::Run() {
 
 std::vector<Decision> CoreState::RunCycle(absl::Time now) {
   EnsureBuilt();
+  FlushRequeues();
   bool ok_before = !opts_.check_invariants || tree_->CheckInvariants().empty();
   std::vector<Decision> out = CycleRunner(*this, now).Run();
   if (opts_.check_invariants && ok_before) {

@@ -1,12 +1,15 @@
 #include "queueing/internal/queue.h"
 
+#include <algorithm>
+
 #include "absl/hash/hash.h"
 #include "queueing/internal/state.h"
 
 namespace batchd::queueing::internal {
 
 uint64_t SchedulingSignature(const Workload& wl) {
-  size_t h = absl::HashOf(wl.cluster_queue, wl.priority, wl.namespace_labels);
+  size_t h = absl::HashOf(wl.cluster_queue, wl.namespace_, wl.local_queue, wl.priority,
+                         wl.namespace_labels);
   for (const PodSet& ps : wl.pod_sets) {
     h = absl::HashOf(h, ps.name, ps.count, ps.min_count.value_or(-1), ps.requests,
                      ps.node_selector);
@@ -36,13 +39,20 @@ void CqQueue::PushHeap(PendingEntry* e) {
 }
 
 void CqQueue::PushInadmissible(PendingEntry* e) {
-  inadmissible_.insert(e);
+  groups_[e->signature].insert(e);
+  ++inadmissible_count_;
   e->where = PendingEntry::Where::kInadmissible;
 }
 
 void CqQueue::Erase(PendingEntry* e) {
   if (e->where == PendingEntry::Where::kHeap) heap_.erase(e);
-  if (e->where == PendingEntry::Where::kInadmissible) inadmissible_.erase(e);
+  if (e->where == PendingEntry::Where::kInadmissible) {
+    auto g = groups_.find(e->signature);
+    if (g != groups_.end() && g->second.erase(e) > 0) {
+      --inadmissible_count_;
+      if (g->second.empty()) groups_.erase(g);
+    }
+  }
   e->where = PendingEntry::Where::kNone;
 }
 
@@ -54,14 +64,30 @@ PendingEntry* CqQueue::PopHead() {
   return e;
 }
 
+void CqQueue::ReleaseNext(uint64_t signature) {
+  auto g = groups_.find(signature);
+  if (g == groups_.end()) return;
+  PendingEntry* e = *g->second.begin();
+  g->second.erase(g->second.begin());
+  if (g->second.empty()) groups_.erase(g);
+  --inadmissible_count_;
+  PushHeap(e);
+}
+
 size_t CqQueue::RequeueInadmissible() {
-  size_t n = inadmissible_.size();
-  for (PendingEntry* e : inadmissible_) {
-    heap_.insert(e);
-    e->where = PendingEntry::Where::kHeap;
-  }
-  inadmissible_.clear();
-  return n;
+  std::vector<uint64_t> sigs;
+  sigs.reserve(groups_.size());
+  for (const auto& [sig, _] : groups_) sigs.push_back(sig);
+  for (uint64_t sig : sigs) ReleaseNext(sig);
+  return sigs.size();
+}
+
+std::vector<PendingEntry*> CqQueue::Inadmissible() const {
+  std::vector<PendingEntry*> out;
+  out.reserve(inadmissible_count_);
+  for (const auto& [_, g] : groups_) out.insert(out.end(), g.begin(), g.end());
+  std::sort(out.begin(), out.end(), EntryOrder());
+  return out;
 }
 
 uint64_t FrMask(const FrUsage& u) {

@@ -1,7 +1,7 @@
 // Per-ClusterQueue pending queue (reference §2.2): an ordered set acting as
 // the heap of active workloads (higher priority, then older queue-order
-// time, then uid, first) and an inadmissible set that returns to the heap in
-// bulk on cluster events. O(log n) push/pop/erase.
+// time, then uid, first) and an inadmissible set that returns to the heap on
+// cluster events. O(log n) push/pop/erase.
 //
 // Thread-safety: none. Ownership: entries are owned by the caller (the core's
 // key -> entry map); the queue holds raw pointers.
@@ -10,8 +10,9 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "queueing/types.h"
 
 namespace batchd::queueing::internal {
@@ -35,27 +36,37 @@ struct EntryOrder {
   bool operator()(const PendingEntry* a, const PendingEntry* b) const;
 };
 
+// Inadmissible workloads are grouped by signature, each group in heap order.
+// A requeue moves only the first of every group back to the heap; when a
+// workload leaves the heap for good (admitted, removed), the next of its
+// group follows (ReleaseNext). The heap thus always holds the best of each
+// group, so pops stay in global order (a k-way merge), while a burst of
+// identical NoFit workloads costs one evaluation per event, not one each.
 class CqQueue {
  public:
   using Heap = std::set<PendingEntry*, EntryOrder>;
 
   void PushHeap(PendingEntry* e);
   void PushInadmissible(PendingEntry* e);
-  // Removes `e` from the heap or the inadmissible set (no-op otherwise).
+  // Removes `e` from the heap or its inadmissible group (no-op otherwise).
   void Erase(PendingEntry* e);
   PendingEntry* Head() const { return heap_.empty() ? nullptr : *heap_.begin(); }
   PendingEntry* PopHead();
-  // Moves every inadmissible entry back to the heap; returns how many.
+  // Moves the first of every inadmissible group to the heap; returns how many.
   size_t RequeueInadmissible();
+  // Moves the first inadmissible workload with `signature` to the heap.
+  void ReleaseNext(uint64_t signature);
 
   size_t heap_size() const { return heap_.size(); }
-  size_t inadmissible_size() const { return inadmissible_.size(); }
+  size_t inadmissible_size() const { return inadmissible_count_; }
   const Heap& heap() const { return heap_; }
-  const absl::flat_hash_set<PendingEntry*>& inadmissible() const { return inadmissible_; }
+  // Inadmissible workloads in queue order.
+  std::vector<PendingEntry*> Inadmissible() const;
 
  private:
   Heap heap_;
-  absl::flat_hash_set<PendingEntry*> inadmissible_;
+  absl::flat_hash_map<uint64_t, Heap> groups_;
+  size_t inadmissible_count_ = 0;
 };
 
 }  // namespace batchd::queueing::internal
