@@ -144,6 +144,22 @@ void CoreState::Rebuild() {
     }
   }
   tree_->Finalize();
+  ActivateCqs(cyclic);
+  for (auto& [key, a] : admitted_) {
+    a->usage = UsageOf(a->admission);
+    if (a->cq) {
+      a->cq->admitted.Erase(a.get());
+      a->cq->admitted.Insert(a.get());
+    }
+    if (a->cq && a->cq->node != kNoNode) tree_->AddUsage(a->cq->node, a->usage);
+  }
+  ++version_;
+  RequeueAll();
+}
+
+// Which CQs can admit: defined, not stopped, not under a cohort cycle, and
+// every flavor they name exists.
+void CoreState::ActivateCqs(const std::set<std::string>& cyclic) {
   cq_of_node_.assign(tree_->size(), nullptr);
   for (auto& [name, cq] : cqs_) {
     if (cq->node != kNoNode) cq_of_node_[cq->node] = cq.get();
@@ -169,16 +185,6 @@ void CoreState::Rebuild() {
       }
     }
   }
-  for (auto& [key, a] : admitted_) {
-    a->usage = UsageOf(a->admission);
-    if (a->cq) {
-      a->cq->admitted.Erase(a.get());
-      a->cq->admitted.Insert(a.get());
-    }
-    if (a->cq && a->cq->node != kNoNode) tree_->AddUsage(a->cq->node, a->usage);
-  }
-  ++version_;
-  RequeueAll();
 }
 
 // ---- Workloads --------------------------------------------------------------

@@ -73,6 +73,7 @@ class CoreState {
   CqInfo& CqFor(const std::string& name);
   void EnsureBuilt();
   void Rebuild();
+  void ActivateCqs(const std::set<std::string>& cyclic);
   void CompileCq(CqInfo& cq);
   void MarkDirty() { dirty_ = true; }
   // Queue placement of a pending entry (heap, backoff, or none).
