@@ -79,6 +79,8 @@ class AdmissionCore {
 
   // Every ClusterQueue's usage is within nominal + what borrowing allows, and
   // no cohort lends more than it has. OK or FailedPrecondition naming the node.
+  // A quota lowered below current usage is reported too (admitted workloads
+  // keep running, as in Kueue); cycles never add to such over-use.
   absl::Status CheckInvariants() const;
 
  private:
