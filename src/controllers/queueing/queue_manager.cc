@@ -4,6 +4,7 @@
 
 #include "api/kueue/kueue.h"
 #include "api/meta/object_meta.h"
+#include "common/logging.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
 
 namespace batchd::controllers::queueing {
@@ -14,6 +15,11 @@ using client::ObjectRef;
 
 q::Options CoreOptions(const QueueingConfig& cfg) {
   q::Options o;
+#ifndef NDEBUG
+  // Debug builds abort on a quota invariant violation after every cycle;
+  // release builds check and log (see Cycle).
+  o.check_invariants = true;
+#endif
   o.fair_sharing = cfg.fair_sharing.enable;
   o.fair_sharing_strategies.clear();
   for (FairSharingStrategy s : cfg.fair_sharing.preemption_strategies) {
@@ -174,6 +180,12 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
     absl::Time start = ctx_.clock.Now();
     std::vector<q::Decision> decisions = core_.RunCycle(now);
     absl::Duration took = ctx_.clock.Now() - start;
+    // The quota invariant (DESIGN.md): admitted usage within nominal plus
+    // what borrowing allows, no cohort lending more than it has.
+    if (absl::Status inv = core_.CheckInvariants(); !inv.ok()) {
+      BATCHD_LOG_ERROR("queueing: quota invariant violated after a cycle: {}",
+                       std::string(inv.message()));
+    }
     ApplyDecisions(decisions, now);
     for (const auto& dec : decisions) {
       if (dec.kind != q::Decision::Kind::kPreempt) {

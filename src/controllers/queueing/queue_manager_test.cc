@@ -402,7 +402,7 @@ TEST_F(QueueManagerTest, WaitForPodsReadyTimeoutWithBackoffAndDeactivation) {
   Advance(absl::Minutes(5));
   a = Wl("a");
   EXPECT_EQ(a["spec"]["active"], false);
-  EXPECT_EQ(Cond(a, "Evicted"), "True/Deactivated");
+  EXPECT_EQ(Cond(a, "Evicted"), "True/DeactivatedDueToRequeuingLimitExceeded");
   EXPECT_EQ(CondMessage(a, "Evicted"),
             "The workload is deactivated due to exceeding the maximum number of re-queuing "
             "retries");

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/meta/object_meta.h"
@@ -101,11 +102,15 @@ void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
     }
   }
   if (!IsActive(wl) && !ConditionTrue(wl, "Evicted")) {
+    // Kueue's reasons: "Deactivated" when a user set spec.active=false,
+    // "DeactivatedDueTo<Cause>" when Kueue did (e.g. RequeuingLimitExceeded).
+    std::string reason = "Deactivated";
     std::string message = "The workload is deactivated";
     if (const Json* dt = FindCondition(wl, "DeactivationTarget")) {
+      reason = absl::StrCat(reason, "DueTo", dt->value("reason", ""));
       message = absl::StrCat(message, " due to ", dt->value("message", ""));
     }
-    evictions_[key] = {"Deactivated", message, "", /*require_admission=*/false};
+    evictions_[key] = {reason, message, "", /*require_admission=*/false};
   }
   if (HasAdmission(wl)) {
     SyncAdmitted(key, wl, now);
@@ -370,7 +375,7 @@ bool QueueManagerImpl::FlushEviction(const std::string& key, const Eviction& ev,
   if (!ev.preempted_reason.empty()) {
     SetCondition(w, "Preempted", true, ev.preempted_reason, ev.message, now);
   }
-  if (ev.reason == "Deactivated") {
+  if (absl::StartsWith(ev.reason, "Deactivated")) {
     internal::RemoveCondition(w, "DeactivationTarget");
     if (w["status"].is_object()) w["status"].erase("requeueState");
   }
