@@ -27,7 +27,11 @@ struct ListResult {
 
 struct WatchEvent {
   std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR.
-  api::Json object;
+  api::Json object;  // Null when `shared` is set.
+  // The in-process client hands out the watch cache's decoded object,
+  // immutable and shared by every in-process watcher, instead of a copy.
+  std::shared_ptr<const api::Json> shared;
+  const api::Json& Object() const { return shared ? *shared : object; }
 };
 
 class WatchStream {

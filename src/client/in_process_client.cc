@@ -88,7 +88,13 @@ class RegistryWatchStream : public WatchStream {
     registry::Watcher::Event e;
     if (!w_->Next(&e, timeout)) return false;
     ev->type = e.type;
-    ev->object = e.type == "ERROR" ? e.error : e.object->Decode();
+    if (e.type == "ERROR" || !e.object) {
+      ev->object = e.error;
+      ev->shared.reset();
+    } else {
+      ev->object = nullptr;
+      ev->shared = e.object->Shared();
+    }
     return true;
   }
   bool done() const override { return w_->done(); }

@@ -58,13 +58,14 @@ absl::Status Informer::Sync() {
   return absl::OkStatus();
 }
 
-void Informer::Apply(const WatchEvent& ev) {
+void Informer::Apply(WatchEvent&& ev) {
   if (ev.type == "BOOKMARK") {
     std::lock_guard<std::mutex> lock(mu_);
-    resource_version_ = ev.object["metadata"].value("resourceVersion", resource_version_);
+    resource_version_ = ev.Object()["metadata"].value("resourceVersion", resource_version_);
     return;
   }
-  auto ref = std::make_shared<const Json>(ev.object);
+  ObjectRef ref =
+      ev.shared ? std::move(ev.shared) : std::make_shared<const Json>(std::move(ev.object));
   std::string key = KeyOf(*ref);
   ObjectRef old;
   {
@@ -100,7 +101,7 @@ int Informer::Pump() {
       watch_.reset();  // Expired or failed: re-list on the next pump.
       return n;
     }
-    Apply(ev);
+    Apply(std::move(ev));
     ++n;
   }
   if (watch_->done()) watch_.reset();
@@ -123,7 +124,7 @@ absl::Status Informer::Start() {
           watch_.reset();
           continue;
         }
-        Apply(ev);
+        Apply(std::move(ev));
       } else if (watch_->done()) {
         watch_.reset();
       }

@@ -58,7 +58,7 @@ class Informer {
   static std::string KeyOf(const api::Json& obj);
 
  private:
-  void Apply(const WatchEvent& ev);
+  void Apply(WatchEvent&& ev);  // takes the decoded object (no deep copy)
 
   Client& client_;
   const api::KindDef& kind_;

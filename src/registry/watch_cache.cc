@@ -68,7 +68,24 @@ std::string SpliceResourceVersion(const std::string& json, int64_t rv) {
   return out;
 }
 
-Json CachedObject::Decode() const { return Json::parse(json, nullptr, false); }
+Json CachedObject::Decode() const {
+  std::shared_ptr<const Json> d;
+  {
+    std::lock_guard<std::mutex> lock(decoded_mu_);
+    d = decoded_.lock();
+  }
+  return d ? *d : Json::parse(json, nullptr, false);
+}
+
+std::shared_ptr<const Json> CachedObject::Shared() const {
+  std::lock_guard<std::mutex> lock(decoded_mu_);
+  std::shared_ptr<const Json> d = decoded_.lock();
+  if (!d) {
+    d = std::make_shared<const Json>(Json::parse(json, nullptr, false));
+    decoded_ = d;
+  }
+  return d;
+}
 
 WatchCache::Subscription::~Subscription() {
   if (cache_) cache_->Unsubscribe(this);

@@ -35,7 +35,16 @@ struct CachedObject {
   std::map<std::string, std::string> fields;  // metadata.name, metadata.namespace, kind fields.
 
   const std::string& Serialized() const { return json; }
+  // A mutable copy: copied from the shared decoding while one is alive, else parsed.
   api::Json Decode() const;
+  // The object decoded (resourceVersion included), immutable and shared by
+  // every in-process reader while any holds it: parsed once per version, and
+  // not retained by the cache itself (its event ring would keep old versions).
+  std::shared_ptr<const api::Json> Shared() const;
+
+ private:
+  mutable std::mutex decoded_mu_;
+  mutable std::weak_ptr<const api::Json> decoded_;
 };
 using ObjectPtr = std::shared_ptr<const CachedObject>;
 

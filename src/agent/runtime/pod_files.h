@@ -23,7 +23,7 @@ namespace batchd::agent {
 // Everything the shim needs, as written to spec.json.
 struct ShimConfig {
   PodSandboxSpec pod;
-  std::string shim_path;    // re-executed as the per-container exec wrapper
+  std::string shim_path;    // the shim executable (kept in spec.json; no longer re-executed)
   std::string cgroup_root;  // "" = no cgroups
   absl::Duration backoff_initial = absl::Seconds(10);
   absl::Duration backoff_max = absl::Minutes(5);
