@@ -143,3 +143,26 @@ kwait() {
   k wait -n "$NS" --for="condition=$2" "job/$1" --timeout="${3}s" >/dev/null 2>&1 ||
     fail "job $1 not $2 within ${3}s; status: $(k get job -n "$NS" "$1" -o jsonpath='{.status}' 2>&1 | head -c 400)"
 }
+
+# cluster_queue NAME FLAVOR CPU MEMORY [SPEC_LINE...]: a ClusterQueue open
+# to every namespace with cpu/memory quota in FLAVOR; each SPEC_LINE is one
+# more `key: value` line of its spec, e.g. "queueingStrategy: StrictFIFO".
+cluster_queue() {
+  local name=$1 flavor=$2 cpu=$3 mem=$4 extra="" line
+  shift 4
+  for line in "$@"; do extra+="  $line"$'\n'; done
+  cat <<YAML | k apply -f - >/dev/null
+apiVersion: $KQ
+kind: ClusterQueue
+metadata: {name: $name}
+spec:
+  namespaceSelector: {}
+${extra}  resourceGroups:
+  - coveredResources: ["cpu", "memory"]
+    flavors:
+    - name: $flavor
+      resources:
+      - {name: cpu, nominalQuota: $cpu}
+      - {name: memory, nominalQuota: $mem}
+YAML
+}

@@ -7,22 +7,7 @@ NODE="node-$NS"
 sim_node "$NODE" 32 64Gi
 flavor "$NS-f" "$NODE"
 for q in a b; do
-  cat <<YAML | k apply -f - >/dev/null
-apiVersion: $KQ
-kind: ClusterQueue
-metadata: {name: $NS-$q}
-spec:
-  cohortName: $NS-pool
-  namespaceSelector: {}
-  preemption: {reclaimWithinCohort: Any}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory"]
-    flavors:
-    - name: $NS-f
-      resources:
-      - {name: cpu, nominalQuota: 4}
-      - {name: memory, nominalQuota: 8Gi}
-YAML
+  cluster_queue "$NS-$q" "$NS-f" 4 8Gi "cohortName: $NS-pool" "preemption: {reclaimWithinCohort: Any}"
   local_queue "$NS" "lq-$q" "$NS-$q"
 done
 

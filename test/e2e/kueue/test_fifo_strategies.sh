@@ -7,21 +7,7 @@ NODE="node-$NS"
 sim_node "$NODE" 32 64Gi
 flavor "$NS-f" "$NODE"
 for s in StrictFIFO BestEffortFIFO; do
-  cat <<YAML | k apply -f - >/dev/null
-apiVersion: $KQ
-kind: ClusterQueue
-metadata: {name: $NS-${s,,}}
-spec:
-  namespaceSelector: {}
-  queueingStrategy: $s
-  resourceGroups:
-  - coveredResources: ["cpu", "memory"]
-    flavors:
-    - name: $NS-f
-      resources:
-      - {name: cpu, nominalQuota: 4}
-      - {name: memory, nominalQuota: 8Gi}
-YAML
+  cluster_queue "$NS-${s,,}" "$NS-f" 4 8Gi "queueingStrategy: $s"
   local_queue "$NS" "lq-${s,,}" "$NS-${s,,}"
 done
 

@@ -9,21 +9,7 @@ sim_node "$NODE" 16 32Gi
 flavor "$NS-f" "$NODE"
 priority_class "$NS-low" 10
 priority_class "$NS-high" 1000
-cat <<YAML | k apply -f - >/dev/null
-apiVersion: $KQ
-kind: ClusterQueue
-metadata: {name: $NS}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory"]
-    flavors:
-    - name: $NS-f
-      resources:
-      - {name: cpu, nominalQuota: 4}
-      - {name: memory, nominalQuota: 8Gi}
-YAML
+cluster_queue "$NS" "$NS-f" 4 8Gi "preemption: {withinClusterQueue: LowerPriority}"
 local_queue "$NS" lq "$NS"
 
 queued_job low lq 4 1h "$NS-low"

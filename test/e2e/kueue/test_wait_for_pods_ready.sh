@@ -7,20 +7,7 @@ source "$(dirname "$0")/lib.sh"
 ensure_ns
 # The flavor selects nodes labelled e2e-node=nowhere-$NS: there are none.
 flavor "$NS-f" "nowhere-$NS"
-cat <<YAML | k apply -f - >/dev/null
-apiVersion: $KQ
-kind: ClusterQueue
-metadata: {name: $NS}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory"]
-    flavors:
-    - name: $NS-f
-      resources:
-      - {name: cpu, nominalQuota: 4}
-      - {name: memory, nominalQuota: 8Gi}
-YAML
+cluster_queue "$NS" "$NS-f" 4 8Gi
 local_queue "$NS" lq "$NS"
 queued_job stuck lq 1 1h
 poll 30 wl_cond_is stuck Admitted True || fail "job not admitted"
