@@ -332,6 +332,7 @@ void CoreState::SetAdmitted(Workload wl, Admission admission) {
     AdmittedEntry* a = it->second.get();
     bool moved_lq = a->wl.namespace_ != wl.namespace_ || a->wl.local_queue != wl.local_queue;
     if (moved_lq) CountLqUsage(*a, -1);
+    a->evicting = a->evicting || wl.evicted;
     a->wl = std::move(wl);
     if (moved_lq) CountLqUsage(*a, +1);
     if (a->cq) {
@@ -351,6 +352,7 @@ void CoreState::SetAdmitted(Workload wl, Admission admission) {
   a->admission = std::move(admission);
   a->usage = UsageOf(a->admission);
   a->admit_seq = ++admit_seq_;
+  a->evicting = a->wl.evicted;  // e.g. an eviction in flight across a restart
   a->cq = &CqFor(a->admission.cluster_queue);
   a->cq->admitted.Insert(a.get());
   EnsureBuilt();  // CqFor may have added a CQ

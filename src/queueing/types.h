@@ -136,6 +136,7 @@ struct Workload {
   std::vector<PodSet> pod_sets;
   bool active = true;                       // spec.active; inactive ones are never admitted
   std::optional<absl::Time> requeue_at;     // backoff: not a candidate before this time
+  bool evicted = false;  // SetAdmitted: already being evicted (Evicted=True; a restart)
   std::map<std::string, std::string> namespace_labels;  // for namespaceSelector
 };
 
