@@ -226,6 +226,7 @@ run_suite jobs "$HERE/jobs"
 # --- The kueue suite: queueing and admission on simulated nodes only, with
 # the queueing configuration in kueue/config.yaml. ---
 run_suite kueue "$HERE/kueue" --no-local-node --config "$HERE/kueue/config.yaml"
+if [[ -z "${E2E_FILTER:-}" || "kueue_crash" =~ $E2E_FILTER ]]; then TEST_TIMEOUT=${E2E_JOBS_TIMEOUT:-240} run_one kueue_crash "$HERE/kueue_crash_test.sh"; fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

@@ -173,7 +173,7 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
     for (const auto& w : workloads_.List()) keys.insert(internal::WorkloadKey(*w));
     for (const auto& [k, sig] : wl_cq_) keys.insert(k);
   }
-  for (const std::string& k : keys) SyncWorkload(k, now);
+  for (const std::string& k : SyncOrder(keys)) SyncWorkload(k, now);
   ProcessDeadlines(now);
   bool retry = !FlushWrites(now);
   if (!AdmissionBlocked()) {

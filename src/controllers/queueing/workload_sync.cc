@@ -83,6 +83,24 @@ void QueueManagerImpl::Forget(const std::string& key) {
   inadmissible_.erase(key);
 }
 
+std::vector<std::string> QueueManagerImpl::SyncOrder(const std::set<std::string>& keys) const {
+  std::vector<std::pair<absl::Time, std::string>> order;
+  order.reserve(keys.size());
+  for (const std::string& key : keys) {
+    ObjectRef obj = Current(key);
+    absl::Time t = absl::InfiniteFuture();
+    if (obj && HasAdmission(*obj)) {
+      t = ConditionTime(*obj, "QuotaReserved").value_or(absl::InfinitePast());
+    }
+    order.emplace_back(t, key);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<std::string> out;
+  out.reserve(order.size());
+  for (auto& [t, key] : order) out.push_back(std::move(key));
+  return out;
+}
+
 void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
   ObjectRef obj = Current(key);
   if (!obj || ConditionTrue(*obj, "Finished")) {

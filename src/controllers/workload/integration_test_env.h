@@ -52,8 +52,18 @@ class IntegrationTest : public ::testing::Test {
     Settle();
   }
 
+  // A process restart: a fresh Manager, informers and controllers (Job
+  // controller, garbage collector, Job integration) over the same store;
+  // the old ones are never driven again. Converges before returning.
+  void Restart() {
+    restarted_ = std::make_unique<Process>(client_, clock_, options_);
+    ASSERT_TRUE(restarted_->mgr.SyncAll().ok());
+    Settle();
+  }
+
   void Settle() {
-    int steps = mgr_.RunUntilIdle(20000);
+    Manager& mgr = restarted_ ? restarted_->mgr : mgr_;
+    int steps = mgr.RunUntilIdle(20000);
     ASSERT_LT(steps, 20000) << "controllers did not converge";
   }
 
@@ -181,6 +191,20 @@ class IntegrationTest : public ::testing::Test {
 
   std::vector<std::string> EventReasons() { return events_.Reasons(); }
 
+  // The controllers of a restarted process (Restart()).
+  struct Process {
+    Process(client::Client& c, Clock& clock, const JobIntegrationOptions& options)
+        : mgr(clock), informers(c, mgr), ctx{c, informers, mgr, clock, events} {
+      AddJobController(ctx);
+      AddGarbageCollector(ctx);
+      AddJobIntegration(ctx, options);
+    }
+    Manager mgr;
+    InformerFactory informers;
+    FakeEventRecorder events;
+    ControllerContext ctx;
+  };
+
   JobIntegrationOptions options_;
   FakeClock clock_;
   store::MemoryStore store_;
@@ -190,6 +214,7 @@ class IntegrationTest : public ::testing::Test {
   InformerFactory informers_{client_, mgr_};
   FakeEventRecorder events_;
   std::unique_ptr<ControllerContext> ctx_;
+  std::unique_ptr<Process> restarted_;
   const api::KindDef& jobs_ = client_.Kind("batch", "v1", "jobs");
   const api::KindDef& pods_ = client_.Kind("", "v1", "pods");
   const api::KindDef& workloads_ = client_.Kind("kueue.x-k8s.io", "v1beta2", "workloads");

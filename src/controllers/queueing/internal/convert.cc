@@ -300,6 +300,9 @@ q::Workload ToWorkload(const Json& wl, const WorkloadContext& ctx) {
   out.creation = api::meta::GetCreationTimestamp(wl).value_or(absl::UnixEpoch());
   out.queue_order_time = out.creation;
   const Json* evicted = FindCondition(wl, "Evicted");
+  // An admitted workload already being evicted (an eviction in flight across
+  // a restart) is the first preemption candidate, as in Kueue.
+  out.evicted = evicted != nullptr && evicted->value("status", "") == "True";
   if (ctx.order_by_eviction_time && evicted != nullptr &&
       evicted->value("status", "") == "True" &&
       evicted->value("reason", "") == "PodsReadyTimeout") {

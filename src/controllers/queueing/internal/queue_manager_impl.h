@@ -67,6 +67,9 @@ class QueueManagerImpl : public Reconciler {
 
   // --- workloads (workload_sync.cc) ---
   void SyncWorkload(const std::string& key, absl::Time now);
+  // `keys` with admitted workloads first, in QuotaReserved order: after a
+  // restart the core then ranks preemption candidates by admission time.
+  std::vector<std::string> SyncOrder(const std::set<std::string>& keys) const;
   void SyncAdmitted(const std::string& key, const Json& wl, absl::Time now);
   void SyncPending(const std::string& key, const Json& wl);
   void Forget(const std::string& key);
