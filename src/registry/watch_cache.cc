@@ -141,13 +141,17 @@ const api::KindDef* WatchCache::KindForKey(const std::string& key) const {
   return nullptr;
 }
 
-ObjectPtr WatchCache::MakeObject(const std::string& key, std::string json,
-                                 int64_t revision) const {
+ObjectPtr WatchCache::MakeObject(const std::string& key, std::string json, int64_t revision,
+                                 std::shared_ptr<const Json>* decoded) const {
   auto obj = std::make_shared<CachedObject>();
   obj->key = key;
   obj->revision = revision;
   obj->kind = KindForKey(key);
-  Json j = Json::parse(json, nullptr, false);
+  obj->json = SpliceResourceVersion(json, revision);
+  // One parse of the served bytes: labels and fields come from it, and it is
+  // the object's shared decoding while the caller keeps it alive.
+  auto parsed = std::make_shared<const Json>(Json::parse(obj->json, nullptr, false));
+  const Json& j = *parsed;
   if (j.is_object() && j.contains("metadata") && j["metadata"].is_object()) {
     const Json& m = j["metadata"];
     if (m.contains("labels") && m["labels"].is_object()) {
@@ -163,7 +167,10 @@ ObjectPtr WatchCache::MakeObject(const std::string& key, std::string json,
       }
     }
   }
-  obj->json = SpliceResourceVersion(json, revision);
+  if (decoded != nullptr && !j.is_discarded()) {
+    obj->decoded_ = parsed;
+    *decoded = std::move(parsed);
+  }
   return obj;
 }
 
@@ -188,11 +195,7 @@ absl::Status WatchCache::Start() {
 void WatchCache::OnStoreEvent(const store::Event& e) {
   CacheEvent ev;
   ev.revision = e.revision();
-  if (e.type == store::Event::Type::kPut) {
-    ev.object = MakeObject(e.kv.key, e.kv.value, e.kv.mod_revision);
-  } else {
-    ev.object = MakeObject(e.kv.key, e.kv.value, e.kv.mod_revision);
-  }
+  ev.object = MakeObject(e.kv.key, e.kv.value, e.kv.mod_revision, &ev.decoded);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = objects_.find(e.kv.key);
   if (it != objects_.end()) ev.prev = it->second;
@@ -216,6 +219,7 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
     }
     s->cv_.notify_all();
   }
+  ev.decoded.reset();
   ring_.push_back(std::move(ev));
   while (ring_.size() > ring_capacity_) {
     oldest_ = ring_.front().revision;

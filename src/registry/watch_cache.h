@@ -43,6 +43,7 @@ struct CachedObject {
   std::shared_ptr<const api::Json> Shared() const;
 
  private:
+  friend class WatchCache;  // primes decoded_ with the parse it extracts labels from
   mutable std::mutex decoded_mu_;
   mutable std::weak_ptr<const api::Json> decoded_;
 };
@@ -54,6 +55,10 @@ struct CacheEvent {
   int64_t revision = 0;
   ObjectPtr object;  // New state; for kDeleted, the last state (revision = delete's).
   ObjectPtr prev;    // Previous state, null for kAdded.
+  // object->Shared()'s decoding, from the parse the cache made anyway: set on
+  // events queued to subscribers (so a consumer's Shared() does not parse
+  // again), never on the replay ring (which would retain every version).
+  std::shared_ptr<const api::Json> decoded;
 };
 
 class WatchCache {
@@ -103,7 +108,9 @@ class WatchCache {
 
   // Builds a CachedObject from stored bytes (used by the registry for
   // dry-run and write results too).
-  ObjectPtr MakeObject(const std::string& key, std::string json, int64_t revision) const;
+  // `decoded`, if set, receives the parse (the object's Shared() while held).
+  ObjectPtr MakeObject(const std::string& key, std::string json, int64_t revision,
+                       std::shared_ptr<const api::Json>* decoded = nullptr) const;
   const api::KindDef* KindForKey(const std::string& key) const;
 
  private:

@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <stdio.h>  // renameat2
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace batchd::agent {
 namespace {
@@ -209,10 +212,11 @@ absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
   }
 }
 
-absl::Status WriteFileAtomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::InternalError(absl::StrCat("open ", tmp, ": ", std::strerror(errno)));
+namespace {
+
+absl::Status WriteWhole(const std::string& path, const std::string& content) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
   size_t off = 0;
   while (off < content.size()) {
     ssize_t n = write(fd, content.data() + off, content.size() - off);
@@ -220,12 +224,32 @@ absl::Status WriteFileAtomic(const std::string& path, const std::string& content
     if (n < 0) {
       int err = errno;
       close(fd);
-      return absl::InternalError(absl::StrCat("write ", tmp, ": ", std::strerror(err)));
+      return absl::InternalError(absl::StrCat("write ", path, ": ", std::strerror(err)));
     }
     off += static_cast<size_t>(n);
   }
   close(fd);  // no fsync: the state must survive process crashes, not power loss
+  return absl::OkStatus();
+}
 
+}  // namespace
+
+absl::Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  BATCHD_RETURN_IF_ERROR(WriteWhole(tmp, content));
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("rename ", tmp, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileSwap(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  BATCHD_RETURN_IF_ERROR(WriteWhole(tmp, content));
+  if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
+    return absl::OkStatus();
+  }
+  // ENOENT: first write (no `path` yet); EINVAL/ENOSYS: no exchange here.
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("rename ", tmp, ": ", std::strerror(errno)));
   }

@@ -52,6 +52,14 @@ absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const nlohmann::json& j);
 // File helpers. `WriteFileAtomic` writes a temp file and renames it over `path`
 // (atomic against process crashes; no fsync, since pods do not survive a reboot).
 absl::Status WriteFileAtomic(const std::string& path, const std::string& content);
+// Like WriteFileAtomic for a file rewritten often (state.json): writes
+// `path`.tmp and swaps it with `path` (renameat2 RENAME_EXCHANGE), so after
+// the second write the two inodes are reused and no inode is freed or created
+// per write (new inodes are slow on ext4 next to recently freed ones). A crash
+// never leaves `path` partial; a reader racing two writes can see the old
+// inode being rewritten, i.e. a short/partial file, and should re-read when
+// the content does not parse. Falls back to rename where exchange fails.
+absl::Status WriteFileSwap(const std::string& path, const std::string& content);
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 absl::StatusOr<nlohmann::json> ReadJsonFile(const std::string& path);
 absl::Status MakeDirs(const std::string& path);

@@ -2,8 +2,10 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
+#include <set>
 
 #include "agent/runtime/cgroup.h"
 #include "gtest/gtest.h"
@@ -102,6 +104,35 @@ TEST(PodFilesTest, AtomicWriteAndRead) {
   ASSERT_TRUE(WriteFileAtomic(dir + "/bad.json", "{").ok());
   EXPECT_FALSE(ReadJsonFile(dir + "/bad.json").ok());
   EXPECT_FALSE(WriteFileAtomic(dir + "/no/such/dir/f", "x").ok());
+  std::filesystem::remove_all(dir);
+}
+
+// Rewrites swap two inodes: none is created or freed after the second write,
+// and every write leaves the whole new content under the name.
+TEST(PodFilesTest, SwapWriteReusesInodes) {
+  char tmpl[] = "/tmp/batchd-pf-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string f = dir + "/state.json";
+  auto inode = [](const std::string& p) {
+    struct stat st {};
+    return stat(p.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_ino) : int64_t{-1};
+  };
+  ASSERT_TRUE(WriteFileSwap(f, "one").ok());
+  EXPECT_EQ(*ReadFile(f), "one");
+  const int64_t first = inode(f);
+  ASSERT_TRUE(WriteFileSwap(f, "two, longer").ok());
+  EXPECT_EQ(*ReadFile(f), "two, longer");
+  const int64_t second = inode(f);
+  const std::set<int64_t> pair = {first, second};
+  EXPECT_EQ(pair.size(), 2u);
+  for (const std::string text : {"3", "four", "five!"}) {
+    SCOPED_TRACE(text);
+    ASSERT_TRUE(WriteFileSwap(f, text).ok());
+    EXPECT_EQ(*ReadFile(f), text);  // O_TRUNC: no tail of a longer old content
+    EXPECT_TRUE(pair.contains(inode(f)));
+    EXPECT_TRUE(pair.contains(inode(f + ".tmp")));
+  }
+  EXPECT_FALSE(WriteFileSwap(dir + "/no/such/dir/f", "x").ok());
   std::filesystem::remove_all(dir);
 }
 

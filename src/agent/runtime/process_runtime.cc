@@ -51,6 +51,18 @@ std::string ReadReady(int fd, absl::Duration timeout) {
   return std::string(absl::StripAsciiWhitespace(out));
 }
 
+// state.json. A live shim rewrites the file's previous inode in place
+// (WriteFileSwap), so a read that raced two of its writes can see a partial
+// file: such a read is retried (a finished write is never partial).
+absl::StatusOr<nlohmann::json> ReadState(const PodPaths& paths) {
+  absl::StatusOr<nlohmann::json> j = ReadJsonFile(paths.State());
+  for (int i = 0; i < 50 && absl::IsDataLoss(j.status()); ++i) {
+    if (i > 0) usleep(1000);
+    j = ReadJsonFile(paths.State());
+  }
+  return j;
+}
+
 std::vector<std::string> CurrentEnviron() {
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
@@ -179,7 +191,7 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
 // containers recorded as running are unknown now; their groups are killed and
 // the corrected state is written back so this happens once.
 absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& paths, bool alive) {
-  absl::StatusOr<nlohmann::json> j = ReadJsonFile(paths.State());
+  absl::StatusOr<nlohmann::json> j = ReadState(paths);
   PodSandboxStatus st;
   if (j.ok()) {
     absl::StatusOr<PodSandboxStatus> parsed = PodStatusFromJson(*j);
@@ -266,7 +278,7 @@ std::string ProcessRuntime::LogPath(const std::string& uid, const std::string& c
   std::unique_lock<std::mutex> lock(mu_);
   AwaitStarted(uid, lock);
   const PodPaths paths = Paths(uid);
-  absl::StatusOr<nlohmann::json> j = ReadJsonFile(paths.State());
+  absl::StatusOr<nlohmann::json> j = ReadState(paths);
   if (!j.ok()) return "";
   absl::StatusOr<PodSandboxStatus> st = PodStatusFromJson(*j);
   if (!st.ok()) return "";

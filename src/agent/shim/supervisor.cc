@@ -387,7 +387,7 @@ bool Supervisor::Done() const {
 void Supervisor::Persist() {
   status_.finished = Done();
   status_.supervisor_alive = !status_.finished;
-  absl::Status s = WriteFileAtomic(paths_.State(), PodStatusToJson(status_).dump());
+  absl::Status s = WriteFileSwap(paths_.State(), PodStatusToJson(status_).dump());
   if (!s.ok()) std::fprintf(stderr, "batchd-shim: %s\n", s.ToString().c_str());
 }
 
