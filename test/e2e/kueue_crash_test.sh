@@ -264,6 +264,48 @@ def sampler():
         time.sleep(0.03)
 
 
+def object_counts():
+    """Per ClusterQueue: (reserving count, reserved millicpu, pending count) from the Workloads."""
+    lqs = {"lq-a": "cq-a", "lq-b": "cq-b"}
+    out = {cq: [0, 0, 0] for cq in NOMINAL}
+    for wl in must("GET", f"{KQ}/namespaces/{NS}/workloads")["items"]:
+        if cond(wl, "Finished") == "True":
+            continue
+        cq, u = admitted_usage(wl)
+        if cq is not None:
+            out[cq][0] += 1
+            out[cq][1] += u
+        elif (wl.get("spec") or {}).get("active", True):
+            out[lqs[wl["spec"]["queueName"]]][2] += 1
+    return out
+
+
+def status_counts():
+    out = {}
+    for cq in NOMINAL:
+        st = must("GET", f"{KQ}/clusterqueues/{cq}").get("status") or {}
+        total = sum(cpu_milli(r.get("total", "0")) for fr in st.get("flavorsReservation", [])
+                    for r in fr.get("resources", []) if r.get("name") == "cpu")
+        out[cq] = [st.get("reservingWorkloads", 0), total, st.get("pendingWorkloads", 0)]
+    return out
+
+
+def check_status_converges(when):
+    """ClusterQueue status must match the Workloads at some quiet moment soon after a restart."""
+    deadline = time.time() + 20
+    last = None
+    while time.time() < deadline:
+        a = object_counts()
+        st = status_counts()
+        b = object_counts()
+        if a == b == st:
+            return
+        last = (a, st, b)
+        time.sleep(0.02)
+    problem(f"{when}: ClusterQueue status never matched the Workloads within 20s: "
+            f"objects/status/objects {last}")
+
+
 def jobs_done():
     js = must("GET", f"/apis/batch/v1/namespaces/{NS}/jobs")["items"]
     done = [j for j in js if cond(j, "Complete") == "True"]
@@ -288,6 +330,10 @@ def final_checks():
         if (p.get("status") or {}).get("phase") == "Succeeded":
             jn = p["metadata"].get("labels", {}).get("job-name", "")
             succeeded_pods[jn] = succeeded_pods.get(jn, 0) + 1
+    preempted = sum(1 for wl in wls if cond(wl, "Preempted") is not None)
+    print(f"{preempted} workloads were preempted at least once", flush=True)
+    if preempted == 0:
+        problem("no workload was preempted: the run did not exercise preemption")
     for j in jobs:
         name, uid = j["metadata"]["name"], j["metadata"]["uid"]
         st = j.get("status") or {}
@@ -344,6 +390,7 @@ def main():
         time.sleep(0.5)
         start_server()
         print(f"{time.strftime('%X')} restarted; {submitted[0]} submitted", flush=True)
+        check_status_converges(f"after restart with {submitted[0]} submitted")
     th_j.join(60)
     if th_j.is_alive():
         problem("submitter did not finish")
