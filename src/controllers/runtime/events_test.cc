@@ -1,0 +1,93 @@
+#include "controllers/runtime/events.h"
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/in_process_client.h"
+#include "common/testing/fake_clock.h"
+#include "gtest/gtest.h"
+#include "registry/registry.h"
+#include "store/memory/memory_store.h"
+
+namespace batchd::controllers {
+namespace {
+
+using api::Json;
+
+class ApiEventRecorderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reg_ = std::make_unique<registry::Registry>(store_, api::BuiltinScheme(), clock_);
+    ASSERT_TRUE(reg_->Start().ok());
+    client_ = std::make_unique<client::InProcessClient>(*reg_);
+    rec_ = std::make_unique<ApiEventRecorder>(*client_, clock_, "job-controller");
+  }
+  // reason/message -> (count, lastTimestamp) of the stored Events.
+  std::map<std::string, std::pair<int, std::string>> Stored() {
+    std::map<std::string, std::pair<int, std::string>> out;
+    auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+    EXPECT_TRUE(list.ok());
+    if (!list.ok()) return out;
+    for (const Json& e : list->items) {
+      out[e.value("reason", "") + "/" + e.value("message", "")] = {
+          e.value("count", 0), e.value("lastTimestamp", "")};
+    }
+    return out;
+  }
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  std::unique_ptr<registry::Registry> reg_;
+  std::unique_ptr<client::InProcessClient> client_;
+  std::unique_ptr<ApiEventRecorder> rec_;
+};
+
+Json Pod(const std::string& uid) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", "p"}, {"namespace", "default"}, {"uid", uid}}}};
+}
+
+TEST_F(ApiEventRecorderTest, RepeatsAggregateIntoCount) {
+  struct Case {
+    const char* reason;
+    const char* message;
+    int times;
+  };
+  const std::vector<Case> cases = {{"Scheduled", "on n1", 1}, {"Started", "c", 3}};
+  for (const Case& c : cases) {
+    for (int i = 0; i < c.times; ++i) {
+      rec_->Event(Pod("u1"), "Normal", c.reason, c.message);
+      clock_.Advance(absl::Seconds(1));
+    }
+  }
+  auto stored = Stored();
+  ASSERT_EQ(stored.size(), cases.size());
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reason);
+    const auto& [count, last] = stored[std::string(c.reason) + "/" + c.message];
+    EXPECT_EQ(count, c.times);
+  }
+  // The last repeat of Started (t=3s) moved its lastTimestamp.
+  EXPECT_EQ(stored["Started/c"].second, "2026-01-01T00:00:03Z");
+}
+
+// Concurrent repeats of one event are all counted (create races resolve to
+// one Event; each repeat then bumps it once).
+TEST_F(ApiEventRecorderTest, ConcurrentRepeatsAllCounted) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) rec_->Event(Pod("u2"), "Warning", "FailedScheduling", "full");
+    });
+  }
+  for (auto& t : threads) t.join();
+  auto stored = Stored();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored["FailedScheduling/full"].first, 40);
+}
+
+}  // namespace
+}  // namespace batchd::controllers
