@@ -13,6 +13,7 @@
 # ClusterQueue status and kueue_* metrics agree with the objects.
 # Run by run.sh (E2E_FILTER=kueue_crash); standalone:
 #   BIN_DIR=build/bin test/e2e/kueue_crash_test.sh
+# KUEUE_CRASH_NO_KILL=1 runs the same load without the crashes (diagnosis).
 set -euo pipefail
 BATCHD="${BIN_DIR:?BIN_DIR not set}/batchd"
 REASON=${E2E_REASON:-/dev/null}
@@ -386,6 +387,8 @@ def main():
         while not when() and time.time() < deadline:
             time.sleep(0.05)
         time.sleep(1.5)
+        if os.environ.get("KUEUE_CRASH_NO_KILL") == "1":  # Diagnosis: the same run, no crash.
+            continue
         crash()
         time.sleep(0.5)
         start_server()

@@ -163,5 +163,47 @@ TEST_F(RestartTest, StopInterruptedBetweenWritesIsFinished) {
   EXPECT_EQ(WorkloadCount("j"), 1);
 }
 
+TEST_F(RestartTest, JobThatFinishedWhileBeingStoppedFinishesItsWorkload) {
+  // The eviction's first write (suspend + stopping mark) landed, then the
+  // pod succeeded and the Job completed before the status reset: the reset
+  // (startTime removal) is invalid for a finished Job. The Workload must
+  // still become Finished, or its quota stays reserved forever.
+  EnsureFlavor();
+  Create(jobs_, QueuedJob("j"));
+  AdmitNoSettle("j");
+  Settle();
+  ASSERT_EQ(Pods("j").size(), 1u);
+  SetRunning(Pods("j")[0]);
+  EvictNoSettle("j");
+  SucceedNoSettle(Pods("j")[0]);
+  Json job = GetJob("j");
+  job["spec"]["suspend"] = true;
+  api::meta::SetAnnotation(job, internal::kStoppingAnnotation, "true");
+  auto updated = client_.Update(jobs_, job);
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  job = *updated;
+  std::string now = api::meta::FormatRfc3339(clock_.Now());
+  job["status"]["active"] = 0;
+  job["status"]["ready"] = 0;
+  job["status"]["succeeded"] = 1;
+  job["status"]["completionTime"] = now;
+  job["status"]["conditions"] = Json::array(
+      {{{"type", "SuccessCriteriaMet"}, {"status", "True"}, {"reason", "CompletionsReached"},
+        {"message", "Reached expected number of succeeded pods"}, {"lastTransitionTime", now},
+        {"lastProbeTime", now}},
+       {{"type", "Complete"}, {"status", "True"}, {"reason", "CompletionsReached"},
+        {"message", "Reached expected number of succeeded pods"}, {"lastTransitionTime", now},
+        {"lastProbeTime", now}}});
+  auto st = client_.UpdateStatus(jobs_, job);
+  ASSERT_TRUE(st.ok()) << st.status();
+
+  Restart();
+  job = GetJob("j");
+  EXPECT_EQ(CondStr(job, "Complete"), "True/CompletionsReached");
+  EXPECT_FALSE(api::meta::GetAnnotation(job, internal::kStoppingAnnotation).has_value());
+  EXPECT_EQ(CondStr(WorkloadOf("j"), "Finished"), "True/Succeeded");
+  EXPECT_EQ(WorkloadCount("j"), 1);
+}
+
 }  // namespace
 }  // namespace batchd::controllers::workload::testing

@@ -97,6 +97,15 @@ absl::StatusOr<Result> IntegrationReconciler::StartJob(Json& job, const Json& wl
 // is skipped when already done, so a stopped job costs nothing.
 absl::Status IntegrationReconciler::StopJob(Json& job, const std::vector<PodSetInfo>* fallback,
                                             const std::string& message) {
+  if (adapter_->Finished(job)) {
+    // It finished while being stopped (its pods succeeded first): keep its
+    // status (a finished Job needs its startTime) and templates, drop the
+    // mark, so that Reconcile goes on to mark the Workload Finished.
+    if (api::meta::RemoveAnnotation(job, kStoppingAnnotation)) {
+      BATCHD_RETURN_IF_ERROR(UpdateJob(job, /*status=*/false));
+    }
+    return absl::OkStatus();
+  }
   std::vector<PodSetInfo> originals;
   auto raw = api::meta::GetAnnotation(job, kOriginalPodSetsAnnotation);
   if (raw) {
