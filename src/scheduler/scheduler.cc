@@ -260,6 +260,8 @@ absl::Status Scheduler::BindOne(const Decision& d) {
 
 // Writes PodScheduled=False/Unschedulable unless the pod already says so.
 void Scheduler::RecordUnschedulable(const PodInfo& p, const std::string& message) {
+  // Every retry of a pending pod ends here: most find it already recorded.
+  if (!message.empty() && p.unschedulable_message == message) return;
   ObjectRef pod = pods_.Get(p.ns, p.name);
   if (!pod || !pod->contains("status")) return;
   Json conds = (*pod)["status"].value("conditions", Json::array());

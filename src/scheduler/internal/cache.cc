@@ -84,6 +84,12 @@ std::shared_ptr<const PodInfo> ParsePod(const Json& pod, ResourceIndex& resource
   p->scheduler_name = Str(spec, "schedulerName");
   if (p->scheduler_name.empty()) p->scheduler_name = "default-scheduler";
   p->phase = Str(Child(pod, "status"), "phase");
+  for (const Json& c : Child(Child(pod, "status"), "conditions")) {
+    if (Str(c, "type") == "PodScheduled" && Str(c, "status") == "False" &&
+        Str(c, "reason") == "Unschedulable") {
+      p->unschedulable_message = Str(c, "message");
+    }
+  }
   p->deleting = api::meta::IsBeingDeleted(pod);
   const Json& gates = Child(spec, "schedulingGates");
   p->gated = gates.is_array() && !gates.empty();

@@ -54,6 +54,9 @@ struct PodInfo {
   NodeAffinity affinity;
   std::vector<Toleration> tolerations;
   std::string signature;  // Equal for pods with identical scheduling constraints.
+  // The message of the pod's PodScheduled=False/Unschedulable condition as
+  // observed ("" when it has none): lets the scheduler skip re-recording it.
+  std::string unschedulable_message;
 
   bool Terminal() const { return phase == "Succeeded" || phase == "Failed"; }
 };

@@ -60,6 +60,37 @@ TEST(FitErrorTest, MessageLikeKubeScheduler) {
   }
 }
 
+TEST(ParsePodTest, UnschedulableMessage) {
+  struct Case {
+    std::string name;
+    Json conditions;
+    std::string want;
+  };
+  const Json unsched = {{"type", "PodScheduled"}, {"status", "False"},
+                        {"reason", "Unschedulable"}, {"message", "0/1 nodes are available"}};
+  const std::vector<Case> cases = {
+      {"no conditions", nullptr, ""},
+      {"unschedulable", Json::array({unsched}), "0/1 nodes are available"},
+      {"scheduled",
+       Json::array({{{"type", "PodScheduled"}, {"status", "True"}, {"message", "x"}}}), ""},
+      {"other reason",
+       Json::array({{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "SchedulingGated"},
+                     {"message", "x"}}}),
+       ""},
+      {"other type",
+       Json::array({{{"type", "Ready"}, {"status", "False"}, {"reason", "Unschedulable"},
+                     {"message", "x"}}}),
+       ""},
+  };
+  Cache cache;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Json pod = Pod("p", "1");
+    if (!c.conditions.is_null()) pod["status"]["conditions"] = c.conditions;
+    EXPECT_EQ(ParsePod(pod, cache.resources())->unschedulable_message, c.want);
+  }
+}
+
 TEST(CacheTest, FiltersAndReasons) {
   struct Case {
     std::string name;
