@@ -9,8 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -257,11 +255,24 @@ absl::Status WriteFileSwap(const std::string& path, const std::string& content) 
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // Plain read(2): these small files are read on every pod status check.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return absl::InternalError(absl::StrCat("read ", path, ": ", std::strerror(err)));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
 }
 
 absl::StatusOr<json> ReadJsonFile(const std::string& path) {
