@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "absl/strings/numbers.h"
 #include "api/batch/v1/batch_v1.h"
 #include "api/meta/object_meta.h"
 #include "controllers/job/job_reconciler.h"
@@ -35,6 +36,15 @@ namespace {
 
 bool IsReason(const absl::Status& s, const char* reason) {
   return registry::GetPayload(s).reason == reason;
+}
+
+// spec.<field> as a string, `def` when absent (no json_pointer: a missing
+// path there throws and catches an exception on every sync).
+std::string SpecString(const Json& job, const char* field, const char* def) {
+  auto spec = job.find("spec");
+  if (spec == job.end() || !spec->is_object()) return def;
+  auto v = spec->find(field);
+  return v != spec->end() && v->is_string() ? v->get<std::string>() : def;
 }
 
 void EnsureTypeMeta(Json& obj, const char* api_version, const char* kind) {
@@ -110,6 +120,11 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
   // before the snapshot guarantee the snapshot shows those pods.
   const bool satisfied_before = expectations_.Satisfied(key, ctx_.clock.Now());
   client::ObjectRef job_ref = jobs_.Get(key.substr(0, slash), key.substr(slash + 1));
+  if (job_ref && CacheBehindOwnWrite(key, *job_ref)) {
+    // Our last status write is not in the cache yet; its watch event
+    // enqueues the key again (the timer is a safety net).
+    return Result::After(absl::Milliseconds(100));
+  }
   std::vector<client::ObjectRef> pods = index_.For(key);
   const std::string uid = job_ref ? api::meta::GetUid(*job_ref) : "";
   // Pods whose Job is gone (or replaced by a same-named one) lose the
@@ -136,9 +151,11 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
   if (!job_ref) {
     expectations_.Forget(key);
     backoff_.Remove(key);
+    std::lock_guard<std::mutex> lock(written_mu_);
+    written_rv_.erase(key);
     return Result::Done();
   }
-  const std::string managed_by = job_ref->value("/spec/managedBy"_json_pointer, std::string());
+  const std::string managed_by = SpecString(*job_ref, "managedBy", "");
   if (!managed_by.empty() && managed_by != api::batch_v1::kJobControllerName) {
     return Result::Done();
   }
@@ -146,8 +163,7 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
     backoff_.Remove(key);
     return Result::Done();
   }
-  const std::string mode =
-      job_ref->value("/spec/completionMode"_json_pointer, std::string("NonIndexed"));
+  const std::string mode = SpecString(*job_ref, "completionMode", "NonIndexed");
   if (mode != "NonIndexed" && mode != "Indexed") {
     ctx_.events.Event(*job_ref, "Warning", "UnknownCompletionMode",
                       "Skipped Job sync because completion mode is unknown");
@@ -161,9 +177,28 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
   return SyncJob(c);
 }
 
+bool JobReconciler::CacheBehindOwnWrite(const std::string& key, const Json& cached) {
+  int64_t rv = 0;
+  if (!absl::SimpleAtoi(api::meta::GetResourceVersion(cached), &rv)) return false;
+  std::lock_guard<std::mutex> lock(written_mu_);
+  auto it = written_rv_.find(key);
+  if (it == written_rv_.end()) return false;
+  if (rv >= it->second) {
+    written_rv_.erase(it);  // Caught up.
+    return false;
+  }
+  return true;
+}
+
 absl::Status JobReconciler::WriteStatus(SyncCtx& c) {
   auto r = ctx_.client.UpdateStatus(job_kind_, c.job);
   if (!r.ok()) return r.status();
+  int64_t rv = 0;
+  if (absl::SimpleAtoi(api::meta::GetResourceVersion(*r), &rv)) {
+    std::lock_guard<std::mutex> lock(written_mu_);
+    int64_t& last = written_rv_[c.key];
+    last = std::max(last, rv);
+  }
   c.job = std::move(*r);
   EnsureTypeMeta(c.job, "batch/v1", "Job");
   return absl::OkStatus();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -94,6 +95,9 @@ class JobReconciler : public Reconciler {
                                      const std::vector<const api::Json*>& pods,
                                      absl::Status* err);
   absl::Status WriteStatus(SyncCtx& c);
+  // True when the informer's copy of the Job is older than our last status
+  // write for `key` (see written_rv_).
+  bool CacheBehindOwnWrite(const std::string& key, const api::Json& cached);
 
   ControllerContext& ctx_;
   const api::KindDef& job_kind_;
@@ -103,6 +107,13 @@ class JobReconciler : public Reconciler {
   Expectations expectations_;
   PodIndex index_;
   BackoffStore backoff_;
+  // The resourceVersion of each Job's last status write. A sync that reads
+  // an older copy from the informer would decide on a status from before its
+  // own write (e.g. a succeeded pod whose finalizer is already gone but which
+  // the stale status does not count yet, so a replacement is created); it
+  // waits for the cache to catch up instead.
+  std::mutex written_mu_;
+  std::map<std::string, int64_t> written_rv_;
 };
 
 }  // namespace batchd::controllers::job
