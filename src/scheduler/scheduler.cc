@@ -125,7 +125,8 @@ void Scheduler::RemovePendingLocked(const std::string& key) {
 }
 
 void Scheduler::MoveAllToActiveLocked() {
-  std::vector<std::string> keys(unschedulable_.begin(), unschedulable_.end());
+  absl::flat_hash_set<std::string> keys;
+  keys.swap(unschedulable_);  // every key leaves the set; no copy of the keys
   for (const auto& k : keys) ActivateLocked(k);
 }
 
