@@ -224,10 +224,9 @@ ErrorList ValidateLocalQueue(const Json& lq) {
 ErrorList ValidateLocalQueueUpdate(const Json& lq, const Json& old) {
   ErrorList errs = ValidateLocalQueue(lq);
   Append(errs, internal::ValidateMetaUpdate(lq, old, true));
-  std::string now = GetStr(GetObj(lq, "spec"), "clusterQueue");
-  if (now != GetStr(GetObj(old, "spec"), "clusterQueue")) {
-    errs.push_back(Invalid(Path("spec").Child("clusterQueue"), now, "field is immutable"));
-  }
+  Append(errs, validation::ValidateImmutableField(GetStr(GetObj(lq, "spec"), "clusterQueue"),
+                                                  GetStr(GetObj(old, "spec"), "clusterQueue"),
+                                                  Path("spec").Child("clusterQueue")));
   return errs;
 }
 
@@ -282,10 +281,9 @@ ErrorList ValidateAdmissionCheck(const Json& ac) {
 ErrorList ValidateAdmissionCheckUpdate(const Json& ac, const Json& old) {
   ErrorList errs = ValidateAdmissionCheck(ac);
   Append(errs, internal::ValidateMetaUpdate(ac, old, false));
-  std::string now = GetStr(GetObj(ac, "spec"), "controllerName");
-  if (now != GetStr(GetObj(old, "spec"), "controllerName")) {
-    errs.push_back(Invalid(Path("spec").Child("controllerName"), now, "field is immutable"));
-  }
+  Append(errs, validation::ValidateImmutableField(GetStr(GetObj(ac, "spec"), "controllerName"),
+                                                  GetStr(GetObj(old, "spec"), "controllerName"),
+                                                  Path("spec").Child("controllerName")));
   return errs;
 }
 

@@ -269,6 +269,11 @@ std::set<std::string> StringSet(const Json& list) {
 
 }  // namespace
 
+ErrorList ValidateImmutableField(const Json& now, const Json& old, const Path& path) {
+  if (now == old) return {};
+  return {Invalid(path, now, std::string(kFieldImmutable))};
+}
+
 ErrorList ValidateObjectMetaUpdate(const Json& new_meta, const Json& old_meta, const Path& path) {
   ErrorList errs;
   if (!FieldOrNull(old_meta, "deletionTimestamp").is_null()) {

@@ -26,6 +26,10 @@ inline constexpr size_t kTotalAnnotationSizeLimitBytes = 256 * 1024;
 ErrorList ValidateObjectMeta(const Json& metadata, bool namespaced, const NameValidator& name_fn,
                              const Path& path);
 
+// apimachinery's ValidateImmutableField: one error at `path`
+// ("Invalid value: <now>: field is immutable") when `now` differs from `old`.
+ErrorList ValidateImmutableField(const Json& now, const Json& old, const Path& path);
+
 // Validates an update of `metadata`: name, namespace, uid, creationTimestamp,
 // deletionTimestamp and deletionGracePeriodSeconds are immutable; generation
 // may not decrease; no new finalizers once the old object is being deleted.

@@ -69,10 +69,10 @@ ErrorList ValidatePriorityClassUpdate(const Json& pc, const Json& old) {
   if (pc.value("value", Json()) != old.value("value", Json())) {
     errs.push_back(Forbidden(Path("value"), "may not be changed in an update."));
   }
-  if (pc.value("preemptionPolicy", Json()) != old.value("preemptionPolicy", Json())) {
-    errs.push_back(Invalid(Path("preemptionPolicy"), pc.value("preemptionPolicy", Json()),
-                           "field is immutable"));
-  }
+  m = validation::ValidateImmutableField(pc.value("preemptionPolicy", Json()),
+                                         old.value("preemptionPolicy", Json()),
+                                         Path("preemptionPolicy"));
+  errs.insert(errs.end(), m.begin(), m.end());
   return errs;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "api/validation/names.h"
+#include "api/validation/object_meta.h"
 
 namespace batchd::api::batch_v1::internal {
 
@@ -91,8 +92,7 @@ ErrorList NonNegative(const Json& value, const Path& p) {
 }
 
 ErrorList Immutable(const Json& now, const Json& old, const Path& p) {
-  if (now == old) return {};
-  return {Invalid(p, now, "field is immutable")};
+  return validation::ValidateImmutableField(now, old, p);
 }
 
 }  // namespace batchd::api::batch_v1::internal
