@@ -29,31 +29,16 @@ admissions/s, and per class mean / p50 / p90 / max time to admission.
 """
 import argparse, http.client, json, os, queue, sys, threading, time
 
-TCK = os.sysconf("SC_CLK_TCK")
+# /proc readers shared with the jobs benchmark (same folder).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_jobs_client import proc_cpu_s, proc_rss_mib  # noqa: E402
+
 CLASSES = [  # name, count, cpu, runtime_ms, priority, interval_ms
     ("small", 350, 1, 200, 50, 100),
     ("medium", 100, 5, 500, 100, 500),
     ("large", 50, 20, 1000, 200, 1200),
 ]
 KQ = "/apis/kueue.x-k8s.io/v1beta2"
-
-
-def proc_cpu_s(pid):
-    try:
-        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(f[11]) + int(f[12])) / TCK
-    except OSError:
-        return 0.0
-
-
-def proc_rss_mib(pid):
-    try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 class Api:
