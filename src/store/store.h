@@ -9,10 +9,12 @@
 // (store/testing/store_conformance.h).
 //
 // Thread-safety: every method may be called concurrently from any thread.
-// Watch callbacks run on a store-owned thread, in revision order, after the
-// write is durable and *before* the writer's call returns; so a reader that
-// watches from revision 0 sees a write before its author does. Callbacks must
-// be quick and must not call back into the store.
+// Watch callbacks run one at a time, in revision order, after the write is
+// durable and *before* the writer's call returns; so a reader that watches
+// from revision 0 sees a write before its author does. They may run on a
+// writer's own thread (SqliteStore's group-commit leader runs them for its
+// batch), so a caller must not hold a lock a callback takes while it writes.
+// Callbacks must be quick and must not call back into the store.
 #pragma once
 
 #include <cstdint>

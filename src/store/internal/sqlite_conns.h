@@ -3,8 +3,8 @@
 // statements.
 //
 // Thread-safety: a `SqliteWriteOp` is owned by the blocked caller and touched
-// by the writer thread until `done`; each connection is used by one thread at
-// a time (the writer thread, or whoever took a reader from the pool).
+// by the leading writer until `done`; each connection is used by one thread at
+// a time (the current leader, or whoever took a reader from the pool).
 #pragma once
 
 #include <cstdint>

@@ -149,16 +149,15 @@ SqliteStore::SqliteStore(const SqliteOptions& options,
       writer_revision_(revision),
       revision_(revision),
       compacted_(compacted),
-      hub_(revision, options.history) {
-  writer_thread_ = std::thread([this] { WriterLoop(); });
-}
+      hub_(revision, options.history) {}
 
 SqliteStore::~SqliteStore() {
-  {
-    absl::MutexLock lock(&queue_mu_);
-    stopping_ = true;
-  }
-  writer_thread_.join();
+  absl::MutexLock lock(&queue_mu_);
+  stopping_ = true;
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
+    return queue_.empty() && !leader_active_;
+  };
+  queue_mu_.Await(absl::Condition(&idle));  // queued writes finish first
 }
 
 absl::StatusOr<std::unique_ptr<SqliteReadConn>> SqliteStore::AcquireReader() {

@@ -3,16 +3,18 @@
 // `meta(name, value)` holding the current and the compacted revision, both
 // updated in the same transaction as the data they describe.
 //
-// Writes go through one writer thread. With group commit, writers enqueue and
-// block; the writer applies every queued operation (up to `max_batch`) in one
-// transaction, in order, each checked on its own (a failed precondition fails
-// only that operation), commits once, delivers watch events in revision order
-// on the writer thread, and then wakes the writers. Without group commit each
-// operation is its own transaction. Reads use a pool of separate read
+// Writes are serialized through a queue with a leader. With group commit,
+// writers enqueue and block; the writer at the front becomes the leader: it
+// applies every queued operation (up to `max_batch`) in one transaction, in
+// order, each checked on its own (a failed precondition fails only that
+// operation), commits once, delivers watch events in revision order on its
+// own thread, and then wakes the other writers of the batch. Without group
+// commit each operation is its own transaction. Reads use a pool of separate read
 // connections; a read started after a write was acknowledged sees it.
 //
 // Thread-safety: all methods are thread-safe. Watch callbacks run on the
-// writer thread (live events) or a replay thread (history); see store.h.
+// leading writer's thread (live events; one leader at a time) or a replay
+// thread (history); see store.h.
 // Watch history is in memory only: after reopening, the oldest watchable
 // revision is the revision at open.
 #pragma once
@@ -23,7 +25,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -96,7 +97,6 @@ class SqliteStore : public Store {
               int64_t revision, int64_t compacted);
 
   absl::StatusOr<KeyValue> Submit(internal::SqliteWriteOp& op);
-  void WriterLoop();
   std::vector<Event> ExecuteBatch(const std::vector<internal::SqliteWriteOp*>& batch);
   absl::Status TryBatch(const std::vector<internal::SqliteWriteOp*>& batch,
                         std::vector<Event>* events);
@@ -106,8 +106,8 @@ class SqliteStore : public Store {
   void ReleaseReader(std::unique_ptr<internal::SqliteReadConn> conn);
 
   const SqliteOptions options_;
-  std::unique_ptr<internal::SqliteWriteConn> writer_;  // Writer thread only.
-  int64_t writer_revision_;                            // Writer thread only.
+  std::unique_ptr<internal::SqliteWriteConn> writer_;  // The leader only.
+  int64_t writer_revision_;                            // The leader only.
   std::atomic<int64_t> revision_;   // Latest committed and delivered revision.
   std::atomic<int64_t> compacted_;  // Persisted compacted revision.
   internal::WatchHub hub_;
@@ -115,11 +115,10 @@ class SqliteStore : public Store {
   absl::Mutex queue_mu_;
   std::deque<internal::SqliteWriteOp*> queue_ ABSL_GUARDED_BY(queue_mu_);
   bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
+  bool leader_active_ ABSL_GUARDED_BY(queue_mu_) = false;  // a batch is being committed
 
   absl::Mutex readers_mu_;
   std::vector<std::unique_ptr<internal::SqliteReadConn>> readers_ ABSL_GUARDED_BY(readers_mu_);
-
-  std::thread writer_thread_;
 };
 
 }  // namespace batchd::store
