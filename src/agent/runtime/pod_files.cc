@@ -192,7 +192,8 @@ json PodStatusToJson(const PodSandboxStatus& s) {
           {"app", apps},
           {"finished", s.finished},
           {"stopRequested", s.stop_requested},
-          {"startedAt", TimeToJson(s.started_at)}};
+          {"startedAt", TimeToJson(s.started_at)},
+          {"shimPid", s.shim_pid}};
 }
 
 absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
@@ -204,10 +205,22 @@ absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
     s.finished = j.value("finished", false);
     s.stop_requested = j.value("stopRequested", false);
     s.started_at = TimeFromJson(j, "startedAt");
+    s.shim_pid = j.value("shimPid", 0);  // absent in states written before it existed
     return s;
   } catch (const json::exception& e) {
     return absl::DataLossError(absl::StrCat("pod state: ", e.what()));
   }
+}
+
+absl::Status WriteFd(int fd, const std::string& content, const std::string& path) {
+  size_t off = 0;
+  while (off < content.size()) {
+    ssize_t n = write(fd, content.data() + off, content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::InternalError(absl::StrCat("write ", path, ": ", std::strerror(errno)));
+    off += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
 }
 
 namespace {
@@ -215,19 +228,9 @@ namespace {
 absl::Status WriteWhole(const std::string& path, const std::string& content) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return absl::InternalError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
-  size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = write(fd, content.data() + off, content.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return absl::InternalError(absl::StrCat("write ", path, ": ", std::strerror(err)));
-    }
-    off += static_cast<size_t>(n);
-  }
+  absl::Status s = WriteFd(fd, content, path);
   close(fd);  // no fsync: the state must survive process crashes, not power loss
-  return absl::OkStatus();
+  return s;
 }
 
 }  // namespace
@@ -254,23 +257,24 @@ absl::Status WriteFileSwap(const std::string& path, const std::string& content) 
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  // Plain read(2): these small files are read on every pod status check.
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+absl::StatusOr<std::string> ReadFd(int fd, const std::string& path) {
   std::string out;
   char buf[8192];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return absl::InternalError(absl::StrCat("read ", path, ": ", std::strerror(err)));
-    }
+    if (n < 0) return absl::InternalError(absl::StrCat("read ", path, ": ", std::strerror(errno)));
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }
+  return out;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  // Plain read(2): these small files are read on every pod status check.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  absl::StatusOr<std::string> out = ReadFd(fd, path);
   close(fd);
   return out;
 }

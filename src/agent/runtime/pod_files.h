@@ -1,12 +1,19 @@
 // The on-disk contract between the agent runtime and the pod shim: the
 // layout of a pod directory and the JSON of spec.json and state.json.
 //
-//   <pod-dir>/spec.json           ShimConfig (written once by Start)
-//   <pod-dir>/state.json          PodSandboxStatus (rewritten atomically by the shim)
-//   <pod-dir>/shim.lock           flock'ed by the live shim (liveness without pids)
-//   <pod-dir>/shim.pid, shim.log  the shim's pid and its own diagnostics
+//   <pod-dir>/spec.json           ShimConfig (written once by Start); the live
+//                                 shim holds an flock on it (liveness without pids)
+//   <pod-dir>/state.json          PodSandboxStatus and the shim's pid (rewritten by
+//                                 the shim with WriteFileSwap; state.json.tmp is
+//                                 the spare inode)
 //   <pod-dir>/stop                grace period in ms, written by Stop before SIGTERM
-//   <pod-dir>/logs/<container>/<run>.log   stdout+stderr of run <run> (= restart count)
+//   <pod-dir>/<container>.<run>.log   stdout+stderr of run <run> (= restart count);
+//                                 container names are DNS labels, so hold no dot
+//   <root>/shims.log              every shim's own diagnostics, one append-only
+//                                 file shared by all pods, lines prefixed with the uid
+//
+// A pod costs few inodes (the directory, spec.json, state.json and its spare,
+// one log per run): inode creation is a visible share of starting a pod.
 //
 // Thread-safety: free functions, no shared state.
 #pragma once
@@ -34,15 +41,14 @@ struct PodPaths {
   std::string dir;
   std::string Spec() const { return dir + "/spec.json"; }
   std::string State() const { return dir + "/state.json"; }
-  std::string Lock() const { return dir + "/shim.lock"; }
-  std::string Pid() const { return dir + "/shim.pid"; }
-  std::string ShimLog() const { return dir + "/shim.log"; }
   std::string Stop() const { return dir + "/stop"; }
-  std::string LogDir(const std::string& container) const { return dir + "/logs/" + container; }
   std::string Log(const std::string& container, int run) const {
-    return LogDir(container) + "/" + std::to_string(run) + ".log";
+    return dir + "/" + container + "." + std::to_string(run) + ".log";
   }
 };
+
+// The shims' shared diagnostics file under the runtime's root (see above).
+inline constexpr char kShimLogName[] = "shims.log";
 
 nlohmann::json ShimConfigToJson(const ShimConfig& c);
 absl::StatusOr<ShimConfig> ShimConfigFromJson(const nlohmann::json& j);
@@ -60,7 +66,11 @@ absl::Status WriteFileAtomic(const std::string& path, const std::string& content
 // inode being rewritten, i.e. a short/partial file, and should re-read when
 // the content does not parse. Falls back to rename where exchange fails.
 absl::Status WriteFileSwap(const std::string& path, const std::string& content);
+// Writes all of `content` to `fd` from its current offset (`path` names it in errors).
+absl::Status WriteFd(int fd, const std::string& content, const std::string& path);
 absl::StatusOr<std::string> ReadFile(const std::string& path);
+// Reads `fd` from its current offset to the end (`path` names it in errors).
+absl::StatusOr<std::string> ReadFd(int fd, const std::string& path);
 absl::StatusOr<nlohmann::json> ReadJsonFile(const std::string& path);
 absl::Status MakeDirs(const std::string& path);
 absl::Status RemoveTree(const std::string& path);

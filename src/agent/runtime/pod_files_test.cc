@@ -48,6 +48,7 @@ TEST(PodFilesTest, PodStatusRoundTripsWithNanosecondTimes) {
   s.finished = true;
   s.stop_requested = true;
   s.started_at = absl::FromUnixNanos(1767225600123456789);
+  s.shim_pid = 4242;
   ContainerStatus c{.name = "a", .state = ContainerStatus::State::kTerminated,
                     .reason = "Error", .message = "m", .exit_code = 137, .signal = 9,
                     .started_at = absl::FromUnixNanos(1767225601000000001),
@@ -65,6 +66,17 @@ TEST(PodFilesTest, PodStatusRoundTripsWithNanosecondTimes) {
   EXPECT_EQ(back->app[0].finished_at, c.finished_at);
   EXPECT_EQ(back->app[0].last_terminated->finished_at, absl::FromUnixSeconds(6));
   EXPECT_EQ(back->init[0].started_at, absl::InfinitePast());  // unset stays unset
+  EXPECT_EQ(back->shim_pid, 4242);
+}
+
+TEST(PodFilesTest, StateWithoutShimPidReadsAsZero) {
+  absl::StatusOr<PodSandboxStatus> st = PodStatusFromJson({{"finished", true}});
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->shim_pid, 0);
+}
+
+TEST(PodFilesTest, ContainerLogsLieFlatInThePodDir) {
+  EXPECT_EQ(PodPaths("/r/u").Log("main", 3), "/r/u/main.3.log");
 }
 
 TEST(PodFilesTest, BadJsonIsAnErrorNotACrash) {

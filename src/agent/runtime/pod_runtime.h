@@ -95,6 +95,7 @@ struct PodSandboxStatus {
   bool finished = false;
   bool stop_requested = false;
   absl::Time started_at = absl::InfinitePast();  // when the shim started the pod
+  int shim_pid = 0;  // the supervisor's pid as it recorded it (0 = not recorded)
 };
 
 class PodRuntime {

@@ -1,10 +1,16 @@
 // The real PodRuntime: one `batchd-shim` per pod, state on disk (pod_files.h).
-// Liveness of a shim is its flock on <pod-dir>/shim.lock (immune to pid reuse
-// and to zombies); shims this process spawned are reaped on every call.
+// Liveness of a shim is its flock on <pod-dir>/spec.json (immune to pid reuse
+// and to zombies). A pod's own shim is reaped when a call finds it dead or
+// finished; every shim this process spawned is swept now and then (every
+// kSweepEvery calls, and in List), so zombies are short-lived and bounded.
+//
+// The calls are syscall-lean because the agent polls Status for every pod:
+// Status is open+flock+close of spec.json and one read of state.json.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,8 +33,12 @@ extern char** environ;
 namespace batchd::agent {
 namespace {
 
+// How many liveness checks pass between sweeps of all spawned shims.
+constexpr int kSweepEvery = 64;
+
 bool ValidUid(const std::string& uid) {
-  return !uid.empty() && uid != "." && uid != ".." && uid.find('/') == std::string::npos;
+  return !uid.empty() && uid != "." && uid != ".." && uid != kShimLogName &&
+         uid.find('/') == std::string::npos;
 }
 
 // Waits for the shim's "ok"/"busy"/"error: ..." line (or EOF) on `fd`.
@@ -69,10 +79,37 @@ std::vector<std::string> CurrentEnviron() {
   return env;
 }
 
+// Pods started by a shim of the previous layout (shim.lock, shim.pid,
+// logs/<container>/<run>.log), which keeps running across an agent upgrade.
+// Consulted only where the current layout finds no live shim and the pod is
+// not finished (or on Remove and a missing log), so current pods pay nothing.
+enum class Legacy { kNone, kAlive, kDead };
+Legacy LegacyShim(const PodPaths& paths) {
+  int fd = open((paths.dir + "/shim.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Legacy::kNone;
+  const bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+  close(fd);
+  return held ? Legacy::kAlive : Legacy::kDead;
+}
+
+int LegacyShimPid(const PodPaths& paths) {
+  int pid = 0;
+  absl::StatusOr<std::string> text = ReadFile(paths.dir + "/shim.pid");
+  if (!text.ok() || !absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &pid)) return 0;
+  return pid;
+}
+
+std::string LegacyLog(const PodPaths& paths, const std::string& container, int run) {
+  return absl::StrCat(paths.dir, "/logs/", container, "/", run, ".log");
+}
+
 class ProcessRuntime : public PodRuntime {
  public:
   ProcessRuntime(ProcessRuntimeOptions opts, std::unique_ptr<ProcessRunner> runner)
       : opts_(std::move(opts)), runner_(std::move(runner)) {}
+  ~ProcessRuntime() override {
+    if (shim_log_fd_ >= 0) close(shim_log_fd_);
+  }
 
   absl::Status Start(const PodSandboxSpec& spec) override;
   absl::StatusOr<PodSandboxStatus> Status(const std::string& uid) override;
@@ -83,10 +120,17 @@ class ProcessRuntime : public PodRuntime {
                       bool previous) override;
 
  private:
+  enum class Shim { kNoPod, kAlive, kDead };
+
   PodPaths Paths(const std::string& uid) const { return PodPaths(opts_.root + "/" + uid); }
-  int ShimPid(const PodPaths& paths) const;
-  bool ShimAlive(const PodPaths& paths);
-  void ReapShims();
+  // Tests the flock on spec.json (kNoPod: no spec.json). Counts toward the sweep.
+  Shim Probe(const PodPaths& paths);
+  // Reaps `pid` if it is a terminated child; a shim from a past runtime in
+  // this process is reaped too (it is not in children_).
+  void Reap(int pid);
+  void SweepShims();
+  // The shared shims.log, opened once (-1 if it cannot be opened).
+  int ShimLogFd();
   absl::Status SpawnShim(const PodPaths& paths, const std::string& uid,
                          std::unique_lock<std::mutex>& lock);
   // Blocks (releasing `lock`) while `uid`'s Start waits for its shim.
@@ -97,6 +141,8 @@ class ProcessRuntime : public PodRuntime {
   std::unique_ptr<ProcessRunner> runner_;
   std::mutex mu_;
   std::set<int> children_;  // shims this process spawned and has not reaped
+  int probes_ = 0;          // liveness checks since the last sweep
+  int shim_log_fd_ = -1;
   // Pods whose Start waits for the shim's "ok" without holding mu_ (so pods
   // start in parallel); other calls on such a pod wait on started_cv_, which
   // keeps the per-pod order the single lock used to give.
@@ -108,28 +154,32 @@ void ProcessRuntime::AwaitStarted(const std::string& uid, std::unique_lock<std::
   started_cv_.wait(lock, [&] { return !starting_.contains(uid); });
 }
 
-int ProcessRuntime::ShimPid(const PodPaths& paths) const {
-  int pid = 0;
-  absl::StatusOr<std::string> text = ReadFile(paths.Pid());
-  if (!text.ok() || !absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &pid)) return 0;
-  return pid;
+void ProcessRuntime::Reap(int pid) {
+  if (pid > 0 && runner_->TryReap(pid).has_value()) children_.erase(pid);
 }
 
-void ProcessRuntime::ReapShims() {
+void ProcessRuntime::SweepShims() {
+  probes_ = 0;
   for (auto it = children_.begin(); it != children_.end();) {
     it = runner_->TryReap(*it).has_value() ? children_.erase(it) : std::next(it);
   }
 }
 
-bool ProcessRuntime::ShimAlive(const PodPaths& paths) {
-  ReapShims();
-  if (int pid = ShimPid(paths); pid > 0) (void)runner_->TryReap(pid);  // ours from a past life
-  int fd = open(paths.Lock().c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool free = flock(fd, LOCK_EX | LOCK_NB) == 0;
-  if (free) flock(fd, LOCK_UN);
-  close(fd);
-  return !free;
+ProcessRuntime::Shim ProcessRuntime::Probe(const PodPaths& paths) {
+  if (++probes_ >= kSweepEvery) SweepShims();
+  int fd = open(paths.Spec().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Shim::kNoPod;
+  const bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+  close(fd);  // releases the lock if this took it
+  return held ? Shim::kAlive : Shim::kDead;
+}
+
+int ProcessRuntime::ShimLogFd() {
+  if (shim_log_fd_ < 0) {
+    const std::string path = opts_.root + "/" + kShimLogName;
+    shim_log_fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  }
+  return shim_log_fd_;
 }
 
 // Called with `lock` held; releases it while the shim starts the pod.
@@ -137,7 +187,7 @@ absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string&
                                        std::unique_lock<std::mutex>& lock) {
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-  int log_fd = open(paths.ShimLog().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int log_fd = ShimLogFd();
   SpawnRequest req{.argv = {opts_.shim_path, "--pod-dir", paths.dir, "--ready-fd", "3"},
                    .env = CurrentEnviron(),
                    .stdout_fd = log_fd,
@@ -146,7 +196,6 @@ absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string&
                    .new_session = true};
   absl::StatusOr<int> pid = runner_->Spawn(req);
   close(ready[1]);
-  if (log_fd >= 0) close(log_fd);
   if (!pid.ok()) {
     close(ready[0]);
     return pid.status();
@@ -162,9 +211,9 @@ absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string&
   if (reply == "ok" || reply == "busy") return absl::OkStatus();
   // Only a shim not yet reaped (by another call meanwhile) may be signalled.
   if (children_.contains(*pid)) (void)runner_->Signal(*pid, SIGKILL, /*group=*/false);
-  return absl::InternalError(
-      absl::StrCat("pod shim did not start (", reply.empty() ? "no reply" : reply, "); see ",
-                   paths.ShimLog()));
+  return absl::InternalError(absl::StrCat("pod shim did not start (",
+                                          reply.empty() ? "no reply" : reply, "); see ",
+                                          opts_.root, "/", kShimLogName));
 }
 
 absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
@@ -172,35 +221,81 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
   std::unique_lock<std::mutex> lock(mu_);
   AwaitStarted(spec.uid, lock);
   const PodPaths paths = Paths(spec.uid);
-  if (std::filesystem::exists(paths.State()) || ShimAlive(paths)) return absl::OkStatus();
-  if (absl::Status s = MakeDirs(paths.dir); !s.ok()) return s;
+  // A directory this call creates holds nothing yet: no state, no shim, no stop file.
+  bool fresh = mkdir(paths.dir.c_str(), 0755) == 0;
+  if (!fresh && errno == ENOENT) {  // no root yet
+    if (absl::Status s = MakeDirs(paths.dir); !s.ok()) return s;
+    fresh = true;
+  } else if (!fresh && errno != EEXIST) {
+    return absl::InternalError(absl::StrCat("mkdir ", paths.dir, ": ", std::strerror(errno)));
+  }
+  if (!fresh && std::filesystem::exists(paths.State())) return absl::OkStatus();
+  // spec.json is written in place (no temp file and rename: one inode less per
+  // pod), under the shim's own flock, which makes that as safe as a rename:
+  // - a live shim holds the lock, so the flock fails and the pod is left alone
+  //   (it is started);
+  // - a shim that has not taken the lock yet (one a crashed agent spawned)
+  //   takes it only after this write is complete, and reads spec.json only
+  //   once it holds the lock; it then runs the pod and ours answers "busy";
+  // - a crash mid-write leaves a partial spec.json with no state.json and no
+  //   shim: Status never parses spec.json (such a pod reads as finished with
+  //   no containers, as one whose shim never started), and the next Start
+  //   rewrites it, since it skips only when state.json exists or a shim is
+  //   alive. No shim is spawned before the write completed.
+  int fd = open(paths.Spec().c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("open ", paths.Spec(), ": ", std::strerror(errno)));
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return absl::OkStatus();  // a live shim holds the pod
+  }
   ShimConfig config{.pod = spec,
                     .shim_path = opts_.shim_path,
                     .cgroup_root = opts_.cgroup_root,
                     .backoff_initial = opts_.backoff_initial,
                     .backoff_max = opts_.backoff_max};
-  if (absl::Status s = WriteFileAtomic(paths.Spec(), ShimConfigToJson(config).dump(2));
-      !s.ok()) {
-    return s;
+  const std::string text = ShimConfigToJson(config).dump(2);
+  absl::Status s = WriteFd(fd, text, paths.Spec());
+  if (s.ok() && !fresh && ftruncate(fd, static_cast<off_t>(text.size())) != 0) {
+    s = absl::InternalError(absl::StrCat("truncate ", paths.Spec(), ": ", std::strerror(errno)));
   }
-  unlink(paths.Stop().c_str());
+  close(fd);  // releases the lock: the shim takes it next
+  if (!s.ok()) return s;
+  if (!fresh) unlink(paths.Stop().c_str());
   return SpawnShim(paths, spec.uid, lock);
 }
 
 // Reads state.json. A dead shim that did not finish the pod (it was killed):
 // containers recorded as running are unknown now; their groups are killed and
-// the corrected state is written back so this happens once.
+// the corrected state is written back so this happens once. A dead or
+// finished pod's shim is reaped here (by the pid it recorded).
 absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& paths, bool alive) {
-  absl::StatusOr<nlohmann::json> j = ReadState(paths);
+  absl::StatusOr<nlohmann::json> j;
   PodSandboxStatus st;
-  if (j.ok()) {
-    absl::StatusOr<PodSandboxStatus> parsed = PodStatusFromJson(*j);
-    if (!parsed.ok()) return parsed.status();
-    st = *std::move(parsed);
-  }
-  st.found = true;
-  st.supervisor_alive = alive;
+  auto read = [&]() -> absl::Status {
+    j = ReadState(paths);
+    st = PodSandboxStatus{};
+    if (j.ok()) {
+      absl::StatusOr<PodSandboxStatus> parsed = PodStatusFromJson(*j);
+      if (!parsed.ok()) return parsed.status();
+      st = *std::move(parsed);
+    }
+    st.found = true;
+    st.supervisor_alive = alive;
+    return absl::OkStatus();
+  };
+  if (absl::Status s = read(); !s.ok()) return s;
+  if (!alive || st.finished) Reap(st.shim_pid);
   if (alive || st.finished) return st;
+  if (const Legacy legacy = LegacyShim(paths); legacy == Legacy::kAlive) {
+    st.supervisor_alive = true;
+    return st;
+  } else if (legacy == Legacy::kDead) {
+    // That shim may have finished the pod after the read above: read again.
+    if (absl::Status s = read(); !s.ok()) return s;
+    if (st.finished) return st;
+  }
   const absl::Time now = absl::Now();
   for (auto* list : {&st.init, &st.app}) {
     for (ContainerStatus& c : *list) {
@@ -226,9 +321,9 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::Status(const std::string& uid) 
   std::unique_lock<std::mutex> lock(mu_);
   AwaitStarted(uid, lock);
   const PodPaths paths = Paths(uid);
-  if (!std::filesystem::exists(paths.Spec())) return PodSandboxStatus{};
-  const bool alive = ShimAlive(paths);  // before reading: a dead shim's state is final
-  return ReadStatus(paths, alive);
+  const Shim shim = Probe(paths);  // before reading: a dead shim's state is final
+  if (shim == Shim::kNoPod) return PodSandboxStatus{};
+  return ReadStatus(paths, shim == Shim::kAlive);
 }
 
 absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) {
@@ -236,12 +331,21 @@ absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) 
   std::unique_lock<std::mutex> lock(mu_);
   AwaitStarted(uid, lock);
   const PodPaths paths = Paths(uid);
-  if (!std::filesystem::exists(paths.Spec())) return absl::OkStatus();
-  if (!ShimAlive(paths)) return ReadStatus(paths, false).status();
+  const Shim shim = Probe(paths);
+  if (shim == Shim::kNoPod) return absl::OkStatus();
+  if (shim == Shim::kDead) {
+    absl::StatusOr<PodSandboxStatus> st = ReadStatus(paths, false);
+    if (!st.ok() || !st->supervisor_alive) return st.status();  // alive: a legacy shim
+  }
   const int64_t ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(grace));
   if (absl::Status s = WriteFileAtomic(paths.Stop(), std::to_string(ms)); !s.ok()) return s;
-  const int pid = ShimPid(paths);
-  if (pid <= 0) return absl::InternalError(absl::StrCat("no shim pid in ", paths.Pid()));
+  // A live shim has recorded its pid: it writes state.json before it answers "ok".
+  absl::StatusOr<nlohmann::json> j = ReadState(paths);
+  absl::StatusOr<PodSandboxStatus> st =
+      j.ok() ? PodStatusFromJson(*j) : absl::StatusOr<PodSandboxStatus>(j.status());
+  int pid = st.ok() ? st->shim_pid : 0;
+  if (pid <= 0) pid = LegacyShimPid(paths);
+  if (pid <= 0) return absl::InternalError(absl::StrCat("no shim pid in ", paths.State()));
   absl::Status s = runner_->Signal(pid, SIGTERM, /*group=*/false);
   return absl::IsNotFound(s) ? absl::OkStatus() : s;
 }
@@ -251,7 +355,8 @@ absl::Status ProcessRuntime::Remove(const std::string& uid) {
   std::unique_lock<std::mutex> lock(mu_);
   AwaitStarted(uid, lock);
   const PodPaths paths = Paths(uid);
-  if (ShimAlive(paths)) {
+  const Shim shim = Probe(paths);
+  if (shim == Shim::kAlive || (shim == Shim::kDead && LegacyShim(paths) == Legacy::kAlive)) {
     return absl::FailedPreconditionError(absl::StrCat("pod ", uid, " is still running"));
   }
   if (absl::StatusOr<Cgroups> cg = Cgroups::Open(opts_.cgroup_root); cg.ok()) cg->RemovePod(uid);
@@ -260,7 +365,7 @@ absl::Status ProcessRuntime::Remove(const std::string& uid) {
 
 std::vector<std::string> ProcessRuntime::List() {
   std::lock_guard<std::mutex> lock(mu_);
-  ReapShims();
+  SweepShims();
   std::vector<std::string> uids;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(opts_.root, ec)) {
@@ -288,6 +393,8 @@ std::string ProcessRuntime::LogPath(const std::string& uid, const std::string& c
       const int run = previous ? c.restart_count - 1 : c.restart_count;
       if (run < 0) return "";
       std::string path = paths.Log(container, run);
+      if (std::filesystem::exists(path)) return path;
+      path = LegacyLog(paths, container, run);
       return std::filesystem::exists(path) ? path : "";
     }
   }

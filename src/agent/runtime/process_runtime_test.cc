@@ -1,10 +1,13 @@
 // Runs real pods through the real `batchd-shim`. Every wait polls with a bound.
 #include <signal.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -89,10 +92,10 @@ class ProcessRuntimeTest : public ::testing::Test {
     ASSERT_TRUE(absl::StrContains(Log(uid, "main"), needle));
   }
   int ShimPid(const std::string& uid) {
-    int pid = 0;
-    absl::StatusOr<std::string> t = ReadFile(root_ + "/" + uid + "/shim.pid");
-    if (t.ok()) (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(*t), &pid);
-    return pid;
+    absl::StatusOr<nlohmann::json> j = ReadJsonFile(root_ + "/" + uid + "/state.json");
+    absl::StatusOr<PodSandboxStatus> st =
+        j.ok() ? PodStatusFromJson(*j) : absl::StatusOr<PodSandboxStatus>(j.status());
+    return st.ok() ? st->shim_pid : 0;
   }
 
   std::string root_;
@@ -276,6 +279,20 @@ TEST_F(ProcessRuntimeTest, StartIsIdempotentAndNeverRerunsAPod) {
   EXPECT_EQ(*ReadFile(root_ + "/once/runs"), "x\n");
 }
 
+TEST_F(ProcessRuntimeTest, StartRewritesAPartialSpecLeftByACrashedStart) {
+  // A Start that died mid-write of spec.json left no state.json and no shim.
+  std::filesystem::create_directories(root_ + "/partial");
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/partial/spec.json",
+                              "{\"uid\": \"partial\", " + std::string(8192, ' ')).ok());
+  EXPECT_EQ(rt_->List(), std::vector<std::string>{"partial"});
+  ASSERT_TRUE(rt_->Start(Pod("partial", Sh("echo ran"))).ok());
+  PodSandboxStatus s = WaitFinished("partial");
+  EXPECT_EQ(s.app[0].reason, "Completed");
+  EXPECT_EQ(Log("partial", "main"), "ran\n");
+  absl::StatusOr<nlohmann::json> spec = ReadJsonFile(root_ + "/partial/spec.json");
+  ASSERT_TRUE(spec.ok()) << spec.status();  // no tail of the longer partial file is left
+}
+
 TEST_F(ProcessRuntimeTest, RemoveRefusesRunningPodAndDeletesFinishedOne) {
   ASSERT_TRUE(rt_->Start(Pod("rm", Sh("echo ready; exec sleep 1000"))).ok());
   WaitRunning("rm");
@@ -286,6 +303,95 @@ TEST_F(ProcessRuntimeTest, RemoveRefusesRunningPodAndDeletesFinishedOne) {
   EXPECT_FALSE(std::filesystem::exists(root_ + "/rm"));
   EXPECT_TRUE(rt_->List().empty());
   EXPECT_FALSE(rt_->Status("rm")->found);
+}
+
+TEST_F(ProcessRuntimeTest, PodDirHoldsFewFilesAndShimsShareOneQuietLog) {
+  ASSERT_TRUE(rt_->Start(Pod("few", Sh("echo hi"))).ok());
+  WaitFinished("few");
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(root_ + "/few")) {
+    files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files,
+            (std::vector<std::string>{"main.0.log", "spec.json", "state.json", "state.json.tmp"}));
+  EXPECT_EQ(Log("few", "main"), "hi\n");
+  // One shared shim log; no cgroup root configured is not worth a warning.
+  EXPECT_EQ(*ReadFile(root_ + "/shims.log"), "");
+  EXPECT_EQ(rt_->List(), std::vector<std::string>{"few"});  // shims.log is no pod
+}
+
+TEST_F(ProcessRuntimeTest, ShimDiagnosticsNameTheirPod) {
+  rt_ = NewProcessRuntime({.root = root_,
+                           .shim_path = BATCHD_SHIM_PATH,
+                           .cgroup_root = root_ + "/no-cgroup2-here"});
+  ASSERT_TRUE(rt_->Start(Pod("cg", Sh("true"))).ok());
+  WaitFinished("cg");
+  const std::string log = *ReadFile(root_ + "/shims.log");
+  EXPECT_TRUE(absl::StartsWith(log, "batchd-shim cg: warning: no cgroup limits: ")) << log;
+}
+
+TEST_F(ProcessRuntimeTest, FinishedShimsAreReapedWithoutPerCallSweeps) {
+  // More pods than calls between sweeps: whatever Status does not reap
+  // itself, List's sweep does, so no zombie stays behind.
+  std::vector<int> shims;
+  for (int i = 0; i < 70; ++i) {
+    const std::string uid = "z" + std::to_string(i);
+    ASSERT_TRUE(rt_->Start(Pod(uid, {"true"})).ok());
+    WaitFinished(uid);
+    shims.push_back(ShimPid(uid));
+    ASSERT_GT(shims.back(), 0);
+  }
+  auto zombies = [&] {
+    int n = 0;
+    for (int pid : shims) n += std::filesystem::exists("/proc/" + std::to_string(pid)) ? 1 : 0;
+    return n;
+  };
+  for (int i = 0; i < 2000 && zombies() > 0; ++i) {
+    (void)rt_->List();
+    if (zombies() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(zombies(), 0);
+}
+
+TEST_F(ProcessRuntimeTest, PodOfThePreviousLayoutIsStillAdopted) {
+  // A pod whose shim (of the layout before spec.json's flock) outlived an
+  // agent upgrade: shim.lock held, pid in shim.pid, logs under logs/.
+  const std::string dir = root_ + "/old";
+  std::filesystem::create_directories(dir + "/logs/main");
+  ASSERT_TRUE(WriteFileAtomic(dir + "/spec.json", "{}").ok());
+  ASSERT_TRUE(WriteFileAtomic(dir + "/logs/main/0.log", "old\n").ok());
+  const pid_t shim = fork();  // stands in for the old shim: waits for SIGTERM
+  if (shim == 0) {
+    alarm(60);  // never outlives a failed test by long
+    pause();
+    _exit(0);
+  }
+  ASSERT_GT(shim, 0);
+  ASSERT_TRUE(WriteFileAtomic(dir + "/shim.pid", std::to_string(shim)).ok());
+  PodSandboxStatus running;
+  running.app.push_back(ContainerStatus{.name = "main", .state = State::kRunning, .pid = 0});
+  ASSERT_TRUE(WriteFileAtomic(dir + "/state.json", PodStatusToJson(running).dump()).ok());
+  int lock = open((dir + "/shim.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_EQ(flock(lock, LOCK_EX | LOCK_NB), 0);
+
+  PodSandboxStatus s = *rt_->Status("old");
+  EXPECT_TRUE(s.supervisor_alive);
+  EXPECT_EQ(s.app[0].state, State::kRunning);
+  EXPECT_EQ(Log("old", "main"), "old\n");
+  EXPECT_EQ(rt_->Remove("old").code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(rt_->Stop("old", absl::Seconds(3)).ok());
+  int wait_status = 0;
+  ASSERT_EQ(waitpid(shim, &wait_status, 0), shim);
+  EXPECT_TRUE(WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGTERM);
+  EXPECT_EQ(*ReadFile(dir + "/stop"), "3000");
+
+  close(lock);  // the old shim died without finishing the pod
+  s = *rt_->Status("old");
+  EXPECT_FALSE(s.supervisor_alive);
+  EXPECT_TRUE(s.finished);
+  EXPECT_EQ(s.app[0].reason, "ContainerStatusUnknown");
+  EXPECT_TRUE(rt_->Remove("old").ok());
 }
 
 TEST_F(ProcessRuntimeTest, UnknownPod) {

@@ -2,9 +2,14 @@
 //
 //   batchd-shim --pod-dir DIR [--ready-fd N]
 //       Supervises the pod described by DIR/spec.json until nothing more runs,
-//       holding DIR/shim.lock while alive. Writes "ok\n" (or "error: ...\n")
-//       to the ready fd once it holds the pod. SIGTERM stops the pod with the
-//       grace period found in DIR/stop (milliseconds; default: the spec's).
+//       holding an flock on DIR/spec.json while alive (its pid goes into
+//       DIR/state.json). Writes "ok\n" (or "busy\n" when another shim holds
+//       the pod, or "error: ...\n") to the ready fd once it holds the pod.
+//       SIGTERM stops the pod with the grace period found in DIR/stop
+//       (milliseconds; default: the spec's). Container logs go to
+//       DIR/<container>.<run>.log; the shim's own diagnostics go to its
+//       stderr (the runtime's shared <root>/shims.log), each line prefixed
+//       with "batchd-shim <uid>: ".
 //
 // Containers are spawned directly from the shim (a vfork child joins the
 // cgroup, chdirs, sets PR_SET_PDEATHSIG and execs: one exec per container).
@@ -73,6 +78,14 @@ absl::Duration StopGrace(const PodPaths& paths, const ShimConfig& config) {
     return absl::Milliseconds(ms);
   }
   return absl::Seconds(config.pod.termination_grace_seconds);
+}
+
+absl::StatusOr<ShimConfig> ReadSpec(int fd, const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFd(fd, path);
+  if (!text.ok()) return text.status();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::DataLossError(absl::StrCat("bad JSON in ", path));
+  return ShimConfigFromJson(j);
 }
 
 // Reaps every exited child and hands it to the supervisor.
@@ -147,19 +160,24 @@ int ShimMain(int argc, char** argv) {
     return 2;
   }
   PodPaths paths(pod_dir);
-  int lock_fd = open(paths.Lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  // The flock on spec.json is held for the shim's whole life (the fd is never
+  // closed; O_CLOEXEC keeps it from the containers). spec.json is complete
+  // once readable here: Start writes it while holding this same lock.
+  int spec_fd = open(paths.Spec().c_str(), O_RDONLY | O_CLOEXEC);
+  if (spec_fd < 0) {
+    WriteAll(ready_fd, absl::StrCat("error: cannot open ", paths.Spec(), ": ",
+                                    std::strerror(errno), "\n"));
+    return 1;
+  }
+  if (flock(spec_fd, LOCK_EX | LOCK_NB) != 0) {
     WriteAll(ready_fd, "busy\n");  // another shim holds the pod
     return 0;
   }
-  absl::StatusOr<nlohmann::json> j = ReadJsonFile(paths.Spec());
-  absl::StatusOr<ShimConfig> config =
-      j.ok() ? ShimConfigFromJson(*j) : absl::StatusOr<ShimConfig>(j.status());
+  absl::StatusOr<ShimConfig> config = ReadSpec(spec_fd, paths.Spec());
   if (!config.ok()) {
     WriteAll(ready_fd, "error: " + config.status().ToString() + "\n");
     return 1;
   }
-  (void)WriteFileAtomic(paths.Pid(), std::to_string(getpid()));
   // Orphaned container descendants reparent to the shim, which reaps them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   sigset_t mask;
@@ -168,13 +186,17 @@ int ShimMain(int argc, char** argv) {
   sigprocmask(SIG_BLOCK, &mask, nullptr);
   signal(SIGPIPE, SIG_IGN);
   int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-  SupervisorEnv env{.pod_dir = pod_dir, .base_env = BaseEnv(*config)};
-  absl::StatusOr<Cgroups> cg = Cgroups::Open(config->cgroup_root);
-  if (cg.ok()) {
-    env.cgroups = *cg;
-  } else {
-    std::fprintf(stderr, "batchd-shim: warning: no cgroup limits: %s\n",
-                 cg.status().ToString().c_str());
+  SupervisorEnv env{.pod_dir = pod_dir, .base_env = BaseEnv(*config), .shim_pid = getpid()};
+  // No cgroup root configured is a choice, not a problem: warn only when a
+  // configured root is unusable.
+  if (!config->cgroup_root.empty()) {
+    absl::StatusOr<Cgroups> cg = Cgroups::Open(config->cgroup_root);
+    if (cg.ok()) {
+      env.cgroups = *cg;
+    } else {
+      std::fprintf(stderr, "batchd-shim %s: warning: no cgroup limits: %s\n",
+                   config->pod.uid.c_str(), cg.status().ToString().c_str());
+    }
   }
   PosixProcessRunner runner;
   WallClock clock;

@@ -37,6 +37,7 @@ Supervisor::Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runn
     status_.app.push_back(ContainerStatus{.name = pod.containers[i].name, .reason = waiting});
   }
   status_.found = true;
+  status_.shim_pid = env_.shim_pid;
 }
 
 ContainerStatus& Supervisor::StatusOf(const Container& c) {
@@ -125,11 +126,11 @@ void Supervisor::StartContainer(Container& c) {
     if (dir.ok()) {
       c.cgroup = *dir;
     } else {
-      std::fprintf(stderr, "batchd-shim: %s\n", dir.status().ToString().c_str());
+      std::fprintf(stderr, "batchd-shim %s: %s\n", config_.pod.uid.c_str(),
+                   dir.status().ToString().c_str());
     }
   }
   if (!c.cgroup.empty()) c.oom_base = Cgroups::OomKills(c.cgroup);
-  (void)MakeDirs(paths_.LogDir(c.spec->name));
   const std::string log = paths_.Log(c.spec->name, st.restart_count);
   int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   absl::StatusOr<int> pid = absl::InvalidArgumentError("container has no command");
@@ -388,7 +389,9 @@ void Supervisor::Persist() {
   status_.finished = Done();
   status_.supervisor_alive = !status_.finished;
   absl::Status s = WriteFileSwap(paths_.State(), PodStatusToJson(status_).dump());
-  if (!s.ok()) std::fprintf(stderr, "batchd-shim: %s\n", s.ToString().c_str());
+  if (!s.ok()) {
+    std::fprintf(stderr, "batchd-shim %s: %s\n", config_.pod.uid.c_str(), s.ToString().c_str());
+  }
 }
 
 }  // namespace batchd::agent

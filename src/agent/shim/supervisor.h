@@ -33,6 +33,7 @@ struct SupervisorEnv {
   std::string pod_dir;
   std::vector<std::string> base_env;  // "K=V" every container starts with (PATH, HOSTNAME)
   std::optional<Cgroups> cgroups;     // nullopt = no limits
+  int shim_pid = 0;                   // recorded in state.json (Stop signals it)
 };
 
 class Supervisor {

@@ -97,7 +97,7 @@ class SupervisorTest : public ::testing::Test {
   std::unique_ptr<Supervisor> Make(ShimConfig config, std::optional<Cgroups> cg = std::nullopt) {
     return std::make_unique<Supervisor>(
         std::move(config),
-        SupervisorEnv{.pod_dir = dir_, .base_env = {"PATH=/bin"}, .cgroups = cg},
+        SupervisorEnv{.pod_dir = dir_, .base_env = {"PATH=/bin"}, .cgroups = cg, .shim_pid = 77},
         runner_, clock_);
   }
   // Advances the fake clock to the supervisor's next deadline and ticks.
@@ -362,7 +362,8 @@ TEST_F(SupervisorTest, ContainerRequestAndStateFile) {
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->app[0].state, State::kRunning);
   EXPECT_EQ(st->app[0].pid, runner_.PidOf("run"));
-  EXPECT_TRUE(std::filesystem::exists(dir_ + "/logs/a/0.log"));
+  EXPECT_EQ(st->shim_pid, 77);  // Stop signals the pid recorded here
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/a.0.log"));  // flat: no logs/ directories
 }
 
 TEST_F(SupervisorTest, EmptyCommandIsAStartError) {
