@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/thread_name.h"
 
 namespace batchd::apiserver {
 
@@ -186,6 +187,7 @@ absl::StatusOr<int> HttpServer::Start() {
   }
   int port = impl_->acceptor->local_endpoint().port();
   impl_->accept_thread = std::thread([impl = impl_.get()] {
+    SetThreadName("http-accept");
     while (!impl->stopping) {
       beast::error_code aec;
       tcp::socket sock(impl->ioc);
@@ -197,7 +199,10 @@ absl::StatusOr<int> HttpServer::Start() {
       std::lock_guard<std::mutex> lock(impl->mu);
       ++impl->active;
       impl->conns.insert(sock.native_handle());
-      std::thread([impl, s = std::move(sock)]() mutable { impl->Serve(std::move(s)); }).detach();
+      std::thread([impl, s = std::move(sock)]() mutable {
+        SetThreadName("http-conn");
+        impl->Serve(std::move(s));
+      }).detach();
     }
   });
   return port;

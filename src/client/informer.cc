@@ -2,6 +2,7 @@
 
 #include "api/labels/selector.h"
 #include "common/logging.h"
+#include "common/thread_name.h"
 
 namespace batchd::client {
 
@@ -120,6 +121,7 @@ int Informer::Pump() {
 absl::Status Informer::Start() {
   if (auto st = Sync(); !st.ok()) return st;
   thread_ = std::thread([this] {
+    SetThreadName("inf-" + kind_.plural);
     while (!stop_) {
       if (!watch_) {
         if (!Sync().ok()) {

@@ -1,6 +1,7 @@
 #include "common/clock.h"
 
 #include "absl/time/clock.h"
+#include "common/thread_name.h"
 
 #include <condition_variable>
 #include <map>
@@ -44,7 +45,10 @@ struct RealClock::Impl {
 };
 
 RealClock::RealClock() : impl_(std::make_unique<Impl>()) {
-  impl_->thread = std::thread([this] { impl_->Run(); });
+  impl_->thread = std::thread([this] {
+    SetThreadName("clock");
+    impl_->Run();
+  });
 }
 
 RealClock::~RealClock() {

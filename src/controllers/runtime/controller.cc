@@ -1,6 +1,7 @@
 #include "controllers/runtime/controller.h"
 
 #include "common/logging.h"
+#include "common/thread_name.h"
 
 namespace batchd::controllers {
 
@@ -31,6 +32,7 @@ bool Controller::ProcessOne() {
 void Controller::Start(int workers) {
   for (int i = 0; i < workers; ++i) {
     workers_.emplace_back([this] {
+      SetThreadName(name_);
       std::string key;
       while (!stop_) {
         if (!queue_.Get(&key, absl::Milliseconds(500))) continue;
