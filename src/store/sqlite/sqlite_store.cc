@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "store/internal/sqlite_db.h"
@@ -26,12 +27,46 @@ using internal::SqliteStmt;
 using internal::SqliteWriteConn;
 using internal::SqliteWriteOp;
 
+// `kv` is an ordinary (rowid) table with an index on key: objects are 1-4 KB,
+// and a rowid table keeps a row of up to ~4 KB inside its 4 KiB leaf page,
+// where a WITHOUT ROWID table (an index b-tree) keeps only ~1 KB in the page
+// and spills the rest to overflow pages: every write then rewrote the leaf
+// plus 2-3 overflow pages (and churned the freelist) in the WAL. Updates —
+// most writes — touch the table leaf only; the key index changes on create
+// and delete. `meta` rows are tiny, so it stays WITHOUT ROWID.
 constexpr std::string_view kSchema =
     "CREATE TABLE IF NOT EXISTS kv(key TEXT PRIMARY KEY, value BLOB NOT NULL,"
-    " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;"
+    " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
     " WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(name, value) VALUES('revision', 0), ('compacted', 0);";
+
+// Databases written before the schema above have `kv` WITHOUT ROWID: copy it
+// into the new layout in one transaction (a crash midway leaves the old one).
+absl::Status MigrateKvToRowid(SqliteDb& db) {
+  BATCHD_ASSIGN_OR_RETURN(
+      std::string sql,
+      db.QueryString("SELECT coalesce((SELECT sql FROM sqlite_master"
+                     " WHERE type='table' AND name='kv'), '')"));
+  if (absl::AsciiStrToUpper(sql).find("WITHOUT ROWID") == std::string::npos) {
+    return absl::OkStatus();
+  }
+  absl::Status st = db.Exec(
+      "BEGIN IMMEDIATE;"
+      "CREATE TABLE kv_rowid(key TEXT PRIMARY KEY, value BLOB NOT NULL,"
+      " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL);"
+      "INSERT INTO kv_rowid(key, value, create_rev, mod_rev)"
+      " SELECT key, value, create_rev, mod_rev FROM kv ORDER BY key;"
+      "DROP TABLE kv;"
+      "ALTER TABLE kv_rowid RENAME TO kv;"
+      "COMMIT;");
+  if (!st.ok()) {
+    db.Exec("ROLLBACK").IgnoreError();
+    return absl::InternalError(
+        absl::StrCat("sqlite: migrating the kv table failed: ", st.message()));
+  }
+  return absl::OkStatus();
+}
 
 // The smallest string greater than every string starting with `prefix`;
 // empty when there is none (a prefix of only 0xff bytes, or empty).
@@ -76,6 +111,7 @@ absl::StatusOr<std::unique_ptr<SqliteWriteConn>> OpenWriter(const SqliteOptions&
                                               check));
     }
   }
+  BATCHD_RETURN_IF_ERROR(MigrateKvToRowid(*w->db));
   BATCHD_RETURN_IF_ERROR(w->db->Exec(kSchema));
   SqliteDb& db = *w->db;
   BATCHD_ASSIGN_OR_RETURN(w->begin, db.Prepare("BEGIN IMMEDIATE"));

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "store/internal/sqlite_db.h"
 #include "store/testing/store_conformance.h"
 
 namespace batchd::store {
@@ -117,6 +118,48 @@ TEST(SqliteStoreTest, ReopenKeepsDataRevisionAndCompaction) {
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->mod_revision, 6);
   EXPECT_THAT(rec.Revisions(), ::testing::ElementsAre(6));
+}
+
+// A database from before kv became a rowid table opens with its data, and
+// its revisions continue.
+TEST(SqliteStoreTest, OpensAndMigratesWithoutRowidDatabase) {
+  TempDir dir;
+  SqliteOptions options = OptionsIn(dir);
+  std::filesystem::create_directories(std::filesystem::path(options.path).parent_path());
+  {
+    absl::StatusOr<std::unique_ptr<internal::SqliteDb>> db =
+        internal::SqliteDb::Open(options.path, /*create=*/true);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Exec(
+        "CREATE TABLE kv(key TEXT PRIMARY KEY, value BLOB NOT NULL,"
+        " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+        "INSERT INTO meta(name, value) VALUES('revision', 7), ('compacted', 0);"
+        "INSERT INTO kv VALUES('/a', x'6f6c64', 3, 7), ('/b', x'', 5, 5);").ok());
+  }
+  auto store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Revision(), 7);
+  absl::StatusOr<KeyValue> a = store->Get("/a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->value, "old");
+  EXPECT_EQ(a->create_revision, 3);
+  EXPECT_EQ(a->mod_revision, 7);
+  absl::StatusOr<KeyValue> u = store->Update("/a", "new", 7);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->mod_revision, 8);
+  absl::StatusOr<RangeResult> all = store->Range("/", "", 0);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->kvs.size(), 2u);
+  EXPECT_EQ(all->kvs[0].value, "new");
+  store.reset();
+  absl::StatusOr<std::unique_ptr<internal::SqliteDb>> db =
+      internal::SqliteDb::Open(options.path, /*create=*/false);
+  ASSERT_TRUE(db.ok());
+  absl::StatusOr<std::string> sql =
+      (*db)->QueryString("SELECT sql FROM sqlite_master WHERE name='kv'");
+  ASSERT_TRUE(sql.ok());
+  EXPECT_THAT(*sql, ::testing::Not(::testing::HasSubstr("WITHOUT ROWID")));
 }
 
 TEST(SqliteStoreTest, GroupCommitFailsOnlyTheFailingOperations) {
