@@ -50,11 +50,23 @@ std::string IntegrationReconciler::OwnerKey(const Json& wl) const {
 
 void IntegrationReconciler::Wire(Controller& controller) {
   client::WorkQueue* q = &controller.queue();
-  auto enqueue = [q](const client::ObjectRef& o) { q->Add(client::Informer::KeyOf(*o)); };
+  // Jobs outside the queueing system (no queue name and no Workload, with
+  // manageJobsWithoutQueueName off) are never acted on: dropping their events
+  // here spares a wake-up and a copy of the job per event of every unqueued
+  // Job. A job whose queue name went away still has its Workload indexed.
+  auto managed = [this](const client::ObjectRef& o) {
+    return options_.manage_jobs_without_queue_name || !QueueName(*o).empty() ||
+           !OwnedNames(client::Informer::KeyOf(*o)).empty();
+  };
+  auto enqueue = [q, managed](const client::ObjectRef& o) {
+    if (managed(o)) q->Add(client::Informer::KeyOf(*o));
+  };
   jobs_.AddHandlers({
       .on_add = enqueue,
-      .on_update = [enqueue](const client::ObjectRef&,
-                             const client::ObjectRef& o) { enqueue(o); },
+      .on_update =
+          [q, managed](const client::ObjectRef& old_job, const client::ObjectRef& o) {
+            if (managed(old_job) || managed(o)) q->Add(client::Informer::KeyOf(*o));
+          },
       .on_delete = enqueue,
   });
   // A Workload stays indexed under its job while the job may still exist,
