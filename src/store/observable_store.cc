@@ -62,6 +62,14 @@ absl::StatusOr<KeyValue> ObservableStore::Create(std::string_view key, std::stri
   return r;
 }
 
+std::vector<absl::StatusOr<KeyValue>> ObservableStore::CreateMany(
+    std::vector<std::pair<std::string, std::string>> kvs) {
+  absl::Time start = clock_.Now();
+  std::vector<absl::StatusOr<KeyValue>> r = inner_->CreateMany(std::move(kvs));
+  for (const auto& one : r) Record(Operation::kCreate, one.status(), start);
+  return r;
+}
+
 absl::StatusOr<KeyValue> ObservableStore::Update(std::string_view key, std::string value,
                                                  int64_t expected_mod_revision) {
   absl::Time start = clock_.Now();

@@ -36,6 +36,8 @@ class ObservableStore : public Store {
   absl::StatusOr<RangeResult> Range(std::string_view prefix, std::string_view start_after,
                                     int64_t limit) override;
   absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override;
+  std::vector<absl::StatusOr<KeyValue>> CreateMany(
+      std::vector<std::pair<std::string, std::string>> kvs) override;
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;

@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -77,6 +78,17 @@ class Store {
 
   // Creates `key`. AlreadyExists when it exists. Returns the stored entry.
   virtual absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) = 0;
+
+  // Creates each (key, value) as `Create` would, in order: each succeeds or
+  // fails on its own, one result per entry. A backend may commit them
+  // together (SqliteStore: one transaction); this default creates one by one.
+  virtual std::vector<absl::StatusOr<KeyValue>> CreateMany(
+      std::vector<std::pair<std::string, std::string>> kvs) {
+    std::vector<absl::StatusOr<KeyValue>> out;
+    out.reserve(kvs.size());
+    for (auto& [key, value] : kvs) out.push_back(Create(key, std::move(value)));
+    return out;
+  }
 
   // Replaces `key`'s value when its mod_revision equals `expected_mod_revision`
   // (0: unconditionally). NotFound when absent; Aborted when the revision is

@@ -288,6 +288,27 @@ absl::StatusOr<KeyValue> SqliteStore::Create(std::string_view key, std::string v
   return Submit(op);
 }
 
+std::vector<absl::StatusOr<KeyValue>> SqliteStore::CreateMany(
+    std::vector<std::pair<std::string, std::string>> kvs) {
+  std::vector<SqliteWriteOp> ops(kvs.size());
+  std::vector<SqliteWriteOp*> queued;
+  for (size_t i = 0; i < kvs.size(); ++i) {
+    if (kvs[i].first.empty()) {
+      ops[i].result = absl::InvalidArgumentError("key must not be empty");
+      continue;
+    }
+    ops[i].kind = SqliteWriteOp::Kind::kCreate;
+    ops[i].key = kvs[i].first;
+    ops[i].value = std::move(kvs[i].second);
+    queued.push_back(&ops[i]);
+  }
+  SubmitAll(queued);
+  std::vector<absl::StatusOr<KeyValue>> out;
+  out.reserve(ops.size());
+  for (SqliteWriteOp& op : ops) out.push_back(std::move(op.result));
+  return out;
+}
+
 absl::StatusOr<KeyValue> SqliteStore::Update(std::string_view key, std::string value,
                                              int64_t expected_mod_revision) {
   SqliteWriteOp op;

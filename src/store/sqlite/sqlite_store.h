@@ -79,6 +79,10 @@ class SqliteStore : public Store {
   absl::StatusOr<RangeResult> Range(std::string_view prefix, std::string_view start_after,
                                     int64_t limit) override;
   absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override;
+  // Queues every create at once, so they commit in one transaction (or in the
+  // batches of whoever leads), each checked on its own.
+  std::vector<absl::StatusOr<KeyValue>> CreateMany(
+      std::vector<std::pair<std::string, std::string>> kvs) override;
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;
@@ -97,6 +101,9 @@ class SqliteStore : public Store {
               int64_t revision, int64_t compacted);
 
   absl::StatusOr<KeyValue> Submit(internal::SqliteWriteOp& op);
+  // Queues `ops` (in order) and returns when all are done, leading batches
+  // while the first of them not yet done is at the front of the queue.
+  void SubmitAll(const std::vector<internal::SqliteWriteOp*>& ops);
   std::vector<Event> ExecuteBatch(const std::vector<internal::SqliteWriteOp*>& batch);
   absl::Status TryBatch(const std::vector<internal::SqliteWriteOp*>& batch,
                         std::vector<Event>* events);

@@ -24,30 +24,44 @@ using internal::Sv;
 // switches per write), and under contention one leader still commits a
 // whole batch at once.
 absl::StatusOr<KeyValue> SqliteStore::Submit(SqliteWriteOp& op) {
+  SubmitAll({&op});
+  return std::move(op.result);
+}
+
+void SqliteStore::SubmitAll(const std::vector<SqliteWriteOp*>& ops) {
+  if (ops.empty()) return;
   const size_t max_batch = options_.group_commit ? static_cast<size_t>(options_.max_batch) : 1;
   absl::MutexLock lock(&queue_mu_);
-  if (stopping_) return absl::UnavailableError("sqlite store is closing");
-  queue_.push_back(&op);
-  auto done_or_leads = [this, &op]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
-    return op.done || (!leader_active_ && queue_.front() == &op);
-  };
-  queue_mu_.Await(absl::Condition(&done_or_leads));
-  if (op.done) return std::move(op.result);
-  leader_active_ = true;
-  std::vector<SqliteWriteOp*> batch;
-  while (!queue_.empty() && batch.size() < max_batch) {
-    batch.push_back(queue_.front());
-    queue_.pop_front();
+  if (stopping_) {
+    for (SqliteWriteOp* op : ops) op->result = absl::UnavailableError("sqlite store is closing");
+    return;
   }
-  queue_mu_.Unlock();
-  std::vector<Event> events = ExecuteBatch(batch);
-  // Deliver before acknowledging: watchers see a write before its author.
-  hub_.Publish(std::move(events));
-  revision_.store(writer_revision_);
-  queue_mu_.Lock();
-  for (SqliteWriteOp* o : batch) o->done = true;
-  leader_active_ = false;  // the next queued writer (if any) leads now
-  return std::move(op.result);
+  for (SqliteWriteOp* op : ops) queue_.push_back(op);
+  // Batches take operations from the front in queue order, so ours finish in
+  // order: the first not done is the only one that can be at the front.
+  size_t next = 0;
+  for (;;) {
+    auto done_or_leads = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(queue_mu_) {
+      while (next < ops.size() && ops[next]->done) ++next;
+      return next == ops.size() || (!leader_active_ && queue_.front() == ops[next]);
+    };
+    queue_mu_.Await(absl::Condition(&done_or_leads));
+    if (next == ops.size()) return;
+    leader_active_ = true;
+    std::vector<SqliteWriteOp*> batch;
+    while (!queue_.empty() && batch.size() < max_batch) {
+      batch.push_back(queue_.front());
+      queue_.pop_front();
+    }
+    queue_mu_.Unlock();
+    std::vector<Event> events = ExecuteBatch(batch);
+    // Deliver before acknowledging: watchers see a write before its author.
+    hub_.Publish(std::move(events));
+    revision_.store(writer_revision_);
+    queue_mu_.Lock();
+    for (SqliteWriteOp* o : batch) o->done = true;
+    leader_active_ = false;  // the next queued writer (if any) leads now
+  }
 }
 
 std::vector<Event> SqliteStore::ExecuteBatch(const std::vector<SqliteWriteOp*>& batch) {

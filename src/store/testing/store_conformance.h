@@ -423,6 +423,35 @@ TYPED_TEST_P(StoreConformanceTest, DestroyingHandleWaitsForRunningCallback) {
   ASSERT_TRUE(s.Create("/s/2", "v").ok());
 }
 
+// CreateMany: each entry on its own (one failing does not fail the others),
+// results in order, revisions consecutive for the successes, watchers see
+// them in that order.
+TYPED_TEST_P(StoreConformanceTest, CreateManyEachOnItsOwn) {
+  Store& s = this->store();
+  this->MustCreate("/m/dup", "old");
+  EventRecorder rec;
+  auto handle = s.Watch("/m/", -1, rec.Callback());
+  ASSERT_TRUE(handle.ok());
+  std::vector<std::pair<std::string, std::string>> kvs = {
+      {"/m/a", "1"}, {"/m/dup", "x"}, {"", "empty key"}, {"/m/b", "2"}, {"/m/a", "again"}};
+  std::vector<absl::StatusOr<KeyValue>> r = s.CreateMany(std::move(kvs));
+  ASSERT_EQ(r.size(), 5u);
+  ASSERT_TRUE(r[0].ok()) << r[0].status();
+  EXPECT_EQ(r[0]->key, "/m/a");
+  EXPECT_EQ(r[0]->mod_revision, 2);
+  EXPECT_EQ(r[1].status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(r[2].status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(r[3].ok()) << r[3].status();
+  EXPECT_EQ(r[3]->value, "2");
+  EXPECT_EQ(r[3]->mod_revision, 3);
+  EXPECT_EQ(r[4].status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(s.Get("/m/dup")->value, "old");
+  EXPECT_EQ(s.Get("/m/a")->value, "1");
+  EXPECT_EQ(s.Revision(), 3);
+  EXPECT_THAT(rec.Revisions(), ::testing::ElementsAre(2, 3));
+  EXPECT_TRUE(s.CreateMany({}).empty());
+}
+
 REGISTER_TYPED_TEST_SUITE_P(StoreConformanceTest, CreateGetUpdateDelete, ErrorCodes,
                             UnconditionalWrites, RevisionsAreGlobalAndMonotonic, Range,
                             WatchFromNow, WatchReplaysHistory, WatchFiltersByPrefix,
@@ -430,6 +459,6 @@ REGISTER_TYPED_TEST_SUITE_P(StoreConformanceTest, CreateGetUpdateDelete, ErrorCo
                             ConcurrentWritersKeepEventOrder, WatchReplayRacingWriters,
                             CompactionMakesOldRevisionsUnwatchable,
                             DestroyingHandleStopsCallbacks,
-                            DestroyingHandleWaitsForRunningCallback);
+                            DestroyingHandleWaitsForRunningCallback, CreateManyEachOnItsOwn);
 
 }  // namespace batchd::store::testing
