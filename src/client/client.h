@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -65,6 +66,16 @@ class Client {
                                           const Selector& sel = {}) = 0;
   virtual absl::StatusOr<api::Json> Create(const api::KindDef& k, const std::string& ns,
                                            api::Json obj) = 0;
+  // Creates each (namespace, object); each succeeds or fails on its own, one
+  // result per entry. The in-process client writes them in one store batch;
+  // this default creates them one by one.
+  virtual std::vector<absl::StatusOr<api::Json>> CreateMany(
+      const api::KindDef& k, std::vector<std::pair<std::string, api::Json>> objs) {
+    std::vector<absl::StatusOr<api::Json>> out;
+    out.reserve(objs.size());
+    for (auto& [ns, obj] : objs) out.push_back(Create(k, ns, std::move(obj)));
+    return out;
+  }
   // PUT with the object's resourceVersion as precondition (Conflict when stale).
   virtual absl::StatusOr<api::Json> Update(const api::KindDef& k, api::Json obj) = 0;
   virtual absl::StatusOr<api::Json> UpdateStatus(const api::KindDef& k, api::Json obj) = 0;

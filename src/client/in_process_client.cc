@@ -47,6 +47,11 @@ absl::StatusOr<Json> InProcessClient::Create(const api::KindDef& k, const std::s
   return registry_.Create(k, ns, std::move(obj), Opts());
 }
 
+std::vector<absl::StatusOr<Json>> InProcessClient::CreateMany(
+    const api::KindDef& k, std::vector<std::pair<std::string, Json>> objs) {
+  return registry_.CreateMany(k, std::move(objs), Opts());
+}
+
 namespace {
 std::string MetaString(const Json& obj, const char* field) {
   if (!obj.contains("metadata") || !obj["metadata"].is_object()) return "";

@@ -20,6 +20,8 @@ class InProcessClient : public Client {
                                   const Selector& sel = {}) override;
   absl::StatusOr<api::Json> Create(const api::KindDef& k, const std::string& ns,
                                    api::Json obj) override;
+  std::vector<absl::StatusOr<api::Json>> CreateMany(
+      const api::KindDef& k, std::vector<std::pair<std::string, api::Json>> objs) override;
   absl::StatusOr<api::Json> Update(const api::KindDef& k, api::Json obj) override;
   absl::StatusOr<api::Json> UpdateStatus(const api::KindDef& k, api::Json obj) override;
   absl::StatusOr<api::Json> MergePatch(const api::KindDef& k, const std::string& ns,

@@ -158,6 +158,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   i.manager = std::make_unique<controllers::Manager>(i.clock);
   i.informers = std::make_unique<controllers::InformerFactory>(*i.client, *i.manager);
   i.events = std::make_unique<controllers::ApiEventRecorder>(*i.client, i.clock, "batchd");
+  i.events->StartAsync();  // Events are best-effort: reconciles do not wait for them
   i.ctx.reset(new controllers::ControllerContext{*i.client, *i.informers, *i.manager, i.clock,
                                                  *i.events});
   AddControllers(*i.ctx, *i.registry, i.queueing, &i.queue_manager);

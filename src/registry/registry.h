@@ -27,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/random/random.h"
@@ -126,6 +127,13 @@ class Registry {
 
   absl::StatusOr<api::Json> Create(const api::KindDef& k, std::string_view ns, api::Json obj,
                                    const WriteOptions& opts);
+  // Creates each (namespace, object) as `Create` would; each succeeds or
+  // fails on its own (one result per entry, in order). Objects with a given
+  // name are written with one store CreateMany (SqliteStore: one commit):
+  // what the event recorder uses to write Events in bulk.
+  std::vector<absl::StatusOr<api::Json>> CreateMany(
+      const api::KindDef& k, std::vector<std::pair<std::string, api::Json>> objs,
+      const WriteOptions& opts);
   absl::StatusOr<ObjectPtr> Get(const api::KindDef& k, std::string_view ns, std::string_view name);
   absl::StatusOr<ListResult> List(const api::KindDef& k, std::string_view ns,
                                   const ListOptions& opts);
@@ -170,6 +178,11 @@ class Registry {
   // Converts a storage-version result to `k`'s version (no-op for a storage kind).
   ObjectPtr Served(const api::KindDef& k, ObjectPtr o) const;
   absl::StatusOr<api::Json> Served(const api::KindDef& k, absl::StatusOr<api::Json> j) const;
+  absl::StatusOr<std::string> PrepareCreate(const api::KindDef& k, std::string_view ns,
+                                            api::Json& obj, const WriteOptions& opts,
+                                            bool* generated);
+  absl::StatusOr<api::Json> StoreCreate(const api::KindDef& k, std::string key, api::Json obj,
+                                        bool generate);
   // Create / Update / Patch of a non-storage-version kind (KindDef::storage set).
   absl::StatusOr<api::Json> CreateConverted(const api::KindDef& k, std::string_view ns,
                                             api::Json obj, const WriteOptions& opts);

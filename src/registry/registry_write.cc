@@ -113,6 +113,60 @@ absl::Status Registry::CheckNamespace(const api::KindDef& k, std::string_view ns
 absl::StatusOr<Json> Registry::Create(const api::KindDef& k, std::string_view ns, Json obj,
                                       const WriteOptions& opts) {
   if (k.storage) return CreateConverted(k, ns, std::move(obj), opts);
+  bool generated = false;
+  absl::StatusOr<std::string> key = PrepareCreate(k, ns, obj, opts, &generated);
+  if (!key.ok()) return key.status();
+  if (opts.dry_run) return obj;
+  return StoreCreate(k, *key, std::move(obj), generated);
+}
+
+std::vector<absl::StatusOr<Json>> Registry::CreateMany(
+    const api::KindDef& k, std::vector<std::pair<std::string, Json>> objs,
+    const WriteOptions& opts) {
+  std::vector<absl::StatusOr<Json>> out(objs.size(), absl::UnknownError("not created"));
+  // Objects that need more than one store call (converted kinds, generated
+  // names that may collide) and dry runs go alone; the rest share one
+  // store-level CreateMany.
+  std::vector<size_t> batched;
+  std::vector<std::pair<std::string, std::string>> kvs;
+  for (size_t i = 0; i < objs.size(); ++i) {
+    auto& [ns, obj] = objs[i];
+    const bool generate = obj.contains("metadata") && obj["metadata"].is_object() &&
+                          Str(obj["metadata"], "name").empty();
+    if (k.storage || generate || opts.dry_run) {
+      out[i] = Create(k, ns, std::move(obj), opts);
+      continue;
+    }
+    bool generated = false;
+    absl::StatusOr<std::string> key = PrepareCreate(k, ns, obj, opts, &generated);
+    if (!key.ok()) {
+      out[i] = key.status();
+      continue;
+    }
+    batched.push_back(i);
+    kvs.emplace_back(*std::move(key), obj.dump());
+  }
+  std::vector<absl::StatusOr<store::KeyValue>> written = store_.CreateMany(std::move(kvs));
+  for (size_t j = 0; j < batched.size(); ++j) {
+    Json& obj = objs[batched[j]].second;
+    if (written[j].ok()) {
+      obj["metadata"]["resourceVersion"] = std::to_string(written[j]->mod_revision);
+      out[batched[j]] = std::move(obj);
+    } else if (absl::IsAlreadyExists(written[j].status())) {
+      out[batched[j]] = AlreadyExists(k, Str(obj["metadata"], "name"));
+    } else {
+      out[batched[j]] = Internal(std::string(written[j].status().message()));
+    }
+  }
+  return out;
+}
+
+// Steps 1-4 of a create: decode, namespace, system metadata, kind hooks and
+// validation, on `obj` in place. Returns the store key; `*generated` tells
+// whether the name came from generateName (and may be drawn again).
+absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::string_view ns,
+                                                    Json& obj, const WriteOptions& opts,
+                                                    bool* generated) {
   // 1. Decode: types, unknown fields, apiVersion/kind.
   if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
   Json& meta = obj["metadata"];
@@ -139,6 +193,7 @@ absl::StatusOr<Json> Registry::Create(const api::KindDef& k, std::string_view ns
   meta["creationTimestamp"] = api::meta::FormatRfc3339(clock_.Now());
   meta["generation"] = 1;
   const bool generate = Str(meta, "name").empty() && !Str(meta, "generateName").empty();
+  *generated = generate;
   if (generate) {
     std::lock_guard<std::mutex> lock(rng_mu_);
     std::string base = Str(meta, "generateName");
@@ -162,12 +217,16 @@ absl::StatusOr<Json> Registry::Create(const api::KindDef& k, std::string_view ns
   }
   if (!errs.empty()) return Invalid(k, name, errs);
   if (auto st = CheckNamespace(k, ns, name); !st.ok()) return st;
-  // 5. Store (or not, for a dry run).
   std::string key = StoreKey(k, ns, name);
-  if (opts.dry_run) {
-    if (cache_->Get(key)) return AlreadyExists(k, name);
-    return obj;
-  }
+  if (opts.dry_run && cache_->Get(key)) return AlreadyExists(k, name);
+  return key;
+}
+
+// Step 5: store (retrying a generated name that collided).
+absl::StatusOr<Json> Registry::StoreCreate(const api::KindDef& k, std::string key, Json obj,
+                                           bool generate) {
+  const std::string ns = Str(obj["metadata"], "namespace");
+  std::string name = Str(obj["metadata"], "name");
   for (int attempt = 0;; ++attempt) {
     auto kv = store_.Create(key, obj.dump());
     if (kv.ok()) {

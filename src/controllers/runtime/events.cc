@@ -5,13 +5,76 @@
 #include "absl/strings/str_cat.h"
 #include "api/meta/time_util.h"
 #include "common/logging.h"
+#include "common/thread_name.h"
 
 namespace batchd::controllers {
 
 using api::Json;
 
+ApiEventRecorder::~ApiEventRecorder() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (sink_.joinable()) sink_.join();
+}
+
+void ApiEventRecorder::StartAsync(size_t max_queue) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sink_.joinable()) return;
+  max_queue_ = max_queue;
+  sink_ = std::thread([this] { SinkLoop(); });
+}
+
+void ApiEventRecorder::Flush() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t target = queued_ + queue_.size();
+  cv_.wait(lock, [&] { return written_ >= target || !sink_.joinable(); });
+}
+
+void ApiEventRecorder::SinkLoop() {
+  SetThreadName("event-sink");
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything is written
+    std::vector<Json> batch;
+    batch.swap(queue_);
+    queued_ += batch.size();
+    lock.unlock();
+    const size_t n = batch.size();
+    Write(std::move(batch));
+    lock.lock();
+    written_ += n;
+    cv_.notify_all();
+  }
+}
+
 void ApiEventRecorder::Event(const Json& obj, const std::string& type, const std::string& reason,
                              const std::string& message) {
+  Json ev = Build(obj, type, reason, message);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sink_.joinable()) {
+      if (queue_.size() >= max_queue_) {
+        BATCHD_LOG_WARN("event {} {}: dropped, {} events wait to be written", reason,
+                        ev["metadata"].value("name", ""), queue_.size());
+        return;
+      }
+      const bool was_empty = queue_.empty();
+      queue_.push_back(std::move(ev));
+      if (was_empty) cv_.notify_all();
+      return;
+    }
+  }
+  std::vector<Json> one;
+  one.push_back(std::move(ev));
+  Write(std::move(one));
+}
+
+Json ApiEventRecorder::Build(const Json& obj, const std::string& type, const std::string& reason,
+                             const std::string& message) const {
   static const Json* const kEmpty = new Json(Json::object());
   // Not `cond ? obj["metadata"] : Json::object()`: that copies the metadata.
   const Json& m = obj.contains("metadata") ? obj["metadata"] : *kEmpty;
@@ -22,41 +85,64 @@ void ApiEventRecorder::Event(const Json& obj, const std::string& type, const std
   size_t h = std::hash<std::string>{}(absl::StrCat(m.value("uid", ""), type, reason, message));
   std::string event_name = absl::StrCat(name, ".", absl::Hex(h, absl::kZeroPad16));
   std::string now = api::meta::FormatRfc3339(clock_.Now());
-  const api::KindDef& events = client_.Kind("", "v1", "events");
-  Json ev = {{"apiVersion", "v1"},
-             {"kind", "Event"},
-             {"metadata", {{"name", event_name}, {"namespace", ns}}},
-             {"involvedObject",
-              {{"apiVersion", obj.value("apiVersion", "")},
-               {"kind", obj.value("kind", "")},
-               {"name", name},
-               {"namespace", m.value("namespace", "")},
-               {"uid", m.value("uid", "")},
-               {"resourceVersion", m.value("resourceVersion", "")}}},
-             {"reason", reason},
-             {"message", message},
-             {"type", type},
-             {"source", {{"component", component_}}},
-             {"reportingComponent", component_},
-             {"firstTimestamp", now},
-             {"lastTimestamp", now},
-             {"count", 1}};
-  // Most events are new: create first, and only a repeat (AlreadyExists) is
-  // read and counted. mu_ orders this recorder's count updates.
-  auto r = client_.Create(events, ns, ev);
-  if (r.ok()) return;
-  if (!absl::IsAlreadyExists(r.status())) {
-    BATCHD_LOG_DEBUG("event {}/{}: {}", ns, event_name, r.status().ToString());
-    return;
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", event_name}, {"namespace", ns}}},
+          {"involvedObject",
+           {{"apiVersion", obj.value("apiVersion", "")},
+            {"kind", obj.value("kind", "")},
+            {"name", name},
+            {"namespace", m.value("namespace", "")},
+            {"uid", m.value("uid", "")},
+            {"resourceVersion", m.value("resourceVersion", "")}}},
+          {"reason", reason},
+          {"message", message},
+          {"type", type},
+          {"source", {{"component", component_}}},
+          {"reportingComponent", component_},
+          {"firstTimestamp", now},
+          {"lastTimestamp", now},
+          {"count", 1}};
+}
+
+// Most Events are new: create them all first; only a repeat (AlreadyExists,
+// also a second copy within `events`) is read and counted.
+void ApiEventRecorder::Write(std::vector<Json> events) {
+  const api::KindDef& kind = client_.Kind("", "v1", "events");
+  struct Ref {
+    std::string ns, name, last;
+  };
+  std::vector<Ref> refs;
+  std::vector<std::pair<std::string, Json>> objs;
+  refs.reserve(events.size());
+  objs.reserve(events.size());
+  for (Json& ev : events) {
+    const Json& m = ev["metadata"];
+    refs.push_back({m.value("namespace", ""), m.value("name", ""), ev.value("lastTimestamp", "")});
+    objs.emplace_back(refs.back().ns, std::move(ev));
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  auto existing = client_.Get(events, ns, event_name);
+  std::vector<absl::StatusOr<Json>> r = client_.CreateMany(kind, std::move(objs));
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r[i].ok()) continue;
+    if (absl::IsAlreadyExists(r[i].status())) {
+      Bump(refs[i].ns, refs[i].name, refs[i].last);
+    } else {
+      BATCHD_LOG_DEBUG("event {}/{}: {}", refs[i].ns, refs[i].name, r[i].status().ToString());
+    }
+  }
+}
+
+void ApiEventRecorder::Bump(const std::string& ns, const std::string& name,
+                            const std::string& last_timestamp) {
+  const api::KindDef& kind = client_.Kind("", "v1", "events");
+  std::lock_guard<std::mutex> lock(bump_mu_);
+  auto existing = client_.Get(kind, ns, name);
   if (!existing.ok()) return;
   Json e = *std::move(existing);
   e["count"] = e.value("count", 1) + 1;
-  e["lastTimestamp"] = now;
-  if (!client_.Update(events, e).ok()) {
-    BATCHD_LOG_DEBUG("event {}/{}: update failed", ns, event_name);
+  e["lastTimestamp"] = last_timestamp;
+  if (!client_.Update(kind, e).ok()) {
+    BATCHD_LOG_DEBUG("event {}/{}: update failed", ns, name);
   }
 }
 

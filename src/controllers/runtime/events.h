@@ -7,8 +7,11 @@
 // Thread-safety: implementations are thread-safe.
 #pragma once
 
+#include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/field_error.h"
@@ -27,18 +30,45 @@ class EventRecorder {
 
 // Writes Events through a Client; a repeat of (object, type, reason,
 // message) bumps `count` and `lastTimestamp` of the existing Event.
+//
+// Synchronous until `StartAsync()`: each Event call writes before it returns
+// (what deterministic tests want). After it, Event only queues and returns,
+// as Kubernetes' event broadcaster does, and a sink thread writes whatever is
+// queued with one Client::CreateMany (in-process: one store commit for the
+// lot) — Events are best-effort, and a reconcile no longer waits for a commit
+// per Event. Up to `max_queue` Events wait; more are dropped and logged.
 class ApiEventRecorder : public EventRecorder {
  public:
   ApiEventRecorder(client::Client& client, Clock& clock, std::string component)
       : client_(client), clock_(clock), component_(std::move(component)) {}
+  // Writes what is still queued, then stops the sink.
+  ~ApiEventRecorder() override;
+  void StartAsync(size_t max_queue = 10000);
+  // Returns once every Event queued before the call is written.
+  void Flush();
   void Event(const api::Json& obj, const std::string& type, const std::string& reason,
              const std::string& message) override;
 
  private:
+  api::Json Build(const api::Json& obj, const std::string& type, const std::string& reason,
+                  const std::string& message) const;
+  void Write(std::vector<api::Json> events);
+  // A repeat: count + 1 and lastTimestamp on the stored Event.
+  void Bump(const std::string& ns, const std::string& name, const std::string& last_timestamp);
+  void SinkLoop();
+
   client::Client& client_;
   Clock& clock_;
   std::string component_;
+  std::mutex bump_mu_;  // orders this recorder's count updates
+
   std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<api::Json> queue_;  // guarded by mu_
+  size_t max_queue_ = 0;
+  uint64_t queued_ = 0, written_ = 0;  // guarded by mu_: Events taken / finished by the sink
+  bool stopping_ = false;
+  std::thread sink_;
 };
 
 class FakeEventRecorder : public EventRecorder {

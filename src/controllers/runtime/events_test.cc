@@ -89,5 +89,43 @@ TEST_F(ApiEventRecorderTest, ConcurrentRepeatsAllCounted) {
   EXPECT_EQ(stored["FailedScheduling/full"].first, 40);
 }
 
+// Asynchronous: Event returns before the write; Flush waits for it. Repeats
+// queued together (one CreateMany) are still counted once each, and each
+// Event keeps the time it was recorded at.
+TEST_F(ApiEventRecorderTest, AsyncWritesQueuedEventsAndCountsRepeats) {
+  rec_->StartAsync();
+  for (int i = 0; i < 5; ++i) {
+    rec_->Event(Pod("u3"), "Normal", "Started", "c");
+    clock_.Advance(absl::Seconds(1));
+  }
+  for (int i = 0; i < 20; ++i) {
+    Json pod = Pod("other-" + std::to_string(i));
+    pod["metadata"]["name"] = "p" + std::to_string(i);
+    rec_->Event(pod, "Normal", "Scheduled", "on n1");
+  }
+  rec_->Flush();
+  auto stored = Stored();
+  ASSERT_EQ(stored.size(), 2u);
+  EXPECT_EQ(stored["Started/c"].first, 5);
+  EXPECT_EQ(stored["Started/c"].second, "2026-01-01T00:00:04Z");
+  auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->items.size(), 21u);
+}
+
+// The destructor writes what is still queued.
+TEST_F(ApiEventRecorderTest, AsyncDestructorDrainsTheQueue) {
+  rec_->StartAsync();
+  for (int i = 0; i < 30; ++i) {
+    Json pod = Pod("d-" + std::to_string(i));
+    pod["metadata"]["name"] = "d" + std::to_string(i);
+    rec_->Event(pod, "Normal", "Created", "c");
+  }
+  rec_.reset();
+  auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->items.size(), 30u);
+}
+
 }  // namespace
 }  // namespace batchd::controllers
