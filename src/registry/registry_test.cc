@@ -93,6 +93,35 @@ TEST_F(RegistryTest, CreateErrors) {
   EXPECT_EQ(warnings[0], "unknown field \"spec.bogus\"");
 }
 
+// CreateMany: one result per object, each as Create would give it.
+TEST_F(RegistryTest, CreateManyEachAsCreate) {
+  MustCreate(MakeJob("taken").Obj());
+  Json bad = MakeJob("bad").Obj();
+  bad["spec"]["template"]["spec"]["containers"][0].erase("name");
+  std::vector<std::pair<std::string, Json>> objs = {
+      {"default", MakeJob("one").Obj()},
+      {"default", MakeJob("taken").Obj()},
+      {"default", bad},
+      {"nope", MakeJob("x", "nope").Obj()},
+      {"default", MakeJob("").GenerateName("gen-").Obj()},
+      {"default", MakeJob("one").Obj()}};
+  std::vector<absl::StatusOr<Json>> r = reg_->CreateMany(*jobs_, std::move(objs), WriteOptions{});
+  ASSERT_EQ(r.size(), 6u);
+  ASSERT_TRUE(r[0].ok()) << r[0].status();
+  EXPECT_FALSE((*r[0])["metadata"].value("uid", "").empty());
+  EXPECT_EQ((*r[0])["metadata"].value("resourceVersion", ""),
+            (*reg_->Get(*jobs_, "default", "one"))->Decode()["metadata"].value("resourceVersion",
+                                                                                  "-"));
+  EXPECT_EQ(Reason(r[1].status()), "AlreadyExists");
+  EXPECT_EQ(r[1].status().message(), "jobs.batch \"taken\" already exists");
+  EXPECT_EQ(Reason(r[2].status()), "Invalid");
+  EXPECT_EQ(Reason(r[3].status()), "NotFound");
+  ASSERT_TRUE(r[4].ok()) << r[4].status();
+  EXPECT_EQ((*r[4])["metadata"].value("name", "").rfind("gen-", 0), 0u);
+  EXPECT_EQ(Reason(r[5].status()), "AlreadyExists");
+  EXPECT_FALSE(reg_->Get(*jobs_, "default", "bad").ok());
+}
+
 TEST_F(RegistryTest, GenerateNameAndDryRun) {
   Json j = MustCreate(MakeJob("").GenerateName("gen-").Obj());
   std::string name = j["metadata"]["name"];
