@@ -82,6 +82,10 @@ class Scheduler : public controllers::Reconciler {
   }
   void ActivateLocked(const std::string& key);
   void RemovePendingLocked(const std::string& key);
+  void AddUnschedulableLocked(const std::string& key, const PodInfo& info);
+  void RemoveUnschedulableLocked(const std::string& key, const PodInfo& info);
+  // Activates the first unschedulable pod of `signature`, if any.
+  void ActivateNextOfLocked(const std::string& signature);
   void MoveAllToActiveLocked();
   // Pops and decides the next pod; false when the active queue is empty.
   bool NextDecisionLocked(Decision* d);
@@ -102,32 +106,59 @@ class Scheduler : public controllers::Reconciler {
   absl::flat_hash_map<std::string, Pending> pending_;
   std::set<QueueKey> active_;
   absl::flat_hash_set<std::string> unschedulable_;
+  // The unschedulable pods grouped by signature, each group in queue order.
+  // Pods of one signature have identical constraints, so when capacity frees
+  // only each group's first pod is retried; the next follows when it binds.
+  // A freed slot then costs O(groups) instead of O(pending pods).
+  absl::flat_hash_map<std::string, std::set<QueueKey>> unschedulable_by_signature_;
   absl::Time next_flush_ = absl::InfiniteFuture();  // No unschedulable pod is due before.
   // Failure memo for pods with equal constraints; valid for one cache generation.
   uint64_t memo_generation_ = 0;
   absl::flat_hash_map<std::string, internal::FitError> memo_;
 };
 
+void Scheduler::AddUnschedulableLocked(const std::string& key, const PodInfo& info) {
+  if (unschedulable_.insert(key).second) {
+    unschedulable_by_signature_[info.signature].insert(KeyFor(info));
+  }
+}
+
+void Scheduler::RemoveUnschedulableLocked(const std::string& key, const PodInfo& info) {
+  if (unschedulable_.erase(key) == 0) return;
+  auto g = unschedulable_by_signature_.find(info.signature);
+  if (g == unschedulable_by_signature_.end()) return;
+  g->second.erase(KeyFor(info));
+  if (g->second.empty()) unschedulable_by_signature_.erase(g);
+}
+
 void Scheduler::ActivateLocked(const std::string& key) {
   auto it = pending_.find(key);
   if (it == pending_.end() || it->second.active) return;
-  unschedulable_.erase(key);
+  RemoveUnschedulableLocked(key, *it->second.info);
   it->second.active = true;
   active_.insert(KeyFor(*it->second.info));
+}
+
+void Scheduler::ActivateNextOfLocked(const std::string& signature) {
+  auto g = unschedulable_by_signature_.find(signature);
+  if (g != unschedulable_by_signature_.end()) ActivateLocked(g->second.begin()->key);
 }
 
 void Scheduler::RemovePendingLocked(const std::string& key) {
   auto it = pending_.find(key);
   if (it == pending_.end()) return;
   if (it->second.active) active_.erase(KeyFor(*it->second.info));
-  unschedulable_.erase(key);
+  RemoveUnschedulableLocked(key, *it->second.info);
   pending_.erase(it);
 }
 
 void Scheduler::MoveAllToActiveLocked() {
-  absl::flat_hash_set<std::string> keys;
-  keys.swap(unschedulable_);  // every key leaves the set; no copy of the keys
-  for (const auto& k : keys) ActivateLocked(k);
+  std::vector<std::string> heads;
+  heads.reserve(unschedulable_by_signature_.size());
+  for (const auto& [signature, group] : unschedulable_by_signature_) {
+    heads.push_back(group.begin()->key);
+  }
+  for (const auto& k : heads) ActivateLocked(k);
 }
 
 void Scheduler::OnPod(const ObjectRef& obj) {
@@ -159,8 +190,12 @@ void Scheduler::OnPod(const ObjectRef& obj) {
         it->second.info = info;
         active_.insert(KeyFor(*info));
       } else {
+        // Unschedulable: re-file it under its new info (the group and queue
+        // position come from it); a changed signature earns a new attempt.
         bool changed = it->second.info->signature != info->signature;
+        RemoveUnschedulableLocked(key, *it->second.info);
         it->second.info = info;
+        AddUnschedulableLocked(key, *info);
         if (changed) {
           ActivateLocked(key);
           kick = true;
@@ -222,14 +257,17 @@ bool Scheduler::NextDecisionLocked(Decision* d) {
     if (!r.node.empty()) {
       d->node = r.node;
       cache_.AddPod(*p.info, r.node, /*assumed=*/true);
+      const std::string signature = p.info->signature;
       pending_.erase(key);
       memo_generation_ = cache_.generation();  // Assuming frees nothing.
+      // There may be room for the next pod like it (it waits in its group).
+      ActivateNextOfLocked(signature);
       return true;
     }
     d->message = r.error.Message();
     memo_[p.info->signature] = std::move(r.error);
   }
-  unschedulable_.insert(key);
+  AddUnschedulableLocked(key, *p.info);
   p.unschedulable_since = ctx_.clock.Now();
   next_flush_ = std::min(next_flush_, p.unschedulable_since + opts_.unschedulable_flush);
   return true;

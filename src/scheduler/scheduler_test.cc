@@ -182,6 +182,48 @@ TEST_F(SchedulerTest, TerminalPodFreesCapacity) {
   EXPECT_EQ(NodeOf("second"), "n");
 }
 
+// Waiting pods of one signature are retried one at a time (the group's first,
+// then the next as each binds), yet every pod binds in queue order as capacity
+// frees, and a pod of another signature is not held up behind them.
+TEST_F(SchedulerTest, WaitingPodsOfOneSignatureBindInOrderAsCapacityFrees) {
+  CreateNode("n", "2");
+  for (int i = 0; i < 6; ++i) CreatePod(MakePod("p" + std::to_string(i), "1"));
+  CreatePod(MakePod("small", "500m"));
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("p0"), "n");
+  EXPECT_EQ(NodeOf("p1"), "n");
+  for (int i = 2; i < 6; ++i) {
+    EXPECT_EQ(Condition("p" + std::to_string(i), "PodScheduled").value("reason", ""),
+              "Unschedulable");
+  }
+  // Each finished pod makes room for exactly the next one in order; when two
+  // finish at once, two bind.
+  auto finish = [&](const std::string& pod) {
+    ASSERT_TRUE(c_.MergePatch(pods_, "default", pod,
+                              Json::parse(R"({"status":{"phase":"Succeeded"}})"), true)
+                    .ok());
+  };
+  finish("p0");
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("p2"), "n");
+  EXPECT_EQ(NodeOf("p3"), "");
+  EXPECT_EQ(NodeOf("small"), "");  // 500m does not fit in the 0 cpu left
+  finish("p1");
+  finish("p2");
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("p3"), "n");
+  EXPECT_EQ(NodeOf("p4"), "n");
+  EXPECT_EQ(NodeOf("p5"), "");
+  // A new 1-cpu node: p5 is first in queue order and takes it all.
+  CreateNode("m", "1");
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("p5"), "m");
+  EXPECT_EQ(NodeOf("small"), "");
+  finish("p3");
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("small"), "n");  // the other group's pod was retried too
+}
+
 class FailingBinder : public Binder {
  public:
   absl::Status Bind(const std::string&, const std::string&, const std::string&) override {
