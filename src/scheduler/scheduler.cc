@@ -45,6 +45,26 @@ struct QueueKey {
 
 QueueKey KeyFor(const PodInfo& p) { return {p.priority, p.created, p.key}; }
 
+// A bound pod matters to the scheduler when it binds, when it ends (its
+// resources free) and when it goes away: the status updates in between
+// (container states, conditions, the agent's reports) change nothing here, so
+// they are not parsed again.
+bool BoundAndUnchanged(const Json& old_pod, const Json& pod) {
+  auto node = [](const Json& p) -> std::string {
+    const Json* spec = p.contains("spec") ? &p["spec"] : nullptr;
+    return spec && spec->contains("nodeName") && (*spec)["nodeName"].is_string()
+               ? (*spec)["nodeName"].get<std::string>()
+               : "";
+  };
+  auto ended = [](const Json& p) {
+    const std::string phase =
+        p.contains("status") ? p["status"].value("phase", "") : std::string();
+    return phase == "Succeeded" || phase == "Failed";
+  };
+  const std::string n = node(pod);
+  return !n.empty() && node(old_pod) == n && ended(old_pod) == ended(pod);
+}
+
 class Scheduler : public controllers::Reconciler {
  public:
   Scheduler(controllers::ControllerContext& ctx, SchedulerOptions opts)
@@ -385,7 +405,9 @@ void AddScheduler(controllers::ControllerContext& ctx, SchedulerOptions opts) {
   // The handlers own the scheduler; the manager destroys controllers before informers.
   ctx.informers.For("", "v1", "pods")
       .AddHandlers({[s](const ObjectRef& o) { s->OnPod(o); },
-                    [s](const ObjectRef&, const ObjectRef& n) { s->OnPod(n); },
+                    [s](const ObjectRef& o, const ObjectRef& n) {
+                      if (!BoundAndUnchanged(*o, *n)) s->OnPod(n);
+                    },
                     [s](const ObjectRef& o) { s->OnPodDelete(o); }});
   ctx.informers.For("", "v1", "nodes")
       .AddHandlers({[s](const ObjectRef& o) { s->OnNode(o); },
