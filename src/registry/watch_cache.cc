@@ -92,20 +92,25 @@ WatchCache::Subscription::~Subscription() {
 }
 
 bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                    [&] { return !queue_.empty() || closed_; })) {
-    return false;
+  if (taken_.empty()) {
+    // Takes everything queued at once: a consumer that fell behind then
+    // drains without locking against the writers for each event.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                      [&] { return !queue_.empty() || closed_; })) {
+      return false;
+    }
+    if (queue_.empty()) return false;
+    taken_.swap(queue_);
   }
-  if (queue_.empty()) return false;
-  *ev = std::move(queue_.front());
-  queue_.pop_front();
+  *ev = std::move(taken_.front());
+  taken_.pop_front();
   return true;
 }
 
 bool WatchCache::Subscription::closed() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return closed_ && queue_.empty();
+  return closed_ && queue_.empty() && taken_.empty();
 }
 
 WatchCache::WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,

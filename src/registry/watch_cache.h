@@ -79,6 +79,7 @@ class WatchCache {
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<CacheEvent> queue_;
+    std::deque<CacheEvent> taken_;  // taken from queue_ by the consumer, not yet returned
     bool closed_ = false;
     std::string close_reason_;
   };
