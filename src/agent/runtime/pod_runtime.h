@@ -143,7 +143,8 @@ struct ProcessRuntimeOptions {
   absl::Duration start_timeout = absl::Seconds(10);  // for the shim to take the pod
 };
 
-// The real runtime (posix_spawn'ed `batchd-shim` per pod).
+// The real runtime (one `batchd-shim` per pod, forked by a `batchd-shim
+// --launcher` it posix_spawns once; see process_runtime.cc).
 std::unique_ptr<PodRuntime> NewProcessRuntime(ProcessRuntimeOptions opts);
 
 }  // namespace batchd::agent

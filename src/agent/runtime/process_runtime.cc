@@ -1,8 +1,19 @@
 // The real PodRuntime: one `batchd-shim` per pod, state on disk (pod_files.h).
 // Liveness of a shim is its flock on <pod-dir>/spec.json (immune to pid reuse
-// and to zombies). A pod's own shim is reaped when a call finds it dead or
-// finished; every shim this process spawned is swept now and then (every
-// kSweepEvery calls, and in List), so zombies are short-lived and bounded.
+// and to zombies).
+//
+// Shims are forked by a launcher (`batchd-shim --launcher`, posix_spawn'ed
+// once, on the first Start) instead of exec'ed one by one: a fork of that
+// small static process is far cheaper than an exec. The launcher talks over a
+// SOCK_SEQPACKET socketpair (protocol in shim_main.cc), reaps its shims and
+// exits when this runtime closes the socket (destructor) or dies; the shims
+// run on, as before. Its shims are not our children, so they are never
+// waited for here (a pid from state.json may since belong to anyone). When
+// the launcher is gone it is restarted once; if that fails too, shims are
+// exec'ed directly (posix_spawn) for a while. A directly spawned shim is
+// reaped when a call finds it dead or finished, and every such child is
+// swept now and then (every kSweepEvery calls, and in List), so zombies are
+// short-lived and bounded.
 //
 // The calls are syscall-lean because the agent polls Status for every pod:
 // Status is open+flock+close of spec.json and one read of state.json.
@@ -10,7 +21,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,6 +48,12 @@ namespace {
 
 // How many liveness checks pass between sweeps of all spawned shims.
 constexpr int kSweepEvery = 64;
+// After the launcher failed twice in one Start, this many shims are spawned
+// directly before it is tried again (a launcher that cannot run costs no
+// extra spawn per pod).
+constexpr int kDirectSpawnsAfterLauncherFailure = 64;
+// The launcher's socket in its process (as in shim_main.cc).
+constexpr int kLauncherFd = 3;
 
 bool ValidUid(const std::string& uid) {
   return !uid.empty() && uid != "." && uid != ".." && uid != kShimLogName &&
@@ -42,17 +61,23 @@ bool ValidUid(const std::string& uid) {
 }
 
 // Waits for the shim's "ok"/"busy"/"error: ..." line (or EOF) on `fd`.
-std::string ReadReady(int fd, absl::Duration timeout) {
+// `timed_out`: neither came in time (the shim still holds the pipe: it has not exited).
+std::string ReadReady(int fd, absl::Duration timeout, bool& timed_out) {
   std::string out;
+  timed_out = false;
   const absl::Time deadline = absl::Now() + timeout;
   char buf[256];
   while (out.find('\n') == std::string::npos) {
     const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
-    if (ms <= 0) break;
+    if (ms <= 0) {
+      timed_out = true;
+      break;
+    }
     struct pollfd p = {fd, POLLIN, 0};
     int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 60000)));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
+    if (r == 0) continue;  // the deadline check above decides
+    if (r < 0) break;
     ssize_t n = read(fd, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -108,6 +133,7 @@ class ProcessRuntime : public PodRuntime {
   ProcessRuntime(ProcessRuntimeOptions opts, std::unique_ptr<ProcessRunner> runner)
       : opts_(std::move(opts)), runner_(std::move(runner)) {}
   ~ProcessRuntime() override {
+    StopLauncher();
     if (shim_log_fd_ >= 0) close(shim_log_fd_);
   }
 
@@ -131,6 +157,14 @@ class ProcessRuntime : public PodRuntime {
   void SweepShims();
   // The shared shims.log, opened once (-1 if it cannot be opened).
   int ShimLogFd();
+  absl::Status StartLauncher();
+  // Closes our end (the launcher exits at EOF; its shims run on) and reaps it.
+  void StopLauncher();
+  // Forgets a launcher that failed; it is reaped now or by a later sweep.
+  void DropLauncher();
+  // Has the launcher fork a shim for `paths` answering on `ready_fd`; its pid.
+  // Unavailable when the launcher is gone (or hangs): the caller restarts it.
+  absl::StatusOr<int> Launch(const PodPaths& paths, int ready_fd);
   absl::Status SpawnShim(const PodPaths& paths, const std::string& uid,
                          std::unique_lock<std::mutex>& lock);
   // Blocks (releasing `lock`) while `uid`'s Start waits for its shim.
@@ -143,6 +177,9 @@ class ProcessRuntime : public PodRuntime {
   std::set<int> children_;  // shims this process spawned and has not reaped
   int probes_ = 0;          // liveness checks since the last sweep
   int shim_log_fd_ = -1;
+  int launcher_fd_ = -1;      // our end of the launcher's socket (-1: none)
+  int launcher_pid_ = 0;
+  int direct_spawns_left_ = 0;  // > 0: the launcher failed; spawn shims directly
   // Pods whose Start waits for the shim's "ok" without holding mu_ (so pods
   // start in parallel); other calls on such a pod wait on started_cv_, which
   // keeps the per-pod order the single lock used to give.
@@ -155,13 +192,20 @@ void ProcessRuntime::AwaitStarted(const std::string& uid, std::unique_lock<std::
 }
 
 void ProcessRuntime::Reap(int pid) {
-  if (pid > 0 && runner_->TryReap(pid).has_value()) children_.erase(pid);
+  // Only our own children: a launcher's shim is not one, and its recorded pid
+  // may belong to another process (another child of ours) by now.
+  if (children_.contains(pid) && runner_->TryReap(pid).has_value()) children_.erase(pid);
 }
 
 void ProcessRuntime::SweepShims() {
   probes_ = 0;
   for (auto it = children_.begin(); it != children_.end();) {
     it = runner_->TryReap(*it).has_value() ? children_.erase(it) : std::next(it);
+  }
+  if (launcher_pid_ > 0 && runner_->TryReap(launcher_pid_).has_value()) {  // it died
+    close(launcher_fd_);
+    launcher_fd_ = -1;
+    launcher_pid_ = 0;
   }
 }
 
@@ -182,35 +226,159 @@ int ProcessRuntime::ShimLogFd() {
   return shim_log_fd_;
 }
 
+absl::Status ProcessRuntime::StartLauncher() {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    return absl::UnavailableError(absl::StrCat("socketpair: ", std::strerror(errno)));
+  }
+  const int log_fd = ShimLogFd();
+  // Its shims inherit its environment, stdio (shims.log) and working
+  // directory: what an exec'ed shim would get from us.
+  SpawnRequest req{.argv = {opts_.shim_path, "--launcher"},
+                   .env = CurrentEnviron(),
+                   .stdout_fd = log_fd,
+                   .stderr_fd = log_fd,
+                   .extra_fds = {{sv[1], kLauncherFd}},
+                   .new_session = true};
+  absl::StatusOr<int> pid = runner_->Spawn(req);
+  close(sv[1]);
+  if (!pid.ok()) {
+    close(sv[0]);
+    return absl::UnavailableError(pid.status().message());
+  }
+  launcher_fd_ = sv[0];
+  launcher_pid_ = *pid;
+  return absl::OkStatus();
+}
+
+void ProcessRuntime::StopLauncher() {
+  if (launcher_fd_ < 0) return;
+  close(launcher_fd_);  // EOF: the launcher exits; its shims run on
+  // It would exit by itself; SIGKILL (to our own unreaped child) spares the
+  // wait when a fork of this process still holds our end of the socket.
+  (void)runner_->Signal(launcher_pid_, SIGKILL, /*group=*/false);
+  while (waitpid(launcher_pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  launcher_fd_ = -1;
+  launcher_pid_ = 0;
+}
+
+void ProcessRuntime::DropLauncher() {
+  if (launcher_fd_ < 0) return;
+  close(launcher_fd_);
+  // It may hang rather than be gone: a late reply must not reach a successor.
+  (void)runner_->Signal(launcher_pid_, SIGKILL, /*group=*/false);
+  if (!runner_->TryReap(launcher_pid_).has_value()) children_.insert(launcher_pid_);
+  launcher_fd_ = -1;
+  launcher_pid_ = 0;
+}
+
+absl::StatusOr<int> ProcessRuntime::Launch(const PodPaths& paths, int ready_fd) {
+  struct iovec iov = {const_cast<char*>(paths.dir.data()), paths.dir.size()};
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  struct msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &ready_fd, sizeof(int));
+  ssize_t n;
+  do {
+    n = sendmsg(launcher_fd_, &msg, MSG_NOSIGNAL);  // EPIPE, not SIGPIPE, if it is gone
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return absl::UnavailableError(absl::StrCat("send: ", std::strerror(errno)));
+  // One request at a time (under mu_), so the next reply is this one's.
+  struct pollfd p = {launcher_fd_, POLLIN, 0};
+  int r;
+  do {
+    r = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(opts_.start_timeout)));
+  } while (r < 0 && errno == EINTR);
+  if (r <= 0) return absl::UnavailableError("no reply");
+  int32_t reply = 0;
+  do {
+    n = recv(launcher_fd_, &reply, sizeof(reply), 0);
+  } while (n < 0 && errno == EINTR);
+  if (n == 0) return absl::UnavailableError("it exited");
+  if (n != static_cast<ssize_t>(sizeof(reply))) {
+    return absl::UnavailableError(n < 0 ? absl::StrCat("recv: ", std::strerror(errno))
+                                        : "short reply");
+  }
+  if (reply <= 0) {
+    return absl::InternalError(absl::StrCat("spawn pod shim: ", std::strerror(-reply)));
+  }
+  return reply;
+}
+
 // Called with `lock` held; releases it while the shim starts the pod.
 absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string& uid,
                                        std::unique_lock<std::mutex>& lock) {
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-  const int log_fd = ShimLogFd();
-  SpawnRequest req{.argv = {opts_.shim_path, "--pod-dir", paths.dir, "--ready-fd", "3"},
-                   .env = CurrentEnviron(),
-                   .stdout_fd = log_fd,
-                   .stderr_fd = log_fd,
-                   .extra_fds = {{ready[1], 3}},
-                   .new_session = true};
-  absl::StatusOr<int> pid = runner_->Spawn(req);
+  absl::StatusOr<int> pid = absl::UnavailableError("launcher not used");
+  if (direct_spawns_left_ > 0) {
+    --direct_spawns_left_;
+  } else {
+    // A launcher that died (or never ran) is restarted once. A shim it may
+    // have forked before dying answers on the same pipe, and the flock on
+    // spec.json lets only one shim hold the pod ("ok" or "busy" both do).
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (launcher_fd_ < 0) {
+        if (absl::Status s = StartLauncher(); !s.ok()) {
+          pid = s;
+          continue;
+        }
+      }
+      pid = Launch(paths, ready[1]);
+      if (!absl::IsUnavailable(pid.status())) break;
+      DropLauncher();
+    }
+    if (absl::IsUnavailable(pid.status())) {
+      direct_spawns_left_ = kDirectSpawnsAfterLauncherFailure;
+      const int log_fd = ShimLogFd();
+      if (log_fd >= 0) {
+        (void)WriteFd(log_fd,
+                      absl::StrCat("batchd-shim launcher: ", pid.status().message(),
+                                   "; exec'ing the next ", kDirectSpawnsAfterLauncherFailure,
+                                   " shims directly\n"),
+                      kShimLogName);
+      }
+    }
+  }
+  const bool direct = absl::IsUnavailable(pid.status());
+  if (direct) {
+    const int log_fd = ShimLogFd();
+    SpawnRequest req{.argv = {opts_.shim_path, "--pod-dir", paths.dir, "--ready-fd", "3"},
+                     .env = CurrentEnviron(),
+                     .stdout_fd = log_fd,
+                     .stderr_fd = log_fd,
+                     .extra_fds = {{ready[1], 3}},
+                     .new_session = true};
+    pid = runner_->Spawn(req);
+  }
   close(ready[1]);
   if (!pid.ok()) {
     close(ready[0]);
     return pid.status();
   }
-  children_.insert(*pid);
+  if (direct) children_.insert(*pid);
   starting_.insert(uid);
   lock.unlock();
-  const std::string reply = ReadReady(ready[0], opts_.start_timeout);
+  bool timed_out = false;
+  const std::string reply = ReadReady(ready[0], opts_.start_timeout, timed_out);
   close(ready[0]);
   lock.lock();
   starting_.erase(uid);
   started_cv_.notify_all();
   if (reply == "ok" || reply == "busy") return absl::OkStatus();
-  // Only a shim not yet reaped (by another call meanwhile) may be signalled.
-  if (children_.contains(*pid)) (void)runner_->Signal(*pid, SIGKILL, /*group=*/false);
+  // Only a shim not yet reaped may be signalled: our child (unless another
+  // call reaped it meanwhile), or the launcher's while it holds the pipe.
+  if (direct ? children_.contains(*pid) : timed_out) {
+    (void)runner_->Signal(*pid, SIGKILL, /*group=*/false);
+  }
   return absl::InternalError(absl::StrCat("pod shim did not start (",
                                           reply.empty() ? "no reply" : reply, "); see ",
                                           opts_.root, "/", kShimLogName));

@@ -1,5 +1,10 @@
 // batchd-shim: the per-pod supervisor (the containerd-shim role).
 //
+//   batchd-shim --launcher
+//       The runtime's shim launcher (one per runtime): forks a shim per
+//       request received on the socket at fd 3 (see LauncherMain), so that
+//       starting a pod's shim costs a fork instead of an exec.
+//
 //   batchd-shim --pod-dir DIR [--ready-fd N]
 //       Supervises the pod described by DIR/spec.json until nothing more runs,
 //       holding an flock on DIR/spec.json while alive (its pid goes into
@@ -28,10 +33,14 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +57,8 @@
 #include "agent/runtime/process_runner.h"
 #include "agent/shim/supervisor.h"
 #include "common/clock.h"
+
+extern char** environ;
 
 namespace batchd::agent {
 namespace {
@@ -144,19 +155,16 @@ std::vector<std::string> BaseEnv(const ShimConfig& config) {
           absl::StrCat("HOSTNAME=", config.pod.name)};
 }
 
-int ShimMain(int argc, char** argv) {
-  std::string pod_dir;
-  int ready_fd = -1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--pod-dir") == 0) pod_dir = argv[i + 1];
-    if (std::strcmp(argv[i], "--ready-fd") == 0) (void)absl::SimpleAtoi(argv[i + 1], &ready_fd);
-  }
+// Supervises the pod in `pod_dir` until nothing more runs (see the header
+// comment); what `--pod-dir DIR --ready-fd N` runs, whether exec'ed or forked
+// by the launcher. Returns the exit code.
+int RunShim(const std::string& pod_dir, int ready_fd) {
   // Drop descriptors inherited from the agent so containers never see them.
   if (ready_fd > 3) close_range(3, ready_fd - 1, 0);
   close_range(ready_fd >= 3 ? ready_fd + 1 : 3, ~0U, 0);
   if (ready_fd >= 0) fcntl(ready_fd, F_SETFD, FD_CLOEXEC);
   if (pod_dir.empty()) {
-    std::fprintf(stderr, "usage: batchd-shim --pod-dir DIR [--ready-fd N]\n");
+    std::fprintf(stderr, "usage: batchd-shim --pod-dir DIR [--ready-fd N] | --launcher\n");
     return 2;
   }
   PodPaths paths(pod_dir);
@@ -208,6 +216,149 @@ int ShimMain(int argc, char** argv) {
   ReapAll(sup);
   KillRemainingChildren();
   return rc;
+}
+
+// The launcher (`--launcher`): forks shims on request so that a pod's shim
+// costs a fork of this small, single-threaded, static process instead of an
+// exec (kernel exec, static start-up, page faults). Protocol on the
+// SOCK_SEQPACKET socket at kLauncherFd, one request at a time: the runtime
+// sends the pod directory as the payload with the ready pipe's write end
+// (SCM_RIGHTS); the launcher replies with the shim's pid as an int32 (or
+// -errno when fork failed). It reaps its exited shims (so no zombies pile
+// up) and exits at EOF, when the runtime is gone: its shims keep running, as
+// exec'ed ones do (session leaders, adopted through the flock on spec.json).
+constexpr int kLauncherFd = 3;
+
+// Rewrites the process's command line (what ps and pgrep -f show) to
+// `title`, so that a forked shim reads as an exec'ed one, with its pod dir.
+// As setproctitle does: the argv strings and the environment strings after
+// them are one block of memory that the kernel reports; the environment is
+// copied elsewhere first. The title is cut to what fits.
+void SetProcessTitle(int argc, char** argv, const std::string& title) {
+  char* const begin = argv[0];
+  char* end = begin;
+  for (int i = 0; i < argc; ++i) {
+    if (argv[i] != end) return;  // not one block: leave it alone
+    end += std::strlen(argv[i]) + 1;
+  }
+  size_t count = 0;
+  while (environ != nullptr && environ[count] != nullptr) ++count;
+  if (count > 0 && environ[0] == end) {
+    char** moved = new char*[count + 1];  // lives as long as the process
+    for (size_t i = 0; i < count; ++i) {
+      if (environ[i] == end) end += std::strlen(environ[i]) + 1;
+      moved[i] = strdup(environ[i]);
+    }
+    moved[count] = nullptr;
+    environ = moved;
+  }
+  const size_t len = std::min(title.size(), static_cast<size_t>(end - begin) - 1);
+  std::memcpy(begin, title.data(), len);
+  std::memset(begin + len, 0, static_cast<size_t>(end - begin) - len);
+}
+
+enum class Received { kRequest, kNothing, kEnd };
+
+// Receives one request: the pod dir and the ready fd (-1 when none came).
+// kEnd at EOF or on an error that ends the launcher.
+Received ReceiveRequest(int sock, std::string& pod_dir, int& fd) {
+  char buf[PATH_MAX + 1];
+  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  struct iovec iov = {buf, sizeof(buf)};
+  struct msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  fd = -1;
+  ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  if (n < 0) return errno == EINTR || errno == EAGAIN ? Received::kNothing : Received::kEnd;
+  if (n == 0) return Received::kEnd;  // EOF: the runtime closed its end (or died)
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int received;
+      std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (fd < 0) {
+        fd = received;
+      } else {
+        close(received);  // one fd per request: extras would leak into the shim
+      }
+    }
+  }
+  if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+  pod_dir.assign(buf, static_cast<size_t>(n));
+  return Received::kRequest;
+}
+
+int LauncherMain(int argc, char** argv) {
+  const int sock = kLauncherFd;
+  // Nothing from the runtime but stdio and the socket, so a forked shim
+  // starts with what an exec'ed one has.
+  close_range(kLauncherFd + 1, ~0U, 0);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, nullptr);
+  const int sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  for (;;) {
+    struct pollfd p[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if ((p[1].revents & POLLIN) != 0) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+      }
+      while (waitpid(-1, nullptr, WNOHANG) > 0) {  // SIGCHLD coalesces: reap all
+      }
+    }
+    if (p[0].revents == 0) continue;
+    std::string pod_dir;
+    int ready_fd = -1;
+    const Received r = ReceiveRequest(sock, pod_dir, ready_fd);
+    if (r == Received::kEnd) break;
+    if (r == Received::kNothing) continue;
+    int32_t reply;
+    if (ready_fd < 0 || pod_dir.empty()) {
+      reply = -EINVAL;
+    } else {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        // The shim: the ready fd takes the socket's place (fd 3, as an
+        // exec'ed shim is given it), which closes the socket; RunShim closes
+        // the rest. Signals as after posix_spawn: nothing blocked, defaults.
+        dup2(ready_fd, kLauncherFd);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        setsid();
+        SetProcessTitle(argc, argv, absl::StrCat(argv[0], " --pod-dir ", pod_dir, " --ready-fd ",
+                                                 kLauncherFd));
+        _exit(RunShim(pod_dir, kLauncherFd));
+      }
+      reply = pid > 0 ? pid : -errno;
+      close(ready_fd);
+    }
+    if (send(sock, &reply, sizeof(reply), MSG_NOSIGNAL) < 0 && errno != EINTR) break;
+  }
+  return 0;
+}
+
+int ShimMain(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--launcher") == 0) return LauncherMain(argc, argv);
+  std::string pod_dir;
+  int ready_fd = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--pod-dir") == 0) pod_dir = argv[i + 1];
+    if (std::strcmp(argv[i], "--ready-fd") == 0) (void)absl::SimpleAtoi(argv[i + 1], &ready_fd);
+  }
+  return RunShim(pod_dir, ready_fd);
 }
 
 }  // namespace
