@@ -105,8 +105,8 @@ Registry::~Registry() {
 absl::StatusOr<DeleteResult> Registry::DeleteNow(const api::KindDef& k, const ObjectPtr& current) {
   auto kv = store_.Delete(current->key, current->revision);
   if (!kv.ok()) {
-    std::string name = current->fields.count("metadata.name") ? current->fields.at("metadata.name")
-                                                               : std::string();
+    const auto& fields = current->fields();
+    std::string name = fields.count("metadata.name") ? fields.at("metadata.name") : std::string();
     if (kv.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
     if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
     return Internal(std::string(kv.status().message()));

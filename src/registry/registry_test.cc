@@ -281,7 +281,7 @@ TEST_F(RegistryTest, ListSelectorsAndPaging) {
   for (int guard = 0; guard < 10; ++guard) {
     auto r = reg_->List(*jobs_, "default", page);
     ASSERT_TRUE(r.ok());
-    for (const auto& o : r->items) names.push_back(o->fields.at("metadata.name"));
+    for (const auto& o : r->items) names.push_back(o->fields().at("metadata.name"));
     if (r->continue_token.empty()) break;
     page.continue_token = r->continue_token;
   }

@@ -77,6 +77,42 @@ Json CachedObject::Decode() const {
   return d ? *d : Json::parse(json, nullptr, false);
 }
 
+void CachedObject::ExtractLocked() const {
+  if (extracted_) return;
+  std::shared_ptr<const Json> d = decoded_.lock();
+  if (!d) {
+    d = std::make_shared<const Json>(Json::parse(json, nullptr, false));
+    decoded_ = d;
+  }
+  const Json& j = *d;
+  if (j.is_object() && j.contains("metadata") && j["metadata"].is_object()) {
+    const Json& m = j["metadata"];
+    if (m.contains("labels") && m["labels"].is_object()) {
+      for (const auto& [k, v] : m["labels"].items()) {
+        if (v.is_string()) labels_[k] = v.get<std::string>();
+      }
+    }
+    fields_["metadata.name"] = m.value("name", "");
+    fields_["metadata.namespace"] = m.value("namespace", "");
+    if (kind && kind->field_value) {
+      for (const auto& f : kind->selectable_fields) fields_[f] = kind->field_value(j, f);
+    }
+  }
+  extracted_ = true;
+}
+
+const std::map<std::string, std::string>& CachedObject::labels() const {
+  std::lock_guard<std::mutex> lock(decoded_mu_);
+  ExtractLocked();
+  return labels_;
+}
+
+const std::map<std::string, std::string>& CachedObject::fields() const {
+  std::lock_guard<std::mutex> lock(decoded_mu_);
+  ExtractLocked();
+  return fields_;
+}
+
 std::shared_ptr<const Json> CachedObject::Shared() const {
   std::lock_guard<std::mutex> lock(decoded_mu_);
   std::shared_ptr<const Json> d = decoded_.lock();
@@ -146,36 +182,13 @@ const api::KindDef* WatchCache::KindForKey(const std::string& key) const {
   return nullptr;
 }
 
-ObjectPtr WatchCache::MakeObject(const std::string& key, std::string json, int64_t revision,
-                                 std::shared_ptr<const Json>* decoded) const {
+ObjectPtr WatchCache::MakeObject(const std::string& key, std::string json,
+                                 int64_t revision) const {
   auto obj = std::make_shared<CachedObject>();
   obj->key = key;
   obj->revision = revision;
   obj->kind = KindForKey(key);
   obj->json = SpliceResourceVersion(json, revision);
-  // One parse of the served bytes: labels and fields come from it, and it is
-  // the object's shared decoding while the caller keeps it alive.
-  auto parsed = std::make_shared<const Json>(Json::parse(obj->json, nullptr, false));
-  const Json& j = *parsed;
-  if (j.is_object() && j.contains("metadata") && j["metadata"].is_object()) {
-    const Json& m = j["metadata"];
-    if (m.contains("labels") && m["labels"].is_object()) {
-      for (const auto& [k, v] : m["labels"].items()) {
-        if (v.is_string()) obj->labels[k] = v.get<std::string>();
-      }
-    }
-    obj->fields["metadata.name"] = m.value("name", "");
-    obj->fields["metadata.namespace"] = m.value("namespace", "");
-    if (obj->kind && obj->kind->field_value) {
-      for (const auto& f : obj->kind->selectable_fields) {
-        obj->fields[f] = obj->kind->field_value(j, f);
-      }
-    }
-  }
-  if (decoded != nullptr && !j.is_discarded()) {
-    obj->decoded_ = parsed;
-    *decoded = std::move(parsed);
-  }
   return obj;
 }
 
@@ -200,7 +213,7 @@ absl::Status WatchCache::Start() {
 void WatchCache::OnStoreEvent(const store::Event& e) {
   CacheEvent ev;
   ev.revision = e.revision();
-  ev.object = MakeObject(e.kv.key, e.kv.value, e.kv.mod_revision, &ev.decoded);
+  ev.object = MakeObject(e.kv.key, e.kv.value, e.kv.mod_revision);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = objects_.find(e.kv.key);
   if (it != objects_.end()) ev.prev = it->second;
@@ -224,7 +237,6 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
     }
     s->cv_.notify_all();
   }
-  ev.decoded.reset();
   ring_.push_back(std::move(ev));
   while (ring_.size() > ring_capacity_) {
     oldest_ = ring_.front().revision;

@@ -1,6 +1,6 @@
 // WatchCache: the server's in-memory view of the store — every object's
-// stored bytes with its labels and selectable fields pre-extracted, plus a
-// bounded ring of recent events that watchers replay from. Lists, gets and
+// stored bytes (labels and selectable fields extracted when first filtered
+// on), plus a bounded ring of recent events that watchers replay from. Lists, gets and
 // watches are served from it; writes go to the store, whose synchronous watch
 // callback updates the cache before the write is acknowledged, so a client
 // always reads its own writes.
@@ -31,8 +31,13 @@ struct CachedObject {
   std::string json;
   int64_t revision = 0;  // mod_revision, served as metadata.resourceVersion.
   const api::KindDef* kind = nullptr;
-  std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> fields;  // metadata.name, metadata.namespace, kind fields.
+
+  // Labels, and selectable fields (metadata.name, metadata.namespace, the
+  // kind's fields), extracted from the object on first use: most versions are
+  // never filtered on (nothing in the server decodes an Event it writes), so
+  // storing a write does not parse it.
+  const std::map<std::string, std::string>& labels() const;
+  const std::map<std::string, std::string>& fields() const;
 
   const std::string& Serialized() const { return json; }
   // A mutable copy: copied from the shared decoding while one is alive, else parsed.
@@ -43,9 +48,13 @@ struct CachedObject {
   std::shared_ptr<const api::Json> Shared() const;
 
  private:
-  friend class WatchCache;  // primes decoded_ with the parse it extracts labels from
+  void ExtractLocked() const;  // decoded_mu_ held
+
   mutable std::mutex decoded_mu_;
   mutable std::weak_ptr<const api::Json> decoded_;
+  mutable bool extracted_ = false;  // labels_ and fields_ are final once set
+  mutable std::map<std::string, std::string> labels_;
+  mutable std::map<std::string, std::string> fields_;
 };
 using ObjectPtr = std::shared_ptr<const CachedObject>;
 
@@ -55,10 +64,6 @@ struct CacheEvent {
   int64_t revision = 0;
   ObjectPtr object;  // New state; for kDeleted, the last state (revision = delete's).
   ObjectPtr prev;    // Previous state, null for kAdded.
-  // object->Shared()'s decoding, from the parse the cache made anyway: set on
-  // events queued to subscribers (so a consumer's Shared() does not parse
-  // again), never on the replay ring (which would retain every version).
-  std::shared_ptr<const api::Json> decoded;
 };
 
 class WatchCache {
@@ -108,10 +113,8 @@ class WatchCache {
   size_t WatcherCount() const;
 
   // Builds a CachedObject from stored bytes (used by the registry for
-  // dry-run and write results too).
-  // `decoded`, if set, receives the parse (the object's Shared() while held).
-  ObjectPtr MakeObject(const std::string& key, std::string json, int64_t revision,
-                       std::shared_ptr<const api::Json>* decoded = nullptr) const;
+  // dry-run and write results too). Does not parse them.
+  ObjectPtr MakeObject(const std::string& key, std::string json, int64_t revision) const;
   const api::KindDef* KindForKey(const std::string& key) const;
 
  private:

@@ -33,23 +33,26 @@ class WatchCacheTest : public ::testing::Test {
   std::unique_ptr<WatchCache> cache_;
 };
 
-// A queued event carries the parse the cache extracted labels from; the
-// consumer's Shared() returns it (no second parse), resourceVersion included.
-TEST_F(WatchCacheTest, QueuedEventSharesTheCachesParse) {
+// Storing a write does not parse it: the first reader decodes the object
+// (resourceVersion included), readers share that decoding while one holds it,
+// and labels and selectable fields are extracted when first asked for.
+TEST_F(WatchCacheTest, ObjectsAreDecodedOnFirstUseAndShared) {
   auto sub = cache_->Watch("/registry/core/pods/", -1);
   ASSERT_TRUE(sub.ok());
   auto kv = store_.Create(kPodKey, PodJson("Running"));
   ASSERT_TRUE(kv.ok());
   CacheEvent ev;
   ASSERT_TRUE((*sub)->Next(&ev, absl::Seconds(5)));
-  ASSERT_NE(ev.decoded, nullptr);
-  EXPECT_EQ(ev.object->Shared().get(), ev.decoded.get());
-  EXPECT_EQ((*ev.decoded)["metadata"]["resourceVersion"], std::to_string(kv->mod_revision));
-  EXPECT_EQ(*ev.decoded, Json::parse(ev.object->json));
-  EXPECT_EQ(ev.object->labels.at("app"), "x");
-  EXPECT_EQ(ev.object->fields.at("spec.nodeName"), "n1");
-  EXPECT_EQ(ev.object->fields.at("status.phase"), "Running");
-  EXPECT_EQ(ev.object->fields.at("metadata.namespace"), "default");
+  std::shared_ptr<const Json> d = ev.object->Shared();
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(ev.object->Shared().get(), d.get());
+  EXPECT_EQ((*d)["metadata"]["resourceVersion"], std::to_string(kv->mod_revision));
+  EXPECT_EQ(*d, Json::parse(ev.object->json));
+  EXPECT_EQ(ev.object->labels().at("app"), "x");
+  EXPECT_EQ(ev.object->fields().at("spec.nodeName"), "n1");
+  EXPECT_EQ(ev.object->fields().at("status.phase"), "Running");
+  EXPECT_EQ(ev.object->fields().at("metadata.namespace"), "default");
+  EXPECT_EQ(cache_->Get(kPodKey)->Shared().get(), d.get());  // the cached version too
 }
 
 // The replay ring keeps objects, not their decodings: a replayed event has
@@ -67,8 +70,7 @@ TEST_F(WatchCacheTest, ReplayRingDoesNotRetainDecodings) {
     SCOPED_TRACE(c.phase);
     CacheEvent ev;
     ASSERT_TRUE((*sub)->Next(&ev, absl::Seconds(5)));
-    EXPECT_EQ(ev.decoded, nullptr);
-    EXPECT_EQ(ev.object->fields.at("status.phase"), c.phase);
+    EXPECT_EQ(ev.object->fields().at("status.phase"), c.phase);
     std::shared_ptr<const Json> d = ev.object->Shared();
     ASSERT_NE(d, nullptr);
     EXPECT_EQ((*d)["status"]["phase"], c.phase);

@@ -45,11 +45,11 @@ absl::StatusOr<ObjectFilter> ObjectFilter::Parse(const api::KindDef& k, const st
 
 bool ObjectFilter::Matches(const CachedObject& o) const {
   if (everything_ || !impl_) return true;
-  if (impl_->labels && !impl_->labels->Matches(o.labels)) return false;
+  if (impl_->labels && !impl_->labels->Matches(o.labels())) return false;
   if (impl_->fields) {
     auto getter = [&o](std::string_view field) -> std::optional<std::string> {
-      auto it = o.fields.find(std::string(field));
-      if (it == o.fields.end()) return std::nullopt;
+      auto it = o.fields().find(std::string(field));
+      if (it == o.fields().end()) return std::nullopt;
       return it->second;
     };
     if (!impl_->fields->Matches(getter)) return false;
