@@ -37,12 +37,22 @@ def proc_cpu_s(pid):
 
 
 def proc_tree_cpu_s(pid):
-    """CPU of pid itself and of its reaped descendants (pod shims, containers)."""
-    try:
-        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return sum(int(x) for x in f[11:15]) / TCK
-    except OSError:
-        return 0.0
+    """CPU of pid, of its reaped descendants, and of its live children with
+    theirs: pod shims are forked by the agent's shim launcher (a live child
+    of the server that reaps them), so their CPU is in the launcher's."""
+    def own_and_reaped(p):
+        try:
+            f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+            return sum(int(x) for x in f[11:15]) / TCK, int(f[1])
+        except (OSError, ValueError, IndexError):
+            return 0.0, -1
+    total, _ = own_and_reaped(pid)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != pid:
+            cpu, ppid = own_and_reaped(int(entry))
+            if ppid == pid:
+                total += cpu
+    return total
 
 
 def store_revision(port):
