@@ -89,6 +89,14 @@ absl::Status ConfigureConnection(SqliteDb& db, SqliteSync sync) {
       "PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456; PRAGMA wal_autocheckpoint=4096;");
 }
 
+// The store's revision: meta keeps it only as of the last commit that
+// deleted a key; every other write's revision is its row's mod_rev. (A scan
+// of kv: read once at open, and by Range, which only the watch cache's
+// start-up calls.)
+constexpr char kRevisionQuery[] =
+    "SELECT max((SELECT value FROM meta WHERE name='revision'),"
+    " (SELECT coalesce(max(mod_rev), 0) FROM kv))";
+
 absl::StatusOr<int64_t> ReadMeta(SqliteDb& db, std::string_view name) {
   BATCHD_ASSIGN_OR_RETURN(std::string v,
                           db.QueryString(absl::StrCat("SELECT value FROM meta WHERE name='",
@@ -138,7 +146,7 @@ absl::StatusOr<std::unique_ptr<SqliteReadConn>> OpenReader(const SqliteOptions& 
   BATCHD_ASSIGN_OR_RETURN(r->commit, db.Prepare("COMMIT"));
   BATCHD_ASSIGN_OR_RETURN(r->get,
                           db.Prepare("SELECT value, create_rev, mod_rev FROM kv WHERE key=?1"));
-  BATCHD_ASSIGN_OR_RETURN(r->revision, db.Prepare("SELECT value FROM meta WHERE name='revision'"));
+  BATCHD_ASSIGN_OR_RETURN(r->revision, db.Prepare(kRevisionQuery));
   constexpr std::string_view kRange =
       "SELECT key, value, create_rev, mod_rev FROM kv WHERE key >= ?1 AND key > ?2";
   BATCHD_ASSIGN_OR_RETURN(r->range_bounded,
@@ -167,7 +175,11 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptio
     }
   }
   BATCHD_ASSIGN_OR_RETURN(std::unique_ptr<SqliteWriteConn> writer, OpenWriter(options));
-  BATCHD_ASSIGN_OR_RETURN(int64_t revision, ReadMeta(*writer->db, "revision"));
+  BATCHD_ASSIGN_OR_RETURN(std::string rev_text, writer->db->QueryString(kRevisionQuery));
+  int64_t revision = 0;
+  if (!absl::SimpleAtoi(rev_text, &revision)) {
+    return absl::DataLossError(absl::StrCat("sqlite: bad revision '", rev_text, "'"));
+  }
   BATCHD_ASSIGN_OR_RETURN(int64_t compacted, ReadMeta(*writer->db, "compacted"));
   std::unique_ptr<SqliteStore> store(
       new SqliteStore(options, std::move(writer), revision, compacted));

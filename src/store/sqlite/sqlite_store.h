@@ -1,7 +1,9 @@
 // SqliteStore: the durable `Store` backend of `batchd server`, one SQLite file
 // in WAL mode. Schema: `kv(key, value, create_rev, mod_rev)` and
-// `meta(name, value)` holding the current and the compacted revision, both
-// updated in the same transaction as the data they describe.
+// `meta(name, value)` holding the compacted revision and the revision as of
+// the last commit that deleted a key, each updated in the same transaction as
+// the data it describes. The current revision is the larger of that and
+// max(mod_rev): a commit without deletes writes only its rows' pages.
 //
 // Writes are serialized through a queue with a leader. With group commit,
 // writers enqueue and block; the writer at the front becomes the leader: it

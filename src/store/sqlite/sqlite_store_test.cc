@@ -120,6 +120,40 @@ TEST(SqliteStoreTest, ReopenKeepsDataRevisionAndCompaction) {
   EXPECT_THAT(rec.Revisions(), ::testing::ElementsAre(6));
 }
 
+// The revision survives a reopen whether the newest write was a delete (kept
+// in meta) or not (the newest row's mod_rev).
+TEST(SqliteStoreTest, RevisionAfterReopenWithAndWithoutTrailingDelete) {
+  TempDir dir;
+  SqliteOptions options = OptionsIn(dir);
+  {
+    auto store = MustOpen(options);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Create("/a", "1").ok());      // 1
+    ASSERT_TRUE(store->Delete("/a", 0).ok());        // 2
+    ASSERT_TRUE(store->Create("/b", "1").ok());      // 3
+    ASSERT_TRUE(store->Update("/b", "2", 0).ok());   // 4
+  }
+  {
+    auto store = MustOpen(options);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->Revision(), 4);
+    absl::StatusOr<RangeResult> r = store->Range("/", "", 0);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->revision, 4);
+    ASSERT_TRUE(store->Delete("/b", 0).ok());        // 5: no row has it
+  }
+  auto store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Revision(), 5);
+  absl::StatusOr<RangeResult> r = store->Range("/", "", 0);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->revision, 5);
+  EXPECT_TRUE(r->kvs.empty());
+  absl::StatusOr<KeyValue> c = store->Create("/c", "1");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->mod_revision, 6);
+}
+
 // A database from before kv became a rowid table opens with its data, and
 // its revisions continue.
 TEST(SqliteStoreTest, OpensAndMigratesWithoutRowidDatabase) {

@@ -88,11 +88,17 @@ absl::Status SqliteStore::TryBatch(const std::vector<SqliteWriteOp*>& batch,
   BATCHD_RETURN_IF_ERROR(RunOnce(*w.begin));
   int64_t rev = writer_revision_;
   absl::Status st;
+  bool deleted = false;
   for (SqliteWriteOp* op : batch) {
+    const size_t before = events->size();
     st = ApplyOp(*op, &rev, events);
     if (!st.ok()) break;
+    deleted |= events->size() > before && events->back().type == Event::Type::kDelete;
   }
-  if (st.ok() && rev != writer_revision_) {
+  // The revision is max(mod_rev) over kv unless the newest write was a delete
+  // (whose revision no row keeps): only then is it written to meta. Most
+  // commits thus write the rows' pages alone, not also the meta page.
+  if (st.ok() && deleted) {
     ScopedReset reset(*w.set_meta);
     w.set_meta->BindText(1, "revision");
     w.set_meta->BindInt64(2, rev);
