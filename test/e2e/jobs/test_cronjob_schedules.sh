@@ -13,7 +13,7 @@ owned_jobs() {
 }
 has_owned_job() { [[ -n $(owned_jobs) ]]; }
 poll 75 has_owned_job || fail "no Job owned by cronjob/every within 75s; jobs: $(k get jobs -n "$NS" -o name | tr '\n' ' ')"
-job=$(owned_jobs | head -n 1)
+jobs=$(owned_jobs); job=${jobs%%$'\n'*}  # not `| head`: SIGPIPE under pipefail
 expect_match "$job" "^every-[0-9]+$" "job name"
 expect_eq "$(jp job "$job" '{.metadata.ownerReferences[0].controller}')" "true" "ownerReference.controller"
 kwait "$job" complete 60

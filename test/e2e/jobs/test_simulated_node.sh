@@ -44,7 +44,7 @@ expect_eq "$(jp job simjob '{.status.succeeded}')" "3" "status.succeeded"
 nodes=$(k get pods -n "$NS" -l job-name=simjob -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort -u)
 expect_eq "$nodes" "$NODE" "pods' node"
 # The pods never ran on this host: the command would have exited 3.
-pod=$(job_pods simjob | head -n 1)
+pods=$(job_pods simjob); pod=${pods%%$'\n'*}  # not `| head`: SIGPIPE under pipefail
 expect_eq "$(jp pod "$pod" '{.status.phase}')" "Succeeded" "pod phase"
 python3 - "$(jp pod "$pod" '{.status.startTime}')" "$(jp job simjob '{.status.completionTime}')" <<'PY' || fail "job ran for less than the 2s sim-duration"
 import sys, datetime
