@@ -7,8 +7,8 @@
 #include <system_error>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "store/internal/sqlite_db.h"
@@ -97,15 +97,19 @@ constexpr char kRevisionQuery[] =
     "SELECT max((SELECT value FROM meta WHERE name='revision'),"
     " (SELECT coalesce(max(mod_rev), 0) FROM kv))";
 
-absl::StatusOr<int64_t> ReadMeta(SqliteDb& db, std::string_view name) {
-  BATCHD_ASSIGN_OR_RETURN(std::string v,
-                          db.QueryString(absl::StrCat("SELECT value FROM meta WHERE name='",
-                                                      Sv(name), "'")));
+// The integer a one-value query returns; DataLoss names `what` otherwise.
+absl::StatusOr<int64_t> QueryInt64(SqliteDb& db, std::string_view sql, std::string_view what) {
+  BATCHD_ASSIGN_OR_RETURN(std::string v, db.QueryString(sql));
   int64_t out = 0;
   if (!absl::SimpleAtoi(v, &out)) {
-    return absl::DataLossError(absl::StrCat("sqlite: bad meta ", Sv(name), ": '", v, "'"));
+    return absl::DataLossError(absl::StrCat("sqlite: bad ", Sv(what), ": '", v, "'"));
   }
   return out;
+}
+
+absl::StatusOr<int64_t> ReadMeta(SqliteDb& db, std::string_view name) {
+  return QueryInt64(db, absl::StrCat("SELECT value FROM meta WHERE name='", Sv(name), "'"),
+                    absl::StrCat("meta ", Sv(name)));
 }
 
 absl::StatusOr<std::unique_ptr<SqliteWriteConn>> OpenWriter(const SqliteOptions& options) {
@@ -175,11 +179,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptio
     }
   }
   BATCHD_ASSIGN_OR_RETURN(std::unique_ptr<SqliteWriteConn> writer, OpenWriter(options));
-  BATCHD_ASSIGN_OR_RETURN(std::string rev_text, writer->db->QueryString(kRevisionQuery));
-  int64_t revision = 0;
-  if (!absl::SimpleAtoi(rev_text, &revision)) {
-    return absl::DataLossError(absl::StrCat("sqlite: bad revision '", rev_text, "'"));
-  }
+  BATCHD_ASSIGN_OR_RETURN(int64_t revision, QueryInt64(*writer->db, kRevisionQuery, "revision"));
   BATCHD_ASSIGN_OR_RETURN(int64_t compacted, ReadMeta(*writer->db, "compacted"));
   std::unique_ptr<SqliteStore> store(
       new SqliteStore(options, std::move(writer), revision, compacted));
