@@ -77,13 +77,18 @@ Json CachedObject::Decode() const {
   return d ? *d : Json::parse(json, nullptr, false);
 }
 
-void CachedObject::ExtractLocked() const {
-  if (extracted_) return;
+std::shared_ptr<const Json> CachedObject::SharedLocked() const {
   std::shared_ptr<const Json> d = decoded_.lock();
   if (!d) {
     d = std::make_shared<const Json>(Json::parse(json, nullptr, false));
     decoded_ = d;
   }
+  return d;
+}
+
+void CachedObject::ExtractLocked() const {
+  if (extracted_) return;
+  std::shared_ptr<const Json> d = SharedLocked();
   const Json& j = *d;
   if (j.is_object() && j.contains("metadata") && j["metadata"].is_object()) {
     const Json& m = j["metadata"];
@@ -115,12 +120,7 @@ const std::map<std::string, std::string>& CachedObject::fields() const {
 
 std::shared_ptr<const Json> CachedObject::Shared() const {
   std::lock_guard<std::mutex> lock(decoded_mu_);
-  std::shared_ptr<const Json> d = decoded_.lock();
-  if (!d) {
-    d = std::make_shared<const Json>(Json::parse(json, nullptr, false));
-    decoded_ = d;
-  }
-  return d;
+  return SharedLocked();
 }
 
 WatchCache::Subscription::~Subscription() {

@@ -48,7 +48,8 @@ struct CachedObject {
   std::shared_ptr<const api::Json> Shared() const;
 
  private:
-  void ExtractLocked() const;  // decoded_mu_ held
+  std::shared_ptr<const api::Json> SharedLocked() const;  // decoded_mu_ held
+  void ExtractLocked() const;                              // decoded_mu_ held
 
   mutable std::mutex decoded_mu_;
   mutable std::weak_ptr<const api::Json> decoded_;
