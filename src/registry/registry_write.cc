@@ -50,6 +50,12 @@ void CopySystemMeta(const Json& old_meta, Json& meta) {
   }
 }
 
+// The client's error for a failed store create of `name`.
+absl::Status CreateError(const api::KindDef& k, const std::string& name, const absl::Status& st) {
+  if (absl::IsAlreadyExists(st)) return AlreadyExists(k, name);
+  return Internal(std::string(st.message()));
+}
+
 }  // namespace
 
 std::string Registry::NewUid() {
@@ -152,10 +158,8 @@ std::vector<absl::StatusOr<Json>> Registry::CreateMany(
     if (written[j].ok()) {
       obj["metadata"]["resourceVersion"] = std::to_string(written[j]->mod_revision);
       out[batched[j]] = std::move(obj);
-    } else if (absl::IsAlreadyExists(written[j].status())) {
-      out[batched[j]] = AlreadyExists(k, Str(obj["metadata"], "name"));
     } else {
-      out[batched[j]] = Internal(std::string(written[j].status().message()));
+      out[batched[j]] = CreateError(k, Str(obj["metadata"], "name"), written[j].status());
     }
   }
   return out;
@@ -233,10 +237,10 @@ absl::StatusOr<Json> Registry::StoreCreate(const api::KindDef& k, std::string ke
       obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
       return obj;
     }
-    if (kv.status().code() != absl::StatusCode::kAlreadyExists) {
-      return Internal(std::string(kv.status().message()));
+    if (!absl::IsAlreadyExists(kv.status()) || !generate ||
+        attempt + 1 >= kMaxGenerateNameAttempts) {
+      return CreateError(k, name, kv.status());
     }
-    if (!generate || attempt + 1 >= kMaxGenerateNameAttempts) return AlreadyExists(k, name);
     {
       std::lock_guard<std::mutex> lock(rng_mu_);
       std::string base = Str(obj["metadata"], "generateName");
