@@ -49,6 +49,9 @@ struct PodPaths {
 
 // The shims' shared diagnostics file under the runtime's root (see above).
 inline constexpr char kShimLogName[] = "shims.log";
+// The fd of the shim launcher's socket in the launcher (`batchd-shim
+// --launcher`); the protocol is described in shim_main.cc.
+inline constexpr int kLauncherFd = 3;
 
 nlohmann::json ShimConfigToJson(const ShimConfig& c);
 absl::StatusOr<ShimConfig> ShimConfigFromJson(const nlohmann::json& j);

@@ -52,8 +52,6 @@ constexpr int kSweepEvery = 64;
 // directly before it is tried again (a launcher that cannot run costs no
 // extra spawn per pod).
 constexpr int kDirectSpawnsAfterLauncherFailure = 64;
-// The launcher's socket in its process (as in shim_main.cc).
-constexpr int kLauncherFd = 3;
 
 bool ValidUid(const std::string& uid) {
   return !uid.empty() && uid != "." && uid != ".." && uid != kShimLogName &&

@@ -227,7 +227,6 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
 // -errno when fork failed). It reaps its exited shims (so no zombies pile
 // up) and exits at EOF, when the runtime is gone: its shims keep running, as
 // exec'ed ones do (session leaders, adopted through the flock on spec.json).
-constexpr int kLauncherFd = 3;
 
 // Rewrites the process's command line (what ps and pgrep -f show) to
 // `title`, so that a forked shim reads as an exec'ed one, with its pod dir.
