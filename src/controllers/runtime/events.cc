@@ -29,7 +29,7 @@ void ApiEventRecorder::StartAsync(size_t max_queue) {
 
 void ApiEventRecorder::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
-  const uint64_t target = queued_ + queue_.size();
+  const uint64_t target = enqueued_;
   cv_.wait(lock, [&] { return written_ >= target || !sink_.joinable(); });
 }
 
@@ -41,7 +41,6 @@ void ApiEventRecorder::SinkLoop() {
     if (queue_.empty()) return;  // stopping, and everything is written
     std::vector<Json> batch;
     batch.swap(queue_);
-    queued_ += batch.size();
     lock.unlock();
     const size_t n = batch.size();
     Write(std::move(batch));
@@ -64,6 +63,7 @@ void ApiEventRecorder::Event(const Json& obj, const std::string& type, const std
       }
       const bool was_empty = queue_.empty();
       queue_.push_back(std::move(ev));
+      ++enqueued_;
       if (was_empty) cv_.notify_all();
       return;
     }

@@ -66,7 +66,7 @@ class ApiEventRecorder : public EventRecorder {
   std::condition_variable cv_;
   std::vector<api::Json> queue_;  // guarded by mu_
   size_t max_queue_ = 0;
-  uint64_t queued_ = 0, written_ = 0;  // guarded by mu_: Events taken / finished by the sink
+  uint64_t enqueued_ = 0, written_ = 0;  // guarded by mu_: Events queued / written so far
   bool stopping_ = false;
   std::thread sink_;
 };
