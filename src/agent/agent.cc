@@ -9,6 +9,7 @@
 #include "agent/internal/node.h"
 #include "agent/internal/pod_spec.h"
 #include "agent/internal/pod_status.h"
+#include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "common/logging.h"
@@ -152,12 +153,12 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::Reconcile(const std::string
 }
 
 absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcilePod(const Json& pod) {
-  const Json& spec = pod.value("spec", Json::object());
+  const Json& spec = api::MemberObject(pod, "spec");
   if (spec.value("nodeName", "") != agent.opts_.node_name) return controllers::Result::Done();
   std::string uid = meta::GetUid(pod);
   PodState& st = StateOf(uid);
   if (meta::IsBeingDeleted(pod)) return ReconcileDeleting(pod, st);
-  std::string phase = pod.value("status", Json::object()).value("phase", "");
+  std::string phase = api::MemberObject(pod, "status").value("phase", "");
   if (Terminal(phase)) {
     // Finished pods stay (with their logs) until deleted; make sure nothing
     // of them still runs (e.g. a deadline or an outside status write).
@@ -201,7 +202,7 @@ void NodeAgent::Impl::CheckDeadline(const Json& pod, PodState& st) {
   const Json& spec = pod["spec"];
   int64_t deadline = spec.value("activeDeadlineSeconds", int64_t{0});
   if (deadline <= 0 || st.failed_reason) return;
-  const Json& status = pod.value("status", Json::object());
+  const Json& status = api::MemberObject(pod, "status");
   if (!status.contains("startTime")) return;
   auto start = meta::ParseRfc3339(status.value("startTime", ""));
   if (!start.ok() || clock.Now() < *start + absl::Seconds(deadline)) return;
@@ -217,7 +218,7 @@ controllers::Result NodeAgent::Impl::Poll(const Json& pod, PodState& st) {
   absl::Duration next = st.poll;
   st.poll = std::min(st.poll * 2, agent.opts_.status_poll_max);
   int64_t deadline = pod["spec"].value("activeDeadlineSeconds", int64_t{0});
-  const Json& status = pod.value("status", Json::object());
+  const Json& status = api::MemberObject(pod, "status");
   if (deadline > 0 && !st.failed_reason && status.contains("startTime")) {
     auto start = meta::ParseRfc3339(status.value("startTime", ""));
     if (start.ok()) {
@@ -238,7 +239,7 @@ bool NodeAgent::Impl::DeferFirstStatus(const Json& pod, const PodSandboxStatus& 
       st.failed_reason) {
     return false;
   }
-  const std::string phase = pod.value("status", Json::object()).value("phase", "");
+  const std::string phase = api::MemberObject(pod, "status").value("phase", "");
   if (!phase.empty() && phase != "Pending") return false;
   st.first_status_deferred = true;
   return true;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "api/codec/codec.h"
+#include "api/json_access.h"
 #include "apiserver/internal/discovery.h"
 #include "apiserver/internal/negotiate.h"
 #include "apiserver/internal/table.h"
@@ -203,7 +204,7 @@ void ApiServer::SendObject(const HttpRequest& req, ResponseWriter& w, int code, 
   if (out == Output::kTable && obj.value("kind", "") == r.kind->kind) {
     Json t = internal::BuildTable(*r.kind, {obj}, clock_.Now(), TableOpts(req));
     t["metadata"]["resourceVersion"] =
-        obj.value("metadata", Json::object()).value("resourceVersion", "");
+        api::MemberObject(obj, "metadata").value("resourceVersion", "");
     h.emplace_back("Content-Type", kJson);
     w.Send(code, h, t.dump());
     return;

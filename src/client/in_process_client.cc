@@ -117,6 +117,7 @@ absl::StatusOr<std::unique_ptr<WatchStream>> InProcessClient::Watch(
   lo.label_selector = sel.labels;
   lo.field_selector = sel.fields;
   lo.resource_version = resource_version;
+  lo.decodes = true;
   auto w = registry_.Watch(k, ns, lo);
   if (!w.ok()) return w.status();
   return std::unique_ptr<WatchStream>(new RegistryWatchStream(std::move(*w)));

@@ -87,7 +87,9 @@ void Informer::Apply(WatchEvent&& ev) {
     } else {
       objects_[key] = ref;
     }
-    resource_version_ = ref->value("metadata", Json::object()).value("resourceVersion", "");
+    auto meta = ref->find("metadata");
+    resource_version_ =
+        meta != ref->end() && meta->is_object() ? meta->value("resourceVersion", "") : "";
   }
   for (auto& h : handlers_) {
     if (ev.type == "DELETED") {

@@ -182,7 +182,7 @@ absl::StatusOr<std::unique_ptr<Watcher>> Registry::Watch(const api::KindDef& k,
     int64_t snap_rev = 0;
     bool more = false;
     auto all = cache_->List(prefix, "", 0, &more, &snap_rev);
-    auto sub = cache_->Watch(prefix, snap_rev);
+    auto sub = cache_->Watch(prefix, snap_rev, opts.decodes);
     if (!sub.ok()) return Expired(std::string(sub.status().message()));
     for (auto& o : all) {
       if (filter->Matches(*o)) initial.push_back(o);
@@ -193,7 +193,7 @@ absl::StatusOr<std::unique_ptr<Watcher>> Registry::Watch(const api::KindDef& k,
   if (!absl::SimpleAtoi(rv, &after) || after < 0) {
     return BadRequest(absl::StrCat("invalid resource version: ", rv));
   }
-  auto sub = cache_->Watch(prefix, after);
+  auto sub = cache_->Watch(prefix, after, opts.decodes);
   if (!sub.ok()) return Expired(std::string(sub.status().message()));
   return std::unique_ptr<Watcher>(
       new FilteredWatcher(std::move(*sub), *filter, {}, cache_.get()));

@@ -57,6 +57,9 @@ struct ListOptions {
   int64_t limit = 0;
   std::string continue_token;
   std::string resource_version;
+  // Watch only: the watcher reads objects decoded (CachedObject::Shared), as
+  // in-process informers do; writes then hand it their decoding.
+  bool decodes = false;
 };
 
 struct ListResult {
@@ -171,6 +174,11 @@ class Registry {
   absl::Status NormalizeBody(const api::KindDef& k, api::Json& obj, const WriteOptions& opts);
   absl::Status CheckNamespace(const api::KindDef& k, std::string_view ns, std::string_view name);
   absl::StatusOr<DeleteResult> DeleteNow(const api::KindDef& k, const ObjectPtr& current);
+  // Stores `obj` serialized under `key`: a create, or with `expected_revision`
+  // an update of that revision. The watch cache gets `obj` decoded along
+  // (WatchCache::OfferDecoded), so in-process readers do not parse it.
+  absl::StatusOr<store::KeyValue> Put(const std::string& key, const api::Json& obj,
+                                      std::optional<int64_t> expected_revision);
   void FinishNamespace(std::string ns);
   std::string NewUid();
   // Runs the mutators of `k`'s resource on `obj` (see AddMutator).

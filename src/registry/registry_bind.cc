@@ -49,7 +49,7 @@ absl::StatusOr<Json> Registry::Bind(std::string_view ns, std::string_view name,
     if (!replaced) conds.push_back(cond);
     pod["metadata"].erase("resourceVersion");
     if (opts.dry_run) return pod;
-    auto kv = store_.Update(current->key, pod.dump(), current->revision);
+    auto kv = Put(current->key, pod, current->revision);
     if (!kv.ok()) {
       if (kv.status().code() == absl::StatusCode::kAborted) continue;
       if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(*pods, name);

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
 #include "api/meta/time_util.h"
 #include "common/logging.h"
 #include "registry/errors.h"
@@ -32,8 +33,8 @@ void AddFinalizer(Json& meta, const std::string& f) {
 // The grace period a pod deletion waits for its node agent to stop the pod,
 // or 0 when it can go at once (never scheduled, or already finished).
 int64_t PodGracePeriod(const Json& pod, std::optional<int64_t> requested) {
-  const Json& spec = pod.value("spec", Json::object());
-  std::string phase = pod.value("status", Json::object()).value("phase", "");
+  const Json& spec = api::MemberObject(pod, "spec");
+  std::string phase = api::MemberObject(pod, "status").value("phase", "");
   if (spec.value("nodeName", "").empty() || phase == "Succeeded" || phase == "Failed") return 0;
   if (requested) return std::max<int64_t>(*requested, 0);
   return spec.value("terminationGracePeriodSeconds", int64_t{30});
@@ -192,7 +193,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
     if (opts.dry_run) return DeleteResult{false, obj};
     if (obj != before) {
       meta.erase("resourceVersion");
-      auto kv = store_.Update(current->key, obj.dump(), current->revision);
+      auto kv = Put(current->key, obj, current->revision);
       if (!kv.ok()) {
         if (kv.status().code() == absl::StatusCode::kAborted) continue;
         if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);

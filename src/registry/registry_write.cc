@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/codec/codec.h"
+#include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "api/patch/patch.h"
@@ -50,6 +51,29 @@ void CopySystemMeta(const Json& old_meta, Json& meta) {
   }
 }
 
+// a == b, but for metadata.resourceVersion (which `a`, about to be written, lacks).
+bool EqualIgnoringResourceVersion(const Json& a, const Json& b) {
+  if (!a.is_object() || !b.is_object() || a.size() != b.size()) return a == b;
+  for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
+    if (ia.key() != ib.key()) return false;
+    if (ia.key() != "metadata" || !ia->is_object() || !ib->is_object()) {
+      if (*ia != *ib) return false;
+      continue;
+    }
+    const Json& ma = *ia;
+    const Json& mb = *ib;
+    size_t compared = 0;
+    for (auto im = ma.begin(); im != ma.end(); ++im) {
+      if (im.key() == "resourceVersion") continue;
+      auto jt = mb.find(im.key());
+      if (jt == mb.end() || *im != *jt) return false;
+      ++compared;
+    }
+    if (compared != mb.size() - (mb.contains("resourceVersion") ? 1 : 0)) return false;
+  }
+  return true;
+}
+
 // The client's error for a failed store create of `name`.
 absl::Status CreateError(const api::KindDef& k, const std::string& name, const absl::Status& st) {
   if (absl::IsAlreadyExists(st)) return AlreadyExists(k, name);
@@ -57,6 +81,14 @@ absl::Status CreateError(const api::KindDef& k, const std::string& name, const a
 }
 
 }  // namespace
+
+absl::StatusOr<store::KeyValue> Registry::Put(const std::string& key, const Json& obj,
+                                              std::optional<int64_t> expected_revision) {
+  std::string bytes = obj.dump();
+  WatchCache::DecodedOffer offer = cache_->OfferDecoded(key, bytes, obj);
+  if (expected_revision) return store_.Update(key, std::move(bytes), *expected_revision);
+  return store_.Create(key, std::move(bytes));
+}
 
 std::string Registry::NewUid() {
   std::lock_guard<std::mutex> lock(rng_mu_);
@@ -135,6 +167,7 @@ std::vector<absl::StatusOr<Json>> Registry::CreateMany(
   // store-level CreateMany.
   std::vector<size_t> batched;
   std::vector<std::pair<std::string, std::string>> kvs;
+  std::vector<WatchCache::DecodedOffer> offers;
   for (size_t i = 0; i < objs.size(); ++i) {
     auto& [ns, obj] = objs[i];
     const bool generate = obj.contains("metadata") && obj["metadata"].is_object() &&
@@ -150,9 +183,12 @@ std::vector<absl::StatusOr<Json>> Registry::CreateMany(
       continue;
     }
     batched.push_back(i);
-    kvs.emplace_back(*std::move(key), obj.dump());
+    std::string bytes = obj.dump();
+    offers.push_back(cache_->OfferDecoded(*key, bytes, obj));
+    kvs.emplace_back(*std::move(key), std::move(bytes));
   }
   std::vector<absl::StatusOr<store::KeyValue>> written = store_.CreateMany(std::move(kvs));
+  offers.clear();
   for (size_t j = 0; j < batched.size(); ++j) {
     Json& obj = objs[batched[j]].second;
     if (written[j].ok()) {
@@ -232,7 +268,7 @@ absl::StatusOr<Json> Registry::StoreCreate(const api::KindDef& k, std::string ke
   const std::string ns = Str(obj["metadata"], "namespace");
   std::string name = Str(obj["metadata"], "name");
   for (int attempt = 0;; ++attempt) {
-    auto kv = store_.Create(key, obj.dump());
+    auto kv = Put(key, obj, std::nullopt);
     if (kv.ok()) {
       obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
       return obj;
@@ -275,25 +311,33 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
     ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
     if (!current) return NotFound(k, name);
     if (!rv.empty() && rv != std::to_string(current->revision)) return StaleConflict(k, name);
-    auto res = WriteUpdate(k, current, obj, status, /*conditional=*/!rv.empty(), opts);
+    // A status update reads only the status: copy just that for the attempt.
+    Json attempt_obj = !status ? obj
+                       : obj.contains("status") ? Json::object({{"status", obj["status"]}})
+                                                : Json::object();
+    auto res = WriteUpdate(k, current, std::move(attempt_obj), status,
+                           /*conditional=*/!rv.empty(), opts);
     if (res.ok() || rv.size() || GetPayload(res.status()).reason != "Conflict") return res;
   }
   return StaleConflict(k, name);
 }
 
 // Applies Kubernetes' update rules to `obj` against `current` and writes it
-// with a revision precondition.
+// with a revision precondition. For the status subresource only obj's status
+// is read.
 absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPtr& current,
                                            Json obj, bool status, bool conditional,
                                            const WriteOptions& opts) {
-  Json old = current->Decode();
-  std::string name = Str(old["metadata"], "name");
-  Json& meta = obj["metadata"];
+  // The current object as every in-process reader shares it: read, not copied.
+  const std::shared_ptr<const Json> shared_old = current->Shared();
+  const Json& old = *shared_old;
+  const Json& old_meta = api::MemberObject(old, "metadata");
+  std::string name = Str(old_meta, "name");
   if (status) {
     // The status subresource changes status only.
     Json next = old;
     if (obj.contains("status")) {
-      next["status"] = obj["status"];
+      next["status"] = std::move(obj["status"]);
     } else {
       next.erase("status");
     }
@@ -306,14 +350,13 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
         obj.erase("status");
       }
     }
-    CopySystemMeta(old["metadata"], meta);
+    CopySystemMeta(old_meta, obj["metadata"]);
     // A deleting object may not gain finalizers' worth of new life, but may
     // drop them; metadata.deletionTimestamp is kept from the old object.
     if (k.set_defaults) k.set_defaults(obj);
     if (auto st = RunMutators(k, obj, &old); !st.ok()) return st;
-    bool spec_changed = obj.value("spec", Json()) != old.value("spec", Json());
-    if (spec_changed) {
-      obj["metadata"]["generation"] = old["metadata"].value("generation", int64_t{1}) + 1;
+    if (api::Member(obj, "spec") != api::Member(old, "spec")) {
+      obj["metadata"]["generation"] = old_meta.value("generation", int64_t{1}) + 1;
     }
   }
   obj["metadata"].erase("resourceVersion");
@@ -325,15 +368,14 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
                          : api::validation::NameValidator(api::validation::NameIsDNSSubdomain),
       api::Path("metadata"));
   api::ErrorList meta_update =
-      api::validation::ValidateObjectMetaUpdate(obj["metadata"], old["metadata"], api::Path("metadata"));
+      api::validation::ValidateObjectMetaUpdate(obj["metadata"], old_meta, api::Path("metadata"));
   errs.insert(errs.end(), meta_update.begin(), meta_update.end());
   auto more = status ? (k.validate_status_update ? k.validate_status_update(obj, old)
                                                  : api::ErrorList{})
                      : (k.validate_update ? k.validate_update(obj, old) : api::ErrorList{});
   errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return Invalid(k, name, errs);
-  old["metadata"].erase("resourceVersion");
-  if (obj == old) {
+  if (EqualIgnoringResourceVersion(obj, old)) {
     // No-op update: nothing is written and the resourceVersion stays.
     obj["metadata"]["resourceVersion"] = std::to_string(current->revision);
     return obj;
@@ -352,7 +394,7 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
   if (deleting && no_finalizers && !graceful_pending) {
     // Write the final state first so watchers' DELETED event carries it
     // (without the finalizer that was just removed), then delete.
-    auto written = store_.Update(current->key, obj.dump(), current->revision);
+    auto written = Put(current->key, obj, current->revision);
     if (!written.ok()) {
       if (written.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
       if (written.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
@@ -367,7 +409,7 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
     return obj;
   }
-  auto kv = store_.Update(current->key, obj.dump(), current->revision);
+  auto kv = Put(current->key, obj, current->revision);
   if (!kv.ok()) {
     if (kv.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
     if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);

@@ -123,11 +123,81 @@ std::shared_ptr<const Json> CachedObject::Shared() const {
   return SharedLocked();
 }
 
+std::shared_ptr<const Json> CachedObject::TakeHeld() const {
+  std::lock_guard<std::mutex> lock(decoded_mu_);
+  std::shared_ptr<const Json> d = held_;
+  if (d && --held_readers_ <= 0) held_.reset();
+  return d;
+}
+
+WatchCache::DecodedOffer::DecodedOffer(DecodedOffer&& o) noexcept
+    : cache_(o.cache_), entry_(std::move(o.entry_)) {
+  o.cache_ = nullptr;
+}
+
+WatchCache::DecodedOffer& WatchCache::DecodedOffer::operator=(DecodedOffer&& o) noexcept {
+  if (this != &o) {
+    Withdraw();
+    cache_ = o.cache_;
+    entry_ = std::move(o.entry_);
+    o.cache_ = nullptr;
+  }
+  return *this;
+}
+
+WatchCache::DecodedOffer::~DecodedOffer() { Withdraw(); }
+
+void WatchCache::DecodedOffer::Withdraw() {
+  if (!cache_ || !entry_) return;
+  std::lock_guard<std::mutex> lock(cache_->offers_mu_);
+  auto [lo, hi] = cache_->offers_.equal_range(entry_->key);
+  for (auto it = lo; it != hi; ++it) {
+    if (it->second == entry_.get()) {
+      cache_->offers_.erase(it);
+      break;
+    }
+  }
+  entry_.reset();
+}
+
+WatchCache::DecodedOffer WatchCache::OfferDecoded(const std::string& key,
+                                                  const std::string& bytes,
+                                                  const Json& decoded) {
+  DecodedOffer offer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (std::none_of(subs_.begin(), subs_.end(), [&](const Subscription* s) {
+          return s->decodes_ && absl::StartsWith(key, s->prefix_);
+        })) {
+      return offer;
+    }
+  }
+  offer.cache_ = this;
+  offer.entry_ = std::make_unique<DecodedOffer::Entry>(DecodedOffer::Entry{key, bytes, decoded});
+  std::lock_guard<std::mutex> lock(offers_mu_);
+  offers_.emplace(key, offer.entry_.get());
+  return offer;
+}
+
+std::optional<Json> WatchCache::TakeOffer(const std::string& key, const std::string& bytes) {
+  std::lock_guard<std::mutex> lock(offers_mu_);
+  auto [lo, hi] = offers_.equal_range(key);
+  for (auto it = lo; it != hi; ++it) {
+    if (it->second->bytes == bytes) {
+      std::optional<Json> d(std::move(it->second->decoded));
+      offers_.erase(it);  // the offer's Withdraw no longer finds it
+      return d;
+    }
+  }
+  return std::nullopt;
+}
+
 WatchCache::Subscription::~Subscription() {
   if (cache_) cache_->Unsubscribe(this);
 }
 
 bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
+  taken_decoded_.reset();  // the consumer is done with the previous event
   if (taken_.empty()) {
     // Takes everything queued at once: a consumer that fell behind then
     // drains without locking against the writers for each event.
@@ -141,6 +211,9 @@ bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
   }
   *ev = std::move(taken_.front());
   taken_.pop_front();
+  if (decodes_ && ev->object) {
+    taken_decoded_ = ev->object->TakeHeld();
+  }
   return true;
 }
 
@@ -184,6 +257,11 @@ const api::KindDef* WatchCache::KindForKey(const std::string& key) const {
 
 ObjectPtr WatchCache::MakeObject(const std::string& key, std::string json,
                                  int64_t revision) const {
+  return NewObject(key, std::move(json), revision);
+}
+
+std::shared_ptr<CachedObject> WatchCache::NewObject(const std::string& key, std::string json,
+                                                    int64_t revision) const {
   auto obj = std::make_shared<CachedObject>();
   obj->key = key;
   obj->revision = revision;
@@ -213,8 +291,24 @@ absl::Status WatchCache::Start() {
 void WatchCache::OnStoreEvent(const store::Event& e) {
   CacheEvent ev;
   ev.revision = e.revision();
-  ev.object = MakeObject(e.kv.key, e.kv.value, e.kv.mod_revision);
+  std::shared_ptr<CachedObject> obj = NewObject(e.kv.key, e.kv.value, e.kv.mod_revision);
+  ev.object = obj;
+  std::optional<Json> offered;
+  if (e.type == store::Event::Type::kPut) offered = TakeOffer(e.kv.key, e.kv.value);
   std::lock_guard<std::mutex> lock(mu_);
+  if (offered) {
+    // Held for the in-process subscribers it is sent to, set before any sees it.
+    int readers = 0;
+    for (const Subscription* s : subs_) {
+      if (s->decodes_ && absl::StartsWith(e.kv.key, s->prefix_)) ++readers;
+    }
+    if (readers > 0 && offered->is_object()) {
+      (*offered)["metadata"]["resourceVersion"] = std::to_string(e.kv.mod_revision);
+      obj->held_ = std::make_shared<const Json>(*std::move(offered));
+      obj->decoded_ = obj->held_;
+      obj->held_readers_ = readers;
+    }
+  }
   auto it = objects_.find(e.kv.key);
   if (it != objects_.end()) ev.prev = it->second;
   if (e.type == store::Event::Type::kPut) {
@@ -286,10 +380,11 @@ size_t WatchCache::Count(const std::string& prefix, const std::string& start_aft
 }
 
 absl::StatusOr<std::unique_ptr<WatchCache::Subscription>> WatchCache::Watch(
-    const std::string& prefix, int64_t after_revision) {
+    const std::string& prefix, int64_t after_revision, bool decodes) {
   auto sub = std::make_unique<Subscription>();
   sub->cache_ = this;
   sub->prefix_ = prefix;
+  sub->decodes_ = decodes;
   std::lock_guard<std::mutex> lock(mu_);
   if (after_revision >= 0) {
     if (after_revision < oldest_) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,11 +49,20 @@ struct CachedObject {
   std::shared_ptr<const api::Json> Shared() const;
 
  private:
+  friend class WatchCache;
   std::shared_ptr<const api::Json> SharedLocked() const;  // decoded_mu_ held
   void ExtractLocked() const;                              // decoded_mu_ held
+  // For a subscriber that decodes: the held decoding, if any; the cache
+  // stops holding it once every such subscriber sent this version took it.
+  std::shared_ptr<const api::Json> TakeHeld() const;
 
   mutable std::mutex decoded_mu_;
   mutable std::weak_ptr<const api::Json> decoded_;
+  // The decoding the writer offered (WatchCache::OfferDecoded), held for the
+  // `held_readers_` in-process subscribers this version was sent to: without
+  // it a version superseded before its readers got to it would be parsed.
+  mutable std::shared_ptr<const api::Json> held_;
+  mutable int held_readers_ = 0;
   mutable bool extracted_ = false;  // labels_ and fields_ are final once set
   mutable std::map<std::string, std::string> labels_;
   mutable std::map<std::string, std::string> fields_;
@@ -88,6 +98,31 @@ class WatchCache {
     std::deque<CacheEvent> taken_;  // taken from queue_ by the consumer, not yet returned
     bool closed_ = false;
     std::string close_reason_;
+    bool decodes_ = false;  // see Watch
+    // The held decoding of the event last returned, kept alive while the
+    // consumer works on it (until it calls Next again).
+    std::shared_ptr<const api::Json> taken_decoded_;
+  };
+
+  // A write's decoded object, offered to the cache before the store write
+  // (OfferDecoded); withdrawn on destruction unless the cache took it.
+  class DecodedOffer {
+   public:
+    DecodedOffer() = default;
+    DecodedOffer(DecodedOffer&& o) noexcept;
+    DecodedOffer& operator=(DecodedOffer&& o) noexcept;
+    ~DecodedOffer();
+
+   private:
+    friend class WatchCache;
+    struct Entry {
+      std::string key;
+      std::string bytes;
+      api::Json decoded;
+    };
+    void Withdraw();
+    WatchCache* cache_ = nullptr;
+    std::unique_ptr<Entry> entry_;
   };
 
   WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,
@@ -108,10 +143,21 @@ class WatchCache {
   size_t Count(const std::string& prefix, const std::string& start_after) const;
 
   // Events for keys under `prefix` after `after_revision`; -1 means from now.
-  // OutOfRange when the ring no longer holds that history.
+  // OutOfRange when the ring no longer holds that history. `decodes`: the
+  // consumer reads the objects decoded (an in-process informer), so writers'
+  // decodings are kept for it (see OfferDecoded).
   absl::StatusOr<std::unique_ptr<Subscription>> Watch(const std::string& prefix,
-                                                      int64_t after_revision);
+                                                      int64_t after_revision,
+                                                      bool decodes = false);
   size_t WatcherCount() const;
+
+  // Offers `decoded`, the object whose serialization the caller is about to
+  // write under `key` as `bytes`, so the version the store writes with
+  // exactly those bytes needs no parse by in-process readers. Offers nothing
+  // (an empty handle, no copy) when no in-process subscriber watches `key`.
+  // Keep the handle until the store write returned.
+  DecodedOffer OfferDecoded(const std::string& key, const std::string& bytes,
+                            const api::Json& decoded);
 
   // Builds a CachedObject from stored bytes (used by the registry for
   // dry-run and write results too). Does not parse them.
@@ -121,6 +167,9 @@ class WatchCache {
  private:
   void OnStoreEvent(const store::Event& e);
   void Unsubscribe(Subscription* s);
+  std::optional<api::Json> TakeOffer(const std::string& key, const std::string& bytes);
+  std::shared_ptr<CachedObject> NewObject(const std::string& key, std::string json,
+                                          int64_t revision) const;
 
   store::Store& store_;
   std::shared_ptr<const api::Scheme> scheme_;
@@ -134,6 +183,9 @@ class WatchCache {
   int64_t revision_ = 0;
   int64_t oldest_ = 0;  // Events after this revision are in the ring.
   std::vector<Subscription*> subs_;
+
+  std::mutex offers_mu_;
+  std::multimap<std::string, DecodedOffer::Entry*> offers_;  // by key
 };
 
 // "/registry/<group or core>/<plural>/[<namespace>/]<name>"; a namespace or

@@ -78,5 +78,98 @@ TEST_F(WatchCacheTest, ReplayRingDoesNotRetainDecodings) {
   }
 }
 
+// A writer's decoding, offered with the exact bytes it stores, is what
+// in-process (decoding) subscribers read: the test marks the offered object
+// with a field the bytes lack to tell it from a parse.
+class OfferedDecodingTest : public WatchCacheTest {
+ protected:
+  static Json Marked(const std::string& bytes) {
+    Json j = Json::parse(bytes);
+    j["offered"] = true;
+    return j;
+  }
+  static bool IsOffered(const CacheEvent& ev) { return ev.object->Shared()->contains("offered"); }
+  std::unique_ptr<WatchCache::Subscription> Subscribe(bool decodes) {
+    auto sub = cache_->Watch("/registry/core/pods/", -1, decodes);
+    EXPECT_TRUE(sub.ok());
+    return sub.ok() ? *std::move(sub) : nullptr;
+  }
+};
+
+TEST_F(OfferedDecodingTest, DecodingSubscriberGetsTheOfferWithResourceVersion) {
+  auto sub = Subscribe(/*decodes=*/true);
+  const std::string bytes = PodJson("Running");
+  absl::StatusOr<store::KeyValue> kv;
+  {
+    WatchCache::DecodedOffer offer = cache_->OfferDecoded(kPodKey, bytes, Marked(bytes));
+    kv = store_.Create(kPodKey, bytes);
+  }
+  ASSERT_TRUE(kv.ok());
+  CacheEvent ev;
+  ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
+  ASSERT_TRUE(IsOffered(ev));
+  EXPECT_EQ((*ev.object->Shared())["metadata"]["resourceVersion"],
+            std::to_string(kv->mod_revision));
+  EXPECT_EQ(ev.object->fields().at("status.phase"), "Running");  // extracted without a parse
+}
+
+// Two decoding subscribers: the first taking the event and dropping it does
+// not lose the decoding before the second took it.
+TEST_F(OfferedDecodingTest, HeldUntilEveryDecodingSubscriberTookIt) {
+  auto first = Subscribe(true), second = Subscribe(true), http = Subscribe(false);
+  const std::string bytes = PodJson("Running");
+  {
+    WatchCache::DecodedOffer offer = cache_->OfferDecoded(kPodKey, bytes, Marked(bytes));
+    ASSERT_TRUE(store_.Create(kPodKey, bytes).ok());
+  }
+  CacheEvent ev;
+  ASSERT_TRUE(http->Next(&ev, absl::Seconds(5)));  // takes no share of it
+  ev = CacheEvent();
+  ASSERT_TRUE(first->Next(&ev, absl::Seconds(5)));
+  EXPECT_TRUE(IsOffered(ev));
+  ev = CacheEvent();
+  ASSERT_FALSE(first->Next(&ev, absl::ZeroDuration()));  // done with it: drops its share
+  ASSERT_TRUE(second->Next(&ev, absl::Seconds(5)));
+  EXPECT_TRUE(IsOffered(ev));
+  ev = CacheEvent();
+  ASSERT_FALSE(second->Next(&ev, absl::ZeroDuration()));
+  // Every decoding subscriber took it and nobody holds it: no longer kept.
+  EXPECT_FALSE(cache_->Get(kPodKey)->Shared()->contains("offered"));
+}
+
+TEST_F(OfferedDecodingTest, NotUsedForOtherBytesWithdrawnOrWithoutDecodingSubscribers) {
+  const std::string bytes = PodJson("Running");
+  {
+    auto http = Subscribe(false);
+    WatchCache::DecodedOffer offer = cache_->OfferDecoded(kPodKey, bytes, Marked(bytes));
+    auto kv = store_.Create(kPodKey, bytes);
+    ASSERT_TRUE(kv.ok());
+    CacheEvent ev;
+    ASSERT_TRUE(http->Next(&ev, absl::Seconds(5)));
+    EXPECT_FALSE(IsOffered(ev)) << "no decoding subscriber: nothing to offer to";
+  }
+  auto sub = Subscribe(true);
+  int64_t rev = cache_->Get(kPodKey)->revision;
+  {
+    const std::string other = PodJson("Failed");
+    WatchCache::DecodedOffer offer = cache_->OfferDecoded(kPodKey, bytes, Marked(bytes));
+    auto kv = store_.Update(kPodKey, other, rev);  // a different write of the key
+    ASSERT_TRUE(kv.ok());
+    rev = kv->mod_revision;
+    CacheEvent ev;
+    ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
+    EXPECT_FALSE(IsOffered(ev));
+    EXPECT_EQ((*ev.object->Shared())["status"]["phase"], "Failed");
+  }
+  {
+    const std::string again = PodJson("Succeeded");
+    { WatchCache::DecodedOffer withdrawn = cache_->OfferDecoded(kPodKey, again, Marked(again)); }
+    ASSERT_TRUE(store_.Update(kPodKey, again, rev).ok());
+    CacheEvent ev;
+    ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
+    EXPECT_FALSE(IsOffered(ev));
+  }
+}
+
 }  // namespace
 }  // namespace batchd::registry

@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "common/status_macros.h"
 #include "controllers/gc/gc_controller.h"
@@ -264,10 +265,10 @@ absl::StatusOr<Result> GarbageCollector::AttemptToDelete(size_t kind, const Json
     drop.insert(waiting.begin(), waiting.end());
     BATCHD_RETURN_IF_ERROR(EditMeta(kind, ns, meta::GetName(obj), meta::GetUid(obj), [&](Json& o) {
       Json kept = Json::array();
-      for (const auto& r : o["metadata"].value("ownerReferences", Json::array())) {
+      for (const auto& r : api::MemberArray(o["metadata"], "ownerReferences")) {
         if (!r.is_object() || !drop.count(r.value("uid", ""))) kept.push_back(r);
       }
-      bool changed = kept.size() != o["metadata"].value("ownerReferences", Json::array()).size();
+      bool changed = kept.size() != api::MemberArray(o["metadata"], "ownerReferences").size();
       if (kept.empty()) {
         o["metadata"].erase("ownerReferences");
       } else {
@@ -298,7 +299,7 @@ absl::Status GarbageCollector::OrphanDependents(const Json& owner) {
     BATCHD_RETURN_IF_ERROR(EditMeta(n.kind, n.ns, n.name, dep_uid, [&owner_uid](Json& o) {
       Json kept = Json::array();
       bool changed = false;
-      for (const auto& r : o["metadata"].value("ownerReferences", Json::array())) {
+      for (const auto& r : api::MemberArray(o["metadata"], "ownerReferences")) {
         if (r.is_object() && r.value("uid", "") == owner_uid) {
           changed = true;
         } else {

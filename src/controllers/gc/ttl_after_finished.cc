@@ -4,6 +4,7 @@
 #include <string>
 
 #include "api/batch/v1/batch_v1.h"
+#include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "common/status_macros.h"
@@ -20,15 +21,15 @@ namespace meta = api::meta;
 // When a finished Job with a TTL may be deleted; nullopt when it never
 // expires (no TTL, not finished, already being deleted, or no finish time).
 std::optional<absl::Time> ExpiresAt(const Json& job) {
-  const Json& spec = job.value("spec", Json::object());
+  const Json& spec = api::MemberObject(job, "spec");
   if (!spec.contains("ttlSecondsAfterFinished") ||
       !spec["ttlSecondsAfterFinished"].is_number_integer()) {
     return std::nullopt;
   }
   if (meta::IsBeingDeleted(job) || !api::batch_v1::IsJobFinished(job)) return std::nullopt;
   int64_t ttl = spec["ttlSecondsAfterFinished"].get<int64_t>();
-  const Json& status = job.value("status", Json::object());
-  for (const auto& c : status.value("conditions", Json::array())) {
+  const Json& status = api::MemberObject(job, "status");
+  for (const auto& c : api::MemberArray(status, "conditions")) {
     if (!c.is_object() || c.value("status", "") != "True") continue;
     std::string type = c.value("type", "");
     if (type != "Complete" && type != "Failed") continue;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/validation/names.h"
 #include "common/logging.h"
@@ -82,7 +83,7 @@ void CheckSyncCompletions(const Json& job, api::ErrorList& errs) {
     return;
   }
   if (!*enabled) return;
-  const Json& spec = job.value("spec", Json::object());
+  const Json& spec = api::MemberObject(job, "spec");
   if (spec.value("completionMode", "NonIndexed") != "Indexed") {
     errs.push_back(api::Invalid(p, *raw, "should not be enabled for NonIndexed jobs"));
   }
@@ -102,8 +103,8 @@ void CheckUpdate(const Json& job, const Json& old, api::ErrorList& errs) {
   if (wpc != api::meta::GetLabel(old, kPriorityClassLabel).value_or("")) {
     errs.push_back(api::Invalid(kLabels.Key(kPriorityClassLabel), wpc, "field is immutable"));
   }
-  const Json& spec = job.value("spec", Json::object());
-  const Json& old_spec = old.value("spec", Json::object());
+  const Json& spec = api::MemberObject(job, "spec");
+  const Json& old_spec = api::MemberObject(old, "spec");
   if (api::meta::GetAnnotation(old, kMinParallelismAnnotation) && !old_spec.value("suspend", false) &&
       old_spec.value("parallelism", 1) != spec.value("parallelism", 1)) {
     errs.push_back(api::Forbidden(
