@@ -88,6 +88,7 @@ struct NodeAgent::Impl : public controllers::Reconciler {
   std::mutex mu;
   std::map<std::string, PodState> states;         // By uid.
   std::map<std::string, std::string> key_uid;     // "ns/name" -> uid last seen.
+  std::map<std::string, std::string> uid_key;     // and back (runtime change hints).
   std::set<std::string> deleted;                  // Uids we deleted with grace 0.
   std::atomic<int64_t> status_writes{0};
 };
@@ -138,8 +139,11 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::Reconcile(const std::string
     std::lock_guard<std::mutex> lock(mu);
     auto it = key_uid.find(key);
     if (it != key_uid.end()) old_uid = it->second;
+    const std::string uid = pod ? meta::GetUid(*pod) : "";
+    if (!old_uid.empty() && old_uid != uid) uid_key.erase(old_uid);
     if (pod) {
-      key_uid[key] = meta::GetUid(*pod);
+      key_uid[key] = uid;
+      uid_key[uid] = key;
     } else {
       key_uid.erase(key);
     }
@@ -427,6 +431,18 @@ absl::Status NodeAgent::Start() {
   impl_->facts = impl_->probe.Facts();
   BATCHD_RETURN_IF_ERROR(impl_->Heartbeat());
   BATCHD_RETURN_IF_ERROR(impl_->mgr.Start(opts_.workers));
+  // A pod whose container exited is reconciled now, not at its next poll:
+  // a finished pod frees its slot on the node as soon as it is reported.
+  runtime_->WatchChanges([impl = impl_.get()](const std::string& uid) {
+    std::string key;
+    {
+      std::lock_guard<std::mutex> lock(impl->mu);
+      auto it = impl->uid_key.find(uid);
+      if (it == impl->uid_key.end()) return;
+      key = it->second;
+    }
+    impl->controller->queue().Add(key);
+  });
   impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
   for (const std::string& uid : runtime_->List()) {
     impl_->controller->queue().Add(kOrphanPrefix + uid);
@@ -435,6 +451,7 @@ absl::Status NodeAgent::Start() {
 }
 
 void NodeAgent::Stop() {
+  if (runtime_) runtime_->WatchChanges(nullptr);
   if (impl_) impl_->mgr.Stop();
 }
 

@@ -11,6 +11,9 @@
 //                                 container names are DNS labels, so hold no dot
 //   <root>/shims.log              every shim's own diagnostics, one append-only
 //                                 file shared by all pods, lines prefixed with the uid
+//   <root>/events.sock            the runtime's datagram socket: a shim sends its
+//                                 pod's uid after recording a container's exit
+//                                 (a hint; nobody listening is fine)
 //
 // A pod costs few inodes (the directory, spec.json, state.json and its spare,
 // one log per run): inode creation is a visible share of starting a pod.
@@ -49,6 +52,8 @@ struct PodPaths {
 
 // The shims' shared diagnostics file under the runtime's root (see above).
 inline constexpr char kShimLogName[] = "shims.log";
+// The runtime's change-hint socket under its root (see above).
+inline constexpr char kEventsSocketName[] = "events.sock";
 // The fd of the shim launcher's socket in the launcher (`batchd-shim
 // --launcher`); the protocol is described in shim_main.cc.
 inline constexpr int kLauncherFd = 3;

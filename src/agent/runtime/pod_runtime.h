@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -124,6 +125,15 @@ class PodRuntime {
 
   // Uids of every pod directory under root (re-adoption after a restart).
   virtual std::vector<std::string> List() = 0;
+  // Calls `on_change(uid)`, from a runtime thread, soon after a pod's
+  // supervisor recorded a change a poll would otherwise find late: a
+  // container exited or the pod ended (the kubelet's PLEG events). A hint
+  // only: it may come late, never, or twice, and `Status` stays the truth.
+  // A later call replaces the callback; null stops the calls and returns
+  // once none is running. The default runtime has no such events.
+  virtual void WatchChanges(std::function<void(const std::string& uid)> on_change) {
+    (void)on_change;
+  }
 
   // The log file of a container's current run (or, with `previous`, of the
   // run before it); "" when there is none. Files are raw stdout+stderr.

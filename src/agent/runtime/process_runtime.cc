@@ -20,9 +20,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@
 #include <filesystem>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -40,6 +43,8 @@
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_runtime.h"
 #include "agent/runtime/process_runner.h"
+#include "common/logging.h"
+#include "common/thread_name.h"
 
 extern char** environ;
 
@@ -131,6 +136,7 @@ class ProcessRuntime : public PodRuntime {
   ProcessRuntime(ProcessRuntimeOptions opts, std::unique_ptr<ProcessRunner> runner)
       : opts_(std::move(opts)), runner_(std::move(runner)) {}
   ~ProcessRuntime() override {
+    WatchChanges(nullptr);
     StopLauncher();
     if (shim_log_fd_ >= 0) close(shim_log_fd_);
   }
@@ -140,6 +146,7 @@ class ProcessRuntime : public PodRuntime {
   absl::Status Stop(const std::string& uid, absl::Duration grace) override;
   absl::Status Remove(const std::string& uid) override;
   std::vector<std::string> List() override;
+  void WatchChanges(std::function<void(const std::string& uid)> on_change) override;
   std::string LogPath(const std::string& uid, const std::string& container,
                       bool previous) override;
 
@@ -183,6 +190,11 @@ class ProcessRuntime : public PodRuntime {
   // keeps the per-pod order the single lock used to give.
   std::set<std::string> starting_;
   std::condition_variable started_cv_;
+  // WatchChanges: the bound events.sock, an eventfd that stops the thread.
+  std::mutex watch_mu_;  // serializes WatchChanges calls
+  int events_fd_ = -1;
+  int events_stop_fd_ = -1;
+  std::thread events_thread_;
 };
 
 void ProcessRuntime::AwaitStarted(const std::string& uid, std::unique_lock<std::mutex>& lock) {
@@ -527,6 +539,58 @@ absl::Status ProcessRuntime::Remove(const std::string& uid) {
   }
   if (absl::StatusOr<Cgroups> cg = Cgroups::Open(opts_.cgroup_root); cg.ok()) cg->RemovePod(uid);
   return RemoveTree(paths.dir);
+}
+
+void ProcessRuntime::WatchChanges(std::function<void(const std::string& uid)> on_change) {
+  std::lock_guard<std::mutex> lock(watch_mu_);
+  if (events_thread_.joinable()) {
+    uint64_t one = 1;
+    (void)!write(events_stop_fd_, &one, sizeof(one));
+    events_thread_.join();
+    close(events_fd_);
+    close(events_stop_fd_);
+    events_fd_ = events_stop_fd_ = -1;
+  }
+  if (!on_change) return;
+  const std::string path = opts_.root + "/" + kEventsSocketName;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    BATCHD_LOG_WARN("pod runtime: {} is too long for a socket path; pod changes are polled only",
+                    path);
+    return;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const int stop_fd = eventfd(0, EFD_CLOEXEC);
+  unlink(path.c_str());  // a previous runtime's
+  if (fd < 0 || stop_fd < 0 ||
+      bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    BATCHD_LOG_WARN("pod runtime: cannot listen on {}: {}; pod changes are polled only", path,
+                    std::strerror(errno));
+    if (fd >= 0) close(fd);
+    if (stop_fd >= 0) close(stop_fd);
+    return;
+  }
+  events_fd_ = fd;
+  events_stop_fd_ = stop_fd;
+  events_thread_ = std::thread([fd, stop_fd, fn = std::move(on_change)] {
+    SetThreadName("pod-events");
+    char buf[256];
+    for (;;) {
+      pollfd p[2] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+      if (poll(p, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        return;
+      }
+      if (p[1].revents != 0) return;
+      for (;;) {
+        const ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n <= 0) break;
+        fn(std::string(buf, static_cast<size_t>(n)));
+      }
+    }
+  });
 }
 
 std::vector<std::string> ProcessRuntime::List() {

@@ -10,9 +10,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -335,6 +338,53 @@ TEST_F(ProcessRuntimeTest, ReadoptsRunningPodAfterRuntimeRestart) {
   s = WaitFinished("adopt");
   EXPECT_EQ(s.app[0].exit_code, 7);
   EXPECT_EQ(s.app[0].reason, "Error");
+}
+
+// Collects WatchChanges hints; Await waits (bounded) for one about `uid`.
+class Hints {
+ public:
+  std::function<void(const std::string&)> Callback() {
+    return [this](const std::string& uid) {
+      std::lock_guard<std::mutex> lock(mu_);
+      seen_.insert(uid);
+      cv_.notify_all();
+    };
+  }
+  bool Await(const std::string& uid) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return seen_.count(uid) > 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::multiset<std::string> seen_;
+};
+
+// A container's exit is hinted with its pod's uid once state.json records it,
+// also for a pod re-adopted by a new runtime on the same root; without a
+// subscriber the shim's hint goes nowhere and nothing breaks.
+TEST_F(ProcessRuntimeTest, ContainerExitIsHintedToWatchChanges) {
+  ASSERT_TRUE(rt_->Start(Pod("unwatched", Sh("exit 0"))).ok());
+  EXPECT_EQ(WaitFinished("unwatched").app[0].exit_code, 0);
+
+  Hints hints;
+  rt_->WatchChanges(hints.Callback());
+  ASSERT_TRUE(rt_->Start(Pod("hinted", Sh("exit 3"))).ok());
+  ASSERT_TRUE(hints.Await("hinted"));
+  PodSandboxStatus s = *rt_->Status("hinted");  // recorded before the hint was sent
+  EXPECT_EQ(s.app[0].state, State::kTerminated);
+  EXPECT_EQ(s.app[0].exit_code, 3);
+
+  ASSERT_TRUE(rt_->Start(Pod("adopted", Sh("while [ ! -f go ]; do sleep 0.02; done"))).ok());
+  WaitRunning("adopted");
+  rt_ = NewRuntime();  // the agent "restarts"; the shim keeps running
+  Hints after;
+  rt_->WatchChanges(after.Callback());
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/adopted/go", "").ok());
+  ASSERT_TRUE(after.Await("adopted"));
+  EXPECT_EQ(rt_->Status("adopted")->app[0].state, State::kTerminated);
+  rt_->WatchChanges(nullptr);
 }
 
 TEST_F(ProcessRuntimeTest, KilledShimTakesContainersWithIt) {

@@ -34,6 +34,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +156,39 @@ std::vector<std::string> BaseEnv(const ShimConfig& config) {
           absl::StrCat("HOSTNAME=", config.pod.name)};
 }
 
+// Sends the pod's uid to the runtime's events.sock (next to the pod
+// directory) without blocking: a hint that state.json changed. Nobody
+// listening, or a full queue, only means the runtime polls.
+class ExitHint {
+ public:
+  ExitHint(const std::string& pod_dir, std::string uid) : uid_(std::move(uid)) {
+    const size_t slash = pod_dir.find_last_of('/');
+    const std::string path =
+        (slash == std::string::npos ? std::string(".") : pod_dir.substr(0, slash)) + "/" +
+        kEventsSocketName;
+    addr_.sun_family = AF_UNIX;
+    if (path.size() >= sizeof(addr_.sun_path)) return;
+    std::memcpy(addr_.sun_path, path.c_str(), path.size() + 1);
+    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  }
+  ~ExitHint() {
+    if (fd_ >= 0) close(fd_);
+  }
+  ExitHint(const ExitHint&) = delete;
+  ExitHint& operator=(const ExitHint&) = delete;
+
+  void Send() const {
+    if (fd_ < 0) return;
+    (void)sendto(fd_, uid_.data(), uid_.size(), MSG_DONTWAIT,
+                 reinterpret_cast<const sockaddr*>(&addr_), sizeof(addr_));
+  }
+
+ private:
+  std::string uid_;
+  sockaddr_un addr_{};
+  int fd_ = -1;
+};
+
 // Supervises the pod in `pod_dir` until nothing more runs (see the header
 // comment); what `--pod-dir DIR --ready-fd N` runs, whether exec'ed or forked
 // by the launcher. Returns the exit code.
@@ -194,7 +228,11 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
   sigprocmask(SIG_BLOCK, &mask, nullptr);
   signal(SIGPIPE, SIG_IGN);
   int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-  SupervisorEnv env{.pod_dir = pod_dir, .base_env = BaseEnv(*config), .shim_pid = getpid()};
+  const ExitHint hint(pod_dir, config->pod.uid);
+  SupervisorEnv env{.pod_dir = pod_dir,
+                    .base_env = BaseEnv(*config),
+                    .shim_pid = getpid(),
+                    .exited = [&hint] { hint.Send(); }};
   // No cgroup root configured is a choice, not a problem: warn only when a
   // configured root is unusable.
   if (!config->cgroup_root.empty()) {

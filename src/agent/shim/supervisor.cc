@@ -162,6 +162,7 @@ void Supervisor::OnExit(int pid, int wait_status) {
     if (c.pid != 0 && c.pid == pid) {
       HandleExit(c, wait_status);
       Persist();
+      if (env_.exited) env_.exited();
       return;
     }
     if (c.probe_pid != 0 && c.probe_pid == pid) {

@@ -16,6 +16,7 @@
 // passes, `RequestStop` on SIGTERM, until `Done`.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct SupervisorEnv {
   std::vector<std::string> base_env;  // "K=V" every container starts with (PATH, HOSTNAME)
   std::optional<Cgroups> cgroups;     // nullopt = no limits
   int shim_pid = 0;                   // recorded in state.json (Stop signals it)
+  // Called once state.json records a container's exit (and with it perhaps
+  // the pod's end): the shim hints the runtime (kEventsSocketName).
+  std::function<void()> exited;
 };
 
 class Supervisor {
