@@ -139,8 +139,8 @@ absl::Status Registry::CheckNamespace(const api::KindDef& k, std::string_view ns
   const api::KindDef* nsk = scheme_->ByResource("", "v1", "namespaces");
   ObjectPtr nso = cache_->Get(StoreKey(*nsk, "", ns));
   if (!nso) return NotFound(*nsk, ns);
-  Json nsj = nso->Decode();
-  if (nsj.contains("metadata") && nsj["metadata"].contains("deletionTimestamp")) {
+  std::shared_ptr<const Json> nsj = nso->Shared();  // read, not copied
+  if (api::MemberObject(*nsj, "metadata").contains("deletionTimestamp")) {
     return Forbidden(k, name,
                      absl::StrCat("unable to create new content in namespace ", std::string(ns),
                                   " because it is being terminated"));
