@@ -228,8 +228,10 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   a.argv = argv.data();
   a.envp = envp.data();
   a.sh_argv = sh_argv.data();
+  // Left uninitialized: make_unique<char[]> would zero (and so fault in) all
+  // of it on every spawn; the child touches a page or two.
   constexpr size_t kStack = 64 * 1024;
-  auto stack = std::make_unique<char[]>(kStack);
+  std::unique_ptr<char[]> stack(new char[kStack]);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);  // no handler may run in the shared-memory child
