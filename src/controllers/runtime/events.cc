@@ -20,17 +20,21 @@ ApiEventRecorder::~ApiEventRecorder() {
   if (sink_.joinable()) sink_.join();
 }
 
-void ApiEventRecorder::StartAsync(size_t max_queue) {
+void ApiEventRecorder::StartAsync(size_t max_queue, absl::Duration batch_window) {
   std::lock_guard<std::mutex> lock(mu_);
   if (sink_.joinable()) return;
   max_queue_ = max_queue;
+  batch_window_ = batch_window;
   sink_ = std::thread([this] { SinkLoop(); });
 }
 
 void ApiEventRecorder::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t target = enqueued_;
+  ++flushing_;
+  cv_.notify_all();  // ends the sink's batch window
   cv_.wait(lock, [&] { return written_ >= target || !sink_.joinable(); });
+  --flushing_;
 }
 
 void ApiEventRecorder::SinkLoop() {
@@ -39,6 +43,9 @@ void ApiEventRecorder::SinkLoop() {
   for (;;) {
     cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and everything is written
+    // Let the batch fill: producers queue without waking the sink meanwhile.
+    cv_.wait_for(lock, absl::ToChronoNanoseconds(batch_window_),
+                 [&] { return stopping_ || flushing_ > 0 || queue_.size() >= max_queue_ / 2; });
     std::vector<Json> batch;
     batch.swap(queue_);
     lock.unlock();
