@@ -4,7 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <stdio.h>  // renameat2
+#include <stdio.h>  // rename
 
 #include <cerrno>
 #include <cstring>
@@ -244,17 +244,60 @@ absl::Status WriteFileAtomic(const std::string& path, const std::string& content
   return absl::OkStatus();
 }
 
-absl::Status WriteFileSwap(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  BATCHD_RETURN_IF_ERROR(WriteWhole(tmp, content));
-  if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
-    return absl::OkStatus();
+namespace {
+
+// Takes (F_RDLCK / F_WRLCK) or drops (F_UNLCK) an OFD lock on all of `fd`.
+int LockWhole(int fd, short type) {
+  struct flock fl {};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  for (;;) {
+    if (fcntl(fd, F_OFD_SETLKW, &fl) == 0) return 0;
+    if (errno != EINTR) return -1;
   }
-  // ENOENT: first write (no `path` yet); EINVAL/ENOSYS: no exchange here.
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("rename ", tmp, ": ", std::strerror(errno)));
+}
+
+}  // namespace
+
+StateFile::~StateFile() {
+  if (fd_ >= 0) close(fd_);
+}
+
+absl::Status StateFile::Write(const std::string& content) {
+  if (fd_ < 0) {
+    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return absl::InternalError(absl::StrCat("open ", path_, ": ", std::strerror(errno)));
   }
-  return absl::OkStatus();
+  if (LockWhole(fd_, F_WRLCK) != 0) {
+    return absl::InternalError(absl::StrCat("lock ", path_, ": ", std::strerror(errno)));
+  }
+  absl::Status s;
+  size_t off = 0;
+  while (s.ok() && off < content.size()) {
+    const ssize_t n = pwrite(fd_, content.data() + off, content.size() - off,
+                             static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) s = absl::InternalError(absl::StrCat("write ", path_, ": ", std::strerror(errno)));
+    if (n > 0) off += static_cast<size_t>(n);
+  }
+  if (s.ok() && ftruncate(fd_, static_cast<off_t>(content.size())) != 0) {
+    s = absl::InternalError(absl::StrCat("truncate ", path_, ": ", std::strerror(errno)));
+  }
+  (void)LockWhole(fd_, F_UNLCK);
+  return s;
+}
+
+absl::StatusOr<std::string> ReadFileShared(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  absl::StatusOr<std::string> out;
+  if (LockWhole(fd, F_RDLCK) != 0) {
+    out = absl::InternalError(absl::StrCat("lock ", path, ": ", std::strerror(errno)));
+  } else {
+    out = ReadFd(fd, path);
+  }
+  close(fd);  // drops the lock
+  return out;
 }
 
 absl::StatusOr<std::string> ReadFd(int fd, const std::string& path) {
@@ -282,7 +325,11 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 absl::StatusOr<json> ReadJsonFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
-  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return ParseJsonFile(*text, path);
+}
+
+absl::StatusOr<json> ParseJsonFile(const std::string& text, const std::string& path) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::DataLossError(absl::StrCat("bad JSON in ", path));
   return j;
 }

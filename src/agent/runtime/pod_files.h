@@ -3,9 +3,8 @@
 //
 //   <pod-dir>/spec.json           ShimConfig (written once by Start); the live
 //                                 shim holds an flock on it (liveness without pids)
-//   <pod-dir>/state.json          PodSandboxStatus and the shim's pid (rewritten by
-//                                 the shim with WriteFileSwap; state.json.tmp is
-//                                 the spare inode)
+//   <pod-dir>/state.json          PodSandboxStatus and the shim's pid (rewritten in
+//                                 place by the shim, see StateFile)
 //   <pod-dir>/stop                grace period in ms, written by Stop before SIGTERM
 //   <pod-dir>/<container>.<run>.log   stdout+stderr of run <run> (= restart count);
 //                                 container names are DNS labels, so hold no dot
@@ -15,8 +14,10 @@
 //                                 pod's uid after recording a container's exit
 //                                 (a hint; nobody listening is fine)
 //
-// A pod costs few inodes (the directory, spec.json, state.json and its spare,
-// one log per run): inode creation is a visible share of starting a pod.
+// A pod costs few inodes (the directory, spec.json, state.json, one log per
+// run): inode creation is a visible share of starting a pod, and on ext4
+// without a journal each new inode is searched for past every recently freed
+// one, so it grows costly right after many pods were deleted.
 //
 // Thread-safety: free functions, no shared state.
 #pragma once
@@ -66,20 +67,35 @@ absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const nlohmann::json& j);
 // File helpers. `WriteFileAtomic` writes a temp file and renames it over `path`
 // (atomic against process crashes; no fsync, since pods do not survive a reboot).
 absl::Status WriteFileAtomic(const std::string& path, const std::string& content);
-// Like WriteFileAtomic for a file rewritten often (state.json): writes
-// `path`.tmp and swaps it with `path` (renameat2 RENAME_EXCHANGE), so after
-// the second write the two inodes are reused and no inode is freed or created
-// per write (new inodes are slow on ext4 next to recently freed ones). A crash
-// never leaves `path` partial; a reader racing two writes can see the old
-// inode being rewritten, i.e. a short/partial file, and should re-read when
-// the content does not parse. Falls back to rename where exchange fails.
-absl::Status WriteFileSwap(const std::string& path, const std::string& content);
+// state.json as the shim writes it: one inode for the pod's life, rewritten
+// in place under an OFD write lock (fcntl F_OFD_SETLKW, on the whole file);
+// readers read it under a read lock (ReadFileShared), so they never see a
+// write half done. Nothing is created or freed per write. A writer killed
+// in the middle of a write may leave it partial: readers treat content that
+// does not parse as no state (the supervisor is gone then anyway).
+class StateFile {
+ public:
+  explicit StateFile(std::string path) : path_(std::move(path)) {}
+  ~StateFile();
+  StateFile(const StateFile&) = delete;
+  StateFile& operator=(const StateFile&) = delete;
+  // Replaces the whole content (opening, creating, the file on first use).
+  absl::Status Write(const std::string& content);
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+// Reads `path` under an OFD read lock (see StateFile).
+absl::StatusOr<std::string> ReadFileShared(const std::string& path);
 // Writes all of `content` to `fd` from its current offset (`path` names it in errors).
 absl::Status WriteFd(int fd, const std::string& content, const std::string& path);
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 // Reads `fd` from its current offset to the end (`path` names it in errors).
 absl::StatusOr<std::string> ReadFd(int fd, const std::string& path);
 absl::StatusOr<nlohmann::json> ReadJsonFile(const std::string& path);
+// Parses `text` read from `path`; DataLoss when it is not JSON.
+absl::StatusOr<nlohmann::json> ParseJsonFile(const std::string& text, const std::string& path);
 absl::Status MakeDirs(const std::string& path);
 absl::Status RemoveTree(const std::string& path);
 

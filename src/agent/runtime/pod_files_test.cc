@@ -1,11 +1,16 @@
 #include "agent/runtime/pod_files.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <iterator>
 #include <set>
+#include <thread>
 
 #include "agent/runtime/cgroup.h"
 #include "gtest/gtest.h"
@@ -119,9 +124,9 @@ TEST(PodFilesTest, AtomicWriteAndRead) {
   std::filesystem::remove_all(dir);
 }
 
-// Rewrites swap two inodes: none is created or freed after the second write,
-// and every write leaves the whole new content under the name.
-TEST(PodFilesTest, SwapWriteReusesInodes) {
+// The state file is rewritten in place: one inode for good, and every write
+// leaves exactly the new content (no tail of a longer earlier one).
+TEST(PodFilesTest, StateFileRewritesOneInodeInPlace) {
   char tmpl[] = "/tmp/batchd-pf-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   const std::string f = dir + "/state.json";
@@ -129,22 +134,60 @@ TEST(PodFilesTest, SwapWriteReusesInodes) {
     struct stat st {};
     return stat(p.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_ino) : int64_t{-1};
   };
-  ASSERT_TRUE(WriteFileSwap(f, "one").ok());
-  EXPECT_EQ(*ReadFile(f), "one");
+  StateFile state(f);
+  ASSERT_TRUE(state.Write("one, the longest").ok());
+  EXPECT_EQ(*ReadFileShared(f), "one, the longest");
   const int64_t first = inode(f);
-  ASSERT_TRUE(WriteFileSwap(f, "two, longer").ok());
-  EXPECT_EQ(*ReadFile(f), "two, longer");
-  const int64_t second = inode(f);
-  const std::set<int64_t> pair = {first, second};
-  EXPECT_EQ(pair.size(), 2u);
-  for (const std::string text : {"3", "four", "five!"}) {
+  for (const std::string text : {"two", "three!", ""}) {
     SCOPED_TRACE(text);
-    ASSERT_TRUE(WriteFileSwap(f, text).ok());
-    EXPECT_EQ(*ReadFile(f), text);  // O_TRUNC: no tail of a longer old content
-    EXPECT_TRUE(pair.contains(inode(f)));
-    EXPECT_TRUE(pair.contains(inode(f + ".tmp")));
+    ASSERT_TRUE(state.Write(text).ok());
+    EXPECT_EQ(*ReadFileShared(f), text);
+    EXPECT_EQ(inode(f), first);
   }
-  EXPECT_FALSE(WriteFileSwap(dir + "/no/such/dir/f", "x").ok());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            1);
+  EXPECT_EQ(ReadFileShared(dir + "/missing").status().code(), absl::StatusCode::kNotFound);
+  StateFile nowhere(dir + "/no/such/dir/f");
+  EXPECT_FALSE(nowhere.Write("x").ok());
+  std::filesystem::remove_all(dir);
+}
+
+// A reader holding the read lock keeps a write out until it lets go, so it
+// never reads a write half done.
+TEST(PodFilesTest, StateFileWriteWaitsForReaders) {
+  char tmpl[] = "/tmp/batchd-pf-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string f = dir + "/state.json";
+  StateFile state(f);
+  ASSERT_TRUE(state.Write("old").ok());
+  const int reader = open(f.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  struct flock rd {};
+  rd.l_type = F_RDLCK;
+  rd.l_whence = SEEK_SET;
+  ASSERT_EQ(fcntl(reader, F_OFD_SETLK, &rd), 0);
+  std::atomic<bool> written{false};
+  std::thread writer([&] {
+    ASSERT_TRUE(state.Write("new").ok());
+    written = true;
+  });
+  // The writer cannot hold the write lock while the read lock is held:
+  // probing for it from another description sees our read lock.
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  const int other = open(f.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(other, 0);
+  ASSERT_EQ(fcntl(other, F_OFD_GETLK, &probe), 0);
+  EXPECT_EQ(probe.l_type, F_RDLCK);
+  EXPECT_FALSE(written.load());
+  EXPECT_EQ(*ReadFd(reader, f), "old");
+  close(reader);  // releases the read lock
+  writer.join();
+  EXPECT_TRUE(written.load());
+  EXPECT_EQ(*ReadFileShared(f), "new");
+  close(other);
   std::filesystem::remove_all(dir);
 }
 

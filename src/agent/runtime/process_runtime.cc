@@ -89,14 +89,19 @@ std::string ReadReady(int fd, absl::Duration timeout, bool& timed_out) {
   return std::string(absl::StripAsciiWhitespace(out));
 }
 
-// state.json. A live shim rewrites the file's previous inode in place
-// (WriteFileSwap), so a read that raced two of its writes can see a partial
-// file: such a read is retried (a finished write is never partial).
+// state.json, read under the shim's lock (StateFile). A shim of the previous
+// release rewrote its spare inode unlocked (rename-exchange), so a read that
+// raced two of its writes could see a partial file: such a read is retried.
 absl::StatusOr<nlohmann::json> ReadState(const PodPaths& paths) {
-  absl::StatusOr<nlohmann::json> j = ReadJsonFile(paths.State());
+  auto read = [&]() -> absl::StatusOr<nlohmann::json> {
+    absl::StatusOr<std::string> text = ReadFileShared(paths.State());
+    if (!text.ok()) return text.status();
+    return ParseJsonFile(*text, paths.State());
+  };
+  absl::StatusOr<nlohmann::json> j = read();
   for (int i = 0; i < 50 && absl::IsDataLoss(j.status()); ++i) {
     if (i > 0) usleep(1000);
-    j = ReadJsonFile(paths.State());
+    j = read();
   }
   return j;
 }

@@ -452,7 +452,7 @@ TEST_F(ProcessRuntimeTest, PodDirHoldsFewFilesAndShimsShareOneQuietLog) {
   }
   std::sort(files.begin(), files.end());
   EXPECT_EQ(files,
-            (std::vector<std::string>{"main.0.log", "spec.json", "state.json", "state.json.tmp"}));
+            (std::vector<std::string>{"main.0.log", "spec.json", "state.json"}));
   EXPECT_EQ(Log("few", "main"), "hi\n");
   // One shared shim log; no cgroup root configured is not worth a warning.
   EXPECT_EQ(*ReadFile(root_ + "/shims.log"), "");

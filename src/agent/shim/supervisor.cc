@@ -23,6 +23,7 @@ Supervisor::Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runn
     : config_(std::move(config)),
       env_(std::move(env)),
       paths_(env_.pod_dir),
+      state_file_(paths_.State()),
       runner_(runner),
       clock_(clock) {
   const PodSandboxSpec& pod = config_.pod;
@@ -389,7 +390,7 @@ bool Supervisor::Done() const {
 void Supervisor::Persist() {
   status_.finished = Done();
   status_.supervisor_alive = !status_.finished;
-  absl::Status s = WriteFileSwap(paths_.State(), PodStatusToJson(status_).dump());
+  absl::Status s = state_file_.Write(PodStatusToJson(status_).dump());
   if (!s.ok()) {
     std::fprintf(stderr, "batchd-shim %s: %s\n", config_.pod.uid.c_str(), s.ToString().c_str());
   }

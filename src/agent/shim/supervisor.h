@@ -96,6 +96,7 @@ class Supervisor {
   ShimConfig config_;
   SupervisorEnv env_;
   PodPaths paths_;
+  StateFile state_file_;
   ProcessRunner& runner_;
   const Clock& clock_;
   PodSandboxStatus status_;
