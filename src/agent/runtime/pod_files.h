@@ -72,7 +72,9 @@ absl::Status WriteFileAtomic(const std::string& path, const std::string& content
 // readers read it under a read lock (ReadFileShared), so they never see a
 // write half done. Nothing is created or freed per write. A writer killed
 // in the middle of a write may leave it partial: readers treat content that
-// does not parse as no state (the supervisor is gone then anyway).
+// does not parse as no state (the supervisor is gone then anyway). Where the
+// file system has no OFD locks, both sides go on unlocked (readers retry
+// what does not parse).
 class StateFile {
  public:
   explicit StateFile(std::string path) : path_(std::move(path)) {}
