@@ -42,6 +42,7 @@ struct PodState {
   std::optional<std::string> config_error;
   absl::Duration poll;
   bool first_status_deferred = false;
+  bool finished = false;   // The runtime said nothing runs or will run again.
   api::Json last_written;  // The status this agent last wrote.
 };
 
@@ -107,12 +108,20 @@ void NodeAgent::Impl::Forget(const std::string& uid) {
 
 void NodeAgent::Impl::Setup() {
   const AgentOptions& o = agent.opts_;
-  auto inf = std::make_unique<client::Informer>(
-      client, pod_kind, "", client::Selector{"", "spec.nodeName=" + o.node_name});
-  pods = &mgr.AddInformer(std::move(inf));
+  if (o.shared_pods != nullptr) {
+    pods = o.shared_pods;
+  } else {
+    auto inf = std::make_unique<client::Informer>(
+        client, pod_kind, "", client::Selector{"", "spec.nodeName=" + o.node_name});
+    pods = &mgr.AddInformer(std::move(inf));
+  }
   controller = &mgr.AddController(
       std::make_unique<controllers::Controller>("node-agent", *this, clock));
-  auto enqueue = [this](const client::ObjectRef& o) { controller->Enqueue(*o); };
+  // The shared informer sees every pod: only those bound to this node count
+  // (a pod's nodeName never changes once set).
+  auto enqueue = [this, node = o.node_name](const client::ObjectRef& o) {
+    if (api::MemberObject(*o, "spec").value("nodeName", "") == node) controller->Enqueue(*o);
+  };
   pods->AddHandlers({enqueue, [enqueue](const client::ObjectRef&, const client::ObjectRef& n) {
                        enqueue(n);
                      },
@@ -165,8 +174,11 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcilePod(const Json& po
   std::string phase = api::MemberObject(pod, "status").value("phase", "");
   if (Terminal(phase)) {
     // Finished pods stay (with their logs) until deleted; make sure nothing
-    // of them still runs (e.g. a deadline or an outside status write).
+    // of them still runs (e.g. a deadline or an outside status write). Once
+    // the runtime said so, later events of the pod need not ask again.
+    if (st.finished) return controllers::Result::Done();
     auto rt = agent.runtime_->Status(uid);
+    if (rt.ok() && rt->finished) st.finished = true;
     if (rt.ok() && rt->found && !rt->finished && !st.stop_requested) {
       st.stop_requested = true;
       BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(
@@ -177,6 +189,7 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcilePod(const Json& po
   BATCHD_RETURN_IF_ERROR(EnsureStarted(pod, st));
   CheckDeadline(pod, st);
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
+  st.finished = rt.finished;
   if (DeferFirstStatus(pod, rt, st)) {
     return controllers::Result::After(agent.opts_.first_status_delay);
   }

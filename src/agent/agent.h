@@ -30,6 +30,10 @@
 #include "client/client.h"
 #include "common/clock.h"
 
+namespace batchd::client {
+class Informer;
+}  // namespace batchd::client
+
 namespace batchd::agent {
 
 struct AgentOptions {
@@ -56,6 +60,11 @@ struct AgentOptions {
   std::string host_ip = "127.0.0.1";
   int log_port = 0;  // Published as status.daemonEndpoints.kubeletEndpoint.Port.
   int workers = 4;
+  // An agent inside the server reads pods from the server's shared pods
+  // informer (all pods; it keeps those bound to this node), started by the
+  // server: one informer thread and one decoding less per pod event. Null:
+  // the agent watches spec.nodeName=<node> itself (a standalone agent).
+  client::Informer* shared_pods = nullptr;
 };
 
 // "k=v,k2=v2" -> map; "k=v:NoSchedule,k2:NoExecute" -> taints.
@@ -117,6 +126,7 @@ struct LocalAgentOptions {
   std::string data_dir;
   std::string shim_path;  // "" = batchd-shim next to /proc/self/exe.
   int log_port = 0;
+  client::Informer* shared_pods = nullptr;  // see AgentOptions::shared_pods
 };
 // `batchd-shim` next to the running executable.
 std::string DefaultShimPath();

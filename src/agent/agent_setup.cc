@@ -118,6 +118,7 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions
   o.data_dir = opts.data_dir;
   o.shim_path = opts.shim_path.empty() ? DefaultShimPath() : opts.shim_path;
   o.log_port = opts.log_port;
+  o.shared_pods = opts.shared_pods;
   o.first_status_delay = o.status_poll_min;  // `true`-like pods: one status write
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(o.data_dir) / "pods", ec);

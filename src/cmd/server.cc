@@ -137,9 +137,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
   if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
   i.client = std::make_unique<client::InProcessClient>(*i.registry, "batchd-controller-manager");
+  i.manager = std::make_unique<controllers::Manager>(i.clock);
+  i.informers = std::make_unique<controllers::InformerFactory>(*i.client, *i.manager);
   if (opts.local_node) {
     agent::LocalAgentOptions lo;
     lo.data_dir = opts.data_dir;
+    lo.shared_pods = &i.informers->For("", "v1", "pods");
     auto a = agent::NewLocalAgent(lo, *i.client, i.clock);
     if (!a.ok()) return a.status();
     i.agent = std::move(*a);
@@ -155,8 +158,6 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
   };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
-  i.manager = std::make_unique<controllers::Manager>(i.clock);
-  i.informers = std::make_unique<controllers::InformerFactory>(*i.client, *i.manager);
   i.events = std::make_unique<controllers::ApiEventRecorder>(*i.client, i.clock, "batchd");
   i.events->StartAsync();  // Events are best-effort: reconciles do not wait for them
   i.ctx.reset(new controllers::ControllerContext{*i.client, *i.informers, *i.manager, i.clock,
