@@ -274,8 +274,17 @@ absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatu
   // registry may normalize a field): nothing to write.
   if (pod.contains("status") && pod["status"] == status) return absl::OkStatus();
   if (st.last_written == status) return absl::OkStatus();
-  Json updated = pod;
-  updated["status"] = status;
+  // The status subresource takes only the status (and the identity and
+  // resourceVersion that address and guard the write): no copy of the spec.
+  const Json& m = api::MemberObject(pod, "metadata");
+  Json updated = {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata",
+                   {{"name", m.value("name", "")},
+                    {"namespace", m.value("namespace", "")},
+                    {"uid", m.value("uid", "")},
+                    {"resourceVersion", m.value("resourceVersion", "")}}},
+                  {"status", status}};
   auto r = client.UpdateStatus(pod_kind, std::move(updated));
   if (!r.ok() && IsReason(r.status(), "Conflict")) {
     // The cached copy is stale (a finalizer or label changed): write over

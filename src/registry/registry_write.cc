@@ -311,10 +311,19 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
     ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
     if (!current) return NotFound(k, name);
     if (!rv.empty() && rv != std::to_string(current->revision)) return StaleConflict(k, name);
-    // A status update reads only the status: copy just that for the attempt.
-    Json attempt_obj = !status ? obj
-                       : obj.contains("status") ? Json::object({{"status", obj["status"]}})
-                                                : Json::object();
+    // The attempt takes `obj` itself when no retry can follow (a conditional
+    // update is never retried), else a copy; a status update reads only the
+    // status, so only that is passed.
+    const bool last_try = !rv.empty() || attempt + 1 == kMaxConflictRetries;
+    Json attempt_obj;
+    if (!status) {
+      attempt_obj = last_try ? std::move(obj) : obj;
+    } else if (obj.contains("status")) {
+      attempt_obj = Json::object();
+      attempt_obj["status"] = last_try ? std::move(obj["status"]) : obj["status"];
+    } else {
+      attempt_obj = Json::object();
+    }
     auto res = WriteUpdate(k, current, std::move(attempt_obj), status,
                            /*conditional=*/!rv.empty(), opts);
     if (res.ok() || rv.size() || GetPayload(res.status()).reason != "Conflict") return res;

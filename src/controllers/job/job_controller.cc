@@ -191,7 +191,9 @@ bool JobReconciler::CacheBehindOwnWrite(const std::string& key, const Json& cach
 }
 
 absl::Status JobReconciler::WriteStatus(SyncCtx& c) {
-  auto r = ctx_.client.UpdateStatus(job_kind_, c.job);
+  // c.job goes into the write (no copy) and comes back as written; every
+  // caller gives up the sync when the write fails.
+  auto r = ctx_.client.UpdateStatus(job_kind_, std::move(c.job));
   if (!r.ok()) return r.status();
   int64_t rv = 0;
   if (absl::SimpleAtoi(api::meta::GetResourceVersion(*r), &rv)) {
@@ -213,6 +215,7 @@ std::vector<bool> JobReconciler::RemoveFinalizers(const std::string& key,
   expectations_.ExpectFinalizerRemovals(key, uids);
   for (size_t i = 0; i < pods.size(); ++i) {
     Json pod = *pods[i];
+    const std::string ns = api::meta::GetNamespace(pod), name = api::meta::GetName(pod);
     absl::Status st;
     for (int attempt = 0; attempt < 3; ++attempt) {
       if (!api::meta::RemoveFinalizer(pod, api::batch_v1::kJobTrackingFinalizer)) {
@@ -220,12 +223,11 @@ std::vector<bool> JobReconciler::RemoveFinalizers(const std::string& key,
         break;
       }
       EnsureTypeMeta(pod, "v1", "Pod");
-      auto r = ctx_.client.Update(pod_kind_, pod);
+      auto r = ctx_.client.Update(pod_kind_, std::move(pod));  // re-read below if retried
       st = r.status();
       if (st.ok() || IsReason(st, "NotFound")) break;
       if (!IsReason(st, "Conflict")) break;
-      auto fresh = ctx_.client.Get(pod_kind_, api::meta::GetNamespace(pod),
-                                   api::meta::GetName(pod));
+      auto fresh = ctx_.client.Get(pod_kind_, ns, name);
       if (!fresh.ok()) {
         st = fresh.status();
         break;
