@@ -1,5 +1,6 @@
 #include "client/informer.h"
 
+#include "api/json_access.h"
 #include "api/labels/selector.h"
 #include "common/logging.h"
 #include "common/thread_name.h"
@@ -87,9 +88,7 @@ void Informer::Apply(WatchEvent&& ev) {
     } else {
       objects_[key] = ref;
     }
-    auto meta = ref->find("metadata");
-    resource_version_ =
-        meta != ref->end() && meta->is_object() ? meta->value("resourceVersion", "") : "";
+    resource_version_ = api::MemberObject(*ref, "metadata").value("resourceVersion", "");
   }
   for (auto& h : handlers_) {
     if (ev.type == "DELETED") {

@@ -166,17 +166,19 @@ WatchCache::DecodedOffer WatchCache::OfferDecoded(const std::string& key,
   DecodedOffer offer;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (std::none_of(subs_.begin(), subs_.end(), [&](const Subscription* s) {
-          return s->decodes_ && absl::StartsWith(key, s->prefix_);
-        })) {
-      return offer;
-    }
+    if (DecodingSubscribersLocked(key) == 0) return offer;
   }
   offer.cache_ = this;
   offer.entry_ = std::make_unique<DecodedOffer::Entry>(DecodedOffer::Entry{key, bytes, decoded});
   std::lock_guard<std::mutex> lock(offers_mu_);
   offers_.emplace(key, offer.entry_.get());
   return offer;
+}
+
+int WatchCache::DecodingSubscribersLocked(const std::string& key) const {
+  return static_cast<int>(std::count_if(subs_.begin(), subs_.end(), [&](const Subscription* s) {
+    return s->decodes_ && absl::StartsWith(key, s->prefix_);
+  }));
 }
 
 std::optional<Json> WatchCache::TakeOffer(const std::string& key, const std::string& bytes) {
@@ -298,10 +300,7 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
   std::lock_guard<std::mutex> lock(mu_);
   if (offered) {
     // Held for the in-process subscribers it is sent to, set before any sees it.
-    int readers = 0;
-    for (const Subscription* s : subs_) {
-      if (s->decodes_ && absl::StartsWith(e.kv.key, s->prefix_)) ++readers;
-    }
+    const int readers = DecodingSubscribersLocked(e.kv.key);
     if (readers > 0 && offered->is_object()) {
       (*offered)["metadata"]["resourceVersion"] = std::to_string(e.kv.mod_revision);
       obj->held_ = std::make_shared<const Json>(*std::move(offered));

@@ -166,6 +166,8 @@ class WatchCache {
 
  private:
   void OnStoreEvent(const store::Event& e);
+  // In-process (decoding) subscribers whose prefix covers `key`. mu_ held.
+  int DecodingSubscribersLocked(const std::string& key) const;
   void Unsubscribe(Subscription* s);
   std::optional<api::Json> TakeOffer(const std::string& key, const std::string& bytes);
   std::shared_ptr<CachedObject> NewObject(const std::string& key, std::string json,

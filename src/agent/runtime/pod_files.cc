@@ -1,6 +1,7 @@
 #include "agent/runtime/pod_files.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -258,6 +259,15 @@ int LockWhole(int fd, short type) {
 }
 
 }  // namespace
+
+bool EventsSocketAddress(const std::string& root, sockaddr_un* addr) {
+  const std::string path = root + "/" + kEventsSocketName;
+  *addr = sockaddr_un{};
+  addr->sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr->sun_path)) return false;
+  std::memcpy(addr->sun_path, path.c_str(), path.size() + 1);
+  return true;
+}
 
 StateFile::~StateFile() {
   if (fd_ >= 0) close(fd_);

@@ -22,6 +22,8 @@
 // Thread-safety: free functions, no shared state.
 #pragma once
 
+#include <sys/un.h>
+
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -55,6 +57,9 @@ struct PodPaths {
 inline constexpr char kShimLogName[] = "shims.log";
 // The runtime's change-hint socket under its root (see above).
 inline constexpr char kEventsSocketName[] = "events.sock";
+// Fills `addr` with <root>/events.sock; false when that path does not fit a
+// sockaddr_un (hints are then off: the runtime polls only).
+bool EventsSocketAddress(const std::string& root, sockaddr_un* addr);
 // The fd of the shim launcher's socket in the launcher (`batchd-shim
 // --launcher`); the protocol is described in shim_main.cc.
 inline constexpr int kLauncherFd = 3;

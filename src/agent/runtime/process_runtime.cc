@@ -557,15 +557,13 @@ void ProcessRuntime::WatchChanges(std::function<void(const std::string& uid)> on
     events_fd_ = events_stop_fd_ = -1;
   }
   if (!on_change) return;
-  const std::string path = opts_.root + "/" + kEventsSocketName;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) {
-    BATCHD_LOG_WARN("pod runtime: {} is too long for a socket path; pod changes are polled only",
-                    path);
+  sockaddr_un addr;
+  if (!EventsSocketAddress(opts_.root, &addr)) {
+    BATCHD_LOG_WARN("pod runtime: {}/{} is too long for a socket path; pod changes are polled only",
+                    opts_.root, kEventsSocketName);
     return;
   }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const std::string path = addr.sun_path;
   const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   const int stop_fd = eventfd(0, EFD_CLOEXEC);
   unlink(path.c_str());  // a previous runtime's

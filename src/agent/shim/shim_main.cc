@@ -163,12 +163,8 @@ class ExitHint {
  public:
   ExitHint(const std::string& pod_dir, std::string uid) : uid_(std::move(uid)) {
     const size_t slash = pod_dir.find_last_of('/');
-    const std::string path =
-        (slash == std::string::npos ? std::string(".") : pod_dir.substr(0, slash)) + "/" +
-        kEventsSocketName;
-    addr_.sun_family = AF_UNIX;
-    if (path.size() >= sizeof(addr_.sun_path)) return;
-    std::memcpy(addr_.sun_path, path.c_str(), path.size() + 1);
+    const std::string root = slash == std::string::npos ? "." : pod_dir.substr(0, slash);
+    if (!EventsSocketAddress(root, &addr_)) return;
     fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   }
   ~ExitHint() {
