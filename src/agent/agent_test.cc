@@ -42,7 +42,7 @@ class AgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(reg_.Start().ok());
-    runtime_ = new testing::FakePodRuntime(::testing::TempDir());
+    runtime_ = new testing::FakePodRuntime();
   }
   void StartAgent() {
     AgentOptions o;
@@ -183,7 +183,7 @@ TEST_F(AgentTest, FirstStatusWaitsSoAShortPodIsReportedOnce) {
     SCOPED_TRACE(tc.name);
     if (agent_) {  // a fresh agent (and runtime) per case
       agent_.reset();
-      runtime_ = new testing::FakePodRuntime(::testing::TempDir());
+      runtime_ = new testing::FakePodRuntime();
     }
     first_status_delay_ = absl::Milliseconds(20);
     StartAgent();

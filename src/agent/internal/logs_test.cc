@@ -33,7 +33,7 @@ TEST(TailOffsetTest, Lines) {
 class LogSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    rt_ = std::make_unique<testing::FakePodRuntime>(::testing::TempDir());
+    rt_ = std::make_unique<testing::FakePodRuntime>();
     PodSandboxSpec spec;
     spec.uid = "u1";
     spec.containers.push_back({.name = "c"});

@@ -1,7 +1,8 @@
 // FakePodRuntime: an in-memory PodRuntime for agent tests. Tests script
 // container states with SetStatus / Exit, and read what the agent asked for
-// (started specs, stops, removals). Log files are real files under `log_dir`
-// when a test writes them with WriteLog. Thread-safe.
+// (started specs, stops, removals). Log files a test writes with WriteLog are
+// real files in a directory of this runtime's own, removed with it (tests run
+// as parallel processes, so no two may share a log path). Thread-safe.
 #pragma once
 
 #include <fstream>
@@ -11,12 +12,13 @@
 #include <vector>
 
 #include "agent/runtime/pod_runtime.h"
+#include "common/testing/temp_dir.h"
 
 namespace batchd::agent::testing {
 
 class FakePodRuntime : public PodRuntime {
  public:
-  explicit FakePodRuntime(std::string log_dir = "") : log_dir_(std::move(log_dir)) {}
+  FakePodRuntime() = default;
 
   absl::Status Start(const PodSandboxSpec& spec) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -80,7 +82,7 @@ class FakePodRuntime : public PodRuntime {
   void AddExisting(const std::string& uid, PodSandboxStatus st) { SetStatus(uid, std::move(st)); }
   void WriteLog(const std::string& uid, const std::string& container, bool previous,
                 const std::string& data) {
-    std::string path = log_dir_ + "/" + uid + "-" + container + (previous ? ".prev" : "") + ".log";
+    std::string path = log_dir_.path() + "/" + uid + "-" + container + (previous ? ".prev" : "") + ".log";
     std::ofstream(path, std::ios::trunc) << data;
     std::lock_guard<std::mutex> lock(mu_);
     logs_[Key(uid, container, previous)] = path;
@@ -116,7 +118,7 @@ class FakePodRuntime : public PodRuntime {
     return uid + "/" + c + (prev ? "/prev" : "");
   }
   std::mutex mu_;
-  std::string log_dir_;
+  ScopedTempDir log_dir_{"batchd-fake-runtime"};
   std::map<std::string, Pod> pods_;
   std::map<std::string, std::string> logs_;
   std::vector<std::pair<std::string, absl::Duration>> stops_;

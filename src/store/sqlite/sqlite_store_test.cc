@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "store/internal/sqlite_db.h"
@@ -23,28 +24,9 @@
 namespace batchd::store {
 namespace {
 
-// A fresh directory under the test temp dir, removed at destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = ::testing::TempDir() + "/sqlite_store_test.XXXXXX";
-    char* dir = mkdtemp(tmpl.data());
-    EXPECT_NE(dir, nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 template <bool kGroupCommit, SqliteSync kSync>
 struct SqliteFactory {
-  TempDir dir;
+  ScopedTempDir dir{"sqlite_store_test"};
   std::unique_ptr<Store> Make() {
     SqliteOptions options;
     options.path = dir.path() + "/data/state.db";
@@ -68,7 +50,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(Sqlite, StoreConformanceTest, SqliteFactories);
 
 namespace {
 
-SqliteOptions OptionsIn(const TempDir& dir, SqliteSync sync = SqliteSync::kNormal) {
+SqliteOptions OptionsIn(const ScopedTempDir& dir, SqliteSync sync = SqliteSync::kNormal) {
   SqliteOptions options;
   options.path = dir.path() + "/nested/dir/state.db";
   options.sync = sync;
@@ -82,7 +64,7 @@ std::unique_ptr<SqliteStore> MustOpen(const SqliteOptions& options) {
 }
 
 TEST(SqliteStoreTest, ReopenKeepsDataRevisionAndCompaction) {
-  TempDir dir;
+  ScopedTempDir dir{"sqlite_store_test"};
   SqliteOptions options = OptionsIn(dir, SqliteSync::kFull);
   {
     auto store = MustOpen(options);
@@ -123,7 +105,7 @@ TEST(SqliteStoreTest, ReopenKeepsDataRevisionAndCompaction) {
 // The revision survives a reopen whether the newest write was a delete (kept
 // in meta) or not (the newest row's mod_rev).
 TEST(SqliteStoreTest, RevisionAfterReopenWithAndWithoutTrailingDelete) {
-  TempDir dir;
+  ScopedTempDir dir{"sqlite_store_test"};
   SqliteOptions options = OptionsIn(dir);
   // Reopens the store and checks its revision as Revision() and Range see it.
   auto reopen = [&](int64_t want) {
@@ -159,7 +141,7 @@ TEST(SqliteStoreTest, RevisionAfterReopenWithAndWithoutTrailingDelete) {
 // A database from before kv became a rowid table opens with its data, and
 // its revisions continue.
 TEST(SqliteStoreTest, OpensAndMigratesWithoutRowidDatabase) {
-  TempDir dir;
+  ScopedTempDir dir{"sqlite_store_test"};
   SqliteOptions options = OptionsIn(dir);
   std::filesystem::create_directories(std::filesystem::path(options.path).parent_path());
   {
@@ -199,7 +181,7 @@ TEST(SqliteStoreTest, OpensAndMigratesWithoutRowidDatabase) {
 }
 
 TEST(SqliteStoreTest, GroupCommitFailsOnlyTheFailingOperations) {
-  TempDir dir;
+  ScopedTempDir dir{"sqlite_store_test"};
   auto store = MustOpen(OptionsIn(dir));
   ASSERT_NE(store, nullptr);
   constexpr int kThreads = 16, kRounds = 20;
@@ -230,7 +212,7 @@ TEST(SqliteStoreTest, GroupCommitFailsOnlyTheFailingOperations) {
 }
 
 TEST(SqliteStoreTest, OpenErrors) {
-  TempDir dir;
+  ScopedTempDir dir{"sqlite_store_test"};
   struct Case {
     std::string name;
     std::string path;
@@ -299,7 +281,7 @@ std::vector<int32_t> RunAndKill(const SqliteOptions& options, int round, size_t 
 }
 
 TEST(SqliteStoreTest, AcknowledgedWritesSurviveKill9) {
-  TempDir dir;
+  ScopedTempDir dir{"sqlite_store_test"};
   struct Case {
     std::string name;
     SqliteSync sync;
