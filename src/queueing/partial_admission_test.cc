@@ -47,7 +47,9 @@ TEST(PartialAdmissionTest, LargestCountThatFits) {
       EXPECT_EQ(r.count["ns/w"], c.want_count);
       EXPECT_EQ(ds[0].admission.pod_sets[0].resource_usage.at("cpu"), U(c.want_count));
     }
-    if (c.preempt) EXPECT_EQ(r.preempted.size(), 1u);
+    if (c.preempt) {
+      EXPECT_EQ(r.preempted.size(), 1u);
+    }
   }
 }
 

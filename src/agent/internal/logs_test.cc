@@ -142,7 +142,9 @@ TEST_F(LogSourceTest, ServeContainerLogsEndpoint) {
     apiserver::BufferWriter w;
     ServeContainerLogs(req, w, lookup, *src_);
     EXPECT_EQ(w.code(), c.want_code);
-    if (!c.want_body.empty()) EXPECT_EQ(w.body(), c.want_body);
+    if (!c.want_body.empty()) {
+      EXPECT_EQ(w.body(), c.want_body);
+    }
   }
 }
 

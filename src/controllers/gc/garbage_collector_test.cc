@@ -41,7 +41,9 @@ TEST(GarbageCollectorTest, PropagationPolicies) {
     EXPECT_FALSE(e.Exists(e.Jobs(), "j"));
     for (const char* p : {"p1", "p2"}) {
       EXPECT_EQ(e.Exists(e.Pods(), p), c.want_pods) << p;
-      if (c.want_pods) EXPECT_EQ(OwnerUidsOf(e.Get(e.Pods(), p)).empty(), !c.want_owner_refs);
+      if (c.want_pods) {
+        EXPECT_EQ(OwnerUidsOf(e.Get(e.Pods(), p)).empty(), !c.want_owner_refs);
+      }
     }
   }
 }

@@ -114,7 +114,9 @@ TEST(SqliteStoreTest, RevisionAfterReopenWithAndWithoutTrailingDelete) {
     EXPECT_EQ(store->Revision(), want);
     absl::StatusOr<RangeResult> r = store->Range("/", "", 0);
     EXPECT_TRUE(r.ok());
-    if (r.ok()) EXPECT_EQ(r->revision, want);
+    if (r.ok()) {
+      EXPECT_EQ(r->revision, want);
+    }
     return store;
   };
   {

@@ -72,8 +72,12 @@ TEST(ScheduleTest, MostRecentScheduleTime) {
                                       c.use_deadline);
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(got->time.has_value(), c.want.has_value());
-    if (c.want) EXPECT_EQ(*got->time, kT0 + *c.want);
-    if (c.want_missed > 0) EXPECT_EQ(got->missed, c.want_missed);
+    if (c.want) {
+      EXPECT_EQ(*got->time, kT0 + *c.want);
+    }
+    if (c.want_missed > 0) {
+      EXPECT_EQ(got->missed, c.want_missed);
+    }
   }
 }
 
