@@ -339,7 +339,7 @@ absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
       return absl::UnavailableError("read: " + ec.message());
     }
     auto res = p.release();
-    Response out{res.result_int(), std::string(res[http::field::content_type]),
+    Response out{static_cast<int>(res.result_int()), std::string(res[http::field::content_type]),
                  std::move(res.body())};
     if (res.keep_alive()) impl_->Release(std::move(c));
     return out;

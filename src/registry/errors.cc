@@ -102,4 +102,16 @@ absl::Status Internal(std::string message) {
   return ApiError(absl::StatusCode::kInternal, "InternalError", std::move(message));
 }
 
+absl::Status StoreWriteError(const api::KindDef& k, std::string_view name,
+                             const absl::Status& store_status) {
+  switch (store_status.code()) {
+    case absl::StatusCode::kAborted:
+      return StaleConflict(k, name);
+    case absl::StatusCode::kNotFound:
+      return NotFound(k, name);
+    default:
+      return Internal(std::string(store_status.message()));
+  }
+}
+
 }  // namespace batchd::registry

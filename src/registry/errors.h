@@ -41,4 +41,10 @@ absl::Status UnsupportedMediaType(std::string message);
 absl::Status TooLarge(std::string message);
 absl::Status Internal(std::string message);
 
+// The API error for a failed conditional store write (Put or Delete at a
+// revision) of object `name`: the store's Aborted (the revision moved) is a
+// stale-object Conflict, NotFound is NotFound, anything else Internal.
+absl::Status StoreWriteError(const api::KindDef& k, std::string_view name,
+                             const absl::Status& store_status);
+
 }  // namespace batchd::registry

@@ -51,9 +51,8 @@ absl::StatusOr<Json> Registry::Bind(std::string_view ns, std::string_view name,
     if (opts.dry_run) return pod;
     auto kv = Put(current->key, pod, current->revision);
     if (!kv.ok()) {
-      if (kv.status().code() == absl::StatusCode::kAborted) continue;
-      if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(*pods, name);
-      return Internal(std::string(kv.status().message()));
+      if (kv.status().code() == absl::StatusCode::kAborted) continue;  // retry on the new version
+      return StoreWriteError(*pods, name, kv.status());
     }
     pod["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
     return pod;

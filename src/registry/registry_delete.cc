@@ -108,9 +108,7 @@ absl::StatusOr<DeleteResult> Registry::DeleteNow(const api::KindDef& k, const Ob
   if (!kv.ok()) {
     const auto& fields = current->fields();
     std::string name = fields.count("metadata.name") ? fields.at("metadata.name") : std::string();
-    if (kv.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
-    if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
-    return Internal(std::string(kv.status().message()));
+    return StoreWriteError(k, name, kv.status());
   }
   DeleteResult r;
   r.deleted = true;
@@ -195,9 +193,8 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
       meta.erase("resourceVersion");
       auto kv = Put(current->key, obj, current->revision);
       if (!kv.ok()) {
-        if (kv.status().code() == absl::StatusCode::kAborted) continue;
-        if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
-        return Internal(std::string(kv.status().message()));
+        if (kv.status().code() == absl::StatusCode::kAborted) continue;  // retry on the new version
+        return StoreWriteError(k, name, kv.status());
       }
       obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
     } else {

@@ -355,5 +355,27 @@ TEST_F(RegistryTest, NamespaceDeletionRemovesContents) {
   EXPECT_EQ(Reason(reg_->Delete(*namespaces_, "", "default", opts).status()), "Forbidden");
 }
 
+TEST_F(RegistryTest, StoreWriteErrorsMapToApiErrors) {
+  struct Case {
+    absl::Status store;
+    std::string reason;
+    absl::StatusCode code;
+  };
+  for (const Case& c : std::vector<Case>{
+           {absl::AbortedError("revision moved"), "Conflict", absl::StatusCode::kAborted},
+           {absl::NotFoundError("gone"), "NotFound", absl::StatusCode::kNotFound},
+           {absl::UnavailableError("disk"), "InternalError", absl::StatusCode::kInternal},
+       }) {
+    SCOPED_TRACE(c.store.ToString());
+    absl::Status st = StoreWriteError(*jobs_, "j", c.store);
+    EXPECT_EQ(Reason(st), c.reason);
+    EXPECT_EQ(st.code(), c.code);
+  }
+  EXPECT_NE(StoreWriteError(*jobs_, "j", absl::AbortedError("x")).message().find("jobs.batch \"j\""),
+            std::string::npos);
+  EXPECT_NE(StoreWriteError(*jobs_, "j", absl::UnavailableError("disk full")).message().find("disk full"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace batchd::registry

@@ -404,26 +404,14 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     // Write the final state first so watchers' DELETED event carries it
     // (without the finalizer that was just removed), then delete.
     auto written = Put(current->key, obj, current->revision);
-    if (!written.ok()) {
-      if (written.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
-      if (written.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
-      return Internal(std::string(written.status().message()));
-    }
+    if (!written.ok()) return StoreWriteError(k, name, written.status());
     auto kv = store_.Delete(current->key, written->mod_revision);
-    if (!kv.ok()) {
-      if (kv.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
-      if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
-      return Internal(std::string(kv.status().message()));
-    }
+    if (!kv.ok()) return StoreWriteError(k, name, kv.status());
     obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
     return obj;
   }
   auto kv = Put(current->key, obj, current->revision);
-  if (!kv.ok()) {
-    if (kv.status().code() == absl::StatusCode::kAborted) return StaleConflict(k, name);
-    if (kv.status().code() == absl::StatusCode::kNotFound) return NotFound(k, name);
-    return Internal(std::string(kv.status().message()));
-  }
+  if (!kv.ok()) return StoreWriteError(k, name, kv.status());
   obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
   (void)conditional;
   return obj;
