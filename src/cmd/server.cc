@@ -22,6 +22,7 @@
 #include "controllers/runtime/context.h"
 #include "controllers/runtime/events.h"
 #include "controllers/workload/workload_controller.h"
+#include "registry/priority_admission.h"
 #include "registry/registry.h"
 #include "scheduler/scheduler.h"
 #include "store/memory/memory_store.h"
@@ -132,6 +133,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   i.store = std::make_unique<store::ObservableStore>(*i.backend, i.clock);
   i.registry = std::make_unique<registry::Registry>(*i.store, api::BuiltinScheme(), i.clock);
   if (auto st = i.registry->Start(); !st.ok()) return st;
+  // kube-apiserver's Priority admission plugin and its built-in classes.
+  registry::AddPriorityAdmission(*i.registry);
+  if (auto st = registry::EnsureSystemPriorityClasses(*i.registry); !st.ok()) return st;
   // Kueue's Job webhook: queued Jobs are created suspended.
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;

@@ -1,5 +1,8 @@
 #include "registry/errors.h"
 
+#include <set>
+#include <string>
+
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
@@ -58,7 +61,15 @@ absl::Status StaleConflict(const api::KindDef& k, std::string_view name) {
                   "version and try again");
 }
 
-absl::Status Invalid(const api::KindDef& k, std::string_view name, const api::ErrorList& errs) {
+absl::Status Invalid(const api::KindDef& k, std::string_view name,
+                     const api::ErrorList& all_errs) {
+  // One error reported twice (the registry and a kind both check metadata)
+  // is shown once, as apimachinery's aggregate does.
+  api::ErrorList errs;
+  std::set<std::string> seen;
+  for (const auto& e : all_errs) {
+    if (seen.insert(e.Message()).second) errs.push_back(e);
+  }
   Json details = {{"name", name}, {"kind", k.kind}, {"causes", Json::array()}};
   if (!k.group.empty()) details["group"] = k.group;
   for (const auto& e : errs) {

@@ -377,5 +377,20 @@ TEST_F(RegistryTest, StoreWriteErrorsMapToApiErrors) {
             std::string::npos);
 }
 
+TEST_F(RegistryTest, AnErrorFoundTwiceIsReportedOnce) {
+  api::FieldError e;
+  e.type = api::FieldError::Type::kRequired;
+  e.field = "spec.x";
+  api::FieldError other = e;
+  other.field = "spec.y";
+  absl::Status st = Invalid(*jobs_, "j", {e, other, e});
+  EXPECT_EQ(GetPayload(st).details["causes"].size(), 2u);
+  EXPECT_EQ(st.message(),
+            "Job.batch \"j\" is invalid: [spec.x: Required value, spec.y: Required value]");
+  st = Invalid(*jobs_, "j", {e, e});
+  EXPECT_EQ(GetPayload(st).details["causes"].size(), 1u);
+  EXPECT_EQ(st.message(), "Job.batch \"j\" is invalid: spec.x: Required value");
+}
+
 }  // namespace
 }  // namespace batchd::registry

@@ -1,0 +1,178 @@
+#include "registry/priority_admission.h"
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "api/json_access.h"
+#include "api/meta/object_meta.h"
+#include "registry/errors.h"
+
+namespace batchd::registry {
+namespace {
+
+using api::Json;
+
+constexpr char kPreemptLowerPriority[] = "PreemptLowerPriority";
+
+struct Resolved {
+  std::string name;  // empty: no class (no default class either)
+  int32_t value = 0;
+  std::string preemption_policy = kPreemptLowerPriority;
+};
+
+Resolved FromClass(const Json& pc) {
+  Resolved r;
+  r.name = api::meta::GetName(pc);
+  const Json& v = api::Member(pc, "value");
+  if (v.is_number_integer()) r.value = v.get<int32_t>();
+  const Json& p = api::Member(pc, "preemptionPolicy");
+  if (p.is_string() && !p.get_ref<const std::string&>().empty()) r.preemption_policy = p.get<std::string>();
+  return r;
+}
+
+// The global default class: the lowest-valued globalDefault one.
+absl::StatusOr<std::optional<Json>> DefaultClass(Registry& reg, const api::KindDef& pcs) {
+  auto all = reg.List(pcs, "", ListOptions{});
+  if (!all.ok()) return all.status();
+  std::optional<Json> best;
+  for (const ObjectPtr& o : all->items) {
+    std::shared_ptr<const Json> pc = o->Shared();
+    if (!api::Member(*pc, "globalDefault").is_boolean() || !(*pc)["globalDefault"].get<bool>()) {
+      continue;
+    }
+    if (!best || FromClass(*pc).value < FromClass(*best).value) best = *pc;
+  }
+  return best;
+}
+
+absl::Status AdmitPodCreate(Registry& reg, const api::KindDef& pods, const api::KindDef& pcs,
+                            Json& pod) {
+  if (!pod.contains("spec") || !pod["spec"].is_object()) return absl::OkStatus();  // invalid anyway
+  Json& spec = pod["spec"];
+  const std::string pod_name = api::meta::GetName(pod);
+  const Json& class_name = api::Member(spec, "priorityClassName");
+  Resolved r;
+  if (!class_name.is_string() || class_name.get_ref<const std::string&>().empty()) {
+    auto def = DefaultClass(reg, pcs);
+    if (!def.ok()) {
+      return Internal(absl::StrCat("failed to get default priority class: ", def.status().message()));
+    }
+    if (*def) {
+      r = FromClass(**def);
+      spec["priorityClassName"] = r.name;
+    }
+  } else {
+    const std::string& name = class_name.get_ref<const std::string&>();
+    auto pc = reg.Get(pcs, "", name);
+    if (!pc.ok()) {
+      if (pc.status().code() == absl::StatusCode::kNotFound) {
+        return Forbidden(pods, pod_name,
+                         absl::StrCat("no PriorityClass with name ", name, " was found"));
+      }
+      return Internal(absl::StrCat("failed to get PriorityClass with name ", name, ": ",
+                                   pc.status().message()));
+    }
+    r = FromClass(*(*pc)->Shared());
+  }
+  const Json& given = api::Member(spec, "priority");
+  if (!given.is_null() && !(given.is_number_integer() && given.get<int64_t>() == r.value)) {
+    return Forbidden(pods, pod_name,
+                     absl::StrCat("the integer value of priority (", given.dump(),
+                                  ") must not be provided in pod spec; priority admission "
+                                  "controller computed ",
+                                  r.value, " from the given PriorityClass name"));
+  }
+  const Json& policy = api::Member(spec, "preemptionPolicy");
+  if (!policy.is_null() && !(policy.is_string() && policy == r.preemption_policy)) {
+    std::string shown = policy.is_string() ? policy.get<std::string>() : policy.dump();
+    return Forbidden(pods, pod_name,
+                     absl::StrCat("the string value of PreemptionPolicy (", shown,
+                                  ") must not be provided in pod spec; priority admission "
+                                  "controller computed ",
+                                  r.preemption_policy, " from the given PriorityClass name"));
+  }
+  spec["priority"] = r.value;
+  spec["preemptionPolicy"] = r.preemption_policy;
+  return absl::OkStatus();
+}
+
+// What this hook set on create stays when an update's body leaves it out.
+void KeepOnUpdate(Json& pod, const Json& old) {
+  const Json& old_spec = api::MemberObject(old, "spec");
+  if (!pod.contains("spec") || !pod["spec"].is_object()) return;
+  Json& spec = pod["spec"];
+  for (const char* f : {"priority", "preemptionPolicy"}) {
+    if (api::Member(spec, f).is_null() && !api::Member(old_spec, f).is_null()) {
+      spec[f] = old_spec[f];
+    }
+  }
+}
+
+absl::Status AdmitPriorityClass(Registry& reg, const api::KindDef& pcs, const Json& pc,
+                                const Json* old) {
+  const Json& def = api::Member(pc, "globalDefault");
+  if (!def.is_boolean() || !def.get<bool>()) return absl::OkStatus();
+  auto current = DefaultClass(reg, pcs);
+  if (!current.ok()) {
+    return Internal(
+        absl::StrCat("failed to get default priority class: ", current.status().message()));
+  }
+  if (!*current) return absl::OkStatus();
+  const std::string current_name = api::meta::GetName(**current);
+  const std::string name = api::meta::GetName(pc);
+  if (old == nullptr || current_name != name) {
+    return Forbidden(pcs, name,
+                     absl::StrCat("PriorityClass ", current_name,
+                                  " is already marked as default. Only one default can exist"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void AddPriorityAdmission(Registry& reg) {
+  const api::KindDef* pods = reg.scheme().ByResource("", "v1", "pods");
+  const api::KindDef* pcs = reg.scheme().ByResource("scheduling.k8s.io", "v1", "priorityclasses");
+  if (pods == nullptr || pcs == nullptr) return;
+  reg.AddMutator(pods->GroupResource(), [&reg, pods, pcs](Json& pod, const Json* old) {
+    if (old != nullptr) {
+      KeepOnUpdate(pod, *old);
+      return absl::OkStatus();
+    }
+    return AdmitPodCreate(reg, *pods, *pcs, pod);
+  });
+  reg.AddMutator(pcs->GroupResource(), [&reg, pcs](Json& pc, const Json* old) {
+    return AdmitPriorityClass(reg, *pcs, pc, old);
+  });
+}
+
+absl::Status EnsureSystemPriorityClasses(Registry& reg) {
+  const api::KindDef* pcs = reg.scheme().ByResource("scheduling.k8s.io", "v1", "priorityclasses");
+  if (pcs == nullptr) return absl::OkStatus();
+  struct System {
+    const char* name;
+    int32_t value;
+    const char* description;
+  };
+  for (const System& s : {
+           System{kSystemNodeCritical, kSystemCriticalPriority + 1000,
+                  "Used for system critical pods that must not be moved from their current "
+                  "node."},
+           System{kSystemClusterCritical, kSystemCriticalPriority,
+                  "Used for system critical pods that must run in the cluster, but can be moved "
+                  "to another node if necessary."},
+       }) {
+    if (reg.Get(*pcs, "", s.name).ok()) continue;
+    Json pc = {{"apiVersion", "scheduling.k8s.io/v1"},
+               {"kind", "PriorityClass"},
+               {"metadata", {{"name", s.name}}},
+               {"value", s.value},
+               {"description", s.description}};
+    auto r = reg.Create(*pcs, "", std::move(pc), WriteOptions{});
+    if (!r.ok() && r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace batchd::registry
