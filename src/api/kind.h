@@ -86,6 +86,12 @@ struct KindDef {
   // batch/v1 Jobs keep Kubernetes' legacy "Orphan".
   std::string default_propagation_policy = "Background";
 
+  // Objects the system keeps: a DELETE of one of these names is Forbidden
+  // with `undeletable_reason` (the default namespaces, the system
+  // PriorityClasses).
+  std::vector<std::string> undeletable_names;
+  std::string undeletable_reason;
+
   // Multi-version serving. Null for a kind's storage version. A KindDef for
   // another served version of the same resource points at the storage
   // version's KindDef (same group and plural, owned by the same Scheme, which

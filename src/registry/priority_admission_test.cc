@@ -58,6 +58,12 @@ TEST_F(PriorityAdmissionTest, SystemClassesExistOnce) {
   EXPECT_EQ((*(*node)->Shared())["value"], 2000001000);
   EXPECT_EQ((*(*cluster)->Shared())["value"], 2000000000);
   EXPECT_EQ((*(*cluster)->Shared())["preemptionPolicy"], "PreemptLowerPriority");
+  auto del = reg_->Delete(*pcs_, "", kSystemNodeCritical, DeleteOptions{});
+  EXPECT_EQ(GetPayload(del.status()).reason, "Forbidden");
+  EXPECT_EQ(del.status().message(),
+            "priorityclasses.scheduling.k8s.io \"system-node-critical\" is forbidden: this is a "
+            "system priority class and cannot be deleted");
+  EXPECT_TRUE(reg_->Get(*pcs_, "", kSystemNodeCritical).ok());
 }
 
 TEST_F(PriorityAdmissionTest, PodsGetTheirClassesPriority) {

@@ -124,8 +124,8 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
     if (res.ok() && k.from_storage) k.from_storage(res->object);
     return res;
   }
-  if (IsNamespace(k) && (name == "default" || name == "kube-system" || name == "kube-public")) {
-    return Forbidden(k, name, "this namespace may not be deleted");
+  for (const std::string& kept : k.undeletable_names) {
+    if (name == kept) return Forbidden(k, name, k.undeletable_reason);
   }
   std::string policy = opts.propagation_policy;
   if (!policy.empty() && policy != "Orphan" && policy != "Background" && policy != "Foreground") {

@@ -8,6 +8,8 @@ ensure_ns
 OUT=$(k get pc system-cluster-critical system-node-critical)
 expect_match "$OUT" "system-cluster-critical +2000000000 +false" "built-in class"
 expect_match "$OUT" "system-node-critical +2000001000 +false" "built-in class"
+expect_fail k delete pc system-node-critical
+expect_contains "$OUT" 'priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted' "built-in classes stay"
 
 expect_ok k apply -f - <<YAML
 apiVersion: scheduling.k8s.io/v1

@@ -71,13 +71,6 @@ absl::Status ParseIndexInterval(absl::string_view s, int64_t completions, int64_
   return absl::OkStatus();
 }
 
-bool TimesEqual(const Json& a, const Json& b) {
-  if (a.is_null() || b.is_null()) return a.is_null() == b.is_null();
-  auto ta = ParseRfc3339(a.is_string() ? a.get<std::string>() : "");
-  auto tb = ParseRfc3339(b.is_string() ? b.get<std::string>() : "");
-  return ta && tb ? *ta == *tb : a == b;
-}
-
 // Copies `key` of `from` into `to` (or removes it from `to`).
 void CopyMember(const Json& from, Json& to, const char* key) {
   const Json* v = Find(from, {key});

@@ -226,6 +226,8 @@ KindDef NamespaceKind() {
   k.singular = "namespace";
   k.namespaced = false;
   k.short_names = {"ns"};
+  k.undeletable_names = {"default", "kube-system", "kube-public"};
+  k.undeletable_reason = "this namespace may not be deleted";
   k.subresources = {"status", "finalize"};
   k.schema = NamespaceSchema();
   k.has_status_subresource = true;

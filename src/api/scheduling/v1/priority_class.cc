@@ -89,6 +89,8 @@ KindDef PriorityClassKind() {
   k.set_defaults = SetDefaultsPriorityClass;
   k.validate_create = ValidatePriorityClass;
   k.validate_update = ValidatePriorityClassUpdate;
+  k.undeletable_names = {"system-node-critical", "system-cluster-critical"};
+  k.undeletable_reason = "this is a system priority class and cannot be deleted";
   k.columns = {{"Value", "integer", "", "Value of the priority class.", 0},
                {"Global-Default", "boolean", "", "Whether this is the global default.", 0},
                {"Age", "string", "", "CreationTimestamp of the object.", 0},
