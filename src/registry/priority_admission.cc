@@ -50,7 +50,13 @@ absl::Status AdmitPodCreate(Registry& reg, const api::KindDef& pods, const api::
                             Json& pod) {
   if (!pod.contains("spec") || !pod["spec"].is_object()) return absl::OkStatus();  // invalid anyway
   Json& spec = pod["spec"];
-  const std::string pod_name = api::meta::GetName(pod);
+  // Admission runs before a generateName is filled in; Kubernetes' messages
+  // then name the prefix.
+  std::string pod_name = api::meta::GetName(pod);
+  if (pod_name.empty()) {
+    const Json& gen = api::Member(api::MemberObject(pod, "metadata"), "generateName");
+    pod_name = gen.is_string() ? gen.get<std::string>() : "Unknown";
+  }
   const Json& class_name = api::Member(spec, "priorityClassName");
   Resolved r;
   if (!class_name.is_string() || class_name.get_ref<const std::string&>().empty()) {

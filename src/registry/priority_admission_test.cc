@@ -130,6 +130,20 @@ TEST_F(PriorityAdmissionTest, ForbiddenPodsAreNotWritten) {
   }
 }
 
+TEST_F(PriorityAdmissionTest, GeneratedNamesAreNamedByTheirPrefix) {
+  Json pod = Pod("", {{"priorityClassName", "nope"}});
+  pod["metadata"].erase("name");
+  pod["metadata"]["generateName"] = "job-";
+  auto r = CreatePod(pod);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "pods \"job-\" is forbidden: no PriorityClass with name nope was found");
+  pod["spec"].erase("priorityClassName");
+  r = CreatePod(pod);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)["metadata"]["name"].get<std::string>().rfind("job-", 0), 0u);
+}
+
 TEST_F(PriorityAdmissionTest, OneGlobalDefault) {
   ASSERT_TRUE(CreateClass(Class("low", 5, {{"globalDefault", true}})).ok());
   auto pod = CreatePod(Pod("p"));

@@ -232,19 +232,23 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
   meta["uid"] = NewUid();
   meta["creationTimestamp"] = api::meta::FormatRfc3339(clock_.Now());
   meta["generation"] = 1;
-  const bool generate = Str(meta, "name").empty() && !Str(meta, "generateName").empty();
+  // 4. In Kubernetes' order: defaults, mutating admission (which, as there,
+  //    sees the name as sent: empty under generateName), the generated
+  //    name, the kind's PrepareForCreate (status reset; a Job's selector and
+  //    labels need the name), then validation.
+  if (k.has_status_subresource && !k.keep_status_on_create) obj.erase("status");
+  if (k.set_defaults) k.set_defaults(obj);
+  if (auto st = RunMutators(k, obj, nullptr); !st.ok()) return st;
+  Json& final_meta = obj["metadata"];
+  const bool generate = Str(final_meta, "name").empty() && !Str(final_meta, "generateName").empty();
   *generated = generate;
   if (generate) {
     std::lock_guard<std::mutex> lock(rng_mu_);
-    std::string base = Str(meta, "generateName");
+    std::string base = Str(final_meta, "generateName");
     if (base.size() > 58) base.resize(58);
-    meta["name"] = base + RandomSuffix(rng_);
+    final_meta["name"] = base + RandomSuffix(rng_);
   }
-  // 4. Kind hooks: reset status, then defaults, then validation.
-  if (k.has_status_subresource && !k.keep_status_on_create) obj.erase("status");
   if (k.prepare_for_create) k.prepare_for_create(obj);
-  if (k.set_defaults) k.set_defaults(obj);
-  if (auto st = RunMutators(k, obj, nullptr); !st.ok()) return st;
   std::string name = Str(obj["metadata"], "name");
   api::ErrorList errs = api::validation::ValidateObjectMeta(
       obj["metadata"], k.namespaced,

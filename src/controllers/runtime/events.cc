@@ -59,7 +59,13 @@ void ApiEventRecorder::SinkLoop() {
 
 void ApiEventRecorder::Event(const Json& obj, const std::string& type, const std::string& reason,
                              const std::string& message) {
-  Json ev = Build(obj, type, reason, message);
+  EventFrom(component_, obj, type, reason, message);
+}
+
+void ApiEventRecorder::EventFrom(const std::string& component, const Json& obj,
+                                 const std::string& type, const std::string& reason,
+                                 const std::string& message) {
+  Json ev = Build(component, obj, type, reason, message);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (sink_.joinable()) {
@@ -80,7 +86,8 @@ void ApiEventRecorder::Event(const Json& obj, const std::string& type, const std
   Write(std::move(one));
 }
 
-Json ApiEventRecorder::Build(const Json& obj, const std::string& type, const std::string& reason,
+Json ApiEventRecorder::Build(const std::string& component, const Json& obj,
+                             const std::string& type, const std::string& reason,
                              const std::string& message) const {
   static const Json* const kEmpty = new Json(Json::object());
   // Not `cond ? obj["metadata"] : Json::object()`: that copies the metadata.
@@ -89,7 +96,8 @@ Json ApiEventRecorder::Build(const Json& obj, const std::string& type, const std
   if (ns.empty()) ns = "default";
   std::string name = m.value("name", "");
   // A stable name per (object, type, reason, message) so repeats aggregate.
-  size_t h = std::hash<std::string>{}(absl::StrCat(m.value("uid", ""), type, reason, message));
+  size_t h = std::hash<std::string>{}(
+      absl::StrCat(m.value("uid", ""), component, type, reason, message));
   std::string event_name = absl::StrCat(name, ".", absl::Hex(h, absl::kZeroPad16));
   std::string now = api::meta::FormatRfc3339(clock_.Now());
   return {{"apiVersion", "v1"},
@@ -105,8 +113,8 @@ Json ApiEventRecorder::Build(const Json& obj, const std::string& type, const std
           {"reason", reason},
           {"message", message},
           {"type", type},
-          {"source", {{"component", component_}}},
-          {"reportingComponent", component_},
+          {"source", {{"component", component}}},
+          {"reportingComponent", component},
           {"firstTimestamp", now},
           {"lastTimestamp", now},
           {"count", 1}};

@@ -52,10 +52,15 @@ class ApiEventRecorder : public EventRecorder {
   void Flush();
   void Event(const api::Json& obj, const std::string& type, const std::string& reason,
              const std::string& message) override;
+  // As Event, reported by `component` (source.component, reportingComponent)
+  // instead of this recorder's own: controllers sharing one sink each name
+  // themselves, as Kubernetes' do ("job-controller", "default-scheduler").
+  void EventFrom(const std::string& component, const api::Json& obj, const std::string& type,
+                 const std::string& reason, const std::string& message);
 
  private:
-  api::Json Build(const api::Json& obj, const std::string& type, const std::string& reason,
-                  const std::string& message) const;
+  api::Json Build(const std::string& component, const api::Json& obj, const std::string& type,
+                  const std::string& reason, const std::string& message) const;
   void Write(std::vector<api::Json> events);
   // A repeat: count + 1 and lastTimestamp on the stored Event.
   void Bump(const std::string& ns, const std::string& name, const std::string& last_timestamp);
@@ -75,6 +80,21 @@ class ApiEventRecorder : public EventRecorder {
   uint64_t enqueued_ = 0, written_ = 0;  // guarded by mu_: Events queued / written so far
   bool stopping_ = false;
   std::thread sink_;
+};
+
+// One component's view of a shared ApiEventRecorder.
+class ComponentEventRecorder : public EventRecorder {
+ public:
+  ComponentEventRecorder(ApiEventRecorder& sink, std::string component)
+      : sink_(sink), component_(std::move(component)) {}
+  void Event(const api::Json& obj, const std::string& type, const std::string& reason,
+             const std::string& message) override {
+    sink_.EventFrom(component_, obj, type, reason, message);
+  }
+
+ private:
+  ApiEventRecorder& sink_;
+  const std::string component_;
 };
 
 class FakeEventRecorder : public EventRecorder {

@@ -74,6 +74,23 @@ TEST_F(ApiEventRecorderTest, RepeatsAggregateIntoCount) {
   EXPECT_EQ(stored["Started/c"].second, "2026-01-01T00:00:03Z");
 }
 
+// Components sharing one recorder each name themselves, and one component's
+// Event does not aggregate with another's.
+TEST_F(ApiEventRecorderTest, ComponentsNameThemselves) {
+  ComponentEventRecorder scheduler(*rec_, "default-scheduler");
+  scheduler.Event(Pod("u1"), "Normal", "Scheduled", "on n1");
+  scheduler.Event(Pod("u1"), "Normal", "Scheduled", "on n1");
+  rec_->Event(Pod("u1"), "Normal", "Scheduled", "on n1");
+  auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+  ASSERT_TRUE(list.ok());
+  std::map<std::string, int> counts;
+  for (const Json& e : list->items) {
+    EXPECT_EQ(e["source"]["component"], e["reportingComponent"]);
+    counts[e["reportingComponent"].get<std::string>()] = e.value("count", 0);
+  }
+  EXPECT_EQ(counts, (std::map<std::string, int>{{"default-scheduler", 2}, {"job-controller", 1}}));
+}
+
 // Concurrent repeats of one event are all counted (create races resolve to
 // one Event; each repeat then bumps it once).
 TEST_F(ApiEventRecorderTest, ConcurrentRepeatsAllCounted) {
