@@ -288,13 +288,19 @@ absl::Status IntegrationReconciler::SetPriority(const Json& job, const std::vect
   spec["priority"] = 0;
   if (!k) return absl::OkStatus();
   BATCHD_ASSIGN_OR_RETURN(client::ListResult all, ctx_.client.List(*k, ""));
+  // The lowest-valued globalDefault class, as the pods' Priority admission
+  // picks should a race have made two.
+  const Json* def = nullptr;
   for (const Json& obj : all.items) {
-    if (obj.value("globalDefault", false)) {
-      spec["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
-                                  {"name", api::meta::GetName(obj)}};
-      spec["priority"] = obj.value("value", 0);
-      break;
+    if (obj.value("globalDefault", false) &&
+        (def == nullptr || obj.value("value", 0) < def->value("value", 0))) {
+      def = &obj;
     }
+  }
+  if (def != nullptr) {
+    spec["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
+                                {"name", api::meta::GetName(*def)}};
+    spec["priority"] = def->value("value", 0);
   }
   return absl::OkStatus();
 }
