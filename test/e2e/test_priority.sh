@@ -11,13 +11,11 @@ expect_match "$OUT" "system-node-critical +2000001000 +false" "built-in class"
 expect_fail k delete pc system-node-critical
 expect_contains "$OUT" 'priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted' "built-in classes stay"
 
-expect_ok k apply -f - <<YAML
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: e2e-high}
-value: 1000
-preemptionPolicy: Never
-YAML
+pc() {  # pc NAME VALUE [EXTRA_LINES]: a PriorityClass manifest
+  printf 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: %s}\nvalue: %s\n%s\n' \
+    "$1" "$2" "${3:-}"
+}
+expect_ok k apply -f - <<<"$(pc e2e-high 1000 'preemptionPolicy: Never')"
 
 pod() {  # pod NAME [SPEC_LINES]: a pod manifest
   printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s}\nspec:\n  containers: [{name: main, image: busybox}]\n%s\n' \
@@ -38,20 +36,8 @@ expect_contains "$OUT" "the integer value of priority (5) must not be provided i
 expect_absent pod handset
 
 # One global default: pods without a class get it; a second is Forbidden.
-expect_ok k apply -f - <<YAML
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: e2e-default}
-value: 7
-globalDefault: true
-YAML
-expect_fail k apply -f - <<YAML
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: e2e-default2}
-value: 8
-globalDefault: true
-YAML
+expect_ok k apply -f - <<<"$(pc e2e-default 7 'globalDefault: true')"
+expect_fail k apply -f - <<<"$(pc e2e-default2 8 'globalDefault: true')"
 expect_contains "$OUT" "PriorityClass e2e-default is already marked as default. Only one default can exist" "second default"
 expect_ok k create -f - <<<"$(pod defaulted)"
 expect_eq "$(jp pod defaulted '{.spec.priority}/{.spec.priorityClassName}')" "7/e2e-default" "default class"
