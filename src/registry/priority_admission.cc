@@ -1,19 +1,24 @@
 #include "registry/priority_admission.h"
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
+#include "api/scheduling/v1/scheduling_v1.h"
 #include "registry/errors.h"
 
 namespace batchd::registry {
 namespace {
 
 using api::Json;
-
-constexpr char kPreemptLowerPriority[] = "PreemptLowerPriority";
+using api::scheduling_v1::kPreemptLowerPriority;
+using api::scheduling_v1::kSystemClusterCritical;
+using api::scheduling_v1::kSystemCriticalPriority;
+using api::scheduling_v1::kSystemNodeCritical;
 
 struct Resolved {
   std::string name;  // empty: no class (no default class either)
@@ -31,19 +36,22 @@ Resolved FromClass(const Json& pc) {
   return r;
 }
 
-// The global default class: the lowest-valued globalDefault one.
-absl::StatusOr<std::optional<Json>> DefaultClass(Registry& reg, const api::KindDef& pcs) {
+// The global default class (api::scheduling_v1::GlobalDefault); nullopt
+// when there is none.
+absl::StatusOr<std::optional<Resolved>> DefaultClass(Registry& reg, const api::KindDef& pcs) {
   auto all = reg.List(pcs, "", ListOptions{});
   if (!all.ok()) return all.status();
-  std::optional<Json> best;
+  std::vector<std::shared_ptr<const Json>> decoded;  // keeps `classes` alive
+  std::vector<const Json*> classes;
+  decoded.reserve(all->items.size());
+  classes.reserve(all->items.size());
   for (const ObjectPtr& o : all->items) {
-    std::shared_ptr<const Json> pc = o->Shared();
-    if (!api::Member(*pc, "globalDefault").is_boolean() || !(*pc)["globalDefault"].get<bool>()) {
-      continue;
-    }
-    if (!best || FromClass(*pc).value < FromClass(*best).value) best = *pc;
+    decoded.push_back(o->Shared());
+    classes.push_back(decoded.back().get());
   }
-  return best;
+  const Json* def = api::scheduling_v1::GlobalDefault(classes);
+  if (def == nullptr) return std::nullopt;
+  return FromClass(*def);
 }
 
 absl::Status AdmitPodCreate(Registry& reg, const api::KindDef& pods, const api::KindDef& pcs,
@@ -65,7 +73,7 @@ absl::Status AdmitPodCreate(Registry& reg, const api::KindDef& pods, const api::
       return Internal(absl::StrCat("failed to get default priority class: ", def.status().message()));
     }
     if (*def) {
-      r = FromClass(**def);
+      r = **def;
       spec["priorityClassName"] = r.name;
     }
   } else {
@@ -117,15 +125,14 @@ void KeepOnUpdate(Json& pod, const Json& old) {
 
 absl::Status AdmitPriorityClass(Registry& reg, const api::KindDef& pcs, const Json& pc,
                                 const Json* old) {
-  const Json& def = api::Member(pc, "globalDefault");
-  if (!def.is_boolean() || !def.get<bool>()) return absl::OkStatus();
+  if (!api::scheduling_v1::IsGlobalDefault(pc)) return absl::OkStatus();
   auto current = DefaultClass(reg, pcs);
   if (!current.ok()) {
     return Internal(
         absl::StrCat("failed to get default priority class: ", current.status().message()));
   }
   if (!*current) return absl::OkStatus();
-  const std::string current_name = api::meta::GetName(**current);
+  const std::string& current_name = (*current)->name;
   const std::string name = api::meta::GetName(pc);
   if (old == nullptr || current_name != name) {
     return Forbidden(pcs, name,
@@ -139,7 +146,7 @@ absl::Status AdmitPriorityClass(Registry& reg, const api::KindDef& pcs, const Js
 
 void AddPriorityAdmission(Registry& reg) {
   const api::KindDef* pods = reg.scheme().ByResource("", "v1", "pods");
-  const api::KindDef* pcs = reg.scheme().ByResource("scheduling.k8s.io", "v1", "priorityclasses");
+  const api::KindDef* pcs = reg.scheme().ByResource(api::scheduling_v1::kGroup, "v1", "priorityclasses");
   if (pods == nullptr || pcs == nullptr) return;
   reg.AddMutator(pods->GroupResource(), [&reg, pods, pcs](Json& pod, const Json* old) {
     if (old != nullptr) {
@@ -154,7 +161,7 @@ void AddPriorityAdmission(Registry& reg) {
 }
 
 absl::Status EnsureSystemPriorityClasses(Registry& reg) {
-  const api::KindDef* pcs = reg.scheme().ByResource("scheduling.k8s.io", "v1", "priorityclasses");
+  const api::KindDef* pcs = reg.scheme().ByResource(api::scheduling_v1::kGroup, "v1", "priorityclasses");
   if (pcs == nullptr) return absl::OkStatus();
   struct System {
     const char* name;

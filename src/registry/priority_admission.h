@@ -18,16 +18,13 @@
 
 namespace batchd::registry {
 
-inline constexpr char kSystemClusterCritical[] = "system-cluster-critical";
-inline constexpr char kSystemNodeCritical[] = "system-node-critical";
-inline constexpr int32_t kSystemCriticalPriority = 2'000'000'000;
-
 // Registers the pod and PriorityClass hooks on `reg` (Registry::AddMutator).
 // A scheme without PriorityClasses leaves pods as they are.
 void AddPriorityAdmission(Registry& reg);
 
 // Creates system-cluster-critical (2000000000) and system-node-critical
-// (2000001000) when absent, as kube-apiserver does at start-up.
+// (2000001000) when absent, as kube-apiserver does at start-up
+// (api/scheduling/v1 names them).
 absl::Status EnsureSystemPriorityClasses(Registry& reg);
 
 }  // namespace batchd::registry

@@ -1,5 +1,6 @@
 #include "registry/priority_admission.h"
 
+#include "api/scheduling/v1/scheduling_v1.h"
 #include "common/testing/fake_clock.h"
 #include "gtest/gtest.h"
 #include "registry/errors.h"
@@ -9,6 +10,8 @@ namespace batchd::registry {
 namespace {
 
 using api::Json;
+using api::scheduling_v1::kSystemClusterCritical;
+using api::scheduling_v1::kSystemNodeCritical;
 
 class PriorityAdmissionTest : public ::testing::Test {
  protected:

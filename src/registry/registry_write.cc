@@ -239,7 +239,7 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
   if (k.has_status_subresource && !k.keep_status_on_create) obj.erase("status");
   if (k.set_defaults) k.set_defaults(obj);
   if (auto st = RunMutators(k, obj, nullptr); !st.ok()) return st;
-  Json& final_meta = obj["metadata"];
+  Json& final_meta = obj["metadata"];  // again: a mutator may have replaced the object
   const bool generate = Str(final_meta, "name").empty() && !Str(final_meta, "generateName").empty();
   *generated = generate;
   if (generate) {

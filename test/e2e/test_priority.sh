@@ -55,8 +55,8 @@ spec:
       restartPolicy: Never
       containers: [{name: main, image: busybox, command: ["true"]}]
 YAML
-wait_for 30 bash -c "[[ \$(kubectl -s $SERVER --cache-dir $E2E_CACHE get pods -n $NS -l job-name=prio -o name | wc -l) -ge 1 ]]" ||
-  fail "the Job's pod was not created"
+job_pod_exists() { [[ -n $(k get pods -n "$NS" -l job-name=prio -o name) ]]; }
+wait_for 30 job_pod_exists || fail "the Job's pod was not created"
 expect_eq "$(k get pods -n "$NS" -l job-name=prio -o jsonpath='{.items[0].spec.priority}')" "1000" "Job pod priority"
 
 k delete ns "$NS" --wait=false >/dev/null

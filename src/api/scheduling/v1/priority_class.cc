@@ -24,14 +24,28 @@ SchemaPtr PriorityClassSchema() {
 }
 
 bool IsSystemClass(const std::string& name) {
-  return name == "system-node-critical" || name == "system-cluster-critical";
+  return name == kSystemNodeCritical || name == kSystemClusterCritical;
 }
 
 }  // namespace
 
+bool IsGlobalDefault(const Json& pc) {
+  auto it = pc.find("globalDefault");
+  return it != pc.end() && it->is_boolean() && it->get<bool>();
+}
+
+const Json* GlobalDefault(const std::vector<const Json*>& classes) {
+  auto value = [](const Json& pc) { return pc.value("value", int64_t{0}); };
+  const Json* best = nullptr;
+  for (const Json* pc : classes) {
+    if (IsGlobalDefault(*pc) && (best == nullptr || value(*pc) < value(*best))) best = pc;
+  }
+  return best;
+}
+
 void SetDefaultsPriorityClass(Json& pc) {
   if (!pc.contains("preemptionPolicy") || pc["preemptionPolicy"].is_null()) {
-    pc["preemptionPolicy"] = "PreemptLowerPriority";
+    pc["preemptionPolicy"] = kPreemptLowerPriority;
   }
 }
 
@@ -89,7 +103,7 @@ KindDef PriorityClassKind() {
   k.set_defaults = SetDefaultsPriorityClass;
   k.validate_create = ValidatePriorityClass;
   k.validate_update = ValidatePriorityClassUpdate;
-  k.undeletable_names = {"system-node-critical", "system-cluster-critical"};
+  k.undeletable_names = {kSystemNodeCritical, kSystemClusterCritical};
   k.undeletable_reason = "this is a system priority class and cannot be deleted";
   k.columns = {{"Value", "integer", "", "Value of the priority class.", 0},
                {"Global-Default", "boolean", "", "Whether this is the global default.", 0},

@@ -64,5 +64,17 @@ TEST(PriorityClassTest, ValueAndPolicyImmutable) {
             "preemptionPolicy: Invalid value: \"Never\": field is immutable");
 }
 
+TEST(PriorityClassTest, GlobalDefaultIsTheLowestValuedDefault) {
+  Json plain = Pc("plain", 1), high = Pc("high", 100), low = Pc("low", 5);
+  high["globalDefault"] = true;
+  low["globalDefault"] = true;
+  EXPECT_EQ(GlobalDefault({}), nullptr);
+  EXPECT_EQ(GlobalDefault({&plain}), nullptr);
+  EXPECT_EQ(GlobalDefault({&plain, &high}), &high);
+  EXPECT_EQ(GlobalDefault({&high, &plain, &low}), &low);
+  plain["globalDefault"] = "true";  // not a boolean
+  EXPECT_FALSE(IsGlobalDefault(plain));
+}
+
 }  // namespace
 }  // namespace batchd::api::scheduling_v1

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/meta/object_meta.h"
+#include "api/scheduling/v1/scheduling_v1.h"
 #include "common/status_macros.h"
 #include "controllers/workload/internal/workload_util.h"
 #include "registry/errors.h"
@@ -288,15 +289,9 @@ absl::Status IntegrationReconciler::SetPriority(const Json& job, const std::vect
   spec["priority"] = 0;
   if (!k) return absl::OkStatus();
   BATCHD_ASSIGN_OR_RETURN(client::ListResult all, ctx_.client.List(*k, ""));
-  // The lowest-valued globalDefault class, as the pods' Priority admission
-  // picks should a race have made two.
-  const Json* def = nullptr;
-  for (const Json& obj : all.items) {
-    if (obj.value("globalDefault", false) &&
-        (def == nullptr || obj.value("value", 0) < def->value("value", 0))) {
-      def = &obj;
-    }
-  }
+  std::vector<const Json*> classes;
+  for (const Json& obj : all.items) classes.push_back(&obj);
+  const Json* def = api::scheduling_v1::GlobalDefault(classes);  // as the pods' admission picks
   if (def != nullptr) {
     spec["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
                                 {"name", api::meta::GetName(*def)}};
