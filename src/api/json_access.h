@@ -1,11 +1,22 @@
-// Read-only access to a JSON member without copying it.
+// The one set of accessors for objects held as JSON (`api::Json`).
 //
-// `obj.value("spec", Json::object())` returns the member *by value*: bound to
-// a `const Json&` it silently deep-copies the whole subtree. These return a
-// reference into `obj`, or to a shared empty value when the member is absent
-// or of another type.
+// Reads never copy: `obj.value("spec", Json::object())` returns the member
+// *by value*, and bound to a `const Json&` it silently deep-copies the whole
+// subtree. These return a reference (or a `string_view`) into `obj`, or a
+// shared empty value when the member is absent or of another type, so a
+// missing or mistyped field reads as empty, never throws.
+//
+// Writes (`MutableObject`, `MutableArray`) create the member when it is
+// absent, null or of another type, as controllers building a status need.
+//
+// Thread-safety: free functions over JSON the caller owns or holds shared and
+// immutable; the empty values returned for absent members are immutable.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <string>
 #include <string_view>
 
 #include "api/field_error.h"
@@ -32,6 +43,72 @@ inline const Json& MemberArray(const Json& obj, std::string_view key) {
   static const Json* const kEmpty = new Json(Json::array());
   const Json& v = Member(obj, key);
   return v.is_array() ? v : *kEmpty;
+}
+
+// The member at `path` (`MemberAt(pod, {"spec", "nodeName"})`), or null when
+// any step is absent or not an object.
+inline const Json& MemberAt(const Json& obj, std::initializer_list<std::string_view> path) {
+  const Json* v = &obj;
+  for (std::string_view key : path) v = &Member(*v, key);
+  return *v;
+}
+
+// `v` as a string_view into it when it is a string, else `def`.
+inline std::string_view AsString(const Json& v, std::string_view def = "") {
+  return v.is_string() ? std::string_view(v.get_ref<const std::string&>()) : def;
+}
+// `v` as an integer when it is a number with an integral value, else `def`.
+inline int64_t AsInt(const Json& v, int64_t def = 0) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+  }
+  return def;
+}
+// `v` when it is a boolean, else `def`.
+inline bool AsBool(const Json& v, bool def = false) { return v.is_boolean() ? v.get<bool>() : def; }
+
+// obj[key] as a string (a view into `obj`), an integer or a boolean; `def`
+// when absent or of another type.
+inline std::string_view StringMember(const Json& obj, std::string_view key,
+                                     std::string_view def = "") {
+  return AsString(Member(obj, key), def);
+}
+inline int64_t IntMember(const Json& obj, std::string_view key, int64_t def = 0) {
+  return AsInt(Member(obj, key), def);
+}
+inline bool BoolMember(const Json& obj, std::string_view key, bool def = false) {
+  return AsBool(Member(obj, key), def);
+}
+
+// The string-valued entries of the object `v` (labels, annotations,
+// nodeSelector); other entries are skipped.
+inline std::map<std::string, std::string> StringMap(const Json& v) {
+  std::map<std::string, std::string> out;
+  if (!v.is_object()) return out;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (it->is_string()) out.emplace(it.key(), it->get<std::string>());
+  }
+  return out;
+}
+
+// obj[key], made `{}` when absent, null or not an object; `obj` itself is
+// made an object when it is not one.
+inline Json& MutableObject(Json& obj, std::string_view key) {
+  if (!obj.is_object()) obj = Json::object();
+  Json& v = obj[std::string(key)];
+  if (!v.is_object()) v = Json::object();
+  return v;
+}
+
+// obj[key], made `[]` when absent, null or not an array; `obj` itself is made
+// an object when it is not one.
+inline Json& MutableArray(Json& obj, std::string_view key) {
+  if (!obj.is_object()) obj = Json::object();
+  Json& v = obj[std::string(key)];
+  if (!v.is_array()) v = Json::array();
+  return v;
 }
 
 }  // namespace batchd::api

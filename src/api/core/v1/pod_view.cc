@@ -1,0 +1,117 @@
+#include "api/core/v1/pod_view.h"
+
+#include "api/json_access.h"
+#include "api/meta/conditions.h"
+
+namespace batchd::api::core_v1 {
+
+namespace {
+
+std::vector<ContainerStatusView> ParseContainerStatuses(const Json& statuses) {
+  std::vector<ContainerStatusView> out;
+  if (!statuses.is_array()) return out;
+  out.reserve(statuses.size());
+  for (const Json& s : statuses) {
+    ContainerStatusView v;
+    v.name = StringMember(s, "name");
+    v.ready = BoolMember(s, "ready");
+    v.restart_count = static_cast<int32_t>(IntMember(s, "restartCount"));
+    v.state = ContainerStateView::Parse(Member(s, "state"));
+    v.last_state = ContainerStateView::Parse(Member(s, "lastState"));
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+PodPhase ParsePodPhase(std::string_view phase) {
+  if (phase == "Pending") return PodPhase::kPending;
+  if (phase == "Running") return PodPhase::kRunning;
+  if (phase == "Succeeded") return PodPhase::kSucceeded;
+  if (phase == "Failed") return PodPhase::kFailed;
+  return PodPhase::kUnknown;
+}
+
+std::string_view PodPhaseName(PodPhase phase) {
+  switch (phase) {
+    case PodPhase::kPending:
+      return "Pending";
+    case PodPhase::kRunning:
+      return "Running";
+    case PodPhase::kSucceeded:
+      return "Succeeded";
+    case PodPhase::kFailed:
+      return "Failed";
+    case PodPhase::kUnknown:
+      break;
+  }
+  return "Unknown";
+}
+
+RestartPolicy ParseRestartPolicy(std::string_view policy) {
+  if (policy == "OnFailure") return RestartPolicy::kOnFailure;
+  if (policy == "Never") return RestartPolicy::kNever;
+  return RestartPolicy::kAlways;
+}
+
+ContainerStateView ContainerStateView::Parse(const Json& state) {
+  ContainerStateView v;
+  if (const Json& t = Member(state, "terminated"); t.is_object()) {
+    v.kind = Kind::kTerminated;
+    v.reason = StringMember(t, "reason");
+    v.message = StringMember(t, "message");
+    v.exit_code = static_cast<int32_t>(IntMember(t, "exitCode"));
+    v.started_at = StringMember(t, "startedAt");
+    v.finished_at = StringMember(t, "finishedAt");
+  } else if (const Json& r = Member(state, "running"); r.is_object()) {
+    v.kind = Kind::kRunning;
+    v.started_at = StringMember(r, "startedAt");
+  } else if (const Json& w = Member(state, "waiting"); w.is_object()) {
+    v.kind = Kind::kWaiting;
+    v.reason = StringMember(w, "reason");
+    v.message = StringMember(w, "message");
+  }
+  return v;
+}
+
+PodView PodView::Parse(const Json& pod) {
+  PodView v;
+  v.meta = meta::ObjectMetaView::Parse(pod);
+  const Json& spec = Member(pod, "spec");
+  v.node_name = StringMember(spec, "nodeName");
+  v.scheduler_name = StringMember(spec, "schedulerName");
+  v.priority_class_name = StringMember(spec, "priorityClassName");
+  v.priority = static_cast<int32_t>(IntMember(spec, "priority"));
+  v.restart_policy = ParseRestartPolicy(StringMember(spec, "restartPolicy"));
+  if (const Json& g = Member(spec, "terminationGracePeriodSeconds"); g.is_number()) {
+    v.termination_grace_period_seconds = AsInt(g);
+  }
+  v.scheduling_gated = !MemberArray(spec, "schedulingGates").empty();
+  const Json& status = Member(pod, "status");
+  v.phase = ParsePodPhase(StringMember(status, "phase"));
+  v.reason = StringMember(status, "reason");
+  v.message = StringMember(status, "message");
+  v.start_time = StringMember(status, "startTime");
+  v.pod_ip = StringMember(status, "podIP");
+  v.host_ip = StringMember(status, "hostIP");
+  if (const Json& c = Member(status, "conditions"); c.is_array()) v.conditions = &c;
+  v.container_statuses = ParseContainerStatuses(Member(status, "containerStatuses"));
+  v.init_container_statuses = ParseContainerStatuses(Member(status, "initContainerStatuses"));
+  return v;
+}
+
+const ContainerStatusView* PodView::ContainerStatus(std::string_view name) const {
+  for (const ContainerStatusView& s : container_statuses) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::string_view PodView::ConditionStatus(std::string_view type) const {
+  if (conditions == nullptr) return "";
+  const Json* c = meta::FindConditionIn(*conditions, type);
+  return c == nullptr ? std::string_view() : StringMember(*c, "status");
+}
+
+}  // namespace batchd::api::core_v1

@@ -1,0 +1,86 @@
+// PodView: the typed view of a core/v1 Pod that controllers, the scheduler
+// and the node agent read (see api/meta/object_view.h for what a view is and
+// its lifetime rule: it points into the JSON it was parsed from).
+//
+// Only the fields batchd's components use are here; add a field when a
+// component needs it, parsed in `PodView::Parse`, never read as a string
+// literal at the call site.
+//
+// Thread-safety: immutable after Parse.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "api/field_error.h"
+#include "api/meta/object_view.h"
+
+namespace batchd::api::core_v1 {
+
+enum class PodPhase { kUnknown, kPending, kRunning, kSucceeded, kFailed };
+// "Pending", "Running", ...; kUnknown for anything else (and "Unknown").
+PodPhase ParsePodPhase(std::string_view phase);
+std::string_view PodPhaseName(PodPhase phase);
+inline bool IsTerminal(PodPhase phase) {
+  return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed;
+}
+
+enum class RestartPolicy { kAlways, kOnFailure, kNever };
+RestartPolicy ParseRestartPolicy(std::string_view policy);  // Default (and unknown): kAlways.
+
+// One `state` or `lastState` of a container status.
+struct ContainerStateView {
+  enum class Kind { kNone, kWaiting, kRunning, kTerminated };
+  Kind kind = Kind::kNone;
+  std::string_view reason;   // waiting / terminated.
+  std::string_view message;  // waiting / terminated.
+  int32_t exit_code = 0;     // terminated.
+  std::string_view started_at;   // running / terminated (RFC 3339).
+  std::string_view finished_at;  // terminated (RFC 3339).
+
+  static ContainerStateView Parse(const Json& state);
+  bool terminated() const { return kind == Kind::kTerminated; }
+};
+
+struct ContainerStatusView {
+  std::string_view name;
+  bool ready = false;
+  int32_t restart_count = 0;
+  ContainerStateView state;
+  ContainerStateView last_state;
+};
+
+struct PodView {
+  meta::ObjectMetaView meta;
+  // spec
+  std::string_view node_name;
+  std::string_view scheduler_name;
+  std::string_view priority_class_name;
+  int32_t priority = 0;
+  RestartPolicy restart_policy = RestartPolicy::kAlways;
+  std::optional<int64_t> termination_grace_period_seconds;
+  bool scheduling_gated = false;  // spec.schedulingGates is non-empty.
+  // status
+  PodPhase phase = PodPhase::kUnknown;  // kUnknown also when status.phase is unset.
+  std::string_view reason;
+  std::string_view message;
+  std::string_view start_time;  // RFC 3339, "" when unset.
+  std::string_view pod_ip;
+  std::string_view host_ip;
+  const Json* conditions = nullptr;  // status.conditions, or nullptr; read with api/meta/conditions.h.
+  std::vector<ContainerStatusView> container_statuses;
+  std::vector<ContainerStatusView> init_container_statuses;
+
+  // REQUIRES: `pod` is a Pod object that outlives the view.
+  static PodView Parse(const Json& pod);
+
+  bool terminal() const { return IsTerminal(phase); }
+  // The status of container `name`, or nullptr.
+  const ContainerStatusView* ContainerStatus(std::string_view name) const;
+  // The status of the condition `type` ("True", "False", "Unknown"), or "".
+  std::string_view ConditionStatus(std::string_view type) const;
+};
+
+}  // namespace batchd::api::core_v1

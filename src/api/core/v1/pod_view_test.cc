@@ -1,0 +1,68 @@
+#include "api/core/v1/pod_view.h"
+
+#include "gtest/gtest.h"
+
+namespace batchd::api::core_v1 {
+namespace {
+
+TEST(PodViewTest, ParsesTheFieldsComponentsRead) {
+  const Json pod = Json::parse(R"({
+    "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "generation": 2,
+                 "labels": {"app": "x"}, "annotations": {"a": "b"},
+                 "finalizers": ["batch.kubernetes.io/job-tracking"],
+                 "ownerReferences": [{"uid": "j1", "controller": true}],
+                 "creationTimestamp": "2024-01-01T00:00:00Z",
+                 "deletionTimestamp": "2024-01-01T00:01:00Z"},
+    "spec": {"nodeName": "n1", "restartPolicy": "Never", "priority": 7,
+             "terminationGracePeriodSeconds": 30, "schedulingGates": [{"name": "g"}]},
+    "status": {"phase": "Failed", "reason": "Evicted", "startTime": "2024-01-01T00:00:05Z",
+               "conditions": [{"type": "DisruptionTarget", "status": "True"}],
+               "containerStatuses": [{"name": "c", "restartCount": 2, "ready": false,
+                                      "state": {"terminated": {"exitCode": 3,
+                                                               "reason": "Error"}}}]}})");
+  PodView v = PodView::Parse(pod);
+  EXPECT_EQ(v.meta.Key(), "ns/p");
+  EXPECT_EQ(v.meta.uid, "u1");
+  EXPECT_EQ(v.meta.generation, 2);
+  EXPECT_EQ(v.meta.Label("app"), "x");
+  EXPECT_FALSE(v.meta.Label("nope").has_value());
+  EXPECT_EQ(v.meta.Annotation("a"), "b");
+  EXPECT_TRUE(v.meta.HasFinalizer("batch.kubernetes.io/job-tracking"));
+  EXPECT_EQ(v.meta.ControllerUid(), "j1");
+  EXPECT_TRUE(v.meta.being_deleted());
+  EXPECT_EQ(*v.meta.DeletionTime() - *v.meta.CreationTime(), absl::Minutes(1));
+  EXPECT_EQ(v.node_name, "n1");
+  EXPECT_EQ(v.restart_policy, RestartPolicy::kNever);
+  EXPECT_EQ(v.priority, 7);
+  EXPECT_EQ(v.termination_grace_period_seconds, 30);
+  EXPECT_TRUE(v.scheduling_gated);
+  EXPECT_EQ(v.phase, PodPhase::kFailed);
+  EXPECT_TRUE(v.terminal());
+  EXPECT_EQ(v.reason, "Evicted");
+  EXPECT_EQ(v.ConditionStatus("DisruptionTarget"), "True");
+  EXPECT_EQ(v.ConditionStatus("Ready"), "");
+  const ContainerStatusView* c = v.ContainerStatus("c");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->restart_count, 2);
+  EXPECT_TRUE(c->state.terminated());
+  EXPECT_EQ(c->state.exit_code, 3);
+  EXPECT_EQ(c->state.reason, "Error");
+  EXPECT_EQ(c->last_state.kind, ContainerStateView::Kind::kNone);
+}
+
+TEST(PodViewTest, EmptyAndMistypedObjectsReadAsDefaults) {
+  for (const Json& pod : {Json(), Json::object(),
+                          Json{{"metadata", 1}, {"spec", "x"}, {"status", {{"phase", 3}}}}}) {
+    PodView v = PodView::Parse(pod);
+    EXPECT_EQ(v.meta.name, "");
+    EXPECT_FALSE(v.meta.being_deleted());
+    EXPECT_EQ(v.phase, PodPhase::kUnknown);
+    EXPECT_EQ(v.restart_policy, RestartPolicy::kAlways);
+    EXPECT_FALSE(v.termination_grace_period_seconds.has_value());
+    EXPECT_TRUE(v.container_statuses.empty());
+    EXPECT_EQ(v.conditions, nullptr);
+  }
+}
+
+}  // namespace
+}  // namespace batchd::api::core_v1
