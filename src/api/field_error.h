@@ -4,6 +4,7 @@
 //   Job.batch "x" is invalid: spec.template.spec.containers[0].name: Required value
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,11 @@ FieldError Duplicate(const Path& p, Json value);
 FieldError Forbidden(const Path& p, std::string detail);
 FieldError TooLong(const Path& p, Json value, size_t max);
 FieldError TooMany(const Path& p, size_t actual, size_t max);
+
+// Moves the errors of `more` to the end of `to`.
+inline void AppendErrors(ErrorList& to, ErrorList more) {
+  to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
 
 // "a: Required value, b: Invalid value: ..." or "[a: ..., b: ...]" as Kubernetes
 // aggregates several errors.

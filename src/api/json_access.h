@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -53,6 +54,22 @@ inline const Json& MemberAt(const Json& obj, std::initializer_list<std::string_v
   return *v;
 }
 
+// obj[key], or nullptr when `obj` is not an object, lacks `key` or holds null
+// there ("is the field set?").
+inline const Json* FindMember(const Json& obj, std::string_view key) {
+  const Json& v = Member(obj, key);
+  return v.is_null() ? nullptr : &v;
+}
+inline bool HasMember(const Json& obj, std::string_view key) {
+  return FindMember(obj, key) != nullptr;
+}
+
+// The member at `path`, or nullptr when a step is absent or the value null.
+inline const Json* FindMemberAt(const Json& obj, std::initializer_list<std::string_view> path) {
+  const Json& v = MemberAt(obj, path);
+  return v.is_null() ? nullptr : &v;
+}
+
 // `v` as a string_view into it when it is a string, else `def`.
 inline std::string_view AsString(const Json& v, std::string_view def = "") {
   return v.is_string() ? std::string_view(v.get_ref<const std::string&>()) : def;
@@ -65,6 +82,11 @@ inline int64_t AsInt(const Json& v, int64_t def = 0) {
     if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
   }
   return def;
+}
+// `v` when it is an integer, else nullopt.
+inline std::optional<int64_t> AsOptionalInt(const Json& v) {
+  if (!v.is_number_integer()) return std::nullopt;
+  return v.get<int64_t>();
 }
 // `v` when it is a boolean, else `def`.
 inline bool AsBool(const Json& v, bool def = false) { return v.is_boolean() ? v.get<bool>() : def; }
@@ -100,6 +122,17 @@ inline Json& MutableObject(Json& obj, std::string_view key) {
   Json& v = obj[std::string(key)];
   if (!v.is_object()) v = Json::object();
   return v;
+}
+
+// obj[path...], creating each intermediate step as an object (replacing a
+// non-object); the last member is returned as it is (null when new).
+inline Json& MutableMemberAt(Json& obj, std::initializer_list<std::string_view> path) {
+  Json* v = &obj;
+  for (std::string_view key : path) {
+    if (!v->is_object()) *v = Json::object();
+    v = &(*v)[std::string(key)];
+  }
+  return *v;
 }
 
 // obj[key], made `[]` when absent, null or not an array; `obj` itself is made

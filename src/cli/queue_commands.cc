@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "api/json_access.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "api/resource/quantity.h"
@@ -72,20 +74,9 @@ absl::StatusOr<std::vector<Taintish>> ParseTaints(const std::string& s, const st
   return out;
 }
 
-const Json* Find(const Json& obj, std::initializer_list<const char*> path) {
-  const Json* cur = &obj;
-  for (const char* p : path) {
-    if (!cur->is_object()) return nullptr;
-    auto it = cur->find(p);
-    if (it == cur->end()) return nullptr;
-    cur = &*it;
-  }
-  return cur;
-}
-
-std::string Str(const Json& obj, std::initializer_list<const char*> path,
+std::string Str(const Json& obj, std::initializer_list<std::string_view> path,
                 const std::string& dflt = "") {
-  const Json* v = Find(obj, path);
+  const Json* v = api::FindMemberAt(obj, path);
   if (v == nullptr) return dflt;
   if (v->is_string()) return v->get<std::string>();
   if (v->is_number_integer()) return std::to_string(v->get<int64_t>());
@@ -93,18 +84,6 @@ std::string Str(const Json& obj, std::initializer_list<const char*> path,
   return dflt;
 }
 
-const Json* Condition(const Json& obj, const std::string& type) {
-  const Json* conds = Find(obj, {"status", "conditions"});
-  if (conds == nullptr || !conds->is_array()) return nullptr;
-  for (const Json& c : *conds) {
-    if (c.is_object() && c.value("type", "") == type) return &c;
-  }
-  return nullptr;
-}
-bool ConditionTrue(const Json& obj, const std::string& type) {
-  const Json* c = Condition(obj, type);
-  return c != nullptr && c->value("status", "") == "True";
-}
 
 std::string Age(const Json& obj, absl::Time now) {
   auto created = api::meta::GetCreationTimestamp(obj);
@@ -138,7 +117,7 @@ std::string Table(const std::vector<std::string>& header,
 // status.flavorsReservation (what admission counts).
 std::string UsageSummary(const Json& cq, bool borrowed_only) {
   std::map<std::string, std::string> nominal;  // "flavor/resource" -> quantity.
-  if (const Json* groups = Find(cq, {"spec", "resourceGroups"}); groups && groups->is_array()) {
+  if (const Json* groups = api::FindMemberAt(cq, {"spec", "resourceGroups"}); groups && groups->is_array()) {
     for (const Json& g : *groups) {
       for (const Json& f : g.value("flavors", Json::array())) {
         for (const Json& r : f.value("resources", Json::array())) {
@@ -148,7 +127,7 @@ std::string UsageSummary(const Json& cq, bool borrowed_only) {
     }
   }
   std::vector<std::string> flavors;
-  const Json* usage = Find(cq, {"status", "flavorsReservation"});
+  const Json* usage = api::FindMemberAt(cq, {"status", "flavorsReservation"});
   if (usage == nullptr || !usage->is_array()) return borrowed_only ? "-" : "";
   for (const Json& f : *usage) {
     std::vector<std::string> parts;
@@ -316,9 +295,9 @@ absl::StatusOr<Json> BuildResourceFlavor(const ResourceFlavorFlags& f) {
 // --- list -------------------------------------------------------------------
 
 std::string WorkloadState(const Json& wl) {
-  if (ConditionTrue(wl, "Finished")) return "Finished";
-  if (ConditionTrue(wl, "Admitted")) return "Admitted";
-  if (ConditionTrue(wl, "QuotaReserved")) return "QuotaReserved";
+  if (api::meta::IsConditionTrue(wl, "Finished")) return "Finished";
+  if (api::meta::IsConditionTrue(wl, "Admitted")) return "Admitted";
+  if (api::meta::IsConditionTrue(wl, "QuotaReserved")) return "QuotaReserved";
   return "Pending";
 }
 
@@ -334,7 +313,7 @@ absl::StatusOr<bool> WorkloadMatches(const Json& wl, const std::string& filter) 
 std::string FormatClusterQueues(const std::vector<Json>& cqs, absl::Time now) {
   std::vector<std::vector<std::string>> rows;
   for (const Json& cq : cqs) {
-    const Json* active = Condition(cq, "Active");
+    const Json* active = api::meta::FindCondition(cq, "Active");
     rows.push_back({api::meta::GetName(cq), Str(cq, {"spec", "cohortName"}),
                     Str(cq, {"status", "pendingWorkloads"}, "0"),
                     Str(cq, {"status", "admittedWorkloads"}, "0"),
@@ -373,8 +352,8 @@ std::string FormatWorkloads(const std::vector<Json>& wls, bool with_namespace, a
     }
     std::string reason;
     if (WorkloadState(wl) == "Pending") {
-      if (const Json* c = Condition(wl, "QuotaReserved")) reason = c->value("message", "");
-      if (Find(wl, {"spec", "active"}) && !Find(wl, {"spec", "active"})->get<bool>()) {
+      if (const Json* c = api::meta::FindCondition(wl, "QuotaReserved")) reason = c->value("message", "");
+      if (api::FindMemberAt(wl, {"spec", "active"}) && !api::FindMemberAt(wl, {"spec", "active"})->get<bool>()) {
         reason = "deactivated";
       }
     }

@@ -2,6 +2,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "cli/queue_commands.h"
 
@@ -10,13 +12,11 @@ namespace {
 
 using api::Json;
 
+// A condition that is absent reads as Unknown.
 bool ConditionStatus(const Json& obj, const std::string& type, const std::string& want) {
-  auto st = obj.find("status");
-  if (st == obj.end() || !st->is_object()) return want == "Unknown";
-  for (const Json& c : st->value("conditions", Json::array())) {
-    if (c.value("type", "") == type) return c.value("status", "") == want;
-  }
-  return want == "Unknown";
+  const Json* c = api::meta::FindCondition(obj, type);
+  if (c == nullptr) return want == api::meta::kConditionUnknown;
+  return api::StringMember(*c, "status") == want;
 }
 
 void SortByNamespaceAndName(std::vector<Json>& items) {

@@ -13,16 +13,13 @@
 //   AdmissionCheck  v1beta1 spec.retryDelayMinutes is dropped.
 // Other kinds have the same shape in both versions.
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
 #include "api/kueue/internal/util.h"
 #include "api/kueue/kueue.h"
 
 namespace batchd::api::kueue {
 namespace {
 
-using internal::GetArr;
-using internal::GetObj;
-using internal::GetStr;
-using internal::Has;
 
 constexpr char kWpcSource[] = "kueue.x-k8s.io/workloadpriorityclass";
 constexpr char kPodPcSource[] = "scheduling.k8s.io/priorityclass";
@@ -52,8 +49,8 @@ void ClusterQueueToV1beta2(Json& cq) {
       }
     }
     if (Json* ff = Child(*spec, "flavorFungibility")) {
-      if (GetStr(*ff, "whenCanBorrow") == "Borrow") (*ff)["whenCanBorrow"] = "MayStopSearch";
-      if (GetStr(*ff, "whenCanPreempt") == "Preempt") (*ff)["whenCanPreempt"] = "MayStopSearch";
+      if (StringMember(*ff, "whenCanBorrow") == "Borrow") (*ff)["whenCanBorrow"] = "MayStopSearch";
+      if (StringMember(*ff, "whenCanPreempt") == "Preempt") (*ff)["whenCanPreempt"] = "MayStopSearch";
     }
   }
   if (Json* status = Child(cq, "status")) status->erase("pendingWorkloadsStatus");
@@ -69,12 +66,12 @@ void TopologyToSlices(Json& ta) {
   if (!ta.is_object() || !ta.contains("domains")) return;
   const Json domains = ta["domains"];
   ta.erase("domains");
-  size_t levels = GetArr(ta, "levels").size();
+  size_t levels = MemberArray(ta, "levels").size();
   Json values = Json::array();
   for (size_t l = 0; l < levels; ++l) {
     Json roots = Json::array();
     for (const Json& d : domains) {
-      const Json& vs = GetArr(d, "values");
+      const Json& vs = MemberArray(d, "values");
       roots.push_back(l < vs.size() ? vs[l] : Json(""));
     }
     values.push_back({{"roots", roots}});
@@ -89,10 +86,10 @@ void TopologyToSlices(Json& ta) {
 }
 
 std::string LevelValue(const Json& lv, size_t i) {
-  if (Has(lv, "universalValue")) return GetStr(lv, "universalValue");
-  const Json& roots = GetArr(lv, "roots");
+  if (HasMember(lv, "universalValue")) return std::string(StringMember(lv, "universalValue"));
+  const Json& roots = MemberArray(lv, "roots");
   std::string root = i < roots.size() && roots[i].is_string() ? roots[i].get<std::string>() : "";
-  return absl::StrCat(GetStr(lv, "prefix"), root, GetStr(lv, "suffix"));
+  return absl::StrCat(std::string(StringMember(lv, "prefix")), root, std::string(StringMember(lv, "suffix")));
 }
 
 void TopologyToDomains(Json& ta) {
@@ -102,12 +99,12 @@ void TopologyToDomains(Json& ta) {
   Json domains = Json::array();
   for (const Json& s : slices) {
     int64_t n = s.value("domainCount", 0);
-    const Json& per_level = GetArr(s, "valuesPerLevel");
-    const Json& counts = GetArr(s, "podCounts");
+    const Json& per_level = MemberArray(s, "valuesPerLevel");
+    const Json& counts = MemberArray(s, "podCounts");
     for (int64_t i = 0; i < n; ++i) {
       Json values = Json::array();
       for (const Json& lv : per_level) values.push_back(LevelValue(lv, i));
-      Json count = Has(s, "universalPodCount") ? s["universalPodCount"]
+      Json count = HasMember(s, "universalPodCount") ? s["universalPodCount"]
                    : static_cast<size_t>(i) < counts.size() ? counts[i] : Json(0);
       domains.push_back({{"values", values}, {"count", count}});
     }
@@ -126,8 +123,8 @@ void ForEachTopologyAssignment(Json& wl, void (*fn)(Json&)) {
 
 void WorkloadToV1beta2(Json& wl) {
   if (Json* spec = Child(wl, "spec")) {
-    std::string source = GetStr(*spec, "priorityClassSource");
-    std::string name = GetStr(*spec, "priorityClassName");
+    std::string source(StringMember(*spec, "priorityClassSource"));
+    std::string name(StringMember(*spec, "priorityClassName"));
     spec->erase("priorityClassSource");
     spec->erase("priorityClassName");
     if (source == kWpcSource) {
@@ -149,13 +146,13 @@ void WorkloadToV1beta1(Json& wl) {
     if (spec->contains("priorityClassRef")) {
       const Json ref = (*spec)["priorityClassRef"];
       spec->erase("priorityClassRef");
-      std::string group = GetStr(ref, "group"), kind = GetStr(ref, "kind");
+      std::string group = std::string(StringMember(ref, "group")), kind = std::string(StringMember(ref, "kind"));
       if (group == "kueue.x-k8s.io" && kind == "WorkloadPriorityClass") {
         (*spec)["priorityClassSource"] = kWpcSource;
-        (*spec)["priorityClassName"] = GetStr(ref, "name");
+        (*spec)["priorityClassName"] = std::string(StringMember(ref, "name"));
       } else if (group == "scheduling.k8s.io" && kind == "PriorityClass") {
         (*spec)["priorityClassSource"] = kPodPcSource;
-        (*spec)["priorityClassName"] = GetStr(ref, "name");
+        (*spec)["priorityClassName"] = std::string(StringMember(ref, "name"));
       }
     }
   }

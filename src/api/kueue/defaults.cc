@@ -1,12 +1,12 @@
 // Defaulting of v1beta2 objects: the defaults Kueue's CRDs declare
 // (+kubebuilder:default) and what its mutating webhooks add.
 #include "api/kueue/internal/util.h"
+#include "api/json_access.h"
 #include "api/kueue/kueue.h"
 
 namespace batchd::api::kueue {
 namespace {
 
-using internal::MutableObj;
 using internal::SetIfAbsent;
 
 void DefaultFairSharing(Json& spec) {
@@ -25,7 +25,7 @@ void DefaultRequestsFromLimits(Json& pod_spec) {
       Json& res = c["resources"];
       if (!res.contains("limits") || !res["limits"].is_object()) continue;
       for (const auto& [name, q] : res["limits"].items()) {
-        Json& requests = MutableObj(res, "requests");
+        Json& requests = MutableObject(res, "requests");
         if (!requests.contains(name)) requests[name] = q;
       }
     }
@@ -35,33 +35,33 @@ void DefaultRequestsFromLimits(Json& pod_spec) {
 }  // namespace
 
 void SetDefaultsClusterQueue(Json& cq) {
-  Json& spec = MutableObj(cq, "spec");
+  Json& spec = MutableObject(cq, "spec");
   SetIfAbsent(spec, "queueingStrategy", "BestEffortFIFO");
   SetIfAbsent(spec, "stopPolicy", "None");
-  Json& ff = MutableObj(spec, "flavorFungibility");
+  Json& ff = MutableObject(spec, "flavorFungibility");
   SetIfAbsent(ff, "whenCanBorrow", "MayStopSearch");
   SetIfAbsent(ff, "whenCanPreempt", "TryNextFlavor");
-  Json& preemption = MutableObj(spec, "preemption");
+  Json& preemption = MutableObject(spec, "preemption");
   SetIfAbsent(preemption, "reclaimWithinCohort", "Never");
   SetIfAbsent(preemption, "withinClusterQueue", "Never");
-  Json& bwc = MutableObj(preemption, "borrowWithinCohort");
+  Json& bwc = MutableObject(preemption, "borrowWithinCohort");
   SetIfAbsent(bwc, "policy", "Never");
   DefaultFairSharing(spec);
 }
 
 void SetDefaultsLocalQueue(Json& lq) {
-  Json& spec = MutableObj(lq, "spec");
+  Json& spec = MutableObject(lq, "spec");
   SetIfAbsent(spec, "stopPolicy", "None");
   DefaultFairSharing(spec);
 }
 
 void SetDefaultsCohort(Json& cohort) {
   if (!cohort.contains("spec")) return;
-  DefaultFairSharing(MutableObj(cohort, "spec"));
+  DefaultFairSharing(MutableObject(cohort, "spec"));
 }
 
 void SetDefaultsWorkload(Json& wl) {
-  Json& spec = MutableObj(wl, "spec");
+  Json& spec = MutableObject(wl, "spec");
   SetIfAbsent(spec, "active", true);
   if (!spec.contains("podSets") || !spec["podSets"].is_array()) return;
   for (Json& ps : spec["podSets"]) {

@@ -69,9 +69,6 @@ ErrorList ValidateAdmissionCheckUpdate(const Json& ac, const Json& old);
 ErrorList ValidateTopology(const Json& topo);
 ErrorList ValidateTopologyUpdate(const Json& topo, const Json& old);
 
-// True when status.conditions has `type` with status "True".
-bool WorkloadConditionTrue(const Json& wl, std::string_view type);
-
 // Conversion between the stored v1beta2 and the served v1beta1 shape of
 // `kind` ("ClusterQueue", ...), in place; both rewrite `apiVersion`. Kinds
 // whose shape is identical in both versions only get apiVersion rewritten.

@@ -2,28 +2,22 @@
 // the stored (v1beta2) shape; the ClusterQueue cohort cell also accepts the
 // v1beta1 `cohort` field so a converted object prints the same.
 #include "api/core/v1/kind_helpers.h"
+#include "api/json_access.h"
 #include "api/kueue/internal/printers.h"
 #include "api/kueue/internal/util.h"
 #include "api/kueue/kueue.h"
+#include "api/meta/conditions.h"
 
 namespace batchd::api::kueue::internal {
 namespace {
 
-Json Cell(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return Json();
-  auto it = obj.find(std::string(key));
-  return it == obj.end() ? Json() : *it;
-}
-
 Json ConditionStatus(const Json& obj, std::string_view type) {
-  for (const Json& c : GetArr(GetObj(obj, "status"), "conditions")) {
-    if (GetStr(c, "type") == type) return Cell(c, "status");
-  }
-  return Json();
+  const Json* c = meta::FindCondition(obj, type);
+  return c == nullptr ? Json() : Member(*c, "status");
 }
 
 Json Age(const Json& obj, absl::Time now) {
-  return core_v1::HumanAge(GetObj(obj, "metadata").value("creationTimestamp", Json()), now);
+  return core_v1::HumanAge(MemberObject(obj, "metadata").value("creationTimestamp", Json()), now);
 }
 
 TableColumn AgeColumn() {
@@ -42,12 +36,12 @@ void SetPrinter(KindDef& k) {
                  {"Admitted Workloads", "integer", "", "Number of admitted workloads that "
                                                       "haven't finished yet", 1}};
     k.row_cells = [](const Json& obj, absl::Time) {
-      const Json& spec = GetObj(obj, "spec");
-      Json cohort = Has(spec, "cohortName") ? Cell(spec, "cohortName") : Cell(spec, "cohort");
-      const Json& status = GetObj(obj, "status");
-      return std::vector<Json>{cohort, Cell(spec, "queueingStrategy"),
-                               Cell(status, "pendingWorkloads"),
-                               Cell(status, "admittedWorkloads")};
+      const Json& spec = MemberObject(obj, "spec");
+      Json cohort = HasMember(spec, "cohortName") ? Member(spec, "cohortName") : Member(spec, "cohort");
+      const Json& status = MemberObject(obj, "status");
+      return std::vector<Json>{cohort, Member(spec, "queueingStrategy"),
+                               Member(status, "pendingWorkloads"),
+                               Member(status, "admittedWorkloads")};
     };
   } else if (kind == "LocalQueue") {
     k.columns = {{"ClusterQueue", "string", "", "Backing ClusterQueue", 0},
@@ -55,10 +49,10 @@ void SetPrinter(KindDef& k) {
                  {"Admitted Workloads", "integer", "", "Number of admitted workloads that "
                                                       "haven't finished yet.", 0}};
     k.row_cells = [](const Json& obj, absl::Time) {
-      const Json& status = GetObj(obj, "status");
-      return std::vector<Json>{Cell(GetObj(obj, "spec"), "clusterQueue"),
-                               Cell(status, "pendingWorkloads"),
-                               Cell(status, "admittedWorkloads")};
+      const Json& status = MemberObject(obj, "status");
+      return std::vector<Json>{Member(MemberObject(obj, "spec"), "clusterQueue"),
+                               Member(status, "pendingWorkloads"),
+                               Member(status, "admittedWorkloads")};
     };
   } else if (kind == "Workload") {
     k.columns = {{"Queue", "string", "", "Name of the queue this workload was submitted to", 0},
@@ -68,15 +62,15 @@ void SetPrinter(KindDef& k) {
                  {"Finished", "string", "", "Workload finished", 0},
                  AgeColumn()};
     k.row_cells = [](const Json& obj, absl::Time now) {
-      return std::vector<Json>{Cell(GetObj(obj, "spec"), "queueName"),
-                               Cell(GetObj(GetObj(obj, "status"), "admission"), "clusterQueue"),
+      return std::vector<Json>{Member(MemberObject(obj, "spec"), "queueName"),
+                               Member(MemberObject(MemberObject(obj, "status"), "admission"), "clusterQueue"),
                                ConditionStatus(obj, kAdmitted), ConditionStatus(obj, kFinished),
                                Age(obj, now)};
     };
   } else if (kind == "WorkloadPriorityClass") {
     k.columns = {{"Value", "integer", "", "Value of workloadPriorityClass's Priority", 0}};
     k.row_cells = [](const Json& obj, absl::Time) {
-      return std::vector<Json>{Cell(obj, "value")};
+      return std::vector<Json>{Member(obj, "value")};
     };
   } else {
     k.columns = {AgeColumn()};

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/kueue/internal/schemas.h"
+#include "api/json_access.h"
 #include "api/kueue/internal/util.h"
 #include "api/kueue/kueue.h"
 #include "api/labels/selector.h"
@@ -12,11 +13,6 @@
 namespace batchd::api::kueue {
 namespace {
 
-using internal::Append;
-using internal::GetArr;
-using internal::GetObj;
-using internal::GetStr;
-using internal::Has;
 using internal::SchemasFor;
 
 constexpr size_t kMaxResourceGroups = 16;
@@ -27,7 +23,7 @@ ErrorList SchemaRules(const SchemaPtr& schema, const Json& obj) {
   ErrorList errs;
   for (const char* part : {"spec", "status"}) {
     const Schema* s = schema->Property(part);
-    if (s && obj.contains(part)) Append(errs, internal::ValidateSchemaConstraints(*s, obj[part], Path(part)));
+    if (s && obj.contains(part)) AppendErrors(errs, internal::ValidateSchemaConstraints(*s, obj[part], Path(part)));
   }
   return errs;
 }
@@ -37,7 +33,7 @@ void ValidateResourceQuota(const Json& rq, bool has_cohort, const Path& p, Error
   internal::ValidateNonNegative(rq, "borrowingLimit", p, errs);
   internal::ValidateNonNegative(rq, "lendingLimit", p, errs);
   for (const char* limit : {"borrowingLimit", "lendingLimit"}) {
-    if (Has(rq, limit) && !has_cohort) {
+    if (HasMember(rq, limit) && !has_cohort) {
       errs.push_back(Forbidden(p.Child(limit), std::string(limit) + " must be nil when cohort "
                                                                     "is empty"));
     }
@@ -52,15 +48,15 @@ void ValidateResourceQuota(const Json& rq, bool has_cohort, const Path& p, Error
 
 void ValidateFlavorQuotas(const Json& fq, const Json& covered, bool has_cohort, const Path& p,
                           ErrorList& errs) {
-  internal::ValidateDNSSubdomain(GetStr(fq, "name"), p.Child("name"), errs);
-  const Json& resources = GetArr(fq, "resources");
+  internal::ValidateDNSSubdomain(std::string(StringMember(fq, "name")), p.Child("name"), errs);
+  const Json& resources = MemberArray(fq, "resources");
   if (resources.size() != covered.size()) {
     errs.push_back(Invalid(p.Child("resources"), Json(), "must have the same number of "
                                                          "resources as the coveredResources"));
   }
   for (size_t k = 0; k < resources.size(); ++k) {
     Path rp = p.Child("resources").Index(k);
-    std::string name = GetStr(resources[k], "name");
+    std::string name(StringMember(resources[k], "name"));
     if (k < covered.size() && covered[k].is_string() && name != covered[k].get<std::string>()) {
       errs.push_back(Invalid(rp.Child("name"), name, "must match the name in coveredResources"));
     }
@@ -77,13 +73,13 @@ ErrorList ValidateResourceGroups(const Json& groups, bool has_parent, const Path
   size_t total_flavors = 0;
   for (size_t i = 0; i < groups.size(); ++i) {
     Path gp = path.Index(i);
-    const Json& covered = GetArr(groups[i], "coveredResources");
-    const Json& fqs = GetArr(groups[i], "flavors");
+    const Json& covered = MemberArray(groups[i], "coveredResources");
+    const Json& fqs = MemberArray(groups[i], "flavors");
     // Absent lists are reported by the schema's required check; empty ones here.
-    if (Has(groups[i], "coveredResources") && covered.empty()) {
+    if (HasMember(groups[i], "coveredResources") && covered.empty()) {
       errs.push_back(Required(gp.Child("coveredResources")));
     }
-    if (Has(groups[i], "flavors") && fqs.empty()) errs.push_back(Required(gp.Child("flavors")));
+    if (HasMember(groups[i], "flavors") && fqs.empty()) errs.push_back(Required(gp.Child("flavors")));
     internal::ValidateMaxItems(covered, kMaxPerGroup, gp.Child("coveredResources"), errs);
     internal::ValidateMaxItems(fqs, kMaxPerGroup, gp.Child("flavors"), errs);
     total_flavors += fqs.size();
@@ -96,7 +92,7 @@ ErrorList ValidateResourceGroups(const Json& groups, bool has_parent, const Path
     for (size_t j = 0; j < fqs.size(); ++j) {
       Path fp = gp.Child("flavors").Index(j);
       ValidateFlavorQuotas(fqs[j], covered, has_parent, fp, errs);
-      std::string f = GetStr(fqs[j], "name");
+      std::string f(StringMember(fqs[j], "name"));
       if (!flavors.insert(f).second) errs.push_back(Duplicate(fp.Child("name"), f));
     }
   }
@@ -110,27 +106,27 @@ ErrorList ValidateResourceGroups(const Json& groups, bool has_parent, const Path
 
 ErrorList ValidateResourceFlavor(const Json& rf) {
   ErrorList errs = internal::ValidateMeta(rf, false);
-  Append(errs, SchemaRules(SchemasFor(kStorageVersion).resource_flavor, rf));
-  const Json& spec = GetObj(rf, "spec");
+  AppendErrors(errs, SchemaRules(SchemasFor(kStorageVersion).resource_flavor, rf));
+  const Json& spec = MemberObject(rf, "spec");
   Path p("spec");
-  internal::ValidateMaxItems(GetObj(spec, "nodeLabels"), 8, p.Child("nodeLabels"), errs);
-  Append(errs, validation::ValidateLabels(GetObj(spec, "nodeLabels"), p.Child("nodeLabels")));
-  const Json& taints = GetArr(spec, "nodeTaints");
+  internal::ValidateMaxItems(MemberObject(spec, "nodeLabels"), 8, p.Child("nodeLabels"), errs);
+  AppendErrors(errs, validation::ValidateLabels(MemberObject(spec, "nodeLabels"), p.Child("nodeLabels")));
+  const Json& taints = MemberArray(spec, "nodeTaints");
   internal::ValidateMaxItems(taints, 8, p.Child("nodeTaints"), errs);
   for (size_t i = 0; i < taints.size(); ++i) {
-    std::string key = GetStr(taints[i], "key");
+    std::string key(StringMember(taints[i], "key"));
     if (!key.empty()) internal::ValidateQualifiedName(key, p.Child("nodeTaints").Index(i).Child("key"), errs);
   }
-  internal::ValidateMaxItems(GetArr(spec, "tolerations"), 8, p.Child("tolerations"), errs);
-  internal::ValidateTolerations(GetArr(spec, "tolerations"), p.Child("tolerations"), errs);
-  if (Has(spec, "topologyName")) {
-    internal::ValidateDNSSubdomain(GetStr(spec, "topologyName"), p.Child("topologyName"), errs);
-    if (GetObj(spec, "nodeLabels").empty()) {
+  internal::ValidateMaxItems(MemberArray(spec, "tolerations"), 8, p.Child("tolerations"), errs);
+  internal::ValidateTolerations(MemberArray(spec, "tolerations"), p.Child("tolerations"), errs);
+  if (HasMember(spec, "topologyName")) {
+    internal::ValidateDNSSubdomain(std::string(StringMember(spec, "topologyName")), p.Child("topologyName"), errs);
+    if (MemberObject(spec, "nodeLabels").empty()) {
       errs.push_back(Invalid(p, Json(), "at least one nodeLabel is required when topology is "
                                         "set"));
     }
   }
-  const Json& weights = GetObj(spec, "resourceWeights");
+  const Json& weights = MemberObject(spec, "resourceWeights");
   internal::ValidateMaxItems(weights, 16, p.Child("resourceWeights"), errs);
   for (const auto& [name, w] : weights.items()) {
     auto q = internal::QuantityAt(weights, name);
@@ -144,8 +140,8 @@ ErrorList ValidateResourceFlavor(const Json& rf) {
 
 ErrorList ValidateResourceFlavorUpdate(const Json& rf, const Json& old) {
   ErrorList errs = ValidateResourceFlavor(rf);
-  Append(errs, internal::ValidateMetaUpdate(rf, old, false));
-  if (Has(GetObj(old, "spec"), "topologyName") && GetObj(rf, "spec") != GetObj(old, "spec")) {
+  AppendErrors(errs, internal::ValidateMetaUpdate(rf, old, false));
+  if (HasMember(MemberObject(old, "spec"), "topologyName") && MemberObject(rf, "spec") != MemberObject(old, "spec")) {
     errs.push_back(Invalid(Path("spec"), Json(), "resourceFlavorSpec are immutable when "
                                                  "topologyName is set"));
   }
@@ -155,32 +151,32 @@ ErrorList ValidateResourceFlavorUpdate(const Json& rf, const Json& old) {
 namespace {
 
 void ValidateFairSharing(const Json& spec, const Path& p, ErrorList& errs) {
-  internal::ValidateNonNegative(GetObj(spec, "fairSharing"), "weight", p.Child("fairSharing"),
+  internal::ValidateNonNegative(MemberObject(spec, "fairSharing"), "weight", p.Child("fairSharing"),
                                 errs);
 }
 
 void ValidatePolicies(const Json& spec, const Path& p, ErrorList& errs) {
-  const Json& pre = GetObj(spec, "preemption");
-  if (GetStr(pre, "reclaimWithinCohort") == "Never" && Has(pre, "borrowWithinCohort") &&
-      GetStr(GetObj(pre, "borrowWithinCohort"), "policy") != "Never") {
+  const Json& pre = MemberObject(spec, "preemption");
+  if (StringMember(pre, "reclaimWithinCohort") == "Never" && HasMember(pre, "borrowWithinCohort") &&
+      std::string(StringMember(MemberObject(pre, "borrowWithinCohort"), "policy")) != "Never") {
     errs.push_back(Invalid(p.Child("preemption"), Json(), "reclaimWithinCohort=Never and "
                                                           "borrowWithinCohort.Policy!=Never"));
   }
-  const Json& ff = GetObj(spec, "flavorFungibility");
-  if (Has(ff, "preference") && (GetStr(ff, "whenCanBorrow") != "TryNextFlavor" ||
-                                GetStr(ff, "whenCanPreempt") != "TryNextFlavor")) {
+  const Json& ff = MemberObject(spec, "flavorFungibility");
+  if (HasMember(ff, "preference") && (StringMember(ff, "whenCanBorrow") != "TryNextFlavor" ||
+                                StringMember(ff, "whenCanPreempt") != "TryNextFlavor")) {
     errs.push_back(Invalid(p.Child("flavorFungibility"), Json(),
                            "preference can only be set when both whenCanBorrow and "
                            "whenCanPreempt are TryNextFlavor"));
   }
-  const Json& rules = GetArr(GetObj(spec, "admissionChecksStrategy"), "admissionChecks");
+  const Json& rules = MemberArray(MemberObject(spec, "admissionChecksStrategy"), "admissionChecks");
   Path rp = p.Child("admissionChecksStrategy").Child("admissionChecks");
   internal::ValidateMaxItems(rules, 64, rp, errs);
   std::set<std::string> seen;
   for (size_t i = 0; i < rules.size(); ++i) {
-    std::string name = GetStr(rules[i], "name");
+    std::string name(StringMember(rules[i], "name"));
     if (!seen.insert(name).second) errs.push_back(Duplicate(rp.Index(i).Child("name"), name));
-    internal::ValidateMaxItems(GetArr(rules[i], "onFlavors"), 64,
+    internal::ValidateMaxItems(MemberArray(rules[i], "onFlavors"), 64,
                                rp.Index(i).Child("onFlavors"), errs);
   }
 }
@@ -189,15 +185,15 @@ void ValidatePolicies(const Json& spec, const Path& p, ErrorList& errs) {
 
 ErrorList ValidateClusterQueue(const Json& cq) {
   ErrorList errs = internal::ValidateMeta(cq, false);
-  Append(errs, SchemaRules(SchemasFor(kStorageVersion).cluster_queue, cq));
-  const Json& spec = GetObj(cq, "spec");
+  AppendErrors(errs, SchemaRules(SchemasFor(kStorageVersion).cluster_queue, cq));
+  const Json& spec = MemberObject(cq, "spec");
   Path p("spec");
-  std::string cohort = GetStr(spec, "cohortName");
+  std::string cohort(StringMember(spec, "cohortName"));
   if (!cohort.empty()) internal::ValidateDNSSubdomain(cohort, p.Child("cohortName"), errs);
-  Append(errs, ValidateResourceGroups(GetArr(spec, "resourceGroups"), !cohort.empty(),
+  AppendErrors(errs, ValidateResourceGroups(MemberArray(spec, "resourceGroups"), !cohort.empty(),
                                       p.Child("resourceGroups")));
-  if (Has(spec, "namespaceSelector")) {
-    Append(errs, labels::ValidateLabelSelector(spec["namespaceSelector"],
+  if (HasMember(spec, "namespaceSelector")) {
+    AppendErrors(errs, labels::ValidateLabelSelector(spec["namespaceSelector"],
                                                p.Child("namespaceSelector")));
   }
   ValidatePolicies(spec, p, errs);
@@ -207,15 +203,15 @@ ErrorList ValidateClusterQueue(const Json& cq) {
 
 ErrorList ValidateClusterQueueUpdate(const Json& cq, const Json& old) {
   ErrorList errs = ValidateClusterQueue(cq);
-  Append(errs, internal::ValidateMetaUpdate(cq, old, false));
+  AppendErrors(errs, internal::ValidateMetaUpdate(cq, old, false));
   return errs;
 }
 
 ErrorList ValidateLocalQueue(const Json& lq) {
   ErrorList errs = internal::ValidateMeta(lq, true);
-  Append(errs, SchemaRules(SchemasFor(kStorageVersion).local_queue, lq));
-  const Json& spec = GetObj(lq, "spec");
-  std::string cq = GetStr(spec, "clusterQueue");
+  AppendErrors(errs, SchemaRules(SchemasFor(kStorageVersion).local_queue, lq));
+  const Json& spec = MemberObject(lq, "spec");
+  std::string cq(StringMember(spec, "clusterQueue"));
   if (!cq.empty()) internal::ValidateDNSSubdomain(cq, Path("spec").Child("clusterQueue"), errs);
   ValidateFairSharing(spec, Path("spec"), errs);
   return errs;
@@ -223,26 +219,26 @@ ErrorList ValidateLocalQueue(const Json& lq) {
 
 ErrorList ValidateLocalQueueUpdate(const Json& lq, const Json& old) {
   ErrorList errs = ValidateLocalQueue(lq);
-  Append(errs, internal::ValidateMetaUpdate(lq, old, true));
-  Append(errs, validation::ValidateImmutableField(GetStr(GetObj(lq, "spec"), "clusterQueue"),
-                                                  GetStr(GetObj(old, "spec"), "clusterQueue"),
+  AppendErrors(errs, internal::ValidateMetaUpdate(lq, old, true));
+  AppendErrors(errs, validation::ValidateImmutableField(std::string(StringMember(MemberObject(lq, "spec"), "clusterQueue")),
+                                                  std::string(StringMember(MemberObject(old, "spec"), "clusterQueue")),
                                                   Path("spec").Child("clusterQueue")));
   return errs;
 }
 
 ErrorList ValidateCohort(const Json& cohort) {
   ErrorList errs = internal::ValidateMeta(cohort, false);
-  Append(errs, SchemaRules(SchemasFor(kStorageVersion).cohort, cohort));
-  const Json& spec = GetObj(cohort, "spec");
+  AppendErrors(errs, SchemaRules(SchemasFor(kStorageVersion).cohort, cohort));
+  const Json& spec = MemberObject(cohort, "spec");
   Path p("spec");
-  std::string parent = GetStr(spec, "parentName");
+  std::string parent(StringMember(spec, "parentName"));
   if (!parent.empty()) {
     internal::ValidateDNSSubdomain(parent, p.Child("parentName"), errs);
-    if (parent == GetStr(GetObj(cohort, "metadata"), "name")) {
+    if (parent == std::string(StringMember(MemberObject(cohort, "metadata"), "name"))) {
       errs.push_back(Invalid(p.Child("parentName"), parent, "cannot create self-cycle"));
     }
   }
-  Append(errs, ValidateResourceGroups(GetArr(spec, "resourceGroups"), !parent.empty(),
+  AppendErrors(errs, ValidateResourceGroups(MemberArray(spec, "resourceGroups"), !parent.empty(),
                                       p.Child("resourceGroups")));
   ValidateFairSharing(spec, p, errs);
   return errs;
@@ -250,29 +246,29 @@ ErrorList ValidateCohort(const Json& cohort) {
 
 ErrorList ValidateCohortUpdate(const Json& cohort, const Json& old) {
   ErrorList errs = ValidateCohort(cohort);
-  Append(errs, internal::ValidateMetaUpdate(cohort, old, false));
+  AppendErrors(errs, internal::ValidateMetaUpdate(cohort, old, false));
   return errs;
 }
 
 ErrorList ValidateWorkloadPriorityClass(const Json& wpc) {
   ErrorList errs = internal::ValidateMeta(wpc, false);
-  if (!Has(wpc, "value")) errs.push_back(Required(Path("value")));
-  std::string d = GetStr(wpc, "description");
+  if (!HasMember(wpc, "value")) errs.push_back(Required(Path("value")));
+  std::string d(StringMember(wpc, "description"));
   if (d.size() > 2048) errs.push_back(TooLong(Path("description"), d, 2048));
   return errs;
 }
 
 ErrorList ValidateWorkloadPriorityClassUpdate(const Json& wpc, const Json& old) {
   ErrorList errs = ValidateWorkloadPriorityClass(wpc);
-  Append(errs, internal::ValidateMetaUpdate(wpc, old, false));
+  AppendErrors(errs, internal::ValidateMetaUpdate(wpc, old, false));
   return errs;
 }
 
 ErrorList ValidateAdmissionCheck(const Json& ac) {
   ErrorList errs = internal::ValidateMeta(ac, false);
-  Append(errs, SchemaRules(SchemasFor(kStorageVersion).admission_check, ac));
-  const Json& spec = GetObj(ac, "spec");
-  if (Has(spec, "controllerName") && GetStr(spec, "controllerName").empty()) {
+  AppendErrors(errs, SchemaRules(SchemasFor(kStorageVersion).admission_check, ac));
+  const Json& spec = MemberObject(ac, "spec");
+  if (HasMember(spec, "controllerName") && StringMember(spec, "controllerName").empty()) {
     errs.push_back(Required(Path("spec").Child("controllerName")));
   }
   return errs;
@@ -280,23 +276,23 @@ ErrorList ValidateAdmissionCheck(const Json& ac) {
 
 ErrorList ValidateAdmissionCheckUpdate(const Json& ac, const Json& old) {
   ErrorList errs = ValidateAdmissionCheck(ac);
-  Append(errs, internal::ValidateMetaUpdate(ac, old, false));
-  Append(errs, validation::ValidateImmutableField(GetStr(GetObj(ac, "spec"), "controllerName"),
-                                                  GetStr(GetObj(old, "spec"), "controllerName"),
+  AppendErrors(errs, internal::ValidateMetaUpdate(ac, old, false));
+  AppendErrors(errs, validation::ValidateImmutableField(std::string(StringMember(MemberObject(ac, "spec"), "controllerName")),
+                                                  std::string(StringMember(MemberObject(old, "spec"), "controllerName")),
                                                   Path("spec").Child("controllerName")));
   return errs;
 }
 
 ErrorList ValidateTopology(const Json& topo) {
   ErrorList errs = internal::ValidateMeta(topo, false);
-  Append(errs, SchemaRules(SchemasFor(kStorageVersion).topology, topo));
-  const Json& levels = GetArr(GetObj(topo, "spec"), "levels");
+  AppendErrors(errs, SchemaRules(SchemasFor(kStorageVersion).topology, topo));
+  const Json& levels = MemberArray(MemberObject(topo, "spec"), "levels");
   Path p = Path("spec").Child("levels");
-  if (Has(GetObj(topo, "spec"), "levels") && levels.empty()) errs.push_back(Required(p));
+  if (HasMember(MemberObject(topo, "spec"), "levels") && levels.empty()) errs.push_back(Required(p));
   internal::ValidateMaxItems(levels, 16, p, errs);
   std::set<std::string> seen;
   for (size_t i = 0; i < levels.size(); ++i) {
-    std::string label = GetStr(levels[i], "nodeLabel");
+    std::string label(StringMember(levels[i], "nodeLabel"));
     internal::ValidateQualifiedName(label, p.Index(i).Child("nodeLabel"), errs);
     if (!seen.insert(label).second) {
       errs.push_back(Invalid(p.Index(i).Child("nodeLabel"), label, "must be unique"));
@@ -311,11 +307,11 @@ ErrorList ValidateTopology(const Json& topo) {
 
 ErrorList ValidateTopologyUpdate(const Json& topo, const Json& old) {
   ErrorList errs = ValidateTopology(topo);
-  Append(errs, internal::ValidateMetaUpdate(topo, old, false));
-  const Json& now = GetArr(GetObj(topo, "spec"), "levels");
-  const Json& was = GetArr(GetObj(old, "spec"), "levels");
+  AppendErrors(errs, internal::ValidateMetaUpdate(topo, old, false));
+  const Json& now = MemberArray(MemberObject(topo, "spec"), "levels");
+  const Json& was = MemberArray(MemberObject(old, "spec"), "levels");
   auto hostname_lowest = [](const Json& levels) {
-    return !levels.empty() && GetStr(levels.back(), "nodeLabel") == "kubernetes.io/hostname";
+    return !levels.empty() && std::string(StringMember(levels.back(), "nodeLabel")) == "kubernetes.io/hostname";
   };
   // Levels may change only while kubernetes.io/hostname stays the lowest level.
   if (now != was && !(hostname_lowest(now) && hostname_lowest(was))) {

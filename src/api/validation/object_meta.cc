@@ -1,5 +1,7 @@
 #include "api/validation/object_meta.h"
 
+#include "api/json_access.h"
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -22,13 +24,6 @@ std::string StringField(const Json& obj, const char* key, bool* bad) {
   return it->get<std::string>();
 }
 
-const Json& FieldOrNull(const Json& obj, const char* key) {
-  static const Json kNull = nullptr;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
 void AddInvalidEach(ErrorList& errs, const Path& p, const Json& value, const Messages& msgs) {
   for (const std::string& m : msgs) errs.push_back(Invalid(p, value, m));
 }
@@ -38,12 +33,12 @@ void ValidateNameFields(const Json& meta, const NameValidator& name_fn, const Pa
   bool bad = false;
   std::string name = StringField(meta, "name", &bad);
   if (bad)
-    errs.push_back(Invalid(path.Child("name"), FieldOrNull(meta, "name"), "must be a string"));
+    errs.push_back(Invalid(path.Child("name"), Member(meta, "name"), "must be a string"));
   bad = false;
   std::string generate_name = StringField(meta, "generateName", &bad);
   if (bad) {
     errs.push_back(
-        Invalid(path.Child("generateName"), FieldOrNull(meta, "generateName"), "must be a string"));
+        Invalid(path.Child("generateName"), Member(meta, "generateName"), "must be a string"));
   }
   if (!generate_name.empty() && name_fn) {
     AddInvalidEach(errs, path.Child("generateName"), generate_name, name_fn(generate_name, true));
@@ -64,7 +59,7 @@ void ValidateNamespaceField(const Json& meta, bool namespaced, const Path& path,
   std::string ns = StringField(meta, "namespace", &bad);
   if (bad) {
     errs.push_back(
-        Invalid(path.Child("namespace"), FieldOrNull(meta, "namespace"), "must be a string"));
+        Invalid(path.Child("namespace"), Member(meta, "namespace"), "must be a string"));
     return;
   }
   if (namespaced) {
@@ -221,7 +216,7 @@ ErrorList ValidateObjectMeta(const Json& metadata, bool namespaced, const NameVa
   }
   ValidateNameFields(metadata, name_fn, path, errs);
   ValidateNamespaceField(metadata, namespaced, path, errs);
-  const Json& generation = FieldOrNull(metadata, "generation");
+  const Json& generation = Member(metadata, "generation");
   if (generation.is_number_integer() && generation.get<int64_t>() < 0) {
     errs.push_back(
         Invalid(path.Child("generation"), generation, "must be greater than or equal to 0"));
@@ -230,11 +225,11 @@ ErrorList ValidateObjectMeta(const Json& metadata, bool namespaced, const NameVa
     errs.insert(errs.end(), std::make_move_iterator(more.begin()),
                 std::make_move_iterator(more.end()));
   };
-  append(ValidateLabels(FieldOrNull(metadata, "labels"), path.Child("labels")));
-  append(ValidateAnnotations(FieldOrNull(metadata, "annotations"), path.Child("annotations")));
-  append(ValidateOwnerReferences(FieldOrNull(metadata, "ownerReferences"),
+  append(ValidateLabels(Member(metadata, "labels"), path.Child("labels")));
+  append(ValidateAnnotations(Member(metadata, "annotations"), path.Child("annotations")));
+  append(ValidateOwnerReferences(Member(metadata, "ownerReferences"),
                                  path.Child("ownerReferences")));
-  append(ValidateFinalizers(FieldOrNull(metadata, "finalizers"), path.Child("finalizers")));
+  append(ValidateFinalizers(Member(metadata, "finalizers"), path.Child("finalizers")));
   return errs;
 }
 
@@ -247,8 +242,8 @@ void CheckImmutable(const Json& new_meta, const Json& old_meta, const char* key,
     if (v.is_string() && v.get_ref<const std::string&>().empty()) return nullptr;
     return v;
   };
-  Json n = normalize(FieldOrNull(new_meta, key));
-  Json o = normalize(FieldOrNull(old_meta, key));
+  Json n = normalize(Member(new_meta, key));
+  Json o = normalize(Member(old_meta, key));
   if (n != o) {
     // Go shows a missing string as "" and a missing pointer (timestamps) as null.
     bool string_field = std::string_view(key) == "name" || std::string_view(key) == "namespace" ||
@@ -276,10 +271,10 @@ ErrorList ValidateImmutableField(const Json& now, const Json& old, const Path& p
 
 ErrorList ValidateObjectMetaUpdate(const Json& new_meta, const Json& old_meta, const Path& path) {
   ErrorList errs;
-  if (!FieldOrNull(old_meta, "deletionTimestamp").is_null()) {
-    std::set<std::string> old_set = StringSet(FieldOrNull(old_meta, "finalizers"));
+  if (!Member(old_meta, "deletionTimestamp").is_null()) {
+    std::set<std::string> old_set = StringSet(Member(old_meta, "finalizers"));
     std::vector<std::string> extra;
-    for (const std::string& f : StringSet(FieldOrNull(new_meta, "finalizers"))) {
+    for (const std::string& f : StringSet(Member(new_meta, "finalizers"))) {
       if (!old_set.count(f)) extra.push_back(f);
     }
     if (!extra.empty()) {
@@ -292,8 +287,8 @@ ErrorList ValidateObjectMetaUpdate(const Json& new_meta, const Json& old_meta, c
                                    list));
     }
   }
-  const Json& new_gen = FieldOrNull(new_meta, "generation");
-  const Json& old_gen = FieldOrNull(old_meta, "generation");
+  const Json& new_gen = Member(new_meta, "generation");
+  const Json& old_gen = Member(old_meta, "generation");
   int64_t ng = new_gen.is_number_integer() ? new_gen.get<int64_t>() : 0;
   int64_t og = old_gen.is_number_integer() ? old_gen.get<int64_t>() : 0;
   if (ng < og) errs.push_back(Invalid(path.Child("generation"), ng, "must not be decremented"));

@@ -10,6 +10,8 @@
 // function is stateless and thread-safe.
 #pragma once
 
+#include <string_view>
+
 #include "absl/strings/string_view.h"
 #include <string>
 #include <vector>
@@ -83,7 +85,7 @@ std::vector<TableColumn> CronJobColumns();
 std::vector<Json> CronJobRowCells(const Json& cronjob, absl::Time now);
 
 // True when `job.status.conditions` has `type` with status "True".
-bool JobConditionTrue(const Json& job, absl::string_view type);
+bool JobConditionTrue(const Json& job, std::string_view type);
 // Complete=True or Failed=True.
 bool IsJobFinished(const Json& job);
 

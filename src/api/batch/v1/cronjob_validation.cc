@@ -12,24 +12,13 @@
 #include "api/batch/v1/cron_schedule.h"
 #include "api/batch/v1/internal/job_rules.h"
 #include "api/batch/v1/internal/util.h"
+#include "api/json_access.h"
 
 namespace batchd::api::batch_v1 {
 namespace {
 
-using internal::Find;
-
 // The cronjob controller appends an 11-character suffix to make Job names.
 constexpr size_t kMaxCronJobNameLength = 63 - 11;
-
-const Json& At(const Json& o, std::initializer_list<absl::string_view> path) {
-  static const Json kNull;
-  const Json* v = Find(o, path);
-  return v == nullptr ? kNull : *v;
-}
-
-void Append(ErrorList& to, ErrorList more) {
-  to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-}
 
 ErrorList ValidateSchedule(const std::string& schedule, bool allow_tz, bool has_time_zone,
                            const Path& p) {
@@ -88,25 +77,25 @@ ErrorList ValidateConcurrencyPolicy(const Json& v, const Path& p) {
 // validateCronJobSpec; `old_spec` is null on create.
 ErrorList ValidateCronJobSpec(const Json& spec, const Json& old_spec, const Path& p) {
   ErrorList errs;
-  const Json& schedule = At(spec, {"schedule"});
+  const Json& schedule = Member(spec, "schedule");
   const std::string sched = schedule.is_string() ? schedule.get<std::string>() : "";
-  const Json& tz = At(spec, {"timeZone"});
+  const Json& tz = Member(spec, "timeZone");
   if (sched.empty()) {
     errs.push_back(Required(p.Child("schedule")));
   } else {
-    const bool allow_tz = absl::StrContains(internal::FindStr(old_spec, {"schedule"}), "TZ");
-    Append(errs, ValidateSchedule(sched, allow_tz, !tz.is_null(), p.Child("schedule")));
+    const bool allow_tz = absl::StrContains(std::string(AsString(Member(old_spec, "schedule"))), "TZ");
+    AppendErrors(errs, ValidateSchedule(sched, allow_tz, !tz.is_null(), p.Child("schedule")));
   }
-  Append(errs, internal::NonNegative(At(spec, {"startingDeadlineSeconds"}),
+  AppendErrors(errs, internal::NonNegative(Member(spec, "startingDeadlineSeconds"),
                                      p.Child("startingDeadlineSeconds")));
-  if (old_spec.is_null() || At(old_spec, {"timeZone"}) != tz) {
-    Append(errs, ValidateTimeZone(tz, p.Child("timeZone")));
+  if (old_spec.is_null() || Member(old_spec, "timeZone") != tz) {
+    AppendErrors(errs, ValidateTimeZone(tz, p.Child("timeZone")));
   }
-  Append(errs, ValidateConcurrencyPolicy(At(spec, {"concurrencyPolicy"}), p.Child("concurrencyPolicy")));
-  const Json& tmpl = At(spec, {"jobTemplate"});
-  Append(errs, ValidateJobTemplateSpec(tmpl.is_null() ? Json::object() : tmpl, p.Child("jobTemplate")));
+  AppendErrors(errs, ValidateConcurrencyPolicy(Member(spec, "concurrencyPolicy"), p.Child("concurrencyPolicy")));
+  const Json& tmpl = Member(spec, "jobTemplate");
+  AppendErrors(errs, ValidateJobTemplateSpec(tmpl.is_null() ? Json::object() : tmpl, p.Child("jobTemplate")));
   for (const char* f : {"successfulJobsHistoryLimit", "failedJobsHistoryLimit"}) {
-    Append(errs, internal::NonNegative(At(spec, {f}), p.Child(f)));
+    AppendErrors(errs, internal::NonNegative(MemberAt(spec, {f}), p.Child(f)));
   }
   return errs;
 }
@@ -115,8 +104,8 @@ ErrorList ValidateCronJobSpec(const Json& spec, const Json& old_spec, const Path
 
 ErrorList ValidateCronJobCreate(const Json& cronjob) {
   // ObjectMeta itself is validated by the registry for every kind.
-  ErrorList errs = ValidateCronJobSpec(At(cronjob, {"spec"}), Json(), Path("spec"));
-  const std::string name = internal::FindStr(cronjob, {"metadata", "name"});
+  ErrorList errs = ValidateCronJobSpec(Member(cronjob, "spec"), Json(), Path("spec"));
+  const std::string name(AsString(MemberAt(cronjob, {"metadata", "name"})));
   if (name.size() > kMaxCronJobNameLength) {
     errs.push_back(Invalid(Path("metadata").Child("name"), name, "must be no more than 52 characters"));
   }
@@ -126,8 +115,8 @@ ErrorList ValidateCronJobCreate(const Json& cronjob) {
 ErrorList ValidateCronJobUpdate(const Json& cronjob, const Json& old) {
   // The 52-character limit is not applied on update, so that older long
   // names stay updatable (as in Kubernetes).
-  const Json& old_spec = At(old, {"spec"});
-  return ValidateCronJobSpec(At(cronjob, {"spec"}), old_spec.is_null() ? Json::object() : old_spec,
+  const Json& old_spec = Member(old, "spec");
+  return ValidateCronJobSpec(Member(cronjob, "spec"), old_spec.is_null() ? Json::object() : old_spec,
                              Path("spec"));
 }
 

@@ -5,16 +5,10 @@
 #include "api/batch/v1/batch_v1.h"
 #include "api/batch/v1/internal/util.h"
 #include "api/core/v1/core_v1.h"
+#include "api/json_access.h"
 
 namespace batchd::api::batch_v1 {
 namespace {
-
-using internal::Find;
-
-bool Missing(const Json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null();
-}
 
 void DefaultPodTemplate(Json& tmpl) {
   if (!tmpl.is_object()) return;
@@ -40,24 +34,24 @@ void DefaultPodFailurePolicy(Json& spec) {
 
 void SetDefaultsJobSpec(Json& spec) {
   if (!spec.is_object()) spec = Json::object();
-  if (Missing(spec, "completions") && Missing(spec, "parallelism")) {
+  if (!HasMember(spec, "completions") && !HasMember(spec, "parallelism")) {
     spec["completions"] = 1;
     spec["parallelism"] = 1;
   }
-  if (Missing(spec, "parallelism")) spec["parallelism"] = 1;
-  if (Missing(spec, "backoffLimit")) {
-    spec["backoffLimit"] = Missing(spec, "backoffLimitPerIndex")
+  if (!HasMember(spec, "parallelism")) spec["parallelism"] = 1;
+  if (!HasMember(spec, "backoffLimit")) {
+    spec["backoffLimit"] = !HasMember(spec, "backoffLimitPerIndex")
                                ? int64_t{6}
                                : int64_t{std::numeric_limits<int32_t>::max()};
   }
-  if (Missing(spec, "completionMode")) spec["completionMode"] = "NonIndexed";
-  if (Missing(spec, "suspend")) spec["suspend"] = false;
+  if (!HasMember(spec, "completionMode")) spec["completionMode"] = "NonIndexed";
+  if (!HasMember(spec, "suspend")) spec["suspend"] = false;
   DefaultPodFailurePolicy(spec);
-  if (Missing(spec, "podReplacementPolicy")) {
+  if (!HasMember(spec, "podReplacementPolicy")) {
     spec["podReplacementPolicy"] =
-        Missing(spec, "podFailurePolicy") ? "TerminatingOrFailed" : "Failed";
+        !HasMember(spec, "podFailurePolicy") ? "TerminatingOrFailed" : "Failed";
   }
-  if (Missing(spec, "manualSelector")) spec["manualSelector"] = false;
+  if (!HasMember(spec, "manualSelector")) spec["manualSelector"] = false;
   if (spec.contains("template")) DefaultPodTemplate(spec["template"]);
 }
 
@@ -66,11 +60,11 @@ void SetDefaultsJob(Json& job) {
   Json& spec = job["spec"];
   SetDefaultsJobSpec(spec);
   // An unlabelled Job takes its pod template's labels.
-  const Json* tmpl_labels = Find(spec, {"template", "metadata", "labels"});
+  const Json* tmpl_labels = FindMemberAt(spec, {"template", "metadata", "labels"});
   if (tmpl_labels != nullptr && tmpl_labels->is_object()) {
-    const Json* labels = Find(job, {"metadata", "labels"});
+    const Json* labels = FindMemberAt(job, {"metadata", "labels"});
     if (labels == nullptr || !labels->is_object() || labels->empty()) {
-      internal::Ensure(job, {"metadata", "labels"}) = *tmpl_labels;
+      MutableMemberAt(job, {"metadata", "labels"}) = *tmpl_labels;
     }
   }
 }
@@ -79,12 +73,12 @@ void SetDefaultsCronJob(Json& cronjob) {
   if (!cronjob.is_object()) return;
   Json& spec = cronjob["spec"];
   if (!spec.is_object()) spec = Json::object();
-  if (Missing(spec, "concurrencyPolicy") || spec["concurrencyPolicy"] == "") {
+  if (!HasMember(spec, "concurrencyPolicy") || spec["concurrencyPolicy"] == "") {
     spec["concurrencyPolicy"] = "Allow";
   }
-  if (Missing(spec, "suspend")) spec["suspend"] = false;
-  if (Missing(spec, "successfulJobsHistoryLimit")) spec["successfulJobsHistoryLimit"] = 3;
-  if (Missing(spec, "failedJobsHistoryLimit")) spec["failedJobsHistoryLimit"] = 1;
+  if (!HasMember(spec, "suspend")) spec["suspend"] = false;
+  if (!HasMember(spec, "successfulJobsHistoryLimit")) spec["successfulJobsHistoryLimit"] = 3;
+  if (!HasMember(spec, "failedJobsHistoryLimit")) spec["failedJobsHistoryLimit"] = 1;
   Json* tmpl = nullptr;
   if (spec.contains("jobTemplate") && spec["jobTemplate"].is_object() &&
       spec["jobTemplate"].contains("spec") && spec["jobTemplate"]["spec"].is_object() &&
@@ -99,10 +93,10 @@ void PrepareJobForCreate(Json& job) {
   job["status"] = Json::object();
   Json& spec = job["spec"];
   if (!spec.is_object()) spec = Json::object();
-  if (internal::FindBool(spec, {"manualSelector"})) return;
-  const std::string name = internal::FindStr(job, {"metadata", "name"});
-  const std::string uid = internal::FindStr(job, {"metadata", "uid"});
-  Json& labels = internal::Ensure(spec, {"template", "metadata", "labels"});
+  if (AsBool(Member(spec, "manualSelector"))) return;
+  const std::string name(AsString(MemberAt(job, {"metadata", "name"})));
+  const std::string uid(AsString(MemberAt(job, {"metadata", "uid"})));
+  Json& labels = MutableMemberAt(spec, {"template", "metadata", "labels"});
   if (!labels.is_object()) labels = Json::object();
   // Labels the user already set are kept; validation rejects conflicts.
   for (const char* key : {kLegacyJobNameLabel, kJobNameLabel}) {

@@ -10,30 +10,19 @@
 #include "api/batch/v1/batch_v1.h"
 #include "api/batch/v1/internal/job_rules.h"
 #include "api/batch/v1/internal/util.h"
+#include "api/json_access.h"
 
 namespace batchd::api::batch_v1 {
 namespace {
 
 using internal::ConditionTrue;
-using internal::Find;
-using internal::FindInt;
 using internal::NonNegative;
-
-const Json& At(const Json& o, std::initializer_list<absl::string_view> path) {
-  static const Json kNull;
-  const Json* v = Find(o, path);
-  return v == nullptr ? kNull : *v;
-}
-
-void Append(ErrorList& to, ErrorList more) {
-  to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-}
 
 // The facts about one Job the transition rules look at.
 struct Facts {
   bool complete, failed, failure_target, success_criteria_met, finished;
   explicit Facts(const Json& job) {
-    const Json& c = At(job, {"status", "conditions"});
+    const Json& c = MemberAt(job, {"status", "conditions"});
     complete = ConditionTrue(c, "Complete");
     failed = ConditionTrue(c, "Failed");
     failure_target = ConditionTrue(c, "FailureTarget");
@@ -42,14 +31,14 @@ struct Facts {
   }
 };
 
-std::optional<absl::Time> TimeAt(const Json& job, absl::string_view field) {
-  const Json& v = At(job, {"status", field});
+std::optional<absl::Time> TimeAt(const Json& job, std::string_view field) {
+  const Json& v = MemberAt(job, {"status", field});
   return v.is_string() ? internal::ParseRfc3339(v.get<std::string>()) : std::nullopt;
 }
 
-bool SameTime(const Json& a, const Json& b, absl::string_view field) {
-  const Json& x = At(a, {"status", field});
-  const Json& y = At(b, {"status", field});
+bool SameTime(const Json& a, const Json& b, std::string_view field) {
+  const Json& x = MemberAt(a, {"status", field});
+  const Json& y = MemberAt(b, {"status", field});
   if (x.is_null() || y.is_null()) return x.is_null() == y.is_null();
   return TimeAt(a, field) == TimeAt(b, field);
 }
@@ -57,11 +46,11 @@ bool SameTime(const Json& a, const Json& b, absl::string_view field) {
 ErrorList ValidateCounters(const Json& status, const Path& sp) {
   ErrorList errs;
   for (const char* f : {"active", "succeeded", "failed", "ready", "terminating"}) {
-    Append(errs, NonNegative(At(status, {f}), sp.Child(f)));
+    AppendErrors(errs, NonNegative(MemberAt(status, {f}), sp.Child(f)));
   }
   std::set<std::string> seen;
   for (const char* list : {"succeeded", "failed"}) {
-    const Json& uids = At(status, {"uncountedTerminatedPods", list});
+    const Json& uids = MemberAt(status, {"uncountedTerminatedPods", list});
     if (!uids.is_array()) continue;
     for (size_t i = 0; i < uids.size(); ++i) {
       const Path p = sp.Child("uncountedTerminatedPods").Child(list).Index(i);
@@ -96,7 +85,7 @@ ErrorList ValidateConditionCombos(const Facts& now, const Facts& old, const Json
     errs.push_back(Invalid(cp, nullptr,
                            "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions"));
   }
-  if (Find(job, {"spec", "successPolicy"}) != nullptr && !now.success_criteria_met && now.complete) {
+  if (FindMemberAt(job, {"spec", "successPolicy"}) != nullptr && !now.success_criteria_met && now.complete) {
     errs.push_back(Invalid(cp, nullptr,
                            "cannot set Complete=True for Job with SuccessPolicy unless "
                            "SuccessCriteriaMet=True"));
@@ -125,7 +114,7 @@ ErrorList ValidateTimes(const Json& job, const Json& old, const Facts& now, cons
   const bool start_changed = !SameTime(job, old, "startTime");
   const bool completion_changed = !SameTime(job, old, "completionTime");
   const bool complete_changed = now.complete != was.complete;
-  const Json& completion = At(job, {"status", "completionTime"});
+  const Json& completion = MemberAt(job, {"status", "completionTime"});
   if ((complete_changed || completion_changed) && !completion.is_null() && !now.complete) {
     errs.push_back(Invalid(sp.Child("completionTime"), completion,
                            "cannot set completionTime when there is no Complete=True condition"));
@@ -139,15 +128,15 @@ ErrorList ValidateTimes(const Json& job, const Json& old, const Facts& now, cons
     errs.push_back(Invalid(sp.Child("completionTime"), completion,
                            "completionTime cannot be set before startTime"));
   }
-  if (!completion.is_null() && !At(old, {"status", "completionTime"}).is_null() && completion_changed) {
+  if (!completion.is_null() && !MemberAt(old, {"status", "completionTime"}).is_null() && completion_changed) {
     errs.push_back(Invalid(sp.Child("completionTime"), completion, "completionTime cannot be mutated"));
   }
   if ((now.finished != was.finished || start_changed) && now.finished &&
-      At(job, {"status", "startTime"}).is_null()) {
+      MemberAt(job, {"status", "startTime"}).is_null()) {
     errs.push_back(Required(sp.Child("startTime"), "startTime is required for finished job"));
   }
-  if (start_changed && !At(old, {"status", "startTime"}).is_null() &&
-      !internal::FindBool(job, {"spec", "suspend"})) {
+  if (start_changed && !MemberAt(old, {"status", "startTime"}).is_null() &&
+      !AsBool(MemberAt(job, {"spec", "suspend"}))) {
     errs.push_back(Required(sp.Child("startTime"), "startTime cannot be removed for unsuspended job"));
   }
   return errs;
@@ -155,13 +144,13 @@ ErrorList ValidateTimes(const Json& job, const Json& old, const Facts& now, cons
 
 ErrorList ValidateIndexes(const Json& job, const Json& old, const Path& sp) {
   ErrorList errs;
-  const std::string completed = internal::FindStr(job, {"status", "completedIndexes"});
-  const Json& failed = At(job, {"status", "failedIndexes"});
-  const bool completed_changed = completed != internal::FindStr(old, {"status", "completedIndexes"});
-  const bool failed_changed = failed != At(old, {"status", "failedIndexes"});
-  const auto completions = FindInt(job, {"spec", "completions"});
-  const bool per_index = Find(job, {"spec", "backoffLimitPerIndex"}) != nullptr;
-  const bool indexed = internal::FindStr(job, {"spec", "completionMode"}) == "Indexed";
+  const std::string completed(AsString(MemberAt(job, {"status", "completedIndexes"})));
+  const Json& failed = MemberAt(job, {"status", "failedIndexes"});
+  const bool completed_changed = completed != AsString(MemberAt(old, {"status", "completedIndexes"}));
+  const bool failed_changed = failed != MemberAt(old, {"status", "failedIndexes"});
+  const auto completions = AsOptionalInt(MemberAt(job, {"spec", "completions"}));
+  const bool per_index = FindMemberAt(job, {"spec", "backoffLimitPerIndex"}) != nullptr;
+  const bool indexed = AsString(MemberAt(job, {"spec", "completionMode"})) == "Indexed";
   if (completed_changed && completions) {
     auto st = internal::ValidateIndexesFormat(completed, *completions);
     if (!st.ok()) {
@@ -195,26 +184,26 @@ ErrorList ValidateFinishedAndCounters(const Json& job, const Json& old, const Fa
                                       const Facts& was, const Path& sp) {
   ErrorList errs;
   const bool finished_changed = now.finished != was.finished;
-  const int64_t active = FindInt(job, {"status", "active"}).value_or(0);
-  if ((finished_changed || active != FindInt(old, {"status", "active"}).value_or(0)) && active > 0 &&
+  const int64_t active = AsOptionalInt(MemberAt(job, {"status", "active"})).value_or(0);
+  if ((finished_changed || active != AsOptionalInt(MemberAt(old, {"status", "active"})).value_or(0)) && active > 0 &&
       now.finished) {
     errs.push_back(Invalid(sp.Child("active"), active, "active>0 is invalid for finished job"));
   }
-  const Json& uncounted = At(job, {"status", "uncountedTerminatedPods"});
-  const size_t n_uncounted = At(uncounted, {"succeeded"}).size() + At(uncounted, {"failed"}).size();
-  if ((finished_changed || uncounted != At(old, {"status", "uncountedTerminatedPods"})) &&
+  const Json& uncounted = MemberAt(job, {"status", "uncountedTerminatedPods"});
+  const size_t n_uncounted = Member(uncounted, "succeeded").size() + Member(uncounted, "failed").size();
+  if ((finished_changed || uncounted != MemberAt(old, {"status", "uncountedTerminatedPods"})) &&
       now.finished && n_uncounted > 0) {
     errs.push_back(Invalid(sp.Child("uncountedTerminatedPods"), uncounted,
                            "uncountedTerminatedPods needs to be empty for finished job"));
   }
-  const int64_t failed = FindInt(job, {"status", "failed"}).value_or(0);
-  if (failed < FindInt(old, {"status", "failed"}).value_or(0)) {
+  const int64_t failed = AsOptionalInt(MemberAt(job, {"status", "failed"})).value_or(0);
+  if (failed < AsOptionalInt(MemberAt(old, {"status", "failed"})).value_or(0)) {
     errs.push_back(Invalid(sp.Child("failed"), failed, "cannot decrease the failed counter"));
   }
-  const bool indexed = internal::FindStr(job, {"spec", "completionMode"}) == "Indexed";
-  const bool elastic = indexed && At(job, {"spec", "completions"}) == At(job, {"spec", "parallelism"});
-  const int64_t succeeded = FindInt(job, {"status", "succeeded"}).value_or(0);
-  if (!elastic && succeeded < FindInt(old, {"status", "succeeded"}).value_or(0)) {
+  const bool indexed = AsString(MemberAt(job, {"spec", "completionMode"})) == "Indexed";
+  const bool elastic = indexed && MemberAt(job, {"spec", "completions"}) == MemberAt(job, {"spec", "parallelism"});
+  const int64_t succeeded = AsOptionalInt(MemberAt(job, {"status", "succeeded"})).value_or(0);
+  if (!elastic && succeeded < AsOptionalInt(MemberAt(old, {"status", "succeeded"})).value_or(0)) {
     errs.push_back(Invalid(sp.Child("succeeded"), succeeded, "cannot decrease the succeeded counter"));
   }
   return errs;
@@ -225,11 +214,11 @@ ErrorList ValidateFinishedAndCounters(const Json& job, const Json& old, const Fa
 ErrorList ValidateJobStatusUpdate(const Json& job, const Json& old) {
   const Path sp("status");
   const Facts now(job), was(old);
-  ErrorList errs = ValidateCounters(At(job, {"status"}), sp);
-  Append(errs, ValidateConditionCombos(now, was, job, sp));
-  Append(errs, ValidateTimes(job, old, now, was, sp));
-  Append(errs, ValidateIndexes(job, old, sp));
-  Append(errs, ValidateFinishedAndCounters(job, old, now, was, sp));
+  ErrorList errs = ValidateCounters(Member(job, "status"), sp);
+  AppendErrors(errs, ValidateConditionCombos(now, was, job, sp));
+  AppendErrors(errs, ValidateTimes(job, old, now, was, sp));
+  AppendErrors(errs, ValidateIndexes(job, old, sp));
+  AppendErrors(errs, ValidateFinishedAndCounters(job, old, now, was, sp));
   return errs;
 }
 

@@ -12,20 +12,12 @@
 #include "api/batch/v1/batch_v1.h"
 #include "api/batch/v1/internal/job_rules.h"
 #include "api/batch/v1/internal/util.h"
+#include "api/json_access.h"
+#include "api/meta/conditions.h"
 
 namespace batchd::api::batch_v1 {
 namespace internal {
 namespace {
-
-void Append(ErrorList& to, ErrorList more) {
-  to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-}
-
-const Json& Member(const Json& obj, absl::string_view key) {
-  static const Json kNull;
-  const Json* v = Find(obj, {key});
-  return v == nullptr ? kNull : *v;
-}
 
 // Go's strconv.Atoi (base 10, optional sign).
 std::optional<int64_t> Atoi(absl::string_view s) {
@@ -73,7 +65,7 @@ absl::Status ParseIndexInterval(absl::string_view s, int64_t completions, int64_
 
 // Copies `key` of `from` into `to` (or removes it from `to`).
 void CopyMember(const Json& from, Json& to, const char* key) {
-  const Json* v = Find(from, {key});
+  const Json* v = FindMemberAt(from, {key});
   if (v != nullptr && !v->is_null()) {
     to[key] = *v;
   } else if (to.is_object()) {
@@ -87,11 +79,11 @@ void CopyMember(const Json& from, Json& to, const char* key) {
 ErrorList ValidateTemplateUpdate(const Json& tmpl, Json old_tmpl, bool allow_scheduling) {
   if (allow_scheduling && old_tmpl.is_object() && tmpl.is_object()) {
     static const Json kEmpty = Json::object();
-    const Json* new_spec_ptr = Find(tmpl, {"spec"});
+    const Json* new_spec_ptr = FindMember(tmpl, "spec");
     const Json& new_spec = new_spec_ptr != nullptr ? *new_spec_ptr : kEmpty;
     Json& old_spec = old_tmpl["spec"];
     if (!old_spec.is_object()) old_spec = Json::object();
-    const Json* new_aff = Find(new_spec, {"affinity"});
+    const Json* new_aff = FindMember(new_spec, "affinity");
     const bool new_has = new_aff != nullptr && new_aff->is_object();
     const bool old_has = old_spec.contains("affinity") && old_spec["affinity"].is_object();
     if (!new_has && old_has) {
@@ -108,9 +100,9 @@ ErrorList ValidateTemplateUpdate(const Json& tmpl, Json old_tmpl, bool allow_sch
     }
     Json& old_meta = old_tmpl["metadata"];
     if (!old_meta.is_object()) old_meta = Json::object();
-    const Json* new_meta = Find(tmpl, {"metadata"});
+    const Json* new_meta = FindMember(tmpl, "metadata");
     for (const char* f : {"labels", "annotations"}) CopyMember(new_meta ? *new_meta : kEmpty, old_meta, f);
-    if (old_meta.empty() && Find(tmpl, {"metadata"}) == nullptr) old_tmpl.erase("metadata");
+    if (old_meta.empty() && FindMember(tmpl, "metadata") == nullptr) old_tmpl.erase("metadata");
   }
   return Immutable(tmpl, old_tmpl, Path("spec").Child("template"));
 }
@@ -119,7 +111,7 @@ ErrorList ValidateCompletionsUpdate(const Json& spec, const Json& old_spec) {
   const Path p = Path("spec").Child("completions");
   const Json& now = Member(spec, "completions");
   const Json& before = Member(old_spec, "completions");
-  if (FindStr(spec, {"completionMode"}) != "Indexed") return Immutable(now, before, p);
+  if (AsString(Member(spec, "completionMode")) != "Indexed") return Immutable(now, before, p);
   if (now == before || now.is_null()) return {};
   if (now != Member(spec, "parallelism")) {
     return {Invalid(p, now, "can only be modified in tandem with spec.parallelism")};
@@ -175,18 +167,15 @@ absl::Status ValidateIndexesDoNotOverlap(absl::string_view completed, absl::stri
   return absl::OkStatus();
 }
 
-bool ConditionTrue(const Json& conditions, absl::string_view type) {
-  if (!conditions.is_array()) return false;
-  return std::any_of(conditions.begin(), conditions.end(), [&](const Json& c) {
-    return FindStr(c, {"type"}) == type && FindStr(c, {"status"}) == "True";
-  });
+bool ConditionTrue(const Json& conditions, std::string_view type) {
+  const Json* c = meta::FindConditionIn(conditions, type);
+  return c != nullptr && StringMember(*c, "status") == meta::kConditionTrue;
 }
 
 }  // namespace internal
 
-bool JobConditionTrue(const Json& job, absl::string_view type) {
-  const Json* conds = internal::Find(job, {"status", "conditions"});
-  return conds != nullptr && internal::ConditionTrue(*conds, type);
+bool JobConditionTrue(const Json& job, std::string_view type) {
+  return meta::IsConditionTrue(job, type);
 }
 
 bool IsJobFinished(const Json& job) {
@@ -194,29 +183,23 @@ bool IsJobFinished(const Json& job) {
 }
 
 ErrorList ValidateJobUpdate(const Json& job, const Json& old) {
-  using internal::Find;
   using internal::Immutable;
-  static const Json kNull;
-  auto at = [](const Json& o, std::initializer_list<absl::string_view> path) -> const Json& {
-    const Json* v = Find(o, path);
-    return v == nullptr ? kNull : *v;
-  };
-  const Json& spec = at(job, {"spec"});
-  const Json& old_spec = at(old, {"spec"});
-  const Json& old_labels = at(old_spec, {"template", "metadata", "labels"});
+  const Json& spec = Member(job, "spec");
+  const Json& old_spec = Member(old, "spec");
+  const Json& old_labels = MemberAt(old_spec, {"template", "metadata", "labels"});
   const bool had_prefixed = old_labels.is_object() && old_labels.contains(kJobNameLabel) &&
                             old_labels.contains(kControllerUidLabel);
   ErrorList errs = internal::ValidateJobWithOptions(job, had_prefixed);
   const Path sp("spec");
-  internal::Append(errs, internal::ValidateCompletionsUpdate(spec, old_spec));
-  internal::Append(errs, Immutable(at(spec, {"selector"}), at(old_spec, {"selector"}), sp.Child("selector")));
+  AppendErrors(errs, internal::ValidateCompletionsUpdate(spec, old_spec));
+  AppendErrors(errs, Immutable(Member(spec, "selector"), Member(old_spec, "selector"), sp.Child("selector")));
   const bool allow_scheduling =
-      internal::FindBool(old_spec, {"suspend"}) && at(old, {"status", "startTime"}).is_null();
-  internal::Append(errs, internal::ValidateTemplateUpdate(at(spec, {"template"}),
-                                                          at(old_spec, {"template"}), allow_scheduling));
+      AsBool(Member(old_spec, "suspend")) && MemberAt(old, {"status", "startTime"}).is_null();
+  AppendErrors(errs, internal::ValidateTemplateUpdate(Member(spec, "template"),
+                                                          Member(old_spec, "template"), allow_scheduling));
   for (const char* f : {"completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy",
                         "successPolicy"}) {
-    internal::Append(errs, Immutable(at(spec, {f}), at(old_spec, {f}), sp.Child(f)));
+    AppendErrors(errs, Immutable(MemberAt(spec, {f}), MemberAt(old_spec, {f}), sp.Child(f)));
   }
   return errs;
 }

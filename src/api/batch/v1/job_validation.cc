@@ -10,6 +10,7 @@
 #include "api/batch/v1/internal/job_rules.h"
 #include "api/batch/v1/internal/util.h"
 #include "api/core/v1/core_v1.h"
+#include "api/json_access.h"
 
 namespace batchd::api::batch_v1 {
 namespace internal {
@@ -27,21 +28,9 @@ constexpr size_t kMaxManagedByLength = 63;
 constexpr size_t kMaxSucceededIndexesLength = 64 * 1024;
 constexpr size_t kMaxSuccessPolicyRules = 20;
 
-void Append(ErrorList& to, ErrorList more) {
-  to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-}
-
-const Json& Member(const Json& obj, absl::string_view key) {
-  static const Json kNull;
-  const Json* v = Find(obj, {key});
-  return v == nullptr ? kNull : *v;
-}
-
-bool Has(const Json& obj, absl::string_view key) { return !Member(obj, key).is_null(); }
-
 ErrorList ValidateOnExitCodes(const Json& req, const Path& p, const std::set<std::string>& names) {
   ErrorList errs;
-  const std::string op = FindStr(req, {"operator"});
+  const std::string op(AsString(Member(req, "operator")));
   if (op.empty()) {
     errs.push_back(Required(p.Child("operator"), "valid values: [\"In\" \"NotIn\"]"));
   } else if (op != "In" && op != "NotIn") {
@@ -78,9 +67,9 @@ ErrorList ValidateOnPodConditions(const Json& patterns, const Path& p) {
   }
   for (size_t j = 0; j < patterns.size(); ++j) {
     const Path pp = p.Index(j);
-    const std::string type = FindStr(patterns[j], {"type"});
+    const std::string type(AsString(MemberAt(patterns[j], {"type"})));
     for (const std::string& m : IsQualifiedName(type)) errs.push_back(Invalid(pp.Child("type"), type, m));
-    const std::string status = FindStr(patterns[j], {"status"});
+    const std::string status(AsString(MemberAt(patterns[j], {"status"})));
     if (status.empty()) {
       errs.push_back(Required(pp.Child("status"), "valid values: [\"False\" \"True\" \"Unknown\"]"));
     } else if (status != "True" && status != "False" && status != "Unknown") {
@@ -93,22 +82,22 @@ ErrorList ValidateOnPodConditions(const Json& patterns, const Path& p) {
 ErrorList ValidatePodFailurePolicyRule(const Json& spec, const Json& rule, const Path& p,
                                        const std::set<std::string>& names) {
   ErrorList errs;
-  const std::string action = FindStr(rule, {"action"});
+  const std::string action(AsString(Member(rule, "action")));
   const Path ap = p.Child("action");
   if (action.empty()) {
     errs.push_back(Required(ap, "valid values: [\"Count\" \"FailIndex\" \"FailJob\" \"Ignore\"]"));
   } else if (action == "FailIndex") {
-    if (!Has(spec, "backoffLimitPerIndex")) {
+    if (!HasMember(spec, "backoffLimitPerIndex")) {
       errs.push_back(Invalid(ap, action, "requires the backoffLimitPerIndex to be set"));
     }
   } else if (action != "Count" && action != "FailJob" && action != "Ignore") {
     errs.push_back(NotSupported(ap, action, {"Count", "FailIndex", "FailJob", "Ignore"}));
   }
-  const bool has_codes = Has(rule, "onExitCodes");
+  const bool has_codes = HasMember(rule, "onExitCodes");
   const Json& conds = Member(rule, "onPodConditions");
   const bool has_conds = conds.is_array() && !conds.empty();
-  if (has_codes) Append(errs, ValidateOnExitCodes(Member(rule, "onExitCodes"), p.Child("onExitCodes"), names));
-  if (has_conds) Append(errs, ValidateOnPodConditions(conds, p.Child("onPodConditions")));
+  if (has_codes) AppendErrors(errs, ValidateOnExitCodes(Member(rule, "onExitCodes"), p.Child("onExitCodes"), names));
+  if (has_conds) AppendErrors(errs, ValidateOnPodConditions(conds, p.Child("onPodConditions")));
   if (has_codes && has_conds) {
     errs.push_back(Invalid(p, nullptr, "specifying both OnExitCodes and OnPodConditions is not supported"));
   }
@@ -126,14 +115,14 @@ ErrorList ValidatePodFailurePolicy(const Json& spec, const Path& p) {
     errs.push_back(TooMany(p.Child("rules"), rules.size(), kMaxPodFailurePolicyRules));
   }
   std::set<std::string> names;
-  const Json* pod_spec = Find(spec, {"template", "spec"});
+  const Json* pod_spec = FindMemberAt(spec, {"template", "spec"});
   for (const char* list : {"containers", "initContainers"}) {
-    const Json* cs = pod_spec != nullptr ? Find(*pod_spec, {list}) : nullptr;
+    const Json* cs = pod_spec != nullptr ? FindMemberAt(*pod_spec, {list}) : nullptr;
     if (cs == nullptr || !cs->is_array()) continue;
-    for (const Json& c : *cs) names.insert(FindStr(c, {"name"}));
+    for (const Json& c : *cs) names.insert(std::string(AsString(Member(c, "name"))));
   }
   for (size_t i = 0; i < rules.size(); ++i) {
-    Append(errs, ValidatePodFailurePolicyRule(spec, rules[i], p.Child("rules").Index(i), names));
+    AppendErrors(errs, ValidatePodFailurePolicyRule(spec, rules[i], p.Child("rules").Index(i), names));
   }
   return errs;
 }
@@ -160,7 +149,7 @@ ErrorList ValidateSuccessPolicyRule(const Json& rule, int64_t completions, const
   if (count.is_number_integer()) {
     const int64_t c = count.get<int64_t>();
     const Path cp = p.Child("succeededCount");
-    Append(errs, NonNegative(count, cp));
+    AppendErrors(errs, NonNegative(count, cp));
     if (c > completions) {
       errs.push_back(Invalid(cp, c, absl::StrCat("must be less than or equal to ", completions,
                                                  " (the number of specified completions)")));
@@ -183,9 +172,9 @@ ErrorList ValidateSuccessPolicy(const Json& spec, const Path& p) {
                             "at least one rules must be specified when the successPolicy is specified"));
   }
   if (n > kMaxSuccessPolicyRules) errs.push_back(TooMany(p.Child("rules"), n, kMaxSuccessPolicyRules));
-  const int64_t completions = FindInt(spec, {"completions"}).value_or(0);
+  const int64_t completions = AsOptionalInt(Member(spec, "completions")).value_or(0);
   for (size_t i = 0; i < n; ++i) {
-    Append(errs, ValidateSuccessPolicyRule(rules[i], completions, p.Child("rules").Index(i)));
+    AppendErrors(errs, ValidateSuccessPolicyRule(rules[i], completions, p.Child("rules").Index(i)));
   }
   return errs;
 }
@@ -194,17 +183,17 @@ ErrorList ValidateNumbers(const Json& spec, const Path& p) {
   ErrorList errs;
   for (const char* f : {"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
                         "ttlSecondsAfterFinished", "backoffLimitPerIndex"}) {
-    Append(errs, NonNegative(Member(spec, f), p.Child(f)));
+    AppendErrors(errs, NonNegative(Member(spec, f), p.Child(f)));
   }
-  if (Has(spec, "maxFailedIndexes")) {
-    Append(errs, NonNegative(Member(spec, "maxFailedIndexes"), p.Child("maxFailedIndexes")));
-    if (!Has(spec, "backoffLimitPerIndex")) {
+  if (HasMember(spec, "maxFailedIndexes")) {
+    AppendErrors(errs, NonNegative(Member(spec, "maxFailedIndexes"), p.Child("maxFailedIndexes")));
+    if (!HasMember(spec, "backoffLimitPerIndex")) {
       errs.push_back(Required(p.Child("backoffLimitPerIndex"), "when maxFailedIndexes is specified"));
     }
   }
   if (const Json& mb = Member(spec, "managedBy"); mb.is_string()) {
     const std::string v = mb.get<std::string>();
-    Append(errs, ValidateDomainPrefixedPath(p.Child("managedBy"), v));
+    AppendErrors(errs, ValidateDomainPrefixedPath(p.Child("managedBy"), v));
     if (v.size() > kMaxManagedByLength) errs.push_back(TooLong(p.Child("managedBy"), v, kMaxManagedByLength));
   }
   return errs;
@@ -212,11 +201,11 @@ ErrorList ValidateNumbers(const Json& spec, const Path& p) {
 
 ErrorList ValidateIndexedLimits(const Json& spec, const Path& p) {
   ErrorList errs;
-  const auto completions = FindInt(spec, {"completions"});
-  const auto parallelism = FindInt(spec, {"parallelism"});
-  const auto max_failed = FindInt(spec, {"maxFailedIndexes"});
-  const bool per_index = Has(spec, "backoffLimitPerIndex");
-  if (!Has(spec, "completions")) {
+  const auto completions = AsOptionalInt(Member(spec, "completions"));
+  const auto parallelism = AsOptionalInt(Member(spec, "parallelism"));
+  const auto max_failed = AsOptionalInt(Member(spec, "maxFailedIndexes"));
+  const bool per_index = HasMember(spec, "backoffLimitPerIndex");
+  if (!HasMember(spec, "completions")) {
     errs.push_back(Required(p.Child("completions"), "when completion mode is Indexed"));
   }
   if (parallelism && *parallelism > kMaxParallelismForIndexedJob) {
@@ -257,17 +246,17 @@ ErrorList ValidateCompletionMode(const Json& spec, const Path& p) {
   if (!mode.is_null() && m != "NonIndexed" && m != "Indexed") {
     errs.push_back(NotSupported(p.Child("completionMode"), mode, {"NonIndexed", "Indexed"}));
   }
-  if (m == "Indexed") Append(errs, ValidateIndexedLimits(spec, p));
+  if (m == "Indexed") AppendErrors(errs, ValidateIndexedLimits(spec, p));
   if (mode.is_null() || m == "NonIndexed") {
     for (const char* f : {"backoffLimitPerIndex", "maxFailedIndexes"}) {
-      if (Has(spec, f)) errs.push_back(Invalid(p.Child(f), Member(spec, f), "requires indexed completion mode"));
+      if (HasMember(spec, f)) errs.push_back(Invalid(p.Child(f), Member(spec, f), "requires indexed completion mode"));
     }
   }
-  if (Has(spec, "successPolicy")) {
+  if (HasMember(spec, "successPolicy")) {
     if (m != "Indexed") {
       errs.push_back(Invalid(p.Child("successPolicy"), Member(spec, "successPolicy"), "requires indexed completion mode"));
     } else {
-      Append(errs, ValidateSuccessPolicy(spec, p.Child("successPolicy")));
+      AppendErrors(errs, ValidateSuccessPolicy(spec, p.Child("successPolicy")));
     }
   }
   return errs;
@@ -277,7 +266,7 @@ ErrorList ValidatePodReplacementPolicy(const Json& spec, const Path& p) {
   const Json& v = Member(spec, "podReplacementPolicy");
   if (v.is_null()) return {};
   const std::string s = v.is_string() ? v.get<std::string>() : "";
-  if (Has(spec, "podFailurePolicy")) {
+  if (HasMember(spec, "podFailurePolicy")) {
     if (s != "Failed") return {NotSupported(p, v, {"Failed"})};
   } else if (s != "Failed" && s != "TerminatingOrFailed") {
     return {NotSupported(p, v, {"Failed", "TerminatingOrFailed"})};
@@ -286,13 +275,13 @@ ErrorList ValidatePodReplacementPolicy(const Json& spec, const Path& p) {
 }
 
 ErrorList ValidateRestartPolicy(const Json& spec, const Path& p) {
-  const std::string rp = FindStr(spec, {"template", "spec", "restartPolicy"});
+  const std::string rp(AsString(MemberAt(spec, {"template", "spec", "restartPolicy"})));
   const Path rpp = p.Child("template").Child("spec").Child("restartPolicy");
   if (rp.empty() || rp == "Always") {
     return {Required(rpp, "valid values: \"OnFailure\", \"Never\"")};
   }
   if (rp != "OnFailure" && rp != "Never") return {NotSupported(rpp, rp, {"OnFailure", "Never"})};
-  if (Has(spec, "podFailurePolicy") && rp != "Never") {
+  if (HasMember(spec, "podFailurePolicy") && rp != "Never") {
     return {Invalid(rpp, rp, "only \"Never\" is supported when podFailurePolicy is specified")};
   }
   return {};
@@ -303,11 +292,11 @@ ErrorList ValidateRestartPolicy(const Json& spec, const Path& p) {
 // validateJobSpec: everything but the selector.
 ErrorList ValidateJobSpecBody(const Json& spec, const Path& p) {
   ErrorList errs = ValidateNumbers(spec, p);
-  Append(errs, ValidateCompletionMode(spec, p));
-  if (Has(spec, "podFailurePolicy")) Append(errs, ValidatePodFailurePolicy(spec, p.Child("podFailurePolicy")));
-  Append(errs, ValidatePodReplacementPolicy(spec, p.Child("podReplacementPolicy")));
-  Append(errs, core_v1::ValidatePodTemplateSpec(Member(spec, "template"), p.Child("template")));
-  Append(errs, ValidateRestartPolicy(spec, p));
+  AppendErrors(errs, ValidateCompletionMode(spec, p));
+  if (HasMember(spec, "podFailurePolicy")) AppendErrors(errs, ValidatePodFailurePolicy(spec, p.Child("podFailurePolicy")));
+  AppendErrors(errs, ValidatePodReplacementPolicy(spec, p.Child("podReplacementPolicy")));
+  AppendErrors(errs, core_v1::ValidatePodTemplateSpec(Member(spec, "template"), p.Child("template")));
+  AppendErrors(errs, ValidateRestartPolicy(spec, p));
   return errs;
 }
 
@@ -317,9 +306,9 @@ ErrorList ValidateJobSpecWithSelector(const Json& spec, const Path& p) {
   if (selector.is_null()) {
     errs.push_back(Required(p.Child("selector")));
   } else {
-    Append(errs, ValidateLabelSelector(selector, p.Child("selector")));
+    AppendErrors(errs, ValidateLabelSelector(selector, p.Child("selector")));
   }
-  const Json* labels = Find(spec, {"template", "metadata", "labels"});
+  const Json* labels = FindMemberAt(spec, {"template", "metadata", "labels"});
   const Json tmpl_labels = labels != nullptr ? *labels : Json::object();
   if (SelectorConvertible(selector) && !SelectorMatches(selector, tmpl_labels)) {
     errs.push_back(Invalid(p.Child("template").Child("metadata").Child("labels"), tmpl_labels,
@@ -331,12 +320,12 @@ ErrorList ValidateJobSpecWithSelector(const Json& spec, const Path& p) {
 ErrorList ValidateGeneratedSelector(const Json& job, bool require_prefixed_labels) {
   ErrorList errs;
   const Json& spec = Member(job, "spec");
-  if (FindBool(spec, {"manualSelector"}) || !Has(spec, "selector")) return errs;
-  const std::string uid = FindStr(job, {"metadata", "uid"});
-  const std::string name = FindStr(job, {"metadata", "name"});
+  if (AsBool(Member(spec, "manualSelector")) || !HasMember(spec, "selector")) return errs;
+  const std::string uid(AsString(MemberAt(job, {"metadata", "uid"})));
+  const std::string name(AsString(MemberAt(job, {"metadata", "name"})));
   if (uid.empty()) errs.push_back(Required(Path("metadata").Child("uid")));
   const Path mp = Path("spec").Child("template").Child("metadata");
-  const Json* labels_ptr = Find(spec, {"template", "metadata", "labels"});
+  const Json* labels_ptr = FindMemberAt(spec, {"template", "metadata", "labels"});
   const Json labels = labels_ptr != nullptr && labels_ptr->is_object() ? *labels_ptr : Json::object();
   auto has_label = [&](const char* key, const std::string& want) {
     const Path lp = mp.Child("labels").Key(key);
@@ -369,10 +358,10 @@ ErrorList ValidateJobWithOptions(const Json& job, bool require_prefixed_labels) 
   // ObjectMeta itself is validated by the registry for every kind.
   ErrorList errs = ValidateGeneratedSelector(job, require_prefixed_labels);
   const Json& spec = Member(job, "spec");
-  Append(errs, ValidateJobSpecWithSelector(spec, Path("spec")));
-  const auto completions = FindInt(spec, {"completions"});
-  if (FindStr(spec, {"completionMode"}) == "Indexed" && completions && *completions > 0) {
-    const std::string name = FindStr(job, {"metadata", "name"});
+  AppendErrors(errs, ValidateJobSpecWithSelector(spec, Path("spec")));
+  const auto completions = AsOptionalInt(Member(spec, "completions"));
+  if (AsString(Member(spec, "completionMode")) == "Indexed" && completions && *completions > 0) {
+    const std::string name(AsString(MemberAt(job, {"metadata", "name"})));
     const std::string host = absl::StrCat(name, "-", *completions - 1);
     if (!IsDNS1123Label(host).empty()) {
       errs.push_back(Invalid(Path("metadata").Child("name"), name,
@@ -387,14 +376,14 @@ ErrorList ValidateJobWithOptions(const Json& job, bool require_prefixed_labels) 
 ErrorList ValidateJob(const Json& job) { return internal::ValidateJobWithOptions(job, true); }
 
 ErrorList ValidateJobTemplateSpec(const Json& tmpl, const Path& path) {
-  const Json* spec_ptr = internal::Find(tmpl, {"spec"});
+  const Json* spec_ptr = FindMember(tmpl, "spec");
   const Json spec = spec_ptr != nullptr ? *spec_ptr : Json::object();
   const Path sp = path.Child("spec");
   ErrorList errs = internal::ValidateJobSpecBody(spec, sp);
-  if (const Json* sel = internal::Find(spec, {"selector"}); sel != nullptr && !sel->is_null()) {
+  if (const Json* sel = FindMember(spec, "selector"); sel != nullptr && !sel->is_null()) {
     errs.push_back(Invalid(sp.Child("selector"), *sel, "`selector` will be auto-generated"));
   }
-  if (internal::FindBool(spec, {"manualSelector"})) {
+  if (AsBool(Member(spec, "manualSelector"))) {
     errs.push_back(NotSupported(sp.Child("manualSelector"), true, {"nil", "false"}));
   }
   return errs;

@@ -10,23 +10,15 @@
 #include "api/batch/v1/batch_v1.h"
 #include "api/batch/v1/internal/util.h"
 #include "api/core/v1/core_v1.h"
+#include "api/json_access.h"
 
 namespace batchd::api::batch_v1 {
 namespace {
 
-using internal::Find;
-using internal::FindInt;
-
-const Json& At(const Json& o, std::initializer_list<absl::string_view> path) {
-  static const Json kNull;
-  const Json* v = Find(o, path);
-  return v == nullptr ? kNull : *v;
-}
-
 std::string JobStatusCell(const Json& job) {
   if (JobConditionTrue(job, "Complete")) return "Complete";
   if (JobConditionTrue(job, "Failed")) return "Failed";
-  if (!At(job, {"metadata", "deletionTimestamp"}).is_null()) return "Terminating";
+  if (!MemberAt(job, {"metadata", "deletionTimestamp"}).is_null()) return "Terminating";
   if (JobConditionTrue(job, "Suspended")) return "Suspended";
   if (JobConditionTrue(job, "FailureTarget")) return "FailureTarget";
   if (JobConditionTrue(job, "SuccessCriteriaMet")) return "SuccessCriteriaMet";
@@ -34,21 +26,21 @@ std::string JobStatusCell(const Json& job) {
 }
 
 std::string CompletionsCell(const Json& job) {
-  const int64_t succeeded = FindInt(job, {"status", "succeeded"}).value_or(0);
-  if (auto completions = FindInt(job, {"spec", "completions"})) {
+  const int64_t succeeded = AsOptionalInt(MemberAt(job, {"status", "succeeded"})).value_or(0);
+  if (auto completions = AsOptionalInt(MemberAt(job, {"spec", "completions"}))) {
     return absl::StrCat(succeeded, "/", *completions);
   }
-  const int64_t parallelism = FindInt(job, {"spec", "parallelism"}).value_or(0);
+  const int64_t parallelism = AsOptionalInt(MemberAt(job, {"spec", "parallelism"})).value_or(0);
   if (parallelism > 1) return absl::StrCat(succeeded, "/1 of ", parallelism);
   return absl::StrCat(succeeded, "/1");
 }
 
 std::string DurationCell(const Json& job, absl::Time now) {
-  const Json& start_json = At(job, {"status", "startTime"});
+  const Json& start_json = MemberAt(job, {"status", "startTime"});
   if (!start_json.is_string()) return "";
   auto start = internal::ParseRfc3339(start_json.get<std::string>());
   if (!start) return "";
-  const Json& end_json = At(job, {"status", "completionTime"});
+  const Json& end_json = MemberAt(job, {"status", "completionTime"});
   if (!end_json.is_string()) return internal::HumanDuration(now - *start);
   auto end = internal::ParseRfc3339(end_json.get<std::string>());
   return end ? internal::HumanDuration(*end - *start) : "";
@@ -90,8 +82,8 @@ std::vector<Json> JobRowCells(const Json& job, absl::Time now) {
   cells.emplace_back(JobStatusCell(job));
   cells.emplace_back(CompletionsCell(job));
   cells.emplace_back(DurationCell(job, now));
-  cells.emplace_back(internal::TimestampSince(Find(job, {"metadata", "creationTimestamp"}), now));
-  AppendWide(cells, At(job, {"spec", "template", "spec"}), At(job, {"spec", "selector"}));
+  cells.emplace_back(internal::TimestampSince(FindMemberAt(job, {"metadata", "creationTimestamp"}), now));
+  AppendWide(cells, MemberAt(job, {"spec", "template", "spec"}), MemberAt(job, {"spec", "selector"}));
   return cells;
 }
 
@@ -111,18 +103,18 @@ std::vector<TableColumn> CronJobColumns() {
 
 std::vector<Json> CronJobRowCells(const Json& cronjob, absl::Time now) {
   std::vector<Json> cells;
-  cells.emplace_back(internal::FindStr(cronjob, {"spec", "schedule"}));
-  const Json& tz = At(cronjob, {"spec", "timeZone"});
+  cells.emplace_back(std::string(AsString(MemberAt(cronjob, {"spec", "schedule"}))));
+  const Json& tz = MemberAt(cronjob, {"spec", "timeZone"});
   cells.emplace_back(tz.is_string() ? tz.get<std::string>() : "<none>");
-  const Json& suspend = At(cronjob, {"spec", "suspend"});
+  const Json& suspend = MemberAt(cronjob, {"spec", "suspend"});
   cells.emplace_back(!suspend.is_boolean() ? "<unset>" : suspend.get<bool>() ? "True" : "False");
-  const Json& active = At(cronjob, {"status", "active"});
+  const Json& active = MemberAt(cronjob, {"status", "active"});
   cells.emplace_back(static_cast<int64_t>(active.is_array() ? active.size() : 0));
-  const Json* last = Find(cronjob, {"status", "lastScheduleTime"});
+  const Json* last = FindMemberAt(cronjob, {"status", "lastScheduleTime"});
   cells.emplace_back(last == nullptr || last->is_null() ? "<none>" : internal::TimestampSince(last, now));
-  cells.emplace_back(internal::TimestampSince(Find(cronjob, {"metadata", "creationTimestamp"}), now));
-  AppendWide(cells, At(cronjob, {"spec", "jobTemplate", "spec", "template", "spec"}),
-             At(cronjob, {"spec", "jobTemplate", "spec", "selector"}));
+  cells.emplace_back(internal::TimestampSince(FindMemberAt(cronjob, {"metadata", "creationTimestamp"}), now));
+  AppendWide(cells, MemberAt(cronjob, {"spec", "jobTemplate", "spec", "template", "spec"}),
+             MemberAt(cronjob, {"spec", "jobTemplate", "spec", "selector"}));
   return cells;
 }
 

@@ -2,6 +2,7 @@
 #include "api/batch/v1/batch_v1.h"
 #include "api/batch/v1/internal/util.h"
 #include "api/core/v1/core_v1.h"
+#include "api/json_access.h"
 
 namespace batchd::api::batch_v1 {
 
@@ -27,7 +28,7 @@ KindDef JobKind() {
   d.selectable_fields = {"status.successful"};
   d.field_value = [](const Json& job, const std::string& field) -> std::string {
     if (field == "status.successful") {
-      return std::to_string(internal::FindInt(job, {"status", "succeeded"}).value_or(0));
+      return std::to_string(AsOptionalInt(MemberAt(job, {"status", "succeeded"})).value_or(0));
     }
     return "";
   };

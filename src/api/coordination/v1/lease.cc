@@ -1,14 +1,13 @@
 // coordination.k8s.io/v1 Lease: schema, validation and table (Name, Holder, Age).
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/kind_helpers.h"
+#include "api/json_access.h"
 #include "api/schema_ops/schema_ops.h"
 #include "api/validation/object_meta.h"
 
 namespace batchd::api::coordination_v1 {
 namespace {
 
-using core_v1::GetObject;
-using core_v1::GetString;
 
 SchemaPtr LeaseSchema() {
   static const SchemaPtr spec =
@@ -35,12 +34,12 @@ SchemaPtr LeaseSchema() {
 }
 
 ErrorList ValidateLease(const Json& obj) {
-  ErrorList errs = validation::ValidateObjectMeta(GetObject(obj, "metadata"), true,
+  ErrorList errs = validation::ValidateObjectMeta(MemberObject(obj, "metadata"), true,
                                                   validation::NameIsDNSSubdomain,
                                                   Path("metadata"));
-  const Json& spec = GetObject(obj, "spec");
+  const Json& spec = MemberObject(obj, "spec");
   for (const char* f : {"leaseDurationSeconds", "leaseTransitions"}) {
-    int64_t v = core_v1::GetInt(spec, f, 1);
+    int64_t v = IntMember(spec, f, 1);
     if (std::string(f) == "leaseDurationSeconds" && v <= 0) {
       errs.push_back(Invalid(Path("spec").Child(f), v, "must be greater than 0"));
     } else if (v < 0) {
@@ -64,8 +63,8 @@ void RegisterKinds(Scheme& scheme) {
   k.validate_create = ValidateLease;
   k.validate_update = [](const Json& obj, const Json& old) {
     ErrorList errs = ValidateLease(obj);
-    ErrorList u = validation::ValidateObjectMetaUpdate(GetObject(obj, "metadata"),
-                                                       GetObject(old, "metadata"),
+    ErrorList u = validation::ValidateObjectMetaUpdate(MemberObject(obj, "metadata"),
+                                                       MemberObject(old, "metadata"),
                                                        Path("metadata"));
     errs.insert(errs.end(), u.begin(), u.end());
     return errs;
@@ -74,8 +73,8 @@ void RegisterKinds(Scheme& scheme) {
                {"Age", "string", "", "CreationTimestamp of the lease.", 0}};
   k.row_cells = [](const Json& obj, absl::Time now) {
     return std::vector<Json>{
-        GetString(GetObject(obj, "spec"), "holderIdentity"),
-        core_v1::HumanAge(GetObject(obj, "metadata").value("creationTimestamp", Json()),
+        std::string(StringMember(MemberObject(obj, "spec"), "holderIdentity")),
+        core_v1::HumanAge(MemberObject(obj, "metadata").value("creationTimestamp", Json()),
                                     now)};
   };
   scheme.Add(std::move(k));

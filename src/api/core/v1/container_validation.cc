@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/core/v1/internal/validation.h"
+#include "api/json_access.h"
 #include "api/resource/quantity.h"
 #include "api/validation/names.h"
 
@@ -54,19 +55,19 @@ void ValidatePorts(ErrorList& errs, const Json& ports, const Path& path,
   for (size_t i = 0; i < ports.size(); ++i) {
     const Json& port = ports[i];
     Path p = path.Index(i);
-    std::string name = GetString(port, "name");
+    std::string name(StringMember(port, "name"));
     if (!name.empty()) {
       AddEach(errs, p.Child("name"), name, IsValidPortName(name));
       if (!port_names.insert(name).second) errs.push_back(Duplicate(p.Child("name"), name));
     }
-    int64_t cp = GetInt(port, "containerPort");
+    int64_t cp = IntMember(port, "containerPort");
     if (cp == 0) {
       errs.push_back(Required(p.Child("containerPort"), ""));
     } else {
       ValidatePortNumber(errs, p.Child("containerPort"), cp);
     }
-    if (int64_t hp = GetInt(port, "hostPort"); hp != 0) ValidatePortNumber(errs, p.Child("hostPort"), hp);
-    CheckEnum(errs, p.Child("protocol"), GetString(port, "protocol"), {"SCTP", "TCP", "UDP"}, true);
+    if (int64_t hp = IntMember(port, "hostPort"); hp != 0) ValidatePortNumber(errs, p.Child("hostPort"), hp);
+    CheckEnum(errs, p.Child("protocol"), std::string(StringMember(port, "protocol")), {"SCTP", "TCP", "UDP"}, true);
   }
 }
 
@@ -86,14 +87,14 @@ const std::set<std::string>& FieldRefPaths() {
 }
 
 void ValidateValueFrom(ErrorList& errs, const Json& env, const Path& p) {
-  const Json* vf = Get(env, "valueFrom");
+  const Json* vf = FindMember(env, "valueFrom");
   if (vf == nullptr) return;
   int sources = 0;
   for (const char* s : {"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef"}) {
-    if (Get(*vf, s)) ++sources;
+    if (FindMember(*vf, s)) ++sources;
   }
   Path vp = p.Child("valueFrom");
-  if (!GetString(env, "value").empty()) {
+  if (!StringMember(env, "value").empty()) {
     errs.push_back(Invalid(vp, "", "may not be specified when `value` is not empty"));
   }
   if (sources == 0) {
@@ -102,8 +103,8 @@ void ValidateValueFrom(ErrorList& errs, const Json& env, const Path& p) {
   } else if (sources > 1) {
     errs.push_back(Invalid(vp, "", "may not have more than one field specified at a time"));
   }
-  if (const Json* fr = Get(*vf, "fieldRef")) {
-    std::string fp = GetString(*fr, "fieldPath");
+  if (const Json* fr = FindMember(*vf, "fieldRef")) {
+    std::string fp(StringMember(*fr, "fieldPath"));
     Path fpp = vp.Child("fieldRef").Child("fieldPath");
     bool subscript = fp.rfind("metadata.labels[", 0) == 0 || fp.rfind("metadata.annotations[", 0) == 0;
     if (fp.empty()) {
@@ -112,7 +113,7 @@ void ValidateValueFrom(ErrorList& errs, const Json& env, const Path& p) {
       errs.push_back(NotSupported(fpp, fp, {FieldRefPaths().begin(), FieldRefPaths().end()}));
     }
   }
-  if (const Json* rr = Get(*vf, "resourceFieldRef"); rr && GetString(*rr, "resource").empty()) {
+  if (const Json* rr = FindMember(*vf, "resourceFieldRef"); rr && StringMember(*rr, "resource").empty()) {
     errs.push_back(Required(vp.Child("resourceFieldRef").Child("resource"), ""));
   }
 }
@@ -121,7 +122,7 @@ void ValidateEnv(ErrorList& errs, const Json& env_list, const Path& path) {
   for (size_t i = 0; i < env_list.size(); ++i) {
     const Json& env = env_list[i];
     Path p = path.Index(i);
-    std::string name = GetString(env, "name");
+    std::string name(StringMember(env, "name"));
     if (name.empty()) {
       errs.push_back(Required(p.Child("name"), ""));
     } else if (!ValidEnvName(name)) {
@@ -136,32 +137,32 @@ void ValidateEnv(ErrorList& errs, const Json& env_list, const Path& path) {
 }  // namespace
 
 void ValidateContainer(ErrorList& errs, const Json& c, const Path& p, ContainerContext& ctx) {
-  std::string name = GetString(c, "name");
+  std::string name(StringMember(c, "name"));
   if (name.empty()) {
     errs.push_back(Required(p.Child("name"), ""));
   } else {
     AddEach(errs, p.Child("name"), name, validation::IsDNS1123Label(name));
     if (!ctx.names.insert(name).second) errs.push_back(Duplicate(p.Child("name"), name));
   }
-  if (GetString(c, "image").empty() && ctx.require_image) {
+  if (StringMember(c, "image").empty() && ctx.require_image) {
     errs.push_back(Required(p.Child("image"), ""));
   }
-  CheckEnum(errs, p.Child("imagePullPolicy"), GetString(c, "imagePullPolicy"),
+  CheckEnum(errs, p.Child("imagePullPolicy"), std::string(StringMember(c, "imagePullPolicy")),
             {"Always", "IfNotPresent", "Never"}, true);
-  CheckEnum(errs, p.Child("terminationMessagePolicy"), GetString(c, "terminationMessagePolicy"),
+  CheckEnum(errs, p.Child("terminationMessagePolicy"), std::string(StringMember(c, "terminationMessagePolicy")),
             {"File", "FallbackToLogsOnError"}, true);
-  ValidatePorts(errs, GetArray(c, "ports"), p.Child("ports"), ctx.port_names);
-  ValidateEnv(errs, GetArray(c, "env"), p.Child("env"));
-  ValidateResources(errs, GetObject(c, "resources"), p.Child("resources"));
-  ValidateVolumeMounts(errs, GetArray(c, "volumeMounts"), p.Child("volumeMounts"), ctx.volumes);
-  const bool sidecar = ctx.init && GetString(c, "restartPolicy") == "Always";
-  if (!ctx.init && Get(c, "restartPolicy")) {
+  ValidatePorts(errs, MemberArray(c, "ports"), p.Child("ports"), ctx.port_names);
+  ValidateEnv(errs, MemberArray(c, "env"), p.Child("env"));
+  ValidateResources(errs, MemberObject(c, "resources"), p.Child("resources"));
+  ValidateVolumeMounts(errs, MemberArray(c, "volumeMounts"), p.Child("volumeMounts"), ctx.volumes);
+  const bool sidecar = ctx.init && StringMember(c, "restartPolicy") == "Always";
+  if (!ctx.init && FindMember(c, "restartPolicy")) {
     errs.push_back(Forbidden(p.Child("restartPolicy"), "may not be set for non-init containers"));
-  } else if (ctx.init && Get(c, "restartPolicy") && !sidecar) {
-    errs.push_back(NotSupported(p.Child("restartPolicy"), GetString(c, "restartPolicy"), {"Always"}));
+  } else if (ctx.init && FindMember(c, "restartPolicy") && !sidecar) {
+    errs.push_back(NotSupported(p.Child("restartPolicy"), std::string(StringMember(c, "restartPolicy")), {"Always"}));
   }
   for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
-    const Json* pr = Get(c, probe);
+    const Json* pr = FindMember(c, probe);
     if (pr == nullptr) continue;
     if (ctx.init && !sidecar) {
       errs.push_back(Forbidden(p.Child(probe), "may not be set for init containers without "
@@ -175,7 +176,7 @@ void ValidateContainer(ErrorList& errs, const Json& c, const Path& p, ContainerC
 void ValidateProbe(ErrorList& errs, const Json& probe, const Path& p, bool success_must_be_one) {
   int handlers = 0;
   for (const char* h : {"exec", "httpGet", "tcpSocket", "grpc"}) {
-    if (Get(probe, h)) ++handlers;
+    if (FindMember(probe, h)) ++handlers;
   }
   if (handlers == 0) errs.push_back(Required(p, "must specify a handler type"));
   if (handlers > 1) {
@@ -183,14 +184,14 @@ void ValidateProbe(ErrorList& errs, const Json& probe, const Path& p, bool succe
   }
   for (const char* f : {"initialDelaySeconds", "timeoutSeconds", "periodSeconds",
                         "successThreshold", "failureThreshold"}) {
-    int64_t v = GetInt(probe, f, 0);
+    int64_t v = IntMember(probe, f, 0);
     if (v < 0) errs.push_back(Invalid(p.Child(f), v, "must be greater than or equal to 0"));
   }
-  if (int64_t v = GetInt(probe, "terminationGracePeriodSeconds", 1); v <= 0) {
+  if (int64_t v = IntMember(probe, "terminationGracePeriodSeconds", 1); v <= 0) {
     errs.push_back(Invalid(p.Child("terminationGracePeriodSeconds"), v, "must be greater than 0"));
   }
-  if (success_must_be_one && GetInt(probe, "successThreshold", 1) != 1) {
-    errs.push_back(Invalid(p.Child("successThreshold"), GetInt(probe, "successThreshold"),
+  if (success_must_be_one && IntMember(probe, "successThreshold", 1) != 1) {
+    errs.push_back(Invalid(p.Child("successThreshold"), IntMember(probe, "successThreshold"),
                            "must be 1"));
   }
 }
@@ -200,8 +201,8 @@ void ValidateVolumeMounts(ErrorList& errs, const Json& mounts, const Path& path,
   std::set<std::string> paths;
   for (size_t i = 0; i < mounts.size(); ++i) {
     Path p = path.Index(i);
-    std::string name = GetString(mounts[i], "name");
-    std::string mount_path = GetString(mounts[i], "mountPath");
+    std::string name(StringMember(mounts[i], "name"));
+    std::string mount_path(StringMember(mounts[i], "mountPath"));
     if (name.empty()) {
       errs.push_back(Required(p.Child("name"), ""));
     } else if (!volumes.count(name)) {

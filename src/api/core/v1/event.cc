@@ -5,6 +5,7 @@
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/pods.h"
 #include "api/core/v1/internal/schemas.h"
+#include "api/json_access.h"
 #include "api/schema_ops/schema_ops.h"
 #include "api/validation/object_meta.h"
 
@@ -48,48 +49,48 @@ SchemaPtr EventSchema() {
 }
 
 std::string Since(const Json& obj, const char* key, absl::Time now) {
-  const Json* v = Get(obj, key);
+  const Json* v = FindMember(obj, key);
   return v ? HumanAge(*v, now) : std::string();
 }
 
 std::vector<Json> EventRowCells(const Json& ev, absl::Time now) {
   std::string first = Since(ev, "firstTimestamp", now);
-  if (first.empty()) first = Get(ev, "eventTime") ? Since(ev, "eventTime", now) : "<unknown>";
+  if (first.empty()) first = FindMember(ev, "eventTime") ? Since(ev, "eventTime", now) : "<unknown>";
   std::string last = Since(ev, "lastTimestamp", now);
   if (last.empty()) last = first;
-  int64_t count = GetInt(ev, "count");
-  if (const Json* series = Get(ev, "series"); series && series->is_object()) {
-    last = Get(*series, "lastObservedTime") ? Since(*series, "lastObservedTime", now) : "<unknown>";
-    count = GetInt(*series, "count");
+  int64_t count = IntMember(ev, "count");
+  if (const Json* series = FindMember(ev, "series"); series && series->is_object()) {
+    last = FindMember(*series, "lastObservedTime") ? Since(*series, "lastObservedTime", now) : "<unknown>";
+    count = IntMember(*series, "count");
   } else if (count == 0) {
     count = 1;
   }
-  const Json& involved = GetObject(ev, "involvedObject");
-  std::string target = absl::AsciiStrToLower(GetString(involved, "kind"));
-  if (!GetString(involved, "name").empty()) target += "/" + GetString(involved, "name");
-  const Json& src = GetObject(ev, "source");
-  std::string component = GetString(src, "component");
-  if (component.empty()) component = GetString(ev, "reportingComponent");
-  std::string host = GetString(src, "host");
-  if (host.empty()) host = GetString(ev, "reportingInstance");
+  const Json& involved = MemberObject(ev, "involvedObject");
+  std::string target = absl::AsciiStrToLower(std::string(StringMember(involved, "kind")));
+  if (!StringMember(involved, "name").empty()) target += "/" + std::string(StringMember(involved, "name"));
+  const Json& src = MemberObject(ev, "source");
+  std::string component(StringMember(src, "component"));
+  if (component.empty()) component = std::string(StringMember(ev, "reportingComponent"));
+  std::string host(StringMember(src, "host"));
+  if (host.empty()) host = std::string(StringMember(ev, "reportingInstance"));
   std::string source = host.empty() ? component : component + ", " + host;
-  std::string message(absl::StripAsciiWhitespace(GetString(ev, "message")));
-  return {last, GetString(ev, "type"), GetString(ev, "reason"), target,
-          GetString(involved, "fieldPath"), source, message, first, count,
-          GetString(GetObject(ev, "metadata"), "name")};
+  std::string message(absl::StripAsciiWhitespace(std::string(StringMember(ev, "message"))));
+  return {last, std::string(StringMember(ev, "type")), std::string(StringMember(ev, "reason")), target,
+          std::string(StringMember(involved, "fieldPath")), source, message, first, count,
+          std::string(StringMember(MemberObject(ev, "metadata"), "name"))};
 }
 
 ErrorList ValidateEvent(const Json& ev) {
-  ErrorList errs = validation::ValidateObjectMeta(GetObject(ev, "metadata"), true,
+  ErrorList errs = validation::ValidateObjectMeta(MemberObject(ev, "metadata"), true,
                                                   validation::NameIsDNSSubdomain,
                                                   Path("metadata"));
-  const std::string ns = GetString(GetObject(ev, "metadata"), "namespace");
-  const std::string involved_ns = GetString(GetObject(ev, "involvedObject"), "namespace");
+  const std::string ns = std::string(StringMember(MemberObject(ev, "metadata"), "namespace"));
+  const std::string involved_ns = std::string(StringMember(MemberObject(ev, "involvedObject"), "namespace"));
   if (!involved_ns.empty() && involved_ns != ns) {
     errs.push_back(Invalid(Path("involvedObject").Child("namespace"), involved_ns,
                            "does not match event.namespace"));
   }
-  const std::string type = GetString(ev, "type");
+  const std::string type(StringMember(ev, "type"));
   if (!type.empty() && type != "Normal" && type != "Warning") {
     errs.push_back(NotSupported(Path("type"), type, {"Normal", "Warning"}));
   }
@@ -110,8 +111,8 @@ KindDef EventKind() {
   k.validate_create = ValidateEvent;
   k.validate_update = [](const Json& obj, const Json& old) {
     ErrorList errs = ValidateEvent(obj);
-    ErrorList u = validation::ValidateObjectMetaUpdate(GetObject(obj, "metadata"),
-                                                       GetObject(old, "metadata"),
+    ErrorList u = validation::ValidateObjectMetaUpdate(MemberObject(obj, "metadata"),
+                                                       MemberObject(old, "metadata"),
                                                        Path("metadata"));
     errs.insert(errs.end(), u.begin(), u.end());
     return errs;
@@ -134,7 +135,7 @@ KindDef EventKind() {
                          "involvedObject.fieldPath", "reason", "reportingComponent", "source",
                          "type"};
   k.field_value = [](const Json& obj, const std::string& f) {
-    if (f == "source") return GetString(GetObject(obj, "source"), "component");
+    if (f == "source") return std::string(StringMember(MemberObject(obj, "source"), "component"));
     return FieldString(obj, f);
   };
   return k;

@@ -1,4 +1,4 @@
-// JSON access and time-formatting helpers shared by the core/v1 sources.
+// Time-formatting helpers shared by the core/v1 sources.
 #include <cinttypes>
 #include <cstdio>
 
@@ -8,41 +8,6 @@
 #include "api/core/v1/internal/schemas.h"
 
 namespace batchd::api::core_v1::internal {
-
-const Json* Get(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(std::string(key));
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::string GetString(const Json& obj, std::string_view key) {
-  const Json* v = Get(obj, key);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-int64_t GetInt(const Json& obj, std::string_view key, int64_t def) {
-  const Json* v = Get(obj, key);
-  if (v && v->is_number_integer()) return v->get<int64_t>();
-  return def;
-}
-
-bool GetBool(const Json& obj, std::string_view key, bool def) {
-  const Json* v = Get(obj, key);
-  return v && v->is_boolean() ? v->get<bool>() : def;
-}
-
-const Json& GetArray(const Json& obj, std::string_view key) {
-  static const Json kEmpty = Json::array();
-  const Json* v = Get(obj, key);
-  return v && v->is_array() ? *v : kEmpty;
-}
-
-const Json& GetObject(const Json& obj, std::string_view key) {
-  static const Json kEmpty = Json::object();
-  const Json* v = Get(obj, key);
-  return v && v->is_object() ? *v : kEmpty;
-}
 
 bool ParseTime(const Json& v, absl::Time* out) {
   if (!v.is_string()) return false;

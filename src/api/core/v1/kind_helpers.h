@@ -1,17 +1,12 @@
 // Helpers for writing KindDefs in other API groups (coordination/v1,
-// batch/v1, ...): top-level object schemas, MicroTime, tolerant JSON access
-// and the age printer. Thread-safe; schemas are immutable.
+// batch/v1, ...): top-level object schemas, MicroTime and the age printer
+// (JSON access is api/json_access.h). Thread-safe; schemas are immutable.
 #pragma once
 
 #include "api/core/v1/internal/schemas.h"
 
 namespace batchd::api::core_v1 {
 
-using internal::GetArray;
-using internal::GetBool;
-using internal::GetInt;
-using internal::GetObject;
-using internal::GetString;
 using internal::HumanAge;
 using internal::MicroTimeSchema;
 using internal::NodeSelectorSchema;

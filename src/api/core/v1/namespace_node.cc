@@ -6,6 +6,7 @@
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/pods.h"
 #include "api/core/v1/internal/schemas.h"
+#include "api/json_access.h"
 #include "api/validation/object_meta.h"
 
 namespace batchd::api::core_v1::internal {
@@ -123,18 +124,18 @@ SchemaPtr NodeSchema() {
 
 std::string NodeStatusCell(const Json& node) {
   std::vector<std::string> status;
-  for (const Json& c : GetArray(GetObject(node, "status"), "conditions")) {
-    if (GetString(c, "type") != "Ready") continue;
-    status = {GetString(c, "status") == "True" ? "Ready" : "NotReady"};
+  for (const Json& c : MemberArray(MemberObject(node, "status"), "conditions")) {
+    if (StringMember(c, "type") != "Ready") continue;
+    status = {StringMember(c, "status") == "True" ? "Ready" : "NotReady"};
   }
   if (status.empty()) status.push_back("Unknown");
-  if (GetBool(GetObject(node, "spec"), "unschedulable")) status.push_back("SchedulingDisabled");
+  if (BoolMember(MemberObject(node, "spec"), "unschedulable")) status.push_back("SchedulingDisabled");
   return absl::StrJoin(status, ",");
 }
 
 std::string NodeRoles(const Json& node) {
   std::set<std::string> roles;
-  const Json& labels = GetObject(GetObject(node, "metadata"), "labels");
+  const Json& labels = MemberObject(MemberObject(node, "metadata"), "labels");
   const std::string kPrefix = "node-role.kubernetes.io/";
   for (auto it = labels.begin(); it != labels.end(); ++it) {
     const std::string& key = it.key();
@@ -148,21 +149,21 @@ std::string NodeRoles(const Json& node) {
 }
 
 std::string NodeAddress(const Json& node, const char* type) {
-  for (const Json& a : GetArray(GetObject(node, "status"), "addresses")) {
-    if (GetString(a, "type") == type) return GetString(a, "address");
+  for (const Json& a : MemberArray(MemberObject(node, "status"), "addresses")) {
+    if (StringMember(a, "type") == type) return std::string(StringMember(a, "address"));
   }
   return "<none>";
 }
 
 std::vector<Json> NodeRowCells(const Json& node, absl::Time now) {
-  const Json& info = GetObject(GetObject(node, "status"), "nodeInfo");
+  const Json& info = MemberObject(MemberObject(node, "status"), "nodeInfo");
   auto or_unknown = [](std::string s) { return s.empty() ? std::string("<unknown>") : s; };
   return {NodeStatusCell(node), NodeRoles(node),
-          HumanAge(GetObject(node, "metadata").value("creationTimestamp", Json()), now),
-          GetString(info, "kubeletVersion"), NodeAddress(node, "InternalIP"),
-          NodeAddress(node, "ExternalIP"), or_unknown(GetString(info, "osImage")),
-          or_unknown(GetString(info, "kernelVersion")),
-          or_unknown(GetString(info, "containerRuntimeVersion"))};
+          HumanAge(MemberObject(node, "metadata").value("creationTimestamp", Json()), now),
+          std::string(StringMember(info, "kubeletVersion")), NodeAddress(node, "InternalIP"),
+          NodeAddress(node, "ExternalIP"), or_unknown(std::string(StringMember(info, "osImage"))),
+          or_unknown(std::string(StringMember(info, "kernelVersion"))),
+          or_unknown(std::string(StringMember(info, "containerRuntimeVersion")))};
 }
 
 ErrorList ValidateTaints(const Json& taints, const Path& path) {
@@ -170,7 +171,7 @@ ErrorList ValidateTaints(const Json& taints, const Path& path) {
   for (size_t i = 0; i < taints.size(); ++i) {
     const Json& t = taints[i];
     Path p = path.Index(i);
-    std::string key = GetString(t, "key");
+    std::string key(StringMember(t, "key"));
     if (key.empty()) {
       errs.push_back(Required(p.Child("key")));
     } else {
@@ -178,7 +179,7 @@ ErrorList ValidateTaints(const Json& taints, const Path& path) {
         errs.push_back(Invalid(p.Child("key"), key, m));
       }
     }
-    std::string effect = GetString(t, "effect");
+    std::string effect(StringMember(t, "effect"));
     if (effect.empty()) {
       errs.push_back(Required(p.Child("effect")));
     } else if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute") {
@@ -190,17 +191,17 @@ ErrorList ValidateTaints(const Json& taints, const Path& path) {
 }
 
 ErrorList ValidateNode(const Json& obj) {
-  ErrorList errs = validation::ValidateObjectMeta(GetObject(obj, "metadata"), false,
+  ErrorList errs = validation::ValidateObjectMeta(MemberObject(obj, "metadata"), false,
                                                   validation::NameIsDNSSubdomain,
                                                   Path("metadata"));
-  ErrorList t = ValidateTaints(GetArray(GetObject(obj, "spec"), "taints"),
+  ErrorList t = ValidateTaints(MemberArray(MemberObject(obj, "spec"), "taints"),
                                Path("spec").Child("taints"));
   errs.insert(errs.end(), t.begin(), t.end());
   return errs;
 }
 
 Json CreationAge(const Json& obj, absl::Time now) {
-  return HumanAge(GetObject(obj, "metadata").value("creationTimestamp", Json()), now);
+  return HumanAge(MemberObject(obj, "metadata").value("creationTimestamp", Json()), now);
 }
 
 }  // namespace
@@ -237,18 +238,18 @@ KindDef NamespaceKind() {
     obj["spec"] = {{"finalizers", Json::array({"kubernetes"})}};
   };
   k.validate_create = [](const Json& obj) {
-    return validation::ValidateObjectMeta(GetObject(obj, "metadata"), false,
+    return validation::ValidateObjectMeta(MemberObject(obj, "metadata"), false,
                                           validation::NameIsDNSLabel, Path("metadata"));
   };
   k.validate_update = [](const Json& obj, const Json& old) {
-    return validation::ValidateObjectMetaUpdate(GetObject(obj, "metadata"),
-                                                GetObject(old, "metadata"), Path("metadata"));
+    return validation::ValidateObjectMetaUpdate(MemberObject(obj, "metadata"),
+                                                MemberObject(old, "metadata"), Path("metadata"));
   };
   k.validate_status_update = k.validate_update;
   k.columns = {{"Status", "string", "", "The status of the namespace", 0},
                {"Age", "string", "", "CreationTimestamp of the namespace.", 0}};
   k.row_cells = [](const Json& obj, absl::Time now) {
-    return std::vector<Json>{GetString(GetObject(obj, "status"), "phase"), CreationAge(obj, now)};
+    return std::vector<Json>{std::string(StringMember(MemberObject(obj, "status"), "phase")), CreationAge(obj, now)};
   };
   k.selectable_fields = {"status.phase"};
   k.field_value = [](const Json& obj, const std::string& f) { return FieldString(obj, f); };
@@ -270,8 +271,8 @@ KindDef NodeKind() {
   k.validate_create = ValidateNode;
   k.validate_update = [](const Json& obj, const Json& old) {
     ErrorList errs = ValidateNode(obj);
-    ErrorList u = validation::ValidateObjectMetaUpdate(GetObject(obj, "metadata"),
-                                                       GetObject(old, "metadata"),
+    ErrorList u = validation::ValidateObjectMetaUpdate(MemberObject(obj, "metadata"),
+                                                       MemberObject(old, "metadata"),
                                                        Path("metadata"));
     errs.insert(errs.end(), u.begin(), u.end());
     return errs;
@@ -291,7 +292,7 @@ KindDef NodeKind() {
   k.selectable_fields = {"spec.unschedulable"};
   k.field_value = [](const Json& obj, const std::string& f) {
     if (f == "spec.unschedulable") {
-      return std::string(GetBool(GetObject(obj, "spec"), "unschedulable") ? "true" : "false");
+      return std::string(BoolMember(MemberObject(obj, "spec"), "unschedulable") ? "true" : "false");
     }
     return FieldString(obj, f);
   };

@@ -3,6 +3,7 @@
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/pods.h"
 #include "api/core/v1/internal/schemas.h"
+#include "api/json_access.h"
 #include "api/validation/object_meta.h"
 
 namespace batchd::api::core_v1::internal {
@@ -27,12 +28,12 @@ Json Pruned(const Json& j) {
 
 // Copies each container's image from `from` into `to` when the lists line up.
 void CopyImages(Json& to, const Json& from, const char* list) {
-  const Json& src = GetArray(from, list);
+  const Json& src = MemberArray(from, list);
   auto it = to.find(list);
   if (it == to.end() || !it->is_array() || it->size() != src.size()) return;
   for (size_t i = 0; i < src.size(); ++i) {
     if (!(*it)[i].is_object()) continue;
-    if (const Json* img = Get(src[i], "image")) {
+    if (const Json* img = FindMember(src[i], "image")) {
       (*it)[i]["image"] = *img;
     } else {
       (*it)[i].erase("image");
@@ -59,8 +60,8 @@ void SetOrErase(Json& obj, const char* key, const Json* value) {
 
 ErrorList ValidatePodSpecUpdate(const Json& new_spec, const Json& old_spec, const Path& path) {
   ErrorList errs;
-  const Json* new_ads = Get(new_spec, "activeDeadlineSeconds");
-  const Json* old_ads = Get(old_spec, "activeDeadlineSeconds");
+  const Json* new_ads = FindMember(new_spec, "activeDeadlineSeconds");
+  const Json* old_ads = FindMember(old_spec, "activeDeadlineSeconds");
   if (new_ads && new_ads->is_number_integer()) {
     int64_t v = new_ads->get<int64_t>();
     if (v < 0 || v > 2147483647) {
@@ -76,25 +77,25 @@ ErrorList ValidatePodSpecUpdate(const Json& new_spec, const Json& old_spec, cons
                            "must not update from a positive integer to nil value"));
   }
   // Scheduling gates may only be removed.
-  const Json& old_gates = GetArray(old_spec, "schedulingGates");
-  for (const Json& g : GetArray(new_spec, "schedulingGates")) {
+  const Json& old_gates = MemberArray(old_spec, "schedulingGates");
+  for (const Json& g : MemberArray(new_spec, "schedulingGates")) {
     if (!Contains(old_gates, g)) {
       errs.push_back(Forbidden(path.Child("schedulingGates"),
                                "only deletion is allowed, but found new scheduling gate '" +
-                                   GetString(g, "name") + "'"));
+                                   std::string(StringMember(g, "name")) + "'"));
     }
   }
   Json munged = new_spec.is_object() ? new_spec : Json::object();
   CopyImages(munged, old_spec, "containers");
   CopyImages(munged, old_spec, "initContainers");
   SetOrErase(munged, "activeDeadlineSeconds", old_ads);
-  SetOrErase(munged, "schedulingGates", Get(old_spec, "schedulingGates"));
+  SetOrErase(munged, "schedulingGates", FindMember(old_spec, "schedulingGates"));
   // Tolerations: additions only (every old toleration must still be there).
   bool only_additions = true;
-  for (const Json& t : GetArray(old_spec, "tolerations")) {
-    if (!Contains(GetArray(new_spec, "tolerations"), t)) only_additions = false;
+  for (const Json& t : MemberArray(old_spec, "tolerations")) {
+    if (!Contains(MemberArray(new_spec, "tolerations"), t)) only_additions = false;
   }
-  if (only_additions) SetOrErase(munged, "tolerations", Get(old_spec, "tolerations"));
+  if (only_additions) SetOrErase(munged, "tolerations", FindMember(old_spec, "tolerations"));
   if (Pruned(munged) != Pruned(old_spec.is_object() ? old_spec : Json::object())) {
     errs.push_back(Forbidden(
         path, "pod updates may not change fields other than `spec.containers[*].image`,"
@@ -111,7 +112,7 @@ std::string FieldString(const Json& obj, const std::string& dotted) {
   while (cur != nullptr && start <= dotted.size()) {
     size_t dot = dotted.find('.', start);
     std::string key = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    cur = Get(*cur, key);
+    cur = FindMember(*cur, key);
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
@@ -138,27 +139,27 @@ KindDef PodKind() {
   k.set_defaults = [](Json& obj) { SetDefaultsPod(obj); };
   k.prepare_for_create = [](Json& obj) {
     if (!obj.is_object()) return;
-    obj["status"] = {{"phase", "Pending"}, {"qosClass", PodQosClass(GetObject(obj, "spec"))}};
+    obj["status"] = {{"phase", "Pending"}, {"qosClass", PodQosClass(MemberObject(obj, "spec"))}};
   };
   k.validate_create = [](const Json& obj) {
-    ErrorList errs = validation::ValidateObjectMeta(GetObject(obj, "metadata"), true,
+    ErrorList errs = validation::ValidateObjectMeta(MemberObject(obj, "metadata"), true,
                                                     validation::NameIsDNSSubdomain,
                                                     Path("metadata"));
-    ErrorList spec = ValidatePodSpec(GetObject(obj, "spec"), Path("spec"));
+    ErrorList spec = ValidatePodSpec(MemberObject(obj, "spec"), Path("spec"));
     errs.insert(errs.end(), spec.begin(), spec.end());
     return errs;
   };
   k.validate_update = [](const Json& obj, const Json& old) {
     ErrorList errs = validation::ValidateObjectMetaUpdate(
-        GetObject(obj, "metadata"), GetObject(old, "metadata"), Path("metadata"));
-    ErrorList spec = ValidatePodSpecUpdate(GetObject(obj, "spec"), GetObject(old, "spec"),
+        MemberObject(obj, "metadata"), MemberObject(old, "metadata"), Path("metadata"));
+    ErrorList spec = ValidatePodSpecUpdate(MemberObject(obj, "spec"), MemberObject(old, "spec"),
                                            Path("spec"));
     errs.insert(errs.end(), spec.begin(), spec.end());
     return errs;
   };
   k.validate_status_update = [](const Json& obj, const Json& old) {
-    return validation::ValidateObjectMetaUpdate(GetObject(obj, "metadata"),
-                                                GetObject(old, "metadata"), Path("metadata"));
+    return validation::ValidateObjectMetaUpdate(MemberObject(obj, "metadata"),
+                                                MemberObject(old, "metadata"), Path("metadata"));
   };
   k.columns = PodColumns();
   k.row_cells = PodRowCells;
@@ -167,8 +168,8 @@ KindDef PodKind() {
                          "status.nominatedNodeName"};
   k.field_value = [](const Json& obj, const std::string& field) {
     if (field == "status.podIP") {
-      const Json& ips = GetArray(GetObject(obj, "status"), "podIPs");
-      if (!ips.empty()) return GetString(ips[0], "ip");
+      const Json& ips = MemberArray(MemberObject(obj, "status"), "podIPs");
+      if (!ips.empty()) return std::string(StringMember(ips[0], "ip"));
     }
     return FieldString(obj, field);
   };

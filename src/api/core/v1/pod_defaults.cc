@@ -4,19 +4,18 @@
 
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/schemas.h"
+#include "api/json_access.h"
 
 namespace batchd::api::core_v1 {
 namespace {
 
-using internal::Get;
-using internal::GetString;
 
 void DefaultString(Json& obj, const char* key, const char* value) {
-  if (GetString(obj, key).empty()) obj[key] = value;
+  if (StringMember(obj, key).empty()) obj[key] = value;
 }
 
 void DefaultValue(Json& obj, const char* key, Json value) {
-  if (Get(obj, key) == nullptr) obj[key] = std::move(value);
+  if (FindMember(obj, key) == nullptr) obj[key] = std::move(value);
 }
 
 // True when the image names no tag or the tag "latest" (digests count as a tag).
@@ -44,14 +43,14 @@ void SetDefaultsContainer(Json& c, bool host_network) {
   if (!c.is_object()) return;
   DefaultString(c, "terminationMessagePath", "/dev/termination-log");
   DefaultString(c, "terminationMessagePolicy", "File");
-  if (GetString(c, "imagePullPolicy").empty()) {
-    c["imagePullPolicy"] = IsLatestOrUntagged(GetString(c, "image")) ? "Always" : "IfNotPresent";
+  if (StringMember(c, "imagePullPolicy").empty()) {
+    c["imagePullPolicy"] = IsLatestOrUntagged(std::string(StringMember(c, "image"))) ? "Always" : "IfNotPresent";
   }
   if (auto it = c.find("ports"); it != c.end() && it->is_array()) {
     for (Json& p : *it) {
       if (!p.is_object()) continue;
       DefaultString(p, "protocol", "TCP");
-      if (host_network && Get(p, "hostPort") == nullptr && Get(p, "containerPort")) {
+      if (host_network && FindMember(p, "hostPort") == nullptr && FindMember(p, "containerPort")) {
         p["hostPort"] = p["containerPort"];
       }
     }
@@ -85,7 +84,7 @@ void SetDefaultsPodSpec(Json& spec) {
       if (v.is_object() && v.size() == 1 && v.contains("name")) v["emptyDir"] = Json::object();
     }
   }
-  bool host_network = internal::GetBool(spec, "hostNetwork");
+  bool host_network = BoolMember(spec, "hostNetwork");
   for (const char* list : {"initContainers", "containers"}) {
     auto it = spec.find(list);
     if (it == spec.end() || !it->is_array()) continue;
@@ -105,9 +104,9 @@ void SetDefaultsPod(Json& pod) {
     for (Json& c : *it) {
       if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) continue;
       Json& res = c["resources"];
-      const Json* limits = Get(res, "limits");
+      const Json* limits = FindMember(res, "limits");
       if (limits == nullptr || !limits->is_object() || limits->empty()) continue;
-      Json requests = Get(res, "requests") && res["requests"].is_object() ? res["requests"]
+      Json requests = FindMember(res, "requests") && res["requests"].is_object() ? res["requests"]
                                                                           : Json::object();
       for (auto& [name, q] : limits->items()) {
         if (!requests.contains(name)) requests[name] = q;

@@ -4,6 +4,8 @@
 #include "absl/strings/str_cat.h"
 #include "api/core/v1/internal/pods.h"
 #include "api/core/v1/internal/schemas.h"
+#include "api/json_access.h"
+#include "api/meta/conditions.h"
 
 namespace batchd::api::core_v1::internal {
 namespace {
@@ -12,57 +14,55 @@ struct RestartTally {
   int64_t count = 0;
   absl::Time last = absl::InfinitePast();
   void Add(const Json& status) {
-    count += GetInt(status, "restartCount");
-    const Json& term = GetObject(GetObject(status, "lastState"), "terminated");
+    count += IntMember(status, "restartCount");
+    const Json& term = MemberObject(MemberObject(status, "lastState"), "terminated");
     absl::Time t;
-    if (const Json* f = Get(term, "finishedAt"); f && ParseTime(*f, &t) && t > last) last = t;
+    if (const Json* f = FindMember(term, "finishedAt"); f && ParseTime(*f, &t) && t > last) last = t;
   }
 };
 
 bool IsRestartableInit(const Json& spec, const std::string& name) {
-  for (const Json& c : GetArray(spec, "initContainers")) {
-    if (GetString(c, "name") == name) return GetString(c, "restartPolicy") == "Always";
+  for (const Json& c : MemberArray(spec, "initContainers")) {
+    if (StringMember(c, "name") == name) return StringMember(c, "restartPolicy") == "Always";
   }
   return false;
 }
 
 bool ConditionTrue(const Json& status, const char* type) {
-  for (const Json& c : GetArray(status, "conditions")) {
-    if (GetString(c, "type") == type) return GetString(c, "status") == "True";
-  }
-  return false;
+  const Json* c = meta::FindConditionIn(Member(status, "conditions"), type);
+  return c != nullptr && StringMember(*c, "status") == meta::kConditionTrue;
 }
 
 std::string TerminatedReason(const Json& term, const char* prefix) {
-  std::string reason = GetString(term, "reason");
+  std::string reason(StringMember(term, "reason"));
   if (!reason.empty()) return prefix + reason;
-  if (int64_t sig = GetInt(term, "signal"); sig != 0) return absl::StrCat(prefix, "Signal:", sig);
-  return absl::StrCat(prefix, "ExitCode:", GetInt(term, "exitCode"));
+  if (int64_t sig = IntMember(term, "signal"); sig != 0) return absl::StrCat(prefix, "Signal:", sig);
+  return absl::StrCat(prefix, "ExitCode:", IntMember(term, "exitCode"));
 }
 
 // Walks init container statuses; returns true while the pod is initializing.
 bool InitStatus(const Json& spec, const Json& status, std::string& reason, int64_t& ready,
                 RestartTally& all, RestartTally& sidecars) {
-  const Json& inits = GetArray(status, "initContainerStatuses");
-  const size_t spec_inits = GetArray(spec, "initContainers").size();
+  const Json& inits = MemberArray(status, "initContainerStatuses");
+  const size_t spec_inits = MemberArray(spec, "initContainers").size();
   for (size_t i = 0; i < inits.size(); ++i) {
     const Json& c = inits[i];
     all.Add(c);
-    const bool restartable = IsRestartableInit(spec, GetString(c, "name"));
+    const bool restartable = IsRestartableInit(spec, std::string(StringMember(c, "name")));
     if (restartable) sidecars.Add(c);
-    const Json& state = GetObject(c, "state");
-    const Json* term = Get(state, "terminated");
-    const Json* waiting = Get(state, "waiting");
-    if (term && GetInt(*term, "exitCode") == 0) continue;
-    if (restartable && GetBool(c, "started")) {
-      if (GetBool(c, "ready")) ++ready;
+    const Json& state = MemberObject(c, "state");
+    const Json* term = FindMember(state, "terminated");
+    const Json* waiting = FindMember(state, "waiting");
+    if (term && IntMember(*term, "exitCode") == 0) continue;
+    if (restartable && BoolMember(c, "started")) {
+      if (BoolMember(c, "ready")) ++ready;
       continue;
     }
     if (term) {
       reason = TerminatedReason(*term, "Init:");
-    } else if (waiting && !GetString(*waiting, "reason").empty() &&
-               GetString(*waiting, "reason") != "PodInitializing") {
-      reason = "Init:" + GetString(*waiting, "reason");
+    } else if (waiting && !StringMember(*waiting, "reason").empty() &&
+               StringMember(*waiting, "reason") != "PodInitializing") {
+      reason = "Init:" + std::string(StringMember(*waiting, "reason"));
     } else {
       reason = absl::StrCat("Init:", i, "/", spec_inits);
     }
@@ -93,18 +93,18 @@ std::vector<TableColumn> PodColumns() {
 }
 
 std::vector<Json> PodRowCells(const Json& pod, absl::Time now) {
-  const Json& spec = GetObject(pod, "spec");
-  const Json& status = GetObject(pod, "status");
-  const Json& meta = GetObject(pod, "metadata");
-  int64_t total = static_cast<int64_t>(GetArray(spec, "containers").size());
-  for (const Json& c : GetArray(spec, "initContainers")) {
-    if (GetString(c, "restartPolicy") == "Always") ++total;
+  const Json& spec = MemberObject(pod, "spec");
+  const Json& status = MemberObject(pod, "status");
+  const Json& meta = MemberObject(pod, "metadata");
+  int64_t total = static_cast<int64_t>(MemberArray(spec, "containers").size());
+  for (const Json& c : MemberArray(spec, "initContainers")) {
+    if (StringMember(c, "restartPolicy") == "Always") ++total;
   }
   int64_t ready = 0;
-  std::string phase = GetString(status, "phase");
-  std::string reason = GetString(status, "reason").empty() ? phase : GetString(status, "reason");
-  for (const Json& c : GetArray(status, "conditions")) {
-    if (GetString(c, "type") == "PodScheduled" && GetString(c, "reason") == "SchedulingGated") {
+  std::string phase(StringMember(status, "phase"));
+  std::string reason = StringMember(status, "reason").empty() ? phase : std::string(StringMember(status, "reason"));
+  for (const Json& c : MemberArray(status, "conditions")) {
+    if (StringMember(c, "type") == "PodScheduled" && StringMember(c, "reason") == "SchedulingGated") {
       reason = "SchedulingGated";
     }
   }
@@ -114,18 +114,18 @@ std::vector<Json> PodRowCells(const Json& pod, absl::Time now) {
   if (!initializing || ConditionTrue(status, "Initialized")) {
     restarts = sidecars;
     bool has_running = false;
-    const Json& cs = GetArray(status, "containerStatuses");
+    const Json& cs = MemberArray(status, "containerStatuses");
     for (size_t i = cs.size(); i-- > 0;) {
       const Json& c = cs[i];
       restarts.Add(c);
-      const Json& state = GetObject(c, "state");
-      const Json* waiting = Get(state, "waiting");
-      const Json* term = Get(state, "terminated");
-      if (waiting && !GetString(*waiting, "reason").empty()) {
-        reason = GetString(*waiting, "reason");
+      const Json& state = MemberObject(c, "state");
+      const Json* waiting = FindMember(state, "waiting");
+      const Json* term = FindMember(state, "terminated");
+      if (waiting && !StringMember(*waiting, "reason").empty()) {
+        reason = std::string(StringMember(*waiting, "reason"));
       } else if (term) {
         reason = TerminatedReason(*term, "");
-      } else if (GetBool(c, "ready") && Get(state, "running")) {
+      } else if (BoolMember(c, "ready") && FindMember(state, "running")) {
         has_running = true;
         ++ready;
       }
@@ -134,8 +134,8 @@ std::vector<Json> PodRowCells(const Json& pod, absl::Time now) {
       reason = ConditionTrue(status, "Ready") ? "Running" : "NotReady";
     }
   }
-  const bool deleting = Get(meta, "deletionTimestamp") != nullptr;
-  if (deleting && GetString(status, "reason") == "NodeLost") {
+  const bool deleting = FindMember(meta, "deletionTimestamp") != nullptr;
+  if (deleting && StringMember(status, "reason") == "NodeLost") {
     reason = "Unknown";
   } else if (deleting && phase != "Succeeded" && phase != "Failed") {
     reason = "Terminating";
@@ -147,20 +147,20 @@ std::vector<Json> PodRowCells(const Json& pod, absl::Time now) {
   std::vector<Json> cells = {absl::StrCat(ready, "/", total), reason, restarts_str,
                              HumanAge(meta.value("creationTimestamp", Json()), now)};
   std::string ip;
-  if (const Json& ips = GetArray(status, "podIPs"); !ips.empty()) ip = GetString(ips[0], "ip");
-  if (ip.empty()) ip = GetString(status, "podIP");
+  if (const Json& ips = MemberArray(status, "podIPs"); !ips.empty()) ip = std::string(StringMember(ips[0], "ip"));
+  if (ip.empty()) ip = std::string(StringMember(status, "podIP"));
   auto or_none = [](std::string s) { return s.empty() ? std::string("<none>") : s; };
   std::string gates = "<none>";
-  if (const Json& rg = GetArray(spec, "readinessGates"); !rg.empty()) {
+  if (const Json& rg = MemberArray(spec, "readinessGates"); !rg.empty()) {
     int64_t true_count = 0;
     for (const Json& g : rg) {
-      if (ConditionTrue(status, GetString(g, "conditionType").c_str())) ++true_count;
+      if (ConditionTrue(status, std::string(StringMember(g, "conditionType")).c_str())) ++true_count;
     }
     gates = absl::StrCat(true_count, "/", rg.size());
   }
   cells.push_back(or_none(ip));
-  cells.push_back(or_none(GetString(spec, "nodeName")));
-  cells.push_back(or_none(GetString(status, "nominatedNodeName")));
+  cells.push_back(or_none(std::string(StringMember(spec, "nodeName"))));
+  cells.push_back(or_none(std::string(StringMember(status, "nominatedNodeName"))));
   cells.push_back(gates);
   return cells;
 }

@@ -3,16 +3,13 @@
 #include "absl/strings/str_join.h"
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/validation.h"
+#include "api/json_access.h"
 #include "api/validation/object_meta.h"
 
 namespace batchd::api::core_v1 {
 namespace {
 
 using namespace internal;  // NOLINT: file-local convenience.
-
-void Append(ErrorList& errs, ErrorList more) {
-  errs.insert(errs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-}
 
 void AddEach(ErrorList& errs, const Path& p, const Json& v, const validation::Messages& msgs) {
   for (const std::string& m : msgs) errs.push_back(Invalid(p, v, m));
@@ -22,7 +19,7 @@ std::set<std::string> ValidateVolumes(ErrorList& errs, const Json& volumes, cons
   std::set<std::string> names;
   for (size_t i = 0; i < volumes.size(); ++i) {
     Path p = path.Index(i);
-    std::string name = GetString(volumes[i], "name");
+    std::string name(StringMember(volumes[i], "name"));
     if (name.empty()) {
       errs.push_back(Required(p.Child("name"), ""));
       continue;
@@ -35,12 +32,12 @@ std::set<std::string> ValidateVolumes(ErrorList& errs, const Json& volumes, cons
 
 void ValidateContainers(ErrorList& errs, const Json& spec, const Path& path,
                         ContainerContext& ctx) {
-  const Json& inits = GetArray(spec, "initContainers");
+  const Json& inits = MemberArray(spec, "initContainers");
   ctx.init = true;
   for (size_t i = 0; i < inits.size(); ++i) {
     ValidateContainer(errs, inits[i], path.Child("initContainers").Index(i), ctx);
   }
-  const Json& containers = GetArray(spec, "containers");
+  const Json& containers = MemberArray(spec, "containers");
   if (containers.empty()) errs.push_back(Required(path.Child("containers"), ""));
   ctx.init = false;
   for (size_t i = 0; i < containers.size(); ++i) {
@@ -52,15 +49,15 @@ void ValidateTolerations(ErrorList& errs, const Json& tolerations, const Path& p
   for (size_t i = 0; i < tolerations.size(); ++i) {
     const Json& t = tolerations[i];
     Path p = path.Index(i);
-    std::string key = GetString(t, "key"), op = GetString(t, "operator");
-    std::string value = GetString(t, "value"), effect = GetString(t, "effect");
+    std::string key = std::string(StringMember(t, "key")), op = std::string(StringMember(t, "operator"));
+    std::string value = std::string(StringMember(t, "value")), effect = std::string(StringMember(t, "effect"));
     if (!key.empty()) AddEach(errs, p.Child("key"), key, validation::IsQualifiedName(key));
     if (key.empty() && op != "Exists") {
       errs.push_back(Invalid(p.Child("operator"), op, "operator must be Exists when `key` is "
                                                       "empty, which means \"match all values "
                                                       "and all keys\""));
     }
-    if (Get(t, "tolerationSeconds") && effect != "NoExecute") {
+    if (FindMember(t, "tolerationSeconds") && effect != "NoExecute") {
       errs.push_back(Invalid(p.Child("effect"), effect, "effect must be 'NoExecute' when "
                                                         "`tolerationSeconds` is set"));
     }
@@ -84,8 +81,8 @@ void ValidateTolerations(ErrorList& errs, const Json& tolerations, const Path& p
 }
 
 void ValidateNodeSelectorRequirement(ErrorList& errs, const Json& r, const Path& p, bool field) {
-  std::string op = GetString(r, "operator");
-  size_t n = GetArray(r, "values").size();
+  std::string op(StringMember(r, "operator"));
+  size_t n = MemberArray(r, "values").size();
   if (op == "In" || op == "NotIn") {
     if (n == 0) {
       errs.push_back(Required(p.Child("values"), "must be specified when `operator` is 'In' or "
@@ -104,7 +101,7 @@ void ValidateNodeSelectorRequirement(ErrorList& errs, const Json& r, const Path&
   } else {
     errs.push_back(Invalid(p.Child("operator"), op, "not a valid selector operator"));
   }
-  std::string key = GetString(r, "key");
+  std::string key(StringMember(r, "key"));
   if (field) {
     if (key != "metadata.name") {
       errs.push_back(Invalid(p.Child("key"), key, "not a valid field selector key"));
@@ -115,18 +112,18 @@ void ValidateNodeSelectorRequirement(ErrorList& errs, const Json& r, const Path&
 }
 
 void ValidateNodeSelectorTerm(ErrorList& errs, const Json& term, const Path& p) {
-  const Json& exprs = GetArray(term, "matchExpressions");
+  const Json& exprs = MemberArray(term, "matchExpressions");
   for (size_t j = 0; j < exprs.size(); ++j) {
     ValidateNodeSelectorRequirement(errs, exprs[j], p.Child("matchExpressions").Index(j), false);
   }
-  const Json& fields = GetArray(term, "matchFields");
+  const Json& fields = MemberArray(term, "matchFields");
   for (size_t j = 0; j < fields.size(); ++j) {
     ValidateNodeSelectorRequirement(errs, fields[j], p.Child("matchFields").Index(j), true);
   }
 }
 
 void ValidateWeight(ErrorList& errs, const Json& obj, const Path& p) {
-  int64_t w = GetInt(obj, "weight");
+  int64_t w = IntMember(obj, "weight");
   if (w < 1 || w > 100) errs.push_back(Invalid(p.Child("weight"), w, "must be in the range 1-100"));
 }
 
@@ -134,78 +131,78 @@ void ValidatePodAffinityTerms(ErrorList& errs, const Json& aff, const Path& path
   const char* kRequired = "requiredDuringSchedulingIgnoredDuringExecution";
   const char* kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
   auto check_term = [&](const Json& term, const Path& p) {
-    if (GetString(term, "topologyKey").empty()) {
+    if (StringMember(term, "topologyKey").empty()) {
       errs.push_back(Required(p.Child("topologyKey"), "can not be empty"));
     } else {
-      AddEach(errs, p.Child("topologyKey"), GetString(term, "topologyKey"),
-              validation::IsQualifiedName(GetString(term, "topologyKey")));
+      AddEach(errs, p.Child("topologyKey"), std::string(StringMember(term, "topologyKey")),
+              validation::IsQualifiedName(std::string(StringMember(term, "topologyKey"))));
     }
   };
-  const Json& req = GetArray(aff, kRequired);
+  const Json& req = MemberArray(aff, kRequired);
   for (size_t i = 0; i < req.size(); ++i) check_term(req[i], path.Child(kRequired).Index(i));
-  const Json& pref = GetArray(aff, kPreferred);
+  const Json& pref = MemberArray(aff, kPreferred);
   for (size_t i = 0; i < pref.size(); ++i) {
     Path p = path.Child(kPreferred).Index(i);
     ValidateWeight(errs, pref[i], p);
-    check_term(GetObject(pref[i], "podAffinityTerm"), p.Child("podAffinityTerm"));
+    check_term(MemberObject(pref[i], "podAffinityTerm"), p.Child("podAffinityTerm"));
   }
 }
 
 void ValidateAffinity(ErrorList& errs, const Json& affinity, const Path& path) {
-  const Json& na = GetObject(affinity, "nodeAffinity");
+  const Json& na = MemberObject(affinity, "nodeAffinity");
   Path nap = path.Child("nodeAffinity");
-  if (const Json* req = Get(na, "requiredDuringSchedulingIgnoredDuringExecution")) {
+  if (const Json* req = FindMember(na, "requiredDuringSchedulingIgnoredDuringExecution")) {
     Path rp = nap.Child("requiredDuringSchedulingIgnoredDuringExecution").Child("nodeSelectorTerms");
-    const Json& terms = GetArray(*req, "nodeSelectorTerms");
+    const Json& terms = MemberArray(*req, "nodeSelectorTerms");
     if (terms.empty()) errs.push_back(Required(rp, "must have at least one node selector term"));
     for (size_t i = 0; i < terms.size(); ++i) ValidateNodeSelectorTerm(errs, terms[i], rp.Index(i));
   }
-  const Json& pref = GetArray(na, "preferredDuringSchedulingIgnoredDuringExecution");
+  const Json& pref = MemberArray(na, "preferredDuringSchedulingIgnoredDuringExecution");
   for (size_t i = 0; i < pref.size(); ++i) {
     Path p = nap.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i);
     ValidateWeight(errs, pref[i], p);
-    ValidateNodeSelectorTerm(errs, GetObject(pref[i], "preference"), p.Child("preference"));
+    ValidateNodeSelectorTerm(errs, MemberObject(pref[i], "preference"), p.Child("preference"));
   }
-  ValidatePodAffinityTerms(errs, GetObject(affinity, "podAffinity"), path.Child("podAffinity"));
-  ValidatePodAffinityTerms(errs, GetObject(affinity, "podAntiAffinity"),
+  ValidatePodAffinityTerms(errs, MemberObject(affinity, "podAffinity"), path.Child("podAffinity"));
+  ValidatePodAffinityTerms(errs, MemberObject(affinity, "podAntiAffinity"),
                            path.Child("podAntiAffinity"));
 }
 
 void ValidateSchedulingGates(ErrorList& errs, const Json& gates, const Path& path) {
   std::set<std::string> seen;
   for (size_t i = 0; i < gates.size(); ++i) {
-    std::string name = GetString(gates[i], "name");
+    std::string name(StringMember(gates[i], "name"));
     AddEach(errs, path.Index(i), name, validation::IsQualifiedName(name));
     if (!seen.insert(name).second) errs.push_back(Duplicate(path.Index(i), name));
   }
 }
 
 void ValidatePolicies(ErrorList& errs, const Json& spec, const Path& path) {
-  std::string rp = GetString(spec, "restartPolicy");
+  std::string rp(StringMember(spec, "restartPolicy"));
   if (rp.empty()) {
     errs.push_back(Required(path.Child("restartPolicy"), ""));
   } else if (rp != "Always" && rp != "OnFailure" && rp != "Never") {
     errs.push_back(NotSupported(path.Child("restartPolicy"), rp, {"Always", "OnFailure", "Never"}));
   }
-  std::string dns = GetString(spec, "dnsPolicy");
+  std::string dns(StringMember(spec, "dnsPolicy"));
   if (dns.empty()) {
     errs.push_back(Required(path.Child("dnsPolicy"), ""));
   } else if (dns != "ClusterFirst" && dns != "ClusterFirstWithHostNet" && dns != "Default" &&
              dns != "None") {
     errs.push_back(NotSupported(path.Child("dnsPolicy"), dns,
                                 {"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"}));
-  } else if (dns == "None" && Get(spec, "dnsConfig") == nullptr) {
+  } else if (dns == "None" && FindMember(spec, "dnsConfig") == nullptr) {
     errs.push_back(Required(path.Child("dnsConfig"), "must provide `dnsConfig` when `dnsPolicy` "
                                                      "is None"));
   }
-  if (const Json* ads = Get(spec, "activeDeadlineSeconds"); ads && ads->is_number_integer()) {
+  if (const Json* ads = FindMember(spec, "activeDeadlineSeconds"); ads && ads->is_number_integer()) {
     int64_t v = ads->get<int64_t>();
     if (v < 1 || v > 2147483647) {
       errs.push_back(Invalid(path.Child("activeDeadlineSeconds"), v,
                              "must be between 1 and 2147483647, inclusive"));
     }
   }
-  if (int64_t g = GetInt(spec, "terminationGracePeriodSeconds", 0); g < 0) {
+  if (int64_t g = IntMember(spec, "terminationGracePeriodSeconds", 0); g < 0) {
     errs.push_back(Invalid(path.Child("terminationGracePeriodSeconds"), g,
                            "must be greater than or equal to 0"));
   }
@@ -213,11 +210,11 @@ void ValidatePolicies(ErrorList& errs, const Json& spec, const Path& path) {
 
 void ValidateNames(ErrorList& errs, const Json& spec, const Path& path) {
   for (const char* f : {"hostname", "subdomain"}) {
-    std::string v = GetString(spec, f);
+    std::string v(StringMember(spec, f));
     if (!v.empty()) AddEach(errs, path.Child(f), v, validation::IsDNS1123Label(v));
   }
   for (const char* f : {"serviceAccountName", "priorityClassName"}) {
-    std::string v = GetString(spec, f);
+    std::string v(StringMember(spec, f));
     if (!v.empty()) AddEach(errs, path.Child(f), v, validation::IsDNS1123Subdomain(v));
   }
 }
@@ -227,24 +224,24 @@ void ValidateNames(ErrorList& errs, const Json& spec, const Path& path) {
 ErrorList ValidatePodSpec(const Json& spec, const Path& path) {
   ErrorList errs;
   ContainerContext ctx;
-  ctx.volumes = ValidateVolumes(errs, GetArray(spec, "volumes"), path.Child("volumes"));
+  ctx.volumes = ValidateVolumes(errs, MemberArray(spec, "volumes"), path.Child("volumes"));
   ValidateContainers(errs, spec, path, ctx);
   ValidatePolicies(errs, spec, path);
   ValidateNames(errs, spec, path);
-  Append(errs, validation::ValidateLabels(GetObject(spec, "nodeSelector"),
+  AppendErrors(errs, validation::ValidateLabels(MemberObject(spec, "nodeSelector"),
                                           path.Child("nodeSelector")));
-  ValidateTolerations(errs, GetArray(spec, "tolerations"), path.Child("tolerations"));
-  ValidateAffinity(errs, GetObject(spec, "affinity"), path.Child("affinity"));
-  ValidateSchedulingGates(errs, GetArray(spec, "schedulingGates"), path.Child("schedulingGates"));
+  ValidateTolerations(errs, MemberArray(spec, "tolerations"), path.Child("tolerations"));
+  ValidateAffinity(errs, MemberObject(spec, "affinity"), path.Child("affinity"));
+  ValidateSchedulingGates(errs, MemberArray(spec, "schedulingGates"), path.Child("schedulingGates"));
   return errs;
 }
 
 ErrorList ValidatePodTemplateSpec(const Json& tmpl, const Path& path) {
-  const Json& meta = GetObject(tmpl, "metadata");
-  ErrorList errs = validation::ValidateLabels(GetObject(meta, "labels"), path.Child("labels"));
-  Append(errs, validation::ValidateAnnotations(GetObject(meta, "annotations"),
+  const Json& meta = MemberObject(tmpl, "metadata");
+  ErrorList errs = validation::ValidateLabels(MemberObject(meta, "labels"), path.Child("labels"));
+  AppendErrors(errs, validation::ValidateAnnotations(MemberObject(meta, "annotations"),
                                                path.Child("annotations")));
-  Append(errs, ValidatePodSpec(GetObject(tmpl, "spec"), path.Child("spec")));
+  AppendErrors(errs, ValidatePodSpec(MemberObject(tmpl, "spec"), path.Child("spec")));
   return errs;
 }
 

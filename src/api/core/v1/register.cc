@@ -2,15 +2,16 @@
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/pods.h"
 #include "api/core/v1/internal/schemas.h"
+#include "api/json_access.h"
 
 namespace batchd::api::core_v1 {
 namespace {
 
 std::string JoinContainerField(const Json& pod_spec, const char* field) {
   std::string out;
-  for (const Json& c : internal::GetArray(pod_spec, "containers")) {
+  for (const Json& c : MemberArray(pod_spec, "containers")) {
     if (!out.empty()) out += ",";
-    out += internal::GetString(c, field);
+    out += std::string(StringMember(c, field));
   }
   return out;
 }
@@ -27,13 +28,13 @@ std::string PodQosClass(const Json& spec) {
   bool any = false;
   bool guaranteed = true;
   for (const char* list : {"initContainers", "containers"}) {
-    for (const Json& c : GetArray(spec, list)) {
-      const Json& res = GetObject(c, "resources");
-      const Json& limits = GetObject(res, "limits");
-      const Json& requests = GetObject(res, "requests");
+    for (const Json& c : MemberArray(spec, list)) {
+      const Json& res = MemberObject(c, "resources");
+      const Json& limits = MemberObject(res, "limits");
+      const Json& requests = MemberObject(res, "requests");
       for (const char* r : {"cpu", "memory"}) {
-        const Json* lim = Get(limits, r);
-        const Json* req = Get(requests, r);
+        const Json* lim = FindMember(limits, r);
+        const Json* req = FindMember(requests, r);
         if (req && req->is_string() && req->get<std::string>() != "0") any = true;
         if (lim && lim->is_string() && lim->get<std::string>() != "0") any = true;
         if (!lim || (req && *req != *lim)) guaranteed = false;

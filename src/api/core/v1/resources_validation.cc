@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "api/core/v1/internal/validation.h"
+#include "api/json_access.h"
 #include "api/resource/quantity.h"
 #include "api/validation/names.h"
 
@@ -53,8 +54,8 @@ std::optional<Quantity> CheckQuantity(ErrorList& errs, const std::string& name, 
 }  // namespace
 
 void ValidateResources(ErrorList& errs, const Json& resources, const Path& path) {
-  const Json& limits = GetObject(resources, "limits");
-  const Json& requests = GetObject(resources, "requests");
+  const Json& limits = MemberObject(resources, "limits");
+  const Json& requests = MemberObject(resources, "requests");
   Path lim_path = path.Child("limits");
   Path req_path = path.Child("requests");
   for (auto it = limits.begin(); it != limits.end(); ++it) {
@@ -65,7 +66,7 @@ void ValidateResources(ErrorList& errs, const Json& resources, const Path& path)
     const std::string& name = it.key();
     ValidateName(errs, name, req_path.Key(name));
     std::optional<Quantity> req = CheckQuantity(errs, name, *it, req_path.Key(name));
-    const Json* lim_json = Get(limits, name);
+    const Json* lim_json = FindMember(limits, name);
     if (lim_json == nullptr) {
       if (!OvercommitAllowed(name)) {
         errs.push_back(Required(lim_path, "Limit must be set for non overcommitable resources"));

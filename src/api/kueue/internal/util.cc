@@ -1,46 +1,17 @@
 #include "api/kueue/internal/util.h"
 
+#include "api/json_access.h"
 #include "api/validation/names.h"
 #include "api/validation/object_meta.h"
 
 namespace batchd::api::kueue::internal {
 
-const Json& GetObj(const Json& obj, std::string_view key) {
-  static const Json empty = Json::object();
-  if (!obj.is_object()) return empty;
-  auto it = obj.find(std::string(key));
-  return it != obj.end() && it->is_object() ? *it : empty;
-}
-
-const Json& GetArr(const Json& obj, std::string_view key) {
-  static const Json empty = Json::array();
-  if (!obj.is_object()) return empty;
-  auto it = obj.find(std::string(key));
-  return it != obj.end() && it->is_array() ? *it : empty;
-}
-
-std::string GetStr(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(std::string(key));
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-bool Has(const Json& obj, std::string_view key) {
-  return obj.is_object() && obj.contains(std::string(key)) && !obj[std::string(key)].is_null();
-}
-
-Json& MutableObj(Json& obj, std::string_view key) {
-  Json& v = obj[std::string(key)];
-  if (!v.is_object()) v = Json::object();
-  return v;
-}
-
 void SetIfAbsent(Json& obj, std::string_view key, const Json& value) {
-  if (!Has(obj, key)) obj[std::string(key)] = value;
+  if (!HasMember(obj, key)) obj[std::string(key)] = value;
 }
 
 std::optional<Quantity> QuantityAt(const Json& obj, std::string_view key) {
-  if (!Has(obj, key)) return std::nullopt;
+  if (!HasMember(obj, key)) return std::nullopt;
   auto q = Quantity::FromJson(obj[std::string(key)]);
   if (!q.ok()) return std::nullopt;
   return *q;
@@ -52,25 +23,25 @@ ErrorList ValidateSchemaConstraints(const Schema& schema, const Json& value, con
     case Schema::Type::kObject:
       if (!value.is_object()) break;
       for (const std::string& r : schema.required) {
-        if (!Has(value, r)) errs.push_back(Required(path.Child(r)));
+        if (!HasMember(value, r)) errs.push_back(Required(path.Child(r)));
       }
       for (const auto& [name, prop] : schema.properties) {
         auto it = value.find(name);
         if (prop && it != value.end()) {
-          Append(errs, ValidateSchemaConstraints(*prop, *it, path.Child(name)));
+          AppendErrors(errs, ValidateSchemaConstraints(*prop, *it, path.Child(name)));
         }
       }
       break;
     case Schema::Type::kArray:
       if (!value.is_array() || !schema.items) break;
       for (size_t i = 0; i < value.size(); ++i) {
-        Append(errs, ValidateSchemaConstraints(*schema.items, value[i], path.Index(i)));
+        AppendErrors(errs, ValidateSchemaConstraints(*schema.items, value[i], path.Index(i)));
       }
       break;
     case Schema::Type::kMap:
       if (!value.is_object() || !schema.items) break;
       for (const auto& [k, v] : value.items()) {
-        Append(errs, ValidateSchemaConstraints(*schema.items, v, path.Key(k)));
+        AppendErrors(errs, ValidateSchemaConstraints(*schema.items, v, path.Key(k)));
       }
       break;
     case Schema::Type::kString:
@@ -102,21 +73,21 @@ void ValidateTolerations(const Json& tolerations, const Path& path, ErrorList& e
   for (size_t i = 0; i < tolerations.size(); ++i) {
     const Json& t = tolerations[i];
     Path p = path.Index(i);
-    std::string key = GetStr(t, "key"), op = GetStr(t, "operator"), effect = GetStr(t, "effect");
+    std::string key = std::string(StringMember(t, "key")), op = std::string(StringMember(t, "operator")), effect = std::string(StringMember(t, "effect"));
     if (!key.empty()) ValidateQualifiedName(key, p.Child("key"), errs);
     if (key.empty() && op != "Exists") {
       errs.push_back(Invalid(p.Child("operator"), op, "operator must be Exists when 'key' is "
                                                       "empty, which means 'match all values "
                                                       "and all keys'"));
     }
-    if (Has(t, "tolerationSeconds") && effect != "NoExecute") {
+    if (HasMember(t, "tolerationSeconds") && effect != "NoExecute") {
       errs.push_back(Invalid(p.Child("effect"), effect, "effect must be 'NoExecute' when "
                                                         "'tolerationSeconds' is set"));
     }
     if (!op.empty() && op != "Equal" && op != "Exists") {
       errs.push_back(NotSupported(p.Child("operator"), op, {"Equal", "Exists"}));
     }
-    if (op == "Exists" && !GetStr(t, "value").empty()) {
+    if (op == "Exists" && !StringMember(t, "value").empty()) {
       errs.push_back(Invalid(p.Child("operator"), op, "a value must be empty when 'operator' "
                                                       "is 'Exists'"));
     }
@@ -141,17 +112,16 @@ void ValidateNonNegative(const Json& obj, std::string_view key, const Path& path
 }
 
 ErrorList ValidateMeta(const Json& obj, bool namespaced) {
-  return validation::ValidateObjectMeta(GetObj(obj, "metadata"), namespaced,
+  return validation::ValidateObjectMeta(MemberObject(obj, "metadata"), namespaced,
                                         validation::NameIsDNSSubdomain, Path("metadata"));
 }
 
 ErrorList ValidateMetaUpdate(const Json& obj, const Json& old, bool namespaced) {
   ErrorList errs = ValidateMeta(obj, namespaced);
-  Append(errs, validation::ValidateObjectMetaUpdate(GetObj(obj, "metadata"), GetObj(old, "metadata"),
+  AppendErrors(errs, validation::ValidateObjectMetaUpdate(MemberObject(obj, "metadata"), MemberObject(old, "metadata"),
                                                     Path("metadata")));
   return errs;
 }
 
-void Append(ErrorList& errs, const ErrorList& more) { errs.insert(errs.end(), more.begin(), more.end()); }
 
 }  // namespace batchd::api::kueue::internal

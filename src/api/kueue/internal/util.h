@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "api/field_error.h"
+#include "api/json_access.h"
 #include "api/resource/quantity.h"
 #include "api/schema.h"
 
@@ -15,7 +16,6 @@ namespace batchd::api::kueue::internal {
 // Tolerant accessors (missing or wrongly typed members read as empty).
 const Json& GetObj(const Json& obj, std::string_view key);
 const Json& GetArr(const Json& obj, std::string_view key);
-std::string GetStr(const Json& obj, std::string_view key);
 bool Has(const Json& obj, std::string_view key);
 // obj[key] as a JSON object, created (replacing a non-object) when needed.
 Json& MutableObj(Json& obj, std::string_view key);

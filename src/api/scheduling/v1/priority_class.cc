@@ -1,12 +1,11 @@
 #include "api/core/v1/kind_helpers.h"
+#include "api/json_access.h"
 #include "api/scheduling/v1/scheduling_v1.h"
 #include "api/validation/object_meta.h"
 
 namespace batchd::api::scheduling_v1 {
 namespace {
 
-using core_v1::GetObject;
-using core_v1::GetString;
 
 SchemaPtr PriorityClassSchema() {
   static const SchemaPtr s =
@@ -50,10 +49,10 @@ void SetDefaultsPriorityClass(Json& pc) {
 }
 
 ErrorList ValidatePriorityClass(const Json& pc) {
-  ErrorList errs = validation::ValidateObjectMeta(GetObject(pc, "metadata"), false,
+  ErrorList errs = validation::ValidateObjectMeta(MemberObject(pc, "metadata"), false,
                                                   validation::NameIsDNSSubdomain,
                                                   Path("metadata"));
-  std::string name = GetString(GetObject(pc, "metadata"), "name");
+  std::string name = std::string(StringMember(MemberObject(pc, "metadata"), "name"));
   if (!pc.contains("value") || !pc["value"].is_number_integer()) {
     errs.push_back(Required(Path("value")));
   } else if (!IsSystemClass(name)) {
@@ -67,7 +66,7 @@ ErrorList ValidatePriorityClass(const Json& pc) {
                                               "is 1000000000"));
     }
   }
-  std::string policy = GetString(pc, "preemptionPolicy");
+  std::string policy(StringMember(pc, "preemptionPolicy"));
   if (!policy.empty() && policy != "Never" && policy != "PreemptLowerPriority") {
     errs.push_back(NotSupported(Path("preemptionPolicy"), policy, {"Never",
                                                                    "PreemptLowerPriority"}));
@@ -77,8 +76,8 @@ ErrorList ValidatePriorityClass(const Json& pc) {
 
 ErrorList ValidatePriorityClassUpdate(const Json& pc, const Json& old) {
   ErrorList errs = ValidatePriorityClass(pc);
-  ErrorList m = validation::ValidateObjectMetaUpdate(GetObject(pc, "metadata"),
-                                                     GetObject(old, "metadata"), Path("metadata"));
+  ErrorList m = validation::ValidateObjectMetaUpdate(MemberObject(pc, "metadata"),
+                                                     MemberObject(old, "metadata"), Path("metadata"));
   errs.insert(errs.end(), m.begin(), m.end());
   if (pc.value("value", Json()) != old.value("value", Json())) {
     errs.push_back(Forbidden(Path("value"), "may not be changed in an update."));
@@ -111,7 +110,7 @@ KindDef PriorityClassKind() {
                {"PreemptionPolicy", "string", "", "Preemption policy of the class.", 0}};
   k.row_cells = [](const Json& pc, absl::Time now) {
     return std::vector<Json>{pc.value("value", Json()), pc.value("globalDefault", false),
-                             core_v1::HumanAge(GetObject(pc, "metadata")
+                             core_v1::HumanAge(MemberObject(pc, "metadata")
                                                    .value("creationTimestamp", Json()), now),
                              pc.value("preemptionPolicy", Json())};
   };

@@ -30,6 +30,6 @@ absl::Status ValidateIndexesDoNotOverlap(absl::string_view completed, absl::stri
                                          int64_t completions);
 
 // True when `conditions` (a JSON array) holds `type` with status "True".
-bool ConditionTrue(const Json& conditions, absl::string_view type);
+bool ConditionTrue(const Json& conditions, std::string_view type);
 
 }  // namespace batchd::api::batch_v1::internal

@@ -11,42 +11,6 @@
 
 namespace batchd::api::batch_v1::internal {
 
-const Json* Find(const Json& obj, std::initializer_list<absl::string_view> path) {
-  const Json* cur = &obj;
-  for (absl::string_view key : path) {
-    if (!cur->is_object()) return nullptr;
-    auto it = cur->find(std::string(key));
-    if (it == cur->end()) return nullptr;
-    cur = &*it;
-  }
-  return cur;
-}
-
-std::optional<int64_t> FindInt(const Json& obj, std::initializer_list<absl::string_view> path) {
-  const Json* v = Find(obj, path);
-  if (v == nullptr || !v->is_number_integer()) return std::nullopt;
-  return v->get<int64_t>();
-}
-
-std::string FindStr(const Json& obj, std::initializer_list<absl::string_view> path) {
-  const Json* v = Find(obj, path);
-  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
-}
-
-bool FindBool(const Json& obj, std::initializer_list<absl::string_view> path) {
-  const Json* v = Find(obj, path);
-  return v != nullptr && v->is_boolean() && v->get<bool>();
-}
-
-Json& Ensure(Json& obj, std::initializer_list<absl::string_view> path) {
-  Json* cur = &obj;
-  for (absl::string_view key : path) {
-    if (!cur->is_object()) *cur = Json::object();
-    cur = &(*cur)[std::string(key)];
-  }
-  return *cur;
-}
-
 namespace {
 std::string_view Std(absl::string_view v) { return std::string_view(v.data(), v.size()); }
 }  // namespace

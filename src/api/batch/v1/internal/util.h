@@ -1,4 +1,4 @@
-// Internal to api/batch/v1: JSON access, name/format checks (delegating to
+// Internal to api/batch/v1: name/format checks (delegating to
 // api/validation), struct-form label selector matching/formatting and time
 // formatting used by the Job and CronJob hooks. The selector and time helpers
 // are private stand-ins for api/labels and api/meta, which did not exist
@@ -17,17 +17,6 @@
 #include "api/field_error.h"
 
 namespace batchd::api::batch_v1::internal {
-
-// The value at `path` inside `obj`, or nullptr when any step is missing or
-// not an object.
-const Json* Find(const Json& obj, std::initializer_list<absl::string_view> path);
-// Integer / string / bool at `path`; nullopt (or "" / false) when absent or
-// of another type.
-std::optional<int64_t> FindInt(const Json& obj, std::initializer_list<absl::string_view> path);
-std::string FindStr(const Json& obj, std::initializer_list<absl::string_view> path);
-bool FindBool(const Json& obj, std::initializer_list<absl::string_view> path);
-// Creates intermediate objects as needed and returns obj[path...].
-Json& Ensure(Json& obj, std::initializer_list<absl::string_view> path);
 
 // apimachinery's IsDNS1123Subdomain / IsDNS1123Label / IsQualifiedName /
 // IsValidLabelValue: the list of problems, empty when valid.

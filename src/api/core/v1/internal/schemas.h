@@ -31,15 +31,6 @@ SchemaBuilder MicroTimeSchema(std::string doc);
 // An object schema named `ref` that starts with apiVersion, kind and metadata.
 SchemaBuilder TopLevel(const std::string& ref, const std::string& doc);
 
-// JSON access helpers tolerant of missing / wrongly typed members.
-const Json* Get(const Json& obj, std::string_view key);
-std::string GetString(const Json& obj, std::string_view key);
-int64_t GetInt(const Json& obj, std::string_view key, int64_t def = 0);
-bool GetBool(const Json& obj, std::string_view key, bool def = false);
-// obj[key] as an array, or an empty array when absent or not an array.
-const Json& GetArray(const Json& obj, std::string_view key);
-const Json& GetObject(const Json& obj, std::string_view key);
-
 // Kubernetes' translateTimestampSince: "<unknown>" for empty, else "5m", "3d"...
 std::string HumanAge(const Json& rfc3339, absl::Time now);
 std::string HumanDuration(absl::Duration d);
