@@ -30,6 +30,7 @@ fuzz:
 
 test: build
 	./scripts/check-layering.sh
+	./scripts/check-thread-safety.sh
 	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory unit

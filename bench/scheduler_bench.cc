@@ -73,10 +73,10 @@ void BM_SchedulerBind(benchmark::State& state) {
   batchd::registry::Registry reg(store, batchd::api::BuiltinScheme(), clock);
   if (!reg.Start().ok()) return state.SkipWithError("registry start");
   batchd::client::InProcessClient c(reg);
-  batchd::controllers::Manager mgr(clock);
-  batchd::controllers::InformerFactory inf(c, mgr);
-  batchd::controllers::FakeEventRecorder ev;
-  batchd::controllers::ControllerContext ctx{c, inf, mgr, clock, ev};
+  batchd::reconcile::Manager mgr(clock);
+  batchd::reconcile::InformerFactory inf(c, mgr);
+  batchd::reconcile::FakeEventRecorder ev;
+  batchd::reconcile::ControllerContext ctx{c, inf, mgr, clock, ev};
   sched::SchedulerOptions opts;
   opts.binder = std::make_shared<sched::RegistryBinder>(reg);
   opts.record_events = false;

@@ -14,7 +14,7 @@
 #include "api/meta/time_util.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
-#include "controllers/runtime/controller.h"
+#include "reconcile/controller.h"
 #include "registry/errors.h"
 
 namespace batchd::agent {
@@ -48,23 +48,23 @@ struct PodState {
 
 }  // namespace
 
-struct NodeAgent::Impl : public controllers::Reconciler {
+struct NodeAgent::Impl : public reconcile::Reconciler {
   Impl(NodeAgent& a, client::Client& c, Clock& clk, HostProbe& p)
       : agent(a), client(c), clock(clk), probe(p), mgr(clk),
         pod_kind(c.Kind("", "v1", "pods")), node_kind(c.Kind("", "v1", "nodes")),
         lease_kind(c.Kind("coordination.k8s.io", "v1", "leases")) {}
 
-  absl::StatusOr<controllers::Result> Reconcile(const std::string& key) override;
+  absl::StatusOr<reconcile::Result> Reconcile(const std::string& key) override;
   absl::Status Heartbeat();
   absl::Status RegisterNode();
   absl::Status RenewLease();
-  absl::StatusOr<controllers::Result> ReconcilePod(const Json& pod);
-  absl::StatusOr<controllers::Result> ReconcileDeleting(const Json& pod, PodState& st);
-  absl::StatusOr<controllers::Result> ReconcileOrphan(const std::string& uid);
+  absl::StatusOr<reconcile::Result> ReconcilePod(const Json& pod);
+  absl::StatusOr<reconcile::Result> ReconcileDeleting(const Json& pod, PodState& st);
+  absl::StatusOr<reconcile::Result> ReconcileOrphan(const std::string& uid);
   absl::Status EnsureStarted(const Json& pod, PodState& st);
   absl::Status WriteStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
   bool DeferFirstStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
-  controllers::Result Poll(const Json& pod, PodState& st);
+  reconcile::Result Poll(const Json& pod, PodState& st);
   void CheckDeadline(const Json& pod, PodState& st);
   PodState& StateOf(const std::string& uid);
   void Forget(const std::string& uid);
@@ -75,12 +75,12 @@ struct NodeAgent::Impl : public controllers::Reconciler {
   Clock& clock;
   HostProbe& probe;
   std::unique_ptr<HostProbe> owned_probe;
-  controllers::Manager mgr;
+  reconcile::Manager mgr;
   const api::KindDef& pod_kind;
   const api::KindDef& node_kind;
   const api::KindDef& lease_kind;
   client::Informer* pods = nullptr;
-  controllers::Controller* controller = nullptr;
+  reconcile::Controller* controller = nullptr;
   std::unique_ptr<apiserver::PodLogSource> logs;
   Json capacity;
   NodeFacts facts;
@@ -116,7 +116,7 @@ void NodeAgent::Impl::Setup() {
     pods = &mgr.AddInformer(std::move(inf));
   }
   controller = &mgr.AddController(
-      std::make_unique<controllers::Controller>("node-agent", *this, clock));
+      std::make_unique<reconcile::Controller>("node-agent", *this, clock));
   // The shared informer sees every pod: only those bound to this node count
   // (a pod's nodeName never changes once set).
   auto enqueue = [this, node = o.node_name](const client::ObjectRef& o) {
@@ -129,14 +129,14 @@ void NodeAgent::Impl::Setup() {
   logs = internal::NewLocalLogSource(*agent.runtime_, clock);
 }
 
-absl::StatusOr<controllers::Result> NodeAgent::Impl::Reconcile(const std::string& key) {
+absl::StatusOr<reconcile::Result> NodeAgent::Impl::Reconcile(const std::string& key) {
   if (key == kHeartbeatKey) {
     // Never backs off beyond the period: a lease must not lapse because the
     // server was briefly away.
     if (absl::Status hb = Heartbeat(); !hb.ok()) {
       BATCHD_LOG_WARN("node {}: heartbeat failed: {}", agent.opts_.node_name, hb.ToString());
     }
-    return controllers::Result::After(agent.opts_.heartbeat_period);
+    return reconcile::Result::After(agent.opts_.heartbeat_period);
   }
   if (absl::StartsWith(key, kOrphanPrefix)) {
     return ReconcileOrphan(key.substr(sizeof(kOrphanPrefix) - 1));
@@ -161,13 +161,13 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::Reconcile(const std::string
   if (!old_uid.empty() && (!pod || meta::GetUid(*pod) != old_uid)) {
     controller->queue().Add(kOrphanPrefix + old_uid);
   }
-  if (!pod) return controllers::Result::Done();
+  if (!pod) return reconcile::Result::Done();
   return ReconcilePod(*pod);
 }
 
-absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcilePod(const Json& pod) {
+absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod) {
   const Json& spec = api::MemberObject(pod, "spec");
-  if (spec.value("nodeName", "") != agent.opts_.node_name) return controllers::Result::Done();
+  if (spec.value("nodeName", "") != agent.opts_.node_name) return reconcile::Result::Done();
   std::string uid = meta::GetUid(pod);
   PodState& st = StateOf(uid);
   if (meta::IsBeingDeleted(pod)) return ReconcileDeleting(pod, st);
@@ -176,7 +176,7 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcilePod(const Json& po
     // Finished pods stay (with their logs) until deleted; make sure nothing
     // of them still runs (e.g. a deadline or an outside status write). Once
     // the runtime said so, later events of the pod need not ask again.
-    if (st.finished) return controllers::Result::Done();
+    if (st.finished) return reconcile::Result::Done();
     auto rt = agent.runtime_->Status(uid);
     if (rt.ok() && rt->finished) st.finished = true;
     if (rt.ok() && rt->found && !rt->finished && !st.stop_requested) {
@@ -184,18 +184,18 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcilePod(const Json& po
       BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(
           uid, absl::Seconds(spec.value("terminationGracePeriodSeconds", int64_t{30}))));
     }
-    return controllers::Result::Done();
+    return reconcile::Result::Done();
   }
   BATCHD_RETURN_IF_ERROR(EnsureStarted(pod, st));
   CheckDeadline(pod, st);
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
   st.finished = rt.finished;
   if (DeferFirstStatus(pod, rt, st)) {
-    return controllers::Result::After(agent.opts_.first_status_delay);
+    return reconcile::Result::After(agent.opts_.first_status_delay);
   }
   BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
-  if (st.config_error) return controllers::Result::After(absl::Seconds(10));
-  if (rt.finished) return controllers::Result::Done();
+  if (st.config_error) return reconcile::Result::After(absl::Seconds(10));
+  if (rt.finished) return reconcile::Result::Done();
   return Poll(pod, st);
 }
 
@@ -231,7 +231,7 @@ void NodeAgent::Impl::CheckDeadline(const Json& pod, PodState& st) {
                                                       int64_t{30})));
 }
 
-controllers::Result NodeAgent::Impl::Poll(const Json& pod, PodState& st) {
+reconcile::Result NodeAgent::Impl::Poll(const Json& pod, PodState& st) {
   absl::Duration next = st.poll;
   st.poll = std::min(st.poll * 2, agent.opts_.status_poll_max);
   int64_t deadline = pod["spec"].value("activeDeadlineSeconds", int64_t{0});
@@ -243,7 +243,7 @@ controllers::Result NodeAgent::Impl::Poll(const Json& pod, PodState& st) {
       next = std::max(absl::ZeroDuration(), std::min(next, left));
     }
   }
-  return controllers::Result::After(next);
+  return reconcile::Result::After(next);
 }
 
 // Once per pod, while nothing was reported yet and its containers just
@@ -302,12 +302,12 @@ absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatu
   return absl::OkStatus();
 }
 
-absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcileDeleting(const Json& pod,
-                                                                       PodState& st) {
+absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileDeleting(const Json& pod,
+                                                                     PodState& st) {
   std::string uid = meta::GetUid(pod);
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (deleted.count(uid)) return controllers::Result::Done();
+    if (deleted.count(uid)) return reconcile::Result::Done();
   }
   const Json& spec = pod["spec"];
   int64_t grace = spec.value("terminationGracePeriodSeconds", int64_t{30});
@@ -336,22 +336,22 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcileDeleting(const Jso
     deleted.insert(uid);
   }
   controller->queue().Add(kOrphanPrefix + uid);
-  return controllers::Result::Done();
+  return reconcile::Result::Done();
 }
 
-absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcileOrphan(const std::string& uid) {
+absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileOrphan(const std::string& uid) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (!deleted.count(uid)) {
       for (const client::ObjectRef& p : pods->List()) {
-        if (meta::GetUid(*p) == uid) return controllers::Result::Done();  // Its pod handles it.
+        if (meta::GetUid(*p) == uid) return reconcile::Result::Done();  // Its pod handles it.
       }
     }
   }
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
   if (!rt.found) {
     Forget(uid);
-    return controllers::Result::Done();
+    return reconcile::Result::Done();
   }
   PodState& st = StateOf(uid);
   if (rt.supervisor_alive) {
@@ -361,11 +361,11 @@ absl::StatusOr<controllers::Result> NodeAgent::Impl::ReconcileOrphan(const std::
     }
     absl::Duration next = st.poll;
     st.poll = std::min(st.poll * 2, agent.opts_.status_poll_max);
-    return controllers::Result::After(next);
+    return reconcile::Result::After(next);
   }
   BATCHD_RETURN_IF_ERROR(agent.runtime_->Remove(uid));
   Forget(uid);
-  return controllers::Result::Done();
+  return reconcile::Result::Done();
 }
 
 absl::Status NodeAgent::Impl::Heartbeat() {

@@ -3,7 +3,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "api/codec/codec.h"
 #include "api/json_access.h"
 #include "apiserver/internal/discovery.h"
@@ -113,7 +112,7 @@ ApiServer::ApiServer(registry::Registry& registry, Clock& clock, ApiServerOption
 ApiServer::~ApiServer() = default;
 
 void ApiServer::Handle(const HttpRequest& req, ResponseWriter& w) {
-  absl::Time start = absl::Now();
+  absl::Time start = clock_.Now();
   std::string verb = req.method, resource;
   int code = 0;
   struct CodeCapture : ResponseWriter {
@@ -140,7 +139,7 @@ void ApiServer::Handle(const HttpRequest& req, ResponseWriter& w) {
     if (code == 0) SendError(req, capture, registry::Internal(e.what()));
   }
   if (!resource.empty()) {
-    metrics_.Observe(verb, resource, code, absl::ToDoubleSeconds(absl::Now() - start));
+    metrics_.Observe(verb, resource, code, absl::ToDoubleSeconds(clock_.Now() - start));
   }
 }
 
@@ -218,132 +217,166 @@ void ApiServer::SendObject(const HttpRequest& req, ResponseWriter& w, int code, 
   w.Send(code, h, obj.dump());
 }
 
-void ApiServer::ServeResource(const HttpRequest& req, const Route& r, ResponseWriter& w,
-                              std::string* verb) {
+// The verb a request on a resource asks for, with the label the request
+// metrics give it; MethodNotAllowed or NotFound when the route serves none.
+absl::StatusOr<ApiServer::Verb> ApiServer::ResolveVerb(const HttpRequest& req, const Route& r,
+                                                      std::string* label) {
   const api::KindDef& k = *r.kind;
   const std::string& m = req.method;
-  const bool status = r.subresource == "status";
-  auto fail = [&](const absl::Status& s) { SendError(req, w, s); };
   if (r.subresource == "log" && m == "GET") {
-    *verb = "GET";
-    ServePodLog(req, r, w);
-    return;
+    *label = "GET";
+    return Verb::kLog;
   }
   if (r.subresource == "binding" && m == "POST") {
-    *verb = "CREATE";
-    auto opts = internal::ParseWriteOptions(req);
-    if (!opts.ok()) return fail(opts.status());
-    auto body = internal::DecodeBody(req, nullptr);
-    if (!body.ok()) return fail(body.status());
-    auto res = registry_.Bind(r.ns, r.name, *body, *opts);
-    if (!res.ok()) return fail(res.status());
-    w.Send(201, {{"Content-Type", kJson}}, SuccessStatus(Json::object()).dump());
-    return;
+    *label = "CREATE";
+    return Verb::kBind;
   }
-  if (!r.subresource.empty() && !status) {
-    *verb = "GET";
-    fail(registry::MethodNotAllowed(absl::StrCat("the subresource ", k.plural, "/",
-                                                 r.subresource, " is not served yet")));
-    return;
+  if (!r.subresource.empty() && r.subresource != "status") {
+    *label = "GET";
+    return registry::MethodNotAllowed(
+        absl::StrCat("the subresource ", k.plural, "/", r.subresource, " is not served yet"));
   }
-  if (k.namespaced && r.ns.empty() && m != "GET") {
-    fail(registry::NotFound(k, r.name));
-    return;
-  }
+  if (k.namespaced && r.ns.empty() && m != "GET") return registry::NotFound(k, r.name);
   if (m == "GET" && r.name.empty()) {
-    std::string watch = req.Param("watch");
-    if (watch == "true" || watch == "1") {
-      *verb = "WATCH";
-      ServeWatch(req, r, w);
-    } else {
-      *verb = "LIST";
-      ServeList(req, r, w);
-    }
-    return;
+    const std::string watch = req.Param("watch");
+    const bool watching = watch == "true" || watch == "1";
+    *label = watching ? "WATCH" : "LIST";
+    return watching ? Verb::kWatch : Verb::kList;
   }
-  if (m == "GET") {
-    auto o = registry_.Get(k, r.ns, r.name);
-    if (!o.ok()) return fail(o.status());
-    SendObject(req, w, 200, r, (*o)->Decode(), {});
-    return;
+  if (m == "GET") return Verb::kGet;
+  if (m == "POST" && r.name.empty()) return Verb::kCreate;
+  if (m == "PUT" && !r.name.empty()) return Verb::kUpdate;
+  if (m == "PATCH" && !r.name.empty()) return Verb::kPatch;
+  if (m == "DELETE" && r.name.empty()) {
+    *label = "DELETECOLLECTION";
+    return Verb::kDeleteCollection;
   }
-  if (m == "POST" && r.name.empty()) {
-    auto opts = internal::ParseWriteOptions(req);
-    if (!opts.ok()) return fail(opts.status());
-    auto body = internal::DecodeBody(req, &opts->duplicate_fields);
-    if (!body.ok()) return fail(body.status());
-    std::vector<std::string> warnings;
-    opts->warnings = &warnings;
-    auto created = registry_.Create(k, r.ns, std::move(*body), *opts);
-    if (!created.ok()) return fail(created.status());
-    SendObject(req, w, 201, r, *created, warnings);
-    return;
+  if (m == "DELETE") return Verb::kDelete;
+  return registry::MethodNotAllowed(
+      absl::StrCat(m, " is not supported on ", k.plural, r.name.empty() ? "" : "/{name}"));
+}
+
+void ApiServer::ServeResource(const HttpRequest& req, const Route& r, ResponseWriter& w,
+                              std::string* verb) {
+  absl::StatusOr<Verb> v = ResolveVerb(req, r, verb);
+  if (!v.ok()) return SendError(req, w, v.status());
+  switch (*v) {
+    case Verb::kGet: return ServeGet(req, r, w);
+    case Verb::kList: return ServeList(req, r, w);
+    case Verb::kWatch: return ServeWatch(req, r, w);
+    case Verb::kCreate: return ServeCreate(req, r, w);
+    case Verb::kUpdate: return ServeUpdate(req, r, w);
+    case Verb::kPatch: return ServePatch(req, r, w);
+    case Verb::kDelete: return ServeDelete(req, r, w);
+    case Verb::kDeleteCollection: return ServeDeleteCollection(req, r, w);
+    case Verb::kBind: return ServeBind(req, r, w);
+    case Verb::kLog: return ServePodLog(req, r, w);
   }
-  if ((m == "PUT" || m == "PATCH") && !r.name.empty()) {
-    auto opts = internal::ParseWriteOptions(req);
-    if (!opts.ok()) return fail(opts.status());
-    std::vector<std::string> warnings;
-    opts->warnings = &warnings;
-    absl::StatusOr<Json> res;
-    if (m == "PUT") {
-      auto body = internal::DecodeBody(req, &opts->duplicate_fields);
-      if (!body.ok()) return fail(body.status());
-      res = registry_.Update(k, r.ns, r.name, std::move(*body), status, *opts);
-    } else {
-      auto type = registry::PatchTypeFromContentType(req.Header("content-type"));
-      if (!type) {
-        return fail(registry::UnsupportedMediaType(
-            absl::StrCat("the body of the request was in an unknown format - accepted media "
+}
+
+void ApiServer::ServeGet(const HttpRequest& req, const Route& r, ResponseWriter& w) {
+  auto o = registry_.Get(*r.kind, r.ns, r.name);
+  if (!o.ok()) return SendError(req, w, o.status());
+  SendObject(req, w, 200, r, (*o)->Decode(), {});
+}
+
+void ApiServer::ServeCreate(const HttpRequest& req, const Route& r, ResponseWriter& w) {
+  auto opts = internal::ParseWriteOptions(req);
+  if (!opts.ok()) return SendError(req, w, opts.status());
+  auto body = internal::DecodeBody(req, &opts->duplicate_fields);
+  if (!body.ok()) return SendError(req, w, body.status());
+  std::vector<std::string> warnings;
+  opts->warnings = &warnings;
+  auto created = registry_.Create(*r.kind, r.ns, std::move(*body), *opts);
+  if (!created.ok()) return SendError(req, w, created.status());
+  SendObject(req, w, 201, r, *created, warnings);
+}
+
+void ApiServer::ServeUpdate(const HttpRequest& req, const Route& r, ResponseWriter& w) {
+  auto opts = internal::ParseWriteOptions(req);
+  if (!opts.ok()) return SendError(req, w, opts.status());
+  std::vector<std::string> warnings;
+  opts->warnings = &warnings;
+  auto body = internal::DecodeBody(req, &opts->duplicate_fields);
+  if (!body.ok()) return SendError(req, w, body.status());
+  auto res = registry_.Update(*r.kind, r.ns, r.name, std::move(*body),
+                              /*status=*/r.subresource == "status", *opts);
+  if (!res.ok()) return SendError(req, w, res.status());
+  SendObject(req, w, 200, r, *res, warnings);
+}
+
+void ApiServer::ServePatch(const HttpRequest& req, const Route& r, ResponseWriter& w) {
+  auto opts = internal::ParseWriteOptions(req);
+  if (!opts.ok()) return SendError(req, w, opts.status());
+  std::vector<std::string> warnings;
+  opts->warnings = &warnings;
+  auto type = registry::PatchTypeFromContentType(req.Header("content-type"));
+  if (!type) {
+    return SendError(req, w,
+                     registry::UnsupportedMediaType(absl::StrCat(
+                         "the body of the request was in an unknown format - accepted media "
                          "types include: application/json-patch+json, "
                          "application/merge-patch+json, application/apply-patch+yaml, "
                          "application/strategic-merge-patch+json")));
-      }
-      std::vector<std::string>* dups =
-          *type == registry::PatchType::kJson ? nullptr : &opts->duplicate_fields;
-      absl::StatusOr<Json> patch = *type == registry::PatchType::kApply
-                                       ? api::ParseYaml(req.body, dups)
-                                       : api::ParseJson(req.body, dups);
-      if (!patch.ok()) return fail(registry::BadRequest(std::string(patch.status().message())));
-      if (*type == registry::PatchType::kApply && req.Param("fieldManager").empty()) {
-        return fail(registry::BadRequest(
-            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
-            "required for apply patch"));
-      }
-      res = registry_.Patch(k, r.ns, r.name, *type, *patch, status, *opts);
-    }
-    if (!res.ok()) return fail(res.status());
-    SendObject(req, w, 200, r, *res, warnings);
-    return;
   }
-  if (m == "DELETE") {
-    auto opts = internal::ParseDeleteOptions(req);
-    if (!opts.ok()) return fail(opts.status());
-    if (r.name.empty()) {
-      *verb = "DELETECOLLECTION";
-      auto lopts = internal::ParseListOptions(req);
-      if (!lopts.ok()) return fail(lopts.status());
-      auto res = registry_.DeleteCollection(k, r.ns, *lopts, *opts);
-      if (!res.ok()) return fail(res.status());
-      Json list = {{"kind", k.kind + "List"}, {"apiVersion", k.ApiVersion()},
-                   {"metadata", Json::object()}, {"items", *res}};
-      w.Send(200, {{"Content-Type", kJson}}, list.dump());
-      return;
-    }
-    auto res = registry_.Delete(k, r.ns, r.name, *opts);
-    if (!res.ok()) return fail(res.status());
-    bool return_object = (k.group.empty() && k.plural == "pods") || !res->deleted;
-    if (return_object) {
-      SendObject(req, w, 200, r, res->object, {});
-    } else {
-      Json details = {{"name", r.name}, {"kind", k.plural},
-                      {"uid", res->object["metadata"].value("uid", "")}};
-      if (!k.group.empty()) details["group"] = k.group;
-      w.Send(200, {{"Content-Type", kJson}}, SuccessStatus(std::move(details)).dump());
-    }
-    return;
+  std::vector<std::string>* dups =
+      *type == registry::PatchType::kJson ? nullptr : &opts->duplicate_fields;
+  absl::StatusOr<Json> patch = *type == registry::PatchType::kApply
+                                   ? api::ParseYaml(req.body, dups)
+                                   : api::ParseJson(req.body, dups);
+  if (!patch.ok()) {
+    return SendError(req, w, registry::BadRequest(std::string(patch.status().message())));
   }
-  fail(registry::MethodNotAllowed(absl::StrCat(m, " is not supported on ", k.plural,
-                                               r.name.empty() ? "" : "/{name}")));
+  if (*type == registry::PatchType::kApply && req.Param("fieldManager").empty()) {
+    return SendError(req, w,
+                     registry::BadRequest(
+                         "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
+                         "value: is required for apply patch"));
+  }
+  auto res = registry_.Patch(*r.kind, r.ns, r.name, *type, *patch,
+                             /*status=*/r.subresource == "status", *opts);
+  if (!res.ok()) return SendError(req, w, res.status());
+  SendObject(req, w, 200, r, *res, warnings);
+}
+
+void ApiServer::ServeDelete(const HttpRequest& req, const Route& r, ResponseWriter& w) {
+  const api::KindDef& k = *r.kind;
+  auto opts = internal::ParseDeleteOptions(req);
+  if (!opts.ok()) return SendError(req, w, opts.status());
+  auto res = registry_.Delete(k, r.ns, r.name, *opts);
+  if (!res.ok()) return SendError(req, w, res.status());
+  // Pods, and objects that finalizers or a grace period keep, are returned
+  // as they now are; others with a Success Status.
+  if ((k.group.empty() && k.plural == "pods") || !res->deleted) {
+    return SendObject(req, w, 200, r, res->object, {});
+  }
+  Json details = {{"name", r.name}, {"kind", k.plural},
+                  {"uid", res->object["metadata"].value("uid", "")}};
+  if (!k.group.empty()) details["group"] = k.group;
+  w.Send(200, {{"Content-Type", kJson}}, SuccessStatus(std::move(details)).dump());
+}
+
+void ApiServer::ServeDeleteCollection(const HttpRequest& req, const Route& r, ResponseWriter& w) {
+  const api::KindDef& k = *r.kind;
+  auto opts = internal::ParseDeleteOptions(req);
+  if (!opts.ok()) return SendError(req, w, opts.status());
+  auto lopts = internal::ParseListOptions(req);
+  if (!lopts.ok()) return SendError(req, w, lopts.status());
+  auto res = registry_.DeleteCollection(k, r.ns, *lopts, *opts);
+  if (!res.ok()) return SendError(req, w, res.status());
+  Json list = {{"kind", k.kind + "List"}, {"apiVersion", k.ApiVersion()},
+               {"metadata", Json::object()}, {"items", *res}};
+  w.Send(200, {{"Content-Type", kJson}}, list.dump());
+}
+
+void ApiServer::ServeBind(const HttpRequest& req, const Route& r, ResponseWriter& w) {
+  auto opts = internal::ParseWriteOptions(req);
+  if (!opts.ok()) return SendError(req, w, opts.status());
+  auto body = internal::DecodeBody(req, nullptr);
+  if (!body.ok()) return SendError(req, w, body.status());
+  auto res = registry_.Bind(r.ns, r.name, *body, *opts);
+  if (!res.ok()) return SendError(req, w, res.status());
+  w.Send(201, {{"Content-Type", kJson}}, SuccessStatus(Json::object()).dump());
 }
 
 void ApiServer::ServePodLog(const HttpRequest& req, const Route& r, ResponseWriter& w) {
@@ -474,19 +507,20 @@ void ApiServer::ServeWatch(const HttpRequest& req, const Route& r, ResponseWrite
   }
   if (!w.StartStream(200, headers)) return;
   internal::TableOptions topts = TableOpts(req);
-  // Real time bounds the stream: watches are I/O, not controller logic.
-  absl::Time deadline = absl::Now() + timeout;
-  absl::Time next_bookmark = absl::Now() + opts_.bookmark_interval;
+  // The server's clock bounds the stream (a virtual clock ends it in virtual
+  // time); waits for events are real, at most a second each.
+  absl::Time deadline = clock_.Now() + timeout;
+  absl::Time next_bookmark = clock_.Now() + opts_.bookmark_interval;
   bool first_table = true;
   for (;;) {
-    absl::Time now = absl::Now();
+    absl::Time now = clock_.Now();
     if (now >= deadline) break;
     registry::Watcher::Event ev;
     absl::Duration wait = std::min(deadline - now, absl::Seconds(1));
     if (!(*watcher)->Next(&ev, wait)) {
       if ((*watcher)->done() || w.ClientGone()) break;
-      if (bookmarks && absl::Now() >= next_bookmark) {
-        next_bookmark = absl::Now() + opts_.bookmark_interval;
+      if (bookmarks && clock_.Now() >= next_bookmark) {
+        next_bookmark = clock_.Now() + opts_.bookmark_interval;
         Json bm = {{"type", "BOOKMARK"},
                    {"object", {{"kind", k.kind}, {"apiVersion", k.ApiVersion()},
                                {"metadata", {{"resourceVersion",

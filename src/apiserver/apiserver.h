@@ -62,12 +62,25 @@ class ApiServer {
 
  private:
   struct Route;
+  // What a request on a resource asks for; one handler each.
+  enum class Verb {
+    kGet, kList, kWatch, kCreate, kUpdate, kPatch, kDelete, kDeleteCollection, kBind, kLog
+  };
   void Serve(const HttpRequest& req, ResponseWriter& w, std::string* verb, std::string* resource);
+  // Resolves the verb (`verb` gets its metrics label) and calls its handler.
   void ServeResource(const HttpRequest& req, const Route& r, ResponseWriter& w,
                      std::string* verb);
-  void ServeWatch(const HttpRequest& req, const Route& r, ResponseWriter& w);
-  void ServePodLog(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  absl::StatusOr<Verb> ResolveVerb(const HttpRequest& req, const Route& r, std::string* label);
+  void ServeGet(const HttpRequest& req, const Route& r, ResponseWriter& w);
   void ServeList(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServeWatch(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServeCreate(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServeUpdate(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServePatch(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServeDelete(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServeDeleteCollection(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServeBind(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServePodLog(const HttpRequest& req, const Route& r, ResponseWriter& w);
   void SendObject(const HttpRequest& req, ResponseWriter& w, int code, const Route& r,
                   const api::Json& obj, const std::vector<std::string>& warnings);
   void SendError(const HttpRequest& req, ResponseWriter& w, const absl::Status& s);

@@ -18,8 +18,10 @@ class ApiServerTest : public ::testing::Test {
     api_ = std::make_unique<ApiServer>(*reg_, clock_);
   }
 
+  // `max_chunks`: the client hangs up after that many chunks (how a watch
+  // test ends its stream: the fake clock never reaches a watch's deadline).
   BufferWriter Do(std::string method, std::string target, std::string body = "",
-                  std::map<std::string, std::string> headers = {}) {
+                  std::map<std::string, std::string> headers = {}, int max_chunks = 3) {
     HttpRequest r;
     r.method = std::move(method);
     size_t q = target.find('?');
@@ -31,7 +33,7 @@ class ApiServerTest : public ::testing::Test {
     }
     r.body = std::move(body);
     BufferWriter w;
-    w.set_max_chunks(3);
+    w.set_max_chunks(max_chunks);
     api_->Handle(r, w);
     return w;
   }
@@ -120,12 +122,17 @@ TEST_F(ApiServerTest, WatchStreamsEvents) {
   std::string rv = Body(c)["metadata"]["resourceVersion"];
   Do("PATCH", "/apis/batch/v1/namespaces/default/jobs/a", R"({"metadata":{"labels":{"x":"1"}}})",
      {{"content-type", "application/merge-patch+json"}});
-  auto w = Do("GET", "/apis/batch/v1/namespaces/default/jobs?watch=true&timeoutSeconds=1&resourceVersion=" + rv);
+  auto w = Do("GET",
+              "/apis/batch/v1/namespaces/default/jobs?watch=true&timeoutSeconds=1&resourceVersion=" +
+                  rv,
+              "", {}, /*max_chunks=*/1);
   EXPECT_EQ(w.code(), 200);
   Json ev = Json::parse(w.body().substr(0, w.body().find('\n')), nullptr, false);
   EXPECT_EQ(ev["type"], "MODIFIED");
   EXPECT_EQ(ev["object"]["metadata"]["labels"]["x"], "1");
-  auto old = Do("GET", "/apis/batch/v1/namespaces/default/jobs?watch=1&resourceVersion=0&timeoutSeconds=1");
+  auto old = Do("GET",
+                "/apis/batch/v1/namespaces/default/jobs?watch=1&resourceVersion=0&timeoutSeconds=1",
+                "", {}, /*max_chunks=*/1);
   EXPECT_NE(old.body().find("\"ADDED\""), std::string::npos);
 }
 

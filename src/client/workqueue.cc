@@ -110,9 +110,4 @@ void WorkQueue::ShutDown() {
   cv_.notify_all();
 }
 
-bool WorkQueue::shutting_down() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return shutdown_;
-}
-
 }  // namespace batchd::client

@@ -48,7 +48,6 @@ class WorkQueue {
 
   size_t Len() const;
   void ShutDown();
-  bool shutting_down() const;
 
  private:
   bool PopLocked(std::string* key);

@@ -5,6 +5,8 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -110,6 +112,12 @@ int RunAgent(const AgentCommand& cmd) {
   return 0;
 }
 
+// --store and --store-sync values.
+const std::map<std::string, batchd::cmd::StoreBackend> kStoreBackends = {
+    {"sqlite", batchd::cmd::StoreBackend::kSqlite}, {"memory", batchd::cmd::StoreBackend::kMemory}};
+const std::map<std::string, batchd::cmd::StoreSync> kStoreSyncs = {
+    {"normal", batchd::cmd::StoreSync::kNormal}, {"full", batchd::cmd::StoreSync::kFull}};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,10 +131,13 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     a->add_option("--data-dir", opts.data_dir, "Directory of the embedded SQLite store")
         ->capture_default_str();
-    a->add_option("--store", opts.store, "Store backend: sqlite or memory")->capture_default_str();
+    a->add_option("--store", opts.store, "Store backend: sqlite or memory")
+        ->transform(CLI::CheckedTransformer(kStoreBackends))
+        ->default_str("sqlite");
     a->add_option("--store-sync", opts.sync,
                   "SQLite durability: full (power loss) or normal (process crash)")
-        ->capture_default_str();
+        ->transform(CLI::CheckedTransformer(kStoreSyncs))
+        ->default_str("normal");
     a->add_flag("!--no-local-node", opts.local_node, "Do not run a node agent for this machine");
     a->add_option("--config", opts.config_file, "Queueing configuration file");
   }

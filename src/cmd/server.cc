@@ -19,9 +19,9 @@
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
-#include "controllers/runtime/context.h"
-#include "controllers/runtime/events.h"
 #include "controllers/workload/workload_controller.h"
+#include "reconcile/context.h"
+#include "reconcile/events.h"
 #include "registry/priority_admission.h"
 #include "registry/registry.h"
 #include "scheduler/scheduler.h"
@@ -42,22 +42,21 @@ struct Server::Impl {
   // Controllers: they read through informers and write through `client`,
   // the same registry path HTTP clients use.
   std::unique_ptr<client::InProcessClient> client;
-  std::unique_ptr<controllers::Manager> manager;
-  std::unique_ptr<controllers::InformerFactory> informers;
-  std::unique_ptr<controllers::ApiEventRecorder> events;
+  std::unique_ptr<reconcile::Manager> manager;
+  std::unique_ptr<reconcile::InformerFactory> informers;
+  std::unique_ptr<reconcile::ApiEventRecorder> events;
   // Controllers keep a reference to their context: it lives as long as they
   // do. One per controller, each naming itself in its Events (`kubectl
   // describe` shows "From job-controller"), all writing through `events`.
   struct Component {
-    std::unique_ptr<controllers::ComponentEventRecorder> events;
-    std::unique_ptr<controllers::ControllerContext> ctx;
+    std::unique_ptr<reconcile::ComponentEventRecorder> events;
+    std::unique_ptr<reconcile::ControllerContext> ctx;
   };
   std::vector<Component> components;
-  controllers::ControllerContext& ContextFor(const std::string& component) {
+  reconcile::ControllerContext& ContextFor(const std::string& component) {
     Component c;
-    c.events = std::make_unique<controllers::ComponentEventRecorder>(*events, component);
-    c.ctx.reset(new controllers::ControllerContext{*client, *informers, *manager, clock,
-                                                   *c.events});
+    c.events = std::make_unique<reconcile::ComponentEventRecorder>(*events, component);
+    c.ctx.reset(new reconcile::ControllerContext{*client, *informers, *manager, clock, *c.events});
     components.push_back(std::move(c));
     return *components.back().ctx;
   }
@@ -111,10 +110,6 @@ void Server::Impl::AddControllers() {
                                                            i.queueing);
 }
 
-namespace {
-int opts_workers(const ServerOptions& o) { return o.controller_workers; }
-}  // namespace
-
 Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() { Stop(); }
 
@@ -122,26 +117,22 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   std::unique_ptr<Server> s(new Server());
   Impl& i = *s->impl_;
   i.opts = opts;
-  if (opts.store == "memory") {
-    i.backend = std::make_unique<store::MemoryStore>();
-  } else if (opts.store == "sqlite") {
-    std::error_code ec;
-    std::filesystem::create_directories(opts.data_dir, ec);
-    if (ec) return absl::InvalidArgumentError("cannot create data dir " + opts.data_dir);
-    store::SqliteOptions so;
-    so.path = (std::filesystem::path(opts.data_dir) / "state.db").string();
-    if (opts.sync == "normal") {
-      so.sync = store::SqliteSync::kNormal;
-    } else if (opts.sync == "full") {
-      so.sync = store::SqliteSync::kFull;
-    } else {
-      return absl::InvalidArgumentError("--store-sync must be full or normal");
+  switch (opts.store) {
+    case StoreBackend::kMemory:
+      i.backend = std::make_unique<store::MemoryStore>();
+      break;
+    case StoreBackend::kSqlite: {
+      std::error_code ec;
+      std::filesystem::create_directories(opts.data_dir, ec);
+      if (ec) return absl::InvalidArgumentError("cannot create data dir " + opts.data_dir);
+      store::SqliteOptions so;
+      so.path = (std::filesystem::path(opts.data_dir) / "state.db").string();
+      so.sync = opts.sync == StoreSync::kFull ? store::SqliteSync::kFull : store::SqliteSync::kNormal;
+      auto st = store::SqliteStore::Open(so);
+      if (!st.ok()) return st.status();
+      i.backend = std::move(*st);
+      break;
     }
-    auto st = store::SqliteStore::Open(so);
-    if (!st.ok()) return st.status();
-    i.backend = std::move(*st);
-  } else {
-    return absl::InvalidArgumentError("unknown store " + opts.store);
   }
   auto queueing = LoadQueueingConfig(opts.config_file);
   if (!queueing.ok()) return queueing.status();
@@ -157,8 +148,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
   if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
   i.client = std::make_unique<client::InProcessClient>(*i.registry, "batchd-controller-manager");
-  i.manager = std::make_unique<controllers::Manager>(i.clock);
-  i.informers = std::make_unique<controllers::InformerFactory>(*i.client, *i.manager);
+  i.manager = std::make_unique<reconcile::Manager>(i.clock);
+  i.informers = std::make_unique<reconcile::InformerFactory>(*i.client, *i.manager);
   if (opts.local_node) {
     agent::LocalAgentOptions lo;
     lo.data_dir = opts.data_dir;
@@ -178,7 +169,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
   };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
-  i.events = std::make_unique<controllers::ApiEventRecorder>(*i.client, i.clock, "batchd");
+  i.events = std::make_unique<reconcile::ApiEventRecorder>(*i.client, i.clock, "batchd");
   i.events->StartAsync();  // Events are best-effort: reconciles do not wait for them
   i.AddControllers();
   return s;
@@ -197,7 +188,7 @@ absl::StatusOr<int> Server::Start() {
       ho, [api](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
         api->Handle(req, w);
       });
-  if (auto st = i.manager->Start(opts_workers(i.opts)); !st.ok()) return st;
+  if (auto st = i.manager->Start(i.opts.controller_workers); !st.ok()) return st;
   auto port = i.http->Start();
   if (!port.ok()) return port;
   if (i.agent) {

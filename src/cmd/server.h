@@ -11,14 +11,19 @@
 
 namespace batchd::cmd {
 
+// Where the cluster's state lives: the embedded SQLite file in the data
+// directory, or memory (lost at exit; for tests and benchmarks).
+enum class StoreBackend { kSqlite, kMemory };
+
+// What an acknowledged write survives (SQLite's synchronous mode): a process
+// crash / kill -9 ("normal"), or a power loss too ("full", an fsync per commit).
+enum class StoreSync { kNormal, kFull };
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./batchd-data";
-  // "sqlite" (default) or "memory".
-  std::string store = "sqlite";
-  // SQLite synchronous mode: "full" (survives power loss) or "normal"
-  // (survives a process crash / kill -9).
-  std::string sync = "normal";
+  StoreBackend store = StoreBackend::kSqlite;
+  StoreSync sync = StoreSync::kNormal;
   bool local_node = true;
   // Worker threads per controller.
   int controller_workers = 2;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "api/core/v1/taint.h"
 #include "api/labels/selector.h"
 
 namespace batchd::queueing {
@@ -41,22 +42,11 @@ struct ResourceGroup {
   std::vector<FlavorQuotas> flavors;
 };
 
-enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
-
-struct Taint {
-  std::string key;
-  std::string value;
-  TaintEffect effect = TaintEffect::kNoSchedule;
-};
-
-enum class TolerationOperator { kEqual, kExists };
-
-struct Toleration {
-  std::string key;  // empty with kExists = tolerates every taint
-  TolerationOperator op = TolerationOperator::kEqual;
-  std::string value;
-  std::optional<TaintEffect> effect;  // nullopt = every effect
-};
+// Taints and tolerations are the API layer's, shared with the pod scheduler.
+using api::core_v1::Taint;
+using api::core_v1::TaintEffect;
+using api::core_v1::Toleration;
+using api::core_v1::TolerationOperator;
 
 struct ResourceFlavor {
   std::string name;

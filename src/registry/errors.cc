@@ -104,11 +104,6 @@ absl::Status UnsupportedMediaType(std::string message) {
   return ApiError(absl::StatusCode::kUnimplemented, "UnsupportedMediaType", std::move(message));
 }
 
-absl::Status TooLarge(std::string message) {
-  return ApiError(absl::StatusCode::kResourceExhausted, "RequestEntityTooLarge",
-                  std::move(message));
-}
-
 absl::Status Internal(std::string message) {
   return ApiError(absl::StatusCode::kInternal, "InternalError", std::move(message));
 }

@@ -38,7 +38,6 @@ absl::Status Forbidden(const api::KindDef& k, std::string_view name, std::string
 absl::Status MethodNotAllowed(std::string message);
 absl::Status Expired(std::string message);
 absl::Status UnsupportedMediaType(std::string message);
-absl::Status TooLarge(std::string message);
 absl::Status Internal(std::string message);
 
 // The API error for a failed conditional store write (Put or Delete at a

@@ -30,8 +30,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/random/bit_gen_ref.h"
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "api/kind.h"
 #include "common/clock.h"
 #include "registry/watch_cache.h"
@@ -112,6 +115,12 @@ using Mutator = std::function<absl::Status(api::Json& obj, const api::Json* old)
 
 class Registry {
  public:
+  // `random` draws UIDs and generateName suffixes (a seeded engine makes
+  // them reproducible); it must outlive the registry and is used under the
+  // registry's own lock.
+  Registry(store::Store& store, std::shared_ptr<const api::Scheme> scheme, Clock& clock,
+           absl::BitGenRef random);
+  // The same with a generator of its own, seeded by the system.
   Registry(store::Store& store, std::shared_ptr<const api::Scheme> scheme, Clock& clock);
   ~Registry();
 
@@ -163,11 +172,6 @@ class Registry {
 
  private:
   struct Prepared;
-  absl::StatusOr<api::Json> UpdateLoop(const api::KindDef& k, std::string_view ns,
-                                       std::string_view name, bool status,
-                                       const WriteOptions& opts,
-                                       const std::function<absl::StatusOr<api::Json>(
-                                           const api::Json& current)>& mutate);
   absl::StatusOr<api::Json> WriteUpdate(const api::KindDef& k, const ObjectPtr& current,
                                         api::Json obj, bool status, bool conditional,
                                         const WriteOptions& opts);
@@ -181,6 +185,9 @@ class Registry {
                                       std::optional<int64_t> expected_revision);
   void FinishNamespace(std::string ns);
   std::string NewUid();
+  // metadata.generateName cut to 58 characters and five random characters
+  // from Kubernetes' alphabet.
+  std::string GenerateName(const api::Json& meta);
   // Runs the mutators of `k`'s resource on `obj` (see AddMutator).
   absl::Status RunMutators(const api::KindDef& k, api::Json& obj, const api::Json* old);
   // Converts a storage-version result to `k`'s version (no-op for a storage kind).
@@ -202,8 +209,9 @@ class Registry {
   std::shared_ptr<const api::Scheme> scheme_;
   Clock& clock_;
   std::unique_ptr<WatchCache> cache_;
-  std::mutex rng_mu_;
-  absl::BitGen rng_;
+  std::unique_ptr<absl::BitGen> own_random_;  // Only when none was injected.
+  absl::Mutex random_mu_;
+  absl::BitGenRef random_ ABSL_GUARDED_BY(random_mu_);
   std::mutex mutators_mu_;
   // group resource -> hooks; replaced (copy on write) under mutators_mu_.
   std::shared_ptr<const std::map<std::string, std::vector<Mutator>>> mutators_;

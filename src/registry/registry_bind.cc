@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/meta/time_util.h"
 #include "registry/errors.h"
+#include "registry/internal/conflict_retry.h"
 #include "registry/registry.h"
 
 namespace batchd::registry {
@@ -19,7 +20,7 @@ absl::StatusOr<Json> Registry::Bind(std::string_view ns, std::string_view name,
   if (node.empty()) {
     return Invalid(*pods, name, {api::Required(api::Path("target").Child("name"))});
   }
-  for (int attempt = 0; attempt < 16; ++attempt) {
+  return internal::RetryOnConflict<Json>(*pods, name, [&](bool) -> internal::Attempt<Json> {
     ObjectPtr current = cache_->Get(StoreKey(*pods, ns, name));
     if (!current) return NotFound(*pods, name);
     Json pod = current->Decode();
@@ -51,13 +52,14 @@ absl::StatusOr<Json> Registry::Bind(std::string_view ns, std::string_view name,
     if (opts.dry_run) return pod;
     auto kv = Put(current->key, pod, current->revision);
     if (!kv.ok()) {
-      if (kv.status().code() == absl::StatusCode::kAborted) continue;  // retry on the new version
+      if (kv.status().code() == absl::StatusCode::kAborted) {
+        return internal::Attempt<Json>::Retry();  // On the new version.
+      }
       return StoreWriteError(*pods, name, kv.status());
     }
     pod["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
     return pod;
-  }
-  return StaleConflict(*pods, name);
+  });
 }
 
 }  // namespace batchd::registry

@@ -8,6 +8,7 @@
 #include "api/meta/time_util.h"
 #include "common/logging.h"
 #include "registry/errors.h"
+#include "registry/internal/conflict_retry.h"
 #include "registry/internal/selectors.h"
 #include "registry/registry.h"
 
@@ -50,9 +51,16 @@ struct Registry::NamespaceWorker {
   std::thread thread;
 };
 
+Registry::Registry(store::Store& store, std::shared_ptr<const api::Scheme> scheme, Clock& clock,
+                   absl::BitGenRef random)
+    : store_(store), scheme_(std::move(scheme)), clock_(clock),
+      cache_(std::make_unique<WatchCache>(store, scheme_)), random_(random),
+      ns_worker_(std::make_shared<NamespaceWorker>()) {}
+
 Registry::Registry(store::Store& store, std::shared_ptr<const api::Scheme> scheme, Clock& clock)
     : store_(store), scheme_(std::move(scheme)), clock_(clock),
       cache_(std::make_unique<WatchCache>(store, scheme_)),
+      own_random_(std::make_unique<absl::BitGen>()), random_(*own_random_),
       ns_worker_(std::make_shared<NamespaceWorker>()) {}
 
 absl::Status Registry::Start() {
@@ -138,7 +146,8 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
                                           "must be greater than or equal to 0")});
   }
   if (policy.empty()) policy = k.default_propagation_policy;
-  for (int attempt = 0; attempt < 16; ++attempt) {
+  using Outcome = internal::Attempt<DeleteResult>;
+  return internal::RetryOnConflict<DeleteResult>(k, name, [&](bool) -> Outcome {
     ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
     if (!current) return NotFound(k, name);
     Json obj = current->Decode();
@@ -168,7 +177,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
     if (!keep) {
       if (opts.dry_run) return DeleteResult{true, obj};
       auto r = DeleteNow(k, current);
-      if (!r.ok() && GetPayload(r.status()).reason == "Conflict") continue;
+      if (internal::IsWriteConflict(r.status())) return Outcome::Retry();
       return r;
     }
     // Graceful: mark for deletion; finalizers, the node agent or the
@@ -184,7 +193,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
       if (grace == 0 && !has_finalizers) {
         if (opts.dry_run) return DeleteResult{true, obj};
         auto r = DeleteNow(k, current);
-        if (!r.ok() && GetPayload(r.status()).reason == "Conflict") continue;
+        if (internal::IsWriteConflict(r.status())) return Outcome::Retry();
         return r;
       }
     }
@@ -193,7 +202,9 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
       meta.erase("resourceVersion");
       auto kv = Put(current->key, obj, current->revision);
       if (!kv.ok()) {
-        if (kv.status().code() == absl::StatusCode::kAborted) continue;  // retry on the new version
+        if (kv.status().code() == absl::StatusCode::kAborted) {
+          return Outcome::Retry();  // On the new version.
+        }
         return StoreWriteError(k, name, kv.status());
       }
       obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
@@ -206,8 +217,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
       ns_worker_->cv.notify_all();
     }
     return DeleteResult{false, obj};
-  }
-  return StaleConflict(k, name);
+  });
 }
 
 absl::StatusOr<std::vector<Json>> Registry::DeleteCollection(const api::KindDef& k,

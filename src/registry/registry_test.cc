@@ -1,5 +1,8 @@
 #include "registry/registry.h"
 
+#include <random>
+#include <utility>
+
 #include "api/testing/builders.h"
 #include "common/testing/fake_clock.h"
 #include "gtest/gtest.h"
@@ -132,6 +135,28 @@ TEST_F(RegistryTest, GenerateNameAndDryRun) {
   auto r = reg_->Create(*jobs_, "default", MakeJob("dry").Obj(), dry);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(reg_->Get(*jobs_, "default", "dry").ok());
+}
+
+// The generator is the caller's: the same seed gives the same generated
+// names and UIDs, another seed others.
+TEST(RegistryRandomTest, InjectedGeneratorMakesNamesAndUidsReproducible) {
+  auto create = [](uint32_t seed) {
+    std::mt19937 random(seed);
+    FakeClock clock;
+    store::MemoryStore store;
+    Registry reg(store, api::BuiltinScheme(), clock, random);
+    EXPECT_TRUE(reg.Start().ok());
+    const api::KindDef* jobs = reg.scheme().ByResource("batch", "v1", "jobs");
+    auto r = reg.Create(*jobs, "default", MakeJob("").GenerateName("gen-").Obj(), WriteOptions{});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? std::make_pair(std::string((*r)["metadata"]["name"]),
+                                   std::string((*r)["metadata"]["uid"]))
+                  : std::make_pair(std::string(), std::string());
+  };
+  auto first = create(7);
+  EXPECT_EQ(first.first.rfind("gen-", 0), 0u);
+  EXPECT_EQ(create(7), first);
+  EXPECT_NE(create(8).first, first.first);
 }
 
 TEST_F(RegistryTest, UpdateConcurrencyAndGeneration) {

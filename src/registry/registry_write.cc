@@ -12,6 +12,7 @@
 #include "api/validation/names.h"
 #include "api/validation/object_meta.h"
 #include "registry/errors.h"
+#include "registry/internal/conflict_retry.h"
 #include "registry/registry.h"
 
 namespace batchd::registry {
@@ -21,15 +22,6 @@ using api::Json;
 namespace {
 
 constexpr int kMaxGenerateNameAttempts = 8;
-constexpr int kMaxConflictRetries = 16;
-
-std::string RandomSuffix(absl::BitGen& rng) {
-  // Kubernetes' utilrand alphabet: no vowels or confusable characters.
-  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-  std::string s;
-  for (int i = 0; i < 5; ++i) s += kAlphabet[absl::Uniform(rng, 0u, sizeof(kAlphabet) - 1)];
-  return s;
-}
 
 bool IsNamespaceKind(const api::KindDef& k) { return k.group.empty() && k.plural == "namespaces"; }
 
@@ -91,8 +83,18 @@ absl::StatusOr<store::KeyValue> Registry::Put(const std::string& key, const Json
 }
 
 std::string Registry::NewUid() {
-  std::lock_guard<std::mutex> lock(rng_mu_);
-  return api::meta::NewUid(rng_);
+  absl::MutexLock lock(&random_mu_);
+  return api::meta::NewUid(random_);
+}
+
+std::string Registry::GenerateName(const Json& meta) {
+  // Kubernetes' utilrand alphabet: no vowels or confusable characters.
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  std::string name = Str(meta, "generateName");
+  if (name.size() > 58) name.resize(58);
+  absl::MutexLock lock(&random_mu_);
+  for (int i = 0; i < 5; ++i) name += kAlphabet[absl::Uniform(random_, 0u, sizeof(kAlphabet) - 1)];
+  return name;
 }
 
 absl::Status Registry::NormalizeBody(const api::KindDef& k, Json& obj, const WriteOptions& opts) {
@@ -243,10 +245,7 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
   const bool generate = Str(final_meta, "name").empty() && !Str(final_meta, "generateName").empty();
   *generated = generate;
   if (generate) {
-    std::lock_guard<std::mutex> lock(rng_mu_);
-    std::string base = Str(final_meta, "generateName");
-    if (base.size() > 58) base.resize(58);
-    final_meta["name"] = base + RandomSuffix(rng_);
+    final_meta["name"] = GenerateName(final_meta);
   }
   if (k.prepare_for_create) k.prepare_for_create(obj);
   std::string name = Str(obj["metadata"], "name");
@@ -281,12 +280,7 @@ absl::StatusOr<Json> Registry::StoreCreate(const api::KindDef& k, std::string ke
         attempt + 1 >= kMaxGenerateNameAttempts) {
       return CreateError(k, name, kv.status());
     }
-    {
-      std::lock_guard<std::mutex> lock(rng_mu_);
-      std::string base = Str(obj["metadata"], "generateName");
-      if (base.size() > 58) base.resize(58);
-      name = base + RandomSuffix(rng_);
-    }
+    name = GenerateName(obj["metadata"]);
     obj["metadata"]["name"] = name;
     key = StoreKey(k, ns, name);
   }
@@ -311,14 +305,14 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
     meta["namespace"] = ns;
   }
   std::string rv = Str(meta, "resourceVersion");
-  for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
+  return internal::RetryOnConflict<Json>(k, name, [&](bool last_try) -> internal::Attempt<Json> {
     ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
     if (!current) return NotFound(k, name);
     if (!rv.empty() && rv != std::to_string(current->revision)) return StaleConflict(k, name);
     // The attempt takes `obj` itself when no retry can follow (a conditional
     // update is never retried), else a copy; a status update reads only the
     // status, so only that is passed.
-    const bool last_try = !rv.empty() || attempt + 1 == kMaxConflictRetries;
+    last_try = last_try || !rv.empty();
     Json attempt_obj;
     if (!status) {
       attempt_obj = last_try ? std::move(obj) : obj;
@@ -330,9 +324,11 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
     }
     auto res = WriteUpdate(k, current, std::move(attempt_obj), status,
                            /*conditional=*/!rv.empty(), opts);
-    if (res.ok() || rv.size() || GetPayload(res.status()).reason != "Conflict") return res;
-  }
-  return StaleConflict(k, name);
+    if (rv.empty() && internal::IsWriteConflict(res.status())) {
+      return internal::Attempt<Json>::Retry();
+    }
+    return res;
+  });
 }
 
 // Applies Kubernetes' update rules to `obj` against `current` and writes it
@@ -424,7 +420,7 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
 absl::StatusOr<Json> Registry::Patch(const api::KindDef& k, std::string_view ns,
                                      std::string_view name, PatchType type, const Json& patch,
                                      bool status, const WriteOptions& opts) {
-  for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
+  return internal::RetryOnConflict<Json>(k, name, [&](bool) -> internal::Attempt<Json> {
     ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
     if (!current) {
       if (type == PatchType::kApply && !status) {
@@ -437,8 +433,12 @@ absl::StatusOr<Json> Registry::Patch(const api::KindDef& k, std::string_view ns,
     if (k.storage) k.from_storage(live);  // Patches apply to the client's version.
     absl::StatusOr<Json> patched;
     switch (type) {
-      case PatchType::kMerge: patched = api::ApplyMergePatch(live, patch); break;
-      case PatchType::kJson: patched = api::ApplyJsonPatch(live, patch); break;
+      case PatchType::kMerge:
+        patched = api::ApplyMergePatch(live, patch);
+        break;
+      case PatchType::kJson:
+        patched = api::ApplyJsonPatch(live, patch);
+        break;
       case PatchType::kStrategic:
       case PatchType::kApply:
         patched = api::ApplyStrategicMergePatch(live, patch, k.schema.get());
@@ -465,10 +465,11 @@ absl::StatusOr<Json> Registry::Patch(const api::KindDef& k, std::string_view ns,
     if (k.namespaced) obj["metadata"]["namespace"] = ns;
     if (k.storage) k.to_storage(obj);
     auto res = WriteUpdate(k.StorageKind(), current, std::move(obj), status, false, opts);
-    if (!res.ok() && GetPayload(res.status()).reason == "Conflict" && rv.empty()) continue;
+    if (rv.empty() && internal::IsWriteConflict(res.status())) {
+      return internal::Attempt<Json>::Retry();
+    }
     return Served(k, std::move(res));
-  }
-  return StaleConflict(k, name);
+  });
 }
 
 }  // namespace batchd::registry

@@ -342,11 +342,6 @@ int64_t WatchCache::Revision() const {
   return revision_;
 }
 
-int64_t WatchCache::OldestRevision() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return oldest_;
-}
-
 ObjectPtr WatchCache::Get(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = objects_.find(key);

@@ -133,7 +133,6 @@ class WatchCache {
   absl::Status Start();
 
   int64_t Revision() const;
-  int64_t OldestRevision() const;
   ObjectPtr Get(const std::string& key) const;
   // Objects whose key starts with `prefix` and sorts after `start_after`,
   // at most `limit` (0: all). Sets `*more` when cut short. `*revision` gets

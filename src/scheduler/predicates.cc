@@ -95,48 +95,6 @@ ResourceList ContainerRequests(const Json& container) {
 
 }  // namespace
 
-std::vector<Taint> ParseTaints(const Json& node) {
-  std::vector<Taint> out;
-  const Json& arr = Child(Child(node, "spec"), "taints");
-  if (!arr.is_array()) return out;
-  for (const Json& t : arr) {
-    out.push_back({Str(t, "key"), Str(t, "value"), Str(t, "effect"), Str(t, "timeAdded")});
-  }
-  return out;
-}
-
-std::vector<Toleration> ParseTolerations(const Json& pod_spec) {
-  std::vector<Toleration> out;
-  const Json& arr = Child(pod_spec, "tolerations");
-  if (!arr.is_array()) return out;
-  for (const Json& t : arr) {
-    Toleration tol;
-    tol.key = Str(t, "key");
-    std::string op = Str(t, "operator");
-    tol.op = op.empty() ? "Equal" : op;
-    tol.value = Str(t, "value");
-    tol.effect = Str(t, "effect");
-    const Json& secs = Child(t, "tolerationSeconds");
-    if (secs.is_number_integer()) tol.toleration_seconds = secs.get<int64_t>();
-    out.push_back(std::move(tol));
-  }
-  return out;
-}
-
-bool ToleratesTaint(const Toleration& t, const Taint& taint) {
-  if (!t.effect.empty() && t.effect != taint.effect) return false;
-  if (t.op == "Exists") return t.key.empty() || t.key == taint.key;
-  if (t.op == "Equal") return t.key == taint.key && t.value == taint.value;
-  return false;
-}
-
-const Toleration* FindToleration(const std::vector<Toleration>& tols, const Taint& taint) {
-  for (const auto& t : tols) {
-    if (ToleratesTaint(t, taint)) return &t;
-  }
-  return nullptr;
-}
-
 NodeAffinity NodeAffinity::FromPodSpec(const Json& pod_spec) {
   NodeAffinity a;
   const Json& sel = Child(pod_spec, "nodeSelector");

@@ -1,8 +1,9 @@
 // Pod-vs-node predicates shared by the scheduler and the node lifecycle
-// controller, with kube-scheduler's semantics: taints and tolerations,
-// node selectors and required node affinity, and the effective resource
-// request of a pod (max(sum of app containers + sidecars, max init
-// container) + overhead), computed exactly with `api::Amount` (milli-units).
+// controller, with kube-scheduler's semantics: node selectors and required
+// node affinity, and the effective resource request of a pod (max(sum of app
+// containers + sidecars, max init container) + overhead), computed exactly
+// with `api::Amount` (milli-units). Taint/toleration matching lives in the
+// API layer (api/core/v1/taint.h); its names are re-exported here.
 //
 // Thread-safety: value types and pure functions; safe to use concurrently on
 // distinct or const data. Parsers are lenient: malformed entries are skipped
@@ -11,38 +12,26 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "api/core/v1/taint.h"
 #include "api/field_error.h"
 #include "api/resource/amount.h"
 
 namespace batchd::scheduler {
 
-struct Taint {
-  std::string key;
-  std::string value;
-  std::string effect;      // NoSchedule, PreferNoSchedule, NoExecute.
-  std::string time_added;  // RFC 3339, may be empty.
-};
-
-struct Toleration {
-  std::string key;  // Empty with Exists: tolerates every taint.
-  std::string op = "Equal";  // Equal or Exists.
-  std::string value;
-  std::string effect;  // Empty: every effect.
-  std::optional<int64_t> toleration_seconds;
-};
-
-// `node.spec.taints` of a Node object.
-std::vector<Taint> ParseTaints(const api::Json& node);
-// `tolerations` of a pod spec (the `spec` object).
-std::vector<Toleration> ParseTolerations(const api::Json& pod_spec);
-
-bool ToleratesTaint(const Toleration& t, const Taint& taint);
-// The first toleration in `tols` matching `taint`, or nullptr.
-const Toleration* FindToleration(const std::vector<Toleration>& tols, const Taint& taint);
+// Taints, tolerations and their matching are the API layer's
+// (api/core/v1/taint.h), shared with the node lifecycle controller and the
+// admission core.
+using api::core_v1::FindToleration;
+using api::core_v1::ParseTaints;
+using api::core_v1::ParseTolerations;
+using api::core_v1::Taint;
+using api::core_v1::TaintEffect;
+using api::core_v1::Toleration;
+using api::core_v1::TolerationOperator;
+using api::core_v1::ToleratesTaint;
 
 // Required node placement of a pod: `spec.nodeSelector` AND (any of) the
 // required node-affinity `nodeSelectorTerms`.

@@ -14,7 +14,7 @@ TEST(PredicatesTest, TolerationMatchesTaint) {
     Taint taint;
     bool want;
   };
-  const Taint gpu{"gpu", "true", "NoSchedule", ""};
+  const Taint gpu{"gpu", "true", TaintEffect::kNoSchedule, ""};
   std::vector<Case> cases = {
       {"equal", Json{{"key", "gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}, gpu, true},
       {"default operator is Equal", Json{{"key", "gpu"}, {"value", "true"}}, gpu, true},
@@ -38,8 +38,8 @@ TEST(PredicatesTest, TolerationSecondsParsed) {
       R"({"tolerations":[{"key":"k","operator":"Exists","effect":"NoExecute","tolerationSeconds":30}]})"));
   ASSERT_EQ(tols.size(), 1u);
   EXPECT_EQ(tols[0].toleration_seconds, 30);
-  EXPECT_EQ(FindToleration(tols, Taint{"k", "", "NoExecute", ""}), &tols[0]);
-  EXPECT_EQ(FindToleration(tols, Taint{"k", "", "NoSchedule", ""}), nullptr);
+  EXPECT_EQ(FindToleration(tols, Taint{"k", "", TaintEffect::kNoExecute, ""}), &tols[0]);
+  EXPECT_EQ(FindToleration(tols, Taint{"k", "", TaintEffect::kNoSchedule, ""}), nullptr);
 }
 
 TEST(PredicatesTest, NodeAffinity) {

@@ -16,8 +16,8 @@ namespace batchd::scheduler {
 
 using api::Json;
 using client::ObjectRef;
-using controllers::Result;
 using internal::PodInfo;
+using reconcile::Result;
 
 absl::Status RegistryBinder::Bind(const std::string& ns, const std::string& name,
                                   const std::string& node) {
@@ -65,15 +65,15 @@ bool BoundAndUnchanged(const Json& old_pod, const Json& pod) {
   return !n.empty() && node(old_pod) == n && ended(old_pod) == ended(pod);
 }
 
-class Scheduler : public controllers::Reconciler {
+class Scheduler : public reconcile::Reconciler {
  public:
-  Scheduler(controllers::ControllerContext& ctx, SchedulerOptions opts)
+  Scheduler(reconcile::ControllerContext& ctx, SchedulerOptions opts)
       : ctx_(ctx),
         opts_(std::move(opts)),
         pods_(ctx.informers.For("", "v1", "pods")),
         nodes_(ctx.informers.For("", "v1", "nodes")) {}
 
-  void set_controller(controllers::Controller* c) { controller_ = c; }
+  void set_controller(reconcile::Controller* c) { controller_ = c; }
 
   void OnPod(const ObjectRef& obj);
   void OnPodDelete(const ObjectRef& obj);
@@ -115,11 +115,11 @@ class Scheduler : public controllers::Reconciler {
   void FlushDueLocked();
   Result NextResultLocked();
 
-  controllers::ControllerContext& ctx_;
+  reconcile::ControllerContext& ctx_;
   const SchedulerOptions opts_;
   client::Informer& pods_;
   client::Informer& nodes_;
-  controllers::Controller* controller_ = nullptr;
+  reconcile::Controller* controller_ = nullptr;
 
   std::mutex mu_;
   internal::Cache cache_;
@@ -397,10 +397,10 @@ absl::StatusOr<Result> Scheduler::Reconcile(const std::string&) {
 
 }  // namespace
 
-void AddScheduler(controllers::ControllerContext& ctx, SchedulerOptions opts) {
+void AddScheduler(reconcile::ControllerContext& ctx, SchedulerOptions opts) {
   auto s = std::make_shared<Scheduler>(ctx, std::move(opts));
   auto& c = ctx.manager.AddController(
-      std::make_unique<controllers::Controller>("scheduler", *s, ctx.clock));
+      std::make_unique<reconcile::Controller>("scheduler", *s, ctx.clock));
   s->set_controller(&c);
   // The handlers own the scheduler; the manager destroys controllers before informers.
   ctx.informers.For("", "v1", "pods")

@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "controllers/runtime/context.h"
+#include "reconcile/context.h"
 #include "registry/registry.h"
 
 namespace batchd::scheduler {
@@ -61,6 +61,6 @@ struct SchedulerOptions {
 };
 
 // Registers the scheduler (controller name "scheduler") with `ctx.manager`.
-void AddScheduler(controllers::ControllerContext& ctx, SchedulerOptions opts);
+void AddScheduler(reconcile::ControllerContext& ctx, SchedulerOptions opts);
 
 }  // namespace batchd::scheduler

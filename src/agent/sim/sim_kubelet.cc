@@ -17,7 +17,7 @@ namespace batchd::agent::sim {
 
 using api::Json;
 using client::ObjectRef;
-using controllers::Result;
+using reconcile::Result;
 
 bool IsSimulatedNode(const Json& node) {
   return api::meta::GetAnnotation(node, kSimulatedAnnotation).value_or("") == "true";
@@ -42,7 +42,7 @@ std::pair<std::string, std::string> SplitKey(const std::string& key) {
 
 class SimKubelet : public std::enable_shared_from_this<SimKubelet> {
  public:
-  explicit SimKubelet(controllers::ControllerContext& ctx)
+  explicit SimKubelet(reconcile::ControllerContext& ctx)
       : ctx_(ctx),
         pods_(ctx.informers.For("", "v1", "pods")),
         nodes_(ctx.informers.For("", "v1", "nodes")) {}
@@ -52,7 +52,7 @@ class SimKubelet : public std::enable_shared_from_this<SimKubelet> {
   absl::StatusOr<Result> ReconcilePod(const std::string& key);
 
  private:
-  class Adapter : public controllers::Reconciler {
+  class Adapter : public reconcile::Reconciler {
    public:
     Adapter(SimKubelet& k, bool nodes) : k_(k), nodes_(nodes) {}
     absl::StatusOr<Result> Reconcile(const std::string& key) override {
@@ -75,13 +75,13 @@ class SimKubelet : public std::enable_shared_from_this<SimKubelet> {
   absl::StatusOr<Result> Write(Json pod, const Run& run, absl::Duration requeue);
   absl::StatusOr<Result> Advance(const Json& pod, Run run);
 
-  controllers::ControllerContext& ctx_;
+  reconcile::ControllerContext& ctx_;
   client::Informer& pods_;
   client::Informer& nodes_;
   Adapter node_adapter_{*this, true};
   Adapter pod_adapter_{*this, false};
-  controllers::Controller* node_ctl_ = nullptr;
-  controllers::Controller* pod_ctl_ = nullptr;
+  reconcile::Controller* node_ctl_ = nullptr;
+  reconcile::Controller* pod_ctl_ = nullptr;
 
   std::mutex mu_;
   absl::flat_hash_set<std::string> sim_nodes_;
@@ -91,9 +91,9 @@ class SimKubelet : public std::enable_shared_from_this<SimKubelet> {
 
 void SimKubelet::Register() {
   node_ctl_ = &ctx_.manager.AddController(
-      std::make_unique<controllers::Controller>("sim-kubelet-nodes", node_adapter_, ctx_.clock));
+      std::make_unique<reconcile::Controller>("sim-kubelet-nodes", node_adapter_, ctx_.clock));
   pod_ctl_ = &ctx_.manager.AddController(
-      std::make_unique<controllers::Controller>("sim-kubelet-pods", pod_adapter_, ctx_.clock));
+      std::make_unique<reconcile::Controller>("sim-kubelet-pods", pod_adapter_, ctx_.clock));
   // The handlers own this object; the manager destroys controllers before informers.
   auto self = shared_from_this();
   nodes_.AddHandlers({[self](const ObjectRef& o) { self->OnNode(o); },
@@ -273,7 +273,7 @@ absl::StatusOr<Result> SimKubelet::ReconcilePod(const std::string& key) {
 
 }  // namespace
 
-void AddSimulatedKubelet(controllers::ControllerContext& ctx) {
+void AddSimulatedKubelet(reconcile::ControllerContext& ctx) {
   std::make_shared<SimKubelet>(ctx)->Register();
 }
 

@@ -19,7 +19,7 @@
 #pragma once
 
 #include "api/field_error.h"
-#include "controllers/runtime/context.h"
+#include "reconcile/context.h"
 
 namespace batchd::agent::sim {
 
@@ -30,6 +30,6 @@ inline constexpr char kSimExitCodeAnnotation[] = "batchd.io/sim-exit-code";
 // True when `node` carries `batchd.io/simulated: "true"`.
 bool IsSimulatedNode(const api::Json& node);
 
-void AddSimulatedKubelet(controllers::ControllerContext& ctx);
+void AddSimulatedKubelet(reconcile::ControllerContext& ctx);
 
 }  // namespace batchd::agent::sim

@@ -136,7 +136,12 @@ bool SetCondition(Json& obj, ConditionShape shape, const Condition& c, absl::Tim
   Json& status = MutableObject(obj, "status");
   if (shape == ConditionShape::kJob && c.status == kConditionFalse &&
       FindConditionIn(Member(status, "conditions"), c.type) == nullptr) {
-    return false;  // Not added, and no empty `conditions` left behind.
+    // Not added, and no empty `conditions` left behind (the Job controller
+    // writes `conditions` only when it has one).
+    if (const Json& conds = Member(status, "conditions"); conds.is_array() && conds.empty()) {
+      status.erase("conditions");
+    }
+    return false;
   }
   return SetConditionIn(MutableArray(status, "conditions"), shape, c, now, GetGeneration(obj));
 }

@@ -110,5 +110,25 @@ TEST(ConditionsTest, RemoveCondition) {
   EXPECT_NE(FindCondition(obj, "B"), nullptr);
 }
 
+// A queue's Active condition as the queue manager writes it (moved here with
+// the queue manager's own condition helpers).
+TEST(ConditionsTest, MetaWithoutGenerationKeepsTransitionTime) {
+  Json obj = {{"metadata", {{"name", "x"}}}};
+  absl::Time t0 = absl::FromUnixSeconds(1767225600);
+  EXPECT_TRUE(
+      SetCondition(obj, ConditionShape::kMeta, {"Active", kConditionTrue, "Ready", "ok"}, t0));
+  EXPECT_FALSE(SetCondition(obj, ConditionShape::kMeta, {"Active", kConditionTrue, "Ready", "ok"},
+                            t0 + absl::Seconds(5)));
+  EXPECT_TRUE(SetCondition(obj, ConditionShape::kMeta,
+                           {"Active", kConditionTrue, "Ready", "changed"}, t0 + absl::Seconds(5)));
+  EXPECT_EQ(ConditionTransitionTime(obj, "Active"), t0);  // status unchanged: time kept
+  EXPECT_TRUE(SetCondition(obj, ConditionShape::kMeta, {"Active", kConditionFalse, "Stopped", "no"},
+                           t0 + absl::Seconds(9)));
+  EXPECT_EQ(ConditionTransitionTime(obj, "Active"), t0 + absl::Seconds(9));
+  EXPECT_FALSE(IsConditionTrue(obj, "Active"));
+  EXPECT_TRUE(RemoveCondition(obj, "Active"));
+  EXPECT_EQ(FindCondition(obj, "Active"), nullptr);
+}
+
 }  // namespace
 }  // namespace batchd::api::meta

@@ -91,7 +91,6 @@ Json* MutableMetadata(Json& obj) {
 }
 
 std::string GetName(const Json& obj) { return MetaString(obj, "name"); }
-std::string GetGenerateName(const Json& obj) { return MetaString(obj, "generateName"); }
 std::string GetNamespace(const Json& obj) { return MetaString(obj, "namespace"); }
 std::string GetUid(const Json& obj) { return MetaString(obj, "uid"); }
 std::string GetResourceVersion(const Json& obj) { return MetaString(obj, "resourceVersion"); }
@@ -112,11 +111,6 @@ std::optional<absl::Time> GetDeletionTimestamp(const Json& obj) {
 bool IsBeingDeleted(const Json& obj) { return !MetaString(obj, "deletionTimestamp").empty(); }
 
 void SetName(Json& obj, std::string_view name) { SetMetaString(obj, "name", name); }
-void SetNamespace(Json& obj, std::string_view ns) { SetMetaString(obj, "namespace", ns); }
-void SetUid(Json& obj, std::string_view uid) { SetMetaString(obj, "uid", uid); }
-void SetResourceVersion(Json& obj, std::string_view rv) {
-  SetMetaString(obj, "resourceVersion", rv);
-}
 
 std::map<std::string, std::string> Labels(const Json& obj) { return StringMap(obj, "labels"); }
 std::map<std::string, std::string> Annotations(const Json& obj) {

@@ -27,7 +27,6 @@ const Json* Metadata(const Json& obj);
 Json* MutableMetadata(Json& obj);
 
 std::string GetName(const Json& obj);
-std::string GetGenerateName(const Json& obj);
 std::string GetNamespace(const Json& obj);
 std::string GetUid(const Json& obj);
 std::string GetResourceVersion(const Json& obj);
@@ -39,9 +38,6 @@ std::optional<absl::Time> GetDeletionTimestamp(const Json& obj);
 bool IsBeingDeleted(const Json& obj);
 
 void SetName(Json& obj, std::string_view name);
-void SetNamespace(Json& obj, std::string_view ns);
-void SetUid(Json& obj, std::string_view uid);
-void SetResourceVersion(Json& obj, std::string_view rv);
 
 // String-valued entries of `metadata.labels` / `metadata.annotations`.
 std::map<std::string, std::string> Labels(const Json& obj);

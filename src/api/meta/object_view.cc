@@ -19,13 +19,6 @@ std::optional<std::string_view> StringEntry(const Json* map, std::string_view ke
   return AsString(v);
 }
 
-std::optional<absl::Time> ParseTime(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  auto t = ParseRfc3339(text);
-  if (!t.ok()) return std::nullopt;
-  return *t;
-}
-
 }  // namespace
 
 ObjectMetaView ObjectMetaView::Parse(const Json& obj) {
@@ -39,6 +32,7 @@ ObjectMetaView ObjectMetaView::Parse(const Json& obj) {
   v.generation = IntMember(m, "generation");
   v.creation_timestamp = StringMember(m, "creationTimestamp");
   v.deletion_timestamp = StringMember(m, "deletionTimestamp");
+  v.deletion_grace_period_seconds = AsOptionalInt(Member(m, "deletionGracePeriodSeconds"));
   v.labels = ObjectOrNull(Member(m, "labels"));
   v.annotations = ObjectOrNull(Member(m, "annotations"));
   v.finalizers = ArrayOrNull(Member(m, "finalizers"));
@@ -78,11 +72,11 @@ std::string_view ObjectMetaView::ControllerUid() const {
 }
 
 std::optional<absl::Time> ObjectMetaView::CreationTime() const {
-  return ParseTime(creation_timestamp);
+  return ParseOptionalRfc3339(creation_timestamp);
 }
 
 std::optional<absl::Time> ObjectMetaView::DeletionTime() const {
-  return ParseTime(deletion_timestamp);
+  return ParseOptionalRfc3339(deletion_timestamp);
 }
 
 }  // namespace batchd::api::meta

@@ -31,6 +31,7 @@ struct ObjectMetaView {
   int64_t generation = 0;
   std::string_view creation_timestamp;  // RFC 3339 text; see CreationTime().
   std::string_view deletion_timestamp;  // "" unless the object is being deleted.
+  std::optional<int64_t> deletion_grace_period_seconds;
   const Json* labels = nullptr;         // The `labels` object, or nullptr.
   const Json* annotations = nullptr;    // The `annotations` object, or nullptr.
   const Json* finalizers = nullptr;     // The `finalizers` array, or nullptr.

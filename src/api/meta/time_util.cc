@@ -22,6 +22,13 @@ absl::StatusOr<absl::Time> ParseRfc3339(std::string_view s) {
   return t;
 }
 
+std::optional<absl::Time> ParseOptionalRfc3339(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  auto t = ParseRfc3339(s);
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
 std::string HumanDuration(absl::Duration d) {
   int64_t seconds = absl::ToInt64Seconds(d);  // Truncates toward zero, as Go's int().
   if (seconds < -1) return "<invalid>";

@@ -7,6 +7,7 @@
 // reads the clock; callers pass `Clock::Now()` differences in.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,8 @@ std::string FormatRfc3339Micro(absl::Time t);
 // Accepts "Z" or "+hh:mm"/"-hh:mm" offsets and any fractional seconds.
 // InvalidArgument on anything else.
 absl::StatusOr<absl::Time> ParseRfc3339(std::string_view s);
+// The same for an optional field: nullopt when `s` is empty or unparsable.
+std::optional<absl::Time> ParseOptionalRfc3339(std::string_view s);
 
 // Ages as `kubectl get` prints them (~2-3 significant figures): "0s", "90s",
 // "3m10s", "70m", "3h1m", "47h", "2d1h", "8d", "2y1d", "8y"; "<invalid>"

@@ -428,11 +428,6 @@ Quantity Quantity::FromScaled(int64_t value, int32_t scale, Format format) {
   return q;
 }
 
-void Quantity::set_format(Format f) {
-  format_ = f;
-  cached_.clear();
-}
-
 // ---- Canonical formatting -------------------------------------------------
 
 namespace {

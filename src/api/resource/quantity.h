@@ -66,7 +66,6 @@ class Quantity {
   nlohmann::json ToJson() const { return String(); }
 
   Format format() const { return format_; }
-  void set_format(Format f);
 
   bool IsZero() const;
   int Sign() const;  // -1, 0 or 1.

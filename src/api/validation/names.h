@@ -47,6 +47,5 @@ using NameValidator = std::function<Messages(std::string_view name, bool prefix)
 
 Messages NameIsDNSSubdomain(std::string_view name, bool prefix);
 Messages NameIsDNSLabel(std::string_view name, bool prefix);
-Messages NameIsDNS1035Label(std::string_view name, bool prefix);
 
 }  // namespace batchd::api::validation

@@ -15,10 +15,10 @@
 // function may be called once per manager, before the manager starts.
 #pragma once
 
-#include "controllers/runtime/context.h"
+#include "reconcile/context.h"
 
 namespace batchd::controllers {
 
-void AddCronJobController(ControllerContext& ctx);
+void AddCronJobController(reconcile::ControllerContext& ctx);
 
 }  // namespace batchd::controllers

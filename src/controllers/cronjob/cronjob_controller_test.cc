@@ -15,6 +15,12 @@
 #include "store/memory/memory_store.h"
 
 namespace batchd::controllers {
+
+using reconcile::ControllerContext;
+using reconcile::FakeEventRecorder;
+using reconcile::InformerFactory;
+using reconcile::Manager;
+
 namespace {
 
 using api::Json;

@@ -25,6 +25,12 @@
 #include "registry/errors.h"
 
 namespace batchd::controllers {
+
+using reconcile::Controller;
+using reconcile::ControllerContext;
+using reconcile::Reconciler;
+using reconcile::Result;
+
 namespace {
 
 using api::Json;

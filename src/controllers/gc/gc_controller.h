@@ -24,11 +24,11 @@
 // function at most once per manager, before the manager starts.
 #pragma once
 
-#include "controllers/runtime/context.h"
+#include "reconcile/context.h"
 
 namespace batchd::controllers {
 
-void AddGarbageCollector(ControllerContext& ctx);
-void AddTtlAfterFinishedController(ControllerContext& ctx);
+void AddGarbageCollector(reconcile::ControllerContext& ctx);
+void AddTtlAfterFinishedController(reconcile::ControllerContext& ctx);
 
 }  // namespace batchd::controllers

@@ -110,10 +110,10 @@ class GcEnv {
   store::MemoryStore store_;
   registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
   client::InProcessClient client_{reg_};
-  Manager mgr_{clock_};
-  InformerFactory informers_{client_, mgr_};
-  FakeEventRecorder events_;
-  ControllerContext ctx_{client_, informers_, mgr_, clock_, events_};
+  reconcile::Manager mgr_{clock_};
+  reconcile::InformerFactory informers_{client_, mgr_};
+  reconcile::FakeEventRecorder events_;
+  reconcile::ControllerContext ctx_{client_, informers_, mgr_, clock_, events_};
 };
 
 }  // namespace batchd::controllers::testing

@@ -13,6 +13,9 @@
 
 namespace batchd::controllers {
 
+using reconcile::Controller;
+using reconcile::ControllerContext;
+
 void AddJobController(ControllerContext& ctx) {
   // The handlers own the reconciler (shared_ptr captures), so it lives as
   // long as the manager's informers, which outlive its controllers.
@@ -29,6 +32,8 @@ void AddJobController(ControllerContext& ctx) {
 }  // namespace batchd::controllers
 
 namespace batchd::controllers::job {
+
+using reconcile::Result;
 
 using api::Json;
 

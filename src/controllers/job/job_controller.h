@@ -11,7 +11,7 @@
 // manager's informers and lives as long as the manager.
 #pragma once
 
-#include "controllers/runtime/context.h"
+#include "reconcile/context.h"
 
 namespace batchd::controllers {
 
@@ -19,6 +19,6 @@ namespace batchd::controllers {
 // with handlers on the shared Job and Pod informers (pod events map to the
 // owning Job through its controller ownerReference). Jobs whose
 // `spec.managedBy` names another controller are skipped.
-void AddJobController(ControllerContext& ctx);
+void AddJobController(reconcile::ControllerContext& ctx);
 
 }  // namespace batchd::controllers

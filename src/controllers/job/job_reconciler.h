@@ -21,7 +21,7 @@
 #include "controllers/job/expectations.h"
 #include "controllers/job/failure_policy.h"
 #include "controllers/job/indexes.h"
-#include "controllers/runtime/context.h"
+#include "reconcile/context.h"
 
 namespace batchd::controllers::job {
 
@@ -43,7 +43,7 @@ struct SyncCtx {
   std::set<std::string> expected_rm_finalizers;
   // Creation/deletion expectations were met before the pods were snapshotted.
   bool expectations_satisfied = false;
-  std::optional<Condition> finished;
+  std::optional<api::meta::Condition> finished;
   bool indexed = false;
   bool per_index = false;
   int completions = -1;  // -1 when unset (work-queue Job).
@@ -58,17 +58,17 @@ struct SyncCtx {
   }
 };
 
-class JobReconciler : public Reconciler {
+class JobReconciler : public reconcile::Reconciler {
  public:
-  explicit JobReconciler(ControllerContext& ctx);
-  absl::StatusOr<Result> Reconcile(const std::string& key) override;
+  explicit JobReconciler(reconcile::ControllerContext& ctx);
+  absl::StatusOr<reconcile::Result> Reconcile(const std::string& key) override;
 
   // Wires informer handlers that enqueue into `controller`.
-  void Wire(Controller& controller);
+  void Wire(reconcile::Controller& controller);
 
  private:
   // sync_job.cc
-  absl::StatusOr<Result> SyncJob(SyncCtx& c);
+  absl::StatusOr<reconcile::Result> SyncJob(SyncCtx& c);
   void CountPods(SyncCtx& c);
   void DecideFailure(SyncCtx& c);
   void DecideIndexed(SyncCtx& c);
@@ -99,7 +99,7 @@ class JobReconciler : public Reconciler {
   // write for `key` (see written_rv_).
   bool CacheBehindOwnWrite(const std::string& key, const api::Json& cached);
 
-  ControllerContext& ctx_;
+  reconcile::ControllerContext& ctx_;
   const api::KindDef& job_kind_;
   const api::KindDef& pod_kind_;
   client::Informer& jobs_;

@@ -87,10 +87,10 @@ class JobControllerTest : public ::testing::Test {
         : mgr(clock), inf(c, mgr), ctx{c, inf, mgr, clock, ev} {
       AddJobController(ctx);
     }
-    Manager mgr;
-    InformerFactory inf;
-    FakeEventRecorder ev;
-    ControllerContext ctx;
+    reconcile::Manager mgr;
+    reconcile::InformerFactory inf;
+    reconcile::FakeEventRecorder ev;
+    reconcile::ControllerContext ctx;
   };
 
   void SetUp() override {

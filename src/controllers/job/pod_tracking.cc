@@ -174,12 +174,12 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
   SetUncounted(c.job, unc_succeeded, unc_failed);
   if (c.indexed) needs_flush |= WriteIndexes(c, new_indexes);
   if (c.finished && c.finished->type == "FailureTarget") {
-    needs_flush |= EnsureCondition(c.job, *c.finished, c.now);
-    c.finished = Condition{"Failed", "True", c.finished->reason, c.finished->message};
+    needs_flush |= api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, *c.finished, c.now);
+    c.finished = api::meta::Condition{"Failed", "True", c.finished->reason, c.finished->message};
   }
   if (c.finished && c.finished->type == "SuccessCriteriaMet") {
-    needs_flush |= EnsureCondition(c.job, *c.finished, c.now);
-    c.finished = Condition{"Complete", "True", c.finished->reason, c.finished->message};
+    needs_flush |= api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, *c.finished, c.now);
+    c.finished = api::meta::Condition{"Complete", "True", c.finished->reason, c.finished->message};
   }
   BATCHD_RETURN_IF_ERROR(Flush(c, rm, with_finalizer, needs_flush));
   const bool finished = !reached_max && EnactFinished(c);
@@ -223,7 +223,7 @@ bool JobReconciler::EnactFinished(SyncCtx& c) {
     return false;
   }
   if (c.terminating > 0) return false;
-  EnsureCondition(c.job, *c.finished, c.now);
+  api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, *c.finished, c.now);
   if (c.finished->type == "Complete") {
     c.job["status"]["completionTime"] = api::meta::FormatRfc3339(c.now);
   }

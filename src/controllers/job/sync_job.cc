@@ -12,6 +12,8 @@
 
 namespace batchd::controllers::job {
 
+using reconcile::Result;
+
 using api::Json;
 
 namespace {
@@ -134,12 +136,12 @@ void JobReconciler::CountPods(SyncCtx& c) {
 }
 
 void JobReconciler::DecideFailure(SyncCtx& c) {
-  if (auto ft = FindCondition(c.job, "FailureTarget"); ft && ft->status == "True") {
-    c.finished = Condition{"Failed", "True", ft->reason, ft->message};
+  if (auto ft = api::meta::GetCondition(c.job, "FailureTarget"); ft && ft->status == "True") {
+    c.finished = api::meta::Condition{"Failed", "True", ft->reason, ft->message};
     return;
   }
-  if (auto scm = FindCondition(c.job, "SuccessCriteriaMet"); scm && scm->status == "True") {
-    c.finished = Condition{"Complete", "True", scm->reason, scm->message};
+  if (auto scm = api::meta::GetCondition(c.job, "SuccessCriteriaMet"); scm && scm->status == "True") {
+    c.finished = api::meta::Condition{"Complete", "True", scm->reason, scm->message};
     return;
   }
   if (At(c.job, {"spec", "podFailurePolicy"}).is_object()) {
@@ -147,7 +149,7 @@ void JobReconciler::DecideFailure(SyncCtx& c) {
       if (!IsPodFailed(*p, c.job)) continue;
       PolicyMatch m = MatchPodFailurePolicy(c.job, *p);
       if (m.fail_job_message) {
-        c.finished = Condition{"FailureTarget", "True", kReasonPodFailurePolicy,
+        c.finished = api::meta::Condition{"FailureTarget", "True", kReasonPodFailurePolicy,
                                *m.fail_job_message};
         return;
       }
@@ -155,7 +157,7 @@ void JobReconciler::DecideFailure(SyncCtx& c) {
   }
   const int64_t backoff_limit = IntAt(c.job, {"spec", "backoffLimit"}, 6);
   if (c.failed > backoff_limit || PastBackoffLimitOnFailure(c.job, c.pods)) {
-    c.finished = Condition{"FailureTarget", "True", kReasonBackoffLimitExceeded,
+    c.finished = api::meta::Condition{"FailureTarget", "True", kReasonBackoffLimitExceeded,
                            kMsgBackoffLimitExceeded};
     return;
   }
@@ -164,7 +166,7 @@ void JobReconciler::DecideFailure(SyncCtx& c) {
   if (deadline.is_number_integer() && start && !Suspended(c.job)) {
     absl::Duration left = absl::Seconds(deadline.get<int64_t>()) - (c.now - *start);
     if (left <= absl::ZeroDuration()) {
-      c.finished = Condition{"FailureTarget", "True", kReasonDeadlineExceeded,
+      c.finished = api::meta::Condition{"FailureTarget", "True", kReasonDeadlineExceeded,
                              kMsgDeadlineExceeded};
     } else {
       c.RequeueAfter(left);
@@ -188,7 +190,7 @@ void JobReconciler::DecideIndexed(SyncCtx& c) {
   if (c.per_index) DecidePerIndex(c);
   if (!c.finished) {
     if (auto msg = MatchSuccessPolicy(c)) {
-      c.finished = Condition{"SuccessCriteriaMet", "True", kReasonSuccessPolicy, *msg};
+      c.finished = api::meta::Condition{"SuccessCriteriaMet", "True", kReasonSuccessPolicy, *msg};
     }
   }
 }
@@ -214,10 +216,10 @@ void JobReconciler::DecidePerIndex(SyncCtx& c) {
     const Json& max_failed = At(c.job, {"spec", "maxFailedIndexes"});
     if (!c.finished) {
       if (max_failed.is_number_integer() && n_failed > max_failed.get<int64_t>()) {
-        c.finished = Condition{"FailureTarget", "True", kReasonMaxFailedIndexesExceeded,
+        c.finished = api::meta::Condition{"FailureTarget", "True", kReasonMaxFailedIndexesExceeded,
                                kMsgMaxFailedIndexesExceeded};
       } else if (n_failed > 0 && n_failed + c.succeeded_indexes.Total() >= c.completions) {
-        c.finished = Condition{"FailureTarget", "True", kReasonFailedIndexes, kMsgFailedIndexes};
+        c.finished = api::meta::Condition{"FailureTarget", "True", kReasonFailedIndexes, kMsgFailedIndexes};
       }
     }
     // Per index, the latest failed pod keeps its finalizer until its
@@ -241,14 +243,14 @@ void JobReconciler::DecidePerIndex(SyncCtx& c) {
 
 void JobReconciler::ApplySuspendCondition(SyncCtx& c) {
   if (Suspended(c.job)) {
-    if (EnsureCondition(c.job, {"Suspended", "True", "JobSuspended", "Job suspended"}, c.now)) {
+    if (api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, {"Suspended", "True", "JobSuspended", "Job suspended"}, c.now)) {
       ctx_.events.Event(c.job, "Normal", "Suspended", "Job suspended");
     }
     // The deadline clock stops while suspended; startTime is set afresh on
     // resume. (Kubernetes overwrites it on resume; our status validation
     // only lets it change while suspended, so it is cleared here instead.)
     c.job["status"].erase("startTime");
-  } else if (EnsureCondition(c.job, {"Suspended", "False", "JobResumed", "Job resumed"},
+  } else if (api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, {"Suspended", "False", "JobResumed", "Job resumed"},
                              c.now)) {
     ctx_.events.Event(c.job, "Normal", "Resumed", "Job resumed");
     c.job["status"]["startTime"] = api::meta::FormatRfc3339(c.now);
@@ -291,7 +293,7 @@ absl::StatusOr<Result> JobReconciler::SyncJob(SyncCtx& c) {
     const bool complete = c.completions < 0 ? (c.succeeded > 0 && active == 0)
                                             : (c.succeeded >= c.completions && active == 0);
     if (complete) {
-      c.finished = Condition{"SuccessCriteriaMet", "True", kReasonCompletionsReached,
+      c.finished = api::meta::Condition{"SuccessCriteriaMet", "True", kReasonCompletionsReached,
                              kMsgCompletionsReached};
     } else if (managed) {
       ApplySuspendCondition(c);

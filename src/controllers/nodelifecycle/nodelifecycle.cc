@@ -7,13 +7,20 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "api/core/v1/taint.h"
+#include "api/json_access.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "common/status_macros.h"
 #include "registry/errors.h"
-#include "scheduler/predicates.h"
 
 namespace batchd::controllers {
+
+using reconcile::Controller;
+using reconcile::ControllerContext;
+using reconcile::Reconciler;
+using reconcile::Result;
 
 using api::Json;
 using client::ObjectRef;
@@ -22,19 +29,8 @@ namespace {
 
 constexpr char kSimulatedAnnotation[] = "batchd.io/simulated";
 
-Json* FindCondition(Json& node, const std::string& type) {
-  Json& conds = node["status"]["conditions"];
-  if (!conds.is_array()) return nullptr;
-  for (Json& c : conds) {
-    if (c.value("type", "") == type) return &c;
-  }
-  return nullptr;
-}
-
 std::string ReadyStatus(const Json& node) {
-  Json copy = node;
-  const Json* c = FindCondition(copy, "Ready");
-  return c ? c->value("status", "") : "";
+  return std::string(api::meta::ConditionStatus(node, "Ready"));
 }
 
 bool IsManagedTaint(const Json& t) {
@@ -48,13 +44,11 @@ bool IsManagedTaint(const Json& t) {
 bool MarkUnknown(Json& node, absl::Time now) {
   std::string ts = api::meta::FormatRfc3339(now);
   bool changed = false;
-  if (FindCondition(node, "Ready") == nullptr) {
-    Json& conds = node["status"]["conditions"];
-    if (!conds.is_array()) conds = Json::array();
-    conds.push_back({{"type", "Ready"}, {"status", "Unknown"}, {"reason", "NodeStatusNeverUpdated"},
-                     {"message", "Kubelet never posted node status."},
-                     {"lastHeartbeatTime", ts}, {"lastTransitionTime", ts}});
-    changed = true;
+  if (api::meta::FindCondition(node, "Ready") == nullptr) {
+    changed = api::meta::SetCondition(node, api::meta::ConditionShape::kNode,
+                                      {"Ready", api::meta::kConditionUnknown,
+                                       "NodeStatusNeverUpdated", "Kubelet never posted node status."},
+                                      now);
   }
   for (Json& c : node["status"]["conditions"]) {
     if (c.value("status", "") == "Unknown") continue;
@@ -200,11 +194,11 @@ absl::Time NodeLifecycle::Probe(const Json& node) {
   std::string name = api::meta::GetName(node);
   std::string signal;
   if (ObjectRef lease = leases_.Get(opts_.lease_namespace, name)) {
-    signal = (*lease).value("spec", Json::object()).value("renewTime", "");
+    signal = std::string(api::AsString(api::MemberAt(*lease, {"spec", "renewTime"})));
   }
-  Json copy = node;
-  if (const Json* ready = FindCondition(copy, "Ready")) {
-    absl::StrAppend(&signal, "|", ready->value("lastHeartbeatTime", ""));
+  if (const Json* ready = api::meta::FindCondition(node, "Ready")) {
+    signal += "|";
+    signal += api::StringMember(*ready, "lastHeartbeatTime");
   }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = health_.find(name);
@@ -262,9 +256,9 @@ absl::Status NodeLifecycle::EvictPod(const Json& pod) {
 
 absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::string& ready) {
   std::string key = ready == "Unknown" ? kUnreachableTaint : kNotReadyTaint;
-  scheduler::Taint taint{key, "", "NoExecute", ""};
-  for (const auto& t : scheduler::ParseTaints(node)) {
-    if (t.key == key && t.effect == "NoExecute") taint = t;
+  api::core_v1::Taint taint{key, "", api::core_v1::TaintEffect::kNoExecute, ""};
+  for (const auto& t : api::core_v1::ParseTaints(node)) {
+    if (t.key == key && t.effect == api::core_v1::TaintEffect::kNoExecute) taint = t;
   }
   absl::Time now = ctx_.clock.Now();
   auto parsed = api::meta::ParseRfc3339(taint.time_added);
@@ -284,8 +278,8 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::str
     if (!pod || api::meta::IsBeingDeleted(*pod)) continue;
     std::string phase = (*pod)["status"].value("phase", "");
     if (phase == "Succeeded" || phase == "Failed") continue;
-    auto tols = scheduler::ParseTolerations((*pod)["spec"]);
-    const scheduler::Toleration* tol = scheduler::FindToleration(tols, taint);
+    auto tols = api::core_v1::ParseTolerations((*pod)["spec"]);
+    const api::core_v1::Toleration* tol = api::core_v1::FindToleration(tols, taint);
     if (tol != nullptr && !tol->toleration_seconds) continue;
     if (tol != nullptr) {
       absl::Time due = added + absl::Seconds(std::max<int64_t>(0, *tol->toleration_seconds));

@@ -28,7 +28,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "controllers/runtime/context.h"
+#include "reconcile/context.h"
 
 namespace batchd::controllers {
 
@@ -41,6 +41,6 @@ struct NodeLifecycleOptions {
   std::string lease_namespace = "kube-node-lease";
 };
 
-void AddNodeLifecycleController(ControllerContext& ctx, NodeLifecycleOptions opts = {});
+void AddNodeLifecycleController(reconcile::ControllerContext& ctx, NodeLifecycleOptions opts = {});
 
 }  // namespace batchd::controllers

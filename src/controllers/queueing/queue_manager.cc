@@ -8,6 +8,11 @@
 #include "controllers/queueing/internal/queue_manager_impl.h"
 
 namespace batchd::controllers::queueing {
+
+using reconcile::Controller;
+using reconcile::ControllerContext;
+using reconcile::Result;
+
 namespace {
 
 namespace q = batchd::queueing;

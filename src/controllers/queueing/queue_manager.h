@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "controllers/queueing/config.h"
-#include "controllers/runtime/context.h"
 #include "queueing/types.h"
+#include "reconcile/context.h"
 
 namespace batchd::controllers::queueing {
 
@@ -58,7 +58,7 @@ class QueueManager {
 
 // Registers the queue manager's informers and its "cycle" controller with
 // ctx. Call once per manager, before it starts.
-std::shared_ptr<QueueManager> AddQueueManager(ControllerContext& ctx,
+std::shared_ptr<QueueManager> AddQueueManager(reconcile::ControllerContext& ctx,
                                               const QueueingConfig& config);
 
 }  // namespace batchd::controllers::queueing

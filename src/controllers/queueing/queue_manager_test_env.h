@@ -38,10 +38,10 @@ class QueueManagerTest : public ::testing::Test {
         : mgr(clock), inf(c, mgr), ctx{c, inf, mgr, clock, ev} {
       qm = AddQueueManager(ctx, cfg);
     }
-    Manager mgr;
-    InformerFactory inf;
-    FakeEventRecorder ev;
-    ControllerContext ctx;
+    reconcile::Manager mgr;
+    reconcile::InformerFactory inf;
+    reconcile::FakeEventRecorder ev;
+    reconcile::ControllerContext ctx;
     std::shared_ptr<QueueManager> qm;
   };
 

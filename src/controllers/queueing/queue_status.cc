@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
@@ -62,6 +63,17 @@ bool UpdateIfChanged(client::Client& client, const api::KindDef& kind, const Jso
   return r.ok();
 }
 
+// The queue's `Active` condition (metav1 shape: the transition time moves
+// only with the status).
+void SetActiveCondition(Json& queue, bool active, std::string reason, std::string message,
+                        absl::Time now) {
+  api::meta::SetCondition(
+      queue, api::meta::ConditionShape::kMeta,
+      {"Active", active ? api::meta::kConditionTrue : api::meta::kConditionFalse, std::move(reason),
+       std::move(message)},
+      now);
+}
+
 }  // namespace
 
 bool QueueManagerImpl::ClusterQueueActive(const Json& cq, std::string* reason,
@@ -114,7 +126,7 @@ void QueueManagerImpl::WriteClusterQueueStatus(
   status["reservingWorkloads"] = st.admitted;
   status["admittedWorkloads"] = st.admitted;
   if (cfg_.fair_sharing.enable) status["fairSharing"] = {{"weightedShare", st.weighted_share}};
-  internal::SetCondition(desired, "Active", active, reason, message, now);
+  SetActiveCondition(desired, active, reason, message, now);
   UpdateIfChanged(ctx_.client, cq_kind_, cq, std::move(desired));
 
   internal::ClusterQueueGauges g;
@@ -175,7 +187,7 @@ void QueueManagerImpl::WriteLocalQueueStatus(const Json& lq, absl::Time now) {
     active = false, reason = "ClusterQueueIsInactive";
     message = "Can't submit new workloads to clusterQueue";
   }
-  internal::SetCondition(desired, "Active", active, reason, message, now);
+  SetActiveCondition(desired, active, reason, message, now);
   UpdateIfChanged(ctx_.client, lq_kind_, lq, std::move(desired));
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "common/logging.h"
@@ -19,11 +20,15 @@ namespace {
 
 namespace q = batchd::queueing;
 using api::Json;
+using api::meta::ConditionTransitionTime;
+using api::meta::GetCondition;
+using api::meta::IsConditionTrue;
+using api::meta::kConditionFalse;
+using api::meta::kConditionTrue;
+using api::meta::RemoveCondition;
+using api::meta::SetCondition;
 using client::ObjectRef;
-using internal::ConditionTime;
-using internal::ConditionTrue;
-using internal::FindCondition;
-using internal::SetCondition;
+constexpr api::meta::ConditionShape kMeta = api::meta::ConditionShape::kMeta;
 
 std::pair<std::string, std::string> SplitKey(const std::string& key) {
   size_t slash = key.find('/');
@@ -90,7 +95,7 @@ std::vector<std::string> QueueManagerImpl::SyncOrder(const std::set<std::string>
     ObjectRef obj = Current(key);
     absl::Time t = absl::InfiniteFuture();
     if (obj && HasAdmission(*obj)) {
-      t = ConditionTime(*obj, "QuotaReserved").value_or(absl::InfinitePast());
+      t = ConditionTransitionTime(*obj, "QuotaReserved").value_or(absl::InfinitePast());
     }
     order.emplace_back(t, key);
   }
@@ -103,7 +108,7 @@ std::vector<std::string> QueueManagerImpl::SyncOrder(const std::set<std::string>
 
 void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
   ObjectRef obj = Current(key);
-  if (!obj || ConditionTrue(*obj, "Finished")) {
+  if (!obj || IsConditionTrue(*obj, "Finished")) {
     evictions_.erase(key);
     Forget(key);
     return;
@@ -111,7 +116,7 @@ void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
   auto wit = written_.find(key);
   if (wit != written_.end() && Rv(*obj) > Rv(wit->second)) written_.erase(wit);
   const Json& wl = *obj;
-  if (IsActive(wl) && ConditionTrue(wl, "DeactivationTarget")) {
+  if (IsActive(wl) && IsConditionTrue(wl, "DeactivationTarget")) {
     // Kueue's workload controller: the deactivation target turns into spec.active=false.
     auto [ns, name] = SplitKey(key);
     auto r = ctx_.client.MergePatch(wl_kind_, ns, name, {{"spec", {{"active", false}}}});
@@ -119,14 +124,14 @@ void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
       BATCHD_LOG_WARN("queue manager: deactivating {}: {}", key, r.status().ToString());
     }
   }
-  if (!IsActive(wl) && !ConditionTrue(wl, "Evicted")) {
+  if (!IsActive(wl) && !IsConditionTrue(wl, "Evicted")) {
     // Kueue's reasons: "Deactivated" when a user set spec.active=false,
     // "DeactivatedDueTo<Cause>" when Kueue did (e.g. RequeuingLimitExceeded).
     std::string reason = "Deactivated";
     std::string message = "The workload is deactivated";
-    if (const Json* dt = FindCondition(wl, "DeactivationTarget")) {
-      reason = absl::StrCat(reason, "DueTo", dt->value("reason", ""));
-      message = absl::StrCat(message, " due to ", dt->value("message", ""));
+    if (auto dt = GetCondition(wl, "DeactivationTarget")) {
+      reason = absl::StrCat(reason, "DueTo", dt->reason);
+      message = absl::StrCat(message, " due to ", dt->message);
     }
     evictions_[key] = {reason, message, "", /*require_admission=*/false};
   }
@@ -160,7 +165,7 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl, absl
     core_.SetAdmitted(internal::ToWorkload(wl, wctx), *admission);
     synced_sig_[key] = sig;
   }
-  bool evicted = ConditionTrue(wl, "Evicted");
+  bool evicted = IsConditionTrue(wl, "Evicted");
   auto [ns, name] = SplitKey(key);
   if (!evicted) {
     ObjectRef cq_obj = cqs_.Get("", cq);
@@ -173,24 +178,24 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl, absl
       evictions_[key] = {"LocalQueueStopped", "The LocalQueue is stopped", "", true};
     }
   }
-  bool ready = ConditionTrue(wl, "PodsReady");
+  bool ready = IsConditionTrue(wl, "PodsReady");
   if (ready || evicted) {
     not_ready_.erase(key);
   } else {
     not_ready_.insert(key);
   }
   const auto& w = cfg_.wait_for_pods_ready;
-  std::optional<absl::Time> admitted_at = ConditionTime(wl, "Admitted");
-  if (!w.enable || ready || evicted || !ConditionTrue(wl, "Admitted") || !admitted_at ||
+  std::optional<absl::Time> admitted_at = ConditionTransitionTime(wl, "Admitted");
+  if (!w.enable || ready || evicted || !IsConditionTrue(wl, "Admitted") || !admitted_at ||
       !IsActive(wl)) {
     ready_deadlines_.erase(key);
     return;
   }
   absl::Time deadline = *admitted_at + w.timeout;
-  const Json* pr = FindCondition(wl, "PodsReady");
-  std::optional<absl::Time> pr_time = ConditionTime(wl, "PodsReady");
-  if (pr != nullptr && pr_time && *pr_time > *admitted_at && w.recovery_timeout &&
-      *w.recovery_timeout > absl::ZeroDuration() && pr->value("reason", "") != "WaitForStart") {
+  std::optional<api::meta::Condition> pr = GetCondition(wl, "PodsReady");
+  std::optional<absl::Time> pr_time = ConditionTransitionTime(wl, "PodsReady");
+  if (pr && pr_time && *pr_time > *admitted_at && w.recovery_timeout &&
+      *w.recovery_timeout > absl::ZeroDuration() && pr->reason != "WaitForStart") {
     deadline = *pr_time + *w.recovery_timeout;  // Was running, lost readiness.
   }
   ready_deadlines_[key] = deadline;
@@ -276,21 +281,26 @@ bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
   Json wl = *obj;
   const std::string& cq = d.admission.cluster_queue;
   wl["status"]["admission"] = internal::AdmissionToJson(d.admission);
-  SetCondition(wl, "QuotaReserved", true, "QuotaReserved",
-               absl::StrCat("Quota reserved in ClusterQueue ", cq), now);
+  SetCondition(wl, kMeta,
+               {"QuotaReserved", kConditionTrue, "QuotaReserved",
+                absl::StrCat("Quota reserved in ClusterQueue ", cq)},
+               now);
   // Kueue: a fresh reservation turns earlier Evicted/Preempted conditions False.
   for (const char* type : {"Evicted", "Preempted"}) {
-    if (const Json* c = FindCondition(wl, type); c != nullptr && c->value("status", "") == "True") {
-      std::string msg = absl::StrCat("Previously: ", c->value("message", ""));
-      SetCondition(wl, type, false, "QuotaReserved", msg, now);
+    if (auto c = GetCondition(wl, type); c && c->status == kConditionTrue) {
+      std::string msg = absl::StrCat("Previously: ", c->message);
+      SetCondition(wl, kMeta, {type, kConditionFalse, "QuotaReserved", msg}, now);
     }
   }
-  SetCondition(wl, "Admitted", true, "Admitted", "The workload is admitted", now);
+  SetCondition(wl, kMeta, {"Admitted", kConditionTrue, "Admitted", "The workload is admitted"},
+               now);
   if (wl["status"].contains("requeueState") && wl["status"]["requeueState"].is_object()) {
     wl["status"]["requeueState"].erase("requeueAt");
   }
   absl::Time queued = api::meta::GetCreationTimestamp(wl).value_or(now);
-  if (ConditionTrue(wl, "Requeued")) queued = ConditionTime(wl, "Requeued").value_or(queued);
+  if (IsConditionTrue(wl, "Requeued")) {
+    queued = ConditionTransitionTime(wl, "Requeued").value_or(queued);
+  }
   if (!WriteWorkloadStatus(d.key, std::move(wl))) return false;
   pending_.erase(d.key);
   inadmissible_.erase(d.key);
@@ -343,8 +353,8 @@ void QueueManagerImpl::ProcessDeadlines(absl::Time now) {
   for (const std::string& key : due) {
     ready_deadlines_.erase(key);
     ObjectRef obj = Current(key);
-    if (obj && HasAdmission(*obj) && !ConditionTrue(*obj, "PodsReady") &&
-        !ConditionTrue(*obj, "Evicted")) {
+    if (obj && HasAdmission(*obj) && !IsConditionTrue(*obj, "PodsReady") &&
+        !IsConditionTrue(*obj, "Evicted")) {
       EvictForPodsReadyTimeout(key, *obj, now);
     }
   }
@@ -359,8 +369,10 @@ void QueueManagerImpl::EvictForPodsReadyTimeout(const std::string& key, const Js
   int32_t count = RequeueCount(wl);
   Json w = wl;
   if (rs.backoff_limit_count && count + 1 > *rs.backoff_limit_count) {
-    SetCondition(w, "DeactivationTarget", true, "RequeuingLimitExceeded",
-                 "exceeding the maximum number of re-queuing retries", now);
+    SetCondition(w, kMeta,
+                 {"DeactivationTarget", kConditionTrue, "RequeuingLimitExceeded",
+                  "exceeding the maximum number of re-queuing retries"},
+                 now);
     WriteWorkloadStatus(key, std::move(w));
     return;
   }
@@ -371,7 +383,7 @@ void QueueManagerImpl::EvictForPodsReadyTimeout(const std::string& key, const Js
   w["status"]["requeueState"] = {{"count", n},
                                  {"requeueAt", api::meta::FormatRfc3339(requeue_at)}};
   std::string message = absl::StrCat("Exceeded the PodsReady timeout ", key);
-  SetCondition(w, "Evicted", true, "PodsReadyTimeout", message, now);
+  SetCondition(w, kMeta, {"Evicted", kConditionTrue, "PodsReadyTimeout", message}, now);
   if (WriteWorkloadStatus(key, std::move(w))) {
     auto it = wl_cq_.find(key);
     metrics_.Evicted(it == wl_cq_.end() ? "" : it->second, "PodsReadyTimeout");
@@ -384,17 +396,17 @@ void QueueManagerImpl::EvictForPodsReadyTimeout(const std::string& key, const Js
 bool QueueManagerImpl::FlushEviction(const std::string& key, const Eviction& ev,
                                      absl::Time now) {
   ObjectRef obj = Current(key);
-  if (!obj || ConditionTrue(*obj, "Finished") || ConditionTrue(*obj, "Evicted") ||
+  if (!obj || IsConditionTrue(*obj, "Finished") || IsConditionTrue(*obj, "Evicted") ||
       (ev.require_admission && !HasAdmission(*obj))) {
     return true;  // Nothing (more) to write.
   }
   Json w = *obj;
-  SetCondition(w, "Evicted", true, ev.reason, ev.message, now);
+  SetCondition(w, kMeta, {"Evicted", kConditionTrue, ev.reason, ev.message}, now);
   if (!ev.preempted_reason.empty()) {
-    SetCondition(w, "Preempted", true, ev.preempted_reason, ev.message, now);
+    SetCondition(w, kMeta, {"Preempted", kConditionTrue, ev.preempted_reason, ev.message}, now);
   }
   if (absl::StartsWith(ev.reason, "Deactivated")) {
-    internal::RemoveCondition(w, "DeactivationTarget");
+    RemoveCondition(w, "DeactivationTarget");
     if (w["status"].is_object()) w["status"].erase("requeueState");
   }
   if (!WriteWorkloadStatus(key, std::move(w))) return false;
@@ -411,11 +423,14 @@ bool QueueManagerImpl::FlushEviction(const std::string& key, const Eviction& ev,
 bool QueueManagerImpl::FlushPending(const std::string& key, const PendingNote& note,
                                     absl::Time now) {
   ObjectRef obj = Current(key);
-  if (!obj || HasAdmission(*obj) || ConditionTrue(*obj, "Finished") || !IsActive(*obj)) {
+  if (!obj || HasAdmission(*obj) || IsConditionTrue(*obj, "Finished") || !IsActive(*obj)) {
     return true;
   }
   Json w = *obj;
-  if (!SetCondition(w, "QuotaReserved", false, note.reason, note.message, now)) return true;
+  if (!SetCondition(w, kMeta, {"QuotaReserved", kConditionFalse, note.reason, note.message},
+                    now)) {
+    return true;
+  }
   return WriteWorkloadStatus(key, std::move(w));
 }
 

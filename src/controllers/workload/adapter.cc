@@ -10,6 +10,9 @@
 
 namespace batchd::controllers::workload {
 
+using reconcile::Controller;
+using reconcile::ControllerContext;
+
 absl::Status AddIntegration(ControllerContext& ctx, std::shared_ptr<const JobAdapter> adapter,
                             const IntegrationOptions& options) {
   const api::Scheme& scheme = ctx.client.scheme();

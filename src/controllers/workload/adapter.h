@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/field_error.h"
-#include "controllers/runtime/context.h"
+#include "reconcile/context.h"
 
 namespace batchd::controllers::workload {
 
@@ -100,7 +100,8 @@ struct IntegrationOptions {
 // lowercase kind) with handlers on the shared informers of the adapter's kind
 // and of Workloads. Returns FailedPrecondition when the scheme lacks the kind
 // or kueue.x-k8s.io/v1beta2 Workloads / ResourceFlavors (nothing registered).
-absl::Status AddIntegration(ControllerContext& ctx, std::shared_ptr<const JobAdapter> adapter,
+absl::Status AddIntegration(reconcile::ControllerContext& ctx,
+                            std::shared_ptr<const JobAdapter> adapter,
                             const IntegrationOptions& options);
 
 }  // namespace batchd::controllers::workload

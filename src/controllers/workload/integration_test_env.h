@@ -43,8 +43,8 @@ class IntegrationTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(reg_.Start().ok());
     ASSERT_TRUE(RegisterJobWebhooks(reg_, options_).ok());
-    ctx_ = std::make_unique<ControllerContext>(
-        ControllerContext{client_, informers_, mgr_, clock_, events_});
+    ctx_ = std::make_unique<reconcile::ControllerContext>(
+        reconcile::ControllerContext{client_, informers_, mgr_, clock_, events_});
     AddJobController(*ctx_);
     AddGarbageCollector(*ctx_);
     AddJobIntegration(*ctx_, options_);
@@ -62,7 +62,7 @@ class IntegrationTest : public ::testing::Test {
   }
 
   void Settle() {
-    Manager& mgr = restarted_ ? restarted_->mgr : mgr_;
+    reconcile::Manager& mgr = restarted_ ? restarted_->mgr : mgr_;
     int steps = mgr.RunUntilIdle(20000);
     ASSERT_LT(steps, 20000) << "controllers did not converge";
   }
@@ -199,10 +199,10 @@ class IntegrationTest : public ::testing::Test {
       AddGarbageCollector(ctx);
       AddJobIntegration(ctx, options);
     }
-    Manager mgr;
-    InformerFactory informers;
-    FakeEventRecorder events;
-    ControllerContext ctx;
+    reconcile::Manager mgr;
+    reconcile::InformerFactory informers;
+    reconcile::FakeEventRecorder events;
+    reconcile::ControllerContext ctx;
   };
 
   JobIntegrationOptions options_;
@@ -210,10 +210,10 @@ class IntegrationTest : public ::testing::Test {
   store::MemoryStore store_;
   registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
   client::InProcessClient client_{reg_};
-  Manager mgr_{clock_};
-  InformerFactory informers_{client_, mgr_};
-  FakeEventRecorder events_;
-  std::unique_ptr<ControllerContext> ctx_;
+  reconcile::Manager mgr_{clock_};
+  reconcile::InformerFactory informers_{client_, mgr_};
+  reconcile::FakeEventRecorder events_;
+  std::unique_ptr<reconcile::ControllerContext> ctx_;
   std::unique_ptr<Process> restarted_;
   const api::KindDef& jobs_ = client_.Kind("batch", "v1", "jobs");
   const api::KindDef& pods_ = client_.Kind("", "v1", "pods");

@@ -16,6 +16,8 @@
 
 namespace batchd::controllers {
 
+using reconcile::ControllerContext;
+
 namespace {
 
 using api::Json;

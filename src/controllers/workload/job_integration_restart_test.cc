@@ -7,13 +7,14 @@
 #include <vector>
 
 #include "controllers/workload/integration_test_env.h"
+#include "api/meta/conditions.h"
 #include "controllers/workload/internal/workload_util.h"
 
 namespace batchd::controllers::workload::testing {
 namespace {
 
 std::string CondStr(const Json& obj, const std::string& type) {
-  auto c = internal::FindCondition(obj, type);
+  auto c = api::meta::GetCondition(obj, type);
   return c ? c->status + "/" + c->reason : "absent";
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "controllers/workload/integration_test_env.h"
+#include "api/meta/conditions.h"
 #include "controllers/workload/internal/workload_util.h"
 #include "registry/errors.h"
 
@@ -25,7 +26,7 @@ Json QueuedJob(const std::string& name, int parallelism) {
 }
 
 std::string CondStr(const Json& wl, const std::string& type) {
-  auto c = internal::FindCondition(wl, type);
+  auto c = api::meta::GetCondition(wl, type);
   return c ? c->status + "/" + c->reason : "absent";
 }
 
@@ -213,7 +214,7 @@ TEST_F(IntegrationTest, EvictionStopsJobRestoresTemplateAndRequeues) {
     wl = mine();
     EXPECT_FALSE(wl["status"].contains("admission")) << "reservation cleared";
     EXPECT_EQ(CondStr(wl, "QuotaReserved"), "False/Pending");
-    EXPECT_EQ(internal::FindCondition(wl, "QuotaReserved")->message,
+    EXPECT_EQ(api::meta::GetCondition(wl, "QuotaReserved")->message,
               "Preempted to accommodate a workload");
     EXPECT_EQ(CondStr(wl, "Admitted"), "False/NoReservation");
     EXPECT_EQ(CondStr(wl, "Requeued"), c.requeued);

@@ -25,7 +25,7 @@
 
 #include "absl/status/status.h"
 #include "api/kind.h"
-#include "controllers/runtime/context.h"
+#include "reconcile/context.h"
 #include "registry/registry.h"
 
 namespace batchd::controllers {
@@ -37,7 +37,7 @@ struct JobIntegrationOptions {
 // Registers the Job integration controller ("job-workload-integration").
 // Logs a warning and registers nothing when the scheme does not serve
 // kueue.x-k8s.io/v1beta2 Workloads and ResourceFlavors.
-void AddJobIntegration(ControllerContext& ctx, const JobIntegrationOptions& options);
+void AddJobIntegration(reconcile::ControllerContext& ctx, const JobIntegrationOptions& options);
 
 // Adds the Job mutator/validator to `registry` (create and update of the main
 // resource). Unimplemented when the registry has no mutation hook.

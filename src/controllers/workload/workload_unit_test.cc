@@ -1,6 +1,7 @@
 // Unit tests without a registry: the batch/v1 Job adapter, Workload helpers
 // (names, conditions, podSet equivalence, admission -> PodSetInfo) and the
 // Job webhook rules.
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/testing/builders.h"
 #include "controllers/workload/internal/batch_job_adapter.h"
@@ -12,6 +13,10 @@
 namespace batchd::controllers::workload::internal {
 namespace {
 
+using api::meta::kConditionFalse;
+using api::meta::kConditionTrue;
+using api::meta::SetCondition;
+using api::meta::ConditionShape::kMeta;
 using api::testing::MakeJob;
 
 TEST(WorkloadName, MatchesKueue) {
@@ -128,11 +133,14 @@ TEST(BatchJobAdapter, StateReads) {
 TEST(WorkloadUtil, SetConditionKeepsTransitionTimeUnlessStatusChanges) {
   Json wl = {{"metadata", {{"generation", 2}}}};
   absl::Time t0 = absl::FromUnixSeconds(1000);
-  EXPECT_TRUE(SetCondition(wl, "PodsReady", "False", "WaitForStart", "m", t0));
-  EXPECT_FALSE(SetCondition(wl, "PodsReady", "False", "WaitForStart", "m", t0 + absl::Seconds(5)));
-  EXPECT_TRUE(SetCondition(wl, "PodsReady", "False", "WaitForStart", "m2", t0 + absl::Seconds(5)));
+  EXPECT_TRUE(SetCondition(wl, kMeta, {"PodsReady", kConditionFalse, "WaitForStart", "m"}, t0));
+  EXPECT_FALSE(SetCondition(wl, kMeta, {"PodsReady", kConditionFalse, "WaitForStart", "m"},
+                            t0 + absl::Seconds(5)));
+  EXPECT_TRUE(SetCondition(wl, kMeta, {"PodsReady", kConditionFalse, "WaitForStart", "m2"},
+                           t0 + absl::Seconds(5)));
   EXPECT_EQ(wl["status"]["conditions"][0]["lastTransitionTime"], "1970-01-01T00:16:40Z");
-  EXPECT_TRUE(SetCondition(wl, "PodsReady", "True", "PodsReady", "m", t0 + absl::Seconds(9)));
+  EXPECT_TRUE(SetCondition(wl, kMeta, {"PodsReady", kConditionTrue, "PodsReady", "m"},
+                           t0 + absl::Seconds(9)));
   EXPECT_EQ(wl["status"]["conditions"][0]["lastTransitionTime"], "1970-01-01T00:16:49Z");
   EXPECT_EQ(wl["status"]["conditions"][0]["observedGeneration"], 2);
   EXPECT_EQ(wl["status"]["conditions"].size(), 1u);

@@ -104,19 +104,11 @@ std::string FormatAmount(const std::string& resource, Amount milli) {
   return a.ToString();
 }
 
-bool Tolerates(const Toleration& t, const Taint& taint) {
-  if (t.effect && *t.effect != taint.effect) return false;
-  if (t.key.empty()) return t.op == TolerationOperator::kExists;
-  if (t.key != taint.key) return false;
-  return t.op == TolerationOperator::kExists || t.value == taint.value;
-}
-
 std::string FlavorMismatch(const ResourceFlavor& flavor, const PodSet& ps) {
   for (const Taint& taint : flavor.node_taints) {
     if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
-    auto ok = [&](const Toleration& t) { return Tolerates(t, taint); };
-    if (std::any_of(ps.tolerations.begin(), ps.tolerations.end(), ok) ||
-        std::any_of(flavor.tolerations.begin(), flavor.tolerations.end(), ok)) {
+    if (api::core_v1::Tolerated(ps.tolerations, taint) ||
+        api::core_v1::Tolerated(flavor.tolerations, taint)) {
       continue;
     }
     return absl::StrCat("untolerated taint {", taint.key, " ", taint.value, "} in flavor ",

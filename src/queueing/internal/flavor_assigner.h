@@ -51,7 +51,6 @@ struct Assignment {
 };
 
 // Pure helpers, exposed for tests.
-bool Tolerates(const Toleration& t, const Taint& taint);
 // Why `flavor` can't host `ps` ("" = it can).
 std::string FlavorMismatch(const ResourceFlavor& flavor, const PodSet& ps);
 std::string FormatAmount(const std::string& resource, Amount milli);

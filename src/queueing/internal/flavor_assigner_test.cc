@@ -11,7 +11,7 @@ namespace {
 
 using namespace batchd::queueing::testing;  // NOLINT
 using internal::FlavorMismatch;
-using internal::Tolerates;
+using api::core_v1::ToleratesTaint;
 
 ResourceFlavor Tainted(std::string name, std::string key) {
   ResourceFlavor f = Rf(std::move(name));
@@ -152,7 +152,7 @@ TEST(FlavorAssignerTest, Tolerations) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    EXPECT_EQ(Tolerates(c.tol, t), c.want);
+    EXPECT_EQ(ToleratesTaint(c.tol, t), c.want);
   }
 }
 

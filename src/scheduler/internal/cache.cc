@@ -239,19 +239,21 @@ bool Cache::Filter(const PodInfo& pod, const NodeInfo& n, std::vector<std::strin
                    bool* resolvable) const {
   *resolvable = false;
   if (n.unschedulable &&
-      !FindToleration(pod.tolerations, Taint{kUnschedulableTaint, "", "NoSchedule", ""})) {
+      !FindToleration(pod.tolerations,
+                      Taint{kUnschedulableTaint, "", TaintEffect::kNoSchedule, ""})) {
     reasons->push_back("node(s) were unschedulable");
     return false;
   }
   for (const Taint& t : n.taints) {
-    if (t.effect != "NoSchedule" && t.effect != "NoExecute") continue;
+    if (t.effect == TaintEffect::kPreferNoSchedule) continue;
     if (!FindToleration(pod.tolerations, t)) {
       reasons->push_back(UntoleratedTaint(t));
       return false;
     }
   }
   if (n.ready != "True") {
-    Taint implied{n.ready == "Unknown" ? kUnreachableTaint : kNotReadyTaint, "", "NoSchedule", ""};
+    Taint implied{n.ready == "Unknown" ? kUnreachableTaint : kNotReadyTaint, "",
+                  TaintEffect::kNoSchedule, ""};
     if (!FindToleration(pod.tolerations, implied)) {
       reasons->push_back(UntoleratedTaint(implied));
       return false;

@@ -12,7 +12,6 @@ namespace batchd::api::core_v1 {
 
 // metav1 building blocks.
 SchemaPtr ObjectMetaSchema();
-SchemaPtr ListMetaSchema();
 SchemaPtr LabelSelectorSchema();
 SchemaPtr OwnerReferenceSchema();
 SchemaPtr ConditionSchema();  // metav1.Condition (type, status, reason, message, lastTransitionTime, observedGeneration)

@@ -79,18 +79,6 @@ SchemaPtr ObjectMetaSchema() {
   return s;
 }
 
-SchemaPtr ListMetaSchema() {
-  static const SchemaPtr s =
-      Object("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
-             "ListMeta describes metadata that synthetic resources must have.")
-          .Field("selfLink", Str("Deprecated; not set by the server."))
-          .Field("resourceVersion", Str("The version of the list."))
-          .Field("continue", Str("Set when the list has more items; pass it to get the next page."))
-          .Field("remainingItemCount", Int64("Number of subsequent items in the list."))
-          .Build();
-  return s;
-}
-
 SchemaPtr LabelSelectorSchema() {
   static const SchemaPtr requirement =
       Object("io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",

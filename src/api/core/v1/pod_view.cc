@@ -33,22 +33,6 @@ PodPhase ParsePodPhase(std::string_view phase) {
   return PodPhase::kUnknown;
 }
 
-std::string_view PodPhaseName(PodPhase phase) {
-  switch (phase) {
-    case PodPhase::kPending:
-      return "Pending";
-    case PodPhase::kRunning:
-      return "Running";
-    case PodPhase::kSucceeded:
-      return "Succeeded";
-    case PodPhase::kFailed:
-      return "Failed";
-    case PodPhase::kUnknown:
-      break;
-  }
-  return "Unknown";
-}
-
 RestartPolicy ParseRestartPolicy(std::string_view policy) {
   if (policy == "OnFailure") return RestartPolicy::kOnFailure;
   if (policy == "Never") return RestartPolicy::kNever;

@@ -22,7 +22,6 @@ namespace batchd::api::core_v1 {
 enum class PodPhase { kUnknown, kPending, kRunning, kSucceeded, kFailed };
 // "Pending", "Running", ...; kUnknown for anything else (and "Unknown").
 PodPhase ParsePodPhase(std::string_view phase);
-std::string_view PodPhaseName(PodPhase phase);
 inline bool IsTerminal(PodPhase phase) {
   return phase == PodPhase::kSucceeded || phase == PodPhase::kFailed;
 }

@@ -13,12 +13,6 @@
 
 namespace batchd::api::kueue::internal {
 
-// Tolerant accessors (missing or wrongly typed members read as empty).
-const Json& GetObj(const Json& obj, std::string_view key);
-const Json& GetArr(const Json& obj, std::string_view key);
-bool Has(const Json& obj, std::string_view key);
-// obj[key] as a JSON object, created (replacing a non-object) when needed.
-Json& MutableObj(Json& obj, std::string_view key);
 // Sets obj[key] = value when the key is absent.
 void SetIfAbsent(Json& obj, std::string_view key, const Json& value);
 
@@ -45,7 +39,5 @@ void ValidateNonNegative(const Json& obj, std::string_view key, const Path& path
 // the metadata part of an update.
 ErrorList ValidateMeta(const Json& obj, bool namespaced);
 ErrorList ValidateMetaUpdate(const Json& obj, const Json& old, bool namespaced);
-// Appends `more` to `errs`.
-void Append(ErrorList& errs, const ErrorList& more);
 
 }  // namespace batchd::api::kueue::internal

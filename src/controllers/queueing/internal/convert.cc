@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "api/labels/selector.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "api/resource/amount.h"
@@ -299,14 +300,12 @@ q::Workload ToWorkload(const Json& wl, const WorkloadContext& ctx) {
   }
   out.creation = api::meta::GetCreationTimestamp(wl).value_or(absl::UnixEpoch());
   out.queue_order_time = out.creation;
-  const Json* evicted = FindCondition(wl, "Evicted");
+  std::optional<api::meta::Condition> evicted = api::meta::GetCondition(wl, "Evicted");
   // An admitted workload already being evicted (an eviction in flight across
   // a restart) is the first preemption candidate, as in Kueue.
-  out.evicted = evicted != nullptr && evicted->value("status", "") == "True";
-  if (ctx.order_by_eviction_time && evicted != nullptr &&
-      evicted->value("status", "") == "True" &&
-      evicted->value("reason", "") == "PodsReadyTimeout") {
-    out.queue_order_time = ConditionTime(wl, "Evicted").value_or(out.creation);
+  out.evicted = evicted && evicted->status == api::meta::kConditionTrue;
+  if (ctx.order_by_eviction_time && out.evicted && evicted->reason == "PodsReadyTimeout") {
+    out.queue_order_time = api::meta::ConditionTransitionTime(wl, "Evicted").value_or(out.creation);
   }
   for (const Json& ps : Field(spec, "podSets").is_array() ? Field(spec, "podSets")
                                                           : Json::array()) {
@@ -366,71 +365,6 @@ Json AdmissionToJson(const q::Admission& a) {
         {{"name", ps.name}, {"flavors", flavors}, {"resourceUsage", usage}, {"count", ps.count}});
   }
   return {{"clusterQueue", a.cluster_queue}, {"podSetAssignments", sets}};
-}
-
-const Json* FindCondition(const Json& obj, std::string_view type) {
-  const Json& conds = Field(Field(obj, "status"), "conditions");
-  if (!conds.is_array()) return nullptr;
-  for (const Json& c : conds) {
-    if (c.is_object() && c.value("type", "") == type) return &c;
-  }
-  return nullptr;
-}
-
-bool ConditionTrue(const Json& obj, std::string_view type) {
-  const Json* c = FindCondition(obj, type);
-  return c != nullptr && c->value("status", "") == "True";
-}
-
-std::optional<absl::Time> ConditionTime(const Json& obj, std::string_view type) {
-  const Json* c = FindCondition(obj, type);
-  if (c == nullptr) return std::nullopt;
-  auto t = api::meta::ParseRfc3339(c->value("lastTransitionTime", ""));
-  if (!t.ok()) return std::nullopt;
-  return *t;
-}
-
-bool SetCondition(Json& obj, std::string_view type, bool status, std::string_view reason,
-                  std::string_view message, absl::Time now) {
-  if (!obj["status"].is_object()) obj["status"] = Json::object();
-  Json& conds = obj["status"]["conditions"];
-  if (!conds.is_array()) conds = Json::array();
-  const std::string st = status ? "True" : "False";
-  int64_t gen = api::meta::GetGeneration(obj);
-  for (Json& c : conds) {
-    if (!c.is_object() || c.value("type", "") != type) continue;
-    bool changed = c.value("status", "") != st || c.value("reason", "") != reason ||
-                   c.value("message", "") != message ||
-                   (gen > 0 && c.value("observedGeneration", int64_t{0}) != gen);
-    if (!changed) return false;
-    if (c.value("status", "") != st) c["lastTransitionTime"] = api::meta::FormatRfc3339(now);
-    c["status"] = st;
-    c["reason"] = std::string(reason);
-    c["message"] = std::string(message);
-    if (gen > 0) c["observedGeneration"] = gen;
-    return true;
-  }
-  Json c = {{"type", std::string(type)},
-            {"status", st},
-            {"reason", std::string(reason)},
-            {"message", std::string(message)},
-            {"lastTransitionTime", api::meta::FormatRfc3339(now)}};
-  if (gen > 0) c["observedGeneration"] = gen;
-  conds.push_back(std::move(c));
-  return true;
-}
-
-bool RemoveCondition(Json& obj, std::string_view type) {
-  if (!obj.contains("status") || !obj["status"].contains("conditions")) return false;
-  Json& conds = obj["status"]["conditions"];
-  if (!conds.is_array()) return false;
-  size_t before = conds.size();
-  Json kept = Json::array();
-  for (Json& c : conds) {
-    if (!c.is_object() || c.value("type", "") != type) kept.push_back(std::move(c));
-  }
-  conds = std::move(kept);
-  return conds.size() != before;
 }
 
 Json QuantityJson(std::string_view resource, q::Amount milli) {

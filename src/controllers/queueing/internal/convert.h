@@ -48,16 +48,6 @@ batchd::queueing::Workload ToWorkload(const Json& wl, const WorkloadContext& ctx
 std::optional<batchd::queueing::Admission> AdmissionFromJson(const Json& wl);
 Json AdmissionToJson(const batchd::queueing::Admission& a);
 
-// Conditions (metav1.Condition in status.conditions).
-const Json* FindCondition(const Json& obj, std::string_view type);
-bool ConditionTrue(const Json& obj, std::string_view type);
-std::optional<absl::Time> ConditionTime(const Json& obj, std::string_view type);
-// Sets a condition on `obj` (status.conditions), keeping lastTransitionTime
-// when the status does not change. Returns whether anything changed.
-bool SetCondition(Json& obj, std::string_view type, bool status, std::string_view reason,
-                  std::string_view message, absl::Time now);
-bool RemoveCondition(Json& obj, std::string_view type);
-
 // Kueue's quantity rendering for status: cpu as milli DecimalSI, memory /
 // ephemeral-storage / hugepages-* as BinarySI, others DecimalSI.
 Json QuantityJson(std::string_view resource, batchd::queueing::Amount milli);

@@ -134,19 +134,5 @@ TEST(ConvertTest, WorkloadAndAdmissionRoundTrip) {
   EXPECT_FALSE(AdmissionFromJson(wl).has_value());
 }
 
-TEST(ConvertTest, SetConditionKeepsTransitionTime) {
-  Json obj = {{"metadata", {{"name", "x"}}}};
-  absl::Time t0 = absl::FromUnixSeconds(1767225600);
-  EXPECT_TRUE(SetCondition(obj, "Active", true, "Ready", "ok", t0));
-  EXPECT_FALSE(SetCondition(obj, "Active", true, "Ready", "ok", t0 + absl::Seconds(5)));
-  EXPECT_TRUE(SetCondition(obj, "Active", true, "Ready", "changed", t0 + absl::Seconds(5)));
-  EXPECT_EQ(ConditionTime(obj, "Active"), t0);  // status unchanged: time kept
-  EXPECT_TRUE(SetCondition(obj, "Active", false, "Stopped", "no", t0 + absl::Seconds(9)));
-  EXPECT_EQ(ConditionTime(obj, "Active"), t0 + absl::Seconds(9));
-  EXPECT_FALSE(ConditionTrue(obj, "Active"));
-  EXPECT_TRUE(RemoveCondition(obj, "Active"));
-  EXPECT_EQ(FindCondition(obj, "Active"), nullptr);
-}
-
 }  // namespace
 }  // namespace batchd::controllers::queueing::internal

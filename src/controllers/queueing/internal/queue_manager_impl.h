@@ -18,21 +18,21 @@
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/internal/convert.h"
 #include "controllers/queueing/internal/metrics.h"
-#include "controllers/runtime/context.h"
 #include "queueing/admission.h"
+#include "reconcile/context.h"
 
 namespace batchd::controllers::queueing {
 
 using api::Json;
 
-class QueueManagerImpl : public Reconciler {
+class QueueManagerImpl : public reconcile::Reconciler {
  public:
   static constexpr char kCycleKey[] = "cycle";
 
-  QueueManagerImpl(ControllerContext& ctx, QueueingConfig cfg);
-  void Wire(Controller* controller);
+  QueueManagerImpl(reconcile::ControllerContext& ctx, QueueingConfig cfg);
+  void Wire(reconcile::Controller* controller);
 
-  absl::StatusOr<Result> Reconcile(const std::string& key) override;
+  absl::StatusOr<reconcile::Result> Reconcile(const std::string& key) override;
 
   // Read side (locks mu_).
   batchd::queueing::ClusterQueueStatus ClusterQueueStatusOf(const std::string& name) const;
@@ -94,7 +94,7 @@ class QueueManagerImpl : public Reconciler {
   void WriteLocalQueueStatus(const Json& lq, absl::Time now);
   void WriteCohortStatus(const Json& cohort);
 
-  ControllerContext& ctx_;
+  reconcile::ControllerContext& ctx_;
   const QueueingConfig cfg_;
   const api::KindDef& rf_kind_;
   const api::KindDef& cq_kind_;
@@ -108,7 +108,7 @@ class QueueManagerImpl : public Reconciler {
   client::Informer& cohorts_;
   client::Informer& workloads_;
   client::Informer& namespaces_;
-  Controller* controller_ = nullptr;
+  reconcile::Controller* controller_ = nullptr;
 
   std::mutex dirty_mu_;
   Dirty dirty_;

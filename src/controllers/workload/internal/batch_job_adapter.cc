@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "absl/strings/str_cat.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "controllers/workload/internal/workload_util.h"
 
@@ -27,18 +28,6 @@ const Json& Member(const Json& obj, const char* key) {
 int64_t IntMember(const Json& obj, const char* key, int64_t def) {
   const Json& v = Member(obj, key);
   return v.is_number_integer() ? v.get<int64_t>() : def;
-}
-
-bool ConditionTrue(const Json& job, const char* type, std::string* message) {
-  const Json& conds = Member(Member(job, "status"), "conditions");
-  if (!conds.is_array()) return false;
-  for (const Json& c : conds) {
-    if (c.is_object() && c.value("type", "") == type && c.value("status", "") == "True") {
-      *message = c.value("message", "");
-      return true;
-    }
-  }
-  return false;
 }
 
 bool SyncCompletions(const Json& job) {
@@ -103,9 +92,11 @@ bool BatchJobAdapter::IsActive(const Json& job) const {
 }
 
 std::optional<FinishedState> BatchJobAdapter::Finished(const Json& job) const {
-  std::string message;
-  if (ConditionTrue(job, "Complete", &message)) return FinishedState{true, message};
-  if (ConditionTrue(job, "Failed", &message)) return FinishedState{false, message};
+  for (const char* type : {"Complete", "Failed"}) {
+    if (auto c = api::meta::GetCondition(job, type); c && c->status == api::meta::kConditionTrue) {
+      return FinishedState{c->type == "Complete", c->message};
+    }
+  }
   return std::nullopt;
 }
 

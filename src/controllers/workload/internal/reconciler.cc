@@ -5,6 +5,7 @@
 #include "controllers/workload/internal/reconciler.h"
 
 #include "absl/strings/str_cat.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/scheduling/v1/scheduling_v1.h"
 #include "common/status_macros.h"
@@ -12,6 +13,10 @@
 #include "registry/errors.h"
 
 namespace batchd::controllers::workload::internal {
+
+using reconcile::Controller;
+using reconcile::ControllerContext;
+using reconcile::Result;
 
 namespace {
 
@@ -143,7 +148,7 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
 
   BATCHD_ASSIGN_OR_RETURN(Matched m, EnsureOneWorkload(job));
   if (m.requeue) return Result::Done();
-  if (m.wl && IsConditionTrue(*m.wl, kCondFinished)) return Result::Done();
+  if (m.wl && api::meta::IsConditionTrue(*m.wl, kCondFinished)) return Result::Done();
   if (auto fin = adapter_->Finished(job)) {
     if (!m.wl) return Result::Done();
     return MarkFinished(job, std::move(*m.wl), *fin);
@@ -155,7 +160,7 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
   }
   Json& wl = *m.wl;
   BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, wl));
-  if (IsConditionTrue(wl, kCondEvicted)) return HandleEviction(job, std::move(wl));
+  if (api::meta::IsConditionTrue(wl, kCondEvicted)) return HandleEviction(job, std::move(wl));
   if (Suspended(job)) {
     if (IsAdmitted(wl)) return StartJob(job, wl);
     const std::string q = QueueName(job);

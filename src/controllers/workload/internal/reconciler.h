@@ -17,20 +17,21 @@
 #include <string>
 #include <vector>
 
-#include "controllers/runtime/context.h"
 #include "controllers/workload/adapter.h"
+#include "reconcile/context.h"
 
 namespace batchd::controllers::workload::internal {
 
-class IntegrationReconciler : public Reconciler {
+class IntegrationReconciler : public reconcile::Reconciler {
  public:
-  IntegrationReconciler(ControllerContext& ctx, std::shared_ptr<const JobAdapter> adapter,
-                        IntegrationOptions options, const api::KindDef& job_kind,
-                        const api::KindDef& wl_kind, const api::KindDef& rf_kind);
+  IntegrationReconciler(reconcile::ControllerContext& ctx,
+                        std::shared_ptr<const JobAdapter> adapter, IntegrationOptions options,
+                        const api::KindDef& job_kind, const api::KindDef& wl_kind,
+                        const api::KindDef& rf_kind);
 
   // Adds the job and Workload informer handlers that feed `controller`.
-  void Wire(Controller& controller);
-  absl::StatusOr<Result> Reconcile(const std::string& key) override;
+  void Wire(reconcile::Controller& controller);
+  absl::StatusOr<reconcile::Result> Reconcile(const std::string& key) override;
 
  private:
   struct Matched {
@@ -43,20 +44,21 @@ class IntegrationReconciler : public Reconciler {
   bool Suspended(const Json& job) const;
   Json OriginalView(const Json& job) const;
 
-  absl::StatusOr<Result> JobGone(const std::string& ns, const std::string& name);
+  absl::StatusOr<reconcile::Result> JobGone(const std::string& ns, const std::string& name);
   absl::StatusOr<Matched> EnsureOneWorkload(Json& job);
-  absl::StatusOr<Result> CreateWorkload(const Json& job);
+  absl::StatusOr<reconcile::Result> CreateWorkload(const Json& job);
   absl::Status SetPriority(const Json& job, const std::vector<Json>& podsets, Json& spec);
-  absl::StatusOr<Result> MarkFinished(const Json& job, Json wl, const FinishedState& fin);
+  absl::StatusOr<reconcile::Result> MarkFinished(const Json& job, Json wl,
+                                                 const FinishedState& fin);
   absl::Status SyncPodsReady(const Json& job, Json& wl);
-  absl::StatusOr<Result> HandleEviction(Json& job, Json wl);
-  absl::StatusOr<Result> StartJob(Json& job, const Json& wl);
+  absl::StatusOr<reconcile::Result> HandleEviction(Json& job, Json wl);
+  absl::StatusOr<reconcile::Result> StartJob(Json& job, const Json& wl);
   absl::Status StopJob(Json& job, const std::vector<PodSetInfo>* fallback,
                        const std::string& message);
   absl::Status UpdateJob(Json& job, bool status);
   absl::Status WriteWorkloadStatus(Json& wl);
 
-  ControllerContext& ctx_;
+  reconcile::ControllerContext& ctx_;
   std::shared_ptr<const JobAdapter> adapter_;
   const IntegrationOptions options_;
   const GroupVersionKind gvk_;

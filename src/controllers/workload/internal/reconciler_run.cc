@@ -3,12 +3,19 @@
 // release the reservation once its pods are gone, and report PodsReady and
 // Finished on the Workload.
 #include "absl/strings/str_cat.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "common/status_macros.h"
 #include "controllers/workload/internal/reconciler.h"
 #include "controllers/workload/internal/workload_util.h"
 
 namespace batchd::controllers::workload::internal {
+
+using api::meta::kConditionFalse;
+using api::meta::kConditionTrue;
+using api::meta::SetCondition;
+using api::meta::ConditionShape::kMeta;
+using reconcile::Result;
 
 absl::Status IntegrationReconciler::UpdateJob(Json& job, bool status) {
   auto r = status ? ctx_.client.UpdateStatus(job_kind_, job) : ctx_.client.Update(job_kind_, job);
@@ -28,7 +35,8 @@ absl::Status IntegrationReconciler::WriteWorkloadStatus(Json& wl) {
 
 absl::StatusOr<Result> IntegrationReconciler::MarkFinished(const Json& job, Json wl,
                                                            const FinishedState& fin) {
-  SetCondition(wl, kCondFinished, "True", fin.success ? "Succeeded" : "Failed", fin.message,
+  SetCondition(wl, kMeta,
+               {kCondFinished, kConditionTrue, fin.success ? "Succeeded" : "Failed", fin.message},
                ctx_.clock.Now());
   BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
   ctx_.events.Event(job, "Normal", "FinishedWorkload",
@@ -41,35 +49,43 @@ absl::StatusOr<Result> IntegrationReconciler::MarkFinished(const Json& job, Json
 // stays True while the Workload remains admitted (pods move from ready to
 // succeeded through uncounted states). Written only when the status flips.
 absl::Status IntegrationReconciler::SyncPodsReady(const Json& job, Json& wl) {
-  auto current = FindCondition(wl, kCondPodsReady);
+  auto current = api::meta::GetCondition(wl, kCondPodsReady);
   const bool was_true = current && current->status == "True";
   const bool ready = IsAdmitted(wl) && (was_true || adapter_->PodsReady(job));
   const std::string status = ready ? "True" : "False";
   if (current && current->status == status) return absl::OkStatus();
   if (!current && !IsAdmitted(wl)) return absl::OkStatus();  // Nothing to report while pending.
   if (ready) {
-    SetCondition(wl, kCondPodsReady, "True", "PodsReady",
-                 "All pods reached readiness and the workload is running", ctx_.clock.Now());
+    SetCondition(wl, kMeta,
+                 {kCondPodsReady, kConditionTrue, "PodsReady",
+                  "All pods reached readiness and the workload is running"},
+                 ctx_.clock.Now());
   } else {
-    SetCondition(wl, kCondPodsReady, "False", current ? "WaitForRecovery" : "WaitForStart",
-                 "Not all pods are ready or succeeded", ctx_.clock.Now());
+    SetCondition(wl, kMeta,
+                 {kCondPodsReady, kConditionFalse, current ? "WaitForRecovery" : "WaitForStart",
+                  "Not all pods are ready or succeeded"},
+                 ctx_.clock.Now());
   }
   return WriteWorkloadStatus(wl);
 }
 
 absl::StatusOr<Result> IntegrationReconciler::HandleEviction(Json& job, Json wl) {
-  const WorkloadCondition evicted = *FindCondition(wl, kCondEvicted);
+  const api::meta::Condition evicted = *api::meta::GetCondition(wl, kCondEvicted);
   std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(wl);
   BATCHD_RETURN_IF_ERROR(StopJob(job, &originals, evicted.message));
   if (!HasQuotaReservation(wl) || adapter_->IsActive(job)) return Result::Done();
   // The pods are gone: release the quota and hand the Workload back to its queue.
   const absl::Time now = ctx_.clock.Now();
   wl["status"].erase("admission");
-  SetCondition(wl, kCondQuotaReserved, "False", "Pending", evicted.message, now);
-  SetCondition(wl, kCondAdmitted, "False", "NoReservation", "The workload has no reservation",
+  SetCondition(wl, kMeta, {kCondQuotaReserved, kConditionFalse, "Pending", evicted.message}, now);
+  SetCondition(wl, kMeta,
+               {kCondAdmitted, kConditionFalse, "NoReservation", "The workload has no reservation"},
                now);
   const bool active = wl["spec"].value("active", true);
-  SetCondition(wl, kCondRequeued, active ? "True" : "False", evicted.reason, evicted.message, now);
+  SetCondition(
+      wl, kMeta,
+      {kCondRequeued, active ? kConditionTrue : kConditionFalse, evicted.reason, evicted.message},
+      now);
   BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
   return Result::Done();
 }

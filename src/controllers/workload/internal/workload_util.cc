@@ -1,12 +1,12 @@
 #include "controllers/workload/internal/workload_util.h"
 
 #include <algorithm>
+#include <boost/uuid/detail/sha1.hpp>
 #include <cctype>
 #include <cstdio>
 
-#include <boost/uuid/detail/sha1.hpp>
-
 #include "absl/strings/str_cat.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 
@@ -19,14 +19,6 @@ const Json& Member(const Json& obj, const char* key) {
   if (!obj.is_object()) return kNull;
   auto it = obj.find(key);
   return it == obj.end() ? kNull : *it;
-}
-
-Json* MutableConditions(Json& wl) {
-  Json& status = wl["status"];
-  if (!status.is_object()) status = Json::object();
-  Json& conds = status["conditions"];
-  if (!conds.is_array()) conds = Json::array();
-  return &conds;
 }
 
 // An empty object/array and null mean the same thing in a template.
@@ -106,51 +98,12 @@ std::string QueueName(const Json& obj) {
   return api::meta::GetAnnotation(obj, kQueueNameKey).value_or("");
 }
 
-std::optional<WorkloadCondition> FindCondition(const Json& wl, const std::string& type) {
-  const Json& conds = Member(Member(wl, "status"), "conditions");
-  if (!conds.is_array()) return std::nullopt;
-  for (const Json& c : conds) {
-    if (c.is_object() && c.value("type", "") == type) {
-      return WorkloadCondition{c.value("status", ""), c.value("reason", ""),
-                               c.value("message", "")};
-    }
-  }
-  return std::nullopt;
+bool HasQuotaReservation(const Json& wl) {
+  return api::meta::IsConditionTrue(wl, kCondQuotaReserved);
 }
-
-bool IsConditionTrue(const Json& wl, const std::string& type) {
-  auto c = FindCondition(wl, type);
-  return c && c->status == "True";
-}
-
-bool SetCondition(Json& wl, const std::string& type, const std::string& status,
-                  const std::string& reason, const std::string& message, absl::Time now) {
-  Json* conds = MutableConditions(wl);
-  const int64_t gen = api::meta::GetGeneration(wl);
-  Json want = {{"type", type},          {"status", status},
-               {"reason", reason},      {"message", message},
-               {"observedGeneration", gen}};
-  for (Json& c : *conds) {
-    if (!c.is_object() || c.value("type", "") != type) continue;
-    bool same = c.value("status", "") == status && c.value("reason", "") == reason &&
-                c.value("message", "") == message &&
-                c.value("observedGeneration", int64_t{-1}) == gen;
-    if (same) return false;
-    want["lastTransitionTime"] = c.value("status", "") == status
-                                     ? c.value("lastTransitionTime", api::meta::FormatRfc3339(now))
-                                     : api::meta::FormatRfc3339(now);
-    c = std::move(want);
-    return true;
-  }
-  want["lastTransitionTime"] = api::meta::FormatRfc3339(now);
-  conds->push_back(std::move(want));
-  return true;
-}
-
-bool HasQuotaReservation(const Json& wl) { return IsConditionTrue(wl, kCondQuotaReserved); }
 
 bool IsAdmitted(const Json& wl) {
-  return HasQuotaReservation(wl) && IsConditionTrue(wl, kCondAdmitted);
+  return HasQuotaReservation(wl) && api::meta::IsConditionTrue(wl, kCondAdmitted);
 }
 
 std::string WorkloadName(const GroupVersionKind& gvk, const std::string& owner_name,

@@ -1,8 +1,8 @@
 // Helpers over Kueue v1beta2 Workload JSON shared by the generic reconciler
-// and the adapters: label/annotation keys, condition reads and writes with
-// Kubernetes' lastTransitionTime rules, Kueue's workload names, the podSet
-// comparison that decides whether a Workload still matches its job, and the
-// PodSetInfo taken from an admission.
+// and the adapters: label/annotation keys, the condition types (read and
+// written through api/meta/conditions.h, metav1 shape), Kueue's workload
+// names, the podSet comparison that decides whether a Workload still matches
+// its job, and the PodSetInfo taken from an admission.
 //
 // Thread-safety: pure functions over JSON the caller owns.
 #pragma once
@@ -38,19 +38,6 @@ inline constexpr char kCondRequeued[] = "Requeued";
 
 // The queue-name label, else the annotation of the same key, else "".
 std::string QueueName(const Json& obj);
-
-struct WorkloadCondition {
-  std::string status;
-  std::string reason;
-  std::string message;
-};
-std::optional<WorkloadCondition> FindCondition(const Json& wl, const std::string& type);
-bool IsConditionTrue(const Json& wl, const std::string& type);
-// Sets `status.conditions[type]`; lastTransitionTime changes only with the
-// status; observedGeneration is the Workload's generation. Returns whether
-// anything changed.
-bool SetCondition(Json& wl, const std::string& type, const std::string& status,
-                  const std::string& reason, const std::string& message, absl::Time now);
 
 bool HasQuotaReservation(const Json& wl);
 // QuotaReserved=True and Admitted=True.

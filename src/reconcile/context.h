@@ -10,10 +10,10 @@
 #include "client/client.h"
 #include "client/informer.h"
 #include "common/clock.h"
-#include "controllers/runtime/controller.h"
-#include "controllers/runtime/events.h"
+#include "reconcile/controller.h"
+#include "reconcile/events.h"
 
-namespace batchd::controllers {
+namespace batchd::reconcile {
 
 // One shared informer per kind (all namespaces), created on first request.
 // Controllers add their handlers before the manager starts.
@@ -46,4 +46,4 @@ struct ControllerContext {
   EventRecorder& events;
 };
 
-}  // namespace batchd::controllers
+}  // namespace batchd::reconcile

@@ -1,4 +1,4 @@
-#include "controllers/runtime/events.h"
+#include "reconcile/events.h"
 
 #include <map>
 #include <string>
@@ -11,7 +11,7 @@
 #include "registry/registry.h"
 #include "store/memory/memory_store.h"
 
-namespace batchd::controllers {
+namespace batchd::reconcile {
 namespace {
 
 using api::Json;
@@ -145,4 +145,4 @@ TEST_F(ApiEventRecorderTest, AsyncDestructorDrainsTheQueue) {
 }
 
 }  // namespace
-}  // namespace batchd::controllers
+}  // namespace batchd::reconcile

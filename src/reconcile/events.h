@@ -19,7 +19,7 @@
 #include "client/client.h"
 #include "common/clock.h"
 
-namespace batchd::controllers {
+namespace batchd::reconcile {
 
 class EventRecorder {
  public:
@@ -127,4 +127,4 @@ class FakeEventRecorder : public EventRecorder {
   std::vector<Recorded> events_;
 };
 
-}  // namespace batchd::controllers
+}  // namespace batchd::reconcile

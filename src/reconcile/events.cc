@@ -1,4 +1,4 @@
-#include "controllers/runtime/events.h"
+#include "reconcile/events.h"
 
 #include <functional>
 
@@ -7,7 +7,7 @@
 #include "common/logging.h"
 #include "common/thread_name.h"
 
-namespace batchd::controllers {
+namespace batchd::reconcile {
 
 using api::Json;
 
@@ -161,4 +161,4 @@ void ApiEventRecorder::Bump(const std::string& ns, const std::string& name,
   }
 }
 
-}  // namespace batchd::controllers
+}  // namespace batchd::reconcile

@@ -1,9 +1,9 @@
-#include "controllers/runtime/controller.h"
+#include "reconcile/controller.h"
 
 #include "common/logging.h"
 #include "common/thread_name.h"
 
-namespace batchd::controllers {
+namespace batchd::reconcile {
 
 Controller::Controller(std::string name, Reconciler& reconciler, Clock& clock,
                        client::RateLimit limit)
@@ -108,4 +108,4 @@ int Manager::RunUntilIdle(int max_steps) {
   }
 }
 
-}  // namespace batchd::controllers
+}  // namespace batchd::reconcile

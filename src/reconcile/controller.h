@@ -24,7 +24,7 @@
 #include "client/workqueue.h"
 #include "common/clock.h"
 
-namespace batchd::controllers {
+namespace batchd::reconcile {
 
 struct Result {
   std::optional<absl::Duration> requeue_after;
@@ -89,4 +89,4 @@ class Manager {
   bool started_ = false;
 };
 
-}  // namespace batchd::controllers
+}  // namespace batchd::reconcile

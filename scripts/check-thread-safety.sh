@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Checks the lock annotations (absl::Mutex, ABSL_GUARDED_BY,
+# ABSL_EXCLUSIVE_LOCKS_REQUIRED, ...; docs/development.md) with clang's
+# thread-safety analysis: every .cc file under src/ (tests included) is
+# parsed with -fsyntax-only -Wthread-safety -Werror=thread-safety, in
+# parallel. Needs clang++-14 (scripts/install-deps.sh) and no build dir;
+# produces no binary. Prints each failing file's diagnostics and exits
+# non-zero when any file fails. Other clang warnings are not reported
+# (-Wno-everything; `-w` would silence the analysis too).
+#   CLANGXX=clang++-15 ./scripts/check-thread-safety.sh [FILE.cc ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLANGXX=${CLANGXX:-clang++-14}
+command -v "$CLANGXX" >/dev/null || {
+  echo "check-thread-safety: $CLANGXX not found (run scripts/install-deps.sh)" >&2
+  exit 2
+}
+# The include path and the library defines of the CMake build (see
+# build/compile_commands.json); the two test path macros only need to exist.
+flags=(-std=c++20 -fsyntax-only -Isrc
+       -DSPDLOG_FMT_EXTERNAL -DSPDLOG_COMPILED_LIB -DSPDLOG_SHARED_LIB -DFMT_SHARED
+       -DBOOST_ALL_NO_LIB -DGTEST_HAS_PTHREAD=1
+       '-DBATCHD_SHIM_PATH="batchd-shim"' '-DBATCHD_PROTOBUF_TESTDATA="testdata"'
+       -Wno-everything -Wthread-safety -Werror=thread-safety)
+if (($#)); then files=("$@"); else mapfile -t files < <(find src -name '*.cc' | sort); fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+export CLANGXX out
+printf '%s\0' "${files[@]}" | xargs -0 -P "$(nproc)" -n 1 bash -c '
+  f=${!#}; set -- "${@:1:$#-1}"  # xargs appends the file after the flags.
+  "$CLANGXX" "$@" "$f" >"$out/$(tr / _ <<<"$f").log" 2>&1 || echo "$f" >>"$out/failed.$$"
+' _ "${flags[@]}" ||  true
+if compgen -G "$out/failed.*" >/dev/null; then
+  mapfile -t failed < <(sort "$out"/failed.*)
+  for f in "${failed[@]}"; do cat "$out/$(tr / _ <<<"$f").log"; done
+  echo "check-thread-safety: ${#failed[@]} of ${#files[@]} files fail: ${failed[*]}" >&2
+  exit 1
+fi
+echo "check-thread-safety: ${#files[@]} files clean"
