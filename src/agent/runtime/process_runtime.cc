@@ -168,10 +168,10 @@ class ProcessRuntime : public PodRuntime {
   // The shared shims.log, opened once (-1 if it cannot be opened).
   int ShimLogFd();
   absl::Status StartLauncher();
-  // Closes our end (the launcher exits at EOF; its shims run on) and reaps it.
+  // Closes our end (the launcher exits at EOF; its shims run on), kills and
+  // reaps it: at shutdown, and when it failed (a hung one's late reply must
+  // not reach its successor).
   void StopLauncher();
-  // Forgets a launcher that failed; it is reaped now or by a later sweep.
-  void DropLauncher();
   // Has the launcher fork a shim for `paths` answering on `ready_fd`; its pid.
   // Unavailable when the launcher is gone (or hangs): the caller restarts it.
   absl::StatusOr<int> Launch(const PodPaths& paths, int ready_fd);
@@ -270,20 +270,12 @@ void ProcessRuntime::StopLauncher() {
   if (launcher_fd_ < 0) return;
   close(launcher_fd_);  // EOF: the launcher exits; its shims run on
   // It would exit by itself; SIGKILL (to our own unreaped child) spares the
-  // wait when a fork of this process still holds our end of the socket.
+  // wait when a fork of this process still holds our end of the socket, and
+  // ends one that hangs. The wait blocks: one that closed its socket as it
+  // died may not be a zombie yet, and a non-blocking reap would leave it one.
   (void)runner_->Signal(launcher_pid_, SIGKILL, /*group=*/false);
   while (waitpid(launcher_pid_, nullptr, 0) < 0 && errno == EINTR) {
   }
-  launcher_fd_ = -1;
-  launcher_pid_ = 0;
-}
-
-void ProcessRuntime::DropLauncher() {
-  if (launcher_fd_ < 0) return;
-  close(launcher_fd_);
-  // It may hang rather than be gone: a late reply must not reach a successor.
-  (void)runner_->Signal(launcher_pid_, SIGKILL, /*group=*/false);
-  if (!runner_->TryReap(launcher_pid_).has_value()) children_.insert(launcher_pid_);
   launcher_fd_ = -1;
   launcher_pid_ = 0;
 }
@@ -349,7 +341,7 @@ absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string&
       }
       pid = Launch(paths, ready[1]);
       if (!absl::IsUnavailable(pid.status())) break;
-      DropLauncher();
+      StopLauncher();
     }
     if (absl::IsUnavailable(pid.status())) {
       direct_spawns_left_ = kDirectSpawnsAfterLauncherFailure;
