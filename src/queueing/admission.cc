@@ -74,10 +74,10 @@ void CoreState::CompileCq(CqInfo& cq) {
       CompiledFlavor cf;
       cf.name = fq.flavor;
       for (const std::string& r : rg.covered_resources) {
-        FrId fr = frs_.Intern(fq.flavor, r);
-        cf.resources.emplace_back(r, fr);
+        FlavorResourceId id = flavor_resources_.Intern(fq.flavor, r);
+        cf.resources.emplace_back(r, id);
         auto q = fq.resources.find(r);
-        tree_->SetQuota(cq.node, fr, q == fq.resources.end() ? ResourceQuota{} : q->second);
+        tree_->SetQuota(cq.node, id, q == fq.resources.end() ? ResourceQuota{} : q->second);
       }
       g.flavors.push_back(std::move(cf));
     }
@@ -110,7 +110,7 @@ std::set<std::string> CyclicCohorts(const std::map<std::string, Cohort>& cohorts
 
 void CoreState::Rebuild() {
   dirty_ = false;
-  tree_ = std::make_unique<QuotaTree>(&frs_);
+  tree_ = std::make_unique<QuotaTree>(&flavor_resources_);
   cohort_nodes_.clear();
   std::set<std::string> cyclic = CyclicCohorts(cohorts_);
   auto cohort_node = [&](const std::string& name) {
@@ -125,7 +125,9 @@ void CoreState::Rebuild() {
     NodeId n = cohort_node(name);
     for (const ResourceGroup& rg : c.resource_groups) {
       for (const FlavorQuotas& fq : rg.flavors) {
-        for (const auto& [r, q] : fq.resources) tree_->SetQuota(n, frs_.Intern(fq.flavor, r), q);
+        for (const auto& [r, q] : fq.resources) {
+          tree_->SetQuota(n, flavor_resources_.Intern(fq.flavor, r), q);
+        }
       }
     }
   }
@@ -189,17 +191,17 @@ void CoreState::ActivateCqs(const std::set<std::string>& cyclic) {
 
 // ---- Workloads --------------------------------------------------------------
 
-FrUsage CoreState::UsageOf(const Admission& a) {
-  absl::flat_hash_map<FrId, Amount> sum;
+FlavorResourceAmounts CoreState::UsageOf(const Admission& a) {
+  absl::flat_hash_map<FlavorResourceId, Amount> sum;
   for (const PodSetAssignment& ps : a.pod_sets) {
     for (const auto& [res, total] : ps.resource_usage) {
       auto f = ps.flavors.find(res);
       if (f == ps.flavors.end()) continue;
-      FrId fr = frs_.Intern(f->second, res);
-      sum[fr] = SatAdd(sum[fr], total);
+      FlavorResourceId id = flavor_resources_.Intern(f->second, res);
+      sum[id] = api::SaturatingAdd(sum[id], total);
     }
   }
-  FrUsage out(sum.begin(), sum.end());
+  FlavorResourceAmounts out(sum.begin(), sum.end());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -268,7 +270,9 @@ void CoreState::CountLqUsage(const AdmittedEntry& a, int sign) {
   for (const PodSetAssignment& ps : a.admission.pod_sets) {
     for (const auto& [res, total] : ps.resource_usage) {
       auto f = ps.flavors.find(res);
-      if (f != ps.flavors.end()) c.usage[{f->second, res}] += sign * total;
+      if (f == ps.flavors.end()) continue;
+      Amount& u = c.usage[{f->second, res}];
+      u = sign > 0 ? api::SaturatingAdd(u, total) : api::SaturatingSub(u, total);
     }
   }
 }
@@ -399,9 +403,9 @@ ClusterQueueStatus CoreState::CqStatus(const std::string& name) {
   if (cq.node == kNoNode) return s;
   for (const CompiledGroup& g : cq.groups) {
     for (const CompiledFlavor& f : g.flavors) {
-      for (const auto& [res, fr] : f.resources) {
-        Amount u = tree_->Usage(cq.node, fr), nom = tree_->Nominal(cq.node, fr);
-        s.usage.push_back({f.name, res, u, std::max<Amount>(0, u - nom), nom});
+      for (const auto& [res, id] : f.resources) {
+        Amount u = tree_->Usage(cq.node, id), nom = tree_->Nominal(cq.node, id);
+        s.usage.push_back({f.name, res, u, std::max<Amount>(0, api::SaturatingSub(u, nom)), nom});
       }
     }
   }
@@ -415,10 +419,11 @@ CohortStatus CoreState::CohortStatusOf(const std::string& name) {
   auto it = cohort_nodes_.find(name);
   if (it == cohort_nodes_.end()) return s;
   s.exists = cohorts_.contains(name);
-  for (FrId fr = 0; fr < frs_.size(); ++fr) {
-    Amount u = tree_->Usage(it->second, fr), q = tree_->SubtreeQuota(it->second, fr);
+  for (FlavorResourceId id = 0; id < flavor_resources_.size(); ++id) {
+    Amount u = tree_->Usage(it->second, id), q = tree_->SubtreeQuota(it->second, id);
     if (u == 0 && q == 0) continue;
-    s.usage.push_back({frs_.Flavor(fr), frs_.Resource(fr), u, std::max<Amount>(0, u - q), q});
+    s.usage.push_back({flavor_resources_.Flavor(id), flavor_resources_.Resource(id), u,
+                       std::max<Amount>(0, api::SaturatingSub(u, q)), q});
   }
   s.weighted_share = ShareToInt(tree_->WeightedShare(it->second, {}));
   return s;
@@ -430,8 +435,8 @@ LocalQueueStatus CoreState::LqStatus(const std::string& ns, const std::string& n
   if (it == lq_counters_.end()) return s;
   s.pending = it->second.pending;
   s.admitted = it->second.admitted;
-  for (const auto& [fr, u] : it->second.usage) {
-    if (u != 0) s.usage.push_back({fr.first, fr.second, u, 0, 0});
+  for (const auto& [flavor_and_resource, u] : it->second.usage) {
+    if (u != 0) s.usage.push_back({flavor_and_resource.first, flavor_and_resource.second, u, 0, 0});
   }
   return s;
 }

@@ -114,7 +114,7 @@ TEST(CycleTest, QueueingStrategiesAndOrdering) {
 // A head that could preempt but finds no candidates holds the nominal quota
 // it waits for during the cycle (Kueue's resourcesToReserve) against other
 // ClusterQueues; later heads of its own CQ, which Kueue would only evaluate
-// in the next cycle once the head is inadmissible, see it lifted.
+// in the next cycle once the head is inadmissible, see it released.
 TEST(CycleTest, PreemptWithoutCandidatesReservesAgainstOtherQueues) {
   Scenario s;
   s.cqs = {CqBuilder("a").Cohort("co").Flavor("default", 4).Obj(),

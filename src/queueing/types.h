@@ -1,9 +1,16 @@
 // Typed inputs and outputs of the admission core (Kueue's admission algorithm):
 // ResourceFlavor, ClusterQueue, Cohort, LocalQueue and Workload as plain
 // structs (no JSON; the queueing controller converts API objects into these),
-// and the Decision a scheduling cycle returns. Amounts are int64 milli-units
-// exactly as `api::Amount::milli()` (cpu "500m" = 500, memory "1Gi" =
-// 1073741824000); `kUnlimited` is INT64_MAX.
+// and the Decision a scheduling cycle returns.
+//
+// Amounts: the core's `Amount` is api::Amount's milli value, a plain int64
+// (cpu "500m" = 500, memory "1Gi" = 1073741824000), so that quotas, requests
+// and usage stay dense int64 arrays on the hot path and tests and callers can
+// write literals. All quota math in the core goes through api::Amount's own
+// saturating arithmetic on these values (api::SaturatingAdd / SaturatingSub
+// in api/resource/amount.h): `kUnlimited` (api::Amount::Unlimited(), INT64_MAX)
+// behaves as +infinity, and sums that overflow clamp instead of wrapping.
+// Convert with api::Amount::FromMilli(a) / api::Amount::milli().
 //
 // Thread-safety: plain values; copy freely.
 #pragma once
@@ -18,11 +25,13 @@
 #include "absl/time/time.h"
 #include "api/core/v1/taint.h"
 #include "api/labels/selector.h"
+#include "api/resource/amount.h"
 
 namespace batchd::queueing {
 
+// api::Amount's milli value (see the file comment).
 using Amount = int64_t;
-inline constexpr Amount kUnlimited = std::numeric_limits<int64_t>::max();
+inline constexpr Amount kUnlimited = api::Amount::Unlimited().milli();
 
 struct ResourceQuota {
   Amount nominal = 0;

@@ -5,6 +5,12 @@
 // behaves as +infinity: Unlimited + x = Unlimited, Unlimited - finite =
 // Unlimited, Unlimited - Unlimited = 0.
 //
+// The arithmetic itself is exported once on raw milli values
+// (SaturatingAdd / SaturatingSub / SaturatingNegate): Amount's operators are
+// these functions, and the admission core (queueing/), which keeps amounts as
+// raw milli values in its dense per-flavor-resource arrays, calls them
+// directly, so both share exactly one saturating arithmetic.
+//
 // Thread-safety: an immutable-by-value 8-byte type; safe to copy anywhere.
 #pragma once
 
@@ -16,6 +22,42 @@
 #include "api/resource/quantity.h"
 
 namespace batchd::api {
+
+// The sentinels as raw milli values: +unlimited and -unlimited.
+inline constexpr int64_t kUnlimitedMilli = std::numeric_limits<int64_t>::max();
+inline constexpr int64_t kMinusUnlimitedMilli = std::numeric_limits<int64_t>::min();
+
+// a + b on milli values with Amount's semantics: an unlimited operand absorbs
+// any finite one (Unlimited + x = Unlimited, MinusUnlimited + x =
+// MinusUnlimited), Unlimited + MinusUnlimited = 0, and a finite sum that
+// overflows clamps to the sentinel of its sign.
+constexpr int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  const bool overflow = __builtin_add_overflow(a, b, &sum);
+  // Fast path: two finite operands whose sum fits.
+  if (!overflow && a != kUnlimitedMilli && b != kUnlimitedMilli && a != kMinusUnlimitedMilli &&
+      b != kMinusUnlimitedMilli) {
+    return sum;
+  }
+  if (a == kUnlimitedMilli || b == kUnlimitedMilli) {
+    return a == kMinusUnlimitedMilli || b == kMinusUnlimitedMilli ? 0 : kUnlimitedMilli;
+  }
+  if (a == kMinusUnlimitedMilli || b == kMinusUnlimitedMilli) return kMinusUnlimitedMilli;
+  return a > 0 ? kUnlimitedMilli : kMinusUnlimitedMilli;  // finite overflow
+}
+
+// -a: the sentinels swap (-Unlimited = MinusUnlimited), finite values negate.
+constexpr int64_t SaturatingNegate(int64_t a) {
+  if (a == kUnlimitedMilli) return kMinusUnlimitedMilli;
+  if (a == kMinusUnlimitedMilli) return kUnlimitedMilli;
+  return -a;
+}
+
+// a - b = a + (-b): Unlimited - finite = Unlimited, Unlimited - Unlimited = 0,
+// finite - Unlimited = MinusUnlimited.
+constexpr int64_t SaturatingSub(int64_t a, int64_t b) {
+  return SaturatingAdd(a, SaturatingNegate(b));
+}
 
 class Amount {
  public:
@@ -34,11 +76,16 @@ class Amount {
   constexpr bool IsMinusUnlimited() const { return milli_ == std::numeric_limits<int64_t>::min(); }
   constexpr bool IsZero() const { return milli_ == 0; }
 
-  friend Amount operator+(Amount a, Amount b);
-  friend Amount operator-(Amount a, Amount b);
-  Amount operator-() const;
-  Amount& operator+=(Amount b) { return *this = *this + b; }
-  Amount& operator-=(Amount b) { return *this = *this - b; }
+  // Inline: quota math is on hot paths. See SaturatingAdd for the semantics.
+  friend constexpr Amount operator+(Amount a, Amount b) {
+    return Amount(SaturatingAdd(a.milli_, b.milli_));
+  }
+  friend constexpr Amount operator-(Amount a, Amount b) {
+    return Amount(SaturatingSub(a.milli_, b.milli_));
+  }
+  constexpr Amount operator-() const { return Amount(SaturatingNegate(milli_)); }
+  constexpr Amount& operator+=(Amount b) { return *this = *this + b; }
+  constexpr Amount& operator-=(Amount b) { return *this = *this - b; }
   friend constexpr auto operator<=>(Amount a, Amount b) = default;
 
   // "unlimited", "-unlimited", or the canonical DecimalSI quantity ("1500m", "2").

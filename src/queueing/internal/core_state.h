@@ -84,12 +84,12 @@ class CoreState {
   void RequeueAll();
   void FlushRequeues();  // at the start of a cycle
   void ReleaseAdmitted(const std::string& key);
-  FrUsage UsageOf(const Admission& a);
+  FlavorResourceAmounts UsageOf(const Admission& a);
   LqCounters& LqOf(const Workload& wl) { return lq_counters_[wl.namespace_ + "/" + wl.local_queue]; }
   void CountLqUsage(const AdmittedEntry& a, int sign);
 
   Options opts_;
-  FrTable frs_;
+  FlavorResourceTable flavor_resources_;
   std::unique_ptr<QuotaTree> tree_;
   bool dirty_ = true;
   absl::flat_hash_map<std::string, ResourceFlavor> flavors_;

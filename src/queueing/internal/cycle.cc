@@ -1,12 +1,38 @@
-// The scheduling cycle (reference §2.3), batchd variant: rounds of one head
-// per running ClusterQueue, ordered across CQs (§2.5 / §2.8), processed
-// against the live quota tree; a CQ keeps running while its heads are
-// admitted (BestEffortFIFO also skips past heads that don't fit).
+// The admission cycle (reference §2.3, Kueue's scheduler.go `schedule`),
+// batchd variant. One call of RunCycle runs these phases:
+//
+//   1. Snapshot       Bring the quota tree up to date (rebuild after config
+//                     changes, batched inadmissible requeues) and move
+//                     workloads whose backoff expired back to their heaps.
+//                     The live quota tree is the snapshot: every simulation
+//                     on it is undone, and usage held only for this cycle
+//                     (preemptors, reservations) is removed in phase 6.
+//   2. Nominate heads Pop the next head of every running ClusterQueue
+//                     (skipping ones that can't be considered at all:
+//                     inactive CQ, namespace mismatch, stopped LocalQueue,
+//                     or identical to a NoFit head earlier in this cycle).
+//   3. Assign flavors For each head, independently against the same tree:
+//                     flavor assignment (§2.4), preemption targets (§2.7 /
+//                     §2.8) and partial admission (§2.9).
+//   4. Order entries  Classical order across CQs (§2.5), or the fair-sharing
+//                     tournament (§2.8), which picks its winner again after
+//                     each entry of phase 5.
+//   5. Admit/preempt  Process each entry in that order against the tree as
+//                     earlier entries left it: admit (usage counted at
+//                     once), issue preemptions, reserve capacity, or leave it
+//                     pending (inadmissible, or back to the heap in phase 6).
+//   6. Requeue        Put the deferred heads back into their heaps and remove
+//                     the cycle-only usage (preemptors, reservations).
+//
+// Unlike Kueue (one head per ClusterQueue per cycle), phases 2-5 repeat in
+// rounds: a CQ whose head was admitted (or, for BestEffortFIFO, set aside)
+// runs again with its next head, until every CQ stopped or emptied.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "api/resource/amount.h"
 #include "queueing/internal/core_state.h"
 #include "queueing/internal/fair_sharing.h"
 
@@ -16,39 +42,52 @@ class CycleRunner {
  public:
   CycleRunner(CoreState& s, absl::Time now) : s_(s), now_(now) {
     view_.tree = s.tree_.get();
-    view_.frs = &s.frs_;
+    view_.flavor_resources = &s.flavor_resources_;
     view_.flavors = &s.flavors_;
     view_.cq_of_node = &s.cq_of_node_;
     view_.fair_sharing = s.opts_.fair_sharing;
-    view_.fs_strategies = s.opts_.fair_sharing_strategies;
-    view_.exact_masks = s.frs_.size() <= 64;
+    view_.fair_sharing_strategies = s.opts_.fair_sharing_strategies;
+    view_.exact_masks = s.flavor_resources_.size() <= 64;
   }
+  // Phases 1-6 (phase 1's rebuild and requeue flush run in CoreState::RunCycle).
   std::vector<Decision> Run();
 
  private:
+  // One nominated head of a ClusterQueue (Kueue's scheduler entry).
   struct Entry {
-    PendingEntry* e;
+    PendingEntry* pending;  // the head; owned by CoreState::pending_
     CqInfo* cq;
-    Assignment a;
-    std::vector<Target> targets;
-    uint64_t version = 0;
+    Assignment assignment;        // phase 3
+    std::vector<Target> targets;  // preemption victims (phase 3)
+    uint64_t version = 0;         // CoreState::version_ when the assignment was made
   };
   enum class Outcome { kAdmitted, kContinue, kStop };
 
+  // Phase 1.
+  std::vector<CqInfo*> Snapshot();
   void MoveDueBackoff();
+  // Phase 2.
+  std::vector<Entry> NominateHeads(const std::vector<CqInfo*>& running);
   PendingEntry* NextHead(CqInfo& cq);
-  bool PreCheck(PendingEntry* e, CqInfo& cq);
-  void Nominate(Entry& en);
-  bool TryPartial(Entry& en);
-  Outcome Process(Entry& en);
-  Outcome Requeue(Entry& en, bool inadmissible);
-  void Admit(Entry& en);
-  void Pend(PendingEntry* e, PendingReason r, std::string msg);
-  bool Reserve(Entry& en);
-  void Order(std::vector<Entry>& heads);
-  std::string Path(NodeId n) const;
+  bool PreCheck(PendingEntry* pending, CqInfo& cq);
+  // Phase 3 (also re-run in phase 5 when the tree changed meanwhile).
+  void AssignFlavorsAndTargets(Entry& entry);
+  bool TryPartialAdmission(Entry& entry);
+  // Phase 4.
+  void OrderEntries(std::vector<Entry>& entries);
   template <typename Fn>
-  void ProcessByTournament(std::vector<Entry>& heads, Fn process);
+  void ProcessByTournament(std::vector<Entry>& entries, Fn process);
+  // Phase 5.
+  Outcome ProcessEntry(Entry& entry);
+  Outcome KeepPending(Entry& entry, bool inadmissible);
+  void Admit(Entry& entry);
+  bool ReserveCapacity(Entry& entry);
+  // Phase 6.
+  void Requeue();
+
+  // Emits a kPending decision unless it repeats the last one for `pending`.
+  void ReportPending(PendingEntry* pending, PendingReason reason, std::string message);
+  std::string Path(NodeId n) const;
   bool Strict(const CqInfo& cq) const {
     return cq.spec && cq.spec->strategy == QueueingStrategy::kStrictFIFO;
   }
@@ -57,37 +96,40 @@ class CycleRunner {
   absl::Time now_;
   SnapshotView view_;
   std::vector<Decision> out_;
-  class Lift;
-  CqInfo* lifted_ = nullptr;
-  absl::flat_hash_map<CqInfo*, std::vector<FrUsage>> reservations_;  // preempt, no targets
-  std::vector<std::pair<NodeId, FrUsage>> preemptor_usage_;
+  class ScopedReservationRelease;
+  CqInfo* released_reservations_of_ = nullptr;  // set while its reservations are released
+  // Capacity held for heads that need preemption but found no targets (phase 5).
+  absl::flat_hash_map<CqInfo*, std::vector<FlavorResourceAmounts>> reservations_;
+  std::vector<std::pair<NodeId, FlavorResourceAmounts>> preemptor_usage_;
   absl::flat_hash_set<AdmittedEntry*> preempted_;
-  std::vector<PendingEntry*> deferred_;  // back to the heap at the end of the cycle
-  absl::flat_hash_map<uint64_t, std::pair<PendingReason, std::string>> nofit_;
+  std::vector<PendingEntry*> deferred_;  // back to the heap in phase 6
+  // NoFit reason of a BestEffortFIFO head this cycle, by scheduling signature.
+  absl::flat_hash_map<uint64_t, std::pair<PendingReason, std::string>> no_fit_by_signature_;
   absl::flat_hash_map<CqInfo*, int> admitted_in_cycle_;
 };
 
-// Lifts the reservations of `cq` while one of its own heads is evaluated;
-// puts back what still fits afterwards.
-class CycleRunner::Lift {
+// Releases the reservations of `cq` while one of its own heads is evaluated
+// (Kueue would evaluate that head in a later cycle, when the reserving head
+// is already inadmissible); puts back what still fits afterwards.
+class CycleRunner::ScopedReservationRelease {
  public:
-  Lift(CycleRunner& r, CqInfo* cq) : r_(r), cq_(cq) {
-    if (r_.lifted_ != nullptr) return;  // nested (re-nomination inside Process)
+  ScopedReservationRelease(CycleRunner& r, CqInfo* cq) : r_(r), cq_(cq) {
+    if (r_.released_reservations_of_ != nullptr) return;  // nested (re-assignment in phase 5)
     auto it = r_.reservations_.find(cq_);
     if (it == r_.reservations_.end()) return;
-    r_.lifted_ = cq_;
+    r_.released_reservations_of_ = cq_;
     ++r_.s_.version_;
     count_ = it->second.size();
-    for (const FrUsage& u : it->second) r_.s_.tree_->RemoveUsage(cq_->node, u);
+    for (const FlavorResourceAmounts& u : it->second) r_.s_.tree_->RemoveUsage(cq_->node, u);
   }
-  ~Lift() {
+  ~ScopedReservationRelease() {
     if (count_ == 0) return;
-    r_.lifted_ = nullptr;
+    r_.released_reservations_of_ = nullptr;
     ++r_.s_.version_;
     QuotaTree& t = *r_.s_.tree_;
-    std::vector<FrUsage>& list = r_.reservations_[cq_];
-    for (size_t i = 0; i < count_; ++i) {  // later entries were added while lifted
-      for (auto& [fr, v] : list[i]) v = std::min(v, t.Available(cq_->node, fr));
+    std::vector<FlavorResourceAmounts>& list = r_.reservations_[cq_];
+    for (size_t i = 0; i < count_; ++i) {  // later entries were added while released
+      for (auto& [id, v] : list[i]) v = std::min(v, t.Available(cq_->node, id));
       t.AddUsage(cq_->node, list[i]);
     }
   }
@@ -122,31 +164,50 @@ std::string CycleRunner::Path(NodeId n) const {
   return out;
 }
 
+void CycleRunner::ReportPending(PendingEntry* pending, PendingReason reason,
+                                std::string message) {
+  if (pending->has_last && pending->last_reason == reason && pending->last_message == message) {
+    return;
+  }
+  pending->has_last = true;
+  pending->last_reason = reason;
+  pending->last_message = message;
+  Decision d;
+  d.kind = Decision::Kind::kPending;
+  d.key = pending->wl.key;
+  d.pending_reason = reason;
+  d.message = std::move(message);
+  out_.push_back(std::move(d));
+}
+
+// ---- Phase 1: snapshot ------------------------------------------------------
+
 void CycleRunner::MoveDueBackoff() {
   while (!s_.backoff_.empty() && s_.backoff_.begin()->first <= now_) {
     std::string key = s_.backoff_.begin()->second;
     s_.backoff_.erase(s_.backoff_.begin());
     auto it = s_.pending_.find(key);
     if (it == s_.pending_.end()) continue;
-    PendingEntry* e = it->second.get();
-    --s_.backoff_per_cq_[e->queued_in];
-    e->wl.requeue_at.reset();
-    s_.cqs_[e->queued_in]->queue.PushHeap(e);
+    PendingEntry* pending = it->second.get();
+    --s_.backoff_per_cq_[pending->queued_in];
+    pending->wl.requeue_at.reset();
+    s_.cqs_[pending->queued_in]->queue.PushHeap(pending);
   }
 }
 
-void CycleRunner::Pend(PendingEntry* e, PendingReason r, std::string msg) {
-  if (e->has_last && e->last_reason == r && e->last_message == msg) return;
-  e->has_last = true;
-  e->last_reason = r;
-  e->last_message = msg;
-  Decision d;
-  d.kind = Decision::Kind::kPending;
-  d.key = e->wl.key;
-  d.pending_reason = r;
-  d.message = std::move(msg);
-  out_.push_back(std::move(d));
+// Returns the running ClusterQueues (those with heads), by name.
+std::vector<CqInfo*> CycleRunner::Snapshot() {
+  MoveDueBackoff();
+  std::vector<CqInfo*> running;
+  for (auto& [_, cq] : s_.cqs_) {
+    if (cq->queue.heap_size() > 0) running.push_back(cq.get());
+  }
+  std::sort(running.begin(), running.end(),
+            [](const CqInfo* a, const CqInfo* b) { return a->name < b->name; });
+  return running;
 }
+
+// ---- Phase 2: nominate heads ------------------------------------------------
 
 PendingEntry* CycleRunner::NextHead(CqInfo& cq) {
   if (!cq.sticky_preemptor.empty()) {
@@ -162,43 +223,66 @@ PendingEntry* CycleRunner::NextHead(CqInfo& cq) {
 }
 
 // Reasons a head can't be considered at all; such heads go inadmissible.
-bool CycleRunner::PreCheck(PendingEntry* e, CqInfo& cq) {
-  const Workload& wl = e->wl;
+bool CycleRunner::PreCheck(PendingEntry* pending, CqInfo& cq) {
+  const Workload& wl = pending->wl;
   if (!cq.active) {
-    Pend(e, PendingReason::kMisconfigured, cq.inactive_message);
+    ReportPending(pending, PendingReason::kMisconfigured, cq.inactive_message);
   } else if (!cq.spec->namespace_selector ||
              !cq.spec->namespace_selector->Matches(wl.namespace_labels)) {
-    Pend(e, PendingReason::kNamespaceMismatch,
-         "Workload namespace doesn't match ClusterQueue selector");
+    ReportPending(pending, PendingReason::kNamespaceMismatch,
+                  "Workload namespace doesn't match ClusterQueue selector");
   } else if (auto lq = s_.lqs_.find({wl.namespace_, wl.local_queue});
              lq != s_.lqs_.end() && lq->second.stop_policy != StopPolicy::kNone) {
-    Pend(e, PendingReason::kLocalQueueStopped,
-         absl::StrCat("LocalQueue ", wl.local_queue, " is stopped"));
+    ReportPending(pending, PendingReason::kLocalQueueStopped,
+                  absl::StrCat("LocalQueue ", wl.local_queue, " is stopped"));
   } else {
     return true;
   }
-  cq.queue.PushInadmissible(e);
+  cq.queue.PushInadmissible(pending);
   return false;
 }
 
-void CycleRunner::Nominate(Entry& en) {
-  Lift lift(*this, en.cq);
-  const Workload& wl = en.e->wl;
+// One head per running CQ, in CQ name order.
+std::vector<CycleRunner::Entry> CycleRunner::NominateHeads(const std::vector<CqInfo*>& running) {
+  std::vector<Entry> entries;
+  for (CqInfo* cq : running) {
+    PendingEntry* pending = nullptr;
+    while ((pending = NextHead(*cq)) != nullptr) {
+      if (!PreCheck(pending, *cq)) continue;
+      auto hit = Strict(*cq) ? no_fit_by_signature_.end()
+                             : no_fit_by_signature_.find(pending->signature);
+      if (hit == no_fit_by_signature_.end()) break;
+      // Identical to a head found NoFit this cycle: same answer, no re-evaluation.
+      ReportPending(pending, hit->second.first, hit->second.second);
+      cq->queue.PushInadmissible(pending);
+    }
+    if (pending == nullptr) continue;
+    entries.push_back({pending, cq, {}, {}, 0});
+  }
+  return entries;
+}
+
+// ---- Phase 3: assign flavors --------------------------------------------------
+
+void CycleRunner::AssignFlavorsAndTargets(Entry& entry) {
+  ScopedReservationRelease release(*this, entry.cq);
+  const Workload& wl = entry.pending->wl;
   std::vector<int32_t> counts;
   for (const PodSet& ps : wl.pod_sets) counts.push_back(ps.count);
-  Oracle oracle(view_, wl, *en.cq);
-  en.a = AssignFlavors(view_, *en.cq, wl, counts, &oracle);
-  en.targets.clear();
-  if (en.a.mode == Mode::kPreempt) {
-    en.targets = FindTargets(view_, {&wl, en.cq, en.a.usage, en.a.need_preemption});
+  Oracle oracle(view_, wl, *entry.cq);
+  entry.assignment = AssignFlavors(view_, *entry.cq, wl, counts, &oracle);
+  entry.targets.clear();
+  if (entry.assignment.mode == Mode::kPreempt) {
+    entry.targets = FindTargets(
+        view_, {&wl, entry.cq, entry.assignment.usage, entry.assignment.need_preemption});
   }
-  if (en.a.mode != Mode::kFit && en.targets.empty()) TryPartial(en);
-  en.version = s_.version_;
+  if (entry.assignment.mode != Mode::kFit && entry.targets.empty()) TryPartialAdmission(entry);
+  entry.version = s_.version_;
 }
 
 // §2.9: the largest counts (binary search) that fit or preempt with targets.
-bool CycleRunner::TryPartial(Entry& en) {
-  const Workload& wl = en.e->wl;
+bool CycleRunner::TryPartialAdmission(Entry& entry) {
+  const Workload& wl = entry.pending->wl;
   int64_t total = 0;
   for (const PodSet& ps : wl.pod_sets) {
     if (ps.min_count && *ps.min_count < ps.count) total += ps.count - *ps.min_count;
@@ -212,253 +296,274 @@ bool CycleRunner::TryPartial(Entry& en) {
     }
     return c;
   };
-  Oracle oracle(view_, wl, *en.cq);
+  Oracle oracle(view_, wl, *entry.cq);
   auto try_at = [&](int64_t i, Assignment& a, std::vector<Target>& t) {
-    a = AssignFlavors(view_, *en.cq, wl, counts_at(i), &oracle);
+    a = AssignFlavors(view_, *entry.cq, wl, counts_at(i), &oracle);
     t.clear();
-    if (a.mode == Mode::kPreempt) t = FindTargets(view_, {&wl, en.cq, a.usage, a.need_preemption});
+    if (a.mode == Mode::kPreempt) {
+      t = FindTargets(view_, {&wl, entry.cq, a.usage, a.need_preemption});
+    }
     return a.mode == Mode::kFit || !t.empty();
   };
   int64_t lo = 1, hi = total;  // find the smallest i in [1, total] that works
-  Assignment best_a;
-  std::vector<Target> best_t;
-  if (!try_at(total, best_a, best_t)) return false;
+  Assignment best_assignment;
+  std::vector<Target> best_targets;
+  if (!try_at(total, best_assignment, best_targets)) return false;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
     Assignment a;
     std::vector<Target> t;
     if (try_at(mid, a, t)) {
       hi = mid;
-      best_a = std::move(a);
-      best_t = std::move(t);
+      best_assignment = std::move(a);
+      best_targets = std::move(t);
     } else {
       lo = mid + 1;
     }
   }
-  en.a = std::move(best_a);
-  en.targets = std::move(best_t);
+  entry.assignment = std::move(best_assignment);
+  entry.targets = std::move(best_targets);
   return true;
 }
 
-void CycleRunner::Admit(Entry& en) {
-  PendingEntry* e = en.e;
+// ---- Phase 4: order entries ---------------------------------------------------
+
+// §2.5, Kueue's classical iterator: lower borrowing level first, then higher
+// priority, older queue-order time, key.
+void CycleRunner::OrderEntries(std::vector<Entry>& entries) {
+  std::sort(entries.begin(), entries.end(), [&](const Entry& x, const Entry& y) {
+    if (x.assignment.borrowing != y.assignment.borrowing) {
+      return x.assignment.borrowing < y.assignment.borrowing;
+    }
+    const Workload& a = x.pending->wl;
+    const Workload& b = y.pending->wl;
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.queue_order_time != b.queue_order_time) return a.queue_order_time < b.queue_order_time;
+    return a.key < b.key;
+  });
+}
+
+// §2.8: repeatedly process (phase 5) the tournament winner; shares change
+// after each. Cohort trees don't share quota, so each root runs its own
+// tournament.
+template <typename Fn>
+void CycleRunner::ProcessByTournament(std::vector<Entry>& entries, Fn process) {
+  std::vector<NodeId> roots;
+  absl::flat_hash_map<NodeId, std::vector<Entry*>> by_root;
+  for (Entry& entry : entries) {
+    NodeId r = s_.tree_->Root(entry.cq->node);
+    auto [it, inserted] = by_root.try_emplace(r);
+    if (inserted) roots.push_back(r);
+    it->second.push_back(&entry);
+  }
+  for (NodeId r : roots) {
+    std::vector<Entry*>& left = by_root[r];
+    while (!left.empty()) {
+      size_t winner = 0;
+      if (left.size() > 1) {
+        std::vector<TournamentHead> heads;
+        for (Entry* entry : left) {
+          const Workload& wl = entry->pending->wl;
+          heads.push_back({entry->cq->node, &entry->assignment.usage, wl.priority,
+                           wl.queue_order_time, &wl.key});
+        }
+        winner = TournamentWinner(*s_.tree_, heads);
+      }
+      Entry* entry = left[winner];
+      left.erase(left.begin() + winner);
+      process(*entry);
+    }
+  }
+}
+
+// ---- Phase 5: admit / preempt -------------------------------------------------
+
+void CycleRunner::Admit(Entry& entry) {
+  PendingEntry* pending = entry.pending;
   auto a = std::make_unique<AdmittedEntry>();
-  a->admission = en.a.ToAdmission(en.cq->name);
-  a->usage = en.a.usage;
-  a->cq = en.cq;
+  a->admission = entry.assignment.ToAdmission(entry.cq->name);
+  a->usage = entry.assignment.usage;
+  a->cq = entry.cq;
   a->admit_seq = ++s_.admit_seq_;
-  s_.tree_->AddUsage(en.cq->node, a->usage);
+  s_.tree_->AddUsage(entry.cq->node, a->usage);
   ++s_.version_;
-  if (en.cq->sticky_preemptor == e->wl.key) en.cq->sticky_preemptor.clear();
+  if (entry.cq->sticky_preemptor == pending->wl.key) entry.cq->sticky_preemptor.clear();
   Decision d;
   d.kind = Decision::Kind::kAdmit;
-  d.key = e->wl.key;
+  d.key = pending->wl.key;
   d.admission = a->admission;
   out_.push_back(std::move(d));
-  std::string key = e->wl.key;
-  en.cq->queue.ReleaseNext(e->signature);  // the next identical workload may fit too
-  --s_.LqOf(e->wl).pending;
-  a->wl = std::move(e->wl);
-  en.cq->admitted.Insert(a.get());
+  std::string key = pending->wl.key;
+  entry.cq->queue.ReleaseNext(pending->signature);  // the next identical workload may fit too
+  --s_.LqOf(pending->wl).pending;
+  a->wl = std::move(pending->wl);
+  entry.cq->admitted.Insert(a.get());
   s_.CountLqUsage(*a, +1);
-  s_.pending_.erase(key);  // frees `e`
+  s_.pending_.erase(key);  // frees `pending`
   s_.admitted_[key] = std::move(a);
-  ++admitted_in_cycle_[en.cq];
+  ++admitted_in_cycle_[entry.cq];
 }
 
 // Keeps a not-admitted head pending: StrictFIFO blocks the CQ behind it;
-// BestEffortFIFO parks it (inadmissible, or retried next cycle) and moves on.
-CycleRunner::Outcome CycleRunner::Requeue(Entry& en, bool inadmissible) {
-  if (Strict(*en.cq)) {
-    deferred_.push_back(en.e);
+// BestEffortFIFO parks it (inadmissible now, or back to the heap in phase 6)
+// and moves on.
+CycleRunner::Outcome CycleRunner::KeepPending(Entry& entry, bool inadmissible) {
+  if (Strict(*entry.cq)) {
+    deferred_.push_back(entry.pending);
     return Outcome::kStop;
   }
   if (inadmissible) {
-    en.cq->queue.PushInadmissible(en.e);
+    entry.cq->queue.PushInadmissible(entry.pending);
   } else {
-    deferred_.push_back(en.e);
+    deferred_.push_back(entry.pending);
   }
   return Outcome::kContinue;
 }
 
 // Preempt without targets: hold the capacity the head waits for so that
 // other heads can't take it this cycle (§2.3).
-bool CycleRunner::Reserve(Entry& en) {
-  if (en.cq->spec->preemption.reclaim_within_cohort == PreemptionPolicy::kAny) return false;
-  FrUsage r;
+bool CycleRunner::ReserveCapacity(Entry& entry) {
+  if (entry.cq->spec->preemption.reclaim_within_cohort == PreemptionPolicy::kAny) return false;
+  FlavorResourceAmounts reserved;
   const QuotaTree& t = *s_.tree_;
-  NodeId n = en.cq->node;
-  for (const auto& [fr, v] : en.a.usage) {
+  NodeId n = entry.cq->node;
+  for (const auto& [id, v] : entry.assignment.usage) {
     Amount take;
-    if (en.a.borrowing > 0) {
-      Amount bl = t.node(n).borrowing_limit[fr];
-      take = bl == kNoLimit ? v : std::min(v, SatSub(SatAdd(t.Nominal(n, fr), bl), t.Usage(n, fr)));
+    std::optional<Amount> borrowing_limit = t.BorrowingLimit(n, id);
+    if (entry.assignment.borrowing > 0) {
+      take = !borrowing_limit
+                 ? v
+                 : std::min(v, api::SaturatingSub(
+                                   api::SaturatingAdd(t.Nominal(n, id), *borrowing_limit),
+                                   t.Usage(n, id)));
     } else {
-      take = std::min(v, SatSub(t.Nominal(n, fr), t.Usage(n, fr)));
+      take = std::min(v, api::SaturatingSub(t.Nominal(n, id), t.Usage(n, id)));
     }
     // Never beyond what the tree can hold, so the invariant holds mid-cycle.
-    take = std::min(take, t.Available(n, fr));
-    if (take > 0) r.emplace_back(fr, take);
+    take = std::min(take, t.Available(n, id));
+    if (take > 0) reserved.emplace_back(id, take);
   }
-  if (r.empty()) return false;
-  s_.tree_->AddUsage(en.cq->node, r);
+  if (reserved.empty()) return false;
+  s_.tree_->AddUsage(entry.cq->node, reserved);
   ++s_.version_;
-  reservations_[en.cq].push_back(std::move(r));
+  reservations_[entry.cq].push_back(std::move(reserved));
   return true;
 }
 
-
-CycleRunner::Outcome CycleRunner::Process(Entry& en) {
-  Lift lift(*this, en.cq);
-  // Re-nominate when the quota tree changed since nomination, unless the
+CycleRunner::Outcome CycleRunner::ProcessEntry(Entry& entry) {
+  ScopedReservationRelease release(*this, entry.cq);
+  Assignment& assignment = entry.assignment;
+  // Re-assign when the quota tree changed since phase 3, unless the
   // assignment still fits as it is (the common case, and cheap to check).
-  bool still_fits = en.a.mode == Mode::kFit && s_.tree_->Fits(en.cq->node, en.a.usage);
-  if (!still_fits && (en.version != s_.version_ || en.a.mode == Mode::kFit)) Nominate(en);
-  PendingEntry* e = en.e;
-  if (en.a.mode == Mode::kFit) {
-    Admit(en);
+  bool still_fits =
+      assignment.mode == Mode::kFit && s_.tree_->Fits(entry.cq->node, assignment.usage);
+  if (!still_fits && (entry.version != s_.version_ || assignment.mode == Mode::kFit)) {
+    AssignFlavorsAndTargets(entry);
+  }
+  PendingEntry* pending = entry.pending;
+  if (assignment.mode == Mode::kFit) {
+    Admit(entry);
     return Outcome::kAdmitted;
   }
-  if (en.a.mode == Mode::kNoFit) {
-    Pend(e, en.a.reason, en.a.message);
-    if (!Strict(*en.cq)) nofit_[e->signature] = {en.a.reason, en.a.message};
-    return Requeue(en, true);
+  if (assignment.mode == Mode::kNoFit) {
+    ReportPending(pending, assignment.reason, assignment.message);
+    if (!Strict(*entry.cq)) {
+      no_fit_by_signature_[pending->signature] = {assignment.reason, assignment.message};
+    }
+    return KeepPending(entry, true);
   }
-  if (en.targets.empty()) {
-    Pend(e, PendingReason::kWaitingForQuota, en.a.message);
-    if (!Strict(*en.cq)) nofit_[e->signature] = {PendingReason::kWaitingForQuota, en.a.message};
+  if (entry.targets.empty()) {
+    ReportPending(pending, PendingReason::kWaitingForQuota, assignment.message);
+    if (!Strict(*entry.cq)) {
+      no_fit_by_signature_[pending->signature] = {PendingReason::kWaitingForQuota,
+                                                  assignment.message};
+    }
     // Kueue evaluates one head per CQ per cycle and this one becomes
     // inadmissible, so the capacity it reserves only holds off other CQs:
-    // later heads of its own CQ see it lifted (Lift).
-    Reserve(en);
-    return Requeue(en, true);
+    // later heads of its own CQ see it released (ScopedReservationRelease).
+    ReserveCapacity(entry);
+    return KeepPending(entry, true);
   }
-  for (const Target& t : en.targets) {
-    if (preempted_.contains(t.wl)) {
-      Pend(e, PendingReason::kWaitingForQuota,
-           "Workload's preemption targets overlap with another workload's preemption targets");
+  for (const Target& t : entry.targets) {
+    if (preempted_.contains(t.victim)) {
+      ReportPending(
+          pending, PendingReason::kWaitingForQuota,
+          "Workload's preemption targets overlap with another workload's preemption targets");
       // Retried next cycle; the heads behind it would only find the same victims.
-      Requeue(en, false);
+      KeepPending(entry, false);
       return Outcome::kStop;
     }
   }
-  for (const Target& t : en.targets) {
-    preempted_.insert(t.wl);
-    if (t.wl->evicting) continue;
-    t.wl->cq->admitted.SetEvicting(t.wl);
+  for (const Target& t : entry.targets) {
+    preempted_.insert(t.victim);
+    if (t.victim->evicting) continue;
+    t.victim->cq->admitted.SetEvicting(t.victim);
     Decision d;
     d.kind = Decision::Kind::kPreempt;
-    d.key = t.wl->wl.key;
-    d.preemptor = e->wl.key;
+    d.key = t.victim->wl.key;
+    d.preemptor = pending->wl.key;
     d.preemption_reason = t.reason;
-    d.message = absl::StrCat("Preempted to accommodate a workload (UID: ", e->wl.uid,
+    d.message = absl::StrCat("Preempted to accommodate a workload (UID: ", pending->wl.uid,
                              ") due to ", HumanReason(t.reason), "; preemptor path: ",
-                             Path(en.cq->node), "; preemptee path: ", Path(t.wl->cq->node));
+                             Path(entry.cq->node), "; preemptee path: ", Path(t.victim->cq->node));
     out_.push_back(std::move(d));
   }
-  Pend(e, PendingReason::kWaitingForPreemptedWorkloads,
-       absl::StrCat("Pending the preemption of ", en.targets.size(), " workload(s)"));
-  s_.tree_->AddUsage(en.cq->node, en.a.usage);
+  ReportPending(pending, PendingReason::kWaitingForPreemptedWorkloads,
+                absl::StrCat("Pending the preemption of ", entry.targets.size(), " workload(s)"));
+  s_.tree_->AddUsage(entry.cq->node, assignment.usage);
   ++s_.version_;
-  preemptor_usage_.emplace_back(en.cq->node, en.a.usage);
+  preemptor_usage_.emplace_back(entry.cq->node, assignment.usage);
   // BestEffortFIFO keeps the preemptor at the head (sticky), so in Kueue
   // nothing behind it is admitted before it: both strategies end the run.
-  if (!Strict(*en.cq)) en.cq->sticky_preemptor = e->wl.key;
-  Requeue(en, false);
+  if (!Strict(*entry.cq)) entry.cq->sticky_preemptor = pending->wl.key;
+  KeepPending(entry, false);
   return Outcome::kStop;
 }
 
-void CycleRunner::Order(std::vector<Entry>& heads) {
-  std::sort(heads.begin(), heads.end(), [&](const Entry& x, const Entry& y) {
-    if (x.a.borrowing != y.a.borrowing) {
-      return x.a.borrowing < y.a.borrowing;
-    }
-    if (x.e->wl.priority != y.e->wl.priority) return x.e->wl.priority > y.e->wl.priority;
-    if (x.e->wl.queue_order_time != y.e->wl.queue_order_time) {
-      return x.e->wl.queue_order_time < y.e->wl.queue_order_time;
-    }
-    return x.e->wl.key < y.e->wl.key;
-  });
+// ---- Phase 6: requeue ---------------------------------------------------------
+
+void CycleRunner::Requeue() {
+  for (PendingEntry* pending : deferred_) s_.cqs_[pending->queued_in]->queue.PushHeap(pending);
+  for (auto& [node, usage] : preemptor_usage_) s_.tree_->RemoveUsage(node, usage);
+  for (auto& [cq, list] : reservations_) {
+    for (const FlavorResourceAmounts& reserved : list) s_.tree_->RemoveUsage(cq->node, reserved);
+  }
 }
 
-// §2.8: repeatedly process the tournament winner; shares change after each.
-// Cohort trees don't share quota, so each root runs its own tournament.
-template <typename Fn>
-void CycleRunner::ProcessByTournament(std::vector<Entry>& heads, Fn process) {
-  std::vector<NodeId> roots;
-  absl::flat_hash_map<NodeId, std::vector<Entry*>> by_root;
-  for (Entry& en : heads) {
-    NodeId r = s_.tree_->Root(en.cq->node);
-    auto [it, inserted] = by_root.try_emplace(r);
-    if (inserted) roots.push_back(r);
-    it->second.push_back(&en);
-  }
-  for (NodeId r : roots) {
-    std::vector<Entry*>& left = by_root[r];
-    while (!left.empty()) {
-      size_t w = 0;
-      if (left.size() > 1) {
-        std::vector<FsHead> fs;
-        for (Entry* en : left) {
-          fs.push_back({en->cq->node, &en->a.usage, en->e->wl.priority,
-                        en->e->wl.queue_order_time, &en->e->wl.key});
-        }
-        w = TournamentWinner(*s_.tree_, fs);
-      }
-      Entry* en = left[w];
-      left.erase(left.begin() + w);
-      process(*en);
-    }
-  }
-}
+// ---- The cycle ----------------------------------------------------------------
 
 std::vector<Decision> CycleRunner::Run() {
-  MoveDueBackoff();
-  std::vector<CqInfo*> running;
-  for (auto& [_, cq] : s_.cqs_) {
-    if (cq->queue.heap_size() > 0) running.push_back(cq.get());
-  }
-  std::sort(running.begin(), running.end(),
-            [](const CqInfo* a, const CqInfo* b) { return a->name < b->name; });
+  // Phase 1: snapshot.
+  std::vector<CqInfo*> running = Snapshot();
   const int limit = s_.opts_.max_admissions_per_cluster_queue_per_cycle;
-  while (!running.empty()) {
-    std::vector<Entry> heads;
-    std::vector<CqInfo*> next;
-    for (CqInfo* cq : running) {
-      PendingEntry* e = nullptr;
-      while ((e = NextHead(*cq)) != nullptr) {
-        if (!PreCheck(e, *cq)) continue;
-        auto hit = Strict(*cq) ? nofit_.end() : nofit_.find(e->signature);
-        if (hit == nofit_.end()) break;
-        Pend(e, hit->second.first, hit->second.second);  // identical to a NoFit this cycle
-        cq->queue.PushInadmissible(e);
-      }
-      if (e == nullptr) continue;
-      heads.push_back({e, cq, {}, {}, 0});
-      Nominate(heads.back());
-    }
-    auto process = [&](Entry& en) {
-      Outcome o = Process(en);
-      bool more = o != Outcome::kStop && (limit <= 0 || admitted_in_cycle_[en.cq] < limit);
-      if (more && en.cq->queue.heap_size() > 0) next.push_back(en.cq);
+  while (!running.empty()) {  // one round of phases 2-5
+    // Phase 2: nominate heads.
+    std::vector<Entry> entries = NominateHeads(running);
+    // Phase 3: assign flavors (and preemption targets, partial admission).
+    for (Entry& entry : entries) AssignFlavorsAndTargets(entry);
+    // Phases 4 and 5: order the entries, then admit / preempt each.
+    std::vector<CqInfo*> next;  // CQs that run again in the next round
+    auto process = [&](Entry& entry) {
+      Outcome o = ProcessEntry(entry);
+      bool more = o != Outcome::kStop && (limit <= 0 || admitted_in_cycle_[entry.cq] < limit);
+      if (more && entry.cq->queue.heap_size() > 0) next.push_back(entry.cq);
     };
     if (!view_.fair_sharing) {
-      Order(heads);
-      for (Entry& en : heads) process(en);
+      OrderEntries(entries);
+      for (Entry& entry : entries) process(entry);
     } else {
-      ProcessByTournament(heads, process);
+      ProcessByTournament(entries, process);  // phase 4 interleaved with phase 5
     }
     running = std::move(next);
   }
-  for (PendingEntry* e : deferred_) s_.cqs_[e->queued_in]->queue.PushHeap(e);
-  for (auto& [node, r] : preemptor_usage_) s_.tree_->RemoveUsage(node, r);
-  for (auto& [cq, list] : reservations_) {
-    for (const FrUsage& r : list) s_.tree_->RemoveUsage(cq->node, r);
-  }
+  // Phase 6: requeue.
+  Requeue();
   return std::move(out_);
 }
 
 std::vector<Decision> CoreState::RunCycle(absl::Time now) {
+  // Phase 1 (snapshot) starts here: the tree reflects the latest configuration
+  // and the batched inadmissible requeues are applied.
   EnsureBuilt();
   FlushRequeues();
   bool ok_before = !opts_.check_invariants || tree_->CheckInvariants().empty();

@@ -9,6 +9,8 @@
 namespace batchd::queueing::internal {
 namespace {
 
+// How a head competes at one level of its path: whether it borrows there on
+// the flavor-resources it requests, and the node's weighted share.
 struct LevelKey {
   bool borrowing = false;
   double share = 0;
@@ -18,13 +20,13 @@ struct LevelKey {
 // usage added.
 using PathKeys = absl::flat_hash_map<NodeId, LevelKey>;
 
-PathKeys KeysOf(QuotaTree& t, const FsHead& h) {
+PathKeys KeysOf(QuotaTree& t, const TournamentHead& h) {
   PathKeys keys;
   t.AddUsage(h.cq, *h.usage);
   for (NodeId n = h.cq; t.node(n).parent != kNoNode; n = t.node(n).parent) {
     LevelKey k;
-    for (const auto& [fr, v] : *h.usage) {
-      if (v > 0 && t.Usage(n, fr) > t.SubtreeQuota(n, fr)) k.borrowing = true;
+    for (const auto& [id, v] : *h.usage) {
+      if (v > 0 && t.Usage(n, id) > t.SubtreeQuota(n, id)) k.borrowing = true;
     }
     k.share = t.WeightedShare(n, {});
     keys[n] = k;
@@ -33,9 +35,10 @@ PathKeys KeysOf(QuotaTree& t, const FsHead& h) {
   return keys;
 }
 
-struct Tourney {
-  QuotaTree& t;
-  const std::vector<FsHead>& heads;
+// The fair-sharing admission tournament over one snapshot of the heads.
+struct FairSharingTournament {
+  QuotaTree& tree;
+  const std::vector<TournamentHead>& heads;
   std::vector<PathKeys> keys;
   absl::flat_hash_map<NodeId, size_t> head_of;  // CQ node -> head index
 
@@ -47,21 +50,21 @@ struct Tourney {
     return Tie(x, y);
   }
   bool Tie(size_t x, size_t y) const {
-    const FsHead& a = heads[x];
-    const FsHead& b = heads[y];
+    const TournamentHead& a = heads[x];
+    const TournamentHead& b = heads[y];
     if (a.priority != b.priority) return a.priority > b.priority;
     if (a.time != b.time) return a.time < b.time;
     return *a.key < *b.key;
   }
   // Winner of the subtree at `n`, or npos.
   size_t Winner(NodeId n) const {
-    if (t.node(n).is_cq) {
+    if (tree.node(n).is_cq) {
       auto it = head_of.find(n);
       return it == head_of.end() ? std::string::npos : it->second;
     }
     size_t best = std::string::npos;
     NodeId best_child = kNoNode;
-    for (NodeId c : t.node(n).children) {
+    for (NodeId c : tree.node(n).children) {
       size_t w = Winner(c);
       if (w == std::string::npos) continue;
       if (best == std::string::npos || Better(w, best, c, best_child)) {
@@ -75,18 +78,18 @@ struct Tourney {
 
 }  // namespace
 
-size_t TournamentWinner(QuotaTree& t, const std::vector<FsHead>& heads) {
-  Tourney tr{t, heads, {}, {}};
+size_t TournamentWinner(QuotaTree& t, const std::vector<TournamentHead>& heads) {
+  FairSharingTournament tournament{t, heads, {}, {}};
   absl::flat_hash_map<NodeId, bool> roots;
   for (size_t i = 0; i < heads.size(); ++i) {
-    tr.keys.push_back(KeysOf(t, heads[i]));
-    tr.head_of[heads[i].cq] = i;
+    tournament.keys.push_back(KeysOf(t, heads[i]));
+    tournament.head_of[heads[i].cq] = i;
     roots[t.Root(heads[i].cq)] = true;
   }
   size_t best = std::string::npos;
   for (const auto& [root, _] : roots) {
-    size_t w = tr.Winner(root);
-    if (w != std::string::npos && (best == std::string::npos || tr.Tie(w, best))) best = w;
+    size_t w = tournament.Winner(root);
+    if (w != std::string::npos && (best == std::string::npos || tournament.Tie(w, best))) best = w;
   }
   return best;
 }

@@ -15,9 +15,9 @@
 
 namespace batchd::queueing::internal {
 
-struct FsHead {
+struct TournamentHead {
   NodeId cq = kNoNode;
-  const FrUsage* usage = nullptr;  // what the head would add
+  const FlavorResourceAmounts* usage = nullptr;  // what the head would add
   int32_t priority = 0;
   absl::Time time;
   const std::string* key = nullptr;
@@ -26,6 +26,6 @@ struct FsHead {
 // Index of the head that wins the tournament: at every cohort, children
 // compete by (not borrowing first, lowest weighted share after adding the
 // head, higher priority, older); roots by (priority, time, key).
-size_t TournamentWinner(QuotaTree& t, const std::vector<FsHead>& heads);
+size_t TournamentWinner(QuotaTree& t, const std::vector<TournamentHead>& heads);
 
 }  // namespace batchd::queueing::internal

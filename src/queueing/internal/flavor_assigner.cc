@@ -21,8 +21,8 @@ struct Choice {
   int flavor = -1;
   GranularMode mode = GranularMode::kNoFit;
   int borrow = 0;
-  std::vector<std::pair<FrId, GranularMode>> frs;
-  std::vector<std::pair<size_t, Amount>> deferred;  // (index in frs, val) awaiting the oracle
+  std::vector<std::pair<FlavorResourceId, GranularMode>> modes;  // per resource of the group
+  std::vector<std::pair<size_t, Amount>> deferred;  // (index in modes, val) for the oracle
 };
 
 bool ShouldTryNext(const Choice& c, const FlavorFungibility& f) {
@@ -51,13 +51,13 @@ Mode ToMode(GranularMode m) {
   return Mode::kPreempt;
 }
 
-Grade FitsResourceQuota(const SnapshotView& v, const CqInfo& cq, FrId fr, Amount val,
-                        PreemptionOracle* oracle, bool defer) {
+Grade FitsResourceQuota(const SnapshotView& v, const CqInfo& cq, FlavorResourceId id,
+                        Amount val, PreemptionOracle* oracle, bool defer) {
   const QuotaTree& t = *v.tree;
-  const std::string& res = v.frs->Resource(fr);
-  const std::string& flavor = v.frs->Flavor(fr);
+  const std::string& res = v.flavor_resources->Resource(id);
+  const std::string& flavor = v.flavor_resources->Flavor(id);
   Grade g;
-  Amount potential = t.PotentialAvailable(cq.node, fr);
+  Amount potential = t.PotentialAvailable(cq.node, id);
   if (val > potential) {
     g.exceeds = true;
     g.reason = absl::StrCat("insufficient quota for ", res, " in flavor ", flavor,
@@ -65,9 +65,9 @@ Grade FitsResourceQuota(const SnapshotView& v, const CqInfo& cq, FrId fr, Amount
                             FormatAmount(res, potential), ")");
     return g;
   }
-  auto [borrow, may_reclaim] = t.BorrowingLevel(cq.node, fr, val);
+  auto [borrow, may_reclaim] = t.BorrowingLevel(cq.node, id, val);
   g.borrow = borrow;
-  Amount avail = t.Available(cq.node, fr);
+  Amount avail = t.Available(cq.node, id);
   if (val <= avail) {
     g.mode = GranularMode::kFit;
     return g;
@@ -75,7 +75,7 @@ Grade FitsResourceQuota(const SnapshotView& v, const CqInfo& cq, FrId fr, Amount
   g.reason = absl::StrCat("insufficient unused quota for ", res, " in flavor ", flavor, ", ",
                           FormatAmount(res, val - avail), " more needed");
   const Preemption& p = cq.spec->preemption;
-  bool try_preempt = t.Nominal(cq.node, fr) >= val || may_reclaim ||
+  bool try_preempt = t.Nominal(cq.node, id) >= val || may_reclaim ||
                      p.borrow_within_cohort != PreemptionPolicy::kNever ||
                      (v.fair_sharing && p.reclaim_within_cohort != PreemptionPolicy::kNever);
   if (!try_preempt) return g;  // noFit, WaitingForQuota
@@ -88,7 +88,7 @@ Grade FitsResourceQuota(const SnapshotView& v, const CqInfo& cq, FrId fr, Amount
     g.mode = GranularMode::kNoCandidates;
     return g;
   }
-  auto [mode, borrow_after] = oracle->SimulatePreemption(fr, val);
+  auto [mode, borrow_after] = oracle->SimulatePreemption(id, val);
   g.mode = mode;
   g.borrow = mode == GranularMode::kNoCandidates ? borrow : borrow_after;
   return g;
@@ -148,7 +148,7 @@ struct PodSetCtx {
   const CqInfo& cq;
   PreemptionOracle* oracle;
   Assignment& out;
-  absl::flat_hash_map<FrId, Amount>& prior;  // usage of earlier pod sets
+  absl::flat_hash_map<FlavorResourceId, Amount>& prior;  // usage of earlier pod sets
   std::vector<std::string> reasons;
   bool any_quota_reason = false;
   bool any_exceeds = false;
@@ -157,14 +157,14 @@ struct PodSetCtx {
 // Asks the oracle for the grades `cand` deferred and folds them in.
 void ResolveDeferred(PodSetCtx& c, Choice& cand) {
   for (const auto& [i, val] : cand.deferred) {
-    FrId fr = cand.frs[i].first;
-    Grade gr = FitsResourceQuota(c.view, c.cq, fr, val, c.oracle, /*defer=*/false);
-    cand.frs[i].second = gr.mode;
+    FlavorResourceId id = cand.modes[i].first;
+    Grade gr = FitsResourceQuota(c.view, c.cq, id, val, c.oracle, /*defer=*/false);
+    cand.modes[i].second = gr.mode;
     cand.borrow = std::max(cand.borrow, gr.borrow);
   }
   cand.deferred.clear();
   cand.mode = GranularMode::kFit;
-  for (const auto& [fr, m] : cand.frs) cand.mode = std::min(cand.mode, m);
+  for (const auto& [id, m] : cand.modes) cand.mode = std::min(cand.mode, m);
   if (cand.mode == GranularMode::kNoCandidates) c.any_quota_reason = true;
 }
 
@@ -186,17 +186,17 @@ bool GradeFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g, int fi,
   cand.flavor = fi;
   cand.mode = GranularMode::kFit;
   for (const auto& [res, total] : totals) {
-    FrId fr = -1;
-    for (const auto& [r, id] : cf.resources) if (r == res) fr = id;
+    FlavorResourceId id = kNoFlavorResource;
+    for (const auto& [r, resource_id] : cf.resources) if (r == res) id = resource_id;
     Amount val = total;
-    if (auto it = c.prior.find(fr); it != c.prior.end()) val = SatAdd(val, it->second);
-    Grade gr = FitsResourceQuota(c.view, c.cq, fr, val, c.oracle, defer);
+    if (auto it = c.prior.find(id); it != c.prior.end()) val = api::SaturatingAdd(val, it->second);
+    Grade gr = FitsResourceQuota(c.view, c.cq, id, val, c.oracle, defer);
     if (!gr.reason.empty()) c.reasons.push_back(gr.reason);
     if (gr.mode == GranularMode::kNoFit) (gr.exceeds ? c.any_exceeds : c.any_quota_reason) = true;
-    if (gr.deferred) cand.deferred.emplace_back(cand.frs.size(), val);
+    if (gr.deferred) cand.deferred.emplace_back(cand.modes.size(), val);
     cand.mode = std::min(cand.mode, gr.mode);
     cand.borrow = std::max(cand.borrow, gr.borrow);
-    cand.frs.emplace_back(fr, gr.mode);
+    cand.modes.emplace_back(id, gr.mode);
   }
   if (cand.mode == GranularMode::kNoCandidates && cand.deferred.empty()) {
     c.any_quota_reason = true;
@@ -275,9 +275,9 @@ bool AssignPodSet(PodSetCtx& c, const PodSet& ps, int32_t count) {
     c.out.borrowing = std::max(c.out.borrowing, ch.borrow);
     for (size_t i = 0; i < totals.size(); ++i) {
       r.flavors[totals[i].first] = g.flavors[ch.flavor].name;
-      FrId fr = ch.frs[i].first;
-      c.prior[fr] = SatAdd(c.prior[fr], totals[i].second);
-      if (ch.frs[i].second != GranularMode::kFit) c.out.need_preemption.push_back(fr);
+      FlavorResourceId id = ch.modes[i].first;
+      c.prior[id] = api::SaturatingAdd(c.prior[id], totals[i].second);
+      if (ch.modes[i].second != GranularMode::kFit) c.out.need_preemption.push_back(id);
     }
   }
   c.out.mode = std::min(c.out.mode, r.mode);
@@ -290,7 +290,7 @@ bool AssignPodSet(PodSetCtx& c, const PodSet& ps, int32_t count) {
 Assignment AssignFlavors(const SnapshotView& view, const CqInfo& cq, const Workload& wl,
                          const std::vector<int32_t>& counts, PreemptionOracle* oracle) {
   Assignment out;
-  absl::flat_hash_map<FrId, Amount> prior;
+  absl::flat_hash_map<FlavorResourceId, Amount> prior;
   for (size_t i = 0; i < wl.pod_sets.size(); ++i) {
     PodSetCtx c{view, cq, oracle, out, prior};
     if (!AssignPodSet(c, wl.pod_sets[i], counts[i])) {
@@ -307,7 +307,7 @@ Assignment AssignFlavors(const SnapshotView& view, const CqInfo& cq, const Workl
                                  ": ", absl::StrJoin(c.reasons, ", "));
     }
   }
-  for (const auto& [fr, v] : prior) out.usage.emplace_back(fr, v);
+  for (const auto& [id, v] : prior) out.usage.emplace_back(id, v);
   std::sort(out.usage.begin(), out.usage.end());
   std::sort(out.need_preemption.begin(), out.need_preemption.end());
   out.need_preemption.erase(std::unique(out.need_preemption.begin(), out.need_preemption.end()),

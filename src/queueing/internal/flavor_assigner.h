@@ -21,13 +21,13 @@ namespace batchd::queueing::internal {
 enum class GranularMode { kNoFit = 0, kNoCandidates = 1, kPreempt = 2, kReclaim = 3, kFit = 4 };
 enum class Mode { kNoFit = 0, kPreempt = 1, kFit = 2 };
 
-// Answers "could preemption make `val` of fr fit?" for the workload being
-// assigned (Kueue's preemptionOracle). Returns kNoCandidates, kPreempt (a
+// Answers "could preemption make `val` of flavor-resource `id` fit?" for the
+// workload being assigned (Kueue's preemptionOracle). Returns kNoCandidates, kPreempt (a
 // target in the own CQ) or kReclaim, and the borrowing level after.
 class PreemptionOracle {
  public:
   virtual ~PreemptionOracle() = default;
-  virtual std::pair<GranularMode, int> SimulatePreemption(FrId fr, Amount val) = 0;
+  virtual std::pair<GranularMode, int> SimulatePreemption(FlavorResourceId id, Amount val) = 0;
 };
 
 struct PodSetResult {
@@ -40,10 +40,10 @@ struct PodSetResult {
 
 struct Assignment {
   Mode mode = Mode::kFit;  // worst over pod sets
-  int borrowing = 0;       // max borrowing level over assigned frs
+  int borrowing = 0;       // max borrowing level over assigned flavor-resources
   std::vector<PodSetResult> pod_sets;
-  FrUsage usage;                      // total per fr
-  std::vector<FrId> need_preemption;  // frs whose quota does not fit now
+  FlavorResourceAmounts usage;        // total per flavor-resource
+  std::vector<FlavorResourceId> need_preemption;  // ids whose quota does not fit now
   PendingReason reason = PendingReason::kWaitingForQuota;  // when not kFit
   std::string message;                                     // when not kFit
 

@@ -8,7 +8,7 @@ namespace {
 enum class Variant { kWithinCq, kHierarchical, kReclaimWithoutBorrowing, kReclaimWhileBorrowing };
 
 struct Candidate {
-  AdmittedEntry* wl;
+  AdmittedEntry* victim;
   Variant variant;
   NodeId lca;    // kNoNode for the own CQ
   int rank = 0;  // evicted first, then hierarchy, priority, same-CQ
@@ -17,14 +17,15 @@ struct Candidate {
 };
 
 // Policy check on the compact copy (no pointer chase).
-bool Satisfies(PreemptionPolicy policy, const Workload& preemptor, const AdmittedSlim& v) {
+bool Satisfies(PreemptionPolicy policy, const Workload& preemptor,
+               const AdmittedSummary& victim) {
   switch (policy) {
     case PreemptionPolicy::kNever: return false;
-    case PreemptionPolicy::kLowerPriority: return v.priority < preemptor.priority;
+    case PreemptionPolicy::kLowerPriority: return victim.priority < preemptor.priority;
     case PreemptionPolicy::kLowerOrNewerEqualPriority:
-      return v.priority < preemptor.priority ||
-             (v.priority == preemptor.priority &&
-              preemptor.queue_order_time < v.queue_order_time);
+      return victim.priority < preemptor.priority ||
+             (victim.priority == preemptor.priority &&
+              preemptor.queue_order_time < victim.queue_order_time);
     case PreemptionPolicy::kAny: return true;
   }
   return false;
@@ -44,26 +45,26 @@ struct ClassicCtx {
   std::vector<Candidate> hierarchy, priority, same;
   uint64_t need_mask = 0;
 
-  bool Uses(const AdmittedSlim& w) const {
-    if ((w.fr_mask & need_mask) == 0) return false;
-    return view.exact_masks || UsesAny(*w.e, req.need_preemption);
+  bool Uses(const AdmittedSummary& w) const {
+    if ((w.flavor_resource_mask & need_mask) == 0) return false;
+    return view.exact_masks || UsesAny(*w.entry, req.need_preemption);
   }
 };
 
 void ClassifyCq(ClassicCtx& c, const CqInfo& other, NodeId lca, bool advantage) {
   const Preemption& p = c.req.cq->spec->preemption;
   bool forbidden = p.borrow_within_cohort == PreemptionPolicy::kNever;
-  for (const AdmittedSlim& w : other.admitted) {
+  for (const AdmittedSummary& w : other.admitted) {
     if (!Satisfies(p.reclaim_within_cohort, *c.req.wl, w) || !c.Uses(w)) continue;
     if (advantage) {
-      c.hierarchy.push_back({w.e, Variant::kHierarchical, lca, 0, w.priority, w.admit_seq});
+      c.hierarchy.push_back({w.entry, Variant::kHierarchical, lca, 0, w.priority, w.admit_seq});
       continue;
     }
     bool above = w.priority >= c.req.wl->priority ||
                  (p.max_priority_threshold && w.priority > *p.max_priority_threshold);
     Variant v = forbidden || above ? Variant::kReclaimWithoutBorrowing
                                    : Variant::kReclaimWhileBorrowing;
-    c.priority.push_back({w.e, v, lca, 0, w.priority, w.admit_seq});
+    c.priority.push_back({w.entry, v, lca, 0, w.priority, w.admit_seq});
   }
 }
 
@@ -84,11 +85,11 @@ void CollectSubtree(ClassicCtx& c, NodeId cur, NodeId root, NodeId skip, bool ad
 
 // Kueue's QuantitiesFitInQuota: whether `reqs` fit n's subtree quota, and
 // what remains beyond n's local available quota.
-bool FitInQuota(const QuotaTree& t, NodeId n, FrUsage& reqs) {
+bool FitInQuota(const QuotaTree& t, NodeId n, FlavorResourceAmounts& reqs) {
   bool fits = true;
-  for (auto& [fr, v] : reqs) {
-    if (SatAdd(t.Usage(n, fr), v) > t.SubtreeQuota(n, fr)) fits = false;
-    v = std::max<Amount>(0, SatSub(v, t.LocalAvailable(n, fr)));
+  for (auto& [id, v] : reqs) {
+    if (api::SaturatingAdd(t.Usage(n, id), v) > t.SubtreeQuota(n, id)) fits = false;
+    v = std::max<Amount>(0, api::SaturatingSub(v, t.LocalAvailable(n, id)));
   }
   return fits;
 }
@@ -97,9 +98,9 @@ void CollectCandidates(ClassicCtx& c) {
   const CqInfo& cq = *c.req.cq;
   const Preemption& p = cq.spec->preemption;
   if (p.within_cluster_queue != PreemptionPolicy::kNever) {
-    for (const AdmittedSlim& w : cq.admitted) {
+    for (const AdmittedSummary& w : cq.admitted) {
       if (Satisfies(p.within_cluster_queue, *c.req.wl, w) && c.Uses(w)) {
-        c.same.push_back({w.e, Variant::kWithinCq, kNoNode, 0, w.priority, w.admit_seq});
+        c.same.push_back({w.entry, Variant::kWithinCq, kNoNode, 0, w.priority, w.admit_seq});
       }
     }
   }
@@ -107,7 +108,7 @@ void CollectCandidates(ClassicCtx& c) {
   if (t.node(cq.node).parent == kNoNode || p.reclaim_within_cohort == PreemptionPolicy::kNever) {
     return;
   }
-  FrUsage remaining = c.req.usage;
+  FlavorResourceAmounts remaining = c.req.usage;
   bool advantage = FitInQuota(t, cq.node, remaining);
   NodeId prev = kNoNode;
   for (NodeId cur = t.node(cq.node).parent; cur != kNoNode; cur = t.node(cur).parent) {
@@ -117,18 +118,18 @@ void CollectCandidates(ClassicCtx& c) {
   }
 }
 
-bool StillValid(const QuotaTree& t, const Candidate& c, const std::vector<FrId>& need) {
+bool StillValid(const QuotaTree& t, const Candidate& c, const std::vector<FlavorResourceId>& need) {
   if (c.variant == Variant::kWithinCq) return true;
-  for (NodeId n = c.wl->cq->node; n != kNoNode && n != c.lca; n = t.node(n).parent) {
+  for (NodeId n = c.victim->cq->node; n != kNoNode && n != c.lca; n = t.node(n).parent) {
     if (IsWithinNominal(t, n, need)) return false;
   }
   return true;
 }
 
 bool FitsAfter(const QuotaTree& t, const PreemptionRequest& req, bool allow_borrowing) {
-  for (const auto& [fr, v] : req.usage) {
-    if (!allow_borrowing && t.BorrowingWith(req.cq->node, fr, v)) return false;
-    if (v > t.Available(req.cq->node, fr)) return false;
+  for (const auto& [id, v] : req.usage) {
+    if (!allow_borrowing && t.BorrowingWith(req.cq->node, id, v)) return false;
+    if (v > t.Available(req.cq->node, id)) return false;
   }
   return true;
 }
@@ -142,7 +143,7 @@ struct CandidateHeap {
     if (a.rank != b.rank) return a.rank > b.rank;
     if (a.priority != b.priority) return a.priority > b.priority;
     if (a.admit_seq != b.admit_seq) return a.admit_seq < b.admit_seq;
-    return a.wl->wl.uid > b.wl->wl.uid;
+    return a.victim->wl.uid > b.victim->wl.uid;
   }
 };
 
@@ -158,15 +159,15 @@ std::vector<Target> Search(const SnapshotView& view, const PreemptionRequest& re
     heap.pop_back();
     if (allow_borrowing && c.variant == Variant::kReclaimWithoutBorrowing) continue;
     if (!StillValid(t, c, req.need_preemption)) continue;
-    t.RemoveUsage(c.wl->cq->node, c.wl->usage);
-    targets.push_back({c.wl, ReasonOf(c.variant)});
+    t.RemoveUsage(c.victim->cq->node, c.victim->usage);
+    targets.push_back({c.victim, ReasonOf(c.variant)});
     if (FitsAfter(t, req, allow_borrowing)) {
       fits = true;
       break;
     }
   }
   if (fits) FillBack(t, targets, [&] { return FitsAfter(t, req, allow_borrowing); });
-  for (const Target& tg : targets) t.AddUsage(tg.wl->cq->node, tg.wl->usage);
+  for (const Target& tg : targets) t.AddUsage(tg.victim->cq->node, tg.victim->usage);
   if (!fits) targets.clear();
   return targets;
 }
@@ -186,16 +187,16 @@ bool SatisfiesPolicy(PreemptionPolicy policy, const Workload& preemptor, const W
   return false;
 }
 
-bool UsesAny(const AdmittedEntry& e, const std::vector<FrId>& frs) {
-  for (const auto& [fr, v] : e.usage) {
-    if (v > 0 && std::binary_search(frs.begin(), frs.end(), fr)) return true;
+bool UsesAny(const AdmittedEntry& e, const std::vector<FlavorResourceId>& ids) {
+  for (const auto& [id, v] : e.usage) {
+    if (v > 0 && std::binary_search(ids.begin(), ids.end(), id)) return true;
   }
   return false;
 }
 
-bool IsWithinNominal(const QuotaTree& t, NodeId n, const std::vector<FrId>& frs) {
-  for (FrId fr : frs) {
-    if (t.Usage(n, fr) > t.SubtreeQuota(n, fr)) return false;
+bool IsWithinNominal(const QuotaTree& t, NodeId n, const std::vector<FlavorResourceId>& ids) {
+  for (FlavorResourceId id : ids) {
+    if (t.Usage(n, id) > t.SubtreeQuota(n, id)) return false;
   }
   return true;
 }
@@ -210,14 +211,14 @@ bool CandidateLess(const AdmittedEntry* a, const AdmittedEntry* b, const CqInfo*
 }
 
 std::vector<Target> ClassicalTargets(const SnapshotView& view, const PreemptionRequest& req) {
-  ClassicCtx c{view, req, {}, {}, {}, FrMask(req.need_preemption)};
+  ClassicCtx c{view, req, {}, {}, {}, FlavorResourceMask(req.need_preemption)};
   CollectCandidates(c);
   std::vector<Candidate> all;
   all.reserve(c.hierarchy.size() + c.priority.size() + c.same.size());
   int group = 0;
   for (auto* list : {&c.hierarchy, &c.priority, &c.same}) {
     for (Candidate& x : *list) {
-      x.rank = (x.wl->evicting ? 0 : 3) + group;
+      x.rank = (x.victim->evicting ? 0 : 3) + group;
       all.push_back(x);
     }
     ++group;
@@ -229,8 +230,8 @@ std::vector<Target> ClassicalTargets(const SnapshotView& view, const PreemptionR
   bool forbidden = p.borrow_within_cohort == PreemptionPolicy::kNever;
   bool other = !c.hierarchy.empty() || !c.priority.empty();
   bool under_nominal = true;
-  for (FrId fr : req.need_preemption) {
-    if (view.tree->Usage(req.cq->node, fr) >= view.tree->Nominal(req.cq->node, fr)) {
+  for (FlavorResourceId id : req.need_preemption) {
+    if (view.tree->Usage(req.cq->node, id) >= view.tree->Nominal(req.cq->node, id)) {
       under_nominal = false;
     }
   }
@@ -249,23 +250,23 @@ std::vector<Target> FindTargets(const SnapshotView& view, const PreemptionReques
   return view.fair_sharing ? FairSharingTargets(view, req) : ClassicalTargets(view, req);
 }
 
-std::pair<GranularMode, int> Oracle::SimulatePreemption(FrId fr, Amount val) {
+std::pair<GranularMode, int> Oracle::SimulatePreemption(FlavorResourceId id, Amount val) {
   const Preemption& p = cq_.spec->preemption;
   if (p.within_cluster_queue == PreemptionPolicy::kNever &&
       p.reclaim_within_cohort == PreemptionPolicy::kNever) {
     return {GranularMode::kNoCandidates, 0};
   }
-  PreemptionRequest req{&wl_, &cq_, {{fr, val}}, {fr}};
+  PreemptionRequest req{&wl_, &cq_, {{id, val}}, {id}};
   std::vector<Target> targets = FindTargets(view_, req);
   if (targets.empty()) return {GranularMode::kNoCandidates, 0};
   QuotaTree& t = *view_.tree;
   bool own = false;
   for (const Target& tg : targets) {
-    own = own || tg.wl->cq == &cq_;
-    t.RemoveUsage(tg.wl->cq->node, tg.wl->usage);
+    own = own || tg.victim->cq == &cq_;
+    t.RemoveUsage(tg.victim->cq->node, tg.victim->usage);
   }
-  int borrow = t.BorrowingLevel(cq_.node, fr, val).first;
-  for (const Target& tg : targets) t.AddUsage(tg.wl->cq->node, tg.wl->usage);
+  int borrow = t.BorrowingLevel(cq_.node, id, val).first;
+  for (const Target& tg : targets) t.AddUsage(tg.victim->cq->node, tg.victim->usage);
   return {own ? GranularMode::kPreempt : GranularMode::kReclaim, borrow};
 }
 

@@ -15,15 +15,15 @@
 namespace batchd::queueing::internal {
 
 struct Target {
-  AdmittedEntry* wl = nullptr;
+  AdmittedEntry* victim = nullptr;
   PreemptionReason reason = PreemptionReason::kInClusterQueue;
 };
 
 struct PreemptionRequest {
   const Workload* wl = nullptr;  // the preemptor
   const CqInfo* cq = nullptr;
-  FrUsage usage;                   // what it would use, per fr
-  std::vector<FrId> need_preemption;
+  FlavorResourceAmounts usage;  // what it would use, per flavor-resource
+  std::vector<FlavorResourceId> need_preemption;
 };
 
 bool SatisfiesPolicy(PreemptionPolicy policy, const Workload& preemptor, const Workload& victim);
@@ -33,12 +33,12 @@ std::vector<Target> FindTargets(const SnapshotView& view, const PreemptionReques
 std::vector<Target> ClassicalTargets(const SnapshotView& view, const PreemptionRequest& req);
 std::vector<Target> FairSharingTargets(const SnapshotView& view, const PreemptionRequest& req);
 
-// The oracle flavor assignment asks about a single fr.
+// The oracle flavor assignment asks about a single flavor-resource.
 class Oracle : public PreemptionOracle {
  public:
   Oracle(const SnapshotView& view, const Workload& wl, const CqInfo& cq)
       : view_(view), wl_(wl), cq_(cq) {}
-  std::pair<GranularMode, int> SimulatePreemption(FrId fr, Amount val) override;
+  std::pair<GranularMode, int> SimulatePreemption(FlavorResourceId id, Amount val) override;
 
  private:
   const SnapshotView& view_;
@@ -47,8 +47,8 @@ class Oracle : public PreemptionOracle {
 };
 
 // Helpers shared by both strategies.
-bool UsesAny(const AdmittedEntry& e, const std::vector<FrId>& frs);
-bool IsWithinNominal(const QuotaTree& t, NodeId n, const std::vector<FrId>& frs);
+bool UsesAny(const AdmittedEntry& e, const std::vector<FlavorResourceId>& ids);
+bool IsWithinNominal(const QuotaTree& t, NodeId n, const std::vector<FlavorResourceId>& ids);
 // Candidate order (§2.7): evicting first, other CQs first, lower priority,
 // most recently admitted, uid.
 bool CandidateLess(const AdmittedEntry* a, const AdmittedEntry* b, const CqInfo* own);
@@ -58,7 +58,7 @@ bool CandidateLess(const AdmittedEntry* a, const AdmittedEntry* b, const CqInfo*
 template <typename FitsFn>
 void FillBack(QuotaTree& t, std::vector<Target>& targets, FitsFn fits) {
   for (int i = static_cast<int>(targets.size()) - 2; i >= 0; --i) {
-    AdmittedEntry* w = targets[i].wl;
+    AdmittedEntry* w = targets[i].victim;
     t.AddUsage(w->cq->node, w->usage);
     if (fits()) {
       targets.erase(targets.begin() + i);

@@ -90,37 +90,39 @@ std::vector<PendingEntry*> CqQueue::Inadmissible() const {
   return out;
 }
 
-uint64_t FrMask(const FrUsage& u) {
+uint64_t FlavorResourceMask(const FlavorResourceAmounts& u) {
   uint64_t m = 0;
-  for (const auto& [fr, v] : u) {
-    if (v > 0) m |= uint64_t{1} << (fr & 63);
+  for (const auto& [id, v] : u) {
+    if (v > 0) m |= uint64_t{1} << (id & 63);
   }
   return m;
 }
 
-uint64_t FrMask(const std::vector<FrId>& frs) {
+uint64_t FlavorResourceMask(const std::vector<FlavorResourceId>& ids) {
   uint64_t m = 0;
-  for (FrId fr : frs) m |= uint64_t{1} << (fr & 63);
+  for (FlavorResourceId id : ids) m |= uint64_t{1} << (id & 63);
   return m;
 }
 
 void AdmittedList::Insert(AdmittedEntry* e) {
-  e->slot = slims_.size();
-  slims_.push_back({e, FrMask(e->usage), e->admit_seq, e->wl.queue_order_time, e->wl.priority,
-                    e->evicting});
+  e->slot = summaries_.size();
+  summaries_.push_back({e, FlavorResourceMask(e->usage), e->admit_seq, e->wl.queue_order_time,
+                        e->wl.priority, e->evicting});
 }
 
 void AdmittedList::Erase(AdmittedEntry* e) {
   size_t i = e->slot;
-  if (i >= slims_.size() || slims_[i].e != e) return;
-  slims_[i] = slims_.back();
-  slims_[i].e->slot = i;
-  slims_.pop_back();
+  if (i >= summaries_.size() || summaries_[i].entry != e) return;
+  summaries_[i] = summaries_.back();
+  summaries_[i].entry->slot = i;
+  summaries_.pop_back();
 }
 
 void AdmittedList::SetEvicting(AdmittedEntry* e) {
   e->evicting = true;
-  if (e->slot < slims_.size() && slims_[e->slot].e == e) slims_[e->slot].evicting = true;
+  if (e->slot < summaries_.size() && summaries_[e->slot].entry == e) {
+    summaries_[e->slot].evicting = true;
+  }
 }
 
 }  // namespace batchd::queueing::internal

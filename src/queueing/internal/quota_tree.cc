@@ -6,39 +6,34 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "api/resource/amount.h"
 
 namespace batchd::queueing::internal {
 
-Amount SatAdd(Amount a, Amount b) {
-  Amount r;
-  if (__builtin_add_overflow(a, b, &r)) {
-    return b > 0 ? kUnlimited : std::numeric_limits<Amount>::min();
-  }
-  return r;
-}
+namespace {
 
-Amount SatSub(Amount a, Amount b) {
-  if (a == kUnlimited && b != kUnlimited) return kUnlimited;
-  Amount r;
-  if (__builtin_sub_overflow(a, b, &r)) {
-    return b < 0 ? kUnlimited : std::numeric_limits<Amount>::min();
-  }
-  return r;
-}
+// The one saturating arithmetic (api::Amount's, on milli values).
+using api::SaturatingAdd;
+using api::SaturatingSub;
 
-FrId FrTable::Intern(const std::string& flavor, const std::string& resource) {
-  auto [it, inserted] = ids_.try_emplace({flavor, resource}, static_cast<FrId>(names_.size()));
+}  // namespace
+
+FlavorResourceId FlavorResourceTable::Intern(const std::string& flavor,
+                                             const std::string& resource) {
+  auto [it, inserted] =
+      ids_.try_emplace({flavor, resource}, static_cast<FlavorResourceId>(names_.size()));
   if (inserted) names_.emplace_back(flavor, resource);
   return it->second;
 }
 
-FrId FrTable::Find(const std::string& flavor, const std::string& resource) const {
+FlavorResourceId FlavorResourceTable::Find(const std::string& flavor,
+                                           const std::string& resource) const {
   auto it = ids_.find(std::make_pair(flavor, resource));
-  return it == ids_.end() ? -1 : it->second;
+  return it == ids_.end() ? kNoFlavorResource : it->second;
 }
 
 void QuotaTree::Grow(QuotaNode& n) const {
-  size_t want = static_cast<size_t>(frs_->size());
+  size_t want = static_cast<size_t>(flavor_resources_->size());
   if (n.usage.size() >= want) return;
   n.nominal.resize(want, 0);
   n.borrowing_limit.resize(want, kNoLimit);
@@ -63,12 +58,12 @@ void QuotaTree::SetParent(NodeId child, NodeId parent) {
   nodes_[parent].children.push_back(child);
 }
 
-void QuotaTree::SetQuota(NodeId id, FrId fr, const ResourceQuota& q) {
-  QuotaNode& n = nodes_[id];
+void QuotaTree::SetQuota(NodeId node, FlavorResourceId id, const ResourceQuota& q) {
+  QuotaNode& n = nodes_[node];
   Grow(n);
-  n.nominal[fr] = q.nominal;
-  n.borrowing_limit[fr] = q.borrowing_limit.value_or(kNoLimit);
-  n.lending_limit[fr] = q.lending_limit.value_or(kNoLimit);
+  n.nominal[id] = q.nominal;
+  n.borrowing_limit[id] = q.borrowing_limit.value_or(kNoLimit);
+  n.lending_limit[id] = q.lending_limit.value_or(kNoLimit);
 }
 
 int QuotaTree::ComputeHeight(NodeId id) {
@@ -95,18 +90,18 @@ void QuotaTree::Finalize() {
     order.push_back(n);
     for (NodeId c : nodes_[n].children) stack.push_back(c);
   }
-  const int frs = frs_->size();
+  const int num_flavor_resources = flavor_resources_->size();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     QuotaNode& n = nodes_[*it];
-    for (FrId fr = 0; fr < frs; ++fr) {
-      Amount s = n.nominal[fr];
+    for (FlavorResourceId id = 0; id < num_flavor_resources; ++id) {
+      Amount s = n.nominal[id];
       for (NodeId c : n.children) {
-        s = SatAdd(s, SatSub(nodes_[c].subtree[fr], nodes_[c].local[fr]));
+        s = SaturatingAdd(s, SaturatingSub(nodes_[c].subtree[id], nodes_[c].local[id]));
       }
-      n.subtree[fr] = s;
-      n.local[fr] = n.lending_limit[fr] == kNoLimit
+      n.subtree[id] = s;
+      n.local[id] = n.lending_limit[id] == kNoLimit
                         ? 0
-                        : std::max<Amount>(0, SatSub(s, n.lending_limit[fr]));
+                        : std::max<Amount>(0, SaturatingSub(s, n.lending_limit[id]));
     }
   }
   for (NodeId i = 0; i < size(); ++i) {
@@ -119,119 +114,122 @@ NodeId QuotaTree::Root(NodeId n) const {
   return n;
 }
 
-Amount QuotaTree::LocalAvailable(NodeId n, FrId fr) const {
-  return std::max<Amount>(0, SatSub(LocalQuota(n, fr), Usage(n, fr)));
+Amount QuotaTree::LocalAvailable(NodeId n, FlavorResourceId id) const {
+  return std::max<Amount>(0, SaturatingSub(LocalQuota(n, id), Usage(n, id)));
 }
 
-Amount QuotaTree::AvailableRaw(NodeId id, FrId fr) const {
-  const QuotaNode& n = nodes_[id];
-  if (n.parent == kNoNode) return SatSub(At(n.subtree, fr), At(n.usage, fr));
-  Amount pa = AvailableRaw(n.parent, fr);
-  Amount bl = fr < static_cast<FrId>(n.borrowing_limit.size()) ? n.borrowing_limit[fr] : kNoLimit;
-  if (bl != kNoLimit) {
-    Amount local = At(n.local, fr);
-    Amount stored = SatSub(At(n.subtree, fr), local);
-    Amount used = std::max<Amount>(0, SatSub(At(n.usage, fr), local));
-    pa = std::min(pa, SatAdd(SatSub(stored, used), bl));
+Amount QuotaTree::AvailableRaw(NodeId node, FlavorResourceId id) const {
+  const QuotaNode& n = nodes_[node];
+  if (n.parent == kNoNode) return SaturatingSub(At(n.subtree, id), At(n.usage, id));
+  Amount from_parent = AvailableRaw(n.parent, id);
+  if (std::optional<Amount> borrowing_limit = BorrowingLimit(node, id)) {
+    Amount local = At(n.local, id);
+    Amount stored = SaturatingSub(At(n.subtree, id), local);
+    Amount used = std::max<Amount>(0, SaturatingSub(At(n.usage, id), local));
+    from_parent =
+        std::min(from_parent, SaturatingAdd(SaturatingSub(stored, used), *borrowing_limit));
   }
-  return SatAdd(LocalAvailable(id, fr), pa);
+  return SaturatingAdd(LocalAvailable(node, id), from_parent);
 }
 
-Amount QuotaTree::Available(NodeId n, FrId fr) const {
-  return std::max<Amount>(0, AvailableRaw(n, fr));
+Amount QuotaTree::Available(NodeId n, FlavorResourceId id) const {
+  return std::max<Amount>(0, AvailableRaw(n, id));
 }
 
-Amount QuotaTree::PotentialAvailable(NodeId id, FrId fr) const {
-  const QuotaNode& n = nodes_[id];
-  if (n.parent == kNoNode) return At(n.subtree, fr);
-  Amount v = SatAdd(At(n.local, fr), PotentialAvailable(n.parent, fr));
-  Amount bl = fr < static_cast<FrId>(n.borrowing_limit.size()) ? n.borrowing_limit[fr] : kNoLimit;
-  if (bl != kNoLimit) v = std::min(v, SatAdd(At(n.subtree, fr), bl));
+Amount QuotaTree::PotentialAvailable(NodeId node, FlavorResourceId id) const {
+  const QuotaNode& n = nodes_[node];
+  if (n.parent == kNoNode) return At(n.subtree, id);
+  Amount v = SaturatingAdd(At(n.local, id), PotentialAvailable(n.parent, id));
+  if (std::optional<Amount> borrowing_limit = BorrowingLimit(node, id)) {
+    v = std::min(v, SaturatingAdd(At(n.subtree, id), *borrowing_limit));
+  }
   return v;
 }
 
-bool QuotaTree::BorrowingWith(NodeId n, FrId fr, Amount val) const {
-  return SatAdd(Usage(n, fr), val) > SubtreeQuota(n, fr);
+bool QuotaTree::BorrowingWith(NodeId n, FlavorResourceId id, Amount val) const {
+  return SaturatingAdd(Usage(n, id), val) > SubtreeQuota(n, id);
 }
 
-std::pair<int, bool> QuotaTree::BorrowingLevel(NodeId cq, FrId fr, Amount val) const {
+std::pair<int, bool> QuotaTree::BorrowingLevel(NodeId cq, FlavorResourceId id, Amount val) const {
   bool has_parent = nodes_[cq].parent != kNoNode;
-  if (!has_parent || !BorrowingWith(cq, fr, val)) return {0, has_parent};
-  Amount remaining = SatSub(val, LocalAvailable(cq, fr));
+  if (!has_parent || !BorrowingWith(cq, id, val)) return {0, has_parent};
+  Amount remaining = SaturatingSub(val, LocalAvailable(cq, id));
   for (NodeId t = nodes_[cq].parent; t != kNoNode; t = nodes_[t].parent) {
-    if (!BorrowingWith(t, fr, remaining)) {
+    if (!BorrowingWith(t, id, remaining)) {
       return {nodes_[t].height, nodes_[t].parent != kNoNode};
     }
-    remaining = SatSub(remaining, LocalAvailable(t, fr));
+    remaining = SaturatingSub(remaining, LocalAvailable(t, id));
   }
   return {nodes_[Root(cq)].height, false};
 }
 
-void QuotaTree::PropagateDelta(NodeId id, FrId fr, Amount before, Amount after) {
-  NodeId p = nodes_[id].parent;
+void QuotaTree::PropagateDelta(NodeId node, FlavorResourceId id, Amount before, Amount after) {
+  NodeId p = nodes_[node].parent;
   if (p == kNoNode) return;
-  Amount local = LocalQuota(id, fr);
-  Amount pb = std::max<Amount>(0, SatSub(before, local));
-  Amount pa = std::max<Amount>(0, SatSub(after, local));
-  if (pa == pb) return;
+  Amount local = LocalQuota(node, id);
+  Amount parent_share_before = std::max<Amount>(0, SaturatingSub(before, local));
+  Amount parent_share_after = std::max<Amount>(0, SaturatingSub(after, local));
+  if (parent_share_after == parent_share_before) return;
   QuotaNode& parent = nodes_[p];
   Grow(parent);
-  Amount parent_before = parent.usage[fr];
-  parent.usage[fr] = SatAdd(parent.usage[fr], SatSub(pa, pb));
-  PropagateDelta(p, fr, parent_before, parent.usage[fr]);
+  Amount parent_before = parent.usage[id];
+  parent.usage[id] = SaturatingAdd(parent.usage[id],
+                                   SaturatingSub(parent_share_after, parent_share_before));
+  PropagateDelta(p, id, parent_before, parent.usage[id]);
 }
 
-void QuotaTree::AddUsage(NodeId id, FrId fr, Amount v) {
-  QuotaNode& n = nodes_[id];
+void QuotaTree::AddUsage(NodeId node, FlavorResourceId id, Amount v) {
+  QuotaNode& n = nodes_[node];
   Grow(n);
-  Amount before = n.usage[fr];
-  n.usage[fr] = SatAdd(before, v);
-  PropagateDelta(id, fr, before, n.usage[fr]);
+  Amount before = n.usage[id];
+  n.usage[id] = SaturatingAdd(before, v);
+  PropagateDelta(node, id, before, n.usage[id]);
 }
 
-void QuotaTree::RemoveUsage(NodeId id, FrId fr, Amount v) {
-  QuotaNode& n = nodes_[id];
+void QuotaTree::RemoveUsage(NodeId node, FlavorResourceId id, Amount v) {
+  QuotaNode& n = nodes_[node];
   Grow(n);
-  Amount before = n.usage[fr];
-  n.usage[fr] = SatSub(before, v);
-  PropagateDelta(id, fr, before, n.usage[fr]);
+  Amount before = n.usage[id];
+  n.usage[id] = SaturatingSub(before, v);
+  PropagateDelta(node, id, before, n.usage[id]);
 }
 
-bool QuotaTree::Fits(NodeId n, const FrUsage& u) const {
-  for (const auto& [fr, v] : u) {
-    if (v > Available(n, fr)) return false;
+bool QuotaTree::Fits(NodeId n, const FlavorResourceAmounts& u) const {
+  for (const auto& [id, v] : u) {
+    if (v > Available(n, id)) return false;
   }
   return true;
 }
 
 std::string QuotaTree::CheckInvariants() const {
-  const int frs = frs_->size();
-  for (NodeId id = 0; id < size(); ++id) {
-    const QuotaNode& n = nodes_[id];
-    for (FrId fr = 0; fr < frs; ++fr) {
-      Amount u = Usage(id, fr);
-      if (u < 0) return absl::StrCat(n.name, ": negative usage on ", frs_->Flavor(fr), "/",
-                                     frs_->Resource(fr));
+  const int num_flavor_resources = flavor_resources_->size();
+  for (NodeId node = 0; node < size(); ++node) {
+    const QuotaNode& n = nodes_[node];
+    for (FlavorResourceId id = 0; id < num_flavor_resources; ++id) {
+      const std::string& flavor = flavor_resources_->Flavor(id);
+      const std::string& resource = flavor_resources_->Resource(id);
+      Amount u = Usage(node, id);
+      if (u < 0) return absl::StrCat(n.name, ": negative usage on ", flavor, "/", resource);
       if (!n.is_cq) {
         Amount sum = 0;
         for (NodeId c : n.children) {
-          sum = SatAdd(sum, std::max<Amount>(0, SatSub(Usage(c, fr), LocalQuota(c, fr))));
+          sum = SaturatingAdd(sum,
+                              std::max<Amount>(0, SaturatingSub(Usage(c, id), LocalQuota(c, id))));
         }
         if (sum != u) {
-          return absl::StrCat("cohort ", n.name, ": usage ", u, " of ", frs_->Flavor(fr), "/",
-                              frs_->Resource(fr), " != sum of children ", sum);
+          return absl::StrCat("cohort ", n.name, ": usage ", u, " of ", flavor, "/", resource,
+                              " != sum of children ", sum);
         }
       }
       // Nothing may exceed what it can hold: its subtree quota plus what its
       // parent can give it (bounded by the borrowing limit).
-      Amount bl = fr < static_cast<FrId>(n.borrowing_limit.size()) ? n.borrowing_limit[fr]
-                                                                    : kNoLimit;
-      if (n.parent == kNoNode || (bl != kNoLimit)) {
-        Amount cap = n.parent == kNoNode ? SubtreeQuota(id, fr)
-                                         : SatAdd(SubtreeQuota(id, fr), bl);
+      std::optional<Amount> borrowing_limit = BorrowingLimit(node, id);
+      if (n.parent == kNoNode || borrowing_limit) {
+        Amount cap = n.parent == kNoNode ? SubtreeQuota(node, id)
+                                         : SaturatingAdd(SubtreeQuota(node, id), *borrowing_limit);
         if (u > cap) {
           return absl::StrCat(n.is_cq ? "ClusterQueue " : "cohort ", n.name, ": usage ", u,
-                              " of ", frs_->Flavor(fr), "/", frs_->Resource(fr),
+                              " of ", flavor, "/", resource,
                               " exceeds its quota + borrowing limit ", cap);
         }
       }
@@ -240,25 +238,28 @@ std::string QuotaTree::CheckInvariants() const {
   return "";
 }
 
-double QuotaTree::WeightedShare(NodeId id, const FrUsage& extra) const {
-  const QuotaNode& n = nodes_[id];
+double QuotaTree::WeightedShare(NodeId node, const FlavorResourceAmounts& extra) const {
+  const QuotaNode& n = nodes_[node];
   if (n.parent == kNoNode) return 0;
-  std::map<std::string, Amount> borrowed;
-  const int frs = frs_->size();
-  for (FrId fr = 0; fr < frs; ++fr) {
-    Amount req = 0;
-    for (const auto& [f, v] : extra) if (f == fr) req = v;
-    Amount b = SatSub(SatAdd(req, Usage(id, fr)), SubtreeQuota(id, fr));
-    if (b > 0) borrowed[frs_->Resource(fr)] += b;
+  std::map<std::string, Amount> borrowed;  // resource name -> summed over flavors
+  const int num_flavor_resources = flavor_resources_->size();
+  for (FlavorResourceId id = 0; id < num_flavor_resources; ++id) {
+    Amount request = 0;
+    for (const auto& [extra_id, v] : extra) if (extra_id == id) request = v;
+    Amount b = SaturatingSub(SaturatingAdd(request, Usage(node, id)), SubtreeQuota(node, id));
+    if (b > 0) {
+      Amount& sum = borrowed[flavor_resources_->Resource(id)];
+      sum = SaturatingAdd(sum, b);
+    }
   }
   if (borrowed.empty()) return 0;
-  NodeId root = Root(id);
+  NodeId root = Root(node);
   double drs = 0;
-  for (const auto& [res, b] : borrowed) {
+  for (const auto& [resource, b] : borrowed) {
     Amount lendable = 0;
-    for (FrId fr = 0; fr < frs; ++fr) {
-      if (frs_->Resource(fr) != res || SubtreeQuota(root, fr) == 0) continue;
-      lendable = SatAdd(lendable, PotentialAvailable(n.parent, fr));
+    for (FlavorResourceId id = 0; id < num_flavor_resources; ++id) {
+      if (flavor_resources_->Resource(id) != resource || SubtreeQuota(root, id) == 0) continue;
+      lendable = SaturatingAdd(lendable, PotentialAvailable(n.parent, id));
     }
     double ratio = lendable > 0 ? static_cast<double>(b) * 1000.0 / static_cast<double>(lendable)
                                 : std::numeric_limits<double>::infinity();

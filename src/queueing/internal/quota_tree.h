@@ -1,13 +1,16 @@
 // QuotaTree: Kueue's hierarchical quota accounting (reference §2.1) over
-// dense per-(flavor,resource) arrays. Nodes are ClusterQueues (leaves) and
-// Cohorts; each has nominal / borrowingLimit / lendingLimit per fr, a
-// SubtreeQuota and a Usage. Usage propagates to the parent only beyond the
-// node's local (non-lendable) quota. All arithmetic saturates.
+// dense per-flavor-resource arrays. Nodes are ClusterQueues (leaves) and
+// Cohorts; each has a nominal quota, an optional borrowing limit and an
+// optional lending limit per flavor-resource, a subtree quota and a usage.
+// Usage propagates to the parent only beyond the node's local (non-lendable)
+// quota. All arithmetic is api::Amount's saturating milli arithmetic
+// (api::SaturatingAdd / SaturatingSub; see queueing/types.h).
 //
 // Thread-safety: none. Ownership: plain values.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,29 +20,30 @@
 
 namespace batchd::queueing::internal {
 
-using FrId = int32_t;
+// Dense id of a (flavor, resource) pair, interned by FlavorResourceTable.
+using FlavorResourceId = int32_t;
+inline constexpr FlavorResourceId kNoFlavorResource = -1;
 using NodeId = int32_t;
 inline constexpr NodeId kNoNode = -1;
-inline constexpr Amount kNoLimit = -1;  // borrowing/lending limit not set
 
-Amount SatAdd(Amount a, Amount b);
-Amount SatSub(Amount a, Amount b);
+// Sparse amounts of one workload (or reservation) per flavor-resource:
+// (id, amount) pairs, each id at most once, sorted by id where built by the
+// core. (Not to be confused with queueing::FlavorResourceUsage, the
+// read-side status row.)
+using FlavorResourceAmounts = std::vector<std::pair<FlavorResourceId, Amount>>;
 
-// Sparse usage vector of one workload: (fr, amount) pairs, fr unique.
-using FrUsage = std::vector<std::pair<FrId, Amount>>;
-
-// Interns (flavor, resource) pairs to dense ids.
-class FrTable {
+// Interns (flavor, resource) pairs to dense ids 0, 1, 2, ...
+class FlavorResourceTable {
  public:
-  FrId Intern(const std::string& flavor, const std::string& resource);
-  // -1 when unknown.
-  FrId Find(const std::string& flavor, const std::string& resource) const;
-  const std::string& Flavor(FrId id) const { return names_[id].first; }
-  const std::string& Resource(FrId id) const { return names_[id].second; }
+  FlavorResourceId Intern(const std::string& flavor, const std::string& resource);
+  // kNoFlavorResource when unknown.
+  FlavorResourceId Find(const std::string& flavor, const std::string& resource) const;
+  const std::string& Flavor(FlavorResourceId id) const { return names_[id].first; }
+  const std::string& Resource(FlavorResourceId id) const { return names_[id].second; }
   int size() const { return static_cast<int>(names_.size()); }
 
  private:
-  absl::flat_hash_map<std::pair<std::string, std::string>, FrId> ids_;
+  absl::flat_hash_map<std::pair<std::string, std::string>, FlavorResourceId> ids_;
   std::vector<std::pair<std::string, std::string>> names_;
 };
 
@@ -50,18 +54,26 @@ struct QuotaNode {
   std::vector<NodeId> children;
   int height = 0;     // distance to the furthest leaf (Kueue's getNodeHeight)
   double weight = 1;  // fair sharing
-  std::vector<Amount> nominal, borrowing_limit, lending_limit;  // kNoLimit = unset
+  // Indexed by FlavorResourceId. An unset borrowing/lending limit is stored
+  // as QuotaTree::kNoLimit; read limits through QuotaTree::BorrowingLimit/LendingLimit,
+  // which return std::nullopt for it.
+  std::vector<Amount> nominal, borrowing_limit, lending_limit;
   std::vector<Amount> subtree, local, usage;
 };
 
 class QuotaTree {
  public:
-  explicit QuotaTree(FrTable* frs) : frs_(frs) {}
+  // Storage sentinel for an unset borrowing/lending limit in QuotaNode's
+  // arrays (ResourceQuota's std::nullopt). Real limits are >= 0.
+  static constexpr Amount kNoLimit = -1;
+
+  explicit QuotaTree(FlavorResourceTable* flavor_resources)
+      : flavor_resources_(flavor_resources) {}
 
   // Building: add nodes, set parents and quotas, then Finalize().
   NodeId AddNode(const std::string& name, bool is_cq, double weight = 1);
   void SetParent(NodeId child, NodeId parent);
-  void SetQuota(NodeId n, FrId fr, const ResourceQuota& q);
+  void SetQuota(NodeId n, FlavorResourceId id, const ResourceQuota& q);
   // Computes SubtreeQuota, local quota and heights. Call after building and
   // before any usage is added.
   void Finalize();
@@ -71,45 +83,61 @@ class QuotaTree {
   NodeId Root(NodeId n) const;
 
   // §2.1 queries.
-  Amount LocalQuota(NodeId n, FrId fr) const { return At(nodes_[n].local, fr); }
-  Amount LocalAvailable(NodeId n, FrId fr) const;
-  Amount Available(NodeId n, FrId fr) const;           // max(0, available(n))
-  Amount PotentialAvailable(NodeId n, FrId fr) const;
-  Amount Usage(NodeId n, FrId fr) const { return At(nodes_[n].usage, fr); }
-  Amount Nominal(NodeId n, FrId fr) const { return At(nodes_[n].nominal, fr); }
-  Amount SubtreeQuota(NodeId n, FrId fr) const { return At(nodes_[n].subtree, fr); }
+  Amount LocalQuota(NodeId n, FlavorResourceId id) const { return At(nodes_[n].local, id); }
+  Amount LocalAvailable(NodeId n, FlavorResourceId id) const;
+  Amount Available(NodeId n, FlavorResourceId id) const;  // max(0, available(n))
+  Amount PotentialAvailable(NodeId n, FlavorResourceId id) const;
+  Amount Usage(NodeId n, FlavorResourceId id) const { return At(nodes_[n].usage, id); }
+  Amount Nominal(NodeId n, FlavorResourceId id) const { return At(nodes_[n].nominal, id); }
+  Amount SubtreeQuota(NodeId n, FlavorResourceId id) const { return At(nodes_[n].subtree, id); }
+  // nullopt = not set (no limit).
+  std::optional<Amount> BorrowingLimit(NodeId n, FlavorResourceId id) const {
+    return Limit(nodes_[n].borrowing_limit, id);
+  }
+  std::optional<Amount> LendingLimit(NodeId n, FlavorResourceId id) const {
+    return Limit(nodes_[n].lending_limit, id);
+  }
   // Usage + val > SubtreeQuota.
-  bool BorrowingWith(NodeId n, FrId fr, Amount val) const;
-  // Height of the lowest subtree that fits `val` more of fr for CQ `cq`, and
-  // whether that subtree is smaller than the whole tree (mayReclaimInHierarchy).
-  std::pair<int, bool> BorrowingLevel(NodeId cq, FrId fr, Amount val) const;
+  bool BorrowingWith(NodeId n, FlavorResourceId id, Amount val) const;
+  // Height of the lowest subtree that fits `val` more of flavor-resource `id`
+  // for CQ `cq`, and whether that subtree is smaller than the whole tree
+  // (mayReclaimInHierarchy).
+  std::pair<int, bool> BorrowingLevel(NodeId cq, FlavorResourceId id, Amount val) const;
 
-  void AddUsage(NodeId n, FrId fr, Amount v);
-  void RemoveUsage(NodeId n, FrId fr, Amount v);
-  void AddUsage(NodeId n, const FrUsage& u) { for (auto& [f, v] : u) AddUsage(n, f, v); }
-  void RemoveUsage(NodeId n, const FrUsage& u) { for (auto& [f, v] : u) RemoveUsage(n, f, v); }
-  // Whether every fr of `u` fits Available() for CQ `n`.
-  bool Fits(NodeId n, const FrUsage& u) const;
+  void AddUsage(NodeId n, FlavorResourceId id, Amount v);
+  void RemoveUsage(NodeId n, FlavorResourceId id, Amount v);
+  void AddUsage(NodeId n, const FlavorResourceAmounts& u) {
+    for (auto& [id, v] : u) AddUsage(n, id, v);
+  }
+  void RemoveUsage(NodeId n, const FlavorResourceAmounts& u) {
+    for (auto& [id, v] : u) RemoveUsage(n, id, v);
+  }
+  // Whether every flavor-resource of `u` fits Available() for CQ `n`.
+  bool Fits(NodeId n, const FlavorResourceAmounts& u) const;
 
   // Checks cached cohort usage against its definition and every CQ's usage
   // against nominal + borrowing allowance. Empty string = OK.
   std::string CheckInvariants() const;
 
-  // Fair sharing (§2.8): the dominant resource share of `n` in per mille
-  // with `extra` usage added on n's frs, divided by n's weight (+inf for
-  // weight 0 while borrowing). A root node has share 0.
-  double WeightedShare(NodeId n, const FrUsage& extra) const;
+  // Fair sharing (§2.8): the dominant resource share (DRS) of `n` in per
+  // mille with `extra` usage added on n's flavor-resources, divided by n's
+  // weight (+inf for weight 0 while borrowing). A root node has share 0.
+  double WeightedShare(NodeId n, const FlavorResourceAmounts& extra) const;
 
  private:
-  static Amount At(const std::vector<Amount>& v, FrId fr) {
-    return fr < static_cast<FrId>(v.size()) ? v[fr] : 0;
+  static Amount At(const std::vector<Amount>& v, FlavorResourceId id) {
+    return id < static_cast<FlavorResourceId>(v.size()) ? v[id] : 0;
+  }
+  static std::optional<Amount> Limit(const std::vector<Amount>& v, FlavorResourceId id) {
+    if (id >= static_cast<FlavorResourceId>(v.size()) || v[id] == kNoLimit) return std::nullopt;
+    return v[id];
   }
   void Grow(QuotaNode& n) const;
-  Amount AvailableRaw(NodeId n, FrId fr) const;
-  void PropagateDelta(NodeId n, FrId fr, Amount before, Amount after);
+  Amount AvailableRaw(NodeId n, FlavorResourceId id) const;
+  void PropagateDelta(NodeId n, FlavorResourceId id, Amount before, Amount after);
   int ComputeHeight(NodeId n);
 
-  FrTable* frs_;
+  FlavorResourceTable* flavor_resources_;
   std::vector<QuotaNode> nodes_;
 };
 

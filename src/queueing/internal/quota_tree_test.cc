@@ -10,7 +10,7 @@ namespace batchd::queueing::internal {
 namespace {
 
 // A small tree description: nodes with an optional parent and one quota on
-// the single fr ("default", "cpu").
+// the single flavor-resource ("default", "cpu").
 struct NodeSpec {
   std::string name;
   bool is_cq;
@@ -20,16 +20,16 @@ struct NodeSpec {
 };
 
 struct Built {
-  FrTable frs;
+  FlavorResourceTable flavor_resources;
   std::unique_ptr<QuotaTree> tree;
   std::map<std::string, NodeId> ids;
-  FrId cpu = 0;
+  FlavorResourceId cpu = 0;
 };
 
 std::unique_ptr<Built> Build(const std::vector<NodeSpec>& specs) {
   auto b = std::make_unique<Built>();
-  b->cpu = b->frs.Intern("default", "cpu");
-  b->tree = std::make_unique<QuotaTree>(&b->frs);
+  b->cpu = b->flavor_resources.Intern("default", "cpu");
+  b->tree = std::make_unique<QuotaTree>(&b->flavor_resources);
   for (const auto& s : specs) {
     b->ids[s.name] = b->tree->AddNode(s.name, s.is_cq);
     b->tree->SetQuota(b->ids[s.name], b->cpu, {s.nominal, s.borrowing_limit, s.lending_limit});
@@ -159,9 +159,41 @@ TEST(QuotaTreeTest, WeightedShare) {
   EXPECT_EQ(b->tree->WeightedShare(b->ids["co"], {}), 0);  // root
 }
 
-TEST(FrTableTest, InternIsStable) {
-  FrTable t;
-  FrId x = t.Intern("f", "cpu");
+// The core's quota math is api::Amount's: an unlimited amount (kUnlimited)
+// behaves as +infinity, also next to negative intermediate values.
+TEST(QuotaTreeTest, UnlimitedQuotaActsAsInfinity) {
+  // a: unlimited nominal, none of it lendable; b over-uses the cohort's 10 by
+  // 5 (quota lowered under running workloads), so the cohort's available is
+  // -5. a's own unlimited local quota still leaves it unlimited room.
+  auto b = Build({{"co", false, ""}, {"a", true, "co", kUnlimited, std::nullopt, 0},
+                  {"b", true, "co", 10}});
+  QuotaTree& t = *b->tree;
+  NodeId a = b->ids["a"];
+  t.AddUsage(b->ids["b"], b->cpu, 15);
+  t.AddUsage(a, b->cpu, 7);
+  EXPECT_EQ(t.LocalQuota(a, b->cpu), kUnlimited);
+  EXPECT_EQ(t.LocalAvailable(a, b->cpu), kUnlimited);
+  EXPECT_EQ(t.Available(a, b->cpu), kUnlimited);
+  EXPECT_EQ(t.PotentialAvailable(a, b->cpu), kUnlimited);
+  EXPECT_EQ(t.SubtreeQuota(b->ids["co"], b->cpu), 10);  // a lends nothing
+  EXPECT_EQ(t.Usage(b->ids["co"], b->cpu), 15);         // a's usage stays local
+  t.RemoveUsage(a, b->cpu, 7);
+  EXPECT_EQ(t.Usage(a, b->cpu), 0);
+}
+
+TEST(QuotaTreeTest, UnsetLimitsReadAsNullopt) {
+  auto b = Build({{"co", false, ""}, {"a", true, "co", 4, 2, 1}, {"b", true, "co", 4}});
+  QuotaTree& t = *b->tree;
+  EXPECT_EQ(t.BorrowingLimit(b->ids["a"], b->cpu), std::optional<Amount>(2));
+  EXPECT_EQ(t.LendingLimit(b->ids["a"], b->cpu), std::optional<Amount>(1));
+  EXPECT_EQ(t.BorrowingLimit(b->ids["b"], b->cpu), std::nullopt);
+  EXPECT_EQ(t.LendingLimit(b->ids["b"], b->cpu), std::nullopt);
+  EXPECT_EQ(t.BorrowingLimit(b->ids["a"], b->cpu + 1), std::nullopt);  // unknown id
+}
+
+TEST(FlavorResourceTableTest, InternIsStable) {
+  FlavorResourceTable t;
+  FlavorResourceId x = t.Intern("f", "cpu");
   EXPECT_EQ(t.Intern("f", "memory"), x + 1);
   EXPECT_EQ(t.Intern("f", "cpu"), x);
   EXPECT_EQ(t.Find("g", "cpu"), -1);

@@ -1,5 +1,6 @@
 // Internal model of the admission core: compiled ClusterQueues (resource
-// groups resolved to fr ids, queue, admitted workloads) and admitted entries.
+// groups resolved to flavor-resource ids, queue, admitted workloads) and
+// admitted entries.
 // The quota tree is rebuilt from these when configuration changes.
 //
 // Thread-safety: none. Ownership: CoreState owns everything; pointers between
@@ -22,7 +23,8 @@ namespace batchd::queueing::internal {
 
 struct CompiledFlavor {
   std::string name;
-  std::vector<std::pair<std::string, FrId>> resources;  // covered resource -> fr
+  // covered resource -> its flavor-resource id in this flavor
+  std::vector<std::pair<std::string, FlavorResourceId>> resources;
 };
 
 struct CompiledGroup {
@@ -35,22 +37,24 @@ struct CqInfo;
 struct AdmittedEntry {
   Workload wl;
   Admission admission;
-  FrUsage usage;
+  FlavorResourceAmounts usage;
   CqInfo* cq = nullptr;  // null when its ClusterQueue is unknown (usage not counted)
   uint64_t admit_seq = 0;  // increasing; higher = admitted more recently
   bool evicting = false;   // a preemption was issued and not yet reported done
   size_t slot = 0;         // index in its CQ's AdmittedList
 };
 
-// Bit (fr % 64) for every fr the usage holds; exact while there are <= 64 frs.
-uint64_t FrMask(const FrUsage& u);
-uint64_t FrMask(const std::vector<FrId>& frs);
+// Bit (id % 64) for every flavor-resource id the usage holds (with a positive
+// amount) or the list names; exact while there are <= 64 flavor-resources.
+uint64_t FlavorResourceMask(const FlavorResourceAmounts& u);
+uint64_t FlavorResourceMask(const std::vector<FlavorResourceId>& ids);
 
-// What preemption reads of an admitted workload, stored contiguously per CQ
-// so that scanning candidates doesn't chase a pointer per workload.
-struct AdmittedSlim {
-  AdmittedEntry* e = nullptr;
-  uint64_t fr_mask = 0;
+// What preemption reads of an admitted workload, copied and stored
+// contiguously per CQ so that scanning candidates doesn't chase a pointer per
+// workload.
+struct AdmittedSummary {
+  AdmittedEntry* entry = nullptr;
+  uint64_t flavor_resource_mask = 0;
   uint64_t admit_seq = 0;
   absl::Time queue_order_time;
   int32_t priority = 0;
@@ -62,12 +66,12 @@ class AdmittedList {
   void Insert(AdmittedEntry* e);
   void Erase(AdmittedEntry* e);  // O(1), swaps the last entry in
   void SetEvicting(AdmittedEntry* e);
-  size_t size() const { return slims_.size(); }
-  std::vector<AdmittedSlim>::const_iterator begin() const { return slims_.begin(); }
-  std::vector<AdmittedSlim>::const_iterator end() const { return slims_.end(); }
+  size_t size() const { return summaries_.size(); }
+  std::vector<AdmittedSummary>::const_iterator begin() const { return summaries_.begin(); }
+  std::vector<AdmittedSummary>::const_iterator end() const { return summaries_.end(); }
 
  private:
-  std::vector<AdmittedSlim> slims_;
+  std::vector<AdmittedSummary> summaries_;
 };
 
 struct CqInfo {
@@ -87,12 +91,12 @@ struct CqInfo {
 // Read-only view the flavor assigner and preemption need.
 struct SnapshotView {
   QuotaTree* tree = nullptr;  // mutated reversibly during simulations
-  const FrTable* frs = nullptr;
+  const FlavorResourceTable* flavor_resources = nullptr;
   const absl::flat_hash_map<std::string, ResourceFlavor>* flavors = nullptr;
   const std::vector<CqInfo*>* cq_of_node = nullptr;  // node id -> CQ (null for cohorts)
   bool fair_sharing = false;
-  std::vector<FairSharingStrategy> fs_strategies;
-  bool exact_masks = true;  // FrMask is exact (<= 64 frs)
+  std::vector<FairSharingStrategy> fair_sharing_strategies;
+  bool exact_masks = true;  // FlavorResourceMask is exact (<= 64 flavor-resources)
 };
 
 }  // namespace batchd::queueing::internal
