@@ -22,6 +22,12 @@ flags=(-std=c++20 -fsyntax-only -Isrc
        -DBOOST_ALL_NO_LIB -DGTEST_HAS_PTHREAD=1
        '-DBATCHD_SHIM_PATH="batchd-shim"' '-DBATCHD_PROTOBUF_TESTDATA="testdata"'
        -Wno-everything -Wthread-safety -Werror=thread-safety)
+# Locks the analysis cannot see are refused outright under src/.
+if unchecked=$(grep -rnE 'std::(mutex|recursive_mutex|shared_mutex|condition_variable|lock_guard|unique_lock|scoped_lock)\b' src); then
+  echo "$unchecked" >&2
+  echo "check-thread-safety: use absl::Mutex / absl::MutexLock / absl::CondVar with ABSL_GUARDED_BY (docs/development.md)" >&2
+  exit 1
+fi
 if (($#)); then files=("$@"); else mapfile -t files < <(find src -name '*.cc' | sort); fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

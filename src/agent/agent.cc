@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/internal/logs.h"
 #include "agent/internal/node.h"
 #include "agent/internal/pod_spec.h"
@@ -86,23 +87,23 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   NodeFacts facts;
   absl::Time last_node_report = absl::InfinitePast();
 
-  std::mutex mu;
-  std::map<std::string, PodState> states;         // By uid.
-  std::map<std::string, std::string> key_uid;     // "ns/name" -> uid last seen.
-  std::map<std::string, std::string> uid_key;     // and back (runtime change hints).
-  std::set<std::string> deleted;                  // Uids we deleted with grace 0.
+  absl::Mutex mu;
+  std::map<std::string, PodState> states ABSL_GUARDED_BY(mu);         // By uid.
+  std::map<std::string, std::string> key_uid ABSL_GUARDED_BY(mu);     // "ns/name" -> uid last seen.
+  std::map<std::string, std::string> uid_key ABSL_GUARDED_BY(mu);     // and back (runtime change hints).
+  std::set<std::string> deleted ABSL_GUARDED_BY(mu);                  // Uids we deleted with grace 0.
   std::atomic<int64_t> status_writes{0};
 };
 
 PodState& NodeAgent::Impl::StateOf(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   auto [it, fresh] = states.try_emplace(uid);
   if (fresh) it->second.poll = agent.opts_.status_poll_min;
   return it->second;
 }
 
 void NodeAgent::Impl::Forget(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   states.erase(uid);
 }
 
@@ -145,7 +146,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::Reconcile(const std::string& 
   client::ObjectRef pod = parts.size() == 2 ? pods->Get(parts[0], parts[1]) : nullptr;
   std::string old_uid;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     auto it = key_uid.find(key);
     if (it != key_uid.end()) old_uid = it->second;
     const std::string uid = pod ? meta::GetUid(*pod) : "";
@@ -306,7 +307,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileDeleting(const Json&
                                                                      PodState& st) {
   std::string uid = meta::GetUid(pod);
   {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     if (deleted.count(uid)) return reconcile::Result::Done();
   }
   const Json& spec = pod["spec"];
@@ -332,7 +333,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileDeleting(const Json&
   absl::Status ds = client.Delete(pod_kind, meta::GetNamespace(pod), meta::GetName(pod), del);
   if (!ds.ok() && !IsReason(ds, "NotFound") && !IsReason(ds, "Conflict")) return ds;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     deleted.insert(uid);
   }
   controller->queue().Add(kOrphanPrefix + uid);
@@ -341,7 +342,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileDeleting(const Json&
 
 absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileOrphan(const std::string& uid) {
   {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     if (!deleted.count(uid)) {
       for (const client::ObjectRef& p : pods->List()) {
         if (meta::GetUid(*p) == uid) return reconcile::Result::Done();  // Its pod handles it.
@@ -458,7 +459,7 @@ absl::Status NodeAgent::Start() {
   runtime_->WatchChanges([impl = impl_.get()](const std::string& uid) {
     std::string key;
     {
-      std::lock_guard<std::mutex> lock(impl->mu);
+      absl::MutexLock lock(&impl->mu);
       auto it = impl->uid_key.find(uid);
       if (it == impl->uid_key.end()) return;
       key = it->second;

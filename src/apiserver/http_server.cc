@@ -3,8 +3,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <set>
 #include <thread>
 
@@ -13,6 +11,8 @@
 #include <boost/beast/http.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "common/logging.h"
 #include "common/thread_name.h"
 
@@ -155,10 +155,10 @@ struct HttpServer::Impl {
   std::unique_ptr<tcp::acceptor> acceptor;
   std::thread accept_thread;
   std::atomic<bool> stopping{false};
-  std::mutex mu;
-  std::condition_variable cv;
-  std::set<int> conns;  // Native handles of live connections.
-  int active = 0;
+  absl::Mutex mu;
+  absl::CondVar cv;
+  std::set<int> conns ABSL_GUARDED_BY(mu);  // Native handles of live connections.
+  int active ABSL_GUARDED_BY(mu) = 0;
 
   void Serve(tcp::socket sock);
 };
@@ -196,7 +196,7 @@ absl::StatusOr<int> HttpServer::Start() {
         if (impl->stopping) break;
         continue;
       }
-      std::lock_guard<std::mutex> lock(impl->mu);
+      absl::MutexLock lock(&impl->mu);
       ++impl->active;
       impl->conns.insert(sock.native_handle());
       std::thread([impl, s = std::move(sock)]() mutable {
@@ -262,19 +262,21 @@ void HttpServer::Impl::Serve(tcp::socket sock) {
   }
   sock.shutdown(tcp::socket::shutdown_both, ec);
   sock.close(ec);
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   conns.erase(fd);
   --active;
-  cv.notify_all();
+  cv.SignalAll();
 }
 
 void HttpServer::Stop() {
   if (!impl_ || impl_->stopping.exchange(true)) return;
   if (impl_->acceptor) ::shutdown(impl_->acceptor->native_handle(), SHUT_RDWR);
   if (impl_->accept_thread.joinable()) impl_->accept_thread.join();
-  std::unique_lock<std::mutex> lock(impl_->mu);
+  absl::MutexLock lock(&impl_->mu);
   for (int fd : impl_->conns) ::shutdown(fd, SHUT_RDWR);
-  impl_->cv.wait_for(lock, std::chrono::seconds(5), [&] { return impl_->active == 0; });
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (impl_->active != 0 && !impl_->cv.WaitWithDeadline(&impl_->mu, deadline)) {
+  }
 }
 
 }  // namespace batchd::apiserver

@@ -1,12 +1,13 @@
 #include "apiserver/metrics.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace batchd::apiserver {
 
 void RequestMetrics::Observe(const std::string& verb, const std::string& resource, int code,
                              double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++totals_[{verb, resource, code}];
   Histogram& h = durations_[{verb, resource}];
   for (size_t i = 0; i < kBuckets.size(); ++i) {
@@ -17,7 +18,7 @@ void RequestMetrics::Observe(const std::string& verb, const std::string& resourc
 }
 
 void RequestMetrics::AppendPrometheus(std::string* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   absl::StrAppend(out,
                   "# HELP apiserver_request_total Counter of apiserver requests broken out for "
                   "each verb, resource, and HTTP response code.\n"

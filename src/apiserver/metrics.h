@@ -3,10 +3,10 @@
 // apiserver_request_duration_seconds histogram. Self-contained: no metrics
 // library. Thread-safe.
 #pragma once
+#include "absl/synchronization/mutex.h"
 
 #include <array>
 #include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 
@@ -25,9 +25,9 @@ class RequestMetrics {
     uint64_t count = 0;
     double sum = 0;
   };
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> totals_;
-  std::map<std::pair<std::string, std::string>, Histogram> durations_;
+  mutable absl::Mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> totals_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, Histogram> durations_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::apiserver

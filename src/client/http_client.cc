@@ -3,10 +3,8 @@
 #include <sys/socket.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -18,6 +16,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "registry/errors.h"
 
 namespace batchd::client {
@@ -159,16 +159,17 @@ class HttpWatchStream : public WatchStream {
   }
 
   bool Next(WatchEvent* ev, absl::Duration timeout) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                 [&] { return !queue_.empty() || ended_; });
+    absl::MutexLock lock(&mu_);
+    const absl::Time deadline = absl::Now() + timeout;
+    while (queue_.empty() && !ended_ && !cv_.WaitWithDeadline(&mu_, deadline)) {
+    }
     if (queue_.empty()) return false;
     *ev = std::move(queue_.front());
     queue_.pop_front();
     return true;
   }
   bool done() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return ended_ && queue_.empty();
   }
 
@@ -185,26 +186,26 @@ class HttpWatchStream : public WatchStream {
       return !stop_.load();
     });
     if (!pending.empty()) Deliver(pending);
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     ended_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   void Deliver(std::string_view line) {
     Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) return;
     WatchEvent ev{j["type"].get<std::string>(), j.value("object", Json::object())};
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     queue_.push_back(std::move(ev));
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
   std::unique_ptr<Conn> conn_;
   std::unique_ptr<http::response_parser<http::buffer_body>> parser_;
   std::atomic<bool> stop_{false};
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<WatchEvent> queue_;
-  bool ended_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::deque<WatchEvent> queue_ ABSL_GUARDED_BY(mu_);
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;
   std::thread reader_;
 };
 
@@ -273,18 +274,18 @@ struct HttpClient::Impl {
   Endpoint ep;
   HttpClientOptions opts;
   asio::io_context ioc;
-  std::mutex mu;
-  std::vector<std::unique_ptr<Conn>> idle;
+  absl::Mutex mu;
+  std::vector<std::unique_ptr<Conn>> idle ABSL_GUARDED_BY(mu);
 
   std::unique_ptr<Conn> TakeIdle() {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     if (idle.empty()) return nullptr;
     auto c = std::move(idle.back());
     idle.pop_back();
     return c;
   }
   void Release(std::unique_ptr<Conn> c) {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     if (static_cast<int>(idle.size()) < opts.max_idle_connections) idle.push_back(std::move(c));
   }
 };

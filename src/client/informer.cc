@@ -1,5 +1,6 @@
 #include "client/informer.h"
 
+#include "absl/synchronization/mutex.h"
 #include "api/json_access.h"
 #include "api/labels/selector.h"
 #include "common/logging.h"
@@ -42,7 +43,7 @@ absl::Status Informer::Sync() {
   }
   std::map<std::string, ObjectRef> old;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     old.swap(objects_);
     objects_ = fresh;
     resource_version_ = list->resource_version;
@@ -71,7 +72,7 @@ absl::Status Informer::Sync() {
 
 void Informer::Apply(WatchEvent&& ev) {
   if (ev.type == "BOOKMARK") {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     resource_version_ = ev.Object()["metadata"].value("resourceVersion", resource_version_);
     return;
   }
@@ -80,7 +81,7 @@ void Informer::Apply(WatchEvent&& ev) {
   std::string key = KeyOf(*ref);
   ObjectRef old;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = objects_.find(key);
     if (it != objects_.end()) old = it->second;
     if (ev.type == "DELETED") {
@@ -151,14 +152,14 @@ void Informer::Stop() {
 }
 
 ObjectRef Informer::Get(const std::string& ns, const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = objects_.find(ns.empty() ? name : ns + "/" + name);
   return it == objects_.end() ? nullptr : it->second;
 }
 
 std::vector<ObjectRef> Informer::List(const std::string& ns) const {
   std::vector<ObjectRef> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (ns.empty()) {
     for (const auto& [k, v] : objects_) out.push_back(v);
     return out;
@@ -185,7 +186,7 @@ std::vector<ObjectRef> Informer::ListMatching(const std::string& ns,
 }
 
 std::string Informer::ResourceVersion() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return resource_version_;
 }
 

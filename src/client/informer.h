@@ -15,11 +15,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "client/client.h"
 
 namespace batchd::client {
@@ -66,9 +66,9 @@ class Informer {
   const Selector sel_;
   std::vector<EventHandlers> handlers_;
   std::unique_ptr<WatchStream> watch_;
-  mutable std::mutex mu_;
-  std::map<std::string, ObjectRef> objects_;
-  std::string resource_version_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, ObjectRef> objects_ ABSL_GUARDED_BY(mu_);
+  std::string resource_version_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

@@ -1,4 +1,6 @@
 #include "client/workqueue.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 
 #include <algorithm>
 
@@ -8,17 +10,17 @@ WorkQueue::WorkQueue(Clock& clock, RateLimit limit) : clock_(clock), limit_(limi
 
 WorkQueue::~WorkQueue() {
   ShutDown();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& [key, id] : timers_) clock_.Cancel(id);
 }
 
 void WorkQueue::Add(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (shutdown_ || dirty_.count(key)) return;
   dirty_.insert(key);
   if (processing_.count(key)) return;  // Re-queued by Done.
   queue_.push_back(key);
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
@@ -26,7 +28,7 @@ void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
     Add(key);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (shutdown_) return;
   absl::Time due = clock_.Now() + delay;
   auto it = timer_due_.find(key);
@@ -37,7 +39,7 @@ void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
   timer_due_[key] = due;
   timers_[key] = clock_.ScheduleAt(due, [this, key] {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      absl::MutexLock l(&mu_);
       timers_.erase(key);
       timer_due_.erase(key);
     }
@@ -48,7 +50,7 @@ void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
 void WorkQueue::AddRateLimited(const std::string& key) {
   int n;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     n = failures_[key]++;
   }
   absl::Duration d = limit_.base;
@@ -57,12 +59,12 @@ void WorkQueue::AddRateLimited(const std::string& key) {
 }
 
 void WorkQueue::Forget(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   failures_.erase(key);
 }
 
 int WorkQueue::Failures(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = failures_.find(key);
   return it == failures_.end() ? 0 : it->second;
 }
@@ -77,37 +79,38 @@ bool WorkQueue::PopLocked(std::string* key) {
 }
 
 bool WorkQueue::Get(std::string* key, absl::Duration timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-               [&] { return !queue_.empty() || shutdown_; });
+  absl::MutexLock lock(&mu_);
+  const absl::Time deadline = absl::Now() + timeout;
+  while (queue_.empty() && !shutdown_ && !cv_.WaitWithDeadline(&mu_, deadline)) {
+  }
   if (shutdown_) return false;
   return PopLocked(key);
 }
 
 bool WorkQueue::TryGet(std::string* key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (shutdown_) return false;
   return PopLocked(key);
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   processing_.erase(key);
   if (dirty_.count(key) && !shutdown_) {
     queue_.push_back(key);
-    cv_.notify_one();
+    cv_.Signal();
   }
 }
 
 size_t WorkQueue::Len() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return queue_.size();
 }
 
 void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   shutdown_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 }  // namespace batchd::client

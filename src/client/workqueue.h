@@ -10,13 +10,12 @@
 // `TryGet` does not (single-threaded simulate mode).
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 
@@ -50,19 +49,19 @@ class WorkQueue {
   void ShutDown();
 
  private:
-  bool PopLocked(std::string* key);
+  bool PopLocked(std::string* key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Clock& clock_;
   const RateLimit limit_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> queue_;
-  std::set<std::string> dirty_;       // Queued (or to be re-queued after Done).
-  std::set<std::string> processing_;
-  std::map<std::string, int> failures_;
-  std::map<std::string, Clock::TimerId> timers_;  // Pending AddAfter, earliest only.
-  std::map<std::string, absl::Time> timer_due_;
-  bool shutdown_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> dirty_ ABSL_GUARDED_BY(mu_);       // Queued (or to be re-queued after Done).
+  std::set<std::string> processing_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Clock::TimerId> timers_ ABSL_GUARDED_BY(mu_);  // Pending AddAfter, earliest only.
+  std::map<std::string, absl::Time> timer_due_ ABSL_GUARDED_BY(mu_);
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace batchd::client

@@ -3,6 +3,8 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "api/meta/time_util.h"
 #include "common/logging.h"
 #include "common/thread_name.h"
@@ -13,15 +15,15 @@ using api::Json;
 
 ApiEventRecorder::~ApiEventRecorder() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (sink_.joinable()) sink_.join();
 }
 
 void ApiEventRecorder::StartAsync(size_t max_queue, absl::Duration batch_window) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (sink_.joinable()) return;
   max_queue_ = max_queue;
   batch_window_ = batch_window;
@@ -29,31 +31,33 @@ void ApiEventRecorder::StartAsync(size_t max_queue, absl::Duration batch_window)
 }
 
 void ApiEventRecorder::Flush() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const uint64_t target = enqueued_;
   ++flushing_;
-  cv_.notify_all();  // ends the sink's batch window
-  cv_.wait(lock, [&] { return written_ >= target || !sink_.joinable(); });
+  cv_.SignalAll();  // ends the sink's batch window
+  while (written_ < target && sink_.joinable()) cv_.Wait(&mu_);
   --flushing_;
 }
 
 void ApiEventRecorder::SinkLoop() {
   SetThreadName("event-sink");
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
     if (queue_.empty()) return;  // stopping, and everything is written
     // Let the batch fill: producers queue without waking the sink meanwhile.
-    cv_.wait_for(lock, absl::ToChronoNanoseconds(batch_window_),
-                 [&] { return stopping_ || flushing_ > 0 || queue_.size() >= max_queue_ / 2; });
+    const absl::Time window_end = absl::Now() + batch_window_;
+    while (!stopping_ && flushing_ == 0 && queue_.size() < max_queue_ / 2 &&
+           !cv_.WaitWithDeadline(&mu_, window_end)) {
+    }
     std::vector<Json> batch;
     batch.swap(queue_);
-    lock.unlock();
+    mu_.Unlock();
     const size_t n = batch.size();
     Write(std::move(batch));
-    lock.lock();
+    mu_.Lock();
     written_ += n;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 }
 
@@ -67,7 +71,7 @@ void ApiEventRecorder::EventFrom(const std::string& component, const Json& obj,
                                  const std::string& message) {
   Json ev = Build(component, obj, type, reason, message);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (sink_.joinable()) {
       if (queue_.size() >= max_queue_) {
         BATCHD_LOG_WARN("event {} {}: dropped, {} events wait to be written", reason,
@@ -77,7 +81,7 @@ void ApiEventRecorder::EventFrom(const std::string& component, const Json& obj,
       const bool was_empty = queue_.empty();
       queue_.push_back(std::move(ev));
       ++enqueued_;
-      if (was_empty) cv_.notify_all();
+      if (was_empty) cv_.SignalAll();
       return;
     }
   }
@@ -150,7 +154,7 @@ void ApiEventRecorder::Write(std::vector<Json> events) {
 void ApiEventRecorder::Bump(const std::string& ns, const std::string& name,
                             const std::string& last_timestamp) {
   const api::KindDef& kind = client_.Kind("", "v1", "events");
-  std::lock_guard<std::mutex> lock(bump_mu_);
+  absl::MutexLock lock(&bump_mu_);
   auto existing = client_.Get(kind, ns, name);
   if (!existing.ok()) return;
   Json e = *std::move(existing);

@@ -7,13 +7,12 @@
 // Thread-safety: implementations are thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "api/field_error.h"
 #include "client/client.h"
@@ -69,16 +68,18 @@ class ApiEventRecorder : public EventRecorder {
   client::Client& client_;
   Clock& clock_;
   std::string component_;
-  std::mutex bump_mu_;  // orders this recorder's count updates
+  absl::Mutex bump_mu_;  // orders this recorder's count updates
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<api::Json> queue_;  // guarded by mu_
-  size_t max_queue_ = 0;
-  absl::Duration batch_window_ = absl::ZeroDuration();
-  int flushing_ = 0;  // guarded by mu_: Flush calls waiting
-  uint64_t enqueued_ = 0, written_ = 0;  // guarded by mu_: Events queued / written so far
-  bool stopping_ = false;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::vector<api::Json> queue_ ABSL_GUARDED_BY(mu_);
+  size_t max_queue_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration batch_window_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  int flushing_ ABSL_GUARDED_BY(mu_) = 0;  // Flush calls waiting.
+  // Events queued / written so far.
+  uint64_t enqueued_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread sink_;
 };
 
@@ -105,26 +106,26 @@ class FakeEventRecorder : public EventRecorder {
   };
   void Event(const api::Json& obj, const std::string& type, const std::string& reason,
              const std::string& message) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const api::Json& m = obj.contains("metadata") ? obj["metadata"] : api::Json::object();
     events_.push_back({obj.value("kind", "") + " " + m.value("namespace", "") + "/" +
                            m.value("name", ""),
                        type, reason, message});
   }
   std::vector<Recorded> events() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return events_;
   }
   std::vector<std::string> Reasons() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     std::vector<std::string> r;
     for (const auto& e : events_) r.push_back(e.reason);
     return r;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::vector<Recorded> events_;
+  mutable absl::Mutex mu_;
+  std::vector<Recorded> events_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::reconcile

@@ -24,7 +24,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -212,9 +211,9 @@ class Registry {
   std::unique_ptr<absl::BitGen> own_random_;  // Only when none was injected.
   absl::Mutex random_mu_;
   absl::BitGenRef random_ ABSL_GUARDED_BY(random_mu_);
-  std::mutex mutators_mu_;
+  absl::Mutex mutators_mu_;
   // group resource -> hooks; replaced (copy on write) under mutators_mu_.
-  std::shared_ptr<const std::map<std::string, std::vector<Mutator>>> mutators_;
+  std::shared_ptr<const std::map<std::string, std::vector<Mutator>>> mutators_ ABSL_GUARDED_BY(mutators_mu_);
   struct NamespaceWorker;
   std::shared_ptr<NamespaceWorker> ns_worker_;
 };

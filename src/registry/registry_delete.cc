@@ -1,9 +1,9 @@
 // Registry deletes, namespace lifecycle, and start-up.
-#include <condition_variable>
 #include <deque>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "api/json_access.h"
 #include "api/meta/time_util.h"
 #include "common/logging.h"
@@ -44,10 +44,10 @@ int64_t PodGracePeriod(const Json& pod, std::optional<int64_t> requested) {
 }  // namespace
 
 struct Registry::NamespaceWorker {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::string> queue;
-  bool stop = false;
+  absl::Mutex mu;
+  absl::CondVar cv;
+  std::deque<std::string> queue ABSL_GUARDED_BY(mu);
+  bool stop ABSL_GUARDED_BY(mu) = false;
   std::thread thread;
 };
 
@@ -73,17 +73,17 @@ absl::Status Registry::Start() {
     if (!r.ok() && r.status().code() != absl::StatusCode::kAlreadyExists) return r.status();
   }
   ns_worker_->thread = std::thread([this] {
-    std::unique_lock<std::mutex> lock(ns_worker_->mu);
+    absl::MutexLock lock(&ns_worker_->mu);
     while (!ns_worker_->stop) {
       if (ns_worker_->queue.empty()) {
-        ns_worker_->cv.wait(lock);
+        ns_worker_->cv.Wait(&ns_worker_->mu);
         continue;
       }
       std::string ns = std::move(ns_worker_->queue.front());
       ns_worker_->queue.pop_front();
-      lock.unlock();
+      ns_worker_->mu.Unlock();
       FinishNamespace(ns);
-      lock.lock();
+      ns_worker_->mu.Lock();
     }
   });
   // Resume namespaces whose deletion was interrupted by a restart.
@@ -92,9 +92,9 @@ absl::Status Registry::Start() {
   for (const auto& o : cache_->List(CollectionPrefix(*nsk, ""), "", 0, &more, &rev)) {
     Json j = o->Decode();
     if (j["metadata"].contains("deletionTimestamp")) {
-      std::lock_guard<std::mutex> lock(ns_worker_->mu);
+      absl::MutexLock lock(&ns_worker_->mu);
       ns_worker_->queue.push_back(j["metadata"].value("name", ""));
-      ns_worker_->cv.notify_all();
+      ns_worker_->cv.SignalAll();
     }
   }
   return absl::OkStatus();
@@ -103,10 +103,10 @@ absl::Status Registry::Start() {
 Registry::~Registry() {
   if (ns_worker_ && ns_worker_->thread.joinable()) {
     {
-      std::lock_guard<std::mutex> lock(ns_worker_->mu);
+      absl::MutexLock lock(&ns_worker_->mu);
       ns_worker_->stop = true;
     }
-    ns_worker_->cv.notify_all();
+    ns_worker_->cv.SignalAll();
     ns_worker_->thread.join();
   }
 }
@@ -212,9 +212,9 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
       obj["metadata"]["resourceVersion"] = std::to_string(current->revision);
     }
     if (IsNamespace(k)) {
-      std::lock_guard<std::mutex> lock(ns_worker_->mu);
+      absl::MutexLock lock(&ns_worker_->mu);
       ns_worker_->queue.push_back(std::string(name));
-      ns_worker_->cv.notify_all();
+      ns_worker_->cv.SignalAll();
     }
     return DeleteResult{false, obj};
   });
@@ -284,10 +284,10 @@ void Registry::FinishNamespace(std::string ns) {
   clock_.ScheduleAfter(absl::Seconds(1), [weak, ns] {
     auto worker = weak.lock();
     if (!worker) return;
-    std::lock_guard<std::mutex> lock(worker->mu);
+    absl::MutexLock lock(&worker->mu);
     if (worker->stop) return;
     worker->queue.push_back(ns);
-    worker->cv.notify_all();
+    worker->cv.SignalAll();
   });
 }
 

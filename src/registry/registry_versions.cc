@@ -1,6 +1,7 @@
 // Registry: admission mutators and serving a resource in more than one
 // version (KindDef::storage): conversion of requests to the storage version
 // and of results, list items and watch events back.
+#include "absl/synchronization/mutex.h"
 #include "registry/errors.h"
 #include "registry/internal/versions.h"
 #include "registry/registry.h"
@@ -10,7 +11,7 @@ namespace batchd::registry {
 using api::Json;
 
 void Registry::AddMutator(std::string group_resource, Mutator m) {
-  std::lock_guard<std::mutex> lock(mutators_mu_);
+  absl::MutexLock lock(&mutators_mu_);
   auto next = mutators_ ? std::make_shared<std::map<std::string, std::vector<Mutator>>>(*mutators_)
                         : std::make_shared<std::map<std::string, std::vector<Mutator>>>();
   (*next)[group_resource].push_back(std::move(m));
@@ -20,7 +21,7 @@ void Registry::AddMutator(std::string group_resource, Mutator m) {
 absl::Status Registry::RunMutators(const api::KindDef& k, Json& obj, const Json* old) {
   std::shared_ptr<const std::map<std::string, std::vector<Mutator>>> all;
   {
-    std::lock_guard<std::mutex> lock(mutators_mu_);
+    absl::MutexLock lock(&mutators_mu_);
     all = mutators_;
   }
   if (!all) return absl::OkStatus();

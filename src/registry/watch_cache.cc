@@ -4,6 +4,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "common/logging.h"
 
 namespace batchd::registry {
@@ -71,7 +73,7 @@ std::string SpliceResourceVersion(const std::string& json, int64_t rv) {
 Json CachedObject::Decode() const {
   std::shared_ptr<const Json> d;
   {
-    std::lock_guard<std::mutex> lock(decoded_mu_);
+    absl::MutexLock lock(&decoded_mu_);
     d = decoded_.lock();
   }
   return d ? *d : Json::parse(json, nullptr, false);
@@ -107,24 +109,24 @@ void CachedObject::ExtractLocked() const {
 }
 
 const std::map<std::string, std::string>& CachedObject::labels() const {
-  std::lock_guard<std::mutex> lock(decoded_mu_);
+  absl::MutexLock lock(&decoded_mu_);
   ExtractLocked();
   return labels_;
 }
 
 const std::map<std::string, std::string>& CachedObject::fields() const {
-  std::lock_guard<std::mutex> lock(decoded_mu_);
+  absl::MutexLock lock(&decoded_mu_);
   ExtractLocked();
   return fields_;
 }
 
 std::shared_ptr<const Json> CachedObject::Shared() const {
-  std::lock_guard<std::mutex> lock(decoded_mu_);
+  absl::MutexLock lock(&decoded_mu_);
   return SharedLocked();
 }
 
 std::shared_ptr<const Json> CachedObject::TakeHeld() const {
-  std::lock_guard<std::mutex> lock(decoded_mu_);
+  absl::MutexLock lock(&decoded_mu_);
   std::shared_ptr<const Json> d = held_;
   if (d && --held_readers_ <= 0) held_.reset();
   return d;
@@ -149,7 +151,7 @@ WatchCache::DecodedOffer::~DecodedOffer() { Withdraw(); }
 
 void WatchCache::DecodedOffer::Withdraw() {
   if (!cache_ || !entry_) return;
-  std::lock_guard<std::mutex> lock(cache_->offers_mu_);
+  absl::MutexLock lock(&cache_->offers_mu_);
   auto [lo, hi] = cache_->offers_.equal_range(entry_->key);
   for (auto it = lo; it != hi; ++it) {
     if (it->second == entry_.get()) {
@@ -165,12 +167,12 @@ WatchCache::DecodedOffer WatchCache::OfferDecoded(const std::string& key,
                                                   const Json& decoded) {
   DecodedOffer offer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (DecodingSubscribersLocked(key) == 0) return offer;
   }
   offer.cache_ = this;
   offer.entry_ = std::make_unique<DecodedOffer::Entry>(DecodedOffer::Entry{key, bytes, decoded});
-  std::lock_guard<std::mutex> lock(offers_mu_);
+  absl::MutexLock lock(&offers_mu_);
   offers_.emplace(key, offer.entry_.get());
   return offer;
 }
@@ -182,7 +184,7 @@ int WatchCache::DecodingSubscribersLocked(const std::string& key) const {
 }
 
 std::optional<Json> WatchCache::TakeOffer(const std::string& key, const std::string& bytes) {
-  std::lock_guard<std::mutex> lock(offers_mu_);
+  absl::MutexLock lock(&offers_mu_);
   auto [lo, hi] = offers_.equal_range(key);
   for (auto it = lo; it != hi; ++it) {
     if (it->second->bytes == bytes) {
@@ -203,10 +205,9 @@ bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
   if (taken_.empty()) {
     // Takes everything queued at once: a consumer that fell behind then
     // drains without locking against the writers for each event.
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                      [&] { return !queue_.empty() || closed_; })) {
-      return false;
+    absl::MutexLock lock(&mu_);
+    const absl::Time deadline = absl::Now() + timeout;
+    while (queue_.empty() && !closed_ && !cv_.WaitWithDeadline(&mu_, deadline)) {
     }
     if (queue_.empty()) return false;
     taken_.swap(queue_);
@@ -220,7 +221,7 @@ bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
 }
 
 bool WatchCache::Subscription::closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return closed_ && queue_.empty() && taken_.empty();
 }
 
@@ -231,12 +232,12 @@ WatchCache::WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> s
 
 WatchCache::~WatchCache() {
   handle_.reset();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (Subscription* s : subs_) {
-    std::lock_guard<std::mutex> slock(s->mu_);
+    absl::MutexLock slock(&s->mu_);
     s->closed_ = true;
     s->cache_ = nullptr;
-    s->cv_.notify_all();
+    s->cv_.SignalAll();
   }
 }
 
@@ -276,7 +277,7 @@ absl::Status WatchCache::Start() {
   auto range = store_.Range("/registry/", "", 0);
   if (!range.ok()) return range.status();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (auto& kv : range->kvs) {
       objects_[kv.key] = MakeObject(kv.key, std::move(kv.value), kv.mod_revision);
     }
@@ -297,12 +298,13 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
   ev.object = obj;
   std::optional<Json> offered;
   if (e.type == store::Event::Type::kPut) offered = TakeOffer(e.kv.key, e.kv.value);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (offered) {
     // Held for the in-process subscribers it is sent to, set before any sees it.
     const int readers = DecodingSubscribersLocked(e.kv.key);
     if (readers > 0 && offered->is_object()) {
       (*offered)["metadata"]["resourceVersion"] = std::to_string(e.kv.mod_revision);
+      absl::MutexLock obj_lock(&obj->decoded_mu_);  // Uncontended: no reader has it yet.
       obj->held_ = std::make_shared<const Json>(*std::move(offered));
       obj->decoded_ = obj->held_;
       obj->held_readers_ = readers;
@@ -320,7 +322,7 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
   revision_ = std::max(revision_, ev.revision);
   for (Subscription* s : subs_) {
     if (!absl::StartsWith(e.kv.key, s->prefix_)) continue;
-    std::lock_guard<std::mutex> slock(s->mu_);
+    absl::MutexLock slock(&s->mu_);
     if (s->closed_) continue;
     if (s->queue_.size() >= max_queue_) {
       s->closed_ = true;
@@ -328,7 +330,7 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
     } else {
       s->queue_.push_back(ev);
     }
-    s->cv_.notify_all();
+    s->cv_.SignalAll();
   }
   ring_.push_back(std::move(ev));
   while (ring_.size() > ring_capacity_) {
@@ -338,12 +340,12 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
 }
 
 int64_t WatchCache::Revision() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return revision_;
 }
 
 ObjectPtr WatchCache::Get(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = objects_.find(key);
   return it == objects_.end() ? nullptr : it->second;
 }
@@ -351,7 +353,7 @@ ObjectPtr WatchCache::Get(const std::string& key) const {
 std::vector<ObjectPtr> WatchCache::List(const std::string& prefix, const std::string& start_after,
                                         size_t limit, bool* more, int64_t* revision) const {
   std::vector<ObjectPtr> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = start_after.empty() ? objects_.lower_bound(prefix) : objects_.upper_bound(start_after);
   if (more) *more = false;
   for (; it != objects_.end() && absl::StartsWith(it->first, prefix); ++it) {
@@ -366,7 +368,7 @@ std::vector<ObjectPtr> WatchCache::List(const std::string& prefix, const std::st
 }
 
 size_t WatchCache::Count(const std::string& prefix, const std::string& start_after) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   size_t n = 0;
   auto it = start_after.empty() ? objects_.lower_bound(prefix) : objects_.upper_bound(start_after);
   for (; it != objects_.end() && absl::StartsWith(it->first, prefix); ++it) ++n;
@@ -379,7 +381,9 @@ absl::StatusOr<std::unique_ptr<WatchCache::Subscription>> WatchCache::Watch(
   sub->cache_ = this;
   sub->prefix_ = prefix;
   sub->decodes_ = decodes;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
+  // Lock order: the cache's mu_, then a subscription's (as Publish does).
+  absl::MutexLock sub_lock(&sub->mu_);
   if (after_revision >= 0) {
     if (after_revision < oldest_) {
       return absl::OutOfRangeError(
@@ -396,12 +400,12 @@ absl::StatusOr<std::unique_ptr<WatchCache::Subscription>> WatchCache::Watch(
 }
 
 void WatchCache::Unsubscribe(Subscription* s) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   subs_.erase(std::remove(subs_.begin(), subs_.end(), s), subs_.end());
 }
 
 size_t WatchCache::WatcherCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return subs_.size();
 }
 

@@ -9,16 +9,15 @@
 // (`ObjectPtr`); a Subscription is used by one consumer thread.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "api/kind.h"
 #include "store/store.h"
@@ -50,22 +49,22 @@ struct CachedObject {
 
  private:
   friend class WatchCache;
-  std::shared_ptr<const api::Json> SharedLocked() const;  // decoded_mu_ held
-  void ExtractLocked() const;                              // decoded_mu_ held
+  std::shared_ptr<const api::Json> SharedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(decoded_mu_);
+  void ExtractLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(decoded_mu_);
   // For a subscriber that decodes: the held decoding, if any; the cache
   // stops holding it once every such subscriber sent this version took it.
   std::shared_ptr<const api::Json> TakeHeld() const;
 
-  mutable std::mutex decoded_mu_;
-  mutable std::weak_ptr<const api::Json> decoded_;
+  mutable absl::Mutex decoded_mu_;
+  mutable std::weak_ptr<const api::Json> decoded_ ABSL_GUARDED_BY(decoded_mu_);
   // The decoding the writer offered (WatchCache::OfferDecoded), held for the
   // `held_readers_` in-process subscribers this version was sent to: without
   // it a version superseded before its readers got to it would be parsed.
-  mutable std::shared_ptr<const api::Json> held_;
-  mutable int held_readers_ = 0;
-  mutable bool extracted_ = false;  // labels_ and fields_ are final once set
-  mutable std::map<std::string, std::string> labels_;
-  mutable std::map<std::string, std::string> fields_;
+  mutable std::shared_ptr<const api::Json> held_ ABSL_GUARDED_BY(decoded_mu_);
+  mutable int held_readers_ ABSL_GUARDED_BY(decoded_mu_) = 0;
+  mutable bool extracted_ ABSL_GUARDED_BY(decoded_mu_) = false;  // labels_ and fields_ are final once set
+  mutable std::map<std::string, std::string> labels_ ABSL_GUARDED_BY(decoded_mu_);
+  mutable std::map<std::string, std::string> fields_ ABSL_GUARDED_BY(decoded_mu_);
 };
 using ObjectPtr = std::shared_ptr<const CachedObject>;
 
@@ -92,12 +91,12 @@ class WatchCache {
     friend class WatchCache;
     WatchCache* cache_ = nullptr;
     std::string prefix_;
-    mutable std::mutex mu_;
-    std::condition_variable cv_;
-    std::deque<CacheEvent> queue_;
+    mutable absl::Mutex mu_;
+    absl::CondVar cv_;
+    std::deque<CacheEvent> queue_ ABSL_GUARDED_BY(mu_);
     std::deque<CacheEvent> taken_;  // taken from queue_ by the consumer, not yet returned
-    bool closed_ = false;
-    std::string close_reason_;
+    bool closed_ ABSL_GUARDED_BY(mu_) = false;
+    std::string close_reason_ ABSL_GUARDED_BY(mu_);
     bool decodes_ = false;  // see Watch
     // The held decoding of the event last returned, kept alive while the
     // consumer works on it (until it calls Next again).
@@ -166,7 +165,7 @@ class WatchCache {
  private:
   void OnStoreEvent(const store::Event& e);
   // In-process (decoding) subscribers whose prefix covers `key`. mu_ held.
-  int DecodingSubscribersLocked(const std::string& key) const;
+  int DecodingSubscribersLocked(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unsubscribe(Subscription* s);
   std::optional<api::Json> TakeOffer(const std::string& key, const std::string& bytes);
   std::shared_ptr<CachedObject> NewObject(const std::string& key, std::string json,
@@ -178,15 +177,15 @@ class WatchCache {
   const size_t max_queue_;
   std::unique_ptr<store::WatchHandle> handle_;
 
-  mutable std::mutex mu_;
-  std::map<std::string, ObjectPtr> objects_;
-  std::deque<CacheEvent> ring_;
-  int64_t revision_ = 0;
-  int64_t oldest_ = 0;  // Events after this revision are in the ring.
-  std::vector<Subscription*> subs_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, ObjectPtr> objects_ ABSL_GUARDED_BY(mu_);
+  std::deque<CacheEvent> ring_ ABSL_GUARDED_BY(mu_);
+  int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t oldest_ ABSL_GUARDED_BY(mu_) = 0;  // Events after this revision are in the ring.
+  std::vector<Subscription*> subs_ ABSL_GUARDED_BY(mu_);
 
-  std::mutex offers_mu_;
-  std::multimap<std::string, DecodedOffer::Entry*> offers_;  // by key
+  absl::Mutex offers_mu_;
+  std::multimap<std::string, DecodedOffer::Entry*> offers_ ABSL_GUARDED_BY(offers_mu_);  // by key
 };
 
 // "/registry/<group or core>/<plural>/[<namespace>/]<name>"; a namespace or

@@ -1,12 +1,12 @@
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
-#include <mutex>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "registry/errors.h"
@@ -100,20 +100,20 @@ class Scheduler : public reconcile::Reconciler {
   void Kick() {
     if (controller_ != nullptr) controller_->queue().Add(kQueueKey);
   }
-  void ActivateLocked(const std::string& key);
-  void RemovePendingLocked(const std::string& key);
-  void AddUnschedulableLocked(const std::string& key, const PodInfo& info);
-  void RemoveUnschedulableLocked(const std::string& key, const PodInfo& info);
+  void ActivateLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemovePendingLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddUnschedulableLocked(const std::string& key, const PodInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveUnschedulableLocked(const std::string& key, const PodInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Activates the first unschedulable pod of `signature`, if any.
-  void ActivateNextOfLocked(const std::string& signature);
-  void MoveAllToActiveLocked();
+  void ActivateNextOfLocked(const std::string& signature) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MoveAllToActiveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Pops and decides the next pod; false when the active queue is empty.
-  bool NextDecisionLocked(Decision* d);
+  bool NextDecisionLocked(Decision* d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status BindOne(const Decision& d);
   void RecordUnschedulable(const PodInfo& p, const std::string& message);
   // Moves unschedulable pods waiting longer than `unschedulable_flush` back to active.
-  void FlushDueLocked();
-  Result NextResultLocked();
+  void FlushDueLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Result NextResultLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   reconcile::ControllerContext& ctx_;
   const SchedulerOptions opts_;
@@ -121,20 +121,20 @@ class Scheduler : public reconcile::Reconciler {
   client::Informer& nodes_;
   reconcile::Controller* controller_ = nullptr;
 
-  std::mutex mu_;
-  internal::Cache cache_;
-  absl::flat_hash_map<std::string, Pending> pending_;
-  std::set<QueueKey> active_;
-  absl::flat_hash_set<std::string> unschedulable_;
+  absl::Mutex mu_;
+  internal::Cache cache_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Pending> pending_ ABSL_GUARDED_BY(mu_);
+  std::set<QueueKey> active_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> unschedulable_ ABSL_GUARDED_BY(mu_);
   // The unschedulable pods grouped by signature, each group in queue order.
   // Pods of one signature have identical constraints, so when capacity frees
   // only each group's first pod is retried; the next follows when it binds.
   // A freed slot then costs O(groups) instead of O(pending pods).
-  absl::flat_hash_map<std::string, std::set<QueueKey>> unschedulable_by_signature_;
-  absl::Time next_flush_ = absl::InfiniteFuture();  // No unschedulable pod is due before.
+  absl::flat_hash_map<std::string, std::set<QueueKey>> unschedulable_by_signature_ ABSL_GUARDED_BY(mu_);
+  absl::Time next_flush_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();  // No unschedulable pod is due before.
   // Failure memo for pods with equal constraints; valid for one cache generation.
-  uint64_t memo_generation_ = 0;
-  absl::flat_hash_map<std::string, internal::FitError> memo_;
+  uint64_t memo_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, internal::FitError> memo_ ABSL_GUARDED_BY(mu_);
 };
 
 void Scheduler::AddUnschedulableLocked(const std::string& key, const PodInfo& info) {
@@ -184,7 +184,7 @@ void Scheduler::MoveAllToActiveLocked() {
 void Scheduler::OnPod(const ObjectRef& obj) {
   bool kick = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto info = internal::ParsePod(*obj, cache_.resources());
     const std::string& key = info->key;
     if (!info->node_name.empty()) {
@@ -229,7 +229,7 @@ void Scheduler::OnPod(const ObjectRef& obj) {
 void Scheduler::OnPodDelete(const ObjectRef& obj) {
   bool kick = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     std::string key = client::Informer::KeyOf(*obj);
     RemovePendingLocked(key);
     if (cache_.RemovePod(key)) {
@@ -243,7 +243,7 @@ void Scheduler::OnPodDelete(const ObjectRef& obj) {
 void Scheduler::OnNode(const ObjectRef& obj) {
   bool kick = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (cache_.UpsertNode(*obj)) {
       MoveAllToActiveLocked();
       kick = !active_.empty();
@@ -253,7 +253,7 @@ void Scheduler::OnNode(const ObjectRef& obj) {
 }
 
 void Scheduler::OnNodeDelete(const ObjectRef& obj) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   cache_.RemoveNode(api::meta::GetName(*obj));
 }
 
@@ -305,7 +305,7 @@ absl::Status Scheduler::BindOne(const Decision& d) {
     }
     return absl::OkStatus();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   cache_.ForgetAssumed(p.key);
   std::string reason = registry::GetPayload(st).reason;
   if (reason == "NotFound" || reason == "Conflict" ||
@@ -373,14 +373,14 @@ Result Scheduler::NextResultLocked() {
 
 absl::StatusOr<Result> Scheduler::Reconcile(const std::string&) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     FlushDueLocked();
   }
   absl::Status first_error;
   for (int i = 0; i < opts_.batch_size; ++i) {
     Decision d;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (!NextDecisionLocked(&d)) break;
     }
     if (!d.node.empty()) {
@@ -391,7 +391,7 @@ absl::StatusOr<Result> Scheduler::Reconcile(const std::string&) {
     }
   }
   if (!first_error.ok()) return first_error;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return NextResultLocked();
 }
 

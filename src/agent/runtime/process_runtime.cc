@@ -29,16 +29,15 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/runtime/cgroup.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_runtime.h"
@@ -142,6 +141,7 @@ class ProcessRuntime : public PodRuntime {
       : opts_(std::move(opts)), runner_(std::move(runner)) {}
   ~ProcessRuntime() override {
     WatchChanges(nullptr);
+    absl::MutexLock lock(&mu_);
     StopLauncher();
     if (shim_log_fd_ >= 0) close(shim_log_fd_);
   }
@@ -160,50 +160,52 @@ class ProcessRuntime : public PodRuntime {
 
   PodPaths Paths(const std::string& uid) const { return PodPaths(opts_.root + "/" + uid); }
   // Tests the flock on spec.json (kNoPod: no spec.json). Counts toward the sweep.
-  Shim Probe(const PodPaths& paths);
+  Shim Probe(const PodPaths& paths) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reaps `pid` if it is a terminated child; a shim from a past runtime in
   // this process is reaped too (it is not in children_).
-  void Reap(int pid);
-  void SweepShims();
+  void Reap(int pid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SweepShims() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The shared shims.log, opened once (-1 if it cannot be opened).
-  int ShimLogFd();
-  absl::Status StartLauncher();
+  int ShimLogFd() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StartLauncher() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Closes our end (the launcher exits at EOF; its shims run on), kills and
   // reaps it: at shutdown, and when it failed (a hung one's late reply must
   // not reach its successor).
-  void StopLauncher();
+  void StopLauncher() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Has the launcher fork a shim for `paths` answering on `ready_fd`; its pid.
   // Unavailable when the launcher is gone (or hangs): the caller restarts it.
-  absl::StatusOr<int> Launch(const PodPaths& paths, int ready_fd);
-  absl::Status SpawnShim(const PodPaths& paths, const std::string& uid,
-                         std::unique_lock<std::mutex>& lock);
-  // Blocks (releasing `lock`) while `uid`'s Start waits for its shim.
-  void AwaitStarted(const std::string& uid, std::unique_lock<std::mutex>& lock);
-  absl::StatusOr<PodSandboxStatus> ReadStatus(const PodPaths& paths, bool alive);
+  absl::StatusOr<int> Launch(const PodPaths& paths, int ready_fd)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status SpawnShim(const PodPaths& paths, const std::string& uid)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Blocks (releasing mu_) while `uid`'s Start waits for its shim.
+  void AwaitStarted(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<PodSandboxStatus> ReadStatus(const PodPaths& paths, bool alive)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ProcessRuntimeOptions opts_;
   std::unique_ptr<ProcessRunner> runner_;
-  std::mutex mu_;
-  std::set<int> children_;  // shims this process spawned and has not reaped
-  int probes_ = 0;          // liveness checks since the last sweep
-  int shim_log_fd_ = -1;
-  int launcher_fd_ = -1;      // our end of the launcher's socket (-1: none)
-  int launcher_pid_ = 0;
-  int direct_spawns_left_ = 0;  // > 0: the launcher failed; spawn shims directly
+  absl::Mutex mu_;
+  std::set<int> children_ ABSL_GUARDED_BY(mu_);  // shims this process spawned and has not reaped
+  int probes_ ABSL_GUARDED_BY(mu_) = 0;          // liveness checks since the last sweep
+  int shim_log_fd_ ABSL_GUARDED_BY(mu_) = -1;
+  int launcher_fd_ ABSL_GUARDED_BY(mu_) = -1;      // our end of the launcher's socket (-1: none)
+  int launcher_pid_ ABSL_GUARDED_BY(mu_) = 0;
+  int direct_spawns_left_ ABSL_GUARDED_BY(mu_) = 0;  // > 0: the launcher failed; spawn shims directly
   // Pods whose Start waits for the shim's "ok" without holding mu_ (so pods
   // start in parallel); other calls on such a pod wait on started_cv_, which
   // keeps the per-pod order the single lock used to give.
-  std::set<std::string> starting_;
-  std::condition_variable started_cv_;
+  std::set<std::string> starting_ ABSL_GUARDED_BY(mu_);
+  absl::CondVar started_cv_;
   // WatchChanges: the bound events.sock, an eventfd that stops the thread.
-  std::mutex watch_mu_;  // serializes WatchChanges calls
+  absl::Mutex watch_mu_;  // serializes WatchChanges calls
   int events_fd_ = -1;
   int events_stop_fd_ = -1;
   std::thread events_thread_;
 };
 
-void ProcessRuntime::AwaitStarted(const std::string& uid, std::unique_lock<std::mutex>& lock) {
-  started_cv_.wait(lock, [&] { return !starting_.contains(uid); });
+void ProcessRuntime::AwaitStarted(const std::string& uid) {
+  while (starting_.contains(uid)) started_cv_.Wait(&mu_);
 }
 
 void ProcessRuntime::Reap(int pid) {
@@ -320,9 +322,8 @@ absl::StatusOr<int> ProcessRuntime::Launch(const PodPaths& paths, int ready_fd) 
   return reply;
 }
 
-// Called with `lock` held; releases it while the shim starts the pod.
-absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string& uid,
-                                       std::unique_lock<std::mutex>& lock) {
+// Called with mu_ held; releases it while the shim starts the pod.
+absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string& uid) {
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
   absl::StatusOr<int> pid = absl::UnavailableError("launcher not used");
@@ -373,13 +374,13 @@ absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string&
   }
   if (direct) children_.insert(*pid);
   starting_.insert(uid);
-  lock.unlock();
+  mu_.Unlock();
   bool timed_out = false;
   const std::string reply = ReadReady(ready[0], opts_.start_timeout, timed_out);
   close(ready[0]);
-  lock.lock();
+  mu_.Lock();
   starting_.erase(uid);
-  started_cv_.notify_all();
+  started_cv_.SignalAll();
   if (reply == "ok" || reply == "busy") return absl::OkStatus();
   // Only a shim not yet reaped may be signalled: our child (unless another
   // call reaped it meanwhile), or the launcher's while it holds the pipe.
@@ -393,8 +394,8 @@ absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string&
 
 absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
   if (!ValidUid(spec.uid)) return absl::InvalidArgumentError("pod uid is not a file name");
-  std::unique_lock<std::mutex> lock(mu_);
-  AwaitStarted(spec.uid, lock);
+  absl::MutexLock lock(&mu_);
+  AwaitStarted(spec.uid);
   const PodPaths paths = Paths(spec.uid);
   // A directory this call creates holds nothing yet: no state, no shim, no stop file.
   bool fresh = mkdir(paths.dir.c_str(), 0755) == 0;
@@ -438,7 +439,7 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
   close(fd);  // releases the lock: the shim takes it next
   if (!s.ok()) return s;
   if (!fresh) unlink(paths.Stop().c_str());
-  return SpawnShim(paths, spec.uid, lock);
+  return SpawnShim(paths, spec.uid);
 }
 
 // Reads state.json. A dead shim that did not finish the pod (it was killed):
@@ -493,8 +494,8 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& path
 
 absl::StatusOr<PodSandboxStatus> ProcessRuntime::Status(const std::string& uid) {
   if (!ValidUid(uid)) return PodSandboxStatus{};
-  std::unique_lock<std::mutex> lock(mu_);
-  AwaitStarted(uid, lock);
+  absl::MutexLock lock(&mu_);
+  AwaitStarted(uid);
   const PodPaths paths = Paths(uid);
   const Shim shim = Probe(paths);  // before reading: a dead shim's state is final
   if (shim == Shim::kNoPod) return PodSandboxStatus{};
@@ -503,8 +504,8 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::Status(const std::string& uid) 
 
 absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) {
   if (!ValidUid(uid)) return absl::OkStatus();
-  std::unique_lock<std::mutex> lock(mu_);
-  AwaitStarted(uid, lock);
+  absl::MutexLock lock(&mu_);
+  AwaitStarted(uid);
   const PodPaths paths = Paths(uid);
   const Shim shim = Probe(paths);
   if (shim == Shim::kNoPod) return absl::OkStatus();
@@ -527,8 +528,8 @@ absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) 
 
 absl::Status ProcessRuntime::Remove(const std::string& uid) {
   if (!ValidUid(uid)) return absl::InvalidArgumentError("pod uid is not a file name");
-  std::unique_lock<std::mutex> lock(mu_);
-  AwaitStarted(uid, lock);
+  absl::MutexLock lock(&mu_);
+  AwaitStarted(uid);
   const PodPaths paths = Paths(uid);
   const Shim shim = Probe(paths);
   if (shim == Shim::kAlive || (shim == Shim::kDead && LegacyShim(paths) == Legacy::kAlive)) {
@@ -539,7 +540,7 @@ absl::Status ProcessRuntime::Remove(const std::string& uid) {
 }
 
 void ProcessRuntime::WatchChanges(std::function<void(const std::string& uid)> on_change) {
-  std::lock_guard<std::mutex> lock(watch_mu_);
+  absl::MutexLock lock(&watch_mu_);
   if (events_thread_.joinable()) {
     uint64_t one = 1;
     (void)!write(events_stop_fd_, &one, sizeof(one));
@@ -589,7 +590,7 @@ void ProcessRuntime::WatchChanges(std::function<void(const std::string& uid)> on
 }
 
 std::vector<std::string> ProcessRuntime::List() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   SweepShims();
   std::vector<std::string> uids;
   std::error_code ec;
@@ -605,8 +606,8 @@ std::vector<std::string> ProcessRuntime::List() {
 std::string ProcessRuntime::LogPath(const std::string& uid, const std::string& container,
                                     bool previous) {
   if (!ValidUid(uid)) return "";
-  std::unique_lock<std::mutex> lock(mu_);
-  AwaitStarted(uid, lock);
+  absl::MutexLock lock(&mu_);
+  AwaitStarted(uid);
   const PodPaths paths = Paths(uid);
   absl::StatusOr<nlohmann::json> j = ReadState(paths);
   if (!j.ok()) return "";

@@ -10,11 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -22,6 +20,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/ascii.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_runtime.h"
 #include "gtest/gtest.h"
@@ -345,20 +345,23 @@ class Hints {
  public:
   std::function<void(const std::string&)> Callback() {
     return [this](const std::string& uid) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       seen_.insert(uid);
-      cv_.notify_all();
+      cv_.SignalAll();
     };
   }
   bool Await(const std::string& uid) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return seen_.count(uid) > 0; });
+    absl::MutexLock lock(&mu_);
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (seen_.count(uid) == 0 && !cv_.WaitWithDeadline(&mu_, deadline)) {
+    }
+    return seen_.count(uid) > 0;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::multiset<std::string> seen_;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::multiset<std::string> seen_ ABSL_GUARDED_BY(mu_);
 };
 
 // A container's exit is hinted with its pod's uid once state.json records it,

@@ -1,12 +1,12 @@
 #include "agent/sim/sim_kubelet.h"
 
 #include <algorithm>
-#include <mutex>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/sim/go_duration.h"
 #include "agent/sim/internal/sim_status.h"
 #include "api/meta/object_meta.h"
@@ -69,7 +69,7 @@ class SimKubelet : public std::enable_shared_from_this<SimKubelet> {
   void OnPod(const ObjectRef& pod);
   void OnPodDelete(const ObjectRef& pod);
   bool IsSim(const std::string& node) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return sim_nodes_.contains(node);
   }
   absl::StatusOr<Result> Write(Json pod, const Run& run, absl::Duration requeue);
@@ -83,10 +83,10 @@ class SimKubelet : public std::enable_shared_from_this<SimKubelet> {
   reconcile::Controller* node_ctl_ = nullptr;
   reconcile::Controller* pod_ctl_ = nullptr;
 
-  std::mutex mu_;
-  absl::flat_hash_set<std::string> sim_nodes_;
-  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> pods_by_node_;
-  absl::flat_hash_map<std::string, Run> runs_;
+  absl::Mutex mu_;
+  absl::flat_hash_set<std::string> sim_nodes_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> pods_by_node_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Run> runs_ ABSL_GUARDED_BY(mu_);
 };
 
 void SimKubelet::Register() {
@@ -108,7 +108,7 @@ void SimKubelet::OnNode(const ObjectRef& node) {
   std::string name = api::meta::GetName(*node);
   std::vector<std::string> pods;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!IsSimulatedNode(*node)) {
       sim_nodes_.erase(name);
       return;
@@ -123,7 +123,7 @@ void SimKubelet::OnNode(const ObjectRef& node) {
 }
 
 void SimKubelet::OnNodeDelete(const ObjectRef& node) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   sim_nodes_.erase(api::meta::GetName(*node));
 }
 
@@ -132,7 +132,7 @@ void SimKubelet::OnPod(const ObjectRef& pod) {
   if (node.empty()) return;
   std::string key = client::Informer::KeyOf(*pod);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     pods_by_node_[node].insert(key);
     if (!sim_nodes_.contains(node)) return;
   }
@@ -142,7 +142,7 @@ void SimKubelet::OnPod(const ObjectRef& pod) {
 void SimKubelet::OnPodDelete(const ObjectRef& pod) {
   std::string node = (*pod)["spec"].value("nodeName", "");
   std::string key = client::Informer::KeyOf(*pod);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   runs_.erase(key);
   auto it = pods_by_node_.find(node);
   if (it == pods_by_node_.end()) return;
@@ -168,7 +168,7 @@ absl::StatusOr<Result> SimKubelet::Write(Json pod, const Run& run, absl::Duratio
     return r.status();  // Conflict: retried with backoff on a fresher copy.
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     runs_[key] = run;
   }
   return Result::After(requeue);
@@ -252,14 +252,14 @@ absl::StatusOr<Result> SimKubelet::ReconcilePod(const std::string& key) {
   }
   std::string phase = (*pod)["status"].value("phase", "Pending");
   if (phase == "Succeeded" || phase == "Failed") {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     runs_.erase(key);
     return Result::Done();
   }
   absl::Time now = ctx_.clock.Now();
   std::optional<Run> run;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = runs_.find(key);
     if (it != runs_.end() && it->second.uid == api::meta::GetUid(*pod)) run = it->second;
   }

@@ -7,10 +7,10 @@
 
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "agent/runtime/pod_runtime.h"
 #include "common/testing/temp_dir.h"
 
@@ -21,7 +21,7 @@ class FakePodRuntime : public PodRuntime {
   FakePodRuntime() = default;
 
   absl::Status Start(const PodSandboxSpec& spec) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     ++start_calls_;
     if (pods_.count(spec.uid)) return absl::OkStatus();
     Pod& p = pods_[spec.uid];
@@ -33,20 +33,20 @@ class FakePodRuntime : public PodRuntime {
     return absl::OkStatus();
   }
   absl::StatusOr<PodSandboxStatus> Status(const std::string& uid) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = pods_.find(uid);
     if (it == pods_.end()) return PodSandboxStatus{};
     return it->second.status;
   }
   absl::Status Stop(const std::string& uid, absl::Duration grace) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stops_.push_back({uid, grace});
     auto it = pods_.find(uid);
     if (it != pods_.end()) it->second.status.stop_requested = true;
     return absl::OkStatus();
   }
   absl::Status Remove(const std::string& uid) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = pods_.find(uid);
     if (it != pods_.end() && it->second.status.supervisor_alive) {
       return absl::FailedPreconditionError("supervisor alive");
@@ -56,14 +56,14 @@ class FakePodRuntime : public PodRuntime {
     return absl::OkStatus();
   }
   std::vector<std::string> List() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     std::vector<std::string> out;
     for (const auto& [uid, p] : pods_) out.push_back(uid);
     return out;
   }
   std::string LogPath(const std::string& uid, const std::string& container,
                       bool previous) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = logs_.find(Key(uid, container, previous));
     return it == logs_.end() ? "" : it->second;
   }
@@ -71,11 +71,11 @@ class FakePodRuntime : public PodRuntime {
   // --- Scripting ---
   // Replaces the recorded status of a started (or adopted) pod.
   void SetStatus(const std::string& uid, PodSandboxStatus st) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     pods_[uid].status = std::move(st);
   }
   PodSandboxStatus Get(const std::string& uid) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return pods_[uid].status;
   }
   // A sandbox found on disk at start-up (re-adoption tests).
@@ -84,28 +84,28 @@ class FakePodRuntime : public PodRuntime {
                 const std::string& data) {
     std::string path = log_dir_.path() + "/" + uid + "-" + container + (previous ? ".prev" : "") + ".log";
     std::ofstream(path, std::ios::trunc) << data;
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     logs_[Key(uid, container, previous)] = path;
   }
 
   bool Has(const std::string& uid) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return pods_.count(uid) > 0;
   }
   PodSandboxSpec SpecOf(const std::string& uid) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return pods_[uid].spec;
   }
   std::vector<std::pair<std::string, absl::Duration>> stops() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return stops_;
   }
   std::vector<std::string> removed() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return removed_;
   }
   int start_calls() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return start_calls_;
   }
 
@@ -117,13 +117,13 @@ class FakePodRuntime : public PodRuntime {
   static std::string Key(const std::string& uid, const std::string& c, bool prev) {
     return uid + "/" + c + (prev ? "/prev" : "");
   }
-  std::mutex mu_;
+  absl::Mutex mu_;
   ScopedTempDir log_dir_{"batchd-fake-runtime"};
-  std::map<std::string, Pod> pods_;
-  std::map<std::string, std::string> logs_;
-  std::vector<std::pair<std::string, absl::Duration>> stops_;
-  std::vector<std::string> removed_;
-  int start_calls_ = 0;
+  std::map<std::string, Pod> pods_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> logs_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, absl::Duration>> stops_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> removed_ ABSL_GUARDED_BY(mu_);
+  int start_calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace batchd::agent::testing

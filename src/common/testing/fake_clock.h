@@ -9,9 +9,9 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <utility>
 
+#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 
 namespace batchd {
@@ -22,12 +22,12 @@ class FakeClock : public Clock {
       : now_(start) {}
 
   absl::Time Now() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return now_;
   }
 
   TimerId ScheduleAt(absl::Time when, std::function<void()> fn) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     TimerId id = next_id_++;
     timers_.emplace(std::make_pair(when, id), std::move(fn));
     due_by_id_[id] = when;
@@ -35,7 +35,7 @@ class FakeClock : public Clock {
   }
 
   bool Cancel(TimerId id) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = due_by_id_.find(id);
     if (it == due_by_id_.end()) return false;
     timers_.erase({it->second, id});
@@ -50,7 +50,7 @@ class FakeClock : public Clock {
     for (;;) {
       std::function<void()> fn;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         auto it = timers_.begin();
         if (it == timers_.end() || it->first.first > target) {
           if (target > now_) now_ = target;
@@ -67,21 +67,21 @@ class FakeClock : public Clock {
 
   // The due time of the earliest pending timer, or InfiniteFuture.
   absl::Time NextTimer() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return timers_.empty() ? absl::InfiniteFuture() : timers_.begin()->first.first;
   }
 
   size_t PendingTimers() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return timers_.size();
   }
 
  private:
-  mutable std::mutex mu_;
-  absl::Time now_;
-  TimerId next_id_ = 1;
-  std::map<std::pair<absl::Time, TimerId>, std::function<void()>> timers_;
-  std::map<TimerId, absl::Time> due_by_id_;
+  mutable absl::Mutex mu_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_);
+  TimerId next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<std::pair<absl::Time, TimerId>, std::function<void()>> timers_ ABSL_GUARDED_BY(mu_);
+  std::map<TimerId, absl::Time> due_by_id_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd

@@ -9,9 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "api/batch/v1/batch_v1.h"
 #include "api/batch/v1/cron_schedule.h"
+#include "api/batch/v1/cronjob_view.h"
+#include "api/batch/v1/job_view.h"
+#include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "common/status_macros.h"
+#include "common/string_view.h"
 #include "controllers/cronjob/internal/schedule.h"
 #include "registry/errors.h"
 
@@ -25,47 +29,31 @@ using reconcile::Result;
 namespace {
 
 using api::Json;
+using api::batch_v1::ConcurrencyPolicy;
+using api::batch_v1::CronJobActiveRef;
+using api::batch_v1::CronJobSpecView;
+using api::batch_v1::CronJobStatusView;
+using api::batch_v1::JobStatusView;
 using client::ObjectRef;
 namespace meta = api::meta;
 namespace sched_internal = cronjob::internal;
 
-std::optional<absl::Time> TimeField(const Json& obj, const char* section, const char* field) {
-  if (!obj.contains(section) || !obj[section].is_object()) return std::nullopt;
-  const Json& s = obj[section];
-  if (!s.contains(field) || !s[field].is_string()) return std::nullopt;
-  auto t = meta::ParseRfc3339(s[field].get<std::string>());
-  if (!t.ok()) return std::nullopt;
-  return *t;
-}
-
-std::optional<int64_t> IntField(const Json& spec, const char* field) {
-  if (!spec.contains(field) || !spec[field].is_number_integer()) return std::nullopt;
-  return spec[field].get<int64_t>();
-}
-
 std::string Reason(const absl::Status& s) { return registry::GetPayload(s).reason; }
 
-bool InActive(const Json& cj, const std::string& field, const std::string& value) {
-  const Json& st = cj.value("status", Json::object());
-  if (!st.contains("active") || !st["active"].is_array()) return false;
-  for (const auto& ref : st["active"]) {
-    if (ref.is_object() && ref.value(field, "") == value) return true;
-  }
-  return false;
-}
-
-// Removes the active reference with `uid`; true when one was removed.
-bool RemoveActive(Json& cj, const std::string& uid) {
-  if (!cj.contains("status") || !cj["status"].contains("active")) return false;
-  Json& active = cj["status"]["active"];
-  if (!active.is_array()) return false;
-  size_t before = active.size();
+// Removes the active reference with `uid` from the working copy; true when
+// one was removed.
+bool RemoveActive(Json& cj, std::string_view uid) {
+  auto status = cj.find("status");
+  if (status == cj.end() || !status->is_object()) return false;
+  auto active = status->find("active");
+  if (active == status->end() || !active->is_array()) return false;
+  size_t before = active->size();
   Json kept = Json::array();
-  for (auto& ref : active) {
-    if (!ref.is_object() || ref.value("uid", "") != uid) kept.push_back(std::move(ref));
+  for (auto& ref : *active) {
+    if (!ref.is_object() || api::StringMember(ref, "uid") != uid) kept.push_back(std::move(ref));
   }
-  active = std::move(kept);
-  return active.size() != before;
+  *active = std::move(kept);
+  return active->size() != before;
 }
 
 Json JobReference(const Json& job) {
@@ -103,9 +91,14 @@ class CronJobReconciler : public Reconciler {
  private:
   // One reconcile's working state: the CronJob copy whose status is edited.
   struct Sync {
-    Json cj;
+    ObjectRef cached;      // The informer's CronJob: `spec` points into it.
+    CronJobSpecView spec;  // Parsed once per sync; the spec is never edited.
+    Json cj;               // Working copy; its status is edited.
     std::vector<ObjectRef> jobs;  // Jobs controlled by the CronJob.
     bool status_changed = false;
+
+    // The working copy's status as it is now (parse again after an edit).
+    CronJobStatusView Status() const { return CronJobStatusView::Parse(cj); }
   };
 
   absl::Status ReconcileChildren(Sync& s);
@@ -133,7 +126,7 @@ absl::StatusOr<Result> CronJobReconciler::Reconcile(const std::string& key) {
   std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
   ObjectRef cached = cronjobs_.Get(ns, name);
   if (!cached) return Result::Done();
-  Sync s{*cached, {}, false};
+  Sync s{cached, CronJobSpecView::Parse(*cached), *cached, {}, false};
   s.cj["apiVersion"] = "batch/v1";
   s.cj["kind"] = "CronJob";
   std::string uid = meta::GetUid(s.cj);
@@ -167,12 +160,12 @@ absl::Status CronJobReconciler::ReconcileChildren(Sync& s) {
     const Json& j = *jp;
     std::string juid = meta::GetUid(j);
     uids.push_back(juid);
-    bool active = InActive(s.cj, "uid", juid);
+    bool active = s.Status().HasActiveUid(juid);
     bool finished = api::batch_v1::IsJobFinished(j);
     if (!active && !finished) {
       // The cached CronJob may predate the status update that recorded it.
       auto live = ctx_.client.Get(cronjob_kind_, meta::GetNamespace(s.cj), meta::GetName(s.cj));
-      if (live.ok() && InActive(*live, "uid", juid)) continue;
+      if (live.ok() && CronJobStatusView::Parse(*live).HasActiveUid(juid)) continue;
       Event(s, "Warning", "UnexpectedJob",
             absl::StrCat("Saw a job that the controller did not create or forgot: ",
                          meta::GetName(j)));
@@ -184,25 +177,24 @@ absl::Status CronJobReconciler::ReconcileChildren(Sync& s) {
                          ", condition: ", FinishedConditionType(j)));
     }
     if (finished && api::batch_v1::JobConditionTrue(j, "Complete")) {
-      auto done = TimeField(j, "status", "completionTime");
-      auto last = TimeField(s.cj, "status", "lastSuccessfulTime");
+      auto done = JobStatusView::Parse(j).CompletionTime();
+      auto last = s.Status().last_successful_time;
       if (done && (!last || *done > *last)) {
         s.cj["status"]["lastSuccessfulTime"] = meta::FormatRfc3339(*done);
         s.status_changed = true;
       }
     }
   }
-  Json active = s.cj.value("status", Json::object()).value("active", Json::array());
-  for (const auto& ref : active) {
-    if (!ref.is_object()) continue;
-    std::string ruid = ref.value("uid", "");
+  // Copied: RemoveActive edits the list the view would point into.
+  std::vector<std::pair<std::string, std::string>> active;  // (name, uid)
+  for (const CronJobActiveRef& ref : s.Status().active) active.emplace_back(ref.name, ref.uid);
+  for (const auto& [ref_name, ruid] : active) {
     if (std::find(uids.begin(), uids.end(), ruid) != uids.end()) continue;
     // Not in the cache: ask the server before declaring it missing.
-    auto live = ctx_.client.Get(job_kind_, meta::GetNamespace(s.cj), ref.value("name", ""));
+    auto live = ctx_.client.Get(job_kind_, meta::GetNamespace(s.cj), ref_name);
     if (live.ok() && meta::GetUid(*live) == ruid) continue;
     if (!live.ok() && Reason(live.status()) != "NotFound") return live.status();
-    Event(s, "Normal", "MissingJob",
-          absl::StrCat("Active job went missing: ", ref.value("name", "")));
+    Event(s, "Normal", "MissingJob", absl::StrCat("Active job went missing: ", ref_name));
     RemoveActive(s.cj, ruid);
     s.status_changed = true;
   }
@@ -214,17 +206,17 @@ absl::Status CronJobReconciler::ReconcileChildren(Sync& s) {
 absl::StatusOr<std::optional<absl::Duration>> CronJobReconciler::SyncSchedule(Sync& s,
                                                                               absl::Time now) {
   if (meta::IsBeingDeleted(s.cj)) return std::optional<absl::Duration>();
-  const Json& spec = s.cj.value("spec", Json::object());
+  const CronJobSpecView& spec = s.spec;
   absl::TimeZone tz = absl::UTCTimeZone();
-  if (spec.contains("timeZone") && spec["timeZone"].is_string()) {
-    std::string zone = spec["timeZone"].get<std::string>();
+  if (spec.time_zone) {
+    const std::string zone(*spec.time_zone);
     if (!absl::LoadTimeZone(zone, &tz)) {
       Event(s, "Warning", "UnknownTimeZone", absl::StrCat("invalid timeZone: \"", zone, "\""));
       return std::optional<absl::Duration>();
     }
   }
-  if (spec.value("suspend", false)) return std::optional<absl::Duration>();
-  std::string schedule = spec.value("schedule", "");
+  if (spec.suspend) return std::optional<absl::Duration>();
+  const std::string schedule(spec.schedule);
   auto sched = api::batch_v1::CronSchedule::Parse(schedule);
   if (!sched.ok()) {
     Event(s, "Warning", "UnparseableSchedule",
@@ -234,7 +226,7 @@ absl::StatusOr<std::optional<absl::Duration>> CronJobReconciler::SyncSchedule(Sy
   auto inputs = [&s, &spec] {
     return sched_internal::ScheduleInputs{
         meta::GetCreationTimestamp(s.cj).value_or(absl::UnixEpoch()),
-        TimeField(s.cj, "status", "lastScheduleTime"), IntField(spec, "startingDeadlineSeconds")};
+        s.Status().last_schedule_time, spec.starting_deadline_seconds};
   };
   auto mr = sched_internal::MostRecentScheduleTime(inputs(), now, *sched, tz, true);
   if (!mr.ok()) {
@@ -255,31 +247,34 @@ absl::StatusOr<std::optional<absl::Duration>> CronJobReconciler::SyncSchedule(Sy
 }
 
 absl::StatusOr<bool> CronJobReconciler::MayStart(Sync& s, absl::Time scheduled, absl::Time now) {
-  const Json& spec = s.cj.value("spec", Json::object());
-  auto deadline = IntField(spec, "startingDeadlineSeconds");
+  const std::optional<int64_t>& deadline = s.spec.starting_deadline_seconds;
   if (deadline && scheduled + absl::Seconds(*deadline) < now) {
     Event(s, "Warning", "MissSchedule",
           absl::StrCat("Missed scheduled time to start a job: ", Rfc1123Z(scheduled)));
     return false;
   }
-  auto last = TimeField(s.cj, "status", "lastScheduleTime");
-  if (InActive(s.cj, "name", sched_internal::JobName(meta::GetName(s.cj), scheduled)) ||
+  const CronJobStatusView status = s.Status();
+  const auto& last = status.last_schedule_time;
+  if (status.HasActiveName(sched_internal::JobName(meta::GetName(s.cj), scheduled)) ||
       (last && *last == scheduled)) {
     return false;
   }
-  std::string policy = spec.value("concurrencyPolicy", "Allow");
-  Json active = s.cj.value("status", Json::object()).value("active", Json::array());
-  if (policy == "Forbid" && active.is_array() && !active.empty()) {
+  const ConcurrencyPolicy policy = s.spec.concurrency_policy;
+  // As Kubernetes: every entry of status.active counts, object or not.
+  const Json& active_list = api::MemberArray(api::MemberObject(s.cj, "status"), "active");
+  if (policy == ConcurrencyPolicy::kForbid && !active_list.empty()) {
     Event(s, "Normal", "JobAlreadyActive",
           "Not starting job because prior execution is running and concurrency policy is Forbid");
     return false;
   }
-  if (policy == "Replace" && active.is_array()) {
-    for (const auto& ref : active) {
-      if (!ref.is_object()) continue;
-      auto job = ctx_.client.Get(job_kind_, meta::GetNamespace(s.cj), ref.value("name", ""));
+  if (policy == ConcurrencyPolicy::kReplace) {
+    // Copied: DeleteJob and RemoveActive edit the list the view points into.
+    std::vector<std::pair<std::string, std::string>> active;  // (name, uid)
+    for (const CronJobActiveRef& ref : status.active) active.emplace_back(ref.name, ref.uid);
+    for (const auto& [ref_name, ref_uid] : active) {
+      auto job = ctx_.client.Get(job_kind_, meta::GetNamespace(s.cj), ref_name);
       if (!job.ok() && Reason(job.status()) == "NotFound") {
-        s.status_changed |= RemoveActive(s.cj, ref.value("uid", ""));
+        s.status_changed |= RemoveActive(s.cj, ref_uid);
         continue;
       }
       if (!job.ok()) {
@@ -295,8 +290,9 @@ absl::StatusOr<bool> CronJobReconciler::MayStart(Sync& s, absl::Time scheduled, 
 }
 
 absl::Status CronJobReconciler::CreateJob(Sync& s, absl::Time scheduled, absl::TimeZone tz) {
-  const Json& tmpl = s.cj["spec"].value("jobTemplate", Json::object());
-  const Json& tmeta = tmpl.value("metadata", Json::object());
+  static const Json kNoTemplate = Json::object();
+  const Json& tmpl = s.spec.job_template ? *s.spec.job_template : kNoTemplate;
+  const Json& tmeta = api::MemberObject(tmpl, "metadata");
   std::string ns = meta::GetNamespace(s.cj);
   Json job = {
       {"apiVersion", "batch/v1"},
@@ -320,7 +316,7 @@ absl::Status CronJobReconciler::CreateJob(Sync& s, absl::Time scheduled, absl::T
     if (!created.ok()) return created.status();
     // Somebody else's Job, or one already tracked: nothing to record.
     if (!meta::IsControlledBy(*created, meta::GetUid(s.cj))) return absl::OkStatus();
-    if (InActive(s.cj, "uid", meta::GetUid(*created))) return absl::OkStatus();
+    if (s.Status().HasActiveUid(meta::GetUid(*created))) return absl::OkStatus();
     existed = true;
   } else if (!created.ok()) {
     Event(s, "Warning", "FailedCreate",
@@ -356,15 +352,14 @@ bool CronJobReconciler::DeleteJob(Sync& s, const Json& job) {
 // Step 9: deletes the oldest finished Jobs beyond the history limits.
 void CronJobReconciler::CleanupFinishedJobs(Sync& s) {
   if (meta::IsBeingDeleted(s.cj)) return;
-  const Json& spec = s.cj.value("spec", Json::object());
   std::vector<ObjectRef> succeeded, failed;
   for (const auto& j : s.jobs) {
     if (meta::IsBeingDeleted(*j)) continue;
     if (api::batch_v1::JobConditionTrue(*j, "Complete")) succeeded.push_back(j);
     if (api::batch_v1::JobConditionTrue(*j, "Failed")) failed.push_back(j);
   }
-  RemoveOldest(s, std::move(succeeded), IntField(spec, "successfulJobsHistoryLimit"));
-  RemoveOldest(s, std::move(failed), IntField(spec, "failedJobsHistoryLimit"));
+  RemoveOldest(s, std::move(succeeded), s.spec.successful_jobs_history_limit);
+  RemoveOldest(s, std::move(failed), s.spec.failed_jobs_history_limit);
 }
 
 void CronJobReconciler::RemoveOldest(Sync& s, std::vector<ObjectRef> finished,
@@ -372,8 +367,8 @@ void CronJobReconciler::RemoveOldest(Sync& s, std::vector<ObjectRef> finished,
   if (!limit || static_cast<int64_t>(finished.size()) <= *limit) return;
   // Oldest start first; Jobs that never started count as newest.
   std::sort(finished.begin(), finished.end(), [](const ObjectRef& a, const ObjectRef& b) {
-    auto ta = TimeField(*a, "status", "startTime");
-    auto tb = TimeField(*b, "status", "startTime");
+    auto ta = JobStatusView::Parse(*a).StartTime();
+    auto tb = JobStatusView::Parse(*b).StartTime();
     if (ta.has_value() != tb.has_value()) return ta.has_value();
     if (ta && *ta != *tb) return *ta < *tb;
     return meta::GetName(*a) < meta::GetName(*b);

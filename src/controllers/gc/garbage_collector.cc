@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -18,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "common/status_macros.h"
@@ -108,9 +108,9 @@ class GarbageCollector : public Reconciler {
   Controller* controller_ = nullptr;
   std::vector<Watched> kinds_;
   std::map<std::pair<std::string, std::string>, size_t> by_group_kind_;
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, Node> nodes_;  // By uid.
-  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> dependents_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);  // By uid.
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> dependents_ ABSL_GUARDED_BY(mu_);
 };
 
 GarbageCollector::GarbageCollector(ControllerContext& ctx) : ctx_(ctx) {
@@ -156,7 +156,7 @@ void GarbageCollector::Upsert(size_t kind, const Json& obj) {
   std::string uid = meta::GetUid(obj);
   if (uid.empty()) return;
   std::vector<std::string> owners = OwnerUids(obj);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = nodes_.find(uid);
   if (it != nodes_.end()) {
     for (const auto& o : it->second.owners) {
@@ -172,7 +172,7 @@ void GarbageCollector::Upsert(size_t kind, const Json& obj) {
 
 void GarbageCollector::Remove(const Json& obj) {
   std::string uid = meta::GetUid(obj);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = nodes_.find(uid);
   if (it == nodes_.end()) return;
   for (const auto& o : it->second.owners) {
@@ -192,7 +192,7 @@ void GarbageCollector::EnqueueObject(size_t kind, const Json& obj) {
 void GarbageCollector::EnqueueUids(const std::vector<std::string>& uids) {
   std::vector<std::string> keys;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& u : uids) {
       auto it = nodes_.find(u);
       if (it == nodes_.end()) continue;
@@ -203,7 +203,7 @@ void GarbageCollector::EnqueueUids(const std::vector<std::string>& uids) {
 }
 
 std::vector<std::string> GarbageCollector::DependentsOf(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = dependents_.find(uid);
   if (it == dependents_.end()) return {};
   return std::vector<std::string>(it->second.begin(), it->second.end());
@@ -297,7 +297,7 @@ absl::Status GarbageCollector::OrphanDependents(const Json& owner) {
   for (const auto& dep_uid : DependentsOf(owner_uid)) {
     Node n;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       auto it = nodes_.find(dep_uid);
       if (it == nodes_.end()) continue;
       n = it->second;
@@ -332,7 +332,7 @@ absl::StatusOr<Result> GarbageCollector::ProcessForeground(size_t kind, const Js
   for (const auto& dep_uid : DependentsOf(owner_uid)) {
     Node n;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       auto it = nodes_.find(dep_uid);
       if (it == nodes_.end()) continue;
       n = it->second;

@@ -4,9 +4,8 @@
 #include <string>
 
 #include "api/batch/v1/batch_v1.h"
-#include "api/json_access.h"
+#include "api/batch/v1/job_view.h"
 #include "api/meta/object_meta.h"
-#include "api/meta/time_util.h"
 #include "common/status_macros.h"
 #include "controllers/gc/gc_controller.h"
 #include "registry/errors.h"
@@ -27,22 +26,12 @@ namespace meta = api::meta;
 // When a finished Job with a TTL may be deleted; nullopt when it never
 // expires (no TTL, not finished, already being deleted, or no finish time).
 std::optional<absl::Time> ExpiresAt(const Json& job) {
-  const Json& spec = api::MemberObject(job, "spec");
-  if (!spec.contains("ttlSecondsAfterFinished") ||
-      !spec["ttlSecondsAfterFinished"].is_number_integer()) {
-    return std::nullopt;
-  }
-  if (meta::IsBeingDeleted(job) || !api::batch_v1::IsJobFinished(job)) return std::nullopt;
-  int64_t ttl = spec["ttlSecondsAfterFinished"].get<int64_t>();
-  const Json& status = api::MemberObject(job, "status");
-  for (const auto& c : api::MemberArray(status, "conditions")) {
-    if (!c.is_object() || c.value("status", "") != "True") continue;
-    std::string type = c.value("type", "");
-    if (type != "Complete" && type != "Failed") continue;
-    auto t = meta::ParseRfc3339(c.value("lastTransitionTime", ""));
-    if (t.ok()) return *t + absl::Seconds(ttl);
-  }
-  return std::nullopt;
+  const api::batch_v1::JobView v = api::batch_v1::JobView::Parse(job);
+  const std::optional<int32_t>& ttl = v.spec.ttl_seconds_after_finished;
+  if (!ttl || v.meta.being_deleted() || !v.Finished()) return std::nullopt;
+  const std::optional<absl::Time> finished = v.status.FinishedTime();
+  if (!finished) return std::nullopt;
+  return *finished + absl::Seconds(*ttl);
 }
 
 class TtlAfterFinished : public Reconciler {

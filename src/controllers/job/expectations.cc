@@ -1,50 +1,51 @@
 #include "controllers/job/expectations.h"
 
+#include "absl/synchronization/mutex.h"
 #include "api/meta/object_meta.h"
 
 namespace batchd::controllers::job {
 
 void Expectations::ExpectCreations(const std::string& key, int n, absl::Time now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Entry& e = entries_[key];
   e.creates += n;
   e.set_at = now;
 }
 
 void Expectations::CreationObserved(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it != entries_.end() && it->second.creates > 0) --it->second.creates;
 }
 
 void Expectations::ExpectDeletions(const std::string& key, const std::vector<std::string>& uids,
                                    absl::Time now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Entry& e = entries_[key];
   e.deletes.insert(uids.begin(), uids.end());
   e.set_at = now;
 }
 
 void Expectations::DeletionObserved(const std::string& key, const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it != entries_.end()) it->second.deletes.erase(uid);
 }
 
 void Expectations::ExpectFinalizerRemovals(const std::string& key,
                                            const std::vector<std::string>& uids) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   entries_[key].finalizers.insert(uids.begin(), uids.end());
 }
 
 void Expectations::FinalizerRemovalObserved(const std::string& key, const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it != entries_.end()) it->second.finalizers.erase(uid);
 }
 
 bool Expectations::Satisfied(const std::string& key, absl::Time now) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it == entries_.end()) return true;
   const Entry& e = it->second;
@@ -53,13 +54,13 @@ bool Expectations::Satisfied(const std::string& key, absl::Time now) const {
 }
 
 std::set<std::string> Expectations::PendingFinalizerRemovals(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
   return it == entries_.end() ? std::set<std::string>{} : it->second.finalizers;
 }
 
 void Expectations::Forget(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   entries_.erase(key);
 }
 
@@ -72,14 +73,14 @@ std::string ControllingJobKey(const api::Json& pod) {
 void PodIndex::Upsert(const client::ObjectRef& pod) {
   std::string key = ControllingJobKey(*pod);
   if (key.empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   pods_[key][api::meta::GetName(*pod)] = pod;
 }
 
 void PodIndex::Remove(const api::Json& pod) {
   std::string key = ControllingJobKey(pod);
   if (key.empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = pods_.find(key);
   if (it == pods_.end()) return;
   it->second.erase(api::meta::GetName(pod));
@@ -87,7 +88,7 @@ void PodIndex::Remove(const api::Json& pod) {
 }
 
 std::vector<client::ObjectRef> PodIndex::For(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<client::ObjectRef> out;
   auto it = pods_.find(key);
   if (it == pods_.end()) return out;

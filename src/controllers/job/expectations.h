@@ -12,11 +12,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/informer.h"
 
@@ -47,8 +47,8 @@ class Expectations {
     std::set<std::string> finalizers;
     absl::Time set_at;
   };
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> entries_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
 };
 
 // The Job "ns/name" that controls `pod` (controller ownerReference of kind
@@ -63,9 +63,9 @@ class PodIndex {
   std::vector<client::ObjectRef> For(const std::string& key) const;
 
  private:
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   // Job key -> pod name -> pod.
-  std::map<std::string, std::map<std::string, client::ObjectRef>> pods_;
+  std::map<std::string, std::map<std::string, client::ObjectRef>> pods_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::controllers::job

@@ -3,70 +3,51 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "api/batch/v1/batch_v1.h"
-#include "api/meta/object_meta.h"
+#include "api/json_access.h"
+#include "api/meta/conditions.h"
 #include "api/meta/time_util.h"
+#include "common/string_view.h"
 
 namespace batchd::controllers::job {
 
 using api::Json;
 
+using api::batch_v1::ExitCodesOperator;
+using api::batch_v1::PodFailurePolicyAction;
+using api::core_v1::ContainerStatusView;
+using api::core_v1::PodPhase;
+
 namespace {
-
-const Json& Field(const Json& o, const char* k) {
-  static const Json kNull;
-  if (!o.is_object()) return kNull;
-  auto it = o.find(k);
-  return it == o.end() ? kNull : *it;
-}
-
-std::string Str(const Json& v) { return v.is_string() ? v.get<std::string>() : ""; }
-
-const Json& Status(const Json& pod) { return Field(pod, "status"); }
-
-std::optional<absl::Time> ParseTime(const Json& v) {
-  if (!v.is_string()) return std::nullopt;
-  auto t = api::meta::ParseRfc3339(v.get<std::string>());
-  if (!t.ok()) return std::nullopt;
-  return *t;
-}
 
 // The first terminated container (app containers, then init containers)
 // whose non-zero exit code satisfies `req`.
-const Json* MatchOnExitCodes(const Json& pod, const Json& req) {
-  const std::string op = Str(Field(req, "operator"));
-  if (op != "In" && op != "NotIn") return nullptr;
-  const std::string container = Str(Field(req, "containerName"));
-  const Json& values = Field(req, "values");
-  for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
-    const Json& statuses = Field(Status(pod), list);
-    if (!statuses.is_array()) continue;
-    for (const Json& cs : statuses) {
-      if (!container.empty() && Str(Field(cs, "name")) != container) continue;
-      const Json& term = Field(Field(cs, "state"), "terminated");
-      if (!term.is_object()) continue;
-      const Json& code = Field(term, "exitCode");
-      if (!code.is_number_integer() || code.get<int64_t>() == 0) continue;
-      bool in = false;
-      if (values.is_array()) {
-        for (const Json& v : values) in |= v.is_number_integer() && v == code;
-      }
-      if (in == (op == "In")) return &cs;
+const ContainerStatusView* MatchOnExitCodes(const PodView& pod,
+                                            const api::batch_v1::PodFailurePolicyOnExitCodes& req) {
+  if (req.op == ExitCodesOperator::kUnknown) return nullptr;
+  for (const std::vector<ContainerStatusView>* list :
+       {&pod.container_statuses, &pod.init_container_statuses}) {
+    for (const ContainerStatusView& cs : *list) {
+      if (!req.container_name.empty() && cs.name != req.container_name) continue;
+      if (!cs.state.terminated() || cs.state.exit_code == 0) continue;
+      const bool in = std::find(req.values.begin(), req.values.end(), cs.state.exit_code) !=
+                      req.values.end();
+      if (in == (req.op == ExitCodesOperator::kIn)) return &cs;
     }
   }
   return nullptr;
 }
 
-const Json* MatchOnPodConditions(const Json& pod, const Json& patterns) {
-  const Json& conds = Field(Status(pod), "conditions");
-  if (!conds.is_array() || !patterns.is_array()) return nullptr;
-  for (const Json& p : patterns) {
-    std::string want_status = Str(Field(p, "status"));
-    if (want_status.empty()) want_status = "True";
-    for (const Json& c : conds) {
-      if (Str(Field(c, "type")) == Str(Field(p, "type")) &&
-          Str(Field(c, "status")) == want_status) {
-        return &c;
+// The first pattern that one of the pod's conditions matches, or nullptr.
+const api::batch_v1::PodFailurePolicyOnPodCondition* MatchOnPodConditions(
+    const PodView& pod, const std::vector<api::batch_v1::PodFailurePolicyOnPodCondition>& patterns) {
+  if (pod.conditions == nullptr) return nullptr;
+  for (const auto& pattern : patterns) {
+    for (const Json& c : *pod.conditions) {
+      if (api::StringMember(c, "type") == pattern.type &&
+          api::StringMember(c, "status") == pattern.status) {
+        return &pattern;
       }
     }
   }
@@ -75,130 +56,96 @@ const Json* MatchOnPodConditions(const Json& pod, const Json& patterns) {
 
 }  // namespace
 
-std::string PodPhase(const Json& pod) { return Str(Field(Status(pod), "phase")); }
-
-bool IsPodTerminal(const Json& pod) {
-  std::string p = PodPhase(pod);
-  return p == "Succeeded" || p == "Failed";
+bool HasTrackingFinalizer(const api::meta::ObjectMetaView& pod) {
+  return pod.HasFinalizer(api::batch_v1::kJobTrackingFinalizer);
 }
 
-bool HasTrackingFinalizer(const Json& pod) {
-  return api::meta::HasFinalizer(pod, api::batch_v1::kJobTrackingFinalizer);
+bool IsPodActive(const PodView& pod) { return !pod.terminal() && !pod.meta.being_deleted(); }
+
+bool IsPodTerminating(const PodView& pod) { return !pod.terminal() && pod.meta.being_deleted(); }
+
+bool IsPodReady(const PodView& pod) {
+  return pod.ConditionStatus("Ready") == api::meta::kConditionTrue;
 }
 
-bool IsPodActive(const Json& pod) {
-  return !IsPodTerminal(pod) && !api::meta::IsBeingDeleted(pod);
+bool IsPodFailed(const PodView& pod, const JobSpecView& spec) {
+  if (pod.phase == PodPhase::kFailed) return true;
+  if (spec.OnlyReplaceFailedPods()) return false;
+  return pod.meta.being_deleted() && pod.phase != PodPhase::kSucceeded;
 }
 
-bool IsPodTerminating(const Json& pod) {
-  return !IsPodTerminal(pod) && api::meta::IsBeingDeleted(pod);
-}
-
-bool IsPodReady(const Json& pod) {
-  const Json& conds = Field(Status(pod), "conditions");
-  if (!conds.is_array()) return false;
-  for (const Json& c : conds) {
-    if (Str(Field(c, "type")) == "Ready") return Str(Field(c, "status")) == "True";
-  }
-  return false;
-}
-
-bool OnlyReplaceFailedPods(const Json& job) {
-  const Json& spec = Field(job, "spec");
-  if (Str(Field(spec, "podReplacementPolicy")) == "Failed") return true;
-  return Field(spec, "podFailurePolicy").is_object();
-}
-
-bool IsPodFailed(const Json& pod, const Json& job) {
-  const std::string phase = PodPhase(pod);
-  if (phase == "Failed") return true;
-  if (OnlyReplaceFailedPods(job)) return false;
-  return api::meta::IsBeingDeleted(pod) && phase != "Succeeded";
-}
-
-PolicyMatch MatchPodFailurePolicy(const Json& job, const Json& pod) {
-  const Json& rules = Field(Field(Field(job, "spec"), "podFailurePolicy"), "rules");
-  if (!rules.is_array()) return {};
+PolicyMatch MatchPodFailurePolicy(const JobSpecView& spec, const PodView& pod) {
+  if (!spec.pod_failure_policy) return {};
+  const std::vector<api::batch_v1::PodFailurePolicyRule>& rules = *spec.pod_failure_policy;
   for (size_t i = 0; i < rules.size(); ++i) {
-    const Json& rule = rules[i];
-    const std::string action = Str(Field(rule, "action"));
-    if (action != "FailJob" && action != "Ignore" && action != "Count" && action != "FailIndex") {
-      continue;  // Unknown actions are skipped.
-    }
+    const api::batch_v1::PodFailurePolicyRule& rule = rules[i];
+    if (rule.action == PodFailurePolicyAction::kUnknown) continue;  // Skipped.
     std::string fail_msg;
-    if (const Json& req = Field(rule, "onExitCodes"); req.is_object()) {
-      const Json* cs = MatchOnExitCodes(pod, req);
+    if (rule.on_exit_codes) {
+      const ContainerStatusView* cs = MatchOnExitCodes(pod, *rule.on_exit_codes);
       if (cs == nullptr) continue;
-      fail_msg = absl::StrCat("Container ", Str(Field(*cs, "name")), " for pod ",
-                              api::meta::GetNamespace(pod), "/", api::meta::GetName(pod),
-                              " failed with exit code ",
-                              Field(Field(Field(*cs, "state"), "terminated"), "exitCode").dump(),
-                              " matching ", action, " rule at index ", i);
-    } else if (const Json& pats = Field(rule, "onPodConditions"); pats.is_array()) {
-      const Json* c = MatchOnPodConditions(pod, pats);
+      fail_msg = absl::StrCat("Container ", Sv(cs->name), " for pod ", Sv(pod.meta.namespace_),
+                              "/", Sv(pod.meta.name), " failed with exit code ",
+                              cs->state.exit_code, " matching ", Sv(rule.action_name),
+                              " rule at index ", i);
+    } else if (rule.on_pod_conditions) {
+      const auto* c = MatchOnPodConditions(pod, *rule.on_pod_conditions);
       if (c == nullptr) continue;
-      fail_msg = absl::StrCat("Pod ", api::meta::GetNamespace(pod), "/", api::meta::GetName(pod),
-                              " has condition ", Str(Field(*c, "type")), " matching ", action,
+      fail_msg = absl::StrCat("Pod ", Sv(pod.meta.namespace_), "/", Sv(pod.meta.name),
+                              " has condition ", Sv(c->type), " matching ", Sv(rule.action_name),
                               " rule at index ", i);
     } else {
       continue;
     }
     PolicyMatch m;
-    m.action = action;
-    m.count_failed = action != "Ignore";
-    if (action == "FailJob") m.fail_job_message = fail_msg;
+    m.action = rule.action;
+    m.count_failed = rule.action != PodFailurePolicyAction::kIgnore;
+    if (rule.action == PodFailurePolicyAction::kFailJob) m.fail_job_message = std::move(fail_msg);
     return m;
   }
   return {};
 }
 
-bool PastBackoffLimitOnFailure(const Json& job, const std::vector<const Json*>& pods) {
-  const Json& spec = Field(job, "spec");
-  if (Str(Field(Field(Field(spec, "template"), "spec"), "restartPolicy")) != "OnFailure") {
-    return false;
-  }
+bool PastBackoffLimitOnFailure(const JobSpecView& spec, const std::vector<const PodView*>& pods) {
+  if (spec.template_restart_policy != api::core_v1::RestartPolicy::kOnFailure) return false;
   int64_t restarts = 0;
-  for (const Json* p : pods) {
-    std::string phase = PodPhase(*p);
-    if (phase != "Running" && phase != "Pending") continue;
-    for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
-      const Json& statuses = Field(Status(*p), list);
-      if (!statuses.is_array()) continue;
-      for (const Json& cs : statuses) {
-        const Json& rc = Field(cs, "restartCount");
-        if (rc.is_number_integer()) restarts += rc.get<int64_t>();
-      }
+  for (const PodView* p : pods) {
+    if (p->phase != PodPhase::kRunning && p->phase != PodPhase::kPending) continue;
+    for (const std::vector<ContainerStatusView>* list :
+         {&p->init_container_statuses, &p->container_statuses}) {
+      for (const ContainerStatusView& cs : *list) restarts += cs.restart_count;
     }
   }
-  const Json& limit = Field(spec, "backoffLimit");
-  int64_t backoff_limit = limit.is_number_integer() ? limit.get<int64_t>() : 6;
-  if (backoff_limit == 0) return restarts > 0;
-  return restarts >= backoff_limit;
+  if (spec.backoff_limit == 0) return restarts > 0;
+  return restarts >= spec.backoff_limit;
 }
 
-absl::Time PodFinishTime(const Json& pod, absl::Time fallback) {
+absl::Time PodFinishTime(const PodView& pod, absl::Time fallback) {
   std::optional<absl::Time> latest;
-  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
-    const Json& statuses = Field(Status(pod), list);
-    if (!statuses.is_array()) continue;
-    for (const Json& cs : statuses) {
-      auto t = ParseTime(Field(Field(Field(cs, "state"), "terminated"), "finishedAt"));
+  for (const std::vector<ContainerStatusView>* list :
+       {&pod.init_container_statuses, &pod.container_statuses}) {
+    for (const ContainerStatusView& cs : *list) {
+      if (!cs.state.terminated()) continue;
+      auto t = api::meta::ParseOptionalRfc3339(cs.state.finished_at);
       if (t && (!latest || *t > *latest)) latest = t;
     }
   }
   if (latest) return *latest;
-  const Json& conds = Field(Status(pod), "conditions");
-  if (conds.is_array()) {
-    for (const Json& c : conds) {
-      if (Str(Field(c, "type")) == "Ready" && Str(Field(c, "status")) == "False") {
-        if (auto t = ParseTime(Field(c, "lastTransitionTime"))) return *t;
+  if (pod.conditions != nullptr) {
+    for (const Json& c : *pod.conditions) {
+      if (api::StringMember(c, "type") == "Ready" &&
+          api::StringMember(c, "status") == api::meta::kConditionFalse) {
+        if (auto t = api::meta::ParseOptionalRfc3339(api::StringMember(c, "lastTransitionTime"))) {
+          return *t;
+        }
       }
     }
   }
-  if (auto t = api::meta::GetDeletionTimestamp(pod)) {
+  if (auto t = pod.meta.DeletionTime()) {
     // The deletion was requested `deletionGracePeriodSeconds` before it.
-    const Json& grace = Field(Field(pod, "metadata"), "deletionGracePeriodSeconds");
-    return grace.is_number_integer() ? *t - absl::Seconds(grace.get<int64_t>()) : *t;
+    return pod.meta.deletion_grace_period_seconds
+               ? *t - absl::Seconds(*pod.meta.deletion_grace_period_seconds)
+               : *t;
   }
   return fallback;
 }
@@ -239,13 +186,13 @@ BackoffRecord NextBackoffRecord(BackoffRecord prev, std::vector<absl::Time> new_
 }
 
 BackoffRecord BackoffStore::Get(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = records_.find(key);
   return it == records_.end() ? BackoffRecord{} : it->second;
 }
 
 void BackoffStore::Set(const std::string& key, const BackoffRecord& r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (r.failures_after_last_success == 0) {
     records_.erase(key);
   } else {
@@ -254,7 +201,7 @@ void BackoffStore::Set(const std::string& key, const BackoffRecord& r) {
 }
 
 void BackoffStore::Remove(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   records_.erase(key);
 }
 

@@ -6,6 +6,11 @@ namespace batchd::controllers::job {
 namespace {
 
 using api::Json;
+using api::batch_v1::PodFailurePolicyAction;
+
+PolicyMatch Match(const Json& job, const Json& pod) {
+  return MatchPodFailurePolicy(JobSpecView::Parse(job), PodView::Parse(pod));
+}
 
 Json FailedPod(int exit_code, const std::string& container = "main",
                Json conditions = Json::array()) {
@@ -39,7 +44,7 @@ TEST(MatchPodFailurePolicyTest, Rules) {
     std::string name;
     Json rules;
     Json pod;
-    std::optional<std::string> action;
+    std::optional<PodFailurePolicyAction> action;
     bool count;
     std::string message;
   };
@@ -47,32 +52,33 @@ TEST(MatchPodFailurePolicyTest, Rules) {
   const Case cases[] = {
       {"FailJob on exit code",
        Json::array({ExitCodeRule("FailJob", "In", {42})}),
-       FailedPod(42), "FailJob", true,
+       FailedPod(42), PodFailurePolicyAction::kFailJob, true,
        "Container main for pod ns/p failed with exit code 42 matching FailJob rule at index 0"},
       {"In does not match other code",
        Json::array({ExitCodeRule("FailJob", "In", {42})}),
        FailedPod(1), std::nullopt, true, ""},
       {"NotIn matches other code",
        Json::array({ExitCodeRule("Count", "NotIn", {1})}),
-       FailedPod(3), "Count", true, ""},
+       FailedPod(3), PodFailurePolicyAction::kCount, true, ""},
       {"containerName restricts",
        Json::array({ExitCodeRule("FailJob", "In", {42}, "other")}),
        FailedPod(42), std::nullopt, true, ""},
       {"Ignore on DisruptionTarget",
        Json::array({ConditionRule("Ignore", "DisruptionTarget")}),
-       FailedPod(137, "main", disruption), "Ignore", false, ""},
+       FailedPod(137, "main", disruption), PodFailurePolicyAction::kIgnore, false, ""},
       {"first matching rule wins, unknown action skipped",
        Json::array({ExitCodeRule("Bogus", "In", {5}), ExitCodeRule("Ignore", "In", {5}),
                     ExitCodeRule("FailJob", "In", {5})}),
-       FailedPod(5), "Ignore", false, ""},
+       FailedPod(5), PodFailurePolicyAction::kIgnore, false, ""},
       {"FailJob on condition message",
        Json::array({ConditionRule("FailJob", "DisruptionTarget")}),
-       FailedPod(1, "main", disruption), "FailJob", true,
+       FailedPod(1, "main", disruption), PodFailurePolicyAction::kFailJob, true,
        "Pod ns/p has condition DisruptionTarget matching FailJob rule at index 0"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    PolicyMatch m = MatchPodFailurePolicy(JobWithRules(c.rules), c.pod);
+    const Json job = JobWithRules(c.rules);
+    PolicyMatch m = Match(job, c.pod);
     EXPECT_EQ(m.action, c.action);
     EXPECT_EQ(m.count_failed, c.count);
     EXPECT_EQ(m.fail_job_message.value_or(""), c.message);
@@ -114,9 +120,9 @@ TEST(IsPodFailedTest, TerminatingCountsUnlessOnlyFailedReplaced) {
   Json deleting = {{"metadata", {{"deletionTimestamp", "2026-01-01T00:00:00Z"}}},
                    {"status", {{"phase", "Running"}}}};
   Json job = {{"spec", Json::object()}};
-  EXPECT_TRUE(IsPodFailed(deleting, job));
+  EXPECT_TRUE(IsPodFailed(PodView::Parse(deleting), JobSpecView::Parse(job)));
   job["spec"]["podReplacementPolicy"] = "Failed";
-  EXPECT_FALSE(IsPodFailed(deleting, job));
+  EXPECT_FALSE(IsPodFailed(PodView::Parse(deleting), JobSpecView::Parse(job)));
 }
 
 TEST(PastBackoffLimitOnFailureTest, SumsRestarts) {
@@ -126,12 +132,16 @@ TEST(PastBackoffLimitOnFailureTest, SumsRestarts) {
                {{"phase", "Running"},
                 {"containerStatuses", {{{"restartCount", 2}}}},
                 {"initContainerStatuses", {{{"restartCount", 0}}}}}}};
-  std::vector<const Json*> pods = {&pod};
-  EXPECT_FALSE(PastBackoffLimitOnFailure(job, pods));
+  // Views are parsed afresh after each edit (they point into the JSON).
+  auto past = [&] {
+    const PodView view = PodView::Parse(pod);
+    return PastBackoffLimitOnFailure(JobSpecView::Parse(job), {&view});
+  };
+  EXPECT_FALSE(past());
   pod["status"]["initContainerStatuses"][0]["restartCount"] = 1;
-  EXPECT_TRUE(PastBackoffLimitOnFailure(job, pods));
+  EXPECT_TRUE(past());
   job["spec"]["template"]["spec"]["restartPolicy"] = "Never";
-  EXPECT_FALSE(PastBackoffLimitOnFailure(job, pods));
+  EXPECT_FALSE(past());
 }
 
 }  // namespace

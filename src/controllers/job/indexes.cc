@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/batch/v1/batch_v1.h"
-#include "api/meta/object_meta.h"
 
 namespace batchd::controllers::job {
 namespace {
@@ -18,8 +17,8 @@ std::optional<int> ParseNonNegative(std::string_view s) {
   return v;
 }
 
-int AnnotationInt(const api::Json& pod, std::string_view key) {
-  auto v = api::meta::GetAnnotation(pod, key);
+int AnnotationInt(const api::meta::ObjectMetaView& pod, std::string_view key) {
+  std::optional<std::string_view> v = pod.Annotation(key);
   if (!v) return 0;
   return ParseNonNegative(*v).value_or(0);
 }
@@ -114,18 +113,18 @@ int OrderedIntervals::CountOverlap(const OrderedIntervals& other) const {
   return n;
 }
 
-int CompletionIndex(const api::Json& pod) {
-  auto v = api::meta::GetAnnotation(pod, api::batch_v1::kJobCompletionIndexAnnotation);
-  if (!v) v = api::meta::GetLabel(pod, api::batch_v1::kJobCompletionIndexAnnotation);
+int CompletionIndex(const api::meta::ObjectMetaView& pod) {
+  std::optional<std::string_view> v = pod.Annotation(api::batch_v1::kJobCompletionIndexAnnotation);
+  if (!v) v = pod.Label(api::batch_v1::kJobCompletionIndexAnnotation);
   if (!v) return kUnknownIndex;
   return ParseNonNegative(*v).value_or(kUnknownIndex);
 }
 
-int IndexFailureCount(const api::Json& pod) {
+int IndexFailureCount(const api::meta::ObjectMetaView& pod) {
   return AnnotationInt(pod, api::batch_v1::kJobIndexFailureCountAnnotation);
 }
 
-int IndexIgnoredFailureCount(const api::Json& pod) {
+int IndexIgnoredFailureCount(const api::meta::ObjectMetaView& pod) {
   return AnnotationInt(pod, api::batch_v1::kJobIndexIgnoredFailureCountAnnotation);
 }
 

@@ -1,7 +1,8 @@
 // Completion-index helpers for Indexed Jobs: the ordered interval set behind
 // `status.completedIndexes` / `status.failedIndexes` and successPolicy's
 // `succeededIndexes` ("1,3-5,7": increasing, runs of 3+ written `a-b`), and
-// reading a pod's completion index and per-index failure-count annotations.
+// reading a pod's completion index and per-index failure-count annotations
+// from its metadata view.
 //
 // Thread-safety: value types and pure functions.
 #pragma once
@@ -12,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/field_error.h"
+#include "api/meta/object_view.h"
 
 namespace batchd::controllers::job {
 
@@ -46,10 +47,10 @@ inline constexpr int kUnknownIndex = -1;
 
 // The pod's completion index (annotation, falling back to the label), or
 // kUnknownIndex when absent or malformed.
-int CompletionIndex(const api::Json& pod);
+int CompletionIndex(const api::meta::ObjectMetaView& pod);
 // `batch.kubernetes.io/job-index-failure-count` (0 when absent or bad).
-int IndexFailureCount(const api::Json& pod);
+int IndexFailureCount(const api::meta::ObjectMetaView& pod);
 // `batch.kubernetes.io/job-index-ignored-failure-count` (0 when absent).
-int IndexIgnoredFailureCount(const api::Json& pod);
+int IndexIgnoredFailureCount(const api::meta::ObjectMetaView& pod);
 
 }  // namespace batchd::controllers::job

@@ -58,7 +58,7 @@ TEST(CompletionIndexTest, ReadsAnnotationThenLabel) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    EXPECT_EQ(CompletionIndex(c.pod), c.want);
+    EXPECT_EQ(CompletionIndex(api::meta::ObjectMetaView::Parse(c.pod)), c.want);
   }
 }
 

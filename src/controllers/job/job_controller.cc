@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/mutex.h"
 #include "api/batch/v1/batch_v1.h"
 #include "api/meta/object_meta.h"
 #include "controllers/job/job_reconciler.h"
@@ -41,15 +42,6 @@ namespace {
 
 bool IsReason(const absl::Status& s, const char* reason) {
   return registry::GetPayload(s).reason == reason;
-}
-
-// spec.<field> as a string, `def` when absent (no json_pointer: a missing
-// path there throws and catches an exception on every sync).
-std::string SpecString(const Json& job, const char* field, const char* def) {
-  auto spec = job.find("spec");
-  if (spec == job.end() || !spec->is_object()) return def;
-  auto v = spec->find(field);
-  return v != spec->end() && v->is_string() ? v->get<std::string>() : def;
 }
 
 void EnsureTypeMeta(Json& obj, const char* api_version, const char* kind) {
@@ -96,7 +88,9 @@ void JobReconciler::Wire(Controller& controller) {
             if (key.empty()) return;
             const std::string uid = api::meta::GetUid(*p);
             if (api::meta::IsBeingDeleted(*p)) expectations_.DeletionObserved(key, uid);
-            if (!HasTrackingFinalizer(*p)) expectations_.FinalizerRemovalObserved(key, uid);
+            if (!api::meta::HasFinalizer(*p, api::batch_v1::kJobTrackingFinalizer)) {
+              expectations_.FinalizerRemovalObserved(key, uid);
+            }
             q->Add(key);
           },
       .on_delete =
@@ -143,8 +137,8 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
     bool owned = !uid.empty() && api::meta::IsControlledBy(*p, uid);
     if (owned && !finished) {
       c.pod_refs.push_back(p);
-      c.pods.push_back(p.get());
-    } else if (HasTrackingFinalizer(*p)) {
+      c.pods.push_back(JobPod::Parse(*p));
+    } else if (api::meta::HasFinalizer(*p, api::batch_v1::kJobTrackingFinalizer)) {
       release.push_back(p.get());
     }
   }
@@ -156,36 +150,36 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
   if (!job_ref) {
     expectations_.Forget(key);
     backoff_.Remove(key);
-    std::lock_guard<std::mutex> lock(written_mu_);
+    absl::MutexLock lock(&written_mu_);
     written_rv_.erase(key);
     return Result::Done();
   }
-  const std::string managed_by = SpecString(*job_ref, "managedBy", "");
-  if (!managed_by.empty() && managed_by != api::batch_v1::kJobControllerName) {
+  c.spec = api::batch_v1::JobSpecView::Parse(*job_ref);
+  if (!c.spec.managed_by.empty() && c.spec.managed_by != api::batch_v1::kJobControllerName) {
     return Result::Done();
   }
   if (finished) {
     backoff_.Remove(key);
     return Result::Done();
   }
-  const std::string mode = SpecString(*job_ref, "completionMode", "NonIndexed");
-  if (mode != "NonIndexed" && mode != "Indexed") {
+  if (c.spec.completion_mode == api::batch_v1::CompletionMode::kUnknown) {
     ctx_.events.Event(*job_ref, "Warning", "UnknownCompletionMode",
                       "Skipped Job sync because completion mode is unknown");
     return Result::Done();
   }
   c.key = key;
   c.job = *job_ref;
+  c.job_ref = std::move(job_ref);
   EnsureTypeMeta(c.job, "batch/v1", "Job");
   c.now = ctx_.clock.Now();
-  c.indexed = mode == "Indexed";
+  c.indexed = c.spec.completion_mode == api::batch_v1::CompletionMode::kIndexed;
   return SyncJob(c);
 }
 
 bool JobReconciler::CacheBehindOwnWrite(const std::string& key, const Json& cached) {
   int64_t rv = 0;
   if (!absl::SimpleAtoi(api::meta::GetResourceVersion(cached), &rv)) return false;
-  std::lock_guard<std::mutex> lock(written_mu_);
+  absl::MutexLock lock(&written_mu_);
   auto it = written_rv_.find(key);
   if (it == written_rv_.end()) return false;
   if (rv >= it->second) {
@@ -202,7 +196,7 @@ absl::Status JobReconciler::WriteStatus(SyncCtx& c) {
   if (!r.ok()) return r.status();
   int64_t rv = 0;
   if (absl::SimpleAtoi(api::meta::GetResourceVersion(*r), &rv)) {
-    std::lock_guard<std::mutex> lock(written_mu_);
+    absl::MutexLock lock(&written_mu_);
     int64_t& last = written_rv_[c.key];
     last = std::max(last, rv);
   }

@@ -10,17 +10,18 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "controllers/job/conditions.h"
 #include "controllers/job/expectations.h"
 #include "controllers/job/failure_policy.h"
 #include "controllers/job/indexes.h"
+#include "controllers/job/job_pod.h"
 #include "reconcile/context.h"
 
 namespace batchd::controllers::job {
@@ -31,11 +32,15 @@ inline constexpr int kMaxUncountedPods = 500;
 // Everything one sync of one Job computes.
 struct SyncCtx {
   std::string key;
+  // The informer's Job, immutable: `spec` and the status at sync start are
+  // read from it (views into the working copy would dangle as it is edited).
+  client::ObjectRef job_ref;
+  api::batch_v1::JobSpecView spec;
   api::Json job;  // Working copy; `status` is edited in place.
   absl::Time now;
   std::vector<client::ObjectRef> pod_refs;  // Keeps `pods` alive.
-  std::vector<const api::Json*> pods;       // Pods this Job controls.
-  std::vector<const api::Json*> active;
+  std::vector<JobPod> pods;                 // Pods this Job controls; not resized during a sync.
+  std::vector<const JobPod*> active;        // Into `pods`.
   int terminating = 0;
   int succeeded = 0;
   int failed = 0;
@@ -49,7 +54,7 @@ struct SyncCtx {
   int completions = -1;  // -1 when unset (work-queue Job).
   OrderedIntervals prev_succeeded_indexes, succeeded_indexes;
   std::optional<OrderedIntervals> failed_indexes;
-  std::map<int, const api::Json*> delayed_per_index;
+  std::map<int, const JobPod*> delayed_per_index;  // Into `pods`.
   BackoffRecord new_backoff;
   std::optional<absl::Duration> requeue;
 
@@ -80,14 +85,14 @@ class JobReconciler : public reconcile::Reconciler {
   absl::StatusOr<int> CreatePods(SyncCtx& c, int n, const std::vector<int>& indexes);
   api::Json NewPod(const SyncCtx& c, int index) const;
   // Deletes pods after removing their tracking finalizer (not counted).
-  absl::StatusOr<int> DeleteJobPods(SyncCtx& c, const std::vector<const api::Json*>& pods);
+  absl::StatusOr<int> DeleteJobPods(SyncCtx& c, const std::vector<const JobPod*>& pods);
   // Deletes pods keeping finalizers (they are counted when terminal).
-  absl::StatusOr<int> DeleteActivePods(SyncCtx& c, const std::vector<const api::Json*>& pods);
+  absl::StatusOr<int> DeleteActivePods(SyncCtx& c, const std::vector<const JobPod*>& pods);
   // pod_tracking.cc
   absl::Status TrackStatusAndRemoveFinalizers(SyncCtx& c, bool needs_flush);
-  absl::Status Flush(SyncCtx& c, const std::vector<const api::Json*>& rm,
+  absl::Status Flush(SyncCtx& c, const std::vector<const JobPod*>& rm,
                      std::set<std::string>& uids_with_finalizer, bool& needs_flush);
-  bool CanRemoveFinalizer(const SyncCtx& c, const api::Json& pod, bool failed) const;
+  bool CanRemoveFinalizer(const SyncCtx& c, const JobPod& pod, bool failed) const;
   bool EnactFinished(SyncCtx& c);
   void RecordFinished(const SyncCtx& c);
   // Removes the tracking finalizer; per-pod success.
@@ -112,8 +117,8 @@ class JobReconciler : public reconcile::Reconciler {
   // own write (e.g. a succeeded pod whose finalizer is already gone but which
   // the stale status does not count yet, so a replacement is created); it
   // waits for the cache to catch up instead.
-  std::mutex written_mu_;
-  std::map<std::string, int64_t> written_rv_;
+  absl::Mutex written_mu_;
+  std::map<std::string, int64_t> written_rv_ ABSL_GUARDED_BY(written_mu_);
 };
 
 }  // namespace batchd::controllers::job

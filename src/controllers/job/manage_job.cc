@@ -8,6 +8,7 @@
 #include "api/batch/v1/batch_v1.h"
 #include "api/meta/object_meta.h"
 #include "common/status_macros.h"
+#include "common/string_view.h"
 #include "controllers/job/job_reconciler.h"
 #include "registry/errors.h"
 
@@ -20,43 +21,39 @@ namespace {
 constexpr size_t kMaxGenerateNameLength = 58;  // 63 minus the 5-char random suffix.
 constexpr char kIndexEnv[] = "JOB_COMPLETION_INDEX";
 
-bool Suspended(const Json& job) {
-  auto it = job.find("spec");
-  if (it == job.end() || !it->is_object()) return false;
-  auto s = it->find("suspend");
-  return s != it->end() && s->is_boolean() && s->get<bool>();
-}
+using api::core_v1::PodPhase;
 
-int PhaseRank(const Json& p) {
-  std::string phase = PodPhase(p);
-  if (phase == "Pending") return 0;
-  if (phase == "Unknown") return 1;
+int PhaseRank(const PodView& p) {
+  if (p.phase == PodPhase::kPending) return 0;
+  if (p.phase == PodPhase::kUnknown) return 1;
   return 2;  // Running.
 }
 
 // Kubernetes' ActivePods order: earlier = better to delete.
-bool DeleteFirst(const Json* a, const Json* b) {
-  const bool a_node = !a->value("/spec/nodeName"_json_pointer, std::string()).empty();
-  const bool b_node = !b->value("/spec/nodeName"_json_pointer, std::string()).empty();
+bool DeleteFirst(const JobPod* a, const JobPod* b) {
+  const PodView& va = a->view;
+  const PodView& vb = b->view;
+  const bool a_node = !va.node_name.empty();
+  const bool b_node = !vb.node_name.empty();
   if (a_node != b_node) return !a_node;
-  if (PhaseRank(*a) != PhaseRank(*b)) return PhaseRank(*a) < PhaseRank(*b);
-  if (IsPodReady(*a) != IsPodReady(*b)) return !IsPodReady(*a);
-  auto ta = a->value("/metadata/creationTimestamp"_json_pointer, std::string());
-  auto tb = b->value("/metadata/creationTimestamp"_json_pointer, std::string());
-  if (ta != tb) return ta > tb;  // Newer first.
-  return api::meta::GetName(*a) > api::meta::GetName(*b);
+  if (PhaseRank(va) != PhaseRank(vb)) return PhaseRank(va) < PhaseRank(vb);
+  if (IsPodReady(va) != IsPodReady(vb)) return !IsPodReady(va);
+  if (va.meta.creation_timestamp != vb.meta.creation_timestamp) {
+    return va.meta.creation_timestamp > vb.meta.creation_timestamp;  // Newer first.
+  }
+  return va.meta.name > vb.meta.name;
 }
 
 // Pods to delete: for Indexed Jobs every pod with an out-of-range or failed
 // index and every duplicate of an index; then the `at_least` least
 // advanced of the rest.
-std::vector<const Json*> ActivePodsForRemoval(const SyncCtx& c, std::vector<const Json*> pods,
-                                              int at_least) {
-  std::vector<const Json*> rm, left;
+std::vector<const JobPod*> ActivePodsForRemoval(const SyncCtx& c,
+                                                std::vector<const JobPod*> pods, int at_least) {
+  std::vector<const JobPod*> rm, left;
   if (c.indexed) {
-    std::map<int, std::vector<const Json*>> by_index;
-    for (const Json* p : pods) {
-      int ix = CompletionIndex(*p);
+    std::map<int, std::vector<const JobPod*>> by_index;
+    for (const JobPod* p : pods) {
+      const int ix = p->index;
       if (ix == kUnknownIndex || ix >= c.completions ||
           (c.failed_indexes && c.failed_indexes->Has(ix))) {
         rm.push_back(p);
@@ -85,10 +82,10 @@ std::vector<const Json*> ActivePodsForRemoval(const SyncCtx& c, std::vector<cons
 // replaced).
 std::vector<int> FirstPendingIndexes(const SyncCtx& c, int n) {
   std::set<int> busy;
-  const bool wait_terminating = OnlyReplaceFailedPods(c.job);
-  for (const Json* p : c.pods) {
-    if (IsPodActive(*p) || (wait_terminating && IsPodTerminating(*p))) {
-      busy.insert(CompletionIndex(*p));
+  const bool wait_terminating = c.spec.OnlyReplaceFailedPods();
+  for (const JobPod& p : c.pods) {
+    if (IsPodActive(p.view) || (wait_terminating && IsPodTerminating(p.view))) {
+      busy.insert(p.index);
     }
   }
   std::vector<int> out;
@@ -121,7 +118,8 @@ void AddIndexEnv(Json& containers) {
 }  // namespace
 
 Json JobReconciler::NewPod(const SyncCtx& c, int index) const {
-  const Json& tmpl = c.job["spec"]["template"];
+  static const Json kNoTemplate = Json::object();
+  const Json& tmpl = c.spec.pod_template ? *c.spec.pod_template : kNoTemplate;
   const std::string job_name = api::meta::GetName(c.job);
   Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", Json::object()}};
   Json& meta = pod["metadata"];
@@ -143,9 +141,10 @@ Json JobReconciler::NewPod(const SyncCtx& c, int index) const {
     if (c.per_index) {
       int count = 0, ignored = 0;
       if (auto it = c.delayed_per_index.find(index); it != c.delayed_per_index.end()) {
-        count = IndexFailureCount(*it->second);
-        ignored = IndexIgnoredFailureCount(*it->second);
-        if (MatchPodFailurePolicy(c.job, *it->second).count_failed) {
+        const PodView& last = it->second->view;
+        count = IndexFailureCount(last.meta);
+        ignored = IndexIgnoredFailureCount(last.meta);
+        if (MatchPodFailurePolicy(c.spec, last).count_failed) {
           ++count;
         } else {
           ++ignored;
@@ -187,12 +186,16 @@ absl::StatusOr<int> JobReconciler::CreatePods(SyncCtx& c, int n,
 }
 
 absl::StatusOr<int> JobReconciler::DeleteJobPods(SyncCtx& c,
-                                                 const std::vector<const Json*>& pods) {
+                                                 const std::vector<const JobPod*>& pods) {
   std::vector<std::string> uids;
-  for (const Json* p : pods) uids.push_back(api::meta::GetUid(*p));
+  std::vector<const Json*> objects;
+  for (const JobPod* p : pods) {
+    uids.emplace_back(p->view.meta.uid);
+    objects.push_back(p->object);
+  }
   expectations_.ExpectDeletions(c.key, uids, c.now);
   absl::Status rm_err;
-  std::vector<bool> released = RemoveFinalizers(c.key, pods, &rm_err);
+  std::vector<bool> released = RemoveFinalizers(c.key, objects, &rm_err);
   int deleted = 0;
   absl::Status first_err = rm_err;
   for (size_t i = 0; i < pods.size(); ++i) {
@@ -202,13 +205,14 @@ absl::StatusOr<int> JobReconciler::DeleteJobPods(SyncCtx& c,
     }
     client::DeleteOptions opts;
     opts.precondition_uid = uids[i];
-    absl::Status st = ctx_.client.Delete(pod_kind_, api::meta::GetNamespace(*pods[i]),
-                                         api::meta::GetName(*pods[i]), opts);
+    const api::meta::ObjectMetaView& meta = pods[i]->view.meta;
+    absl::Status st = ctx_.client.Delete(pod_kind_, std::string(meta.namespace_),
+                                         std::string(meta.name), opts);
     if (st.ok() || registry::GetPayload(st).reason == "NotFound") {
       ++deleted;
       if (st.ok()) {
         ctx_.events.Event(c.job, "Normal", "SuccessfulDelete",
-                          absl::StrCat("Deleted pod: ", api::meta::GetName(*pods[i])));
+                          absl::StrCat("Deleted pod: ", Sv(meta.name)));
       }
     } else {
       expectations_.DeletionObserved(c.key, uids[i]);
@@ -223,19 +227,20 @@ absl::StatusOr<int> JobReconciler::DeleteJobPods(SyncCtx& c,
 }
 
 absl::StatusOr<int> JobReconciler::DeleteActivePods(SyncCtx& c,
-                                                    const std::vector<const Json*>& pods) {
+                                                    const std::vector<const JobPod*>& pods) {
   int deleted = 0;
   absl::Status first_err;
-  for (const Json* p : pods) {
+  for (const JobPod* p : pods) {
+    const api::meta::ObjectMetaView& meta = p->view.meta;
     client::DeleteOptions opts;
-    opts.precondition_uid = api::meta::GetUid(*p);
-    absl::Status st =
-        ctx_.client.Delete(pod_kind_, api::meta::GetNamespace(*p), api::meta::GetName(*p), opts);
+    opts.precondition_uid = std::string(meta.uid);
+    absl::Status st = ctx_.client.Delete(pod_kind_, std::string(meta.namespace_),
+                                         std::string(meta.name), opts);
     if (st.ok() || registry::GetPayload(st).reason == "NotFound") {
       ++deleted;
       if (st.ok()) {
         ctx_.events.Event(c.job, "Normal", "SuccessfulDelete",
-                          absl::StrCat("Deleted pod: ", api::meta::GetName(*p)));
+                          absl::StrCat("Deleted pod: ", Sv(meta.name)));
       }
     } else if (first_err.ok()) {
       first_err = st;
@@ -247,8 +252,8 @@ absl::StatusOr<int> JobReconciler::DeleteActivePods(SyncCtx& c,
 
 absl::StatusOr<int> JobReconciler::ManageJob(SyncCtx& c) {
   int active = static_cast<int>(c.active.size());
-  const int parallelism = c.job.value("/spec/parallelism"_json_pointer, 1);
-  if (Suspended(c.job)) {
+  const int parallelism = c.spec.parallelism;
+  if (c.spec.suspend) {
     BATCHD_ASSIGN_OR_RETURN(int removed, DeleteJobPods(c, ActivePodsForRemoval(c, c.active,
                                                                                active)));
     return active - removed;
@@ -259,7 +264,7 @@ absl::StatusOr<int> JobReconciler::ManageJob(SyncCtx& c) {
   } else {
     want = std::max(0, std::min(c.completions - c.succeeded, parallelism));
   }
-  std::vector<const Json*> rm = ActivePodsForRemoval(c, c.active, std::max(0, active - want));
+  std::vector<const JobPod*> rm = ActivePodsForRemoval(c, c.active, std::max(0, active - want));
   if (rm.size() > static_cast<size_t>(kMaxPodCreateDeletePerSync)) {
     rm.resize(kMaxPodCreateDeletePerSync);
   }
@@ -268,7 +273,7 @@ absl::StatusOr<int> JobReconciler::ManageJob(SyncCtx& c) {
     BATCHD_ASSIGN_OR_RETURN(int removed, DeleteJobPods(c, rm));
     return active - removed;
   }
-  const int terminating = OnlyReplaceFailedPods(c.job) ? c.terminating : 0;
+  const int terminating = c.spec.OnlyReplaceFailedPods() ? c.terminating : 0;
   int diff = std::min(want - terminating - active, kMaxPodCreateDeletePerSync);
   if (diff <= 0) return active;
   if (!c.per_index) {
@@ -288,9 +293,10 @@ absl::StatusOr<int> JobReconciler::ManageJob(SyncCtx& c) {
       for (int ix : indexes) {
         absl::Duration wait = absl::ZeroDuration();
         if (auto it = c.delayed_per_index.find(ix); it != c.delayed_per_index.end()) {
-          const Json& last = *it->second;
-          wait = RemainingBackoff(IndexFailureCount(last) + IndexIgnoredFailureCount(last) + 1,
-                                  PodFinishTime(last, c.now), c.now);
+          const PodView& last = it->second->view;
+          wait = RemainingBackoff(
+              IndexFailureCount(last.meta) + IndexIgnoredFailureCount(last.meta) + 1,
+              PodFinishTime(last, c.now), c.now);
         }
         if (wait <= absl::ZeroDuration()) {
           now.push_back(ix);

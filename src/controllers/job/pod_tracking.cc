@@ -109,28 +109,32 @@ bool WriteIndexes(SyncCtx& c, const std::vector<int>& new_indexes) {
 
 }  // namespace
 
-bool JobReconciler::CanRemoveFinalizer(const SyncCtx& c, const Json& pod, bool failed) const {
-  if (api::meta::IsBeingDeleted(c.job) || c.finished || PodPhase(pod) == "Succeeded") return true;
+bool JobReconciler::CanRemoveFinalizer(const SyncCtx& c, const JobPod& pod, bool failed) const {
+  if (api::meta::IsBeingDeleted(c.job) || c.finished ||
+      pod.view.phase == api::core_v1::PodPhase::kSucceeded) {
+    return true;
+  }
   if (!failed) return false;
   if (c.per_index) {
-    auto it = c.delayed_per_index.find(CompletionIndex(pod));
+    auto it = c.delayed_per_index.find(pod.index);
     if (it != c.delayed_per_index.end() && it->second == &pod) return false;
   }
   return true;
 }
 
 absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool needs_flush) {
-  std::vector<const Json*> pods = c.pods;
+  std::vector<const JobPod*> pods;
+  pods.reserve(c.pods.size());
+  for (const JobPod& p : c.pods) pods.push_back(&p);
   if (c.indexed) {
-    std::stable_sort(pods.begin(), pods.end(), [](const Json* a, const Json* b) {
-      return CompletionIndex(*a) < CompletionIndex(*b);
-    });
+    std::stable_sort(pods.begin(), pods.end(),
+                     [](const JobPod* a, const JobPod* b) { return a->index < b->index; });
   }
   std::set<std::string> with_finalizer;
-  for (const Json* p : pods) {
-    const std::string uid = api::meta::GetUid(*p);
-    if (HasTrackingFinalizer(*p) && !c.expected_rm_finalizers.count(uid)) {
-      with_finalizer.insert(uid);
+  for (const JobPod* p : pods) {
+    std::string uid(p->view.meta.uid);
+    if (HasTrackingFinalizer(p->view.meta) && !c.expected_rm_finalizers.count(uid)) {
+      with_finalizer.insert(std::move(uid));
     }
   }
   needs_flush |= CleanUncounted(c.job, with_finalizer);
@@ -142,18 +146,18 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
   // succeeding one (successPolicy) just releases its lingering pods.
   const bool failing =
       c.finished && (c.finished->type == "FailureTarget" || c.finished->type == "Failed");
-  std::vector<const Json*> rm;
+  std::vector<const JobPod*> rm;
   std::vector<int> new_indexes;
   bool reached_max = false;
-  for (const Json* p : pods) {
-    const std::string uid = api::meta::GetUid(*p);
-    if (!HasTrackingFinalizer(*p) || c.expected_rm_finalizers.count(uid)) continue;
-    const bool failed = IsPodFailed(*p, c.job);
+  for (const JobPod* p : pods) {
+    const std::string uid(p->view.meta.uid);
+    if (!HasTrackingFinalizer(p->view.meta) || c.expected_rm_finalizers.count(uid)) continue;
+    const bool failed = IsPodFailed(p->view, c.spec);
     if (!CanRemoveFinalizer(c, *p, failed)) continue;
     rm.push_back(p);
-    const int ix = CompletionIndex(*p);
+    const int ix = p->index;
     const bool valid_ix = !c.indexed || (ix != kUnknownIndex && ix < c.completions);
-    if (PodPhase(*p) == "Succeeded" && !known_failed.count(uid)) {
+    if (p->view.phase == api::core_v1::PodPhase::kSucceeded && !known_failed.count(uid)) {
       if (c.indexed) {
         if (valid_ix && !c.prev_succeeded_indexes.Has(ix)) new_indexes.push_back(ix);
       } else if (!known_succeeded.count(uid)) {
@@ -161,7 +165,8 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
         needs_flush = true;
       }
     } else if (failed || (failing && !(c.indexed && c.succeeded_indexes.Has(ix)))) {
-      if (!known_failed.count(uid) && valid_ix && MatchPodFailurePolicy(c.job, *p).count_failed) {
+      if (!known_failed.count(uid) && valid_ix &&
+          MatchPodFailurePolicy(c.spec, p->view).count_failed) {
         unc_failed.push_back(uid);
         needs_flush = true;
       }
@@ -192,7 +197,7 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
   return absl::OkStatus();
 }
 
-absl::Status JobReconciler::Flush(SyncCtx& c, const std::vector<const Json*>& rm,
+absl::Status JobReconciler::Flush(SyncCtx& c, const std::vector<const JobPod*>& rm,
                                   std::set<std::string>& with_finalizer, bool& needs_flush) {
   if (needs_flush) {
     // Step 1: the uncounted UIDs are durable before any finalizer goes.
@@ -203,9 +208,12 @@ absl::Status JobReconciler::Flush(SyncCtx& c, const std::vector<const Json*>& rm
   absl::Status rm_err;
   if (!rm.empty()) {
     // Step 2.
-    std::vector<bool> ok = RemoveFinalizers(c.key, rm, &rm_err);
+    std::vector<const Json*> objects;
+    objects.reserve(rm.size());
+    for (const JobPod* p : rm) objects.push_back(p->object);
+    std::vector<bool> ok = RemoveFinalizers(c.key, objects, &rm_err);
     for (size_t i = 0; i < rm.size(); ++i) {
-      if (ok[i]) with_finalizer.erase(api::meta::GetUid(*rm[i]));
+      if (ok[i]) with_finalizer.erase(std::string(rm[i]->view.meta.uid));
     }
   }
   // Step 3.

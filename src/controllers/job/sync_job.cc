@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
+#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "common/status_macros.h"
@@ -18,85 +20,49 @@ using api::Json;
 
 namespace {
 
-const Json& At(const Json& o, std::initializer_list<const char*> path) {
-  static const Json kNull;
-  const Json* cur = &o;
-  for (const char* k : path) {
-    if (!cur->is_object()) return kNull;
-    auto it = cur->find(k);
-    if (it == cur->end()) return kNull;
-    cur = &*it;
-  }
-  return *cur;
-}
+using api::batch_v1::JobStatusView;
+using api::batch_v1::PodFailurePolicyAction;
+using api::core_v1::PodPhase;
 
-int64_t IntAt(const Json& o, std::initializer_list<const char*> path, int64_t def) {
-  const Json& v = At(o, path);
-  return v.is_number_integer() ? v.get<int64_t>() : def;
-}
-
-std::string StrAt(const Json& o, std::initializer_list<const char*> path) {
-  const Json& v = At(o, path);
-  return v.is_string() ? v.get<std::string>() : "";
-}
-
-std::set<std::string> StringSet(const Json& v) {
-  std::set<std::string> out;
-  if (!v.is_array()) return out;
-  for (const Json& s : v) {
-    if (s.is_string()) out.insert(s.get<std::string>());
-  }
-  return out;
-}
-
-bool Suspended(const Json& job) {
-  const Json& v = At(job, {"spec", "suspend"});
-  return v.is_boolean() && v.get<bool>();
-}
-
-std::optional<absl::Time> StartTime(const Json& job) {
-  const std::string s = StrAt(job, {"status", "startTime"});
-  if (s.empty()) return std::nullopt;
-  auto t = api::meta::ParseRfc3339(s);
-  if (!t.ok()) return std::nullopt;
-  return *t;
+std::optional<absl::Time> WorkingStartTime(const Json& job) {
+  // The working copy's: SyncJob may have just set it.
+  auto st = job.find("status");
+  if (st == job.end() || !st->is_object()) return std::nullopt;
+  return api::meta::ParseOptionalRfc3339(api::StringMember(*st, "startTime"));
 }
 
 // A pod not yet counted: it has the finalizer, is not in the uncounted
 // lists and its finalizer removal is not in flight; for Indexed Jobs it
 // has a valid index.
-bool Uncounted(const SyncCtx& c, const Json& p) {
-  const std::string uid = api::meta::GetUid(p);
-  if (!HasTrackingFinalizer(p) || c.uncounted_succeeded.count(uid) ||
+bool Uncounted(const SyncCtx& c, const JobPod& p) {
+  const std::string uid(p.view.meta.uid);
+  if (!HasTrackingFinalizer(p.view.meta) || c.uncounted_succeeded.count(uid) ||
       c.uncounted_failed.count(uid) || c.expected_rm_finalizers.count(uid)) {
     return false;
   }
   if (!c.indexed) return true;
-  int ix = CompletionIndex(p);
-  return ix != kUnknownIndex && ix < c.completions;
+  return p.index != kUnknownIndex && p.index < c.completions;
 }
 
-bool CountsAsFailed(const SyncCtx& c, const Json& p) {
-  if (!IsPodFailed(p, c.job)) return false;
-  return MatchPodFailurePolicy(c.job, p).count_failed;
+bool CountsAsFailed(const SyncCtx& c, const JobPod& p) {
+  if (!IsPodFailed(p.view, c.spec)) return false;
+  return MatchPodFailurePolicy(c.spec, p.view).count_failed;
 }
 
 // successPolicy: the message of the first satisfied rule.
 std::optional<std::string> MatchSuccessPolicy(const SyncCtx& c) {
-  const Json& rules = At(c.job, {"spec", "successPolicy", "rules"});
-  if (!rules.is_array() || c.succeeded_indexes.empty()) return std::nullopt;
+  if (!c.spec.success_policy || c.succeeded_indexes.empty()) return std::nullopt;
+  const std::vector<api::batch_v1::SuccessPolicyRule>& rules = *c.spec.success_policy;
   for (size_t i = 0; i < rules.size(); ++i) {
-    const Json& count = At(rules[i], {"succeededCount"});
-    const Json& idx = At(rules[i], {"succeededIndexes"});
+    const std::optional<int64_t>& count = rules[i].succeeded_count;
     bool met = false;
-    if (idx.is_string()) {
-      OrderedIntervals want = OrderedIntervals::Parse(idx.get<std::string>(), c.completions);
+    if (rules[i].succeeded_indexes) {
+      OrderedIntervals want = OrderedIntervals::Parse(*rules[i].succeeded_indexes, c.completions);
       if (want.empty()) continue;
       int overlap = want.CountOverlap(c.succeeded_indexes);
-      met = count.is_number_integer() ? overlap >= count.get<int64_t>()
-                                      : overlap == want.Total();
-    } else if (count.is_number_integer()) {
-      met = c.succeeded_indexes.Total() >= count.get<int64_t>();
+      met = count ? overlap >= *count : overlap == want.Total();
+    } else if (count) {
+      met = c.succeeded_indexes.Total() >= *count;
     }
     if (met) return absl::StrCat("Matched rules at index ", i);
   }
@@ -106,29 +72,29 @@ std::optional<std::string> MatchSuccessPolicy(const SyncCtx& c) {
 }  // namespace
 
 void JobReconciler::CountPods(SyncCtx& c) {
-  const Json& uncounted = At(c.job, {"status", "uncountedTerminatedPods"});
-  c.uncounted_succeeded = StringSet(At(uncounted, {"succeeded"}));
-  c.uncounted_failed = StringSet(At(uncounted, {"failed"}));
+  // The status as the sync found it (the working copy's startTime may
+  // differ; nothing read here).
+  const JobStatusView status = JobStatusView::Parse(*c.job_ref);
+  c.uncounted_succeeded = {status.uncounted_succeeded.begin(), status.uncounted_succeeded.end()};
+  c.uncounted_failed = {status.uncounted_failed.begin(), status.uncounted_failed.end()};
   // Keep the removals read before the pod snapshot (see Reconcile) and add
   // any issued since.
   for (const std::string& uid : expectations_.PendingFinalizerRemovals(c.key)) {
     c.expected_rm_finalizers.insert(uid);
   }
-  c.succeeded = static_cast<int>(IntAt(c.job, {"status", "succeeded"}, 0)) +
-                static_cast<int>(c.uncounted_succeeded.size());
-  c.failed = static_cast<int>(IntAt(c.job, {"status", "failed"}, 0)) +
-             static_cast<int>(c.uncounted_failed.size());
+  c.succeeded = status.succeeded + static_cast<int>(c.uncounted_succeeded.size());
+  c.failed = status.failed + static_cast<int>(c.uncounted_failed.size());
   std::vector<absl::Time> new_succeeded, new_failed;
-  for (const Json* p : c.pods) {
-    if (IsPodActive(*p)) c.active.push_back(p);
-    if (IsPodTerminating(*p)) ++c.terminating;
-    if (!Uncounted(c, *p)) continue;
-    if (PodPhase(*p) == "Succeeded") {
+  for (const JobPod& p : c.pods) {
+    if (IsPodActive(p.view)) c.active.push_back(&p);
+    if (IsPodTerminating(p.view)) ++c.terminating;
+    if (!Uncounted(c, p)) continue;
+    if (p.view.phase == PodPhase::kSucceeded) {
       ++c.succeeded;
-      new_succeeded.push_back(PodFinishTime(*p, c.now));
-    } else if (CountsAsFailed(c, *p)) {
+      new_succeeded.push_back(PodFinishTime(p.view, c.now));
+    } else if (CountsAsFailed(c, p)) {
       ++c.failed;
-      new_failed.push_back(PodFinishTime(*p, c.now));
+      new_failed.push_back(PodFinishTime(p.view, c.now));
     }
   }
   c.new_backoff = NextBackoffRecord(backoff_.Get(c.key), std::move(new_succeeded),
@@ -144,10 +110,10 @@ void JobReconciler::DecideFailure(SyncCtx& c) {
     c.finished = api::meta::Condition{"Complete", "True", scm->reason, scm->message};
     return;
   }
-  if (At(c.job, {"spec", "podFailurePolicy"}).is_object()) {
-    for (const Json* p : c.pods) {
-      if (!IsPodFailed(*p, c.job)) continue;
-      PolicyMatch m = MatchPodFailurePolicy(c.job, *p);
+  if (c.spec.pod_failure_policy) {
+    for (const JobPod& p : c.pods) {
+      if (!IsPodFailed(p.view, c.spec)) continue;
+      PolicyMatch m = MatchPodFailurePolicy(c.spec, p.view);
       if (m.fail_job_message) {
         c.finished = api::meta::Condition{"FailureTarget", "True", kReasonPodFailurePolicy,
                                *m.fail_job_message};
@@ -155,16 +121,18 @@ void JobReconciler::DecideFailure(SyncCtx& c) {
       }
     }
   }
-  const int64_t backoff_limit = IntAt(c.job, {"spec", "backoffLimit"}, 6);
-  if (c.failed > backoff_limit || PastBackoffLimitOnFailure(c.job, c.pods)) {
+  std::vector<const PodView*> pod_views;
+  pod_views.reserve(c.pods.size());
+  for (const JobPod& p : c.pods) pod_views.push_back(&p.view);
+  if (c.failed > c.spec.backoff_limit || PastBackoffLimitOnFailure(c.spec, pod_views)) {
     c.finished = api::meta::Condition{"FailureTarget", "True", kReasonBackoffLimitExceeded,
                            kMsgBackoffLimitExceeded};
     return;
   }
-  const Json& deadline = At(c.job, {"spec", "activeDeadlineSeconds"});
-  auto start = StartTime(c.job);
-  if (deadline.is_number_integer() && start && !Suspended(c.job)) {
-    absl::Duration left = absl::Seconds(deadline.get<int64_t>()) - (c.now - *start);
+  const std::optional<int64_t>& deadline = c.spec.active_deadline_seconds;
+  auto start = WorkingStartTime(c.job);
+  if (deadline && start && !c.spec.suspend) {
+    absl::Duration left = absl::Seconds(*deadline) - (c.now - *start);
     if (left <= absl::ZeroDuration()) {
       c.finished = api::meta::Condition{"FailureTarget", "True", kReasonDeadlineExceeded,
                              kMsgDeadlineExceeded};
@@ -175,14 +143,13 @@ void JobReconciler::DecideFailure(SyncCtx& c) {
 }
 
 void JobReconciler::DecideIndexed(SyncCtx& c) {
-  c.prev_succeeded_indexes =
-      OrderedIntervals::Parse(StrAt(c.job, {"status", "completedIndexes"}), c.completions);
+  c.prev_succeeded_indexes = OrderedIntervals::Parse(
+      JobStatusView::Parse(*c.job_ref).completed_indexes, c.completions);
   std::vector<int> fresh;
-  for (const Json* p : c.pods) {
-    int ix = CompletionIndex(*p);
-    if (PodPhase(*p) == "Succeeded" && ix != kUnknownIndex && ix < c.completions &&
-        HasTrackingFinalizer(*p)) {
-      fresh.push_back(ix);
+  for (const JobPod& p : c.pods) {
+    if (p.view.phase == PodPhase::kSucceeded && p.index != kUnknownIndex &&
+        p.index < c.completions && HasTrackingFinalizer(p.view.meta)) {
+      fresh.push_back(p.index);
     }
   }
   c.succeeded_indexes = c.prev_succeeded_indexes.With(fresh);
@@ -197,25 +164,25 @@ void JobReconciler::DecideIndexed(SyncCtx& c) {
 
 void JobReconciler::DecidePerIndex(SyncCtx& c) {
   {
-    const int64_t limit = IntAt(c.job, {"spec", "backoffLimitPerIndex"}, 0);
-    OrderedIntervals prev =
-        OrderedIntervals::Parse(StrAt(c.job, {"status", "failedIndexes"}), c.completions);
+    const int64_t limit = c.spec.backoff_limit_per_index.value_or(0);
+    OrderedIntervals prev = OrderedIntervals::Parse(
+        JobStatusView::Parse(*c.job_ref).failed_indexes.value_or(""), c.completions);
     std::vector<int> failed_now;
-    for (const Json* p : c.pods) {
-      int ix = CompletionIndex(*p);
+    for (const JobPod& p : c.pods) {
+      const int ix = p.index;
       if (ix == kUnknownIndex || ix >= c.completions || prev.Has(ix)) continue;
-      if (!HasTrackingFinalizer(*p) || !IsPodFailed(*p, c.job)) continue;
-      PolicyMatch m = MatchPodFailurePolicy(c.job, *p);
-      if ((m.action && *m.action == "FailIndex") ||
-          (m.count_failed && IndexFailureCount(*p) >= limit)) {
+      if (!HasTrackingFinalizer(p.view.meta) || !IsPodFailed(p.view, c.spec)) continue;
+      PolicyMatch m = MatchPodFailurePolicy(c.spec, p.view);
+      if (m.action == PodFailurePolicyAction::kFailIndex ||
+          (m.count_failed && IndexFailureCount(p.view.meta) >= limit)) {
         failed_now.push_back(ix);
       }
     }
     c.failed_indexes = prev.With(failed_now);
     const int n_failed = c.failed_indexes->Total();
-    const Json& max_failed = At(c.job, {"spec", "maxFailedIndexes"});
+    const std::optional<int32_t>& max_failed = c.spec.max_failed_indexes;
     if (!c.finished) {
-      if (max_failed.is_number_integer() && n_failed > max_failed.get<int64_t>()) {
+      if (max_failed && n_failed > *max_failed) {
         c.finished = api::meta::Condition{"FailureTarget", "True", kReasonMaxFailedIndexesExceeded,
                                kMsgMaxFailedIndexesExceeded};
       } else if (n_failed > 0 && n_failed + c.succeeded_indexes.Total() >= c.completions) {
@@ -224,25 +191,27 @@ void JobReconciler::DecidePerIndex(SyncCtx& c) {
     }
     // Per index, the latest failed pod keeps its finalizer until its
     // replacement exists (the replacement inherits its failure count).
-    std::map<int, std::pair<std::pair<int, std::string>, const Json*>> latest;
-    for (const Json* p : c.pods) {
-      int ix = CompletionIndex(*p);
+    std::map<int, std::pair<std::pair<int, std::string_view>, const JobPod*>> latest;
+    for (const JobPod& p : c.pods) {
+      const int ix = p.index;
       if (ix == kUnknownIndex || ix >= c.completions || c.failed_indexes->Has(ix)) continue;
-      std::pair<int, std::string> rank{IndexFailureCount(*p) + IndexIgnoredFailureCount(*p),
-                                       p->value("/metadata/creationTimestamp"_json_pointer,
-                                                std::string())};
+      std::pair<int, std::string_view> rank{
+          IndexFailureCount(p.view.meta) + IndexIgnoredFailureCount(p.view.meta),
+          p.view.meta.creation_timestamp};
       auto it = latest.find(ix);
-      if (it == latest.end() || rank > it->second.first) latest[ix] = {rank, p};
+      if (it == latest.end() || rank > it->second.first) latest[ix] = {rank, &p};
     }
     for (const auto& [ix, entry] : latest) {
-      const Json* p = entry.second;
-      if (IsPodFailed(*p, c.job) && HasTrackingFinalizer(*p)) c.delayed_per_index[ix] = p;
+      const JobPod* p = entry.second;
+      if (IsPodFailed(p->view, c.spec) && HasTrackingFinalizer(p->view.meta)) {
+        c.delayed_per_index[ix] = p;
+      }
     }
   }
 }
 
 void JobReconciler::ApplySuspendCondition(SyncCtx& c) {
-  if (Suspended(c.job)) {
+  if (c.spec.suspend) {
     if (api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, {"Suspended", "True", "JobSuspended", "Job suspended"}, c.now)) {
       ctx_.events.Event(c.job, "Normal", "Suspended", "Job suspended");
     }
@@ -258,11 +227,11 @@ void JobReconciler::ApplySuspendCondition(SyncCtx& c) {
 }
 
 absl::StatusOr<Result> JobReconciler::SyncJob(SyncCtx& c) {
-  const Json before = At(c.job, {"status"});
-  c.completions = static_cast<int>(IntAt(c.job, {"spec", "completions"}, -1));
-  c.per_index = c.indexed && At(c.job, {"spec", "backoffLimitPerIndex"}).is_number_integer();
+  const Json before = api::MemberAt(c.job, {"status"});
+  c.completions = c.spec.completions ? *c.spec.completions : -1;
+  c.per_index = c.indexed && c.spec.backoff_limit_per_index.has_value();
   if (c.indexed && c.completions < 0) return Result::Done();  // Invalid; validation forbids.
-  if (!Suspended(c.job) && StrAt(c.job, {"status", "startTime"}).empty()) {
+  if (!c.spec.suspend && JobStatusView::Parse(*c.job_ref).start_time.empty()) {
     c.job["status"]["startTime"] = api::meta::FormatRfc3339(c.now);
   }
   CountPods(c);
@@ -301,8 +270,8 @@ absl::StatusOr<Result> JobReconciler::SyncJob(SyncCtx& c) {
   }
   Json& status = c.job["status"];
   int ready = 0;
-  for (const Json* p : c.active) ready += IsPodReady(*p) ? 1 : 0;
-  if (c.finished || Suspended(c.job)) ready = 0;
+  for (const JobPod* p : c.active) ready += IsPodReady(p->view) ? 1 : 0;
+  if (c.finished || c.spec.suspend) ready = 0;
   if (active > 0) {
     status["active"] = active;
   } else {

@@ -1,12 +1,13 @@
 #include "controllers/nodelifecycle/nodelifecycle.h"
 
 #include <algorithm>
-#include <mutex>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "api/core/v1/pod_view.h"
 #include "api/core/v1/taint.h"
 #include "api/json_access.h"
 #include "api/meta/conditions.h"
@@ -34,8 +35,8 @@ std::string ReadyStatus(const Json& node) {
 }
 
 bool IsManagedTaint(const Json& t) {
-  std::string key = t.value("key", "");
-  std::string effect = t.value("effect", "");
+  const std::string_view key = api::StringMember(t, "key");
+  const std::string_view effect = api::StringMember(t, "effect");
   return (key == kUnreachableTaint || key == kNotReadyTaint) &&
          (effect == "NoSchedule" || effect == "NoExecute");
 }
@@ -93,8 +94,8 @@ bool SetTaints(Json& node, const std::string& ready, absl::Time now) {
   Json out = Json::array();
   std::set<std::string> have;
   for (const Json& t : taints) {
-    if (IsManagedTaint(t) && t.value("key", "") != want_key) continue;
-    if (IsManagedTaint(t)) have.insert(t.value("effect", ""));
+    if (IsManagedTaint(t) && api::StringMember(t, "key") != want_key) continue;
+    if (IsManagedTaint(t)) have.insert(std::string(api::StringMember(t, "effect")));
     out.push_back(t);
   }
   if (!want_key.empty()) {
@@ -145,10 +146,10 @@ class NodeLifecycle : public Reconciler {
   client::Informer& pods_;
   Controller* controller_ = nullptr;
 
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, Health> health_;
-  absl::flat_hash_set<std::string> unhealthy_;
-  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> pods_by_node_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Health> health_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> unhealthy_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> pods_by_node_ ABSL_GUARDED_BY(mu_);
 };
 
 void NodeLifecycle::Register(std::shared_ptr<NodeLifecycle> self) {
@@ -158,7 +159,7 @@ void NodeLifecycle::Register(std::shared_ptr<NodeLifecycle> self) {
   auto enqueue = [c](const ObjectRef& o) { c->queue().Add(api::meta::GetName(*o)); };
   nodes_.AddHandlers({enqueue, [enqueue](const ObjectRef&, const ObjectRef& n) { enqueue(n); },
                       [self](const ObjectRef& o) {
-                        std::lock_guard<std::mutex> lock(self->mu_);
+                        absl::MutexLock lock(&self->mu_);
                         self->health_.erase(api::meta::GetName(*o));
                       }});
   std::string lease_ns = opts_.lease_namespace;
@@ -172,12 +173,12 @@ void NodeLifecycle::Register(std::shared_ptr<NodeLifecycle> self) {
 }
 
 void NodeLifecycle::OnPod(const ObjectRef& pod, bool deleted) {
-  std::string node = (*pod)["spec"].value("nodeName", "");
+  const std::string node(api::core_v1::PodView::Parse(*pod).node_name);
   if (node.empty()) return;
   std::string key = client::Informer::KeyOf(*pod);
   bool enqueue = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto& set = pods_by_node_[node];
     if (deleted) {
       set.erase(key);
@@ -200,7 +201,7 @@ absl::Time NodeLifecycle::Probe(const Json& node) {
     signal += "|";
     signal += api::StringMember(*ready, "lastHeartbeatTime");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = health_.find(name);
   if (it == health_.end() || it->second.signal != signal) {
     health_[name] = Health{signal, ctx_.clock.Now()};
@@ -265,7 +266,7 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::str
   absl::Time added = parsed.ok() ? *parsed : now;
   std::vector<std::string> keys;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = pods_by_node_.find(api::meta::GetName(node));
     if (it != pods_by_node_.end()) keys.assign(it->second.begin(), it->second.end());
   }
@@ -276,9 +277,8 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::str
     size_t slash = k.find('/');
     ObjectRef pod = pods_.Get(k.substr(0, slash), k.substr(slash + 1));
     if (!pod || api::meta::IsBeingDeleted(*pod)) continue;
-    std::string phase = (*pod)["status"].value("phase", "");
-    if (phase == "Succeeded" || phase == "Failed") continue;
-    auto tols = api::core_v1::ParseTolerations((*pod)["spec"]);
+    if (api::core_v1::PodView::Parse(*pod).terminal()) continue;
+    auto tols = api::core_v1::ParseTolerations(api::MemberObject(*pod, "spec"));
     const api::core_v1::Toleration* tol = api::core_v1::FindToleration(tols, taint);
     if (tol != nullptr && !tol->toleration_seconds) continue;
     if (tol != nullptr) {
@@ -300,7 +300,7 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::str
 absl::StatusOr<Result> NodeLifecycle::Reconcile(const std::string& name) {
   ObjectRef ref = nodes_.Get("", name);
   if (!ref || api::meta::GetAnnotation(*ref, kSimulatedAnnotation).value_or("") == "true") {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     unhealthy_.erase(name);
     return Result::Done();
   }
@@ -311,7 +311,7 @@ absl::StatusOr<Result> NodeLifecycle::Reconcile(const std::string& name) {
   std::string ready = ReadyStatus(node);
   bool unhealthy = ready == "Unknown" || ready == "False";
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (unhealthy) {
       unhealthy_.insert(name);
     } else {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/synchronization/mutex.h"
 #include "api/kueue/kueue.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
@@ -71,7 +72,7 @@ QueueManagerImpl::QueueManagerImpl(ControllerContext& ctx, QueueingConfig cfg)
 void QueueManagerImpl::MarkDirty(std::set<std::string> Dirty::*set, const std::string& key,
                                  bool all_workloads) {
   {
-    std::lock_guard<std::mutex> lock(dirty_mu_);
+    absl::MutexLock lock(&dirty_mu_);
     if (set != nullptr) (dirty_.*set).insert(key);
     if (all_workloads) dirty_.all_workloads = true;
   }
@@ -79,7 +80,7 @@ void QueueManagerImpl::MarkDirty(std::set<std::string> Dirty::*set, const std::s
 }
 
 QueueManagerImpl::Dirty QueueManagerImpl::TakeDirty() {
-  std::lock_guard<std::mutex> lock(dirty_mu_);
+  absl::MutexLock lock(&dirty_mu_);
   Dirty d = std::move(dirty_);
   dirty_ = Dirty{};
   return d;
@@ -167,7 +168,7 @@ void QueueManagerImpl::SyncAllWorkloads() {
 
 absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
   if (key != kCycleKey) return Result::Done();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++cycles_;
   absl::Time now = ctx_.clock.Now();
   Dirty d = TakeDirty();
@@ -210,18 +211,18 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
 }
 
 q::ClusterQueueStatus QueueManagerImpl::ClusterQueueStatusOf(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return core_.ClusterQueueStatusOf(name);
 }
 
 std::vector<std::string> QueueManagerImpl::PendingWorkloads(const std::string& cq,
                                                             size_t limit) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return core_.PendingWorkloads(cq, limit);
 }
 
 int64_t QueueManagerImpl::cycles() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return cycles_;
 }
 

@@ -15,14 +15,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/string_view.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace batchd::store::internal {
-
-// Debian's Abseil has its own string_view type; convert explicitly.
-inline absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Maps an SQLite result code to a Status, naming what was being done.
 absl::Status SqliteError(sqlite3* db, int rc, std::string_view what);

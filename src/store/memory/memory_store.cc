@@ -5,12 +5,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/string_view.h"
 
 namespace batchd::store {
 namespace {
-
-// Debian's Abseil has its own string_view type; convert explicitly.
-inline absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 absl::Status StaleRevision(std::string_view key, int64_t expected, int64_t actual) {
   return absl::AbortedError(absl::StrCat("revision mismatch for key \"", Sv(key), "\": expected ",

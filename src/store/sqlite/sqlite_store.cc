@@ -21,7 +21,6 @@ namespace {
 using internal::RunOnce;
 using internal::ScopedReset;
 using internal::SqliteDb;
-using internal::Sv;
 using internal::SqliteReadConn;
 using internal::SqliteStmt;
 using internal::SqliteWriteConn;

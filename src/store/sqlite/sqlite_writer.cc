@@ -14,7 +14,6 @@ using internal::RunOnce;
 using internal::ScopedReset;
 using internal::SqliteStmt;
 using internal::SqliteWriteOp;
-using internal::Sv;
 
 // Group commit with a leader, as LevelDB's writers do: every writer queues its
 // operation; the one at the front (while no other leads) takes the queued

@@ -134,6 +134,17 @@ std::optional<absl::Time> JobStatusView::CompletionTime() const {
   return meta::ParseOptionalRfc3339(completion_time);
 }
 
+std::optional<absl::Time> JobStatusView::FinishedTime() const {
+  if (conditions == nullptr || !conditions->is_array()) return std::nullopt;
+  for (const Json& c : *conditions) {
+    if (StringMember(c, "status") != meta::kConditionTrue) continue;
+    const std::string_view type = StringMember(c, "type");
+    if (type != "Complete" && type != "Failed") continue;
+    if (auto t = meta::ParseOptionalRfc3339(StringMember(c, "lastTransitionTime"))) return t;
+  }
+  return std::nullopt;
+}
+
 JobView JobView::Parse(const Json& job) {
   return JobView{meta::ObjectMetaView::Parse(job), JobSpecView::Parse(job),
                  JobStatusView::Parse(job)};

@@ -111,6 +111,10 @@ struct JobStatusView {
 
   std::optional<absl::Time> StartTime() const;
   std::optional<absl::Time> CompletionTime() const;
+  // When the Job finished: the lastTransitionTime of the first True Complete
+  // or Failed condition (in list order) that has a parsable one; nullopt
+  // when none has.
+  std::optional<absl::Time> FinishedTime() const;
 };
 
 struct JobView {

@@ -1,5 +1,6 @@
 #include "api/batch/v1/job_view.h"
 
+#include "api/meta/time_util.h"
 #include "gtest/gtest.h"
 
 namespace batchd::api::batch_v1 {
@@ -71,6 +72,21 @@ TEST(JobViewTest, ParsesSpecStatusAndPolicies) {
   EXPECT_EQ(v.status.uncounted_succeeded, (std::vector<std::string_view>{"a"}));
   EXPECT_EQ(v.status.uncounted_failed, (std::vector<std::string_view>{"b"}));  // 7 is no UID.
   EXPECT_TRUE(v.Finished());
+}
+
+TEST(JobViewTest, FinishedTimeIsTheFirstTrueTerminalConditionWithATime) {
+  const Json job = Json::parse(R"({"status": {"conditions": [
+    {"type": "Failed", "status": "False", "lastTransitionTime": "2026-01-01T00:00:01Z"},
+    {"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": "2026-01-01T00:00:02Z"},
+    {"type": "Complete", "status": "True", "lastTransitionTime": "garbage"},
+    {"type": "Complete", "status": "True", "lastTransitionTime": "2026-01-01T00:00:04Z"},
+    {"type": "Failed", "status": "True", "lastTransitionTime": "2026-01-01T00:00:05Z"}]}})");
+  EXPECT_EQ(JobStatusView::Parse(job).FinishedTime(),
+            *meta::ParseRfc3339("2026-01-01T00:00:04Z"));
+  EXPECT_EQ(JobStatusView::Parse(Json::object()).FinishedTime(), std::nullopt);
+  const Json running = Json::parse(R"({"status": {"conditions": [
+    {"type": "Suspended", "status": "True", "lastTransitionTime": "2026-01-01T00:00:01Z"}]}})");
+  EXPECT_EQ(JobStatusView::Parse(running).FinishedTime(), std::nullopt);
 }
 
 TEST(JobViewTest, DefaultsForAnEmptyJob) {

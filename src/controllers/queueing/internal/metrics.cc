@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
 
 namespace batchd::controllers::queueing::internal {
 namespace {
@@ -87,7 +88,7 @@ QueueMetrics::Histogram QueueMetrics::NewDurationHistogram() {
 }
 
 void QueueMetrics::QuotaReserved(const std::string& cq, absl::Duration wait) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::string l = Label("cluster_queue", cq);
   ++counters_["kueue_quota_reserved_workloads_total"][l];
   auto& hs = histograms_["kueue_quota_reserved_wait_time_seconds"];
@@ -96,7 +97,7 @@ void QueueMetrics::QuotaReserved(const std::string& cq, absl::Duration wait) {
 }
 
 void QueueMetrics::Admitted(const std::string& cq, absl::Duration wait) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::string l = Label("cluster_queue", cq);
   ++counters_["kueue_admitted_workloads_total"][l];
   auto& hs = histograms_["kueue_admission_wait_time_seconds"];
@@ -105,19 +106,19 @@ void QueueMetrics::Admitted(const std::string& cq, absl::Duration wait) {
 }
 
 void QueueMetrics::Evicted(const std::string& cq, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++counters_["kueue_evicted_workloads_total"]
              [absl::StrCat(Label("cluster_queue", cq), ",", Label("reason", reason))];
 }
 
 void QueueMetrics::Preempted(const std::string& preempting_cq, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++counters_["kueue_preempted_workloads_total"][absl::StrCat(
       Label("preempting_cluster_queue", preempting_cq), ",", Label("reason", reason))];
 }
 
 void QueueMetrics::AdmissionAttempt(bool success, absl::Duration duration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::string l = Label("result", success ? "success" : "inadmissible");
   ++counters_["kueue_admission_attempts_total"][l];
   auto& hs = histograms_["kueue_admission_attempt_duration_seconds"];
@@ -126,12 +127,12 @@ void QueueMetrics::AdmissionAttempt(bool success, absl::Duration duration) {
 }
 
 void QueueMetrics::SetClusterQueueGauges(std::map<std::string, ClusterQueueGauges> gauges) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   gauges_ = std::move(gauges);
 }
 
 int64_t QueueMetrics::CounterValue(const std::string& name, const std::string& labels) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = counters_.find(name);
   if (it == counters_.end()) return 0;
   auto jt = it->second.find(labels);
@@ -139,7 +140,7 @@ int64_t QueueMetrics::CounterValue(const std::string& name, const std::string& l
 }
 
 void QueueMetrics::AppendPrometheus(std::string* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const MetricInfo& m : kCounters) {
     Header(out, m);
     auto it = counters_.find(m.name);

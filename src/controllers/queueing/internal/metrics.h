@@ -10,12 +10,12 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace batchd::controllers::queueing::internal {
@@ -59,11 +59,11 @@ class QueueMetrics {
   static Histogram NewWaitHistogram();
   static Histogram NewDurationHistogram();
 
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   // name -> rendered label set -> value.
-  std::map<std::string, std::map<std::string, int64_t>> counters_;
-  std::map<std::string, std::map<std::string, Histogram>> histograms_;
-  std::map<std::string, ClusterQueueGauges> gauges_;
+  std::map<std::string, std::map<std::string, int64_t>> counters_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::map<std::string, Histogram>> histograms_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ClusterQueueGauges> gauges_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::controllers::queueing::internal

@@ -9,12 +9,12 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/internal/convert.h"
 #include "controllers/queueing/internal/metrics.h"
@@ -62,37 +62,37 @@ class QueueManagerImpl : public reconcile::Reconciler {
   Dirty TakeDirty();
 
   // --- sync (queue_manager.cc) ---
-  void SyncConfig(const Dirty& d);
-  void SyncAllWorkloads();
+  void SyncConfig(const Dirty& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SyncAllWorkloads() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // --- workloads (workload_sync.cc) ---
-  void SyncWorkload(const std::string& key, absl::Time now);
+  void SyncWorkload(const std::string& key, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `keys` with admitted workloads first, in QuotaReserved order: after a
   // restart the core then ranks preemption candidates by admission time.
-  std::vector<std::string> SyncOrder(const std::set<std::string>& keys) const;
-  void SyncAdmitted(const std::string& key, const Json& wl, absl::Time now);
-  void SyncPending(const std::string& key, const Json& wl);
-  void Forget(const std::string& key);
-  client::ObjectRef Current(const std::string& key) const;
-  bool WriteWorkloadStatus(const std::string& key, Json obj);
-  void ApplyDecisions(const std::vector<batchd::queueing::Decision>& ds, absl::Time now);
-  bool Admit(const batchd::queueing::Decision& d, absl::Time now);
-  void ProcessDeadlines(absl::Time now);
-  void EvictForPodsReadyTimeout(const std::string& key, const Json& wl, absl::Time now);
-  bool FlushWrites(absl::Time now);
-  bool FlushEviction(const std::string& key, const Eviction& ev, absl::Time now);
-  bool FlushPending(const std::string& key, const PendingNote& note, absl::Time now);
-  bool AdmissionBlocked() const;
-  std::optional<absl::Time> NextWake(absl::Time now) const;
-  std::string PendingMessage(const batchd::queueing::Decision& d, std::string* reason) const;
+  std::vector<std::string> SyncOrder(const std::set<std::string>& keys) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SyncAdmitted(const std::string& key, const Json& wl, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SyncPending(const std::string& key, const Json& wl) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Forget(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  client::ObjectRef Current(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool WriteWorkloadStatus(const std::string& key, Json obj) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyDecisions(const std::vector<batchd::queueing::Decision>& ds, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Admit(const batchd::queueing::Decision& d, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ProcessDeadlines(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EvictForPodsReadyTimeout(const std::string& key, const Json& wl, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FlushWrites(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FlushEviction(const std::string& key, const Eviction& ev, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FlushPending(const std::string& key, const PendingNote& note, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool AdmissionBlocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<absl::Time> NextWake(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string PendingMessage(const batchd::queueing::Decision& d, std::string* reason) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // --- queue status (queue_status.cc) ---
-  void WriteQueueStatuses(absl::Time now);
-  bool ClusterQueueActive(const Json& cq, std::string* reason, std::string* message) const;
+  void WriteQueueStatuses(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ClusterQueueActive(const Json& cq, std::string* reason, std::string* message) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteClusterQueueStatus(const Json& cq, absl::Time now,
-                               std::map<std::string, internal::ClusterQueueGauges>* gauges);
-  void WriteLocalQueueStatus(const Json& lq, absl::Time now);
-  void WriteCohortStatus(const Json& cohort);
+                               std::map<std::string, internal::ClusterQueueGauges>* gauges) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WriteLocalQueueStatus(const Json& lq, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WriteCohortStatus(const Json& cohort) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   reconcile::ControllerContext& ctx_;
   const QueueingConfig cfg_;
@@ -110,28 +110,28 @@ class QueueManagerImpl : public reconcile::Reconciler {
   client::Informer& namespaces_;
   reconcile::Controller* controller_ = nullptr;
 
-  std::mutex dirty_mu_;
-  Dirty dirty_;
+  absl::Mutex dirty_mu_;
+  Dirty dirty_ ABSL_GUARDED_BY(dirty_mu_);
 
-  mutable std::mutex mu_;
-  batchd::queueing::AdmissionCore core_;
+  mutable absl::Mutex mu_;
+  batchd::queueing::AdmissionCore core_ ABSL_GUARDED_BY(mu_);
   internal::QueueMetrics metrics_;
-  int64_t cycles_ = 0;
-  std::map<std::string, std::string> synced_sig_;      // wl key -> what the core last saw
-  std::map<std::string, Json> written_;                // wl key -> our last write (overlay)
-  std::map<std::string, absl::Time> ready_deadlines_;  // admitted, waiting for PodsReady
-  std::set<std::string> not_ready_;                    // admitted, PodsReady not True
-  std::map<std::string, absl::Time> requeue_at_;       // pending with requeueState.requeueAt
-  std::map<std::string, Eviction> evictions_;
-  std::map<std::string, PendingNote> pending_;
-  std::map<std::string, std::string> wl_cq_;           // wl key -> its ClusterQueue
-  std::set<std::string> inadmissible_;                 // pending keys with a pending reason
+  int64_t cycles_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::string> synced_sig_ ABSL_GUARDED_BY(mu_);      // wl key -> what the core last saw
+  std::map<std::string, Json> written_ ABSL_GUARDED_BY(mu_);                // wl key -> our last write (overlay)
+  std::map<std::string, absl::Time> ready_deadlines_ ABSL_GUARDED_BY(mu_);  // admitted, waiting for PodsReady
+  std::set<std::string> not_ready_ ABSL_GUARDED_BY(mu_);                    // admitted, PodsReady not True
+  std::map<std::string, absl::Time> requeue_at_ ABSL_GUARDED_BY(mu_);       // pending with requeueState.requeueAt
+  std::map<std::string, Eviction> evictions_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, PendingNote> pending_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> wl_cq_ ABSL_GUARDED_BY(mu_);           // wl key -> its ClusterQueue
+  std::set<std::string> inadmissible_ ABSL_GUARDED_BY(mu_);                 // pending keys with a pending reason
   struct PendingCounts {
     int64_t inadmissible = 0;  // pending with a reason (per ClusterQueue)
     int64_t outside_core = 0;  // pending but not in the core (missing LocalQueue/ClusterQueue)
   };
   // Per ClusterQueue name and per "ns/localqueue", rebuilt each WriteQueueStatuses.
-  std::map<std::string, PendingCounts> counts_;
+  std::map<std::string, PendingCounts> counts_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::controllers::queueing

@@ -4,6 +4,8 @@
 #include <charconv>
 
 #include "absl/strings/str_cat.h"
+#include "api/batch/v1/job_view.h"
+#include "api/json_access.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "controllers/workload/internal/workload_util.h"
@@ -18,17 +20,8 @@ constexpr const char* kManagedLabels[] = {"job-name", "controller-uid",
                                           "batch.kubernetes.io/job-name",
                                           "batch.kubernetes.io/controller-uid"};
 
-const Json& Member(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-int64_t IntMember(const Json& obj, const char* key, int64_t def) {
-  const Json& v = Member(obj, key);
-  return v.is_number_integer() ? v.get<int64_t>() : def;
-}
+using api::batch_v1::JobSpecView;
+using api::batch_v1::JobStatusView;
 
 bool SyncCompletions(const Json& job) {
   auto v = api::meta::GetAnnotation(job, kCompletionsEqualParallelismAnnotation);
@@ -59,11 +52,8 @@ bool SetOrErase(Json& spec, const char* key, const Json& value) {
 }  // namespace
 
 int32_t JobPodsCount(const Json& job) {
-  const Json& spec = Member(job, "spec");
-  int64_t count = IntMember(spec, "parallelism", 1);
-  const Json& completions = Member(spec, "completions");
-  if (completions.is_number_integer()) count = std::min(count, completions.get<int64_t>());
-  return static_cast<int32_t>(count);
+  const JobSpecView spec = JobSpecView::Parse(job);
+  return spec.completions ? std::min(spec.parallelism, *spec.completions) : spec.parallelism;
 }
 
 std::optional<int32_t> JobMinCount(const Json& job) {
@@ -82,13 +72,12 @@ bool BatchJobAdapter::Skip(const Json& job) const {
 }
 
 bool BatchJobAdapter::IsSuspended(const Json& job) const {
-  const Json& s = Member(Member(job, "spec"), "suspend");
-  return s.is_boolean() && s.get<bool>();
+  return JobSpecView::Parse(job).suspend;
 }
 
 bool BatchJobAdapter::IsActive(const Json& job) const {
-  const Json& status = Member(job, "status");
-  return IntMember(status, "active", 0) > 0 || IntMember(status, "terminating", 0) > 0;
+  const JobStatusView status = JobStatusView::Parse(job);
+  return status.active > 0 || status.terminating.value_or(0) > 0;
 }
 
 std::optional<FinishedState> BatchJobAdapter::Finished(const Json& job) const {
@@ -101,12 +90,12 @@ std::optional<FinishedState> BatchJobAdapter::Finished(const Json& job) const {
 }
 
 bool BatchJobAdapter::PodsReady(const Json& job) const {
-  const Json& status = Member(job, "status");
-  return IntMember(status, "ready", 0) + IntMember(status, "succeeded", 0) >= JobPodsCount(job);
+  const JobStatusView status = JobStatusView::Parse(job);
+  return status.ready.value_or(0) + status.succeeded >= JobPodsCount(job);
 }
 
 absl::StatusOr<std::vector<Json>> BatchJobAdapter::PodSets(const Json& job) const {
-  Json tmpl = Member(Member(job, "spec"), "template");
+  Json tmpl = api::MemberAt(job, {"spec", "template"});  // A copy: edited below.
   if (!tmpl.is_object()) return absl::InvalidArgumentError("spec.template: Required value");
   if (tmpl.contains("metadata") && tmpl["metadata"].contains("labels")) {
     Json& labels = tmpl["metadata"]["labels"];
@@ -157,7 +146,7 @@ bool BatchJobAdapter::RestorePodSetsInfo(Json& job,
   if (originals.empty()) return false;
   const PodSetInfo& info = originals[0];
   bool changed = false;
-  if (JobMinCount(job) && IntMember(Member(job, "spec"), "parallelism", 1) != info.count) {
+  if (JobMinCount(job) && JobSpecView::Parse(job).parallelism != info.count) {
     SetParallelism(job, info.count);
     changed = true;
   }

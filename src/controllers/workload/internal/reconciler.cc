@@ -5,6 +5,7 @@
 #include "controllers/workload/internal/reconciler.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/scheduling/v1/scheduling_v1.h"
@@ -82,7 +83,7 @@ void IntegrationReconciler::Wire(Controller& controller) {
     std::string key = OwnerKey(*wl);
     if (key.empty()) return;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       owned_[key].insert(api::meta::GetName(*wl));
     }
     q->Add(key);
@@ -100,7 +101,7 @@ void IntegrationReconciler::Wire(Controller& controller) {
             std::string key = OwnerKey(*wl);
             if (key.empty()) return;
             {
-              std::lock_guard<std::mutex> lock(mu_);
+              absl::MutexLock lock(&mu_);
               auto it = owned_.find(key);
               if (it != owned_.end()) {
                 it->second.erase(api::meta::GetName(*wl));
@@ -113,7 +114,7 @@ void IntegrationReconciler::Wire(Controller& controller) {
 }
 
 std::set<std::string> IntegrationReconciler::OwnedNames(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = owned_.find(key);
   return it == owned_.end() ? std::set<std::string>{} : it->second;
 }
@@ -195,7 +196,7 @@ absl::StatusOr<Result> IntegrationReconciler::JobGone(const std::string& ns,
     absl::Status s = ctx_.client.Delete(wl_kind_, ns, wl_name, opts);
     if (!s.ok() && !IsGone(s)) return s;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = owned_.find(key);
   if (it != owned_.end()) {
     for (const std::string& g : gone) it->second.erase(g);

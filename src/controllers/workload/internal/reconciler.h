@@ -11,12 +11,12 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "controllers/workload/adapter.h"
 #include "reconcile/context.h"
 
@@ -69,9 +69,9 @@ class IntegrationReconciler : public reconcile::Reconciler {
   client::Informer& workloads_;
   client::Informer& flavors_;
 
-  std::mutex mu_;
+  absl::Mutex mu_;
   // Job key -> names of Workloads whose controller reference names it.
-  std::map<std::string, std::set<std::string>> owned_;
+  std::map<std::string, std::set<std::string>> owned_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::controllers::workload::internal
