@@ -10,6 +10,7 @@
 #include "agent/internal/node.h"
 #include "agent/internal/pod_spec.h"
 #include "agent/internal/pod_status.h"
+#include "api/core/v1/pod_view.h"
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
@@ -32,7 +33,22 @@ bool IsReason(const absl::Status& s, const char* reason) {
   return registry::GetPayload(s).reason == reason;
 }
 
-bool Terminal(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
+using api::core_v1::PodView;
+
+// spec.terminationGracePeriodSeconds, 30 s when unset (as the API defaults it).
+absl::Duration TerminationGrace(const PodView& pod) {
+  return absl::Seconds(pod.termination_grace_period_seconds.value_or(30));
+}
+
+// When spec.activeDeadlineSeconds runs out; nullopt without a (positive)
+// deadline or a start time.
+std::optional<absl::Time> ActiveDeadline(const PodView& pod) {
+  const int64_t deadline = pod.active_deadline_seconds.value_or(0);
+  if (deadline <= 0) return std::nullopt;
+  const std::optional<absl::Time> start = api::meta::ParseOptionalRfc3339(pod.start_time);
+  if (!start) return std::nullopt;
+  return *start + absl::Seconds(deadline);
+}
 
 // What the agent remembers about one pod between reconciles (lost on
 // restart; everything here can be recomputed from the runtime and the pod).
@@ -60,13 +76,14 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   absl::Status RegisterNode();
   absl::Status RenewLease();
   absl::StatusOr<reconcile::Result> ReconcilePod(const Json& pod);
-  absl::StatusOr<reconcile::Result> ReconcileDeleting(const Json& pod, PodState& st);
+  absl::StatusOr<reconcile::Result> ReconcileDeleting(const Json& pod, const PodView& view,
+                                                      PodState& st);
   absl::StatusOr<reconcile::Result> ReconcileOrphan(const std::string& uid);
   absl::Status EnsureStarted(const Json& pod, PodState& st);
   absl::Status WriteStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
   bool DeferFirstStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
-  reconcile::Result Poll(const Json& pod, PodState& st);
-  void CheckDeadline(const Json& pod, PodState& st);
+  reconcile::Result Poll(const PodView& pod, PodState& st);
+  void CheckDeadline(const PodView& pod, PodState& st);
   PodState& StateOf(const std::string& uid);
   void Forget(const std::string& uid);
   void Setup();
@@ -121,7 +138,7 @@ void NodeAgent::Impl::Setup() {
   // The shared informer sees every pod: only those bound to this node count
   // (a pod's nodeName never changes once set).
   auto enqueue = [this, node = o.node_name](const client::ObjectRef& o) {
-    if (api::MemberObject(*o, "spec").value("nodeName", "") == node) controller->Enqueue(*o);
+    if (PodView::Parse(*o).node_name == node) controller->Enqueue(*o);
   };
   pods->AddHandlers({enqueue, [enqueue](const client::ObjectRef&, const client::ObjectRef& n) {
                        enqueue(n);
@@ -167,13 +184,12 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::Reconcile(const std::string& 
 }
 
 absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod) {
-  const Json& spec = api::MemberObject(pod, "spec");
-  if (spec.value("nodeName", "") != agent.opts_.node_name) return reconcile::Result::Done();
-  std::string uid = meta::GetUid(pod);
+  const PodView view = PodView::Parse(pod);
+  if (view.node_name != agent.opts_.node_name) return reconcile::Result::Done();
+  const std::string uid(view.meta.uid);
   PodState& st = StateOf(uid);
-  if (meta::IsBeingDeleted(pod)) return ReconcileDeleting(pod, st);
-  std::string phase = api::MemberObject(pod, "status").value("phase", "");
-  if (Terminal(phase)) {
+  if (view.meta.being_deleted()) return ReconcileDeleting(pod, view, st);
+  if (view.terminal()) {
     // Finished pods stay (with their logs) until deleted; make sure nothing
     // of them still runs (e.g. a deadline or an outside status write). Once
     // the runtime said so, later events of the pod need not ask again.
@@ -182,13 +198,12 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
     if (rt.ok() && rt->finished) st.finished = true;
     if (rt.ok() && rt->found && !rt->finished && !st.stop_requested) {
       st.stop_requested = true;
-      BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(
-          uid, absl::Seconds(spec.value("terminationGracePeriodSeconds", int64_t{30}))));
+      BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, TerminationGrace(view)));
     }
     return reconcile::Result::Done();
   }
   BATCHD_RETURN_IF_ERROR(EnsureStarted(pod, st));
-  CheckDeadline(pod, st);
+  CheckDeadline(view, st);
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
   st.finished = rt.finished;
   if (DeferFirstStatus(pod, rt, st)) {
@@ -197,7 +212,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
   BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
   if (st.config_error) return reconcile::Result::After(absl::Seconds(10));
   if (rt.finished) return reconcile::Result::Done();
-  return Poll(pod, st);
+  return Poll(view, st);
 }
 
 absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
@@ -216,32 +231,22 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   return absl::OkStatus();
 }
 
-void NodeAgent::Impl::CheckDeadline(const Json& pod, PodState& st) {
-  const Json& spec = pod["spec"];
-  int64_t deadline = spec.value("activeDeadlineSeconds", int64_t{0});
-  if (deadline <= 0 || st.failed_reason) return;
-  const Json& status = api::MemberObject(pod, "status");
-  if (!status.contains("startTime")) return;
-  auto start = meta::ParseRfc3339(status.value("startTime", ""));
-  if (!start.ok() || clock.Now() < *start + absl::Seconds(deadline)) return;
+void NodeAgent::Impl::CheckDeadline(const PodView& pod, PodState& st) {
+  if (st.failed_reason) return;
+  const std::optional<absl::Time> due = ActiveDeadline(pod);
+  if (!due || clock.Now() < *due) return;
   st.failed_reason = {"DeadlineExceeded",
                       "Pod was active on the node longer than the specified deadline"};
   st.stop_requested = true;
-  (void)agent.runtime_->Stop(meta::GetUid(pod),
-                             absl::Seconds(spec.value("terminationGracePeriodSeconds",
-                                                      int64_t{30})));
+  (void)agent.runtime_->Stop(std::string(pod.meta.uid), TerminationGrace(pod));
 }
 
-reconcile::Result NodeAgent::Impl::Poll(const Json& pod, PodState& st) {
+reconcile::Result NodeAgent::Impl::Poll(const PodView& pod, PodState& st) {
   absl::Duration next = st.poll;
   st.poll = std::min(st.poll * 2, agent.opts_.status_poll_max);
-  int64_t deadline = pod["spec"].value("activeDeadlineSeconds", int64_t{0});
-  const Json& status = api::MemberObject(pod, "status");
-  if (deadline > 0 && !st.failed_reason && status.contains("startTime")) {
-    auto start = meta::ParseRfc3339(status.value("startTime", ""));
-    if (start.ok()) {
-      absl::Duration left = *start + absl::Seconds(deadline) - clock.Now();
-      next = std::max(absl::ZeroDuration(), std::min(next, left));
+  if (!st.failed_reason) {
+    if (const std::optional<absl::Time> due = ActiveDeadline(pod)) {
+      next = std::max(absl::ZeroDuration(), std::min(next, *due - clock.Now()));
     }
   }
   return reconcile::Result::After(next);
@@ -257,7 +262,8 @@ bool NodeAgent::Impl::DeferFirstStatus(const Json& pod, const PodSandboxStatus& 
       st.failed_reason) {
     return false;
   }
-  const std::string phase = api::MemberObject(pod, "status").value("phase", "");
+  // Only before any phase was reported (unset) or while Pending.
+  const std::string_view phase = api::StringMember(api::MemberObject(pod, "status"), "phase");
   if (!phase.empty() && phase != "Pending") return false;
   st.first_status_deferred = true;
   return true;
@@ -304,18 +310,16 @@ absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatu
 }
 
 absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileDeleting(const Json& pod,
+                                                                     const PodView& view,
                                                                      PodState& st) {
-  std::string uid = meta::GetUid(pod);
+  const std::string uid(view.meta.uid);
   {
     absl::MutexLock lock(&mu);
     if (deleted.count(uid)) return reconcile::Result::Done();
   }
-  const Json& spec = pod["spec"];
-  int64_t grace = spec.value("terminationGracePeriodSeconds", int64_t{30});
-  const Json* m = meta::Metadata(pod);
-  if (m && m->contains("deletionGracePeriodSeconds") &&
-      (*m)["deletionGracePeriodSeconds"].is_number_integer()) {
-    grace = std::min(grace, (*m)["deletionGracePeriodSeconds"].get<int64_t>());
+  int64_t grace = view.termination_grace_period_seconds.value_or(30);
+  if (view.meta.deletion_grace_period_seconds) {
+    grace = std::min(grace, *view.meta.deletion_grace_period_seconds);
   }
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
   if (rt.found && !rt.finished) {
@@ -324,7 +328,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileDeleting(const Json&
       BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, absl::Seconds(std::max<int64_t>(grace, 0))));
     }
     BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
-    return Poll(pod, st);
+    return Poll(view, st);
   }
   if (rt.found) BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
   client::DeleteOptions del;

@@ -71,6 +71,7 @@ PodView PodView::Parse(const Json& pod) {
   if (const Json& g = Member(spec, "terminationGracePeriodSeconds"); g.is_number()) {
     v.termination_grace_period_seconds = AsInt(g);
   }
+  v.active_deadline_seconds = AsOptionalInt(Member(spec, "activeDeadlineSeconds"));
   v.scheduling_gated = !MemberArray(spec, "schedulingGates").empty();
   const Json& status = Member(pod, "status");
   v.phase = ParsePodPhase(StringMember(status, "phase"));

@@ -60,6 +60,7 @@ struct PodView {
   int32_t priority = 0;
   RestartPolicy restart_policy = RestartPolicy::kAlways;
   std::optional<int64_t> termination_grace_period_seconds;
+  std::optional<int64_t> active_deadline_seconds;
   bool scheduling_gated = false;  // spec.schedulingGates is non-empty.
   // status
   PodPhase phase = PodPhase::kUnknown;  // kUnknown also when status.phase is unset.

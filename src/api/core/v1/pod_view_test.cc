@@ -14,7 +14,8 @@ TEST(PodViewTest, ParsesTheFieldsComponentsRead) {
                  "creationTimestamp": "2024-01-01T00:00:00Z",
                  "deletionTimestamp": "2024-01-01T00:01:00Z"},
     "spec": {"nodeName": "n1", "restartPolicy": "Never", "priority": 7,
-             "terminationGracePeriodSeconds": 30, "schedulingGates": [{"name": "g"}]},
+             "terminationGracePeriodSeconds": 30, "activeDeadlineSeconds": 90,
+             "schedulingGates": [{"name": "g"}]},
     "status": {"phase": "Failed", "reason": "Evicted", "startTime": "2024-01-01T00:00:05Z",
                "conditions": [{"type": "DisruptionTarget", "status": "True"}],
                "containerStatuses": [{"name": "c", "restartCount": 2, "ready": false,
@@ -35,6 +36,7 @@ TEST(PodViewTest, ParsesTheFieldsComponentsRead) {
   EXPECT_EQ(v.restart_policy, RestartPolicy::kNever);
   EXPECT_EQ(v.priority, 7);
   EXPECT_EQ(v.termination_grace_period_seconds, 30);
+  EXPECT_EQ(v.active_deadline_seconds, 90);
   EXPECT_TRUE(v.scheduling_gated);
   EXPECT_EQ(v.phase, PodPhase::kFailed);
   EXPECT_TRUE(v.terminal());
@@ -59,6 +61,7 @@ TEST(PodViewTest, EmptyAndMistypedObjectsReadAsDefaults) {
     EXPECT_EQ(v.phase, PodPhase::kUnknown);
     EXPECT_EQ(v.restart_policy, RestartPolicy::kAlways);
     EXPECT_FALSE(v.termination_grace_period_seconds.has_value());
+    EXPECT_FALSE(v.active_deadline_seconds.has_value());
     EXPECT_TRUE(v.container_statuses.empty());
     EXPECT_EQ(v.conditions, nullptr);
   }
