@@ -6,9 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/json_access.h"
+#include "api/kueue/queue_views.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
+#include "common/string_view.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
 
 namespace batchd::controllers::queueing {
@@ -30,16 +33,12 @@ const q::FlavorResourceUsage* FindUsage(const std::vector<q::FlavorResourceUsage
 Json FlavorUsage(const Json& cq, const std::vector<q::FlavorResourceUsage>& usage,
                  bool with_borrowed) {
   Json out = Json::array();
-  const Json& groups = cq.value("spec", Json::object()).value("resourceGroups", Json::array());
-  for (const Json& g : groups) {
-    std::vector<std::string> covered;
-    for (const Json& r : g.value("coveredResources", Json::array())) {
-      if (r.is_string()) covered.push_back(r.get<std::string>());
-    }
-    for (const Json& f : g.value("flavors", Json::array())) {
-      std::string flavor = f.value("name", "");
+  for (const auto& group : api::kueue::ClusterQueueView::Parse(cq).resource_groups) {
+    for (std::string_view flavor_name : group.flavors) {
+      const std::string flavor(flavor_name);
       Json resources = Json::array();
-      for (const std::string& r : covered) {
+      for (std::string_view covered : group.covered_resources) {
+        const std::string r(covered);
         const q::FlavorResourceUsage* u = FindUsage(usage, flavor, r);
         Json e = {{"name", r}, {"total", internal::QuantityJson(r, u ? u->total : 0)}};
         if (with_borrowed) e["borrowed"] = internal::QuantityJson(r, u ? u->borrowed : 0);
@@ -53,7 +52,7 @@ Json FlavorUsage(const Json& cq, const std::vector<q::FlavorResourceUsage>& usag
 
 bool UpdateIfChanged(client::Client& client, const api::KindDef& kind, const Json& current,
                      Json desired) {
-  if (desired.value("status", Json()) == current.value("status", Json())) return true;
+  if (api::Member(desired, "status") == api::Member(current, "status")) return true;
   desired["apiVersion"] = kind.ApiVersion();
   desired["kind"] = kind.kind;
   auto r = client.UpdateStatus(kind, std::move(desired));
@@ -79,7 +78,7 @@ void SetActiveCondition(Json& queue, bool active, std::string reason, std::strin
 bool QueueManagerImpl::ClusterQueueActive(const Json& cq, std::string* reason,
                                           std::string* message) const {
   std::vector<std::string> reasons, messages;
-  if (internal::ParseStopPolicy(cq.value("spec", Json::object())) != q::StopPolicy::kNone) {
+  if (internal::ParseStopPolicy(api::MemberObject(cq, "spec")) != q::StopPolicy::kNone) {
     reasons.push_back("Stopped");
     messages.push_back("is stopped");
   }
@@ -160,11 +159,10 @@ void QueueManagerImpl::WriteClusterQueueStatus(
 
 void QueueManagerImpl::WriteLocalQueueStatus(const Json& lq, absl::Time now) {
   std::string ns = api::meta::GetNamespace(lq), name = api::meta::GetName(lq);
-  const Json& spec = lq.value("spec", Json::object());
-  std::string cq_name = spec.value("clusterQueue", "");
-  ObjectRef cq = cqs_.Get("", cq_name);
+  const api::kueue::LocalQueueView view = api::kueue::LocalQueueView::Parse(lq);
+  ObjectRef cq = cqs_.Get("", std::string(view.cluster_queue));
   q::LocalQueueStatus st = core_.LocalQueueStatusOf(ns, name);
-  bool stopped = internal::ParseStopPolicy(spec) != q::StopPolicy::kNone;
+  bool stopped = internal::ParseStopPolicy(*view.spec) != q::StopPolicy::kNone;
   int64_t extra_pending = counts_[ns + "/" + name].outside_core;
   Json desired = lq;
   Json& status = desired["status"];
@@ -213,8 +211,8 @@ void QueueManagerImpl::WriteQueueStatuses(absl::Time now) {
     if (!outside) continue;
     ObjectRef wl = Current(key);
     if (!wl) continue;
-    std::string lq = wl->value("spec", Json::object()).value("queueName", "");
-    ++counts_[api::meta::GetNamespace(*wl) + "/" + lq].outside_core;
+    const api::kueue::WorkloadView view = api::kueue::WorkloadView::Parse(*wl);
+    ++counts_[absl::StrCat(Sv(view.meta.namespace_), "/", Sv(view.queue_name))].outside_core;
   }
   std::map<std::string, internal::ClusterQueueGauges> gauges;
   for (const ObjectRef& cq : cqs_.List()) WriteClusterQueueStatus(*cq, now, &gauges);

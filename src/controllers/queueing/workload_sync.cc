@@ -9,6 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/json_access.h"
+#include "api/kueue/queue_views.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
@@ -43,26 +45,13 @@ uint64_t Rv(const Json& obj) {
   return end != nullptr && *end == '\0' ? v : 0;
 }
 
-std::string QueueName(const Json& wl) {
-  const Json& spec = wl.value("spec", Json::object());
-  return spec.value("queueName", "");
-}
+using api::kueue::LocalQueueView;
+using api::kueue::WorkloadView;
 
-bool IsActive(const Json& wl) {
-  const Json& spec = wl.value("spec", Json::object());
-  return !spec.contains("active") || !spec["active"].is_boolean() || spec["active"].get<bool>();
-}
-
-bool HasAdmission(const Json& wl) {
-  return wl.contains("status") && wl["status"].is_object() &&
-         wl["status"].contains("admission") && wl["status"]["admission"].is_object();
-}
-
-int32_t RequeueCount(const Json& wl) {
-  const Json& st = wl.value("status", Json::object());
-  const Json& rs = st.value("requeueState", Json::object());
-  return rs.value("count", 0);
-}
+std::string QueueName(const Json& wl) { return std::string(WorkloadView::Parse(wl).queue_name); }
+bool IsActive(const Json& wl) { return WorkloadView::Parse(wl).active; }
+bool HasAdmission(const Json& wl) { return WorkloadView::Parse(wl).has_admission; }
+int32_t RequeueCount(const Json& wl) { return WorkloadView::Parse(wl).requeue_count; }
 
 }  // namespace
 
@@ -170,10 +159,10 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl, absl
   if (!evicted) {
     ObjectRef cq_obj = cqs_.Get("", cq);
     ObjectRef lq_obj = lqs_.Get(ns, QueueName(wl));
-    if (cq_obj && internal::ParseStopPolicy(cq_obj->value("spec", Json::object())) ==
+    if (cq_obj && internal::ParseStopPolicy(api::MemberObject(*cq_obj, "spec")) ==
                       q::StopPolicy::kHoldAndDrain) {
       evictions_[key] = {"ClusterQueueStopped", "The ClusterQueue is stopped", "", true};
-    } else if (lq_obj && internal::ParseStopPolicy(lq_obj->value("spec", Json::object())) ==
+    } else if (lq_obj && internal::ParseStopPolicy(*LocalQueueView::Parse(*lq_obj).spec) ==
                              q::StopPolicy::kHoldAndDrain) {
       evictions_[key] = {"LocalQueueStopped", "The LocalQueue is stopped", "", true};
     }
@@ -206,7 +195,7 @@ void QueueManagerImpl::SyncPending(const std::string& key, const Json& wl) {
   auto [ns, name] = SplitKey(key);
   std::string lq_name = QueueName(wl);
   ObjectRef lq = lqs_.Get(ns, lq_name);
-  std::string cq_name = lq ? lq->value("spec", Json::object()).value("clusterQueue", "") : "";
+  const std::string cq_name = lq ? std::string(LocalQueueView::Parse(*lq).cluster_queue) : "";
   ObjectRef cq = cq_name.empty() ? nullptr : cqs_.Get("", cq_name);
   std::string problem;
   if (!lq) {
@@ -223,10 +212,8 @@ void QueueManagerImpl::SyncPending(const std::string& key, const Json& wl) {
     return;
   }
   wl_cq_[key] = cq_name;
-  const Json& rs = wl.value("status", Json::object()).value("requeueState", Json::object());
-  if (rs.contains("requeueAt") && rs["requeueAt"].is_string()) {
-    auto t = api::meta::ParseRfc3339(rs["requeueAt"].get<std::string>());
-    if (t.ok()) requeue_at_[key] = *t;
+  if (const std::optional<absl::Time> at = WorkloadView::Parse(wl).requeue_at) {
+    requeue_at_[key] = *at;
   } else {
     requeue_at_.erase(key);
   }

@@ -1,0 +1,59 @@
+// Typed views of the Kueue objects the queue manager reads on every sync:
+// Workload, LocalQueue and ClusterQueue (see api/meta/object_view.h for what
+// a view is and its lifetime rule: it points into the JSON it was parsed
+// from). Only the fields the controllers read outside the conversion into
+// the admission core are here; add one when a component needs it.
+//
+// Thread-safety: immutable after Parse.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "api/field_error.h"
+#include "api/meta/object_view.h"
+
+namespace batchd::api::kueue {
+
+struct WorkloadView {
+  meta::ObjectMetaView meta;
+  // spec
+  std::string_view queue_name;
+  bool active = true;  // spec.active; unset (or not a boolean) means active.
+  // status
+  bool has_admission = false;  // status.admission is an object (quota reserved).
+  int32_t requeue_count = 0;   // status.requeueState.count
+  // status.requeueState.requeueAt; nullopt when unset or unparsable.
+  std::optional<absl::Time> requeue_at;
+  const Json* conditions = nullptr;  // status.conditions; read with api/meta/conditions.h.
+
+  // REQUIRES: `workload` outlives the view.
+  static WorkloadView Parse(const Json& workload);
+};
+
+struct LocalQueueView {
+  meta::ObjectMetaView meta;
+  std::string_view cluster_queue;  // spec.clusterQueue
+  const Json* spec = nullptr;      // spec (an object; never nullptr after Parse).
+
+  // REQUIRES: `local_queue` outlives the view.
+  static LocalQueueView Parse(const Json& local_queue);
+};
+
+struct ClusterQueueView {
+  struct ResourceGroup {
+    std::vector<std::string_view> covered_resources;
+    std::vector<std::string_view> flavors;  // flavors[*].name, in spec order.
+  };
+  meta::ObjectMetaView meta;
+  std::vector<ResourceGroup> resource_groups;
+  const Json* spec = nullptr;  // spec (an object; never nullptr after Parse).
+
+  // REQUIRES: `cluster_queue` outlives the view.
+  static ClusterQueueView Parse(const Json& cluster_queue);
+};
+
+}  // namespace batchd::api::kueue
