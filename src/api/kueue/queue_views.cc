@@ -1,9 +1,22 @@
 #include "api/kueue/queue_views.h"
 
+#include <algorithm>
+
 #include "api/json_access.h"
 #include "api/meta/time_util.h"
 
 namespace batchd::api::kueue {
+
+namespace {
+
+constexpr std::string_view kDefaultPodSetName = "main";
+
+std::string_view NameOr(const Json& obj) {
+  const Json* n = FindMember(obj, "name");
+  return n != nullptr && n->is_string() ? AsString(*n) : kDefaultPodSetName;
+}
+
+}  // namespace
 
 WorkloadView WorkloadView::Parse(const Json& workload) {
   WorkloadView v;
@@ -11,8 +24,29 @@ WorkloadView WorkloadView::Parse(const Json& workload) {
   const Json& spec = MemberObject(workload, "spec");
   v.queue_name = StringMember(spec, "queueName");
   v.active = BoolMember(spec, "active", true);
+  for (const Json& ps : MemberArray(spec, "podSets")) {
+    PodSetView p;
+    p.name = NameOr(ps);
+    p.count = static_cast<int32_t>(IntMember(ps, "count", 1));
+    if (auto m = AsOptionalInt(Member(ps, "minCount"))) p.min_count = static_cast<int32_t>(*m);
+    if (const Json& t = Member(ps, "template"); t.is_object()) p.pod_template = &t;
+    v.pod_sets.push_back(p);
+  }
   const Json& status = MemberObject(workload, "status");
-  v.has_admission = Member(status, "admission").is_object();
+  const Json& admission = Member(status, "admission");
+  v.has_admission = admission.is_object();
+  v.admission_cluster_queue = StringMember(admission, "clusterQueue");
+  for (const Json& a : MemberArray(admission, "podSetAssignments")) {
+    PodSetAssignmentView pa;
+    pa.name = NameOr(a);
+    if (auto c = AsOptionalInt(Member(a, "count"))) pa.count = static_cast<int32_t>(*c);
+    for (const Json& flavor : MemberObject(a, "flavors")) {  // Values: resource -> flavor.
+      if (flavor.is_string()) pa.flavors.push_back(AsString(flavor));
+    }
+    std::sort(pa.flavors.begin(), pa.flavors.end());
+    pa.flavors.erase(std::unique(pa.flavors.begin(), pa.flavors.end()), pa.flavors.end());
+    v.pod_set_assignments.push_back(std::move(pa));
+  }
   const Json& requeue = MemberObject(status, "requeueState");
   v.requeue_count = static_cast<int32_t>(IntMember(requeue, "count"));
   v.requeue_at = meta::ParseOptionalRfc3339(StringMember(requeue, "requeueAt"));

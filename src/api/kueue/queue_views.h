@@ -18,13 +18,32 @@
 
 namespace batchd::api::kueue {
 
+// spec.podSets[*].
+struct PodSetView {
+  std::string_view name;  // "main" when unset (Kueue's default name).
+  int32_t count = 1;
+  std::optional<int32_t> min_count;
+  const Json* pod_template = nullptr;  // template, or nullptr.
+};
+
+// status.admission.podSetAssignments[*].
+struct PodSetAssignmentView {
+  std::string_view name;  // "main" when unset.
+  std::optional<int32_t> count;  // nullopt: the pod set's count.
+  // The distinct flavors of `flavors` (resource -> flavor), sorted.
+  std::vector<std::string_view> flavors;
+};
+
 struct WorkloadView {
   meta::ObjectMetaView meta;
   // spec
   std::string_view queue_name;
   bool active = true;  // spec.active; unset (or not a boolean) means active.
+  std::vector<PodSetView> pod_sets;
   // status
   bool has_admission = false;  // status.admission is an object (quota reserved).
+  std::string_view admission_cluster_queue;
+  std::vector<PodSetAssignmentView> pod_set_assignments;
   int32_t requeue_count = 0;   // status.requeueState.count
   // status.requeueState.requeueAt; nullopt when unset or unparsable.
   std::optional<absl::Time> requeue_at;

@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "api/json_access.h"
+#include "api/kueue/queue_views.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/scheduling/v1/scheduling_v1.h"
@@ -165,7 +167,7 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
   if (Suspended(job)) {
     if (IsAdmitted(wl)) return StartJob(job, wl);
     const std::string q = QueueName(job);
-    if (wl["spec"].value("queueName", "") != q) {
+    if (api::kueue::WorkloadView::Parse(wl).queue_name != q) {
       wl["spec"]["queueName"] = q;
       auto r = ctx_.client.Update(wl_kind_, wl);
       if (!r.ok()) return r.status();
@@ -216,7 +218,7 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     client::ObjectRef wl = workloads_.Get(ns, wl_name);
     if (!wl || OwnerKey(*wl).empty()) continue;
     const bool mine = api::meta::IsControlledBy(*wl, uid);
-    if (mine && !m.wl && EquivalentPodSets(podsets, (*wl)["spec"].value("podSets", Json()))) {
+    if (mine && !m.wl && EquivalentPodSets(podsets, api::MemberAt(*wl, {"spec", "podSets"}))) {
       m.wl = *wl;
     } else {
       stale.push_back(*wl);
@@ -275,13 +277,14 @@ absl::Status IntegrationReconciler::SetPriority(const Json& job, const std::vect
     BATCHD_ASSIGN_OR_RETURN(Json obj, ctx_.client.Get(*k, "", *wpc));
     spec["priorityClassRef"] = {{"group", kKueueGroup}, {"kind", "WorkloadPriorityClass"},
                                 {"name", *wpc}};
-    spec["priority"] = obj.value("value", 0);
+    spec["priority"] = api::IntMember(obj, "value");
     return absl::OkStatus();
   }
   std::string pc = adapter_->PriorityClassName(job);
   for (const Json& ps : podsets) {
     if (!pc.empty()) break;
-    pc = ps["template"].value("spec", Json::object()).value("priorityClassName", "");
+    const Json& pod_spec = api::MemberAt(ps, {"template", "spec"});
+    pc = std::string(api::StringMember(pod_spec, "priorityClassName"));
   }
   const api::KindDef* k = scheme.ByResource("scheduling.k8s.io", "v1", "priorityclasses");
   if (!pc.empty()) {
@@ -289,7 +292,7 @@ absl::Status IntegrationReconciler::SetPriority(const Json& job, const std::vect
     BATCHD_ASSIGN_OR_RETURN(Json obj, ctx_.client.Get(*k, "", pc));
     spec["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
                                 {"name", pc}};
-    spec["priority"] = obj.value("value", 0);
+    spec["priority"] = api::IntMember(obj, "value");
     return absl::OkStatus();
   }
   spec["priority"] = 0;
@@ -301,7 +304,7 @@ absl::Status IntegrationReconciler::SetPriority(const Json& job, const std::vect
   if (def != nullptr) {
     spec["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
                                 {"name", api::meta::GetName(*def)}};
-    spec["priority"] = def->value("value", 0);
+    spec["priority"] = api::IntMember(*def, "value");
   }
   return absl::OkStatus();
 }

@@ -6,6 +6,8 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
+#include "api/kueue/queue_views.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
@@ -14,12 +16,10 @@ namespace batchd::controllers::workload::internal {
 
 namespace {
 
-const Json& Member(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
+using api::Member;
+using api::kueue::PodSetAssignmentView;
+using api::kueue::PodSetView;
+using api::kueue::WorkloadView;
 
 // An empty object/array and null mean the same thing in a template.
 Json OrNull(const Json& v) {
@@ -142,15 +142,15 @@ bool EquivalentPodSets(const std::vector<Json>& job_podsets, const Json& wl_pods
 
 std::vector<PodSetInfo> PodSetsInfoFromSpec(const Json& wl) {
   std::vector<PodSetInfo> out;
-  const Json& podsets = Member(Member(wl, "spec"), "podSets");
-  if (!podsets.is_array()) return out;
-  for (const Json& ps : podsets) {
+  for (const PodSetView& ps : WorkloadView::Parse(wl).pod_sets) {
     PodSetInfo info;
-    info.name = ps.value("name", "main");
-    info.count = ps.value("count", 1);
-    const Json& spec = Member(Member(ps, "template"), "spec");
-    if (Member(spec, "nodeSelector").is_object()) info.node_selector = spec["nodeSelector"];
-    if (Member(spec, "tolerations").is_array()) info.tolerations = spec["tolerations"];
+    info.name = std::string(ps.name);
+    info.count = ps.count;
+    if (ps.pod_template != nullptr) {
+      const Json& spec = api::MemberObject(*ps.pod_template, "spec");
+      if (const Json& s = Member(spec, "nodeSelector"); s.is_object()) info.node_selector = s;
+      if (const Json& t = Member(spec, "tolerations"); t.is_array()) info.tolerations = t;
+    }
     out.push_back(std::move(info));
   }
   return out;
@@ -159,26 +159,15 @@ std::vector<PodSetInfo> PodSetsInfoFromSpec(const Json& wl) {
 absl::StatusOr<std::vector<PodSetInfo>> PodSetsInfoFromAdmission(const Json& wl,
                                                                  const FlavorLookup& flavors) {
   std::vector<PodSetInfo> out;
-  const Json& assignments = Member(Member(Member(wl, "status"), "admission"), "podSetAssignments");
-  const Json& podsets = Member(Member(wl, "spec"), "podSets");
-  if (!assignments.is_array()) return out;
-  for (size_t i = 0; i < assignments.size(); ++i) {
-    const Json& a = assignments[i];
+  const WorkloadView view = WorkloadView::Parse(wl);
+  for (size_t i = 0; i < view.pod_set_assignments.size(); ++i) {
+    const PodSetAssignmentView& a = view.pod_set_assignments[i];
     PodSetInfo info;
-    info.name = a.value("name", "main");
-    int32_t spec_count = 1;
-    if (podsets.is_array() && i < podsets.size()) spec_count = podsets[i].value("count", 1);
-    info.count = Member(a, "count").is_number_integer() ? a["count"].get<int32_t>() : spec_count;
-    const Json& assigned = Member(a, "flavors");
-    std::vector<std::string> names;
-    if (assigned.is_object()) {
-      for (auto it = assigned.begin(); it != assigned.end(); ++it) {
-        if (it->is_string()) names.push_back(it->get<std::string>());
-      }
-    }
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    for (const std::string& name : names) {
+    info.name = std::string(a.name);
+    const int32_t spec_count = i < view.pod_sets.size() ? view.pod_sets[i].count : 1;
+    info.count = a.count.value_or(spec_count);
+    for (std::string_view flavor : a.flavors) {  // Distinct and sorted.
+      const std::string name(flavor);
       auto rf = flavors(name);
       if (!rf) return absl::NotFoundError(absl::StrCat("ResourceFlavor \"", name, "\" not found"));
       const Json& rspec = Member(*rf, "spec");
