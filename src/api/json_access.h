@@ -97,6 +97,11 @@ inline std::string_view StringMember(const Json& obj, std::string_view key,
                                      std::string_view def = "") {
   return AsString(Member(obj, key), def);
 }
+// StringMember as an owned string, for callers that keep or concatenate it.
+inline std::string CopyStringMember(const Json& obj, std::string_view key,
+                                    std::string_view def = "") {
+  return std::string(StringMember(obj, key, def));
+}
 inline int64_t IntMember(const Json& obj, std::string_view key, int64_t def = 0) {
   return AsInt(Member(obj, key), def);
 }

@@ -25,11 +25,6 @@ constexpr int kMaxGenerateNameAttempts = 8;
 
 bool IsNamespaceKind(const api::KindDef& k) { return k.group.empty() && k.plural == "namespaces"; }
 
-std::string Str(const Json& j, const char* field) {
-  auto it = j.find(field);
-  return (it != j.end() && it->is_string()) ? it->get<std::string>() : std::string();
-}
-
 // Fields of metadata that only the server sets; clients' values are replaced
 // by the old object's on update.
 void CopySystemMeta(const Json& old_meta, Json& meta) {
@@ -90,7 +85,7 @@ std::string Registry::NewUid() {
 std::string Registry::GenerateName(const Json& meta) {
   // Kubernetes' utilrand alphabet: no vowels or confusable characters.
   static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-  std::string name = Str(meta, "generateName");
+  std::string name = api::CopyStringMember(meta, "generateName");
   if (name.size() > 58) name.resize(58);
   absl::MutexLock lock(&random_mu_);
   for (int i = 0; i < 5; ++i) name += kAlphabet[absl::Uniform(random_, 0u, sizeof(kAlphabet) - 1)];
@@ -99,7 +94,8 @@ std::string Registry::GenerateName(const Json& meta) {
 
 absl::Status Registry::NormalizeBody(const api::KindDef& k, Json& obj, const WriteOptions& opts) {
   if (!obj.is_object()) return BadRequest("the body of the request was not a JSON object");
-  std::string av = Str(obj, "apiVersion"), kind = Str(obj, "kind");
+  std::string av = api::CopyStringMember(obj, "apiVersion"),
+              kind = api::CopyStringMember(obj, "kind");
   if (!kind.empty() && kind != k.kind) {
     return BadRequest(absl::StrCat("the object provided is unrecognized (kind ", kind,
                                    " does not match ", k.kind, ")"));
@@ -173,7 +169,7 @@ std::vector<absl::StatusOr<Json>> Registry::CreateMany(
   for (size_t i = 0; i < objs.size(); ++i) {
     auto& [ns, obj] = objs[i];
     const bool generate = obj.contains("metadata") && obj["metadata"].is_object() &&
-                          Str(obj["metadata"], "name").empty();
+                          api::CopyStringMember(obj["metadata"], "name").empty();
     if (k.storage || generate || opts.dry_run) {
       out[i] = Create(k, ns, std::move(obj), opts);
       continue;
@@ -197,7 +193,8 @@ std::vector<absl::StatusOr<Json>> Registry::CreateMany(
       obj["metadata"]["resourceVersion"] = std::to_string(written[j]->mod_revision);
       out[batched[j]] = std::move(obj);
     } else {
-      out[batched[j]] = CreateError(k, Str(obj["metadata"], "name"), written[j].status());
+      out[batched[j]] =
+          CreateError(k, api::CopyStringMember(obj["metadata"], "name"), written[j].status());
     }
   }
   return out;
@@ -214,7 +211,7 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
   Json& meta = obj["metadata"];
   // 2. Namespace from the URL wins; a different one in the body is an error.
   if (k.namespaced) {
-    std::string body_ns = Str(meta, "namespace");
+    std::string body_ns = api::CopyStringMember(meta, "namespace");
     if (!body_ns.empty() && body_ns != ns) {
       return BadRequest(
           "the namespace of the provided object does not match the namespace sent on the request");
@@ -223,7 +220,7 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
   } else {
     meta.erase("namespace");
   }
-  if (!Str(meta, "resourceVersion").empty()) {
+  if (!api::CopyStringMember(meta, "resourceVersion").empty()) {
     return BadRequest("resourceVersion should not be set on objects to be created");
   }
   // 3. System metadata.
@@ -242,13 +239,14 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
   if (k.set_defaults) k.set_defaults(obj);
   if (auto st = RunMutators(k, obj, nullptr); !st.ok()) return st;
   Json& final_meta = obj["metadata"];  // again: a mutator may have replaced the object
-  const bool generate = Str(final_meta, "name").empty() && !Str(final_meta, "generateName").empty();
+  const bool generate = api::CopyStringMember(final_meta, "name").empty() &&
+                        !api::CopyStringMember(final_meta, "generateName").empty();
   *generated = generate;
   if (generate) {
     final_meta["name"] = GenerateName(final_meta);
   }
   if (k.prepare_for_create) k.prepare_for_create(obj);
-  std::string name = Str(obj["metadata"], "name");
+  std::string name = api::CopyStringMember(obj["metadata"], "name");
   api::ErrorList errs = api::validation::ValidateObjectMeta(
       obj["metadata"], k.namespaced,
       IsNamespaceKind(k) ? api::validation::NameValidator(api::validation::NameIsDNSLabel)
@@ -268,8 +266,8 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
 // Step 5: store (retrying a generated name that collided).
 absl::StatusOr<Json> Registry::StoreCreate(const api::KindDef& k, std::string key, Json obj,
                                            bool generate) {
-  const std::string ns = Str(obj["metadata"], "namespace");
-  std::string name = Str(obj["metadata"], "name");
+  const std::string ns = api::CopyStringMember(obj["metadata"], "namespace");
+  std::string name = api::CopyStringMember(obj["metadata"], "name");
   for (int attempt = 0;; ++attempt) {
     auto kv = Put(key, obj, std::nullopt);
     if (kv.ok()) {
@@ -292,19 +290,20 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
   if (k.storage) return UpdateConverted(k, ns, name, std::move(obj), status, opts);
   if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
   Json& meta = obj["metadata"];
-  if (Str(meta, "name") != name) {
-    return BadRequest(absl::StrCat("the name of the object (", Str(meta, "name"),
-                                   ") does not match the name on the URL (", std::string(name), ")"));
+  if (api::CopyStringMember(meta, "name") != name) {
+    return BadRequest(absl::StrCat("the name of the object (", api::CopyStringMember(meta, "name"),
+                                   ") does not match the name on the URL (", std::string(name),
+                                   ")"));
   }
   if (k.namespaced) {
-    std::string body_ns = Str(meta, "namespace");
+    std::string body_ns = api::CopyStringMember(meta, "namespace");
     if (!body_ns.empty() && body_ns != ns) {
       return BadRequest(
           "the namespace of the provided object does not match the namespace sent on the request");
     }
     meta["namespace"] = ns;
   }
-  std::string rv = Str(meta, "resourceVersion");
+  std::string rv = api::CopyStringMember(meta, "resourceVersion");
   return internal::RetryOnConflict<Json>(k, name, [&](bool last_try) -> internal::Attempt<Json> {
     ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
     if (!current) return NotFound(k, name);
@@ -341,7 +340,7 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
   const std::shared_ptr<const Json> shared_old = current->Shared();
   const Json& old = *shared_old;
   const Json& old_meta = api::MemberObject(old, "metadata");
-  std::string name = Str(old_meta, "name");
+  std::string name = api::CopyStringMember(old_meta, "name");
   if (status) {
     // The status subresource changes status only.
     Json next = old;
@@ -455,11 +454,12 @@ absl::StatusOr<Json> Registry::Patch(const api::KindDef& k, std::string_view ns,
     if (!obj.is_object()) return BadRequest("the patch did not produce a JSON object");
     // A patch may carry a resourceVersion precondition.
     std::string rv = obj.contains("metadata") && obj["metadata"].is_object()
-                         ? Str(obj["metadata"], "resourceVersion") : std::string();
+                         ? api::CopyStringMember(obj["metadata"], "resourceVersion")
+                         : std::string();
     bool conditional = !rv.empty() && rv != std::to_string(current->revision);
     if (conditional) return StaleConflict(k, name);
     if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
-    if (Str(obj["metadata"], "name") != name) {
+    if (api::CopyStringMember(obj["metadata"], "name") != name) {
       return BadRequest("metadata.name: the name of a patched object may not change");
     }
     if (k.namespaced) obj["metadata"]["namespace"] = ns;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/numbers.h"
+#include "api/json_access.h"
 #include "api/resource/quantity.h"
 
 namespace batchd::scheduler {
@@ -12,25 +13,13 @@ using api::Json;
 
 namespace {
 
-std::string Str(const Json& obj, const char* key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const Json& Child(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
 std::vector<NodeAffinity::Requirement> ParseRequirements(const Json& arr) {
   std::vector<NodeAffinity::Requirement> out;
   if (!arr.is_array()) return out;
   for (const Json& r : arr) {
-    NodeAffinity::Requirement req{Str(r, "key"), Str(r, "operator"), {}};
-    for (const Json& v : Child(r, "values")) {
+    NodeAffinity::Requirement req{
+        api::CopyStringMember(r, "key"), api::CopyStringMember(r, "operator"), {}};
+    for (const Json& v : api::Member(r, "values")) {
       if (v.is_string()) req.values.push_back(v.get<std::string>());
     }
     out.push_back(std::move(req));
@@ -90,26 +79,26 @@ void MaxInto(ResourceList& into, const ResourceList& other) {
 }
 
 ResourceList ContainerRequests(const Json& container) {
-  return ParseResourceList(Child(Child(container, "resources"), "requests"));
+  return ParseResourceList(api::Member(api::Member(container, "resources"), "requests"));
 }
 
 }  // namespace
 
 NodeAffinity NodeAffinity::FromPodSpec(const Json& pod_spec) {
   NodeAffinity a;
-  const Json& sel = Child(pod_spec, "nodeSelector");
+  const Json& sel = api::Member(pod_spec, "nodeSelector");
   if (sel.is_object()) {
     for (auto it = sel.begin(); it != sel.end(); ++it) {
       if (it->is_string()) a.node_selector_[it.key()] = it->get<std::string>();
     }
   }
-  const Json& required = Child(Child(Child(pod_spec, "affinity"), "nodeAffinity"),
+  const Json& required = api::Member(api::Member(api::Member(pod_spec, "affinity"), "nodeAffinity"),
                                "requiredDuringSchedulingIgnoredDuringExecution");
   if (required.is_object()) {
     a.has_terms_ = true;
-    for (const Json& t : Child(required, "nodeSelectorTerms")) {
-      a.terms_.push_back(Term{ParseRequirements(Child(t, "matchExpressions")),
-                              ParseRequirements(Child(t, "matchFields"))});
+    for (const Json& t : api::Member(required, "nodeSelectorTerms")) {
+      a.terms_.push_back(Term{ParseRequirements(api::Member(t, "matchExpressions")),
+                              ParseRequirements(api::Member(t, "matchFields"))});
     }
   }
   return a;
@@ -142,12 +131,12 @@ ResourceList ParseResourceList(const Json& obj) {
 
 ResourceList PodRequests(const Json& pod_spec) {
   ResourceList reqs;
-  for (const Json& c : Child(pod_spec, "containers")) AddTo(reqs, ContainerRequests(c));
+  for (const Json& c : api::Member(pod_spec, "containers")) AddTo(reqs, ContainerRequests(c));
   ResourceList sidecars;  // Restartable init containers started so far.
   ResourceList init_max;
-  for (const Json& c : Child(pod_spec, "initContainers")) {
+  for (const Json& c : api::Member(pod_spec, "initContainers")) {
     ResourceList r = ContainerRequests(c);
-    if (Str(c, "restartPolicy") == "Always") {
+    if (api::CopyStringMember(c, "restartPolicy") == "Always") {
       AddTo(reqs, r);
       AddTo(sidecars, r);
       MaxInto(init_max, sidecars);
@@ -157,7 +146,7 @@ ResourceList PodRequests(const Json& pod_spec) {
     }
   }
   MaxInto(reqs, init_max);
-  AddTo(reqs, ParseResourceList(Child(pod_spec, "overhead")));
+  AddTo(reqs, ParseResourceList(api::Member(pod_spec, "overhead")));
   for (auto it = reqs.begin(); it != reqs.end();) {
     it = it->second.IsZero() ? reqs.erase(it) : std::next(it);
   }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
 #include "api/resource/quantity.h"
 
 namespace batchd::agent::internal {
@@ -11,18 +12,6 @@ namespace batchd::agent::internal {
 using api::Json;
 
 namespace {
-
-const Json& Field(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string Str(const Json& obj, const char* key) {
-  const Json& v = Field(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
 
 // "metadata.labels['k']" -> ("metadata.labels", "k").
 bool SplitSubscript(std::string_view path, std::string_view* base, std::string* key) {
@@ -37,7 +26,7 @@ bool SplitSubscript(std::string_view path, std::string_view* base, std::string* 
 
 std::optional<api::Quantity> QuantityAt(const Json& res, const char* section,
                                         const std::string& name) {
-  const Json& v = Field(Field(res, section), name.c_str());
+  const Json& v = api::Member(api::Member(res, section), name.c_str());
   if (v.is_null()) return std::nullopt;
   auto q = api::Quantity::FromJson(v);
   if (!q.ok()) return std::nullopt;
@@ -51,10 +40,10 @@ int64_t CeilDiv(int64_t a, int64_t b) {
 
 const Json* FindContainer(const Json& pod, const std::string& name) {
   for (const char* list : {"containers", "initContainers"}) {
-    const Json& cs = Field(Field(pod, "spec"), list);
+    const Json& cs = api::Member(api::Member(pod, "spec"), list);
     if (!cs.is_array()) continue;
     for (const Json& c : cs) {
-      if (Str(c, "name") == name) return &c;
+      if (api::CopyStringMember(c, "name") == name) return &c;
     }
   }
   return nullptr;
@@ -64,7 +53,7 @@ absl::StatusOr<std::optional<std::string>> ResolveValueFrom(const Json& pod, con
                                                            const Json& from,
                                                            const Json& allocatable) {
   if (from.contains("fieldRef")) {
-    auto v = ResolveFieldRef(pod, Str(from["fieldRef"], "fieldPath"));
+    auto v = ResolveFieldRef(pod, api::CopyStringMember(from["fieldRef"], "fieldPath"));
     if (!v.ok()) return v.status();
     return std::optional<std::string>(*v);
   }
@@ -79,21 +68,21 @@ absl::StatusOr<std::optional<std::string>> ResolveValueFrom(const Json& pod, con
     if (ref.value("optional", false)) return std::optional<std::string>();
     return absl::FailedPreconditionError(absl::StrCat(
         kind == std::string("configMapKeyRef") ? "configmap" : "secret", " \"",
-        Str(ref, "name"), "\" not found"));
+        api::CopyStringMember(ref, "name"), "\" not found"));
   }
   return std::optional<std::string>();
 }
 
 ContainerSpec BaseContainer(const Json& c) {
   ContainerSpec out;
-  out.name = Str(c, "name");
-  out.image = Str(c, "image");
-  out.working_dir = Str(c, "workingDir");
-  const Json& res = Field(c, "resources");
+  out.name = api::CopyStringMember(c, "name");
+  out.image = api::CopyStringMember(c, "image");
+  out.working_dir = api::CopyStringMember(c, "workingDir");
+  const Json& res = api::Member(c, "resources");
   if (auto cpu = QuantityAt(res, "limits", "cpu")) out.cpu_limit_millis = cpu->MilliValue();
   if (auto mem = QuantityAt(res, "limits", "memory")) out.memory_limit_bytes = mem->Value();
-  const Json& probe = Field(c, "readinessProbe");
-  const Json& exec = Field(Field(probe, "exec"), "command");
+  const Json& probe = api::Member(c, "readinessProbe");
+  const Json& exec = api::Member(api::Member(probe, "exec"), "command");
   if (exec.is_array()) {
     for (const Json& a : exec) {
       if (a.is_string()) out.readiness_exec.push_back(a.get<std::string>());
@@ -104,7 +93,7 @@ ContainerSpec BaseContainer(const Json& c) {
     out.readiness_failure_threshold = probe.value("failureThreshold", 3);
     out.readiness_success_threshold = probe.value("successThreshold", 1);
   }
-  out.restartable_init = Str(c, "restartPolicy") == "Always";
+  out.restartable_init = api::CopyStringMember(c, "restartPolicy") == "Always";
   return out;
 }
 
@@ -120,7 +109,7 @@ absl::StatusOr<ContainerSpec> BuildContainer(const Json& pod, const Json& c,
     return it->second;
   };
   for (const char* list : {"command", "args"}) {
-    const Json& v = Field(c, list);
+    const Json& v = api::Member(c, list);
     if (!v.is_array()) continue;
     for (const Json& a : v) {
       if (a.is_string()) out.argv.push_back(ExpandVars(a.get<std::string>(), lookup));
@@ -171,14 +160,14 @@ std::string ExpandVars(std::string_view in,
 }
 
 absl::StatusOr<std::string> ResolveFieldRef(const Json& pod, std::string_view path) {
-  const Json& meta = Field(pod, "metadata");
+  const Json& meta = api::Member(pod, "metadata");
   std::string_view base;
   std::string key;
   if (SplitSubscript(path, &base, &key)) {
     const char* map = base == "metadata.labels"        ? "labels"
                       : base == "metadata.annotations" ? "annotations"
                                                        : nullptr;
-    if (map) return Str(Field(meta, map), key.c_str());
+    if (map) return api::CopyStringMember(api::Member(meta, map), key.c_str());
   }
   static const std::map<std::string, std::pair<const char*, const char*>, std::less<>> kPaths = {
       {"metadata.name", {"metadata", "name"}},
@@ -195,18 +184,18 @@ absl::StatusOr<std::string> ResolveFieldRef(const Json& pod, std::string_view pa
   if (it == kPaths.end()) {
     return absl::InvalidArgumentError(absl::StrCat("unsupported fieldPath: ", std::string(path)));
   }
-  return Str(Field(pod, it->second.first), it->second.second);
+  return api::CopyStringMember(api::Member(pod, it->second.first), it->second.second);
 }
 
 absl::StatusOr<std::string> ResolveResourceFieldRef(const Json& pod, const Json& container,
                                                     const Json& ref, const Json& allocatable) {
   const Json* c = &container;
-  std::string cname = Str(ref, "containerName");
+  std::string cname = api::CopyStringMember(ref, "containerName");
   if (!cname.empty()) {
     c = FindContainer(pod, cname);
     if (!c) return absl::InvalidArgumentError("resourceFieldRef: no container " + cname);
   }
-  std::string resource = Str(ref, "resource");
+  std::string resource = api::CopyStringMember(ref, "resource");
   size_t dot = resource.find('.');
   if (dot == std::string::npos) {
     return absl::InvalidArgumentError("unsupported resource: " + resource);
@@ -215,7 +204,7 @@ absl::StatusOr<std::string> ResolveResourceFieldRef(const Json& pod, const Json&
   if (section != "limits" && section != "requests") {
     return absl::InvalidArgumentError("unsupported resource: " + resource);
   }
-  const Json& res = Field(*c, "resources");
+  const Json& res = api::Member(*c, "resources");
   std::optional<api::Quantity> q = QuantityAt(res, section.c_str(), name);
   if (!q && section == "requests") q = QuantityAt(res, "limits", name);  // Defaulted from limits.
   if (!q && section == "limits" && allocatable.is_object() && allocatable.contains(name)) {
@@ -249,17 +238,18 @@ absl::StatusOr<EnvList> ResolveEnv(const Json& pod, const Json& container,
     vars[k] = v;
     out.emplace_back(k, std::move(v));
   };
-  std::string hostname = Str(Field(pod, "spec"), "hostname");
-  set("HOSTNAME", hostname.empty() ? Str(Field(pod, "metadata"), "name") : hostname);
+  std::string hostname = api::CopyStringMember(api::Member(pod, "spec"), "hostname");
+  set("HOSTNAME",
+      hostname.empty() ? api::CopyStringMember(api::Member(pod, "metadata"), "name") : hostname);
   auto lookup = [&](std::string_view name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
     return it->second;
   };
-  const Json& env = Field(container, "env");
+  const Json& env = api::Member(container, "env");
   if (!env.is_array()) return out;
   for (const Json& e : env) {
-    std::string name = Str(e, "name");
+    std::string name = api::CopyStringMember(e, "name");
     if (name.empty()) continue;
     if (e.contains("valueFrom")) {
       auto v = ResolveValueFrom(pod, container, e["valueFrom"], allocatable);
@@ -267,25 +257,25 @@ absl::StatusOr<EnvList> ResolveEnv(const Json& pod, const Json& container,
       if (*v) set(name, **v);
       continue;
     }
-    set(name, ExpandVars(Str(e, "value"), lookup));
+    set(name, ExpandVars(api::CopyStringMember(e, "value"), lookup));
   }
   return out;
 }
 
 absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const Json& pod, const Json& allocatable) {
   PodSandboxSpec s;
-  const Json& meta = Field(pod, "metadata");
-  const Json& spec = Field(pod, "spec");
-  s.uid = Str(meta, "uid");
-  s.ns = Str(meta, "namespace");
-  s.name = Str(meta, "name");
-  std::string rp = Str(spec, "restartPolicy");
+  const Json& meta = api::Member(pod, "metadata");
+  const Json& spec = api::Member(pod, "spec");
+  s.uid = api::CopyStringMember(meta, "uid");
+  s.ns = api::CopyStringMember(meta, "namespace");
+  s.name = api::CopyStringMember(meta, "name");
+  std::string rp = api::CopyStringMember(spec, "restartPolicy");
   s.restart_policy = rp.empty() ? "Always" : rp;
   s.termination_grace_seconds = spec.value("terminationGracePeriodSeconds", int64_t{30});
   s.active_deadline_seconds = spec.value("activeDeadlineSeconds", int64_t{0});
   for (auto [list, dst] : {std::pair{"initContainers", &s.init_containers},
                            std::pair{"containers", &s.containers}}) {
-    const Json& cs = Field(spec, list);
+    const Json& cs = api::Member(spec, list);
     if (!cs.is_array()) continue;
     for (const Json& c : cs) {
       auto built = BuildContainer(pod, c, allocatable);

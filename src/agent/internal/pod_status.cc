@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/json_access.h"
 #include "api/meta/time_util.h"
 
 namespace batchd::agent::internal {
@@ -12,13 +13,6 @@ using api::Json;
 using State = ContainerStatus::State;
 
 namespace {
-
-const Json& Field(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
 
 std::string Time(absl::Time t) { return api::meta::FormatRfc3339(t); }
 bool Set(absl::Time t) { return t != absl::InfinitePast(); }
@@ -103,7 +97,8 @@ void SetCondition(Json& conds, const Json& old, const std::string& type, bool st
 
 bool InitDone(const Json& cspec, const ContainerStatus* cs) {
   if (!cs) return false;
-  if (cspec.value("restartPolicy", "") == "Always") return cs->started || cs->state == State::kRunning;
+  if (cspec.value("restartPolicy", "") == "Always")
+    return cs->started || cs->state == State::kRunning;
   return cs->state == State::kTerminated && cs->exit_code == 0;
 }
 
@@ -119,7 +114,7 @@ std::vector<std::string> Names(const Json& list) {
 
 std::string ComputePhase(const Json& spec, const PodSandboxStatus& rt, bool terminal) {
   std::string policy = spec.value("restartPolicy", "Always");
-  const Json& inits = Field(spec, "initContainers");
+  const Json& inits = api::Member(spec, "initContainers");
   bool init_pending = false;
   if (inits.is_array()) {
     for (const Json& c : inits) {
@@ -134,7 +129,7 @@ std::string ComputePhase(const Json& spec, const PodSandboxStatus& rt, bool term
   }
   if (init_pending) return terminal ? "Failed" : "Pending";
   int running = 0, waiting = 0, stopped = 0, succeeded = 0;
-  for (const std::string& name : Names(Field(spec, "containers"))) {
+  for (const std::string& name : Names(api::Member(spec, "containers"))) {
     const ContainerStatus* cs = Find(rt.app, name);
     if (!cs || cs->state == State::kWaiting) {
       if (cs && cs->last_terminated) {
@@ -164,10 +159,10 @@ std::string ComputePhase(const Json& spec, const PodSandboxStatus& rt, bool term
 }
 
 Json ComputePodStatus(const Json& pod, const PodSandboxStatus& rt, const StatusInput& in) {
-  const Json& spec = Field(pod, "spec");
-  Json old = Field(pod, "status");
+  const Json& spec = api::Member(pod, "spec");
+  Json old = api::Member(pod, "status");
   Json st = old.is_object() ? old : Json::object();
-  std::string uid = Field(pod, "metadata").value("uid", "");
+  std::string uid = api::Member(pod, "metadata").value("uid", "");
   std::string old_phase = st.value("phase", "");
   std::string phase;
   if (old_phase == "Succeeded" || old_phase == "Failed") {
@@ -188,7 +183,7 @@ Json ComputePodStatus(const Json& pod, const PodSandboxStatus& rt, const StatusI
   st["podIPs"] = Json::array({{{"ip", in.host_ip}}});
   if (!st.contains("startTime")) st["startTime"] = Time(in.now);
 
-  bool has_init = Field(spec, "initContainers").is_array() && !spec["initContainers"].empty();
+  bool has_init = api::Member(spec, "initContainers").is_array() && !spec["initContainers"].empty();
   Json init_statuses = Json::array();
   std::vector<std::string> not_init;
   if (has_init) {
@@ -200,7 +195,7 @@ Json ComputePodStatus(const Json& pod, const PodSandboxStatus& rt, const StatusI
   }
   Json app_statuses = Json::array();
   std::vector<std::string> unready;
-  for (const Json& c : Field(spec, "containers")) {
+  for (const Json& c : api::Member(spec, "containers")) {
     const ContainerStatus* cs = rt.found ? Find(rt.app, c.value("name", "")) : nullptr;
     std::string waiting = not_init.empty() ? "ContainerCreating" : "PodInitializing";
     app_statuses.push_back(ContainerJson(c, cs, uid, waiting, in));
@@ -213,7 +208,7 @@ Json ComputePodStatus(const Json& pod, const PodSandboxStatus& rt, const StatusI
   }
   st["containerStatuses"] = app_statuses;
 
-  const Json& old_conds = Field(old, "conditions");
+  const Json& old_conds = api::Member(old, "conditions");
   Json conds = Json::array();
   bool terminal = phase == "Succeeded" || phase == "Failed";
   SetCondition(conds, old_conds, "PodReadyToStartContainers", rt.found, "", "", in.now);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 
@@ -19,21 +20,9 @@ constexpr char kUnschedulableTaint[] = "node.kubernetes.io/unschedulable";
 constexpr char kNotReadyTaint[] = "node.kubernetes.io/not-ready";
 constexpr char kUnreachableTaint[] = "node.kubernetes.io/unreachable";
 
-const Json& Child(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string Str(const Json& obj, const char* key) {
-  const Json& v = Child(obj, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
-
 std::string ReadyStatus(const Json& node) {
-  for (const Json& c : Child(Child(node, "status"), "conditions")) {
-    if (Str(c, "type") == "Ready") return Str(c, "status");
+  for (const Json& c : api::Member(api::Member(node, "status"), "conditions")) {
+    if (api::CopyStringMember(c, "type") == "Ready") return api::CopyStringMember(c, "status");
   }
   return "";
 }
@@ -75,25 +64,26 @@ int ResourceIndex::Id(const std::string& name) {
 
 std::shared_ptr<const PodInfo> ParsePod(const Json& pod, ResourceIndex& resources) {
   auto p = std::make_shared<PodInfo>();
-  const Json& spec = Child(pod, "spec");
+  const Json& spec = api::Member(pod, "spec");
   p->ns = api::meta::GetNamespace(pod);
   p->name = api::meta::GetName(pod);
   p->key = absl::StrCat(p->ns, "/", p->name);
   p->uid = api::meta::GetUid(pod);
-  p->node_name = Str(spec, "nodeName");
-  p->scheduler_name = Str(spec, "schedulerName");
+  p->node_name = api::CopyStringMember(spec, "nodeName");
+  p->scheduler_name = api::CopyStringMember(spec, "schedulerName");
   if (p->scheduler_name.empty()) p->scheduler_name = "default-scheduler";
-  p->phase = Str(Child(pod, "status"), "phase");
-  for (const Json& c : Child(Child(pod, "status"), "conditions")) {
-    if (Str(c, "type") == "PodScheduled" && Str(c, "status") == "False" &&
-        Str(c, "reason") == "Unschedulable") {
-      p->unschedulable_message = Str(c, "message");
+  p->phase = api::CopyStringMember(api::Member(pod, "status"), "phase");
+  for (const Json& c : api::Member(api::Member(pod, "status"), "conditions")) {
+    if (api::CopyStringMember(c, "type") == "PodScheduled" &&
+        api::CopyStringMember(c, "status") == "False" &&
+        api::CopyStringMember(c, "reason") == "Unschedulable") {
+      p->unschedulable_message = api::CopyStringMember(c, "message");
     }
   }
   p->deleting = api::meta::IsBeingDeleted(pod);
-  const Json& gates = Child(spec, "schedulingGates");
+  const Json& gates = api::Member(spec, "schedulingGates");
   p->gated = gates.is_array() && !gates.empty();
-  const Json& prio = Child(spec, "priority");
+  const Json& prio = api::Member(spec, "priority");
   if (prio.is_number_integer()) p->priority = prio.get<int32_t>();
   p->created = api::meta::GetCreationTimestamp(pod).value_or(absl::InfinitePast());
 
@@ -113,9 +103,9 @@ std::shared_ptr<const PodInfo> ParsePod(const Json& pod, ResourceIndex& resource
 
   std::string sig;
   for (const auto& [id, milli] : p->requests) absl::StrAppend(&sig, id, "=", milli, ";");
-  absl::StrAppend(&sig, "|", Child(spec, "nodeSelector").dump(), "|",
-                  Child(Child(spec, "affinity"), "nodeAffinity").dump(), "|",
-                  Child(spec, "tolerations").dump());
+  absl::StrAppend(&sig, "|", api::Member(spec, "nodeSelector").dump(), "|",
+                  api::Member(api::Member(spec, "affinity"), "nodeAffinity").dump(), "|",
+                  api::Member(spec, "tolerations").dump());
   p->signature = std::move(sig);
   return p;
 }
@@ -127,7 +117,8 @@ std::string FitError::Message() const {
   std::sort(parts.begin(), parts.end());
   std::vector<std::string> preempt;
   if (unresolvable_nodes > 0) {
-    preempt.push_back(absl::StrCat(unresolvable_nodes, " Preemption is not helpful for scheduling"));
+    preempt.push_back(
+        absl::StrCat(unresolvable_nodes, " Preemption is not helpful for scheduling"));
   }
   if (resolvable_nodes > 0) {
     preempt.push_back(
@@ -149,17 +140,17 @@ bool Cache::UpsertNode(const Json& node) {
   NodeInfo fresh;
   fresh.name = name;
   fresh.labels = api::meta::Labels(node);
-  const Json& status = Child(node, "status");
+  const Json& status = api::Member(node, "status");
   const Json& alloc_json =
-      Child(status, "allocatable").is_object() ? Child(status, "allocatable")
-                                               : Child(status, "capacity");
+      api::Member(status, "allocatable").is_object() ? api::Member(status, "allocatable")
+                                               : api::Member(status, "capacity");
   for (const auto& [res, amount] : ParseResourceList(alloc_json)) {
     int id = resources_.Id(res);
     if (id >= (int)fresh.allocatable.size()) fresh.allocatable.resize(id + 1, 0);
     fresh.allocatable[id] = amount.milli();
   }
   fresh.taints = ParseTaints(node);
-  const Json& unsched = Child(Child(node, "spec"), "unschedulable");
+  const Json& unsched = api::Member(api::Member(node, "spec"), "unschedulable");
   fresh.unschedulable = unsched.is_boolean() && unsched.get<bool>();
   fresh.ready = ReadyStatus(node);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "api/json_access.h"
 #include "api/labels/selector.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
@@ -15,18 +16,6 @@ namespace {
 
 namespace q = batchd::queueing;
 
-const Json& Field(const Json& obj, const char* key) {
-  static const Json* null = new Json();
-  if (!obj.is_object()) return *null;
-  auto it = obj.find(key);
-  return it == obj.end() ? *null : *it;
-}
-
-std::string Str(const Json& obj, const char* key, std::string def = "") {
-  const Json& v = Field(obj, key);
-  return v.is_string() ? v.get<std::string>() : def;
-}
-
 std::optional<q::Amount> AmountOf(const Json& v) {
   if (v.is_null()) return std::nullopt;
   auto quantity = api::Quantity::FromJson(v);
@@ -36,21 +25,20 @@ std::optional<q::Amount> AmountOf(const Json& v) {
 
 std::vector<q::ResourceGroup> ResourceGroups(const Json& spec) {
   std::vector<q::ResourceGroup> out;
-  for (const Json& rg : Field(spec, "resourceGroups").is_array() ? Field(spec, "resourceGroups")
-                                                                  : Json::array()) {
+  for (const Json& rg : api::MemberArray(spec, "resourceGroups")) {
     q::ResourceGroup g;
-    for (const Json& r : Field(rg, "coveredResources")) {
+    for (const Json& r : api::Member(rg, "coveredResources")) {
       if (r.is_string()) g.covered_resources.push_back(r.get<std::string>());
     }
-    for (const Json& f : Field(rg, "flavors")) {
+    for (const Json& f : api::Member(rg, "flavors")) {
       q::FlavorQuotas fq;
-      fq.flavor = Str(f, "name");
-      for (const Json& r : Field(f, "resources")) {
+      fq.flavor = api::CopyStringMember(f, "name");
+      for (const Json& r : api::Member(f, "resources")) {
         q::ResourceQuota quota;
-        quota.nominal = AmountOf(Field(r, "nominalQuota")).value_or(0);
-        quota.borrowing_limit = AmountOf(Field(r, "borrowingLimit"));
-        quota.lending_limit = AmountOf(Field(r, "lendingLimit"));
-        fq.resources[Str(r, "name")] = quota;
+        quota.nominal = AmountOf(api::Member(r, "nominalQuota")).value_or(0);
+        quota.borrowing_limit = AmountOf(api::Member(r, "borrowingLimit"));
+        quota.lending_limit = AmountOf(api::Member(r, "lendingLimit"));
+        fq.resources[api::CopyStringMember(r, "name")] = quota;
       }
       g.flavors.push_back(std::move(fq));
     }
@@ -60,7 +48,7 @@ std::vector<q::ResourceGroup> ResourceGroups(const Json& spec) {
 }
 
 double FairWeight(const Json& spec) {
-  const Json& w = Field(Field(spec, "fairSharing"), "weight");
+  const Json& w = api::Member(api::Member(spec, "fairSharing"), "weight");
   if (w.is_null()) return 1;
   auto quantity = api::Quantity::FromJson(w);
   return quantity.ok() ? quantity->AsApproximateDouble() : 1;
@@ -77,11 +65,11 @@ std::vector<q::Toleration> Tolerations(const Json& list) {
   if (!list.is_array()) return out;
   for (const Json& t : list) {
     q::Toleration tol;
-    tol.key = Str(t, "key");
-    tol.op = Str(t, "operator") == "Exists" ? q::TolerationOperator::kExists
+    tol.key = api::CopyStringMember(t, "key");
+    tol.op = api::CopyStringMember(t, "operator") == "Exists" ? q::TolerationOperator::kExists
                                             : q::TolerationOperator::kEqual;
-    tol.value = Str(t, "value");
-    std::string effect = Str(t, "effect");
+    tol.value = api::CopyStringMember(t, "value");
+    std::string effect = api::CopyStringMember(t, "effect");
     if (!effect.empty()) tol.effect = Effect(effect);
     out.push_back(std::move(tol));
   }
@@ -107,9 +95,9 @@ std::map<std::string, std::string> StringMap(const Json& m) {
 // A container's requests, with limits standing in for missing requests.
 std::map<std::string, q::Amount> ContainerRequests(const Json& c) {
   std::map<std::string, q::Amount> out;
-  const Json& res = Field(c, "resources");
+  const Json& res = api::Member(c, "resources");
   for (const char* section : {"limits", "requests"}) {  // requests override limits
-    const Json& list = Field(res, section);
+    const Json& list = api::Member(res, section);
     if (!list.is_object()) continue;
     for (const auto& [name, v] : list.items()) {
       if (auto a = AmountOf(v)) out[name] = *a;
@@ -130,16 +118,17 @@ void MaxInto(std::map<std::string, q::Amount>& m, const std::map<std::string, q:
 
 std::vector<q::NodeSelectorTerm> RequiredAffinity(const Json& pod_spec) {
   std::vector<q::NodeSelectorTerm> out;
-  const Json& terms = Field(Field(Field(Field(pod_spec, "affinity"), "nodeAffinity"),
-                                  "requiredDuringSchedulingIgnoredDuringExecution"),
-                            "nodeSelectorTerms");
+  const Json& terms =
+      api::Member(api::Member(api::Member(api::Member(pod_spec, "affinity"), "nodeAffinity"),
+                              "requiredDuringSchedulingIgnoredDuringExecution"),
+                  "nodeSelectorTerms");
   if (!terms.is_array()) return out;
   for (const Json& term : terms) {
     q::NodeSelectorTerm t;
-    for (const Json& e : Field(term, "matchExpressions")) {
+    for (const Json& e : api::Member(term, "matchExpressions")) {
       api::labels::Requirement r;
-      r.key = Str(e, "key");
-      std::string op = Str(e, "operator");
+      r.key = api::CopyStringMember(e, "key");
+      std::string op = api::CopyStringMember(e, "operator");
       using Op = api::labels::Operator;
       r.op = op == "In"             ? Op::kIn
              : op == "NotIn"        ? Op::kNotIn
@@ -147,7 +136,7 @@ std::vector<q::NodeSelectorTerm> RequiredAffinity(const Json& pod_spec) {
              : op == "Gt"           ? Op::kGreaterThan
              : op == "Lt"           ? Op::kLessThan
                                     : Op::kExists;
-      for (const Json& v : Field(e, "values")) {
+      for (const Json& v : api::Member(e, "values")) {
         if (v.is_string()) r.values.push_back(v.get<std::string>());
       }
       std::sort(r.values.begin(), r.values.end());
@@ -161,7 +150,7 @@ std::vector<q::NodeSelectorTerm> RequiredAffinity(const Json& pod_spec) {
 }  // namespace
 
 q::StopPolicy ParseStopPolicy(const Json& spec) {
-  std::string s = Str(spec, "stopPolicy", "None");
+  std::string s = api::CopyStringMember(spec, "stopPolicy", "None");
   if (s == "Hold") return q::StopPolicy::kHold;
   if (s == "HoldAndDrain") return q::StopPolicy::kHoldAndDrain;
   return q::StopPolicy::kNone;
@@ -170,46 +159,46 @@ q::StopPolicy ParseStopPolicy(const Json& spec) {
 q::ResourceFlavor ToResourceFlavor(const Json& rf) {
   q::ResourceFlavor out;
   out.name = api::meta::GetName(rf);
-  const Json& spec = Field(rf, "spec");
-  out.node_labels = StringMap(Field(spec, "nodeLabels"));
-  for (const Json& t : Field(spec, "nodeTaints").is_array() ? Field(spec, "nodeTaints")
-                                                            : Json::array()) {
-    out.node_taints.push_back({Str(t, "key"), Str(t, "value"), Effect(Str(t, "effect"))});
+  const Json& spec = api::Member(rf, "spec");
+  out.node_labels = StringMap(api::Member(spec, "nodeLabels"));
+  for (const Json& t : api::MemberArray(spec, "nodeTaints")) {
+    out.node_taints.push_back({api::CopyStringMember(t, "key"), api::CopyStringMember(t, "value"),
+                               Effect(api::CopyStringMember(t, "effect"))});
   }
-  out.tolerations = Tolerations(Field(spec, "tolerations"));
+  out.tolerations = Tolerations(api::Member(spec, "tolerations"));
   return out;
 }
 
 q::ClusterQueue ToClusterQueue(const Json& cq) {
   q::ClusterQueue out;
   out.name = api::meta::GetName(cq);
-  const Json& spec = Field(cq, "spec");
-  out.cohort = Str(spec, "cohortName", Str(spec, "cohort"));
+  const Json& spec = api::Member(cq, "spec");
+  out.cohort = api::CopyStringMember(spec, "cohortName", api::CopyStringMember(spec, "cohort"));
   out.resource_groups = ResourceGroups(spec);
-  out.strategy = Str(spec, "queueingStrategy") == "StrictFIFO"
+  out.strategy = api::CopyStringMember(spec, "queueingStrategy") == "StrictFIFO"
                      ? q::QueueingStrategy::kStrictFIFO
                      : q::QueueingStrategy::kBestEffortFIFO;
-  const Json& ns = Field(spec, "namespaceSelector");
+  const Json& ns = api::Member(spec, "namespaceSelector");
   if (ns.is_null()) {
     out.namespace_selector = std::nullopt;
   } else {
     auto sel = api::labels::LabelSelector::FromJson(ns);
     out.namespace_selector = sel.ok() ? *sel : api::labels::LabelSelector::Nothing();
   }
-  const Json& fung = Field(spec, "flavorFungibility");
-  std::string borrow = Str(fung, "whenCanBorrow", "MayStopSearch");
-  std::string preempt = Str(fung, "whenCanPreempt", "TryNextFlavor");
+  const Json& fung = api::Member(spec, "flavorFungibility");
+  std::string borrow = api::CopyStringMember(fung, "whenCanBorrow", "MayStopSearch");
+  std::string preempt = api::CopyStringMember(fung, "whenCanPreempt", "TryNextFlavor");
   out.fungibility.when_can_borrow_try_next = borrow == "TryNextFlavor";
   out.fungibility.when_can_preempt_try_next = preempt == "TryNextFlavor";
   out.fungibility.preemption_over_borrowing =
-      Str(fung, "preference") == "PreemptionOverBorrowing";
-  const Json& pre = Field(spec, "preemption");
-  out.preemption.within_cluster_queue = Policy(Str(pre, "withinClusterQueue"));
-  out.preemption.reclaim_within_cohort = Policy(Str(pre, "reclaimWithinCohort"));
-  const Json& bwc = Field(pre, "borrowWithinCohort");
-  out.preemption.borrow_within_cohort = Policy(Str(bwc, "policy"));
-  if (Field(bwc, "maxPriorityThreshold").is_number_integer()) {
-    out.preemption.max_priority_threshold = Field(bwc, "maxPriorityThreshold").get<int32_t>();
+      api::CopyStringMember(fung, "preference") == "PreemptionOverBorrowing";
+  const Json& pre = api::Member(spec, "preemption");
+  out.preemption.within_cluster_queue = Policy(api::CopyStringMember(pre, "withinClusterQueue"));
+  out.preemption.reclaim_within_cohort = Policy(api::CopyStringMember(pre, "reclaimWithinCohort"));
+  const Json& bwc = api::Member(pre, "borrowWithinCohort");
+  out.preemption.borrow_within_cohort = Policy(api::CopyStringMember(bwc, "policy"));
+  if (api::Member(bwc, "maxPriorityThreshold").is_number_integer()) {
+    out.preemption.max_priority_threshold = api::Member(bwc, "maxPriorityThreshold").get<int32_t>();
   }
   out.stop_policy = ParseStopPolicy(spec);
   out.fair_weight = FairWeight(spec);
@@ -219,8 +208,8 @@ q::ClusterQueue ToClusterQueue(const Json& cq) {
 q::Cohort ToCohort(const Json& cohort) {
   q::Cohort out;
   out.name = api::meta::GetName(cohort);
-  const Json& spec = Field(cohort, "spec");
-  out.parent = Str(spec, "parentName", Str(spec, "parent"));
+  const Json& spec = api::Member(cohort, "spec");
+  out.parent = api::CopyStringMember(spec, "parentName", api::CopyStringMember(spec, "parent"));
   out.resource_groups = ResourceGroups(spec);
   out.fair_weight = FairWeight(spec);
   return out;
@@ -230,15 +219,15 @@ q::LocalQueue ToLocalQueue(const Json& lq) {
   q::LocalQueue out;
   out.namespace_ = api::meta::GetNamespace(lq);
   out.name = api::meta::GetName(lq);
-  const Json& spec = Field(lq, "spec");
-  out.cluster_queue = Str(spec, "clusterQueue");
+  const Json& spec = api::Member(lq, "spec");
+  out.cluster_queue = api::CopyStringMember(spec, "clusterQueue");
   out.stop_policy = ParseStopPolicy(spec);
   return out;
 }
 
 std::set<std::string> FlavorNames(const Json& cq) {
   std::set<std::string> out;
-  for (const auto& g : ResourceGroups(Field(cq, "spec"))) {
+  for (const auto& g : ResourceGroups(api::Member(cq, "spec"))) {
     for (const auto& f : g.flavors) out.insert(f.flavor);
   }
   return out;
@@ -246,23 +235,21 @@ std::set<std::string> FlavorNames(const Json& cq) {
 
 std::set<std::string> CoveredResources(const Json& cq) {
   std::set<std::string> out;
-  for (const auto& g : ResourceGroups(Field(cq, "spec"))) {
+  for (const auto& g : ResourceGroups(api::Member(cq, "spec"))) {
     out.insert(g.covered_resources.begin(), g.covered_resources.end());
   }
   return out;
 }
 
 std::map<std::string, q::Amount> PodRequests(const Json& pod_template) {
-  const Json& spec = Field(pod_template, "spec");
+  const Json& spec = api::Member(pod_template, "spec");
   std::map<std::string, q::Amount> containers, sidecars, init_max;
-  for (const Json& c : Field(spec, "containers").is_array() ? Field(spec, "containers")
-                                                            : Json::array()) {
+  for (const Json& c : api::MemberArray(spec, "containers")) {
     AddInto(containers, ContainerRequests(c));
   }
-  for (const Json& c : Field(spec, "initContainers").is_array() ? Field(spec, "initContainers")
-                                                                : Json::array()) {
+  for (const Json& c : api::MemberArray(spec, "initContainers")) {
     auto req = ContainerRequests(c);
-    if (Str(c, "restartPolicy") == "Always") {
+    if (api::CopyStringMember(c, "restartPolicy") == "Always") {
       AddInto(sidecars, req);
       MaxInto(init_max, sidecars);
     } else {
@@ -273,7 +260,7 @@ std::map<std::string, q::Amount> PodRequests(const Json& pod_template) {
   }
   AddInto(containers, sidecars);
   MaxInto(containers, init_max);
-  const Json& overhead = Field(spec, "overhead");
+  const Json& overhead = api::Member(spec, "overhead");
   if (overhead.is_object()) {
     std::map<std::string, q::Amount> oh;
     for (const auto& [name, v] : overhead.items()) {
@@ -292,11 +279,11 @@ q::Workload ToWorkload(const Json& wl, const WorkloadContext& ctx) {
   out.key = WorkloadKey(wl);
   out.uid = api::meta::GetUid(wl);
   out.namespace_ = api::meta::GetNamespace(wl);
-  const Json& spec = Field(wl, "spec");
-  out.local_queue = Str(spec, "queueName");
+  const Json& spec = api::Member(wl, "spec");
+  out.local_queue = api::CopyStringMember(spec, "queueName");
   out.cluster_queue = ctx.cluster_queue;
-  if (Field(spec, "priority").is_number_integer()) {
-    out.priority = Field(spec, "priority").get<int32_t>();
+  if (api::Member(spec, "priority").is_number_integer()) {
+    out.priority = api::Member(spec, "priority").get<int32_t>();
   }
   out.creation = api::meta::GetCreationTimestamp(wl).value_or(absl::UnixEpoch());
   out.queue_order_time = out.creation;
@@ -307,27 +294,27 @@ q::Workload ToWorkload(const Json& wl, const WorkloadContext& ctx) {
   if (ctx.order_by_eviction_time && out.evicted && evicted->reason == "PodsReadyTimeout") {
     out.queue_order_time = api::meta::ConditionTransitionTime(wl, "Evicted").value_or(out.creation);
   }
-  for (const Json& ps : Field(spec, "podSets").is_array() ? Field(spec, "podSets")
-                                                          : Json::array()) {
+  for (const Json& ps : api::MemberArray(spec, "podSets")) {
     q::PodSet p;
-    p.name = Str(ps, "name", "main");
-    if (Field(ps, "count").is_number_integer()) p.count = Field(ps, "count").get<int32_t>();
-    if (Field(ps, "minCount").is_number_integer()) {
-      p.min_count = Field(ps, "minCount").get<int32_t>();
+    p.name = api::CopyStringMember(ps, "name", "main");
+    if (api::Member(ps, "count").is_number_integer())
+      p.count = api::Member(ps, "count").get<int32_t>();
+    if (api::Member(ps, "minCount").is_number_integer()) {
+      p.min_count = api::Member(ps, "minCount").get<int32_t>();
     }
-    const Json& tmpl = Field(ps, "template");
+    const Json& tmpl = api::Member(ps, "template");
     p.requests = PodRequests(tmpl);
     if (ctx.cq_covers_pods) p.requests["pods"] = 1000;
-    const Json& pod_spec = Field(tmpl, "spec");
-    p.node_selector = StringMap(Field(pod_spec, "nodeSelector"));
+    const Json& pod_spec = api::Member(tmpl, "spec");
+    p.node_selector = StringMap(api::Member(pod_spec, "nodeSelector"));
     p.required_affinity = RequiredAffinity(pod_spec);
-    p.tolerations = Tolerations(Field(pod_spec, "tolerations"));
+    p.tolerations = Tolerations(api::Member(pod_spec, "tolerations"));
     out.pod_sets.push_back(std::move(p));
   }
-  out.active = !Field(spec, "active").is_boolean() || Field(spec, "active").get<bool>();
-  const Json& rs = Field(Field(wl, "status"), "requeueState");
-  if (Field(rs, "requeueAt").is_string()) {
-    auto t = api::meta::ParseRfc3339(Field(rs, "requeueAt").get<std::string>());
+  out.active = !api::Member(spec, "active").is_boolean() || api::Member(spec, "active").get<bool>();
+  const Json& rs = api::Member(api::Member(wl, "status"), "requeueState");
+  if (api::Member(rs, "requeueAt").is_string()) {
+    auto t = api::meta::ParseRfc3339(api::Member(rs, "requeueAt").get<std::string>());
     if (t.ok()) out.requeue_at = *t;
   }
   out.namespace_labels = ctx.namespace_labels;
@@ -335,20 +322,20 @@ q::Workload ToWorkload(const Json& wl, const WorkloadContext& ctx) {
 }
 
 std::optional<q::Admission> AdmissionFromJson(const Json& wl) {
-  const Json& a = Field(Field(wl, "status"), "admission");
+  const Json& a = api::Member(api::Member(wl, "status"), "admission");
   if (!a.is_object()) return std::nullopt;
   q::Admission out;
-  out.cluster_queue = Str(a, "clusterQueue");
-  for (const Json& ps : Field(a, "podSetAssignments").is_array() ? Field(a, "podSetAssignments")
-                                                                 : Json::array()) {
+  out.cluster_queue = api::CopyStringMember(a, "clusterQueue");
+  for (const Json& ps : api::MemberArray(a, "podSetAssignments")) {
     q::PodSetAssignment p;
-    p.name = Str(ps, "name", "main");
-    p.flavors = StringMap(Field(ps, "flavors"));
-    const Json& usage = Field(ps, "resourceUsage");
+    p.name = api::CopyStringMember(ps, "name", "main");
+    p.flavors = StringMap(api::Member(ps, "flavors"));
+    const Json& usage = api::Member(ps, "resourceUsage");
     if (usage.is_object()) {
       for (const auto& [name, v] : usage.items()) p.resource_usage[name] = AmountOf(v).value_or(0);
     }
-    if (Field(ps, "count").is_number_integer()) p.count = Field(ps, "count").get<int32_t>();
+    if (api::Member(ps, "count").is_number_integer())
+      p.count = api::Member(ps, "count").get<int32_t>();
     out.pod_sets.push_back(std::move(p));
   }
   return out;

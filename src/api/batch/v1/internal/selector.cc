@@ -19,7 +19,8 @@ bool SelectorConvertible(const Json& selector) {
 bool SelectorMatches(const Json& selector, const Json& labels_object) {
   auto sel = labels::LabelSelector::FromJson(selector);
   if (!sel.ok()) return false;
-  return sel->Matches(labels_object.is_object() ? labels_object : Json::object());
+  static const Json* const kNoLabels = new Json(Json::object());
+  return sel->Matches(labels_object.is_object() ? labels_object : *kNoLabels);  // No copy.
 }
 
 std::string FormatLabelSelector(const Json& selector) {
