@@ -24,7 +24,20 @@ WorkloadView WorkloadView::Parse(const Json& workload) {
   const Json& spec = MemberObject(workload, "spec");
   v.queue_name = StringMember(spec, "queueName");
   v.active = BoolMember(spec, "active", true);
-  for (const Json& ps : MemberArray(spec, "podSets")) {
+  const Json& status = MemberObject(workload, "status");
+  const Json& admission = Member(status, "admission");
+  v.has_admission = admission.is_object();
+  v.admission_cluster_queue = StringMember(admission, "clusterQueue");
+  const Json& requeue = MemberObject(status, "requeueState");
+  v.requeue_count = static_cast<int32_t>(IntMember(requeue, "count"));
+  v.requeue_at = meta::ParseOptionalRfc3339(StringMember(requeue, "requeueAt"));
+  if (const Json& c = Member(status, "conditions"); c.is_array()) v.conditions = &c;
+  return v;
+}
+
+WorkloadPodSetsView WorkloadPodSetsView::Parse(const Json& workload) {
+  WorkloadPodSetsView v;
+  for (const Json& ps : MemberArray(MemberObject(workload, "spec"), "podSets")) {
     PodSetView p;
     p.name = NameOr(ps);
     p.count = static_cast<int32_t>(IntMember(ps, "count", 1));
@@ -32,10 +45,7 @@ WorkloadView WorkloadView::Parse(const Json& workload) {
     if (const Json& t = Member(ps, "template"); t.is_object()) p.pod_template = &t;
     v.pod_sets.push_back(p);
   }
-  const Json& status = MemberObject(workload, "status");
-  const Json& admission = Member(status, "admission");
-  v.has_admission = admission.is_object();
-  v.admission_cluster_queue = StringMember(admission, "clusterQueue");
+  const Json& admission = MemberObject(MemberObject(workload, "status"), "admission");
   for (const Json& a : MemberArray(admission, "podSetAssignments")) {
     PodSetAssignmentView pa;
     pa.name = NameOr(a);
@@ -45,12 +55,8 @@ WorkloadView WorkloadView::Parse(const Json& workload) {
     }
     std::sort(pa.flavors.begin(), pa.flavors.end());
     pa.flavors.erase(std::unique(pa.flavors.begin(), pa.flavors.end()), pa.flavors.end());
-    v.pod_set_assignments.push_back(std::move(pa));
+    v.assignments.push_back(std::move(pa));
   }
-  const Json& requeue = MemberObject(status, "requeueState");
-  v.requeue_count = static_cast<int32_t>(IntMember(requeue, "count"));
-  v.requeue_at = meta::ParseOptionalRfc3339(StringMember(requeue, "requeueAt"));
-  if (const Json& c = Member(status, "conditions"); c.is_array()) v.conditions = &c;
   return v;
 }
 

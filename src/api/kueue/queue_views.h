@@ -39,11 +39,9 @@ struct WorkloadView {
   // spec
   std::string_view queue_name;
   bool active = true;  // spec.active; unset (or not a boolean) means active.
-  std::vector<PodSetView> pod_sets;
   // status
   bool has_admission = false;  // status.admission is an object (quota reserved).
   std::string_view admission_cluster_queue;
-  std::vector<PodSetAssignmentView> pod_set_assignments;
   int32_t requeue_count = 0;   // status.requeueState.count
   // status.requeueState.requeueAt; nullopt when unset or unparsable.
   std::optional<absl::Time> requeue_at;
@@ -51,6 +49,17 @@ struct WorkloadView {
 
   // REQUIRES: `workload` outlives the view.
   static WorkloadView Parse(const Json& workload);
+};
+
+// The pod sets of a Workload and their assignments, parsed apart from
+// WorkloadView: the queue manager reads a workload's queue and state several
+// times a sync, and those reads should not pay for the pod sets.
+struct WorkloadPodSetsView {
+  std::vector<PodSetView> pod_sets;                   // spec.podSets
+  std::vector<PodSetAssignmentView> assignments;      // status.admission.podSetAssignments
+
+  // REQUIRES: `workload` outlives the view.
+  static WorkloadPodSetsView Parse(const Json& workload);
 };
 
 struct LocalQueueView {

@@ -31,7 +31,8 @@ TEST(WorkloadViewTest, PodSetsAndAssignments) {
     "status": {"admission": {"clusterQueue": "cq", "podSetAssignments": [
       {"name": "leader", "flavors": {"cpu": "spot", "memory": "spot", "nvidia.com/gpu": "a100"}},
       {"count": 3, "flavors": {}}]}}})");
-  const WorkloadView v = WorkloadView::Parse(wl);
+  EXPECT_EQ(WorkloadView::Parse(wl).admission_cluster_queue, "cq");
+  const WorkloadPodSetsView v = WorkloadPodSetsView::Parse(wl);
   ASSERT_EQ(v.pod_sets.size(), 2u);
   EXPECT_EQ(v.pod_sets[0].name, "leader");
   EXPECT_EQ(v.pod_sets[0].count, 1);
@@ -40,14 +41,13 @@ TEST(WorkloadViewTest, PodSetsAndAssignments) {
   EXPECT_EQ(v.pod_sets[1].count, 4);
   EXPECT_EQ(v.pod_sets[1].min_count, 2);
   EXPECT_EQ(v.pod_sets[1].pod_template, nullptr);
-  EXPECT_EQ(v.admission_cluster_queue, "cq");
-  ASSERT_EQ(v.pod_set_assignments.size(), 2u);
-  EXPECT_EQ(v.pod_set_assignments[0].name, "leader");
-  EXPECT_EQ(v.pod_set_assignments[0].count, std::nullopt);
-  EXPECT_EQ(v.pod_set_assignments[0].flavors, (std::vector<std::string_view>{"a100", "spot"}));
-  EXPECT_EQ(v.pod_set_assignments[1].name, "main");
-  EXPECT_EQ(v.pod_set_assignments[1].count, 3);
-  EXPECT_TRUE(v.pod_set_assignments[1].flavors.empty());
+  ASSERT_EQ(v.assignments.size(), 2u);
+  EXPECT_EQ(v.assignments[0].name, "leader");
+  EXPECT_EQ(v.assignments[0].count, std::nullopt);
+  EXPECT_EQ(v.assignments[0].flavors, (std::vector<std::string_view>{"a100", "spot"}));
+  EXPECT_EQ(v.assignments[1].name, "main");
+  EXPECT_EQ(v.assignments[1].count, 3);
+  EXPECT_TRUE(v.assignments[1].flavors.empty());
 }
 
 TEST(WorkloadViewTest, DefaultsWhenAbsentOrMistyped) {

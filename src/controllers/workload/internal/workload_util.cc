@@ -19,7 +19,7 @@ namespace {
 using api::Member;
 using api::kueue::PodSetAssignmentView;
 using api::kueue::PodSetView;
-using api::kueue::WorkloadView;
+using api::kueue::WorkloadPodSetsView;
 
 // An empty object/array and null mean the same thing in a template.
 Json OrNull(const Json& v) {
@@ -142,7 +142,7 @@ bool EquivalentPodSets(const std::vector<Json>& job_podsets, const Json& wl_pods
 
 std::vector<PodSetInfo> PodSetsInfoFromSpec(const Json& wl) {
   std::vector<PodSetInfo> out;
-  for (const PodSetView& ps : WorkloadView::Parse(wl).pod_sets) {
+  for (const PodSetView& ps : WorkloadPodSetsView::Parse(wl).pod_sets) {
     PodSetInfo info;
     info.name = std::string(ps.name);
     info.count = ps.count;
@@ -159,9 +159,9 @@ std::vector<PodSetInfo> PodSetsInfoFromSpec(const Json& wl) {
 absl::StatusOr<std::vector<PodSetInfo>> PodSetsInfoFromAdmission(const Json& wl,
                                                                  const FlavorLookup& flavors) {
   std::vector<PodSetInfo> out;
-  const WorkloadView view = WorkloadView::Parse(wl);
-  for (size_t i = 0; i < view.pod_set_assignments.size(); ++i) {
-    const PodSetAssignmentView& a = view.pod_set_assignments[i];
+  const WorkloadPodSetsView view = WorkloadPodSetsView::Parse(wl);
+  for (size_t i = 0; i < view.assignments.size(); ++i) {
+    const PodSetAssignmentView& a = view.assignments[i];
     PodSetInfo info;
     info.name = std::string(a.name);
     const int32_t spec_count = i < view.pod_sets.size() ? view.pod_sets[i].count : 1;
