@@ -169,6 +169,7 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
   }
   c.key = key;
   c.job = *job_ref;
+  c.status_at_start = api::batch_v1::JobStatusView::Parse(*job_ref);
   c.job_ref = std::move(job_ref);
   EnsureTypeMeta(c.job, "batch/v1", "Job");
   c.now = ctx_.clock.Now();

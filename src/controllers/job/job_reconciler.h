@@ -36,6 +36,7 @@ struct SyncCtx {
   // read from it (views into the working copy would dangle as it is edited).
   client::ObjectRef job_ref;
   api::batch_v1::JobSpecView spec;
+  api::batch_v1::JobStatusView status_at_start;  // Parsed once, as `spec`.
   api::Json job;  // Working copy; `status` is edited in place.
   absl::Time now;
   std::vector<client::ObjectRef> pod_refs;  // Keeps `pods` alive.

@@ -74,7 +74,7 @@ std::optional<std::string> MatchSuccessPolicy(const SyncCtx& c) {
 void JobReconciler::CountPods(SyncCtx& c) {
   // The status as the sync found it (the working copy's startTime may
   // differ; nothing read here).
-  const JobStatusView status = JobStatusView::Parse(*c.job_ref);
+  const JobStatusView& status = c.status_at_start;
   c.uncounted_succeeded = {status.uncounted_succeeded.begin(), status.uncounted_succeeded.end()};
   c.uncounted_failed = {status.uncounted_failed.begin(), status.uncounted_failed.end()};
   // Keep the removals read before the pod snapshot (see Reconcile) and add
@@ -144,7 +144,7 @@ void JobReconciler::DecideFailure(SyncCtx& c) {
 
 void JobReconciler::DecideIndexed(SyncCtx& c) {
   c.prev_succeeded_indexes = OrderedIntervals::Parse(
-      JobStatusView::Parse(*c.job_ref).completed_indexes, c.completions);
+      c.status_at_start.completed_indexes, c.completions);
   std::vector<int> fresh;
   for (const JobPod& p : c.pods) {
     if (p.view.phase == PodPhase::kSucceeded && p.index != kUnknownIndex &&
@@ -166,7 +166,7 @@ void JobReconciler::DecidePerIndex(SyncCtx& c) {
   {
     const int64_t limit = c.spec.backoff_limit_per_index.value_or(0);
     OrderedIntervals prev = OrderedIntervals::Parse(
-        JobStatusView::Parse(*c.job_ref).failed_indexes.value_or(""), c.completions);
+        c.status_at_start.failed_indexes.value_or(""), c.completions);
     std::vector<int> failed_now;
     for (const JobPod& p : c.pods) {
       const int ix = p.index;
@@ -231,7 +231,7 @@ absl::StatusOr<Result> JobReconciler::SyncJob(SyncCtx& c) {
   c.completions = c.spec.completions ? *c.spec.completions : -1;
   c.per_index = c.indexed && c.spec.backoff_limit_per_index.has_value();
   if (c.indexed && c.completions < 0) return Result::Done();  // Invalid; validation forbids.
-  if (!c.spec.suspend && JobStatusView::Parse(*c.job_ref).start_time.empty()) {
+  if (!c.spec.suspend && c.status_at_start.start_time.empty()) {
     c.job["status"]["startTime"] = api::meta::FormatRfc3339(c.now);
   }
   CountPods(c);
