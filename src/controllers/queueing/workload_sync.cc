@@ -105,7 +105,8 @@ void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
   auto wit = written_.find(key);
   if (wit != written_.end() && Rv(*obj) > Rv(wit->second)) written_.erase(wit);
   const Json& wl = *obj;
-  if (IsActive(wl) && IsConditionTrue(wl, "DeactivationTarget")) {
+  const WorkloadView view = WorkloadView::Parse(wl);  // Once for this sync.
+  if (view.active && IsConditionTrue(wl, "DeactivationTarget")) {
     // Kueue's workload controller: the deactivation target turns into spec.active=false.
     auto [ns, name] = SplitKey(key);
     auto r = ctx_.client.MergePatch(wl_kind_, ns, name, {{"spec", {{"active", false}}}});
@@ -113,7 +114,7 @@ void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
       BATCHD_LOG_WARN("queue manager: deactivating {}: {}", key, r.status().ToString());
     }
   }
-  if (!IsActive(wl) && !IsConditionTrue(wl, "Evicted")) {
+  if (!view.active && !IsConditionTrue(wl, "Evicted")) {
     // Kueue's reasons: "Deactivated" when a user set spec.active=false,
     // "DeactivatedDueTo<Cause>" when Kueue did (e.g. RequeuingLimitExceeded).
     std::string reason = "Deactivated";
@@ -124,13 +125,13 @@ void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
     }
     evictions_[key] = {reason, message, "", /*require_admission=*/false};
   }
-  if (HasAdmission(wl)) {
+  if (view.has_admission) {
     SyncAdmitted(key, wl, now);
     return;
   }
   ready_deadlines_.erase(key);
   not_ready_.erase(key);
-  if (!IsActive(wl)) {
+  if (!view.active) {
     core_.Remove(key);
     synced_sig_.erase(key);
     requeue_at_.erase(key);
