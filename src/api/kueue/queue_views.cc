@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "api/json_access.h"
+#include "api/meta/conditions.h"
 #include "api/meta/time_util.h"
+#include "api/resource/quantity.h"
 
 namespace batchd::api::kueue {
 
@@ -16,7 +18,92 @@ std::string_view NameOr(const Json& obj) {
   return n != nullptr && n->is_string() ? AsString(*n) : kDefaultPodSetName;
 }
 
+const Json* ObjectOrNull(const Json& v) { return v.is_object() ? &v : nullptr; }
+const Json* ArrayOrNull(const Json& v) { return v.is_array() ? &v : nullptr; }
+
+// A quantity as an amount; nullopt when unset (null) or unparsable.
+std::optional<Amount> AmountOf(const Json& v) {
+  if (v.is_null()) return std::nullopt;
+  absl::StatusOr<Quantity> q = Quantity::FromJson(v);
+  if (!q.ok()) return std::nullopt;
+  return Amount::FromQuantity(*q);
+}
+
+// spec.fairSharing.weight (a quantity) as a double; 1 when unset or unparsable.
+double FairSharingWeight(const Json& spec) {
+  const Json& w = MemberAt(spec, {"fairSharing", "weight"});
+  if (w.is_null()) return 1;
+  absl::StatusOr<Quantity> q = Quantity::FromJson(w);
+  return q.ok() ? q->AsApproximateDouble() : 1;
+}
+
+StopPolicy ParseStopPolicy(const Json& spec) {
+  const std::string_view s = StringMember(spec, "stopPolicy");
+  if (s == "Hold") return StopPolicy::kHold;
+  if (s == "HoldAndDrain") return StopPolicy::kHoldAndDrain;
+  return StopPolicy::kNone;
+}
+
+PreemptionPolicy ParsePreemptionPolicy(std::string_view s) {
+  if (s == "LowerPriority") return PreemptionPolicy::kLowerPriority;
+  if (s == "LowerOrNewerEqualPriority") return PreemptionPolicy::kLowerOrNewerEqualPriority;
+  if (s == "Any") return PreemptionPolicy::kAny;
+  return PreemptionPolicy::kNever;
+}
+
+FungibilityPolicy ParseFungibilityPolicy(const Json& fungibility, std::string_view key,
+                                         std::string_view def) {
+  return StringMember(fungibility, key, def) == "TryNextFlavor" ? FungibilityPolicy::kTryNextFlavor
+                                                                : FungibilityPolicy::kMayStopSearch;
+}
+
+NodeSelectorOperator ParseNodeSelectorOperator(std::string_view op) {
+  if (op == "In") return NodeSelectorOperator::kIn;
+  if (op == "NotIn") return NodeSelectorOperator::kNotIn;
+  if (op == "Exists") return NodeSelectorOperator::kExists;
+  if (op == "DoesNotExist") return NodeSelectorOperator::kDoesNotExist;
+  if (op == "Gt") return NodeSelectorOperator::kGt;
+  if (op == "Lt") return NodeSelectorOperator::kLt;
+  return NodeSelectorOperator::kUnknown;
+}
+
+ContainerResourcesView ParseContainer(const Json& c) {
+  ContainerResourcesView out;
+  const Json& resources = Member(c, "resources");
+  out.requests = ParseResourceList(Member(resources, "requests"));
+  out.limits = ParseResourceList(Member(resources, "limits"));
+  out.restart_always = StringMember(c, "restartPolicy") == "Always";
+  return out;
+}
+
 }  // namespace
+
+std::vector<ResourceAmount> ParseResourceList(const Json& list) {
+  std::vector<ResourceAmount> out;
+  if (!list.is_object()) return out;
+  out.reserve(list.size());
+  for (auto it = list.begin(); it != list.end(); ++it) {  // Objects iterate in key order.
+    if (std::optional<Amount> a = AmountOf(*it)) out.push_back({it.key(), *a});
+  }
+  return out;
+}
+
+std::optional<ConditionView> ConditionView::Find(const Json* conditions, std::string_view type) {
+  if (conditions == nullptr) return std::nullopt;
+  const Json* c = meta::FindConditionIn(*conditions, type);
+  if (c == nullptr) return std::nullopt;
+  ConditionView v;
+  v.type = StringMember(*c, "type");
+  v.status = StringMember(*c, "status");
+  v.reason = StringMember(*c, "reason");
+  v.message = StringMember(*c, "message");
+  v.last_transition_time = meta::ParseOptionalRfc3339(StringMember(*c, "lastTransitionTime"));
+  return v;
+}
+
+const Json& SpecOf(const Json& obj) { return Member(obj, "spec"); }
+
+StopPolicy StopPolicyOf(const Json& queue) { return ParseStopPolicy(MemberObject(queue, "spec")); }
 
 WorkloadView WorkloadView::Parse(const Json& workload) {
   WorkloadView v;
@@ -24,6 +111,7 @@ WorkloadView WorkloadView::Parse(const Json& workload) {
   const Json& spec = MemberObject(workload, "spec");
   v.queue_name = StringMember(spec, "queueName");
   v.active = BoolMember(spec, "active", true);
+  if (auto p = AsOptionalInt(Member(spec, "priority"))) v.priority = static_cast<int32_t>(*p);
   const Json& status = MemberObject(workload, "status");
   const Json& admission = Member(status, "admission");
   v.has_admission = admission.is_object();
@@ -31,18 +119,20 @@ WorkloadView WorkloadView::Parse(const Json& workload) {
   const Json& requeue = MemberObject(status, "requeueState");
   v.requeue_count = static_cast<int32_t>(IntMember(requeue, "count"));
   v.requeue_at = meta::ParseOptionalRfc3339(StringMember(requeue, "requeueAt"));
-  if (const Json& c = Member(status, "conditions"); c.is_array()) v.conditions = &c;
+  v.conditions = ArrayOrNull(Member(status, "conditions"));
   return v;
 }
 
 WorkloadPodSetsView WorkloadPodSetsView::Parse(const Json& workload) {
   WorkloadPodSetsView v;
-  for (const Json& ps : MemberArray(MemberObject(workload, "spec"), "podSets")) {
+  const Json& pod_sets = MemberArray(MemberObject(workload, "spec"), "podSets");
+  v.pod_sets.reserve(pod_sets.size());
+  for (const Json& ps : pod_sets) {
     PodSetView p;
     p.name = NameOr(ps);
     p.count = static_cast<int32_t>(IntMember(ps, "count", 1));
     if (auto m = AsOptionalInt(Member(ps, "minCount"))) p.min_count = static_cast<int32_t>(*m);
-    if (const Json& t = Member(ps, "template"); t.is_object()) p.pod_template = &t;
+    p.pod_template = ObjectOrNull(Member(ps, "template"));
     v.pod_sets.push_back(p);
   }
   const Json& admission = MemberObject(MemberObject(workload, "status"), "admission");
@@ -50,36 +140,141 @@ WorkloadPodSetsView WorkloadPodSetsView::Parse(const Json& workload) {
     PodSetAssignmentView pa;
     pa.name = NameOr(a);
     if (auto c = AsOptionalInt(Member(a, "count"))) pa.count = static_cast<int32_t>(*c);
-    for (const Json& flavor : MemberObject(a, "flavors")) {  // Values: resource -> flavor.
-      if (flavor.is_string()) pa.flavors.push_back(AsString(flavor));
+    const Json& flavors = MemberObject(a, "flavors");  // resource -> flavor, in resource order.
+    for (auto it = flavors.begin(); it != flavors.end(); ++it) {
+      if (!it->is_string()) continue;
+      pa.resource_flavors.emplace_back(it.key(), AsString(*it));
+      pa.flavors.push_back(AsString(*it));
     }
     std::sort(pa.flavors.begin(), pa.flavors.end());
     pa.flavors.erase(std::unique(pa.flavors.begin(), pa.flavors.end()), pa.flavors.end());
+    pa.resource_usage = ObjectOrNull(Member(a, "resourceUsage"));
     v.assignments.push_back(std::move(pa));
   }
+  return v;
+}
+
+PodSetTemplateView PodSetTemplateView::Parse(const Json& pod_template) {
+  PodSetTemplateView v;
+  const Json& spec = Member(pod_template, "spec");
+  for (const Json& c : MemberArray(spec, "containers")) v.containers.push_back(ParseContainer(c));
+  for (const Json& c : MemberArray(spec, "initContainers")) {
+    v.init_containers.push_back(ParseContainer(c));
+  }
+  v.overhead = ParseResourceList(Member(spec, "overhead"));
+  v.node_selector = ObjectOrNull(Member(spec, "nodeSelector"));
+  const Json& terms = MemberAt(spec, {"affinity", "nodeAffinity",
+                                      "requiredDuringSchedulingIgnoredDuringExecution",
+                                      "nodeSelectorTerms"});
+  if (terms.is_array()) {
+    for (const Json& term : terms) {
+      std::vector<NodeSelectorRequirementView> requirements;
+      for (const Json& e : MemberArray(term, "matchExpressions")) {
+        NodeSelectorRequirementView r;
+        r.key = StringMember(e, "key");
+        r.op = ParseNodeSelectorOperator(StringMember(e, "operator"));
+        for (const Json& value : MemberArray(e, "values")) {
+          if (value.is_string()) r.values.push_back(AsString(value));
+        }
+        requirements.push_back(std::move(r));
+      }
+      v.required_node_affinity.push_back(std::move(requirements));
+    }
+  }
+  v.tolerations = ArrayOrNull(Member(spec, "tolerations"));
   return v;
 }
 
 LocalQueueView LocalQueueView::Parse(const Json& local_queue) {
   LocalQueueView v;
   v.meta = meta::ObjectMetaView::Parse(local_queue);
-  v.spec = &MemberObject(local_queue, "spec");
-  v.cluster_queue = StringMember(*v.spec, "clusterQueue");
+  const Json& spec = MemberObject(local_queue, "spec");
+  v.cluster_queue = StringMember(spec, "clusterQueue");
+  v.stop_policy = ParseStopPolicy(spec);
   return v;
+}
+
+ResourceGroupsView ResourceGroupsView::Parse(const Json& queue) {
+  ResourceGroupsView v;
+  const Json& groups = MemberArray(MemberObject(queue, "spec"), "resourceGroups");
+  v.groups.reserve(groups.size());
+  for (const Json& g : groups) {
+    ResourceGroupView group;
+    for (const Json& r : MemberArray(g, "coveredResources")) {
+      if (r.is_string()) group.covered_resources.push_back(AsString(r));
+    }
+    for (const Json& f : MemberArray(g, "flavors")) {
+      FlavorQuotasView flavor;
+      flavor.name = StringMember(f, "name");
+      for (const Json& r : MemberArray(f, "resources")) {
+        ResourceQuotaView quota;
+        quota.name = StringMember(r, "name");
+        quota.nominal_quota = AmountOf(Member(r, "nominalQuota")).value_or(Amount());
+        quota.borrowing_limit = AmountOf(Member(r, "borrowingLimit"));
+        quota.lending_limit = AmountOf(Member(r, "lendingLimit"));
+        flavor.resources.push_back(quota);
+      }
+      group.flavors.push_back(std::move(flavor));
+    }
+    v.groups.push_back(std::move(group));
+  }
+  return v;
+}
+
+bool ResourceGroupsView::Covers(std::string_view resource) const {
+  for (const ResourceGroupView& g : groups) {
+    if (std::find(g.covered_resources.begin(), g.covered_resources.end(), resource) !=
+        g.covered_resources.end()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 ClusterQueueView ClusterQueueView::Parse(const Json& cluster_queue) {
   ClusterQueueView v;
   v.meta = meta::ObjectMetaView::Parse(cluster_queue);
-  v.spec = &MemberObject(cluster_queue, "spec");
-  for (const Json& g : MemberArray(*v.spec, "resourceGroups")) {
-    ResourceGroup group;
-    for (const Json& r : MemberArray(g, "coveredResources")) {
-      if (r.is_string()) group.covered_resources.push_back(AsString(r));
-    }
-    for (const Json& f : MemberArray(g, "flavors")) group.flavors.push_back(StringMember(f, "name"));
-    v.resource_groups.push_back(std::move(group));
+  const Json& spec = MemberObject(cluster_queue, "spec");
+  v.cohort_name = StringMember(spec, "cohortName", StringMember(spec, "cohort"));
+  v.queueing_strategy = StringMember(spec, "queueingStrategy") == "StrictFIFO"
+                            ? QueueingStrategy::kStrictFIFO
+                            : QueueingStrategy::kBestEffortFIFO;
+  v.namespace_selector = FindMember(spec, "namespaceSelector");
+  const Json& fungibility = Member(spec, "flavorFungibility");
+  v.when_can_borrow = ParseFungibilityPolicy(fungibility, "whenCanBorrow", "MayStopSearch");
+  v.when_can_preempt = ParseFungibilityPolicy(fungibility, "whenCanPreempt", "TryNextFlavor");
+  v.fungibility_preference = StringMember(fungibility, "preference") == "PreemptionOverBorrowing"
+                                 ? FungibilityPreference::kPreemptionOverBorrowing
+                                 : FungibilityPreference::kBorrowingOverPreemption;
+  const Json& preemption = Member(spec, "preemption");
+  v.within_cluster_queue = ParsePreemptionPolicy(StringMember(preemption, "withinClusterQueue"));
+  v.reclaim_within_cohort = ParsePreemptionPolicy(StringMember(preemption, "reclaimWithinCohort"));
+  const Json& borrow = Member(preemption, "borrowWithinCohort");
+  v.borrow_within_cohort = ParsePreemptionPolicy(StringMember(borrow, "policy"));
+  if (auto t = AsOptionalInt(Member(borrow, "maxPriorityThreshold"))) {
+    v.borrow_max_priority_threshold = static_cast<int32_t>(*t);
   }
+  v.stop_policy = ParseStopPolicy(spec);
+  v.fair_sharing_weight = FairSharingWeight(spec);
+  return v;
+}
+
+CohortView CohortView::Parse(const Json& cohort) {
+  CohortView v;
+  v.meta = meta::ObjectMetaView::Parse(cohort);
+  const Json& spec = MemberObject(cohort, "spec");
+  v.parent_name = StringMember(spec, "parentName", StringMember(spec, "parent"));
+  v.fair_sharing_weight = FairSharingWeight(spec);
+  return v;
+}
+
+ResourceFlavorView ResourceFlavorView::Parse(const Json& resource_flavor) {
+  ResourceFlavorView v;
+  v.meta = meta::ObjectMetaView::Parse(resource_flavor);
+  const Json& spec = Member(resource_flavor, "spec");
+  v.node_labels = ObjectOrNull(Member(spec, "nodeLabels"));
+  v.node_taints = ArrayOrNull(Member(spec, "nodeTaints"));
+  v.tolerations = ArrayOrNull(Member(spec, "tolerations"));
   return v;
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "api/codec/codec.h"
 #include "api/field_error.h"
+#include "api/json_access.h"
 #include "common/status_macros.h"
 
 namespace batchd::controllers::queueing {
@@ -45,22 +46,32 @@ absl::Status CheckKeys(const Json& obj, const Path& path, const std::set<std::st
   return absl::OkStatus();
 }
 
-absl::StatusOr<const Json*> Object(const Json& parent, const char* key, const Path& path) {
-  if (!parent.contains(key) || parent[key].is_null()) return nullptr;
-  const Json& v = parent[key];
-  if (!v.is_object()) return Error(api::Invalid(path, v, "must be an object"));
-  return &v;
+// The readers below take a field's key and the path of the object holding
+// it (each name is spelt once), read it in place through api/json_access.h,
+// and treat an absent or null field as unset.
+
+absl::StatusOr<const Json*> Object(const Json& parent, std::string_view key,
+                                   const Path& parent_path) {
+  const Json* v = api::FindMember(parent, key);
+  if (v == nullptr) return nullptr;
+  if (!v->is_object()) return Error(api::Invalid(parent_path.Child(key), *v, "must be an object"));
+  return v;
 }
 
-absl::StatusOr<std::optional<bool>> Bool(const Json& obj, const char* key, const Path& path) {
-  if (!obj.contains(key) || obj[key].is_null()) return std::optional<bool>();
-  if (!obj[key].is_boolean()) return Error(api::Invalid(path, obj[key], "must be a boolean"));
-  return std::optional<bool>(obj[key].get<bool>());
+absl::StatusOr<std::optional<bool>> Bool(const Json& obj, std::string_view key,
+                                         const Path& parent_path) {
+  const Json* v = api::FindMember(obj, key);
+  if (v == nullptr) return std::optional<bool>();
+  if (!v->is_boolean()) return Error(api::Invalid(parent_path.Child(key), *v, "must be a boolean"));
+  return std::optional<bool>(v->get<bool>());
 }
 
-absl::StatusOr<std::optional<int32_t>> Int32(const Json& obj, const char* key, const Path& path) {
-  if (!obj.contains(key) || obj[key].is_null()) return std::optional<int32_t>();
-  const Json& v = obj[key];
+absl::StatusOr<std::optional<int32_t>> Int32(const Json& obj, std::string_view key,
+                                             const Path& parent_path) {
+  const Json* found = api::FindMember(obj, key);
+  if (found == nullptr) return std::optional<int32_t>();
+  const Json& v = *found;
+  const Path path = parent_path.Child(key);
   if (!v.is_number_integer()) return Error(api::Invalid(path, v, "must be an integer"));
   int64_t i = v.get<int64_t>();
   if (i < 0) return Error(api::Invalid(path, v, "must be greater than or equal to 0"));
@@ -71,10 +82,12 @@ absl::StatusOr<std::optional<int32_t>> Int32(const Json& obj, const char* key, c
 }
 
 // A metav1.Duration: a Go duration string ("5m", "1h30m", "90s").
-absl::StatusOr<std::optional<absl::Duration>> Duration(const Json& obj, const char* key,
-                                                       const Path& path) {
-  if (!obj.contains(key) || obj[key].is_null()) return std::optional<absl::Duration>();
-  const Json& v = obj[key];
+absl::StatusOr<std::optional<absl::Duration>> Duration(const Json& obj, std::string_view key,
+                                                       const Path& parent_path) {
+  const Json* found = api::FindMember(obj, key);
+  if (found == nullptr) return std::optional<absl::Duration>();
+  const Json& v = *found;
+  const Path path = parent_path.Child(key);
   absl::Duration d;
   if (!v.is_string() || !absl::ParseDuration(v.get<std::string>(), &d) ||
       d == absl::InfiniteDuration() || d == -absl::InfiniteDuration()) {
@@ -90,9 +103,9 @@ absl::Status ParseRequeuing(const Json& rs, const Path& path, RequeuingStrategy*
   BATCHD_RETURN_IF_ERROR(CheckKeys(
       rs, path,
       {"timestamp", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"}));
-  if (rs.contains("timestamp") && !rs["timestamp"].is_null()) {
-    const Json& t = rs["timestamp"];
-    std::string s = t.is_string() ? t.get<std::string>() : "";
+  if (const Json* found = api::FindMember(rs, "timestamp")) {
+    const Json& t = *found;
+    const std::string_view s = api::AsString(t);
     if (s == "Eviction") {
       out->timestamp = RequeuingTimestamp::kEviction;
     } else if (s == "Creation") {
@@ -101,11 +114,9 @@ absl::Status ParseRequeuing(const Json& rs, const Path& path, RequeuingStrategy*
       return Error(api::NotSupported(path.Child("timestamp"), t, {"Creation", "Eviction"}));
     }
   }
-  BATCHD_ASSIGN_OR_RETURN(auto limit,
-                          Int32(rs, "backoffLimitCount", path.Child("backoffLimitCount")));
-  BATCHD_ASSIGN_OR_RETURN(auto base,
-                          Int32(rs, "backoffBaseSeconds", path.Child("backoffBaseSeconds")));
-  BATCHD_ASSIGN_OR_RETURN(auto max, Int32(rs, "backoffMaxSeconds", path.Child("backoffMaxSeconds")));
+  BATCHD_ASSIGN_OR_RETURN(auto limit, Int32(rs, "backoffLimitCount", path));
+  BATCHD_ASSIGN_OR_RETURN(auto base, Int32(rs, "backoffBaseSeconds", path));
+  BATCHD_ASSIGN_OR_RETURN(auto max, Int32(rs, "backoffMaxSeconds", path));
   out->backoff_limit_count = limit;
   // Kueue defaults zero as well as absence (cmp.Or).
   if (base && *base > 0) out->backoff_base_seconds = *base;
@@ -131,21 +142,20 @@ absl::Status ParseWaitForPodsReady(const Json* w, bool v1beta1, bool gate_disabl
   if (v1beta1) known.insert("enable");
   BATCHD_RETURN_IF_ERROR(CheckKeys(*w, path, known));
   if (v1beta1) {
-    BATCHD_ASSIGN_OR_RETURN(auto enable, Bool(*w, "enable", path.Child("enable")));
+    BATCHD_ASSIGN_OR_RETURN(auto enable, Bool(*w, "enable", path));
     out->enable = enable.value_or(false);
   }
-  BATCHD_ASSIGN_OR_RETURN(auto timeout, Duration(*w, "timeout", path.Child("timeout")));
+  BATCHD_ASSIGN_OR_RETURN(auto timeout, Duration(*w, "timeout", path));
   if (timeout && (v1beta1 || *timeout > absl::ZeroDuration())) out->timeout = *timeout;
-  BATCHD_ASSIGN_OR_RETURN(auto block, Bool(*w, "blockAdmission", path.Child("blockAdmission")));
+  BATCHD_ASSIGN_OR_RETURN(auto block, Bool(*w, "blockAdmission", path));
   out->block_admission = block.value_or(v1beta1 ? out->enable : false);
-  BATCHD_ASSIGN_OR_RETURN(auto recovery,
-                          Duration(*w, "recoveryTimeout", path.Child("recoveryTimeout")));
+  BATCHD_ASSIGN_OR_RETURN(auto recovery, Duration(*w, "recoveryTimeout", path));
   out->recovery_timeout = recovery;
   if (!recovery && !v1beta1) out->recovery_timeout = out->timeout;
-  BATCHD_ASSIGN_OR_RETURN(const Json* rs,
-                          Object(*w, "requeuingStrategy", path.Child("requeuingStrategy")));
+  constexpr std::string_view kRequeuingStrategy = "requeuingStrategy";
+  BATCHD_ASSIGN_OR_RETURN(const Json* rs, Object(*w, kRequeuingStrategy, path));
   if (rs != nullptr) {
-    BATCHD_RETURN_IF_ERROR(ParseRequeuing(*rs, path.Child("requeuingStrategy"), &out->requeuing));
+    BATCHD_RETURN_IF_ERROR(ParseRequeuing(*rs, path.Child(kRequeuingStrategy), &out->requeuing));
   }
   return absl::OkStatus();
 }
@@ -157,22 +167,22 @@ absl::Status ParseFairSharing(const Json* fs, bool v1beta1, FairSharingConfig* o
   if (v1beta1) known.insert("enable");
   BATCHD_RETURN_IF_ERROR(CheckKeys(*fs, path, known));
   if (v1beta1) {
-    BATCHD_ASSIGN_OR_RETURN(auto enable, Bool(*fs, "enable", path.Child("enable")));
+    BATCHD_ASSIGN_OR_RETURN(auto enable, Bool(*fs, "enable", path));
     out->enable = enable.value_or(false);
   } else {
     out->enable = true;
   }
-  if (!fs->contains("preemptionStrategies") || (*fs)["preemptionStrategies"].is_null()) {
-    return absl::OkStatus();
-  }
-  const Path sp = path.Child("preemptionStrategies");
-  const Json& list = (*fs)["preemptionStrategies"];
+  constexpr std::string_view kPreemptionStrategies = "preemptionStrategies";
+  const Json* found = api::FindMember(*fs, kPreemptionStrategies);
+  if (found == nullptr) return absl::OkStatus();
+  const Path sp = path.Child(kPreemptionStrategies);
+  const Json& list = *found;
   if (!list.is_array()) return Error(api::Invalid(sp, list, "must be a list"));
   if (list.empty()) return absl::OkStatus();  // Defaulted like an absent list.
   std::vector<FairSharingStrategy> strategies;
   std::vector<std::string> names;
   for (size_t i = 0; i < list.size(); ++i) {
-    std::string s = list[i].is_string() ? list[i].get<std::string>() : "";
+    std::string s(api::AsString(list[i]));
     if (s == "LessThanOrEqualToFinalShare") {
       strategies.push_back(FairSharingStrategy::kLessThanOrEqualToFinalShare);
     } else if (s == "LessThanInitialShare") {
@@ -203,9 +213,11 @@ absl::Status ParseIntegrations(const Json* in, QueueingConfig* out) {
   if (in == nullptr) return absl::OkStatus();
   BATCHD_RETURN_IF_ERROR(
       CheckKeys(*in, path, {"frameworks", "externalFrameworks", "labelKeysToCopy", "podOptions"}));
-  if (!in->contains("frameworks") || (*in)["frameworks"].is_null()) return absl::OkStatus();
-  const Json& fw = (*in)["frameworks"];
-  const Path fp = path.Child("frameworks");
+  constexpr std::string_view kFrameworks = "frameworks";
+  const Json* found = api::FindMember(*in, kFrameworks);
+  if (found == nullptr) return absl::OkStatus();
+  const Json& fw = *found;
+  const Path fp = path.Child(kFrameworks);
   if (!fw.is_array()) return Error(api::Invalid(fp, fw, "must be a list"));
   if (fw.empty()) return absl::OkStatus();
   std::vector<std::string> names;
@@ -234,9 +246,10 @@ absl::Status ParseFeatureGates(const Json* fg, QueueingConfig* out) {
   return absl::OkStatus();
 }
 
-absl::Status CheckTypeMeta(const Json& doc, bool* v1beta1) {
-  const Json& av = doc.contains("apiVersion") ? doc["apiVersion"] : Json();
-  std::string api_version = av.is_string() ? av.get<std::string>() : "";
+// Checks apiVersion and kind; sets the apiVersion as written.
+absl::Status CheckTypeMeta(const Json& doc, std::string* api_version_out, bool* v1beta1) {
+  const Json& av = api::Member(doc, "apiVersion");
+  const std::string api_version(api::AsString(av));
   if (api_version.empty()) return Error(api::Required(Path("apiVersion")));
   if (api_version != absl::StrCat(kGroupPrefix, "v1beta1") &&
       api_version != absl::StrCat(kGroupPrefix, "v1beta2")) {
@@ -245,8 +258,9 @@ absl::Status CheckTypeMeta(const Json& doc, bool* v1beta1) {
         {"config.kueue.x-k8s.io/v1beta1", "config.kueue.x-k8s.io/v1beta2"}));
   }
   *v1beta1 = api_version == absl::StrCat(kGroupPrefix, "v1beta1");
-  const Json& kind = doc.contains("kind") ? doc["kind"] : Json();
-  if (!kind.is_string() || kind.get<std::string>() != "Configuration") {
+  *api_version_out = api_version;
+  const Json& kind = api::Member(doc, "kind");
+  if (api::AsString(kind) != "Configuration") {
     return Error(api::NotSupported(Path("kind"), kind, {"Configuration"}));
   }
   return absl::OkStatus();
@@ -270,8 +284,9 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
     return absl::InvalidArgumentError(
         "invalid queueing configuration: expected a Configuration object");
   }
+  QueueingConfig cfg;
   bool v1beta1 = false;
-  BATCHD_RETURN_IF_ERROR(CheckTypeMeta(doc, &v1beta1));
+  BATCHD_RETURN_IF_ERROR(CheckTypeMeta(doc, &cfg.api_version, &v1beta1));
   for (const auto& [k, v] : doc.items()) {
     static const std::set<std::string> handled = {
         "apiVersion",   "kind",        "waitForPodsReady", "fairSharing",
@@ -280,21 +295,18 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
       return Error(api::Invalid(Path(k), Json(k), "unknown field"));
     }
   }
-  QueueingConfig cfg;
-  cfg.api_version = doc["apiVersion"].get<std::string>();
-  BATCHD_ASSIGN_OR_RETURN(const Json* fg, Object(doc, "featureGates", Path("featureGates")));
+  const Path root;
+  BATCHD_ASSIGN_OR_RETURN(const Json* fg, Object(doc, "featureGates", root));
   BATCHD_RETURN_IF_ERROR(ParseFeatureGates(fg, &cfg));
-  BATCHD_ASSIGN_OR_RETURN(auto manage, Bool(doc, "manageJobsWithoutQueueName",
-                                            Path("manageJobsWithoutQueueName")));
+  BATCHD_ASSIGN_OR_RETURN(auto manage, Bool(doc, "manageJobsWithoutQueueName", root));
   cfg.manage_jobs_without_queue_name = manage.value_or(false);
-  BATCHD_ASSIGN_OR_RETURN(const Json* w,
-                          Object(doc, "waitForPodsReady", Path("waitForPodsReady")));
+  BATCHD_ASSIGN_OR_RETURN(const Json* w, Object(doc, "waitForPodsReady", root));
   auto gate = cfg.feature_gates.find("DisableWaitForPodsReady");
   bool gate_disabled = gate != cfg.feature_gates.end() && gate->second;
   BATCHD_RETURN_IF_ERROR(ParseWaitForPodsReady(w, v1beta1, gate_disabled, &cfg.wait_for_pods_ready));
-  BATCHD_ASSIGN_OR_RETURN(const Json* fs, Object(doc, "fairSharing", Path("fairSharing")));
+  BATCHD_ASSIGN_OR_RETURN(const Json* fs, Object(doc, "fairSharing", root));
   BATCHD_RETURN_IF_ERROR(ParseFairSharing(fs, v1beta1, &cfg.fair_sharing));
-  BATCHD_ASSIGN_OR_RETURN(const Json* in, Object(doc, "integrations", Path("integrations")));
+  BATCHD_ASSIGN_OR_RETURN(const Json* in, Object(doc, "integrations", root));
   BATCHD_RETURN_IF_ERROR(ParseIntegrations(in, &cfg));
   return cfg;
 }

@@ -4,6 +4,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "api/kueue/kueue.h"
+#include "api/kueue/queue_views.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
@@ -42,7 +43,7 @@ q::Options CoreOptions(const QueueingConfig& cfg) {
 bool SpecChanged(const ObjectRef& a, const ObjectRef& b) {
   return api::meta::GetGeneration(*a) != api::meta::GetGeneration(*b) ||
          api::meta::IsBeingDeleted(*a) != api::meta::IsBeingDeleted(*b) ||
-         (*a).value("spec", api::Json()) != (*b).value("spec", api::Json());
+         api::kueue::SpecOf(*a) != api::kueue::SpecOf(*b);  // Compared in place, no copies.
 }
 
 }  // namespace
@@ -129,7 +130,8 @@ void QueueManagerImpl::SyncConfig(const Dirty& d) {
   for (const std::string& name : d.flavors) {
     ObjectRef rf = flavors_.Get("", name);
     if (rf) {
-      core_.UpsertResourceFlavor(internal::ToResourceFlavor(*rf));
+      core_.UpsertResourceFlavor(
+          internal::ToResourceFlavor(api::kueue::ResourceFlavorView::Parse(*rf)));
     } else {
       core_.DeleteResourceFlavor(name);
     }
@@ -137,7 +139,8 @@ void QueueManagerImpl::SyncConfig(const Dirty& d) {
   for (const std::string& name : d.cohorts) {
     ObjectRef c = cohorts_.Get("", name);
     if (c) {
-      core_.UpsertCohort(internal::ToCohort(*c));
+      core_.UpsertCohort(internal::ToCohort(api::kueue::CohortView::Parse(*c),
+                                            api::kueue::ResourceGroupsView::Parse(*c)));
     } else {
       core_.DeleteCohort(name);
     }
@@ -145,7 +148,8 @@ void QueueManagerImpl::SyncConfig(const Dirty& d) {
   for (const std::string& name : d.cqs) {
     ObjectRef cq = cqs_.Get("", name);
     if (cq && !api::meta::IsBeingDeleted(*cq)) {
-      core_.UpsertClusterQueue(internal::ToClusterQueue(*cq));
+      core_.UpsertClusterQueue(internal::ToClusterQueue(
+          api::kueue::ClusterQueueView::Parse(*cq), api::kueue::ResourceGroupsView::Parse(*cq)));
     } else {
       core_.DeleteClusterQueue(name);
     }
@@ -155,7 +159,7 @@ void QueueManagerImpl::SyncConfig(const Dirty& d) {
     std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
     ObjectRef lq = lqs_.Get(ns, name);
     if (lq) {
-      core_.UpsertLocalQueue(internal::ToLocalQueue(*lq));
+      core_.UpsertLocalQueue(internal::ToLocalQueue(api::kueue::LocalQueueView::Parse(*lq)));
     } else {
       core_.DeleteLocalQueue(ns, name);
     }
@@ -179,7 +183,7 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
     for (const auto& w : workloads_.List()) keys.insert(internal::WorkloadKey(*w));
     for (const auto& [k, sig] : wl_cq_) keys.insert(k);
   }
-  for (const std::string& k : SyncOrder(keys)) SyncWorkload(k, now);
+  for (const WorkloadToSync& wl : SyncOrder(keys)) SyncWorkload(wl, now);
   ProcessDeadlines(now);
   bool retry = !FlushWrites(now);
   if (!AdmissionBlocked()) {

@@ -2,13 +2,13 @@
 // gauges, recomputed after every cycle and written only when they changed
 // (at most one write per queue per cycle).
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/json_access.h"
 #include "api/kueue/queue_views.h"
-#include "api/meta/conditions.h"
+#include "api/kueue/queue_writers.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
 #include "common/string_view.h"
@@ -18,72 +18,66 @@ namespace batchd::controllers::queueing {
 namespace {
 
 namespace q = batchd::queueing;
+namespace kueue = api::kueue;
 using api::Json;
 using client::ObjectRef;
 
 const q::FlavorResourceUsage* FindUsage(const std::vector<q::FlavorResourceUsage>& usage,
-                                        const std::string& flavor, const std::string& resource) {
+                                        std::string_view flavor, std::string_view resource) {
   for (const auto& u : usage) {
     if (u.flavor == flavor && u.resource == resource) return &u;
   }
   return nullptr;
 }
 
-// [{name: flavor, resources: [{name, total[, borrowed]}]}] in spec order.
-Json FlavorUsage(const Json& cq, const std::vector<q::FlavorResourceUsage>& usage,
-                 bool with_borrowed) {
-  Json out = Json::array();
-  for (const auto& group : api::kueue::ClusterQueueView::Parse(cq).resource_groups) {
-    for (std::string_view flavor_name : group.flavors) {
-      const std::string flavor(flavor_name);
-      Json resources = Json::array();
-      for (std::string_view covered : group.covered_resources) {
-        const std::string r(covered);
-        const q::FlavorResourceUsage* u = FindUsage(usage, flavor, r);
-        Json e = {{"name", r}, {"total", internal::QuantityJson(r, u ? u->total : 0)}};
-        if (with_borrowed) e["borrowed"] = internal::QuantityJson(r, u ? u->borrowed : 0);
-        resources.push_back(std::move(e));
+// flavorsReservation / flavorsUsage: every flavor's covered resources, in
+// spec order, with the core's usage (and what is borrowed, for ClusterQueues).
+std::vector<kueue::FlavorUsageStatus> FlavorUsage(const kueue::ResourceGroupsView& groups,
+                                                  const std::vector<q::FlavorResourceUsage>& usage,
+                                                  bool with_borrowed) {
+  std::vector<kueue::FlavorUsageStatus> out;
+  for (const kueue::ResourceGroupView& group : groups.groups) {
+    for (const kueue::FlavorQuotasView& flavor : group.flavors) {
+      kueue::FlavorUsageStatus f{flavor.name, {}};
+      f.resources.reserve(group.covered_resources.size());
+      for (std::string_view r : group.covered_resources) {
+        const q::FlavorResourceUsage* u = FindUsage(usage, flavor.name, r);
+        kueue::ResourceUsageStatus e{r, api::Amount::FromMilli(u ? u->total : 0), std::nullopt};
+        if (with_borrowed) e.borrowed = api::Amount::FromMilli(u ? u->borrowed : 0);
+        f.resources.push_back(e);
       }
-      out.push_back({{"name", flavor}, {"resources", resources}});
+      out.push_back(std::move(f));
     }
   }
   return out;
 }
 
-bool UpdateIfChanged(client::Client& client, const api::KindDef& kind, const Json& current,
-                     Json desired) {
-  if (api::Member(desired, "status") == api::Member(current, "status")) return true;
-  desired["apiVersion"] = kind.ApiVersion();
-  desired["kind"] = kind.kind;
-  auto r = client.UpdateStatus(kind, std::move(desired));
+// Sends the update when it changes the status (at most one write per queue per cycle).
+bool WriteIfChanged(client::Client& client, const api::KindDef& kind, kueue::StatusUpdate update) {
+  if (!update.changed()) return true;
+  auto r = client.UpdateStatus(kind, std::move(update).Build(kind.ApiVersion(), kind.kind));
   if (!r.ok()) {
     BATCHD_LOG_DEBUG("queue manager: {} status write: {}", kind.kind, r.status().ToString());
   }
   return r.ok();
 }
 
-// The queue's `Active` condition (metav1 shape: the transition time moves
-// only with the status).
-void SetActiveCondition(Json& queue, bool active, std::string reason, std::string message,
-                        absl::Time now) {
-  api::meta::SetCondition(
-      queue, api::meta::ConditionShape::kMeta,
-      {"Active", active ? api::meta::kConditionTrue : api::meta::kConditionFalse, std::move(reason),
-       std::move(message)},
-      now);
-}
-
 }  // namespace
 
-bool QueueManagerImpl::ClusterQueueActive(const Json& cq, std::string* reason,
-                                          std::string* message) const {
+bool QueueManagerImpl::ClusterQueueActive(const kueue::ClusterQueueView& cq,
+                                          const kueue::ResourceGroupsView& groups,
+                                          std::string* reason, std::string* message) const {
   std::vector<std::string> reasons, messages;
-  if (internal::ParseStopPolicy(api::MemberObject(cq, "spec")) != q::StopPolicy::kNone) {
+  if (cq.stop_policy != kueue::StopPolicy::kNone) {
     reasons.push_back("Stopped");
     messages.push_back("is stopped");
   }
+  std::set<std::string> flavor_names;  // Sorted and distinct, as the message lists them.
+  for (const kueue::ResourceGroupView& g : groups.groups) {
+    for (const kueue::FlavorQuotasView& f : g.flavors) flavor_names.emplace(f.name);
+  }
   std::vector<std::string> missing;
-  for (const std::string& f : internal::FlavorNames(cq)) {
+  for (const std::string& f : flavor_names) {
     if (!flavors_.Get("", f)) missing.push_back(f);
   }
   if (!missing.empty()) {
@@ -91,7 +85,7 @@ bool QueueManagerImpl::ClusterQueueActive(const Json& cq, std::string* reason,
     messages.push_back(
         absl::StrCat("references missing ResourceFlavor(s): [", absl::StrJoin(missing, " "), "]"));
   }
-  if (api::meta::IsBeingDeleted(cq)) {
+  if (cq.meta.being_deleted()) {
     *reason = "Terminating";
     *message = "Can't admit new workloads; clusterQueue is terminating";
     return false;
@@ -107,49 +101,51 @@ bool QueueManagerImpl::ClusterQueueActive(const Json& cq, std::string* reason,
 }
 
 void QueueManagerImpl::WriteClusterQueueStatus(
-    const Json& cq, absl::Time now, std::map<std::string, internal::ClusterQueueGauges>* gauges) {
-  std::string name = api::meta::GetName(cq);
+    const ClusterQueueInCycle& cq, absl::Time now,
+    std::map<std::string, internal::ClusterQueueGauges>* gauges) {
+  const std::string name(cq.view.meta.name);
   q::ClusterQueueStatus st = core_.ClusterQueueStatusOf(name);
-  std::string reason, message;
-  bool active = ClusterQueueActive(cq, &reason, &message);
   // Workloads the core does not hold (waiting on a missing queue) still count as pending.
   const PendingCounts& counts = counts_[name];
   int64_t extra_pending = counts.outside_core;
-  Json desired = cq;
-  Json& status = desired["status"];
-  if (!status.is_object()) status = Json::object();
-  Json usage = FlavorUsage(cq, st.usage, true);
-  status["flavorsReservation"] = usage;
-  status["flavorsUsage"] = usage;
-  status["pendingWorkloads"] = st.pending + extra_pending;
-  status["reservingWorkloads"] = st.admitted;
-  status["admittedWorkloads"] = st.admitted;
-  if (cfg_.fair_sharing.enable) status["fairSharing"] = {{"weightedShare", st.weighted_share}};
-  SetActiveCondition(desired, active, reason, message, now);
-  UpdateIfChanged(ctx_.client, cq_kind_, cq, std::move(desired));
+  kueue::ClusterQueueStatusValues values;
+  values.pending_workloads = st.pending + extra_pending;
+  values.reserving_workloads = st.admitted;
+  values.admitted_workloads = st.admitted;
+  values.flavors_usage = FlavorUsage(cq.groups, st.usage, /*with_borrowed=*/true);
+  if (cfg_.fair_sharing.enable) values.weighted_share = st.weighted_share;
+  values.active = {cq.active, cq.reason, cq.message};
+  kueue::StatusUpdate update(*cq.obj);
+  kueue::SetClusterQueueStatus(update, values, now);
+  WriteIfChanged(ctx_.client, cq_kind_, std::move(update));
 
   internal::ClusterQueueGauges g;
-  g.status = api::meta::IsBeingDeleted(cq) ? "terminating" : (active ? "active" : "pending");
+  g.status = cq.view.meta.being_deleted() ? "terminating" : (cq.active ? "active" : "pending");
   int64_t inadmissible = counts.inadmissible;
   g.pending_inadmissible = std::min<int64_t>(inadmissible, st.pending + extra_pending);
   g.pending_active = st.pending + extra_pending - g.pending_inadmissible;
   g.reserving = st.admitted;
   g.admitted = st.admitted;
   g.weighted_share = static_cast<double>(st.weighted_share);
-  q::ClusterQueue spec = internal::ToClusterQueue(cq);
-  for (const auto& group : spec.resource_groups) {
-    for (const auto& f : group.flavors) {
-      for (const auto& [res, quota] : f.resources) {
-        const q::FlavorResourceUsage* u = FindUsage(st.usage, f.flavor, res);
+  for (const kueue::ResourceGroupView& group : cq.groups.groups) {
+    for (const kueue::FlavorQuotasView& f : group.flavors) {
+      // By resource name, as the gauges have always been listed.
+      std::vector<const kueue::ResourceQuotaView*> quotas;
+      quotas.reserve(f.resources.size());
+      for (const kueue::ResourceQuotaView& r : f.resources) quotas.push_back(&r);
+      std::stable_sort(quotas.begin(), quotas.end(),
+                       [](const auto* a, const auto* b) { return a->name < b->name; });
+      for (const kueue::ResourceQuotaView* quota : quotas) {
+        const q::FlavorResourceUsage* u = FindUsage(st.usage, f.name, quota->name);
         const double scale = 1000.0;  // milli-units -> units (cores, bytes)
         internal::ResourceGauge rg;
-        rg.cohort = spec.cohort;
-        rg.flavor = f.flavor;
-        rg.resource = res;
+        rg.cohort = std::string(cq.view.cohort_name);
+        rg.flavor = std::string(f.name);
+        rg.resource = std::string(quota->name);
         rg.usage = rg.reservation = (u ? u->total : 0) / scale;
-        rg.nominal = quota.nominal / scale;
-        if (quota.borrowing_limit) rg.borrowing_limit = *quota.borrowing_limit / scale;
-        if (quota.lending_limit) rg.lending_limit = *quota.lending_limit / scale;
+        rg.nominal = quota->nominal_quota.milli() / scale;
+        if (quota->borrowing_limit) rg.borrowing_limit = quota->borrowing_limit->milli() / scale;
+        if (quota->lending_limit) rg.lending_limit = quota->lending_limit->milli() / scale;
         g.resources.push_back(std::move(rg));
       }
     }
@@ -157,45 +153,42 @@ void QueueManagerImpl::WriteClusterQueueStatus(
   (*gauges)[name] = std::move(g);
 }
 
-void QueueManagerImpl::WriteLocalQueueStatus(const Json& lq, absl::Time now) {
-  std::string ns = api::meta::GetNamespace(lq), name = api::meta::GetName(lq);
-  const api::kueue::LocalQueueView view = api::kueue::LocalQueueView::Parse(lq);
-  ObjectRef cq = cqs_.Get("", std::string(view.cluster_queue));
+void QueueManagerImpl::WriteLocalQueueStatus(const Json& lq, const ClusterQueuesInCycle& cqs,
+                                             absl::Time now) {
+  const kueue::LocalQueueView view = kueue::LocalQueueView::Parse(lq);
+  const std::string ns(view.meta.namespace_), name(view.meta.name);
+  auto it = cqs.find(view.cluster_queue);
+  const ClusterQueueInCycle* cq = it == cqs.end() ? nullptr : &it->second;
   q::LocalQueueStatus st = core_.LocalQueueStatusOf(ns, name);
-  bool stopped = internal::ParseStopPolicy(*view.spec) != q::StopPolicy::kNone;
+  const bool stopped = view.stop_policy != kueue::StopPolicy::kNone;
   int64_t extra_pending = counts_[ns + "/" + name].outside_core;
-  Json desired = lq;
-  Json& status = desired["status"];
-  if (!status.is_object()) status = Json::object();
-  status["pendingWorkloads"] = st.pending + extra_pending;
-  status["reservingWorkloads"] = st.admitted;
-  status["admittedWorkloads"] = st.admitted;
-  Json usage = cq ? FlavorUsage(*cq, st.usage, false) : Json::array();
-  status["flavorsReservation"] = usage;
-  status["flavorsUsage"] = usage;
-  std::string reason = "Ready", message = "Can submit new workloads to localQueue";
-  bool active = true;
-  std::string unused;
-  if (stopped) {
-    active = false, reason = "Stopped", message = "LocalQueue is stopped";
-  } else if (!cq) {
-    active = false, reason = "ClusterQueueDoesNotExist";
-    message = "Can't submit new workloads to clusterQueue";
-  } else if (!ClusterQueueActive(*cq, &unused, &unused)) {
-    active = false, reason = "ClusterQueueIsInactive";
-    message = "Can't submit new workloads to clusterQueue";
+  kueue::LocalQueueStatusValues values;
+  values.pending_workloads = st.pending + extra_pending;
+  values.reserving_workloads = st.admitted;
+  values.admitted_workloads = st.admitted;
+  if (cq != nullptr) {
+    values.flavors_usage = FlavorUsage(cq->groups, st.usage, /*with_borrowed=*/false);
   }
-  SetActiveCondition(desired, active, reason, message, now);
-  UpdateIfChanged(ctx_.client, lq_kind_, lq, std::move(desired));
+  constexpr std::string_view kNoSubmit = "Can't submit new workloads to clusterQueue";
+  values.active = {true, "Ready", "Can submit new workloads to localQueue"};
+  if (stopped) {
+    values.active = {false, "Stopped", "LocalQueue is stopped"};
+  } else if (cq == nullptr) {
+    values.active = {false, "ClusterQueueDoesNotExist", kNoSubmit};
+  } else if (!cq->active) {
+    values.active = {false, "ClusterQueueIsInactive", kNoSubmit};
+  }
+  kueue::StatusUpdate update(lq);
+  kueue::SetLocalQueueStatus(update, values, now);
+  WriteIfChanged(ctx_.client, lq_kind_, std::move(update));
 }
 
 void QueueManagerImpl::WriteCohortStatus(const Json& cohort) {
   if (!cfg_.fair_sharing.enable) return;
   q::CohortStatus st = core_.CohortStatusOf(api::meta::GetName(cohort));
-  Json desired = cohort;
-  if (!desired["status"].is_object()) desired["status"] = Json::object();
-  desired["status"]["fairSharing"] = {{"weightedShare", st.weighted_share}};
-  UpdateIfChanged(ctx_.client, cohort_kind_, cohort, std::move(desired));
+  kueue::StatusUpdate update(cohort);
+  kueue::SetFairSharingStatus(update, st.weighted_share);
+  WriteIfChanged(ctx_.client, cohort_kind_, std::move(update));
 }
 
 void QueueManagerImpl::WriteQueueStatuses(absl::Time now) {
@@ -211,12 +204,22 @@ void QueueManagerImpl::WriteQueueStatuses(absl::Time now) {
     if (!outside) continue;
     ObjectRef wl = Current(key);
     if (!wl) continue;
-    const api::kueue::WorkloadView view = api::kueue::WorkloadView::Parse(*wl);
+    const kueue::WorkloadView view = kueue::WorkloadView::Parse(*wl);
     ++counts_[absl::StrCat(Sv(view.meta.namespace_), "/", Sv(view.queue_name))].outside_core;
   }
+  // Each ClusterQueue parsed once for this pass: its status, its gauges and
+  // the statuses of the LocalQueues pointing at it.
+  ClusterQueuesInCycle cqs;
+  for (const ObjectRef& ref : cqs_.List()) {
+    ClusterQueueInCycle cq{ref, kueue::ClusterQueueView::Parse(*ref),
+                           kueue::ResourceGroupsView::Parse(*ref)};
+    cq.active = ClusterQueueActive(cq.view, cq.groups, &cq.reason, &cq.message);
+    std::string name(cq.view.meta.name);
+    cqs.emplace(std::move(name), std::move(cq));
+  }
   std::map<std::string, internal::ClusterQueueGauges> gauges;
-  for (const ObjectRef& cq : cqs_.List()) WriteClusterQueueStatus(*cq, now, &gauges);
-  for (const ObjectRef& lq : lqs_.List()) WriteLocalQueueStatus(*lq, now);
+  for (const auto& [name, cq] : cqs) WriteClusterQueueStatus(cq, now, &gauges);
+  for (const ObjectRef& lq : lqs_.List()) WriteLocalQueueStatus(*lq, cqs, now);
   for (const ObjectRef& c : cohorts_.List()) WriteCohortStatus(*c);
   metrics_.SetClusterQueueGauges(std::move(gauges));
 }

@@ -9,12 +9,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/json_access.h"
 #include "api/kueue/queue_views.h"
+#include "api/kueue/queue_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
-#include "api/meta/time_util.h"
 #include "common/logging.h"
+#include "common/string_view.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
 
 namespace batchd::controllers::queueing {
@@ -22,15 +22,15 @@ namespace {
 
 namespace q = batchd::queueing;
 using api::Json;
-using api::meta::ConditionTransitionTime;
-using api::meta::GetCondition;
-using api::meta::IsConditionTrue;
+using api::kueue::ConditionView;
+using api::kueue::LocalQueueView;
+using api::kueue::ResourceGroupsView;
+using api::kueue::StatusUpdate;
+using api::kueue::WorkloadPodSetsView;
+using api::kueue::WorkloadView;
 using api::meta::kConditionFalse;
 using api::meta::kConditionTrue;
-using api::meta::RemoveCondition;
-using api::meta::SetCondition;
 using client::ObjectRef;
-constexpr api::meta::ConditionShape kMeta = api::meta::ConditionShape::kMeta;
 
 std::pair<std::string, std::string> SplitKey(const std::string& key) {
   size_t slash = key.find('/');
@@ -45,13 +45,9 @@ uint64_t Rv(const Json& obj) {
   return end != nullptr && *end == '\0' ? v : 0;
 }
 
-using api::kueue::LocalQueueView;
-using api::kueue::WorkloadView;
-
-std::string QueueName(const Json& wl) { return std::string(WorkloadView::Parse(wl).queue_name); }
-bool IsActive(const Json& wl) { return WorkloadView::Parse(wl).active; }
-bool HasAdmission(const Json& wl) { return WorkloadView::Parse(wl).has_admission; }
-int32_t RequeueCount(const Json& wl) { return WorkloadView::Parse(wl).requeue_count; }
+std::optional<absl::Time> TransitionTime(const std::optional<ConditionView>& c) {
+  return c ? c->last_transition_time : std::nullopt;
+}
 
 }  // namespace
 
@@ -77,56 +73,70 @@ void QueueManagerImpl::Forget(const std::string& key) {
   inadmissible_.erase(key);
 }
 
-std::vector<std::string> QueueManagerImpl::SyncOrder(const std::set<std::string>& keys) const {
-  std::vector<std::pair<absl::Time, std::string>> order;
+std::vector<QueueManagerImpl::WorkloadToSync> QueueManagerImpl::SyncOrder(
+    const std::set<std::string>& keys) const {
+  std::vector<WorkloadToSync> items;
+  items.reserve(keys.size());
+  std::vector<std::pair<absl::Time, size_t>> order;
   order.reserve(keys.size());
   for (const std::string& key : keys) {
-    ObjectRef obj = Current(key);
+    WorkloadToSync item{key, Current(key), {}};
     absl::Time t = absl::InfiniteFuture();
-    if (obj && HasAdmission(*obj)) {
-      t = ConditionTransitionTime(*obj, "QuotaReserved").value_or(absl::InfinitePast());
+    if (item.obj) {
+      item.view = WorkloadView::Parse(*item.obj);
+      if (item.view.has_admission) {
+        t = TransitionTime(item.view.Condition("QuotaReserved")).value_or(absl::InfinitePast());
+      }
     }
-    order.emplace_back(t, key);
+    order.emplace_back(t, items.size());
+    items.push_back(std::move(item));
   }
+  // By time, then key (the items are in key order).
   std::sort(order.begin(), order.end());
-  std::vector<std::string> out;
-  out.reserve(order.size());
-  for (auto& [t, key] : order) out.push_back(std::move(key));
+  std::vector<WorkloadToSync> out;
+  out.reserve(items.size());
+  for (const auto& [t, i] : order) out.push_back(std::move(items[i]));
   return out;
 }
 
 void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
-  ObjectRef obj = Current(key);
-  if (!obj || IsConditionTrue(*obj, "Finished")) {
+  WorkloadToSync wl{key, Current(key), {}};
+  if (wl.obj) wl.view = WorkloadView::Parse(*wl.obj);
+  SyncWorkload(wl, now);
+}
+
+void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) {
+  const std::string& key = item.key;
+  const WorkloadView& view = item.view;  // Parsed once for this sync.
+  if (!item.obj || view.IsConditionTrue("Finished")) {
     evictions_.erase(key);
     Forget(key);
     return;
   }
   auto wit = written_.find(key);
-  if (wit != written_.end() && Rv(*obj) > Rv(wit->second)) written_.erase(wit);
-  const Json& wl = *obj;
-  const WorkloadView view = WorkloadView::Parse(wl);  // Once for this sync.
-  if (view.active && IsConditionTrue(wl, "DeactivationTarget")) {
+  if (wit != written_.end() && Rv(*item.obj) > Rv(wit->second)) written_.erase(wit);
+  const Json& wl = *item.obj;
+  if (view.active && view.IsConditionTrue("DeactivationTarget")) {
     // Kueue's workload controller: the deactivation target turns into spec.active=false.
     auto [ns, name] = SplitKey(key);
-    auto r = ctx_.client.MergePatch(wl_kind_, ns, name, {{"spec", {{"active", false}}}});
+    auto r = ctx_.client.MergePatch(wl_kind_, ns, name, api::kueue::ActivePatch(false));
     if (!r.ok()) {
       BATCHD_LOG_WARN("queue manager: deactivating {}: {}", key, r.status().ToString());
     }
   }
-  if (!view.active && !IsConditionTrue(wl, "Evicted")) {
+  if (!view.active && !view.IsConditionTrue("Evicted")) {
     // Kueue's reasons: "Deactivated" when a user set spec.active=false,
     // "DeactivatedDueTo<Cause>" when Kueue did (e.g. RequeuingLimitExceeded).
     std::string reason = "Deactivated";
     std::string message = "The workload is deactivated";
-    if (auto dt = GetCondition(wl, "DeactivationTarget")) {
-      reason = absl::StrCat(reason, "DueTo", dt->reason);
-      message = absl::StrCat(message, " due to ", dt->message);
+    if (std::optional<ConditionView> dt = view.Condition("DeactivationTarget")) {
+      reason = absl::StrCat(reason, "DueTo", Sv(dt->reason));
+      message = absl::StrCat(message, " due to ", Sv(dt->message));
     }
     evictions_[key] = {reason, message, "", /*require_admission=*/false};
   }
   if (view.has_admission) {
-    SyncAdmitted(key, wl, now);
+    SyncAdmitted(key, wl, view, now);
     return;
   }
   ready_deadlines_.erase(key);
@@ -138,63 +148,68 @@ void QueueManagerImpl::SyncWorkload(const std::string& key, absl::Time now) {
     pending_.erase(key);
     return;
   }
-  SyncPending(key, wl);
+  SyncPending(key, wl, view);
 }
 
-void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl, absl::Time now) {
-  auto admission = internal::AdmissionFromJson(wl);
-  std::string cq = admission->cluster_queue;
+void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl,
+                                    const WorkloadView& view, absl::Time now) {
+  const std::string cq(view.admission_cluster_queue);
   pending_.erase(key);
   requeue_at_.erase(key);
   inadmissible_.erase(key);
   wl_cq_[key] = cq;
-  std::string sig = absl::StrCat("admitted|", api::meta::GetResourceVersion(wl));
+  std::string sig = absl::StrCat("admitted|", Sv(view.meta.resource_version));
   if (synced_sig_[key] != sig) {
+    // The pod sets and the admission, parsed only when the core has not seen this version.
+    const WorkloadPodSetsView pod_sets = WorkloadPodSetsView::Parse(wl);
     internal::WorkloadContext wctx;
     wctx.cluster_queue = cq;
-    core_.SetAdmitted(internal::ToWorkload(wl, wctx), *admission);
+    core_.SetAdmitted(internal::ToWorkload(view, pod_sets, wctx),
+                      *internal::ToAdmission(view, pod_sets));
     synced_sig_[key] = sig;
   }
-  bool evicted = IsConditionTrue(wl, "Evicted");
-  auto [ns, name] = SplitKey(key);
+  const bool evicted = view.IsConditionTrue("Evicted");
   if (!evicted) {
-    ObjectRef cq_obj = cqs_.Get("", cq);
-    ObjectRef lq_obj = lqs_.Get(ns, QueueName(wl));
-    if (cq_obj && internal::ParseStopPolicy(api::MemberObject(*cq_obj, "spec")) ==
-                      q::StopPolicy::kHoldAndDrain) {
+    auto [ns, name] = SplitKey(key);
+    // The queues' stop policies alone (no view of the whole queue per workload).
+    constexpr api::kueue::StopPolicy kDrain = api::kueue::StopPolicy::kHoldAndDrain;
+    if (ObjectRef cq_obj = cqs_.Get("", cq);
+        cq_obj && api::kueue::StopPolicyOf(*cq_obj) == kDrain) {
       evictions_[key] = {"ClusterQueueStopped", "The ClusterQueue is stopped", "", true};
-    } else if (lq_obj && internal::ParseStopPolicy(*LocalQueueView::Parse(*lq_obj).spec) ==
-                             q::StopPolicy::kHoldAndDrain) {
+    } else if (ObjectRef lq_obj = lqs_.Get(ns, std::string(view.queue_name));
+               lq_obj && api::kueue::StopPolicyOf(*lq_obj) == kDrain) {
       evictions_[key] = {"LocalQueueStopped", "The LocalQueue is stopped", "", true};
     }
   }
-  bool ready = IsConditionTrue(wl, "PodsReady");
+  const std::optional<ConditionView> pods_ready = view.Condition("PodsReady");
+  const bool ready = pods_ready && pods_ready->is_true();
   if (ready || evicted) {
     not_ready_.erase(key);
   } else {
     not_ready_.insert(key);
   }
   const auto& w = cfg_.wait_for_pods_ready;
-  std::optional<absl::Time> admitted_at = ConditionTransitionTime(wl, "Admitted");
-  if (!w.enable || ready || evicted || !IsConditionTrue(wl, "Admitted") || !admitted_at ||
-      !IsActive(wl)) {
+  const std::optional<ConditionView> admitted = view.Condition("Admitted");
+  const std::optional<absl::Time> admitted_at = TransitionTime(admitted);
+  if (!w.enable || ready || evicted || !admitted || !admitted->is_true() || !admitted_at ||
+      !view.active) {
     ready_deadlines_.erase(key);
     return;
   }
   absl::Time deadline = *admitted_at + w.timeout;
-  std::optional<api::meta::Condition> pr = GetCondition(wl, "PodsReady");
-  std::optional<absl::Time> pr_time = ConditionTransitionTime(wl, "PodsReady");
-  if (pr && pr_time && *pr_time > *admitted_at && w.recovery_timeout &&
-      *w.recovery_timeout > absl::ZeroDuration() && pr->reason != "WaitForStart") {
+  const std::optional<absl::Time> pr_time = TransitionTime(pods_ready);
+  if (pods_ready && pr_time && *pr_time > *admitted_at && w.recovery_timeout &&
+      *w.recovery_timeout > absl::ZeroDuration() && pods_ready->reason != "WaitForStart") {
     deadline = *pr_time + *w.recovery_timeout;  // Was running, lost readiness.
   }
   ready_deadlines_[key] = deadline;
   (void)now;
 }
 
-void QueueManagerImpl::SyncPending(const std::string& key, const Json& wl) {
+void QueueManagerImpl::SyncPending(const std::string& key, const Json& wl,
+                                   const WorkloadView& view) {
   auto [ns, name] = SplitKey(key);
-  std::string lq_name = QueueName(wl);
+  const std::string lq_name(view.queue_name);
   ObjectRef lq = lqs_.Get(ns, lq_name);
   const std::string cq_name = lq ? std::string(LocalQueueView::Parse(*lq).cluster_queue) : "";
   ObjectRef cq = cq_name.empty() ? nullptr : cqs_.Get("", cq_name);
@@ -213,29 +228,28 @@ void QueueManagerImpl::SyncPending(const std::string& key, const Json& wl) {
     return;
   }
   wl_cq_[key] = cq_name;
-  if (const std::optional<absl::Time> at = WorkloadView::Parse(wl).requeue_at) {
-    requeue_at_[key] = *at;
+  if (view.requeue_at) {
+    requeue_at_[key] = *view.requeue_at;
   } else {
     requeue_at_.erase(key);
   }
   ObjectRef nso = namespaces_.Get("", ns);
-  std::string sig = absl::StrCat("pending|", api::meta::GetResourceVersion(wl), "|", cq_name, "|",
+  std::string sig = absl::StrCat("pending|", Sv(view.meta.resource_version), "|", cq_name, "|",
                                  nso ? api::meta::GetResourceVersion(*nso) : "");
   if (synced_sig_[key] == sig) return;
   internal::WorkloadContext wctx;
   wctx.cluster_queue = cq_name;
-  wctx.cq_covers_pods = internal::CoveredResources(*cq).count("pods") > 0;
+  wctx.cq_covers_pods = ResourceGroupsView::Parse(*cq).Covers(internal::kPodsResource);
   wctx.order_by_eviction_time =
       cfg_.wait_for_pods_ready.requeuing.timestamp == RequeuingTimestamp::kEviction;
   if (nso) wctx.namespace_labels = api::meta::Labels(*nso);
-  core_.UpsertPending(internal::ToWorkload(wl, wctx));
+  core_.UpsertPending(internal::ToWorkload(view, WorkloadPodSetsView::Parse(wl), wctx));
   synced_sig_[key] = sig;
 }
 
-bool QueueManagerImpl::WriteWorkloadStatus(const std::string& key, Json obj) {
-  obj["apiVersion"] = wl_kind_.ApiVersion();
-  obj["kind"] = wl_kind_.kind;
-  auto r = ctx_.client.UpdateStatus(wl_kind_, std::move(obj));
+bool QueueManagerImpl::WriteWorkloadStatus(const std::string& key, StatusUpdate update) {
+  auto r = ctx_.client.UpdateStatus(
+      wl_kind_, std::move(update).Build(wl_kind_.ApiVersion(), wl_kind_.kind));
   if (!r.ok()) {
     BATCHD_LOG_DEBUG("queue manager: status write for workload {}: {}", key,
                      r.status().ToString());
@@ -256,40 +270,41 @@ std::string QueueManagerImpl::PendingMessage(const q::Decision& d, std::string* 
   }
   if (d.pending_reason == q::PendingReason::kLocalQueueStopped) {
     *reason = "Inadmissible";
-    auto [ns, name] = SplitKey(d.key);
     ObjectRef wl = Current(d.key);
-    return absl::StrCat("LocalQueue ", wl ? QueueName(*wl) : "", " is inactive");
+    return absl::StrCat("LocalQueue ", wl ? Sv(WorkloadView::Parse(*wl).queue_name) : "",
+                        " is inactive");
   }
   return d.message;
 }
 
 bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
   ObjectRef obj = Current(d.key);
-  if (!obj || HasAdmission(*obj)) return false;
-  Json wl = *obj;
+  if (!obj) return false;
+  const WorkloadView view = WorkloadView::Parse(*obj);
+  if (view.has_admission) return false;
   const std::string& cq = d.admission.cluster_queue;
-  wl["status"]["admission"] = internal::AdmissionToJson(d.admission);
-  SetCondition(wl, kMeta,
-               {"QuotaReserved", kConditionTrue, "QuotaReserved",
-                absl::StrCat("Quota reserved in ClusterQueue ", cq)},
-               now);
+  StatusUpdate update(*obj);
+  api::kueue::SetAdmission(update, internal::ToAdmissionStatus(d.admission));
+  api::kueue::SetCondition(update,
+                           {"QuotaReserved", kConditionTrue, "QuotaReserved",
+                            absl::StrCat("Quota reserved in ClusterQueue ", cq)},
+                           now);
   // Kueue: a fresh reservation turns earlier Evicted/Preempted conditions False.
   for (const char* type : {"Evicted", "Preempted"}) {
-    if (auto c = GetCondition(wl, type); c && c->status == kConditionTrue) {
-      std::string msg = absl::StrCat("Previously: ", c->message);
-      SetCondition(wl, kMeta, {type, kConditionFalse, "QuotaReserved", msg}, now);
+    if (std::optional<ConditionView> c = view.Condition(type); c && c->is_true()) {
+      std::string msg = absl::StrCat("Previously: ", Sv(c->message));
+      api::kueue::SetCondition(update, {type, kConditionFalse, "QuotaReserved", msg}, now);
     }
   }
-  SetCondition(wl, kMeta, {"Admitted", kConditionTrue, "Admitted", "The workload is admitted"},
-               now);
-  if (wl["status"].contains("requeueState") && wl["status"]["requeueState"].is_object()) {
-    wl["status"]["requeueState"].erase("requeueAt");
+  api::kueue::SetCondition(
+      update, {"Admitted", kConditionTrue, "Admitted", "The workload is admitted"}, now);
+  api::kueue::ClearRequeueAt(update);
+  absl::Time queued = view.meta.CreationTime().value_or(now);
+  if (std::optional<ConditionView> requeued = view.Condition("Requeued");
+      requeued && requeued->is_true()) {
+    queued = requeued->last_transition_time.value_or(queued);
   }
-  absl::Time queued = api::meta::GetCreationTimestamp(wl).value_or(now);
-  if (IsConditionTrue(wl, "Requeued")) {
-    queued = ConditionTransitionTime(wl, "Requeued").value_or(queued);
-  }
-  if (!WriteWorkloadStatus(d.key, std::move(wl))) return false;
+  if (!WriteWorkloadStatus(d.key, std::move(update))) return false;
   pending_.erase(d.key);
   inadmissible_.erase(d.key);
   requeue_at_.erase(d.key);
@@ -341,9 +356,11 @@ void QueueManagerImpl::ProcessDeadlines(absl::Time now) {
   for (const std::string& key : due) {
     ready_deadlines_.erase(key);
     ObjectRef obj = Current(key);
-    if (obj && HasAdmission(*obj) && !IsConditionTrue(*obj, "PodsReady") &&
-        !IsConditionTrue(*obj, "Evicted")) {
-      EvictForPodsReadyTimeout(key, *obj, now);
+    if (!obj) continue;
+    const WorkloadView view = WorkloadView::Parse(*obj);
+    if (view.has_admission && !view.IsConditionTrue("PodsReady") &&
+        !view.IsConditionTrue("Evicted")) {
+      EvictForPodsReadyTimeout(key, *obj, view, now);
     }
   }
 }
@@ -352,27 +369,26 @@ void QueueManagerImpl::ProcessDeadlines(absl::Time now) {
 // (base * 2^(n-1), capped), or mark the workload for deactivation once the
 // backoff limit is exceeded. No jitter: decisions stay deterministic.
 void QueueManagerImpl::EvictForPodsReadyTimeout(const std::string& key, const Json& wl,
-                                               absl::Time now) {
+                                               const WorkloadView& view, absl::Time now) {
   const RequeuingStrategy& rs = cfg_.wait_for_pods_ready.requeuing;
-  int32_t count = RequeueCount(wl);
-  Json w = wl;
+  const int32_t count = view.requeue_count;
+  StatusUpdate update(wl);
   if (rs.backoff_limit_count && count + 1 > *rs.backoff_limit_count) {
-    SetCondition(w, kMeta,
-                 {"DeactivationTarget", kConditionTrue, "RequeuingLimitExceeded",
-                  "exceeding the maximum number of re-queuing retries"},
-                 now);
-    WriteWorkloadStatus(key, std::move(w));
+    api::kueue::SetCondition(update,
+                             {"DeactivationTarget", kConditionTrue, "RequeuingLimitExceeded",
+                              "exceeding the maximum number of re-queuing retries"},
+                             now);
+    WriteWorkloadStatus(key, std::move(update));
     return;
   }
   int32_t n = count + 1;
   double backoff = rs.backoff_base_seconds * std::ldexp(1.0, std::min(n - 1, 40));
   backoff = std::min(backoff, static_cast<double>(rs.backoff_max_seconds));
   absl::Time requeue_at = now + absl::Seconds(static_cast<int64_t>(backoff));
-  w["status"]["requeueState"] = {{"count", n},
-                                 {"requeueAt", api::meta::FormatRfc3339(requeue_at)}};
+  api::kueue::SetRequeueState(update, n, requeue_at);
   std::string message = absl::StrCat("Exceeded the PodsReady timeout ", key);
-  SetCondition(w, kMeta, {"Evicted", kConditionTrue, "PodsReadyTimeout", message}, now);
-  if (WriteWorkloadStatus(key, std::move(w))) {
+  api::kueue::SetCondition(update, {"Evicted", kConditionTrue, "PodsReadyTimeout", message}, now);
+  if (WriteWorkloadStatus(key, std::move(update))) {
     auto it = wl_cq_.find(key);
     metrics_.Evicted(it == wl_cq_.end() ? "" : it->second, "PodsReadyTimeout");
     ctx_.events.Event(wl, "Normal", "EvictedDueToPodsReadyTimeout", message);
@@ -384,22 +400,25 @@ void QueueManagerImpl::EvictForPodsReadyTimeout(const std::string& key, const Js
 bool QueueManagerImpl::FlushEviction(const std::string& key, const Eviction& ev,
                                      absl::Time now) {
   ObjectRef obj = Current(key);
-  if (!obj || IsConditionTrue(*obj, "Finished") || IsConditionTrue(*obj, "Evicted") ||
-      (ev.require_admission && !HasAdmission(*obj))) {
+  if (!obj) return true;
+  const WorkloadView view = WorkloadView::Parse(*obj);
+  if (view.IsConditionTrue("Finished") || view.IsConditionTrue("Evicted") ||
+      (ev.require_admission && !view.has_admission)) {
     return true;  // Nothing (more) to write.
   }
-  Json w = *obj;
-  SetCondition(w, kMeta, {"Evicted", kConditionTrue, ev.reason, ev.message}, now);
+  StatusUpdate update(*obj);
+  api::kueue::SetCondition(update, {"Evicted", kConditionTrue, ev.reason, ev.message}, now);
   if (!ev.preempted_reason.empty()) {
-    SetCondition(w, kMeta, {"Preempted", kConditionTrue, ev.preempted_reason, ev.message}, now);
+    api::kueue::SetCondition(
+        update, {"Preempted", kConditionTrue, ev.preempted_reason, ev.message}, now);
   }
   if (absl::StartsWith(ev.reason, "Deactivated")) {
-    RemoveCondition(w, "DeactivationTarget");
-    if (w["status"].is_object()) w["status"].erase("requeueState");
+    api::kueue::RemoveCondition(update, "DeactivationTarget");
+    api::kueue::ClearRequeueState(update);
   }
-  if (!WriteWorkloadStatus(key, std::move(w))) return false;
+  if (!WriteWorkloadStatus(key, std::move(update))) return false;
   auto it = wl_cq_.find(key);
-  if (HasAdmission(*obj)) {
+  if (view.has_admission) {
     metrics_.Evicted(it == wl_cq_.end() ? "" : it->second, ev.reason);
   }
   if (!ev.preempted_reason.empty()) metrics_.Preempted(ev.preemptor_cq, ev.preempted_reason);
@@ -411,15 +430,16 @@ bool QueueManagerImpl::FlushEviction(const std::string& key, const Eviction& ev,
 bool QueueManagerImpl::FlushPending(const std::string& key, const PendingNote& note,
                                     absl::Time now) {
   ObjectRef obj = Current(key);
-  if (!obj || HasAdmission(*obj) || IsConditionTrue(*obj, "Finished") || !IsActive(*obj)) {
+  if (!obj) return true;
+  const WorkloadView view = WorkloadView::Parse(*obj);
+  if (view.has_admission || view.IsConditionTrue("Finished") || !view.active) return true;
+  // Copies the status only; the workload is copied only when the condition changes.
+  StatusUpdate update(*obj);
+  if (!api::kueue::SetCondition(
+          update, {"QuotaReserved", kConditionFalse, note.reason, note.message}, now)) {
     return true;
   }
-  Json w = *obj;
-  if (!SetCondition(w, kMeta, {"QuotaReserved", kConditionFalse, note.reason, note.message},
-                    now)) {
-    return true;
-  }
-  return WriteWorkloadStatus(key, std::move(w));
+  return WriteWorkloadStatus(key, std::move(update));
 }
 
 bool QueueManagerImpl::FlushWrites(absl::Time now) {

@@ -3,42 +3,33 @@
 #include <algorithm>
 #include <utility>
 
+#include "api/core/v1/taint.h"
 #include "api/json_access.h"
 #include "api/labels/selector.h"
-#include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
-#include "api/meta/time_util.h"
 #include "api/resource/amount.h"
-#include "api/resource/quantity.h"
 
 namespace batchd::controllers::queueing::internal {
 namespace {
 
 namespace q = batchd::queueing;
+namespace kueue = api::kueue;
 
-std::optional<q::Amount> AmountOf(const Json& v) {
-  if (v.is_null()) return std::nullopt;
-  auto quantity = api::Quantity::FromJson(v);
-  if (!quantity.ok()) return std::nullopt;
-  return api::Amount::FromQuantity(*quantity).milli();
-}
-
-std::vector<q::ResourceGroup> ResourceGroups(const Json& spec) {
+std::vector<q::ResourceGroup> ToResourceGroups(const kueue::ResourceGroupsView& view) {
   std::vector<q::ResourceGroup> out;
-  for (const Json& rg : api::MemberArray(spec, "resourceGroups")) {
+  out.reserve(view.groups.size());
+  for (const kueue::ResourceGroupView& rg : view.groups) {
     q::ResourceGroup g;
-    for (const Json& r : api::Member(rg, "coveredResources")) {
-      if (r.is_string()) g.covered_resources.push_back(r.get<std::string>());
-    }
-    for (const Json& f : api::Member(rg, "flavors")) {
+    g.covered_resources.assign(rg.covered_resources.begin(), rg.covered_resources.end());
+    for (const kueue::FlavorQuotasView& f : rg.flavors) {
       q::FlavorQuotas fq;
-      fq.flavor = api::CopyStringMember(f, "name");
-      for (const Json& r : api::Member(f, "resources")) {
+      fq.flavor = std::string(f.name);
+      for (const kueue::ResourceQuotaView& r : f.resources) {
         q::ResourceQuota quota;
-        quota.nominal = AmountOf(api::Member(r, "nominalQuota")).value_or(0);
-        quota.borrowing_limit = AmountOf(api::Member(r, "borrowingLimit"));
-        quota.lending_limit = AmountOf(api::Member(r, "lendingLimit"));
-        fq.resources[api::CopyStringMember(r, "name")] = quota;
+        quota.nominal = r.nominal_quota.milli();
+        if (r.borrowing_limit) quota.borrowing_limit = r.borrowing_limit->milli();
+        if (r.lending_limit) quota.lending_limit = r.lending_limit->milli();
+        fq.resources[std::string(r.name)] = quota;
       }
       g.flavors.push_back(std::move(fq));
     }
@@ -47,326 +38,267 @@ std::vector<q::ResourceGroup> ResourceGroups(const Json& spec) {
   return out;
 }
 
-double FairWeight(const Json& spec) {
-  const Json& w = api::Member(api::Member(spec, "fairSharing"), "weight");
-  if (w.is_null()) return 1;
-  auto quantity = api::Quantity::FromJson(w);
-  return quantity.ok() ? quantity->AsApproximateDouble() : 1;
-}
-
-q::TaintEffect Effect(const std::string& e) {
-  if (e == "NoExecute") return q::TaintEffect::kNoExecute;
-  if (e == "PreferNoSchedule") return q::TaintEffect::kPreferNoSchedule;
-  return q::TaintEffect::kNoSchedule;
-}
-
-std::vector<q::Toleration> Tolerations(const Json& list) {
-  std::vector<q::Toleration> out;
-  if (!list.is_array()) return out;
-  for (const Json& t : list) {
-    q::Toleration tol;
-    tol.key = api::CopyStringMember(t, "key");
-    tol.op = api::CopyStringMember(t, "operator") == "Exists" ? q::TolerationOperator::kExists
-                                            : q::TolerationOperator::kEqual;
-    tol.value = api::CopyStringMember(t, "value");
-    std::string effect = api::CopyStringMember(t, "effect");
-    if (!effect.empty()) tol.effect = Effect(effect);
-    out.push_back(std::move(tol));
+q::PreemptionPolicy ToPreemptionPolicy(kueue::PreemptionPolicy p) {
+  switch (p) {
+    case kueue::PreemptionPolicy::kLowerPriority: return q::PreemptionPolicy::kLowerPriority;
+    case kueue::PreemptionPolicy::kLowerOrNewerEqualPriority:
+      return q::PreemptionPolicy::kLowerOrNewerEqualPriority;
+    case kueue::PreemptionPolicy::kAny: return q::PreemptionPolicy::kAny;
+    case kueue::PreemptionPolicy::kNever: break;
   }
-  return out;
-}
-
-q::PreemptionPolicy Policy(const std::string& s) {
-  if (s == "LowerPriority") return q::PreemptionPolicy::kLowerPriority;
-  if (s == "LowerOrNewerEqualPriority") return q::PreemptionPolicy::kLowerOrNewerEqualPriority;
-  if (s == "Any") return q::PreemptionPolicy::kAny;
   return q::PreemptionPolicy::kNever;
 }
 
-std::map<std::string, std::string> StringMap(const Json& m) {
-  std::map<std::string, std::string> out;
-  if (!m.is_object()) return out;
-  for (const auto& [k, v] : m.items()) {
-    if (v.is_string()) out[k] = v.get<std::string>();
+api::labels::Operator ToOperator(kueue::NodeSelectorOperator op) {
+  using Op = api::labels::Operator;
+  switch (op) {
+    case kueue::NodeSelectorOperator::kIn: return Op::kIn;
+    case kueue::NodeSelectorOperator::kNotIn: return Op::kNotIn;
+    case kueue::NodeSelectorOperator::kDoesNotExist: return Op::kDoesNotExist;
+    case kueue::NodeSelectorOperator::kGt: return Op::kGreaterThan;
+    case kueue::NodeSelectorOperator::kLt: return Op::kLessThan;
+    case kueue::NodeSelectorOperator::kExists:
+    case kueue::NodeSelectorOperator::kUnknown: break;  // Validation refuses unknown ones.
   }
-  return out;
+  return Op::kExists;
 }
 
-// A container's requests, with limits standing in for missing requests.
-std::map<std::string, q::Amount> ContainerRequests(const Json& c) {
-  std::map<std::string, q::Amount> out;
-  const Json& res = api::Member(c, "resources");
-  for (const char* section : {"limits", "requests"}) {  // requests override limits
-    const Json& list = api::Member(res, section);
-    if (!list.is_object()) continue;
-    for (const auto& [name, v] : list.items()) {
-      if (auto a = AmountOf(v)) out[name] = *a;
-    }
+using Requests = std::map<std::string, q::Amount>;
+
+void AddInto(Requests& sum, const std::vector<kueue::ResourceAmount>& add) {
+  for (const kueue::ResourceAmount& r : add) {
+    q::Amount& v = sum[std::string(r.name)];
+    v = (api::Amount::FromMilli(v) + r.amount).milli();
   }
-  return out;
 }
 
-void AddInto(std::map<std::string, q::Amount>& sum, const std::map<std::string, q::Amount>& add) {
+void AddInto(Requests& sum, const Requests& add) {
   for (const auto& [k, v] : add) {
     sum[k] = (api::Amount::FromMilli(sum[k]) + api::Amount::FromMilli(v)).milli();
   }
 }
 
-void MaxInto(std::map<std::string, q::Amount>& m, const std::map<std::string, q::Amount>& other) {
+void MaxInto(Requests& m, const Requests& other) {
   for (const auto& [k, v] : other) m[k] = std::max(m[k], v);
 }
 
-std::vector<q::NodeSelectorTerm> RequiredAffinity(const Json& pod_spec) {
+// A container's requests, with limits standing in for missing requests.
+Requests ContainerRequests(const kueue::ContainerResourcesView& c) {
+  Requests out;
+  for (const kueue::ResourceAmount& r : c.limits) out[std::string(r.name)] = r.amount.milli();
+  for (const kueue::ResourceAmount& r : c.requests) out[std::string(r.name)] = r.amount.milli();
+  return out;
+}
+
+std::vector<q::NodeSelectorTerm> RequiredAffinity(const kueue::PodSetTemplateView& t) {
   std::vector<q::NodeSelectorTerm> out;
-  const Json& terms =
-      api::Member(api::Member(api::Member(api::Member(pod_spec, "affinity"), "nodeAffinity"),
-                              "requiredDuringSchedulingIgnoredDuringExecution"),
-                  "nodeSelectorTerms");
-  if (!terms.is_array()) return out;
-  for (const Json& term : terms) {
-    q::NodeSelectorTerm t;
-    for (const Json& e : api::Member(term, "matchExpressions")) {
+  out.reserve(t.required_node_affinity.size());
+  for (const auto& term : t.required_node_affinity) {
+    q::NodeSelectorTerm requirements;
+    for (const kueue::NodeSelectorRequirementView& e : term) {
       api::labels::Requirement r;
-      r.key = api::CopyStringMember(e, "key");
-      std::string op = api::CopyStringMember(e, "operator");
-      using Op = api::labels::Operator;
-      r.op = op == "In"             ? Op::kIn
-             : op == "NotIn"        ? Op::kNotIn
-             : op == "DoesNotExist" ? Op::kDoesNotExist
-             : op == "Gt"           ? Op::kGreaterThan
-             : op == "Lt"           ? Op::kLessThan
-                                    : Op::kExists;
-      for (const Json& v : api::Member(e, "values")) {
-        if (v.is_string()) r.values.push_back(v.get<std::string>());
-      }
+      r.key = std::string(e.key);
+      r.op = ToOperator(e.op);
+      r.values.assign(e.values.begin(), e.values.end());
       std::sort(r.values.begin(), r.values.end());
-      t.push_back(std::move(r));
+      requirements.push_back(std::move(r));
     }
-    out.push_back(std::move(t));
+    out.push_back(std::move(requirements));
   }
   return out;
+}
+
+std::map<std::string, std::string> StringMapOf(const Json* m) {
+  return m == nullptr ? std::map<std::string, std::string>() : api::StringMap(*m);
 }
 
 }  // namespace
 
-q::StopPolicy ParseStopPolicy(const Json& spec) {
-  std::string s = api::CopyStringMember(spec, "stopPolicy", "None");
-  if (s == "Hold") return q::StopPolicy::kHold;
-  if (s == "HoldAndDrain") return q::StopPolicy::kHoldAndDrain;
+q::StopPolicy ToStopPolicy(kueue::StopPolicy p) {
+  switch (p) {
+    case kueue::StopPolicy::kHold: return q::StopPolicy::kHold;
+    case kueue::StopPolicy::kHoldAndDrain: return q::StopPolicy::kHoldAndDrain;
+    case kueue::StopPolicy::kNone: break;
+  }
   return q::StopPolicy::kNone;
 }
 
-q::ResourceFlavor ToResourceFlavor(const Json& rf) {
+q::ResourceFlavor ToResourceFlavor(const kueue::ResourceFlavorView& rf) {
   q::ResourceFlavor out;
-  out.name = api::meta::GetName(rf);
-  const Json& spec = api::Member(rf, "spec");
-  out.node_labels = StringMap(api::Member(spec, "nodeLabels"));
-  for (const Json& t : api::MemberArray(spec, "nodeTaints")) {
-    out.node_taints.push_back({api::CopyStringMember(t, "key"), api::CopyStringMember(t, "value"),
-                               Effect(api::CopyStringMember(t, "effect"))});
+  out.name = std::string(rf.meta.name);
+  out.node_labels = StringMapOf(rf.node_labels);
+  if (rf.node_taints != nullptr) out.node_taints = api::core_v1::ParseTaintList(*rf.node_taints);
+  if (rf.tolerations != nullptr) {
+    out.tolerations = api::core_v1::ParseTolerationList(*rf.tolerations);
   }
-  out.tolerations = Tolerations(api::Member(spec, "tolerations"));
   return out;
 }
 
-q::ClusterQueue ToClusterQueue(const Json& cq) {
+q::ClusterQueue ToClusterQueue(const kueue::ClusterQueueView& cq,
+                               const kueue::ResourceGroupsView& groups) {
   q::ClusterQueue out;
-  out.name = api::meta::GetName(cq);
-  const Json& spec = api::Member(cq, "spec");
-  out.cohort = api::CopyStringMember(spec, "cohortName", api::CopyStringMember(spec, "cohort"));
-  out.resource_groups = ResourceGroups(spec);
-  out.strategy = api::CopyStringMember(spec, "queueingStrategy") == "StrictFIFO"
+  out.name = std::string(cq.meta.name);
+  out.cohort = std::string(cq.cohort_name);
+  out.resource_groups = ToResourceGroups(groups);
+  out.strategy = cq.queueing_strategy == kueue::QueueingStrategy::kStrictFIFO
                      ? q::QueueingStrategy::kStrictFIFO
                      : q::QueueingStrategy::kBestEffortFIFO;
-  const Json& ns = api::Member(spec, "namespaceSelector");
-  if (ns.is_null()) {
+  if (cq.namespace_selector == nullptr) {
     out.namespace_selector = std::nullopt;
   } else {
-    auto sel = api::labels::LabelSelector::FromJson(ns);
+    auto sel = api::labels::LabelSelector::FromJson(*cq.namespace_selector);
     out.namespace_selector = sel.ok() ? *sel : api::labels::LabelSelector::Nothing();
   }
-  const Json& fung = api::Member(spec, "flavorFungibility");
-  std::string borrow = api::CopyStringMember(fung, "whenCanBorrow", "MayStopSearch");
-  std::string preempt = api::CopyStringMember(fung, "whenCanPreempt", "TryNextFlavor");
-  out.fungibility.when_can_borrow_try_next = borrow == "TryNextFlavor";
-  out.fungibility.when_can_preempt_try_next = preempt == "TryNextFlavor";
+  out.fungibility.when_can_borrow_try_next =
+      cq.when_can_borrow == kueue::FungibilityPolicy::kTryNextFlavor;
+  out.fungibility.when_can_preempt_try_next =
+      cq.when_can_preempt == kueue::FungibilityPolicy::kTryNextFlavor;
   out.fungibility.preemption_over_borrowing =
-      api::CopyStringMember(fung, "preference") == "PreemptionOverBorrowing";
-  const Json& pre = api::Member(spec, "preemption");
-  out.preemption.within_cluster_queue = Policy(api::CopyStringMember(pre, "withinClusterQueue"));
-  out.preemption.reclaim_within_cohort = Policy(api::CopyStringMember(pre, "reclaimWithinCohort"));
-  const Json& bwc = api::Member(pre, "borrowWithinCohort");
-  out.preemption.borrow_within_cohort = Policy(api::CopyStringMember(bwc, "policy"));
-  if (api::Member(bwc, "maxPriorityThreshold").is_number_integer()) {
-    out.preemption.max_priority_threshold = api::Member(bwc, "maxPriorityThreshold").get<int32_t>();
-  }
-  out.stop_policy = ParseStopPolicy(spec);
-  out.fair_weight = FairWeight(spec);
+      cq.fungibility_preference == kueue::FungibilityPreference::kPreemptionOverBorrowing;
+  out.preemption.within_cluster_queue = ToPreemptionPolicy(cq.within_cluster_queue);
+  out.preemption.reclaim_within_cohort = ToPreemptionPolicy(cq.reclaim_within_cohort);
+  out.preemption.borrow_within_cohort = ToPreemptionPolicy(cq.borrow_within_cohort);
+  out.preemption.max_priority_threshold = cq.borrow_max_priority_threshold;
+  out.stop_policy = ToStopPolicy(cq.stop_policy);
+  out.fair_weight = cq.fair_sharing_weight;
   return out;
 }
 
-q::Cohort ToCohort(const Json& cohort) {
+q::Cohort ToCohort(const kueue::CohortView& cohort, const kueue::ResourceGroupsView& groups) {
   q::Cohort out;
-  out.name = api::meta::GetName(cohort);
-  const Json& spec = api::Member(cohort, "spec");
-  out.parent = api::CopyStringMember(spec, "parentName", api::CopyStringMember(spec, "parent"));
-  out.resource_groups = ResourceGroups(spec);
-  out.fair_weight = FairWeight(spec);
+  out.name = std::string(cohort.meta.name);
+  out.parent = std::string(cohort.parent_name);
+  out.resource_groups = ToResourceGroups(groups);
+  out.fair_weight = cohort.fair_sharing_weight;
   return out;
 }
 
-q::LocalQueue ToLocalQueue(const Json& lq) {
+q::LocalQueue ToLocalQueue(const kueue::LocalQueueView& lq) {
   q::LocalQueue out;
-  out.namespace_ = api::meta::GetNamespace(lq);
-  out.name = api::meta::GetName(lq);
-  const Json& spec = api::Member(lq, "spec");
-  out.cluster_queue = api::CopyStringMember(spec, "clusterQueue");
-  out.stop_policy = ParseStopPolicy(spec);
+  out.namespace_ = std::string(lq.meta.namespace_);
+  out.name = std::string(lq.meta.name);
+  out.cluster_queue = std::string(lq.cluster_queue);
+  out.stop_policy = ToStopPolicy(lq.stop_policy);
   return out;
 }
 
-std::set<std::string> FlavorNames(const Json& cq) {
-  std::set<std::string> out;
-  for (const auto& g : ResourceGroups(api::Member(cq, "spec"))) {
-    for (const auto& f : g.flavors) out.insert(f.flavor);
-  }
-  return out;
-}
-
-std::set<std::string> CoveredResources(const Json& cq) {
-  std::set<std::string> out;
-  for (const auto& g : ResourceGroups(api::Member(cq, "spec"))) {
-    out.insert(g.covered_resources.begin(), g.covered_resources.end());
-  }
-  return out;
-}
-
-std::map<std::string, q::Amount> PodRequests(const Json& pod_template) {
-  const Json& spec = api::Member(pod_template, "spec");
-  std::map<std::string, q::Amount> containers, sidecars, init_max;
-  for (const Json& c : api::MemberArray(spec, "containers")) {
+std::map<std::string, q::Amount> PodRequests(const kueue::PodSetTemplateView& pod_template) {
+  Requests containers, sidecars, init_max;
+  for (const kueue::ContainerResourcesView& c : pod_template.containers) {
     AddInto(containers, ContainerRequests(c));
   }
-  for (const Json& c : api::MemberArray(spec, "initContainers")) {
-    auto req = ContainerRequests(c);
-    if (api::CopyStringMember(c, "restartPolicy") == "Always") {
+  for (const kueue::ContainerResourcesView& c : pod_template.init_containers) {
+    Requests req = ContainerRequests(c);
+    if (c.restart_always) {
       AddInto(sidecars, req);
       MaxInto(init_max, sidecars);
     } else {
-      auto with_sidecars = sidecars;
+      Requests with_sidecars = sidecars;
       AddInto(with_sidecars, req);
       MaxInto(init_max, with_sidecars);
     }
   }
   AddInto(containers, sidecars);
   MaxInto(containers, init_max);
-  const Json& overhead = api::Member(spec, "overhead");
-  if (overhead.is_object()) {
-    std::map<std::string, q::Amount> oh;
-    for (const auto& [name, v] : overhead.items()) {
-      if (auto a = AmountOf(v)) oh[name] = *a;
-    }
-    AddInto(containers, oh);
-  }
+  AddInto(containers, pod_template.overhead);
   for (auto it = containers.begin(); it != containers.end();) {
     it = it->second == 0 ? containers.erase(it) : std::next(it);
   }
   return containers;
 }
 
-q::Workload ToWorkload(const Json& wl, const WorkloadContext& ctx) {
+q::Workload ToWorkload(const kueue::WorkloadView& wl, const kueue::WorkloadPodSetsView& pod_sets,
+                       const WorkloadContext& ctx) {
   q::Workload out;
-  out.key = WorkloadKey(wl);
-  out.uid = api::meta::GetUid(wl);
-  out.namespace_ = api::meta::GetNamespace(wl);
-  const Json& spec = api::Member(wl, "spec");
-  out.local_queue = api::CopyStringMember(spec, "queueName");
+  out.key = WorkloadKey(wl.meta);
+  out.uid = std::string(wl.meta.uid);
+  out.namespace_ = std::string(wl.meta.namespace_);
+  out.local_queue = std::string(wl.queue_name);
   out.cluster_queue = ctx.cluster_queue;
-  if (api::Member(spec, "priority").is_number_integer()) {
-    out.priority = api::Member(spec, "priority").get<int32_t>();
-  }
-  out.creation = api::meta::GetCreationTimestamp(wl).value_or(absl::UnixEpoch());
+  if (wl.priority) out.priority = *wl.priority;
+  out.creation = wl.meta.CreationTime().value_or(absl::UnixEpoch());
   out.queue_order_time = out.creation;
-  std::optional<api::meta::Condition> evicted = api::meta::GetCondition(wl, "Evicted");
+  const std::optional<kueue::ConditionView> evicted = wl.Condition("Evicted");
   // An admitted workload already being evicted (an eviction in flight across
   // a restart) is the first preemption candidate, as in Kueue.
-  out.evicted = evicted && evicted->status == api::meta::kConditionTrue;
+  out.evicted = evicted && evicted->is_true();
   if (ctx.order_by_eviction_time && out.evicted && evicted->reason == "PodsReadyTimeout") {
-    out.queue_order_time = api::meta::ConditionTransitionTime(wl, "Evicted").value_or(out.creation);
+    out.queue_order_time = evicted->last_transition_time.value_or(out.creation);
   }
-  for (const Json& ps : api::MemberArray(spec, "podSets")) {
+  out.pod_sets.reserve(pod_sets.pod_sets.size());
+  for (const kueue::PodSetView& ps : pod_sets.pod_sets) {
     q::PodSet p;
-    p.name = api::CopyStringMember(ps, "name", "main");
-    if (api::Member(ps, "count").is_number_integer())
-      p.count = api::Member(ps, "count").get<int32_t>();
-    if (api::Member(ps, "minCount").is_number_integer()) {
-      p.min_count = api::Member(ps, "minCount").get<int32_t>();
-    }
-    const Json& tmpl = api::Member(ps, "template");
+    p.name = std::string(ps.name);
+    p.count = ps.count;
+    p.min_count = ps.min_count;
+    const kueue::PodSetTemplateView tmpl = ps.pod_template != nullptr
+                                               ? kueue::PodSetTemplateView::Parse(*ps.pod_template)
+                                               : kueue::PodSetTemplateView();
     p.requests = PodRequests(tmpl);
-    if (ctx.cq_covers_pods) p.requests["pods"] = 1000;
-    const Json& pod_spec = api::Member(tmpl, "spec");
-    p.node_selector = StringMap(api::Member(pod_spec, "nodeSelector"));
-    p.required_affinity = RequiredAffinity(pod_spec);
-    p.tolerations = Tolerations(api::Member(pod_spec, "tolerations"));
+    if (ctx.cq_covers_pods) p.requests[kPodsResource] = 1000;  // One pod, in milli-units.
+    p.node_selector = StringMapOf(tmpl.node_selector);
+    p.required_affinity = RequiredAffinity(tmpl);
+    if (tmpl.tolerations != nullptr) {
+      p.tolerations = api::core_v1::ParseTolerationList(*tmpl.tolerations);
+    }
     out.pod_sets.push_back(std::move(p));
   }
-  out.active = !api::Member(spec, "active").is_boolean() || api::Member(spec, "active").get<bool>();
-  const Json& rs = api::Member(api::Member(wl, "status"), "requeueState");
-  if (api::Member(rs, "requeueAt").is_string()) {
-    auto t = api::meta::ParseRfc3339(api::Member(rs, "requeueAt").get<std::string>());
-    if (t.ok()) out.requeue_at = *t;
-  }
+  out.active = wl.active;
+  out.requeue_at = wl.requeue_at;
   out.namespace_labels = ctx.namespace_labels;
   return out;
 }
 
-std::optional<q::Admission> AdmissionFromJson(const Json& wl) {
-  const Json& a = api::Member(api::Member(wl, "status"), "admission");
-  if (!a.is_object()) return std::nullopt;
+std::optional<q::Admission> ToAdmission(const kueue::WorkloadView& wl,
+                                        const kueue::WorkloadPodSetsView& pod_sets) {
+  if (!wl.has_admission) return std::nullopt;
   q::Admission out;
-  out.cluster_queue = api::CopyStringMember(a, "clusterQueue");
-  for (const Json& ps : api::MemberArray(a, "podSetAssignments")) {
+  out.cluster_queue = std::string(wl.admission_cluster_queue);
+  out.pod_sets.reserve(pod_sets.assignments.size());
+  for (const kueue::PodSetAssignmentView& a : pod_sets.assignments) {
     q::PodSetAssignment p;
-    p.name = api::CopyStringMember(ps, "name", "main");
-    p.flavors = StringMap(api::Member(ps, "flavors"));
-    const Json& usage = api::Member(ps, "resourceUsage");
-    if (usage.is_object()) {
-      for (const auto& [name, v] : usage.items()) p.resource_usage[name] = AmountOf(v).value_or(0);
+    p.name = std::string(a.name);
+    for (const auto& [resource, flavor] : a.resource_flavors) {
+      p.flavors.emplace(std::string(resource), std::string(flavor));
     }
-    if (api::Member(ps, "count").is_number_integer())
-      p.count = api::Member(ps, "count").get<int32_t>();
+    if (a.resource_usage != nullptr) {
+      for (const kueue::ResourceAmount& r : kueue::ParseResourceList(*a.resource_usage)) {
+        p.resource_usage.emplace(std::string(r.name), r.amount.milli());
+      }
+    }
+    p.count = a.count.value_or(0);
     out.pod_sets.push_back(std::move(p));
   }
   return out;
 }
 
-Json AdmissionToJson(const q::Admission& a) {
-  Json sets = Json::array();
-  for (const auto& ps : a.pod_sets) {
-    Json usage = Json::object();
-    for (const auto& [r, v] : ps.resource_usage) usage[r] = QuantityJson(r, v);
-    Json flavors = Json::object();
-    for (const auto& [r, f] : ps.flavors) flavors[r] = f;
-    sets.push_back(
-        {{"name", ps.name}, {"flavors", flavors}, {"resourceUsage", usage}, {"count", ps.count}});
+kueue::AdmissionStatus ToAdmissionStatus(const q::Admission& a) {
+  kueue::AdmissionStatus out;
+  out.cluster_queue = a.cluster_queue;
+  out.pod_set_assignments.reserve(a.pod_sets.size());
+  for (const q::PodSetAssignment& ps : a.pod_sets) {
+    kueue::PodSetAssignmentStatus s;
+    s.name = ps.name;
+    s.flavors.assign(ps.flavors.begin(), ps.flavors.end());
+    s.resource_usage.reserve(ps.resource_usage.size());
+    for (const auto& [resource, milli] : ps.resource_usage) {
+      s.resource_usage.push_back({resource, api::Amount::FromMilli(milli)});
+    }
+    s.count = ps.count;
+    out.pod_set_assignments.push_back(std::move(s));
   }
-  return {{"clusterQueue", a.cluster_queue}, {"podSetAssignments", sets}};
-}
-
-Json QuantityJson(std::string_view resource, q::Amount milli) {
-  api::Amount a = api::Amount::FromMilli(milli);
-  if (resource == "cpu") return a.ToQuantity(api::QuantityFormat::kDecimalSI).String();
-  bool binary = resource == "memory" || resource == "ephemeral-storage" ||
-                resource.substr(0, 10) == "hugepages-";
-  if (binary && milli % 1000 == 0) {
-    return api::Quantity::FromInt(milli / 1000, api::QuantityFormat::kBinarySI).String();
-  }
-  return a.ToQuantity(api::QuantityFormat::kDecimalSI).String();
+  return out;
 }
 
 std::string WorkloadKey(const Json& obj) {
   return api::meta::GetNamespace(obj) + "/" + api::meta::GetName(obj);
+}
+
+std::string WorkloadKey(const api::meta::ObjectMetaView& meta) {
+  std::string key(meta.namespace_);
+  key += '/';
+  key += meta.name;
+  return key;
 }
 
 }  // namespace batchd::controllers::queueing::internal

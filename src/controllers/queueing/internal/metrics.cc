@@ -31,26 +31,47 @@ struct MetricInfo {
   const char* help;
 };
 
+// Each metric's name once: the tables below and the updates use these.
+constexpr char kQuotaReservedWorkloadsTotal[] = "kueue_quota_reserved_workloads_total";
+constexpr char kAdmittedWorkloadsTotal[] = "kueue_admitted_workloads_total";
+constexpr char kEvictedWorkloadsTotal[] = "kueue_evicted_workloads_total";
+constexpr char kPreemptedWorkloadsTotal[] = "kueue_preempted_workloads_total";
+constexpr char kAdmissionAttemptsTotal[] = "kueue_admission_attempts_total";
+constexpr char kQuotaReservedWaitTimeSeconds[] = "kueue_quota_reserved_wait_time_seconds";
+constexpr char kAdmissionWaitTimeSeconds[] = "kueue_admission_wait_time_seconds";
+constexpr char kAdmissionAttemptDurationSeconds[] = "kueue_admission_attempt_duration_seconds";
+
+constexpr char kPendingWorkloads[] = "kueue_pending_workloads";
+constexpr char kReservingActiveWorkloads[] = "kueue_reserving_active_workloads";
+constexpr char kAdmittedActiveWorkloads[] = "kueue_admitted_active_workloads";
+constexpr char kClusterQueueStatus[] = "kueue_cluster_queue_status";
+constexpr char kClusterQueueWeightedShare[] = "kueue_cluster_queue_weighted_share";
+constexpr char kClusterQueueResourceUsage[] = "kueue_cluster_queue_resource_usage";
+constexpr char kClusterQueueResourceReservation[] = "kueue_cluster_queue_resource_reservation";
+constexpr char kClusterQueueNominalQuota[] = "kueue_cluster_queue_nominal_quota";
+constexpr char kClusterQueueBorrowingLimit[] = "kueue_cluster_queue_borrowing_limit";
+constexpr char kClusterQueueLendingLimit[] = "kueue_cluster_queue_lending_limit";
+
 constexpr MetricInfo kCounters[] = {
-    {"kueue_quota_reserved_workloads_total", "counter",
+    {kQuotaReservedWorkloadsTotal, "counter",
      "The total number of quota reserved workloads per 'cluster_queue'"},
-    {"kueue_admitted_workloads_total", "counter",
+    {kAdmittedWorkloadsTotal, "counter",
      "The total number of admitted workloads per 'cluster_queue'"},
-    {"kueue_evicted_workloads_total", "counter",
+    {kEvictedWorkloadsTotal, "counter",
      "The number of evicted workloads per 'cluster_queue' and 'reason'"},
-    {"kueue_preempted_workloads_total", "counter",
+    {kPreemptedWorkloadsTotal, "counter",
      "The number of preempted workloads per 'preempting_cluster_queue' and 'reason'"},
-    {"kueue_admission_attempts_total", "counter",
+    {kAdmissionAttemptsTotal, "counter",
      "The total number of attempts to admit workloads, by 'result' (success or inadmissible)"},
 };
 
 constexpr MetricInfo kHistograms[] = {
-    {"kueue_quota_reserved_wait_time_seconds", "histogram",
+    {kQuotaReservedWaitTimeSeconds, "histogram",
      "The time between a workload was created or requeued until it got quota reservation, "
      "per 'cluster_queue'"},
-    {"kueue_admission_wait_time_seconds", "histogram",
+    {kAdmissionWaitTimeSeconds, "histogram",
      "The time between a workload was created or requeued until admission, per 'cluster_queue'"},
-    {"kueue_admission_attempt_duration_seconds", "histogram",
+    {kAdmissionAttemptDurationSeconds, "histogram",
      "The latency of an admission attempt, by 'result'"},
 };
 
@@ -90,8 +111,8 @@ QueueMetrics::Histogram QueueMetrics::NewDurationHistogram() {
 void QueueMetrics::QuotaReserved(const std::string& cq, absl::Duration wait) {
   absl::MutexLock lock(&mu_);
   std::string l = Label("cluster_queue", cq);
-  ++counters_["kueue_quota_reserved_workloads_total"][l];
-  auto& hs = histograms_["kueue_quota_reserved_wait_time_seconds"];
+  ++counters_[kQuotaReservedWorkloadsTotal][l];
+  auto& hs = histograms_[kQuotaReservedWaitTimeSeconds];
   if (!hs.count(l)) hs[l] = NewWaitHistogram();
   hs[l].Observe(absl::ToDoubleSeconds(wait));
 }
@@ -99,29 +120,29 @@ void QueueMetrics::QuotaReserved(const std::string& cq, absl::Duration wait) {
 void QueueMetrics::Admitted(const std::string& cq, absl::Duration wait) {
   absl::MutexLock lock(&mu_);
   std::string l = Label("cluster_queue", cq);
-  ++counters_["kueue_admitted_workloads_total"][l];
-  auto& hs = histograms_["kueue_admission_wait_time_seconds"];
+  ++counters_[kAdmittedWorkloadsTotal][l];
+  auto& hs = histograms_[kAdmissionWaitTimeSeconds];
   if (!hs.count(l)) hs[l] = NewWaitHistogram();
   hs[l].Observe(absl::ToDoubleSeconds(wait));
 }
 
 void QueueMetrics::Evicted(const std::string& cq, const std::string& reason) {
   absl::MutexLock lock(&mu_);
-  ++counters_["kueue_evicted_workloads_total"]
+  ++counters_[kEvictedWorkloadsTotal]
              [absl::StrCat(Label("cluster_queue", cq), ",", Label("reason", reason))];
 }
 
 void QueueMetrics::Preempted(const std::string& preempting_cq, const std::string& reason) {
   absl::MutexLock lock(&mu_);
-  ++counters_["kueue_preempted_workloads_total"][absl::StrCat(
+  ++counters_[kPreemptedWorkloadsTotal][absl::StrCat(
       Label("preempting_cluster_queue", preempting_cq), ",", Label("reason", reason))];
 }
 
 void QueueMetrics::AdmissionAttempt(bool success, absl::Duration duration) {
   absl::MutexLock lock(&mu_);
   std::string l = Label("result", success ? "success" : "inadmissible");
-  ++counters_["kueue_admission_attempts_total"][l];
-  auto& hs = histograms_["kueue_admission_attempt_duration_seconds"];
+  ++counters_[kAdmissionAttemptsTotal][l];
+  auto& hs = histograms_[kAdmissionAttemptDurationSeconds];
   if (!hs.count(l)) hs[l] = NewDurationHistogram();
   hs[l].Observe(absl::ToDoubleSeconds(duration));
 }
@@ -165,27 +186,27 @@ void QueueMetrics::AppendPrometheus(std::string* out) const {
     }
   }
   const MetricInfo gauges[] = {
-      {"kueue_pending_workloads", "gauge",
+      {kPendingWorkloads, "gauge",
        "The number of pending workloads, per 'cluster_queue' and 'status' (active or "
        "inadmissible)"},
-      {"kueue_reserving_active_workloads", "gauge",
+      {kReservingActiveWorkloads, "gauge",
        "The number of Workloads that are reserving quota, per 'cluster_queue'"},
-      {"kueue_admitted_active_workloads", "gauge",
+      {kAdmittedActiveWorkloads, "gauge",
        "The number of admitted Workloads that are active (unsuspended and not finished), per "
        "'cluster_queue'"},
-      {"kueue_cluster_queue_status", "gauge",
+      {kClusterQueueStatus, "gauge",
        "Reports 'cluster_queue' with its 'status' (pending, active or terminating)"},
-      {"kueue_cluster_queue_weighted_share", "gauge",
+      {kClusterQueueWeightedShare, "gauge",
        "The weighted share of the 'cluster_queue' (fair sharing, per mille)"},
-      {"kueue_cluster_queue_resource_usage", "gauge",
+      {kClusterQueueResourceUsage, "gauge",
        "Reports the 'cluster_queue' total resource usage"},
-      {"kueue_cluster_queue_resource_reservation", "gauge",
+      {kClusterQueueResourceReservation, "gauge",
        "Reports the 'cluster_queue' total resource reservation"},
-      {"kueue_cluster_queue_nominal_quota", "gauge",
+      {kClusterQueueNominalQuota, "gauge",
        "Reports the 'cluster_queue' resource nominal quota"},
-      {"kueue_cluster_queue_borrowing_limit", "gauge",
+      {kClusterQueueBorrowingLimit, "gauge",
        "Reports the 'cluster_queue' resource borrowing limit"},
-      {"kueue_cluster_queue_lending_limit", "gauge",
+      {kClusterQueueLendingLimit, "gauge",
        "Reports the 'cluster_queue' resource lending limit"},
   };
   for (const MetricInfo& m : gauges) {
@@ -193,34 +214,34 @@ void QueueMetrics::AppendPrometheus(std::string* out) const {
     std::string name = m.name;
     for (const auto& [cq, g] : gauges_) {
       std::string l = Label("cluster_queue", cq);
-      if (name == "kueue_pending_workloads") {
+      if (name == kPendingWorkloads) {
         Gauge(out, m.name, absl::StrCat(l, ",", Label("status", "active")), g.pending_active);
         Gauge(out, m.name, absl::StrCat(l, ",", Label("status", "inadmissible")),
               g.pending_inadmissible);
-      } else if (name == "kueue_reserving_active_workloads") {
+      } else if (name == kReservingActiveWorkloads) {
         Gauge(out, m.name, l, g.reserving);
-      } else if (name == "kueue_admitted_active_workloads") {
+      } else if (name == kAdmittedActiveWorkloads) {
         Gauge(out, m.name, l, g.admitted);
-      } else if (name == "kueue_cluster_queue_status") {
+      } else if (name == kClusterQueueStatus) {
         for (const char* s : {"pending", "active", "terminating"}) {
           Gauge(out, m.name, absl::StrCat(l, ",", Label("status", s)), g.status == s ? 1 : 0);
         }
-      } else if (name == "kueue_cluster_queue_weighted_share") {
+      } else if (name == kClusterQueueWeightedShare) {
         Gauge(out, m.name, l, g.weighted_share);
       } else {
         for (const ResourceGauge& r : g.resources) {
           std::string rl = absl::StrCat(Label("cohort", r.cohort), ",", l, ",",
                                         Label("flavor", r.flavor), ",",
                                         Label("resource", r.resource));
-          if (name == "kueue_cluster_queue_resource_usage") Gauge(out, m.name, rl, r.usage);
-          if (name == "kueue_cluster_queue_resource_reservation") {
+          if (name == kClusterQueueResourceUsage) Gauge(out, m.name, rl, r.usage);
+          if (name == kClusterQueueResourceReservation) {
             Gauge(out, m.name, rl, r.reservation);
           }
-          if (name == "kueue_cluster_queue_nominal_quota") Gauge(out, m.name, rl, r.nominal);
-          if (name == "kueue_cluster_queue_borrowing_limit" && r.borrowing_limit) {
+          if (name == kClusterQueueNominalQuota) Gauge(out, m.name, rl, r.nominal);
+          if (name == kClusterQueueBorrowingLimit && r.borrowing_limit) {
             Gauge(out, m.name, rl, *r.borrowing_limit);
           }
-          if (name == "kueue_cluster_queue_lending_limit" && r.lending_limit) {
+          if (name == kClusterQueueLendingLimit && r.lending_limit) {
             Gauge(out, m.name, rl, *r.lending_limit);
           }
         }

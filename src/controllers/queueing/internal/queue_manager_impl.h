@@ -7,6 +7,7 @@
 // everything else runs inside Reconcile or the read accessors under mu_.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "api/kueue/queue_views.h"
+#include "api/kueue/queue_writers.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/internal/convert.h"
 #include "controllers/queueing/internal/metrics.h"
@@ -51,6 +54,23 @@ class QueueManagerImpl : public reconcile::Reconciler {
   struct PendingNote {
     std::string reason, message;
   };
+  // A workload about to be synced: the object (Current) and its view, parsed
+  // once for the sync.
+  struct WorkloadToSync {
+    std::string key;
+    client::ObjectRef obj;          // nullptr: deleted.
+    api::kueue::WorkloadView view;  // Of *obj (empty when obj is nullptr).
+  };
+  // A ClusterQueue as one WriteQueueStatuses pass reads it: parsed once,
+  // shared by its status, its gauges and its LocalQueues' statuses.
+  struct ClusterQueueInCycle {
+    client::ObjectRef obj;
+    api::kueue::ClusterQueueView view;      // Of *obj.
+    api::kueue::ResourceGroupsView groups;  // Of *obj.
+    bool active = false;
+    std::string reason, message;  // Of the Active condition.
+  };
+  using ClusterQueuesInCycle = std::map<std::string, ClusterQueueInCycle, std::less<>>;
 
   // --- dirty tracking (informer threads) ---
   struct Dirty {
@@ -66,19 +86,24 @@ class QueueManagerImpl : public reconcile::Reconciler {
   void SyncAllWorkloads() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // --- workloads (workload_sync.cc) ---
+  // Syncs the workload's current object (Current(key), parsed here).
   void SyncWorkload(const std::string& key, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SyncWorkload(const WorkloadToSync& wl, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `keys` with admitted workloads first, in QuotaReserved order: after a
   // restart the core then ranks preemption candidates by admission time.
-  std::vector<std::string> SyncOrder(const std::set<std::string>& keys) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SyncAdmitted(const std::string& key, const Json& wl, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SyncPending(const std::string& key, const Json& wl) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<WorkloadToSync> SyncOrder(const std::set<std::string>& keys) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SyncAdmitted(const std::string& key, const Json& wl, const api::kueue::WorkloadView& view,
+                    absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SyncPending(const std::string& key, const Json& wl, const api::kueue::WorkloadView& view)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Forget(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   client::ObjectRef Current(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool WriteWorkloadStatus(const std::string& key, Json obj) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool WriteWorkloadStatus(const std::string& key, api::kueue::StatusUpdate update) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyDecisions(const std::vector<batchd::queueing::Decision>& ds, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Admit(const batchd::queueing::Decision& d, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProcessDeadlines(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void EvictForPodsReadyTimeout(const std::string& key, const Json& wl, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EvictForPodsReadyTimeout(const std::string& key, const Json& wl,
+                                const api::kueue::WorkloadView& view, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FlushWrites(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FlushEviction(const std::string& key, const Eviction& ev, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FlushPending(const std::string& key, const PendingNote& note, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -88,10 +113,12 @@ class QueueManagerImpl : public reconcile::Reconciler {
 
   // --- queue status (queue_status.cc) ---
   void WriteQueueStatuses(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool ClusterQueueActive(const Json& cq, std::string* reason, std::string* message) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void WriteClusterQueueStatus(const Json& cq, absl::Time now,
+  bool ClusterQueueActive(const api::kueue::ClusterQueueView& cq,
+                          const api::kueue::ResourceGroupsView& groups, std::string* reason,
+                          std::string* message) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WriteClusterQueueStatus(const ClusterQueueInCycle& cq, absl::Time now,
                                std::map<std::string, internal::ClusterQueueGauges>* gauges) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void WriteLocalQueueStatus(const Json& lq, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void WriteLocalQueueStatus(const Json& lq, const ClusterQueuesInCycle& cqs, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriteCohortStatus(const Json& cohort) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   reconcile::ControllerContext& ctx_;
