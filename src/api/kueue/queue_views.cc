@@ -35,15 +35,19 @@ WorkloadView WorkloadView::Parse(const Json& workload) {
   return v;
 }
 
+PodSetView PodSetView::Parse(const Json& pod_set) {
+  PodSetView p;
+  p.name = NameOr(pod_set);
+  p.count = static_cast<int32_t>(IntMember(pod_set, "count", 1));
+  if (auto m = AsOptionalInt(Member(pod_set, "minCount"))) p.min_count = static_cast<int32_t>(*m);
+  if (const Json& t = Member(pod_set, "template"); t.is_object()) p.pod_template = &t;
+  return p;
+}
+
 WorkloadPodSetsView WorkloadPodSetsView::Parse(const Json& workload) {
   WorkloadPodSetsView v;
   for (const Json& ps : MemberArray(MemberObject(workload, "spec"), "podSets")) {
-    PodSetView p;
-    p.name = NameOr(ps);
-    p.count = static_cast<int32_t>(IntMember(ps, "count", 1));
-    if (auto m = AsOptionalInt(Member(ps, "minCount"))) p.min_count = static_cast<int32_t>(*m);
-    if (const Json& t = Member(ps, "template"); t.is_object()) p.pod_template = &t;
-    v.pod_sets.push_back(p);
+    v.pod_sets.push_back(PodSetView::Parse(ps));
   }
   const Json& admission = MemberObject(MemberObject(workload, "status"), "admission");
   for (const Json& a : MemberArray(admission, "podSetAssignments")) {
@@ -80,6 +84,15 @@ ClusterQueueView ClusterQueueView::Parse(const Json& cluster_queue) {
     for (const Json& f : MemberArray(g, "flavors")) group.flavors.push_back(StringMember(f, "name"));
     v.resource_groups.push_back(std::move(group));
   }
+  return v;
+}
+
+ResourceFlavorView ResourceFlavorView::Parse(const Json& resource_flavor) {
+  ResourceFlavorView v;
+  v.meta = meta::ObjectMetaView::Parse(resource_flavor);
+  const Json& spec = MemberObject(resource_flavor, "spec");
+  if (const Json& l = Member(spec, "nodeLabels"); l.is_object()) v.node_labels = &l;
+  if (const Json& t = Member(spec, "tolerations"); t.is_array()) v.tolerations = &t;
   return v;
 }
 

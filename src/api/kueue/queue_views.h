@@ -24,6 +24,10 @@ struct PodSetView {
   int32_t count = 1;
   std::optional<int32_t> min_count;
   const Json* pod_template = nullptr;  // template, or nullptr.
+
+  // One entry of spec.podSets (or a pod set a job integration built).
+  // REQUIRES: `pod_set` outlives the view.
+  static PodSetView Parse(const Json& pod_set);
 };
 
 // status.admission.podSetAssignments[*].
@@ -82,6 +86,17 @@ struct ClusterQueueView {
 
   // REQUIRES: `cluster_queue` outlives the view.
   static ClusterQueueView Parse(const Json& cluster_queue);
+};
+
+// A ResourceFlavor's scheduling directives, which the job integrations add
+// to the pod templates of a job admitted on it.
+struct ResourceFlavorView {
+  meta::ObjectMetaView meta;
+  const Json* node_labels = nullptr;  // spec.nodeLabels (an object), or nullptr.
+  const Json* tolerations = nullptr;  // spec.tolerations (an array), or nullptr.
+
+  // REQUIRES: `resource_flavor` outlives the view.
+  static ResourceFlavorView Parse(const Json& resource_flavor);
 };
 
 }  // namespace batchd::api::kueue
