@@ -123,17 +123,21 @@ WorkloadView WorkloadView::Parse(const Json& workload) {
   return v;
 }
 
+PodSetView PodSetView::Parse(const Json& pod_set) {
+  PodSetView p;
+  p.name = NameOr(pod_set);
+  p.count = static_cast<int32_t>(IntMember(pod_set, "count", 1));
+  if (auto m = AsOptionalInt(Member(pod_set, "minCount"))) p.min_count = static_cast<int32_t>(*m);
+  p.pod_template = ObjectOrNull(Member(pod_set, "template"));
+  return p;
+}
+
 WorkloadPodSetsView WorkloadPodSetsView::Parse(const Json& workload) {
   WorkloadPodSetsView v;
   const Json& pod_sets = MemberArray(MemberObject(workload, "spec"), "podSets");
   v.pod_sets.reserve(pod_sets.size());
   for (const Json& ps : pod_sets) {
-    PodSetView p;
-    p.name = NameOr(ps);
-    p.count = static_cast<int32_t>(IntMember(ps, "count", 1));
-    if (auto m = AsOptionalInt(Member(ps, "minCount"))) p.min_count = static_cast<int32_t>(*m);
-    p.pod_template = ObjectOrNull(Member(ps, "template"));
-    v.pod_sets.push_back(p);
+    v.pod_sets.push_back(PodSetView::Parse(ps));
   }
   const Json& admission = MemberObject(MemberObject(workload, "status"), "admission");
   for (const Json& a : MemberArray(admission, "podSetAssignments")) {

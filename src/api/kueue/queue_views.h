@@ -80,6 +80,10 @@ struct PodSetView {
   int32_t count = 1;
   std::optional<int32_t> min_count;
   const Json* pod_template = nullptr;  // template, or nullptr; see PodSetTemplateView.
+
+  // One entry of spec.podSets (or a pod set a job integration built).
+  // REQUIRES: `pod_set` outlives the view.
+  static PodSetView Parse(const Json& pod_set);
 };
 
 // status.admission.podSetAssignments[*].

@@ -280,5 +280,29 @@ TEST(QueueViewsTest, SpecOf) {
   EXPECT_TRUE(SpecOf(Json::object()).is_null());
 }
 
+TEST(ResourceFlavorViewTest, SchedulingDirectives) {
+  const Json rf = Json::parse(R"({"metadata": {"name": "spot"},
+    "spec": {"nodeLabels": {"instance-type": "spot"},
+             "tolerations": [{"key": "spot", "operator": "Exists"}]}})");
+  const ResourceFlavorView v = ResourceFlavorView::Parse(rf);
+  EXPECT_EQ(v.meta.name, "spot");
+  ASSERT_NE(v.node_labels, nullptr);
+  EXPECT_EQ((*v.node_labels)["instance-type"], "spot");
+  ASSERT_NE(v.tolerations, nullptr);
+  EXPECT_EQ(v.tolerations->size(), 1u);
+  const ResourceFlavorView bare = ResourceFlavorView::Parse(
+      Json::parse(R"({"spec": {"nodeLabels": [], "tolerations": {}}})"));
+  EXPECT_EQ(bare.node_labels, nullptr);  // Mistyped: unset.
+  EXPECT_EQ(bare.tolerations, nullptr);
+}
+
+TEST(PodSetViewTest, ParsesOnePodSet) {
+  const PodSetView p = PodSetView::Parse(Json::parse(R"({"count": 2, "minCount": 1})"));
+  EXPECT_EQ(p.name, "main");
+  EXPECT_EQ(p.count, 2);
+  EXPECT_EQ(p.min_count, 1);
+  EXPECT_EQ(p.pod_template, nullptr);
+}
+
 }  // namespace
 }  // namespace batchd::api::kueue

@@ -5,8 +5,8 @@
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
+#include "api/kueue/kueue.h"
 #include "controllers/workload/internal/reconciler.h"
-#include "controllers/workload/internal/workload_util.h"
 
 namespace batchd::controllers::workload {
 
@@ -19,9 +19,9 @@ absl::Status AddIntegration(ControllerContext& ctx, std::shared_ptr<const JobAda
   const GroupVersionKind gvk = adapter->Gvk();
   const api::KindDef* job_kind = scheme.ByResource(gvk.group, gvk.version, gvk.plural);
   const api::KindDef* wl_kind =
-      scheme.ByResource(internal::kKueueGroup, internal::kKueueVersion, "workloads");
-  const api::KindDef* rf_kind =
-      scheme.ByResource(internal::kKueueGroup, internal::kKueueVersion, "resourceflavors");
+      scheme.ByResource(api::kueue::kGroup, api::kueue::kStorageVersion, api::kueue::kWorkloads);
+  const api::KindDef* rf_kind = scheme.ByResource(api::kueue::kGroup, api::kueue::kStorageVersion,
+                                                  api::kueue::kResourceFlavors);
   if (!job_kind || !wl_kind || !rf_kind) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot queue ", gvk.kind, ": the scheme lacks it or Kueue's v1beta2 kinds"));

@@ -5,7 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "api/json_access.h"
+#include "api/batch/v1/job_view.h"
+#include "api/batch/v1/job_writers.h"
 #include "api/meta/object_meta.h"
 #include "api/validation/names.h"
 #include "common/logging.h"
@@ -22,6 +23,7 @@ namespace {
 
 using api::Json;
 using api::Path;
+using api::batch_v1::JobSpecView;
 using workload::internal::BatchJobAdapter;
 using workload::internal::JobMinCount;
 using workload::internal::JobPodsCount;
@@ -32,8 +34,10 @@ using workload::internal::kQueueNameKey;
 using workload::internal::kStoppingAnnotation;
 using workload::internal::QueueName;
 
+// The field paths of the webhook's errors.
 const Path kLabels = Path("metadata").Child("labels");
 const Path kAnnotations = Path("metadata").Child("annotations");
+const Path kSpec = Path("spec");
 
 bool Suspended(const Json& job) {
   return BatchJobAdapter().IsSuspended(job) && !api::meta::GetAnnotation(job, kStoppingAnnotation);
@@ -85,13 +89,13 @@ void CheckSyncCompletions(const Json& job, api::ErrorList& errs) {
     return;
   }
   if (!*enabled) return;
-  const Json& spec = api::MemberObject(job, "spec");
-  if (spec.value("completionMode", "NonIndexed") != "Indexed") {
+  const JobSpecView spec = JobSpecView::Parse(job);
+  if (spec.completion_mode != api::batch_v1::CompletionMode::kIndexed) {
     errs.push_back(api::Invalid(p, *raw, "should not be enabled for NonIndexed jobs"));
   }
-  if (spec.value("parallelism", 1) != spec.value("completions", 1)) {
+  if (spec.parallelism != spec.completions.value_or(1)) {
     errs.push_back(api::Invalid(
-        Path("spec").Child("completions"), spec.value("completions", Json()),
+        kSpec.Child("completions"), spec.completions ? Json(*spec.completions) : Json(),
         absl::StrCat("should be equal to parallelism when ", kCompletionsEqualParallelismAnnotation,
                      " is annotation is true")));
   }
@@ -105,12 +109,12 @@ void CheckUpdate(const Json& job, const Json& old, api::ErrorList& errs) {
   if (wpc != api::meta::GetLabel(old, kPriorityClassLabel).value_or("")) {
     errs.push_back(api::Invalid(kLabels.Key(kPriorityClassLabel), wpc, "field is immutable"));
   }
-  const Json& spec = api::MemberObject(job, "spec");
-  const Json& old_spec = api::MemberObject(old, "spec");
-  if (api::meta::GetAnnotation(old, kMinParallelismAnnotation) && !old_spec.value("suspend", false) &&
-      old_spec.value("parallelism", 1) != spec.value("parallelism", 1)) {
+  const JobSpecView spec = JobSpecView::Parse(job);
+  const JobSpecView old_spec = JobSpecView::Parse(old);
+  if (api::meta::GetAnnotation(old, kMinParallelismAnnotation) && !old_spec.suspend &&
+      old_spec.parallelism != spec.parallelism) {
     errs.push_back(api::Forbidden(
-        Path("spec").Child("parallelism"),
+        kSpec.Child("parallelism"),
         "cannot change when partial admission is enabled and the job is not suspended"));
   }
   auto sync = [](const Json& j) {
@@ -129,7 +133,7 @@ void DefaultSuspend(Json& job, const JobIntegrationOptions& options) {
   const bool queued = !QueueName(job).empty();
   const bool managed = queued || (options.manage_jobs_without_queue_name &&
                                   api::meta::GetNamespace(job) != "kube-system");
-  if (managed && !BatchJobAdapter().IsSuspended(job)) job["spec"]["suspend"] = true;
+  if (managed && !BatchJobAdapter().IsSuspended(job)) api::batch_v1::SetSuspend(job, true);
 }
 
 // Detects `Registry::AddMutator(group_resource, hook)` (the hook the

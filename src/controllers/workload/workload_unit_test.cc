@@ -1,6 +1,7 @@
 // Unit tests without a registry: the batch/v1 Job adapter, Workload helpers
 // (names, conditions, podSet equivalence, admission -> PodSetInfo) and the
 // Job webhook rules.
+#include "api/kueue/queue_views.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/testing/builders.h"
@@ -167,6 +168,63 @@ TEST(WorkloadUtil, EquivalentPodSets) {
   EXPECT_FALSE(EquivalentPodSets({ps(3, nullptr)}, stored)) << "count";
   EXPECT_FALSE(EquivalentPodSets({ps(2, {{"a", "b"}})}, stored)) << "node selector";
   EXPECT_FALSE(EquivalentPodSets({ps(2, nullptr), ps(2, nullptr)}, stored)) << "podSet number";
+}
+
+TEST(WorkloadUtil, EquivalentPodSetsComparesEachTemplateDirective) {
+  const Json base = Json::parse(R"({"name": "main", "count": 2, "minCount": 1, "template": {
+      "metadata": {"labels": {"app": "x"}},
+      "spec": {"priorityClassName": "high",
+               "initContainers": [{"name": "init", "image": "i0"}],
+               "containers": [{"name": "c", "image": "i",
+                               "resources": {"requests": {"cpu": "1"}}}],
+               "nodeSelector": {"zone": "a"},
+               "tolerations": [{"key": "spot", "operator": "Exists"}],
+               "affinity": {"nodeAffinity":
+                              {"preferredDuringSchedulingIgnoredDuringExecution": []}}}}})");
+  EXPECT_TRUE(EquivalentPodSets({base}, Json::array({base})));
+  const Json wl = {{"spec", {{"podSets", Json::array({base})}}}};
+  const api::kueue::WorkloadPodSetsView stored = api::kueue::WorkloadPodSetsView::Parse(wl);
+  EXPECT_TRUE(EquivalentPodSets({base}, stored.pod_sets)) << "the view form";
+  Json relabeled = base;
+  relabeled["template"]["metadata"]["labels"]["app"] = "y";
+  relabeled["template"]["spec"]["restartPolicy"] = "Never";
+  EXPECT_TRUE(EquivalentPodSets({relabeled}, Json::array({base}))) << "labels are not compared";
+
+  for (const std::string ptr : {"/name", "/minCount", "/template/spec/priorityClassName",
+                                "/template/spec/initContainers/0/image",
+                                "/template/spec/containers/0/name",
+                                "/template/spec/containers/0/resources/requests/cpu",
+                                "/template/spec/nodeSelector/zone",
+                                "/template/spec/tolerations/0/key"}) {
+    SCOPED_TRACE(ptr);
+    Json changed = base;
+    const Json::json_pointer p(ptr);
+    changed[p] = changed[p].is_number() ? Json(7) : Json("other");
+    EXPECT_FALSE(EquivalentPodSets({changed}, Json::array({base})));
+  }
+  Json no_affinity = base;
+  no_affinity["template"]["spec"].erase("affinity");
+  EXPECT_FALSE(EquivalentPodSets({no_affinity}, Json::array({base}))) << "node affinity";
+  Json empty_affinity = no_affinity;
+  empty_affinity["template"]["spec"]["affinity"] = {{"nodeAffinity", Json::object()}};
+  EXPECT_TRUE(EquivalentPodSets({no_affinity}, Json::array({empty_affinity})))
+      << "empty and absent are the same";
+  EXPECT_FALSE(EquivalentPodSets({base}, Json::object())) << "not a list";
+}
+
+TEST(WorkloadUtil, PodSetsInfoFromSpec) {
+  const Json ps = Json::parse(R"({"name": "main", "count": 3, "template": {"spec": {
+      "nodeSelector": {"zone": "a"}, "tolerations": [{"key": "t", "operator": "Exists"}]}}})");
+  const Json bare = Json::parse(R"({"name": "w"})");
+  const std::vector<PodSetInfo> want = {
+      {"main", 3, {{"zone", "a"}}, Json::array({{{"key", "t"}, {"operator", "Exists"}}})},
+      {"w", 1, Json::object(), Json::array()}};
+  EXPECT_EQ(PodSetsInfoFromPodSets({ps, bare}), want);
+  EXPECT_EQ(PodSetsInfoFromSpec(Json{{"spec", {{"podSets", Json::array({ps, bare})}}}}), want);
+
+  const Json encoded = PodSetsInfoToJson(want);
+  EXPECT_EQ(PodSetsInfoFromJson(encoded), want) << "the annotation round-trips";
+  EXPECT_FALSE(PodSetsInfoFromJson(Json::array({{{"count", 1}}})).has_value()) << "no name";
 }
 
 TEST(WorkloadUtil, PodSetsInfoFromAdmission) {

@@ -83,6 +83,13 @@ PodView PodView::Parse(const Json& pod) {
   if (const Json& c = Member(status, "conditions"); c.is_array()) v.conditions = &c;
   v.container_statuses = ParseContainerStatuses(Member(status, "containerStatuses"));
   v.init_container_statuses = ParseContainerStatuses(Member(status, "initContainerStatuses"));
+  if (const Json& c = Member(spec, "containers"); c.is_array()) v.containers = &c;
+  if (const Json& c = Member(spec, "initContainers"); c.is_array()) v.init_containers = &c;
+  if (const Json& s = Member(spec, "nodeSelector"); s.is_object()) v.node_selector = &s;
+  if (const Json& t = Member(spec, "tolerations"); t.is_array()) v.tolerations = &t;
+  if (const Json& a = MemberAt(spec, {"affinity", "nodeAffinity"}); a.is_object()) {
+    v.node_affinity = &a;
+  }
   return v;
 }
 
@@ -97,6 +104,16 @@ std::string_view PodView::ConditionStatus(std::string_view type) const {
   if (conditions == nullptr) return "";
   const Json* c = meta::FindConditionIn(*conditions, type);
   return c == nullptr ? std::string_view() : StringMember(*c, "status");
+}
+
+ContainerSpecView ContainerSpecView::Parse(const Json& container) {
+  ContainerSpecView v;
+  v.name = StringMember(container, "name");
+  v.image = StringMember(container, "image");
+  const Json& resources = Member(container, "resources");
+  if (const Json& r = Member(resources, "requests"); r.is_object()) v.requests = &r;
+  if (const Json& l = Member(resources, "limits"); l.is_object()) v.limits = &l;
+  return v;
 }
 
 }  // namespace batchd::api::core_v1

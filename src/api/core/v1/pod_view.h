@@ -72,6 +72,13 @@ struct PodView {
   const Json* conditions = nullptr;  // status.conditions, or nullptr; read with api/meta/conditions.h.
   std::vector<ContainerStatusView> container_statuses;
   std::vector<ContainerStatusView> init_container_statuses;
+  // spec: what a pod template asks for (read with ContainerSpecView). A pod
+  // template ({metadata, spec}) parses as a pod.
+  const Json* containers = nullptr;       // spec.containers (an array), or nullptr.
+  const Json* init_containers = nullptr;  // spec.initContainers (an array), or nullptr.
+  const Json* node_selector = nullptr;    // spec.nodeSelector (an object), or nullptr.
+  const Json* tolerations = nullptr;      // spec.tolerations (an array), or nullptr.
+  const Json* node_affinity = nullptr;    // spec.affinity.nodeAffinity (an object), or nullptr.
 
   // REQUIRES: `pod` is a Pod object that outlives the view.
   static PodView Parse(const Json& pod);
@@ -81,6 +88,17 @@ struct PodView {
   const ContainerStatusView* ContainerStatus(std::string_view name) const;
   // The status of the condition `type` ("True", "False", "Unknown"), or "".
   std::string_view ConditionStatus(std::string_view type) const;
+};
+
+// One entry of spec.containers / spec.initContainers.
+struct ContainerSpecView {
+  std::string_view name;
+  std::string_view image;
+  const Json* requests = nullptr;  // resources.requests (an object), or nullptr.
+  const Json* limits = nullptr;    // resources.limits (an object), or nullptr.
+
+  // REQUIRES: `container` outlives the view.
+  static ContainerSpecView Parse(const Json& container);
 };
 
 }  // namespace batchd::api::core_v1

@@ -67,5 +67,41 @@ TEST(PodViewTest, EmptyAndMistypedObjectsReadAsDefaults) {
   }
 }
 
+TEST(PodViewTest, TemplateSpecFields) {
+  const Json tmpl = Json::parse(R"({"metadata": {"labels": {"app": "x"}}, "spec": {
+      "priorityClassName": "high",
+      "containers": [{"name": "c", "image": "i",
+                      "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}}],
+      "initContainers": [{"name": "init"}],
+      "nodeSelector": {"zone": "a"},
+      "tolerations": [{"key": "spot", "operator": "Exists"}],
+      "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}}})");
+  const PodView v = PodView::Parse(tmpl);
+  EXPECT_EQ(v.priority_class_name, "high");
+  ASSERT_NE(v.containers, nullptr);
+  ASSERT_EQ(v.containers->size(), 1u);
+  const ContainerSpecView c = ContainerSpecView::Parse((*v.containers)[0]);
+  EXPECT_EQ(c.name, "c");
+  EXPECT_EQ(c.image, "i");
+  ASSERT_NE(c.requests, nullptr);
+  EXPECT_EQ((*c.requests)["cpu"], "1");
+  ASSERT_NE(c.limits, nullptr);
+  EXPECT_EQ((*c.limits)["cpu"], "2");
+  ASSERT_NE(v.init_containers, nullptr);
+  const ContainerSpecView init = ContainerSpecView::Parse((*v.init_containers)[0]);
+  EXPECT_EQ(init.requests, nullptr);
+  EXPECT_EQ(init.limits, nullptr);
+  ASSERT_NE(v.node_selector, nullptr);
+  EXPECT_EQ((*v.node_selector)["zone"], "a");
+  ASSERT_NE(v.tolerations, nullptr);
+  EXPECT_EQ(v.tolerations->size(), 1u);
+  ASSERT_NE(v.node_affinity, nullptr);
+
+  const PodView bare = PodView::Parse(Json::parse(R"({"spec": {"nodeSelector": "x"}})"));
+  EXPECT_EQ(bare.containers, nullptr);
+  EXPECT_EQ(bare.node_selector, nullptr);  // Mistyped: unset.
+  EXPECT_EQ(bare.node_affinity, nullptr);
+}
+
 }  // namespace
 }  // namespace batchd::api::core_v1

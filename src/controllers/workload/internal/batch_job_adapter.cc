@@ -5,7 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/batch/v1/job_view.h"
-#include "api/json_access.h"
+#include "api/batch/v1/job_writers.h"
+#include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "controllers/workload/internal/workload_util.h"
@@ -23,38 +24,27 @@ constexpr const char* kManagedLabels[] = {"job-name", "controller-uid",
 using api::batch_v1::JobSpecView;
 using api::batch_v1::JobStatusView;
 
+// The one pod set of a Job (Kueue's default pod set name).
+constexpr char kMainPodSet[] = "main";
+
 bool SyncCompletions(const Json& job) {
   auto v = api::meta::GetAnnotation(job, kCompletionsEqualParallelismAnnotation);
   return v && (*v == "true" || *v == "True" || *v == "TRUE" || *v == "1" || *v == "t" ||
                *v == "T");
 }
 
-void SetParallelism(Json& job, int32_t count) {
-  job["spec"]["parallelism"] = count;
-  if (SyncCompletions(job)) job["spec"]["completions"] = count;
+int32_t PodsCount(const JobSpecView& spec) {
+  return spec.completions ? std::min(spec.parallelism, *spec.completions) : spec.parallelism;
 }
 
-Json& TemplateSpec(Json& job) {
-  Json& spec = job["spec"]["template"]["spec"];
-  if (!spec.is_object()) spec = Json::object();
-  return spec;
-}
-
-// Writes `value` at `spec[key]`, erasing the field when `value` is empty.
-bool SetOrErase(Json& spec, const char* key, const Json& value) {
-  const bool empty = value.is_null() || value.empty();
-  if (empty) return spec.erase(key) > 0;
-  if (spec.contains(key) && spec[key] == value) return false;
-  spec[key] = value;
-  return true;
+void SetPodCount(Json& job, int32_t count) {
+  api::batch_v1::SetParallelism(job, count);
+  if (SyncCompletions(job)) api::batch_v1::SetCompletions(job, count);
 }
 
 }  // namespace
 
-int32_t JobPodsCount(const Json& job) {
-  const JobSpecView spec = JobSpecView::Parse(job);
-  return spec.completions ? std::min(spec.parallelism, *spec.completions) : spec.parallelism;
-}
+int32_t JobPodsCount(const Json& job) { return PodsCount(JobSpecView::Parse(job)); }
 
 std::optional<int32_t> JobMinCount(const Json& job) {
   auto v = api::meta::GetAnnotation(job, kMinParallelismAnnotation);
@@ -95,20 +85,20 @@ bool BatchJobAdapter::PodsReady(const Json& job) const {
 }
 
 absl::StatusOr<std::vector<Json>> BatchJobAdapter::PodSets(const Json& job) const {
-  Json tmpl = api::MemberAt(job, {"spec", "template"});  // A copy: edited below.
-  if (!tmpl.is_object()) return absl::InvalidArgumentError("spec.template: Required value");
-  if (tmpl.contains("metadata") && tmpl["metadata"].contains("labels")) {
-    Json& labels = tmpl["metadata"]["labels"];
-    for (const char* l : kManagedLabels) labels.erase(l);
-    if (labels.empty()) tmpl["metadata"].erase("labels");
+  const JobSpecView spec = JobSpecView::Parse(job);
+  if (spec.pod_template == nullptr) {
+    return absl::InvalidArgumentError("spec.template: Required value");
   }
-  DefaultRequestsFromLimits(tmpl);
-  Json ps = {{"name", "main"}, {"count", JobPodsCount(job)}, {"template", std::move(tmpl)}};
-  if (auto min = JobMinCount(job)) ps["minCount"] = *min;
-  return std::vector<Json>{std::move(ps)};
+  Json tmpl = *spec.pod_template;  // A copy: edited below.
+  for (const char* l : kManagedLabels) api::meta::RemoveLabel(tmpl, l);
+  api::kueue::UseLimitsAsMissingRequests(tmpl);
+  std::vector<Json> out;
+  out.push_back(
+      api::kueue::NewPodSet(kMainPodSet, PodsCount(spec), JobMinCount(job), std::move(tmpl)));
+  return out;
 }
 
-void BatchJobAdapter::Suspend(Json& job) const { job["spec"]["suspend"] = true; }
+void BatchJobAdapter::Suspend(Json& job) const { api::batch_v1::SetSuspend(job, true); }
 
 absl::Status BatchJobAdapter::RunWithPodSetsInfo(Json& job,
                                                  const std::vector<PodSetInfo>& infos) const {
@@ -117,27 +107,10 @@ absl::Status BatchJobAdapter::RunWithPodSetsInfo(Json& job,
         absl::StrCat("expecting 1 podset info, got ", infos.size()));
   }
   const PodSetInfo& info = infos[0];
-  job["spec"]["suspend"] = false;
-  if (JobMinCount(job)) SetParallelism(job, info.count);
-  Json& spec = TemplateSpec(job);
-  if (!info.node_selector.empty()) {
-    Json selector = spec.contains("nodeSelector") && spec["nodeSelector"].is_object()
-                        ? spec["nodeSelector"]
-                        : Json::object();
-    selector.update(info.node_selector);
-    spec["nodeSelector"] = std::move(selector);
-  }
-  if (!info.tolerations.empty()) {
-    Json tolerations = spec.contains("tolerations") && spec["tolerations"].is_array()
-                           ? spec["tolerations"]
-                           : Json::array();
-    for (const Json& t : info.tolerations) {
-      if (std::find(tolerations.begin(), tolerations.end(), t) == tolerations.end()) {
-        tolerations.push_back(t);
-      }
-    }
-    spec["tolerations"] = std::move(tolerations);
-  }
+  api::batch_v1::SetSuspend(job, false);
+  if (JobMinCount(job)) SetPodCount(job, info.count);
+  api::batch_v1::MergeTemplateNodeSelector(job, info.node_selector);
+  api::batch_v1::MergeTemplateTolerations(job, info.tolerations);
   return absl::OkStatus();
 }
 
@@ -147,18 +120,16 @@ bool BatchJobAdapter::RestorePodSetsInfo(Json& job,
   const PodSetInfo& info = originals[0];
   bool changed = false;
   if (JobMinCount(job) && JobSpecView::Parse(job).parallelism != info.count) {
-    SetParallelism(job, info.count);
+    SetPodCount(job, info.count);
     changed = true;
   }
-  Json& spec = TemplateSpec(job);
-  changed = SetOrErase(spec, "nodeSelector", info.node_selector) || changed;
-  changed = SetOrErase(spec, "tolerations", info.tolerations) || changed;
+  changed = api::batch_v1::ReplaceTemplateNodeSelector(job, info.node_selector) || changed;
+  changed = api::batch_v1::ReplaceTemplateTolerations(job, info.tolerations) || changed;
   return changed;
 }
 
 bool BatchJobAdapter::ResetStatusForRestore(Json& job) const {
-  if (!job.contains("status") || !job["status"].is_object()) return false;
-  return job["status"].erase("startTime") > 0;
+  return api::batch_v1::ClearStartTime(job);
 }
 
 }  // namespace batchd::controllers::workload::internal

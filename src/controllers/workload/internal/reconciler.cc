@@ -6,8 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "api/json_access.h"
+#include "api/core/v1/pod_view.h"
 #include "api/kueue/queue_views.h"
+#include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/scheduling/v1/scheduling_v1.h"
@@ -22,11 +23,6 @@ using reconcile::ControllerContext;
 using reconcile::Result;
 
 namespace {
-
-void EnsureTypeMeta(Json& obj, const std::string& api_version, const std::string& kind) {
-  if (!obj.contains("apiVersion")) obj["apiVersion"] = api_version;
-  if (!obj.contains("kind")) obj["kind"] = kind;
-}
 
 bool IsGone(const absl::Status& s) {
   return absl::IsNotFound(s) || registry::GetPayload(s).reason == "NotFound";
@@ -50,6 +46,11 @@ IntegrationReconciler::IntegrationReconciler(ControllerContext& ctx,
       jobs_(ctx.informers.For(job_kind)),
       workloads_(ctx.informers.For(wl_kind)),
       flavors_(ctx.informers.For(rf_kind)) {}
+
+void IntegrationReconciler::EnsureTypeMeta(Json& job) const {
+  if (!job.contains("apiVersion")) job["apiVersion"] = gvk_.ApiVersion();
+  if (!job.contains("kind")) job["kind"] = gvk_.kind;
+}
 
 std::string IntegrationReconciler::OwnerKey(const Json& wl) const {
   auto ref = api::meta::GetControllerRef(wl);
@@ -141,7 +142,7 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
   client::ObjectRef ref = jobs_.Get(ns, name);
   if (!ref) return JobGone(ns, name);
   Json job = *ref;
-  EnsureTypeMeta(job, gvk_.ApiVersion(), gvk_.kind);
+  EnsureTypeMeta(job);
   if (adapter_->Skip(job) || api::meta::IsBeingDeleted(job)) return Result::Done();
   if (!options_.manage_jobs_without_queue_name && QueueName(job).empty()) return Result::Done();
   if (api::meta::GetAnnotation(job, kStoppingAnnotation)) {
@@ -151,7 +152,7 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
 
   BATCHD_ASSIGN_OR_RETURN(Matched m, EnsureOneWorkload(job));
   if (m.requeue) return Result::Done();
-  if (m.wl && api::meta::IsConditionTrue(*m.wl, kCondFinished)) return Result::Done();
+  if (m.wl && api::meta::IsConditionTrue(*m.wl, api::kueue::kFinished)) return Result::Done();
   if (auto fin = adapter_->Finished(job)) {
     if (!m.wl) return Result::Done();
     return MarkFinished(job, std::move(*m.wl), *fin);
@@ -163,12 +164,14 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
   }
   Json& wl = *m.wl;
   BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, wl));
-  if (api::meta::IsConditionTrue(wl, kCondEvicted)) return HandleEviction(job, std::move(wl));
+  if (api::meta::IsConditionTrue(wl, api::kueue::kEvicted)) {
+    return HandleEviction(job, std::move(wl));
+  }
   if (Suspended(job)) {
     if (IsAdmitted(wl)) return StartJob(job, wl);
     const std::string q = QueueName(job);
     if (api::kueue::WorkloadView::Parse(wl).queue_name != q) {
-      wl["spec"]["queueName"] = q;
+      api::kueue::SetQueueName(wl, q);
       auto r = ctx_.client.Update(wl_kind_, wl);
       if (!r.ok()) return r.status();
     }
@@ -218,7 +221,8 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     client::ObjectRef wl = workloads_.Get(ns, wl_name);
     if (!wl || OwnerKey(*wl).empty()) continue;
     const bool mine = api::meta::IsControlledBy(*wl, uid);
-    if (mine && !m.wl && EquivalentPodSets(podsets, api::MemberAt(*wl, {"spec", "podSets"}))) {
+    if (mine && !m.wl &&
+        EquivalentPodSets(podsets, api::kueue::WorkloadPodSetsView::Parse(*wl).pod_sets)) {
       m.wl = *wl;
     } else {
       stale.push_back(*wl);
@@ -252,15 +256,12 @@ absl::StatusOr<Result> IntegrationReconciler::CreateWorkload(const Json& job) {
   const std::string ns = api::meta::GetNamespace(job);
   const std::string name =
       WorkloadName(gvk_, api::meta::GetName(job), api::meta::GetUid(job));
-  Json wl = {{"apiVersion", absl::StrCat(kKueueGroup, "/", kKueueVersion)},
-             {"kind", "Workload"},
-             {"metadata", {{"name", name}, {"namespace", ns}}},
-             {"spec", {{"queueName", QueueName(job)}, {"podSets", podsets}}}};
+  Json wl = api::kueue::NewWorkload(ns, name, QueueName(job), podsets);
   if (const std::string uid = api::meta::GetUid(job); !uid.empty()) {
     api::meta::SetLabel(wl, kJobUidLabel, uid);
   }
   api::meta::SetOwnerReference(wl, api::meta::NewControllerRef(job));
-  BATCHD_RETURN_IF_ERROR(SetPriority(view, podsets, wl["spec"]));
+  BATCHD_RETURN_IF_ERROR(SetPriority(view, podsets, wl));
   auto r = ctx_.client.Create(wl_kind_, ns, std::move(wl));
   if (!r.ok()) return r.status();
   ctx_.events.Event(job, "Normal", "CreatedWorkload",
@@ -269,43 +270,39 @@ absl::StatusOr<Result> IntegrationReconciler::CreateWorkload(const Json& job) {
 }
 
 absl::Status IntegrationReconciler::SetPriority(const Json& job, const std::vector<Json>& podsets,
-                                                Json& spec) {
+                                                Json& wl) {
+  using api::kueue::PriorityClassSource;
   const api::Scheme& scheme = ctx_.client.scheme();
   if (auto wpc = api::meta::GetLabel(job, kPriorityClassLabel); wpc && !wpc->empty()) {
-    const api::KindDef* k = scheme.ByResource(kKueueGroup, kKueueVersion, "workloadpriorityclasses");
+    const api::KindDef* k =
+        scheme.ByResource(api::kueue::kGroup, api::kueue::kStorageVersion,
+                          api::kueue::kWorkloadPriorityClasses);
     if (!k) return absl::FailedPreconditionError("WorkloadPriorityClass is not served");
     BATCHD_ASSIGN_OR_RETURN(Json obj, ctx_.client.Get(*k, "", *wpc));
-    spec["priorityClassRef"] = {{"group", kKueueGroup}, {"kind", "WorkloadPriorityClass"},
-                                {"name", *wpc}};
-    spec["priority"] = api::IntMember(obj, "value");
+    api::kueue::SetPriorityClass(wl, PriorityClassSource::kWorkloadPriorityClass, obj);
     return absl::OkStatus();
   }
   std::string pc = adapter_->PriorityClassName(job);
   for (const Json& ps : podsets) {
     if (!pc.empty()) break;
-    const Json& pod_spec = api::MemberAt(ps, {"template", "spec"});
-    pc = std::string(api::StringMember(pod_spec, "priorityClassName"));
+    const api::kueue::PodSetView view = api::kueue::PodSetView::Parse(ps);
+    if (view.pod_template == nullptr) continue;
+    pc = std::string(api::core_v1::PodView::Parse(*view.pod_template).priority_class_name);
   }
-  const api::KindDef* k = scheme.ByResource("scheduling.k8s.io", "v1", "priorityclasses");
+  const api::KindDef* k = scheme.ByResource(api::scheduling_v1::kGroup, "v1", "priorityclasses");
   if (!pc.empty()) {
     if (!k) return absl::FailedPreconditionError("PriorityClass is not served");
     BATCHD_ASSIGN_OR_RETURN(Json obj, ctx_.client.Get(*k, "", pc));
-    spec["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
-                                {"name", pc}};
-    spec["priority"] = api::IntMember(obj, "value");
+    api::kueue::SetPriorityClass(wl, PriorityClassSource::kPriorityClass, obj);
     return absl::OkStatus();
   }
-  spec["priority"] = 0;
+  api::kueue::SetPriority(wl, 0);
   if (!k) return absl::OkStatus();
   BATCHD_ASSIGN_OR_RETURN(client::ListResult all, ctx_.client.List(*k, ""));
   std::vector<const Json*> classes;
   for (const Json& obj : all.items) classes.push_back(&obj);
   const Json* def = api::scheduling_v1::GlobalDefault(classes);  // as the pods' admission picks
-  if (def != nullptr) {
-    spec["priorityClassRef"] = {{"group", "scheduling.k8s.io"}, {"kind", "PriorityClass"},
-                                {"name", api::meta::GetName(*def)}};
-    spec["priority"] = api::IntMember(*def, "value");
-  }
+  if (def != nullptr) api::kueue::SetPriorityClass(wl, PriorityClassSource::kPriorityClass, *def);
   return absl::OkStatus();
 }
 

@@ -39,6 +39,9 @@ class IntegrationReconciler : public reconcile::Reconciler {
     bool requeue = false;  // Workloads were deleted; wait for the events.
   };
 
+  // Sets the job's apiVersion and kind when its copy lacks them (the owner
+  // reference and the events of a job are made from them).
+  void EnsureTypeMeta(Json& job) const;
   std::string OwnerKey(const Json& wl) const;
   std::set<std::string> OwnedNames(const std::string& key);
   bool Suspended(const Json& job) const;
@@ -47,7 +50,7 @@ class IntegrationReconciler : public reconcile::Reconciler {
   absl::StatusOr<reconcile::Result> JobGone(const std::string& ns, const std::string& name);
   absl::StatusOr<Matched> EnsureOneWorkload(Json& job);
   absl::StatusOr<reconcile::Result> CreateWorkload(const Json& job);
-  absl::Status SetPriority(const Json& job, const std::vector<Json>& podsets, Json& spec);
+  absl::Status SetPriority(const Json& job, const std::vector<Json>& podsets, Json& wl);
   absl::StatusOr<reconcile::Result> MarkFinished(const Json& job, Json wl,
                                                  const FinishedState& fin);
   absl::Status SyncPodsReady(const Json& job, Json& wl);

@@ -3,26 +3,27 @@
 // release the reservation once its pods are gone, and report PodsReady and
 // Finished on the Workload.
 #include "absl/strings/str_cat.h"
+#include "api/kueue/queue_views.h"
+#include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "common/status_macros.h"
+#include "common/string_view.h"
 #include "controllers/workload/internal/reconciler.h"
 #include "controllers/workload/internal/workload_util.h"
 
 namespace batchd::controllers::workload::internal {
 
+using api::kueue::PodsReadyState;
 using api::meta::kConditionFalse;
 using api::meta::kConditionTrue;
-using api::meta::SetCondition;
-using api::meta::ConditionShape::kMeta;
 using reconcile::Result;
 
 absl::Status IntegrationReconciler::UpdateJob(Json& job, bool status) {
   auto r = status ? ctx_.client.UpdateStatus(job_kind_, job) : ctx_.client.Update(job_kind_, job);
   if (!r.ok()) return r.status();
   job = std::move(*r);
-  if (!job.contains("apiVersion")) job["apiVersion"] = gvk_.ApiVersion();
-  if (!job.contains("kind")) job["kind"] = gvk_.kind;
+  EnsureTypeMeta(job);
   return absl::OkStatus();
 }
 
@@ -35,9 +36,7 @@ absl::Status IntegrationReconciler::WriteWorkloadStatus(Json& wl) {
 
 absl::StatusOr<Result> IntegrationReconciler::MarkFinished(const Json& job, Json wl,
                                                            const FinishedState& fin) {
-  SetCondition(wl, kMeta,
-               {kCondFinished, kConditionTrue, fin.success ? "Succeeded" : "Failed", fin.message},
-               ctx_.clock.Now());
+  api::kueue::SetFinished(wl, fin.success, fin.message, ctx_.clock.Now());
   BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
   ctx_.events.Event(job, "Normal", "FinishedWorkload",
                     absl::StrCat("Workload '", api::meta::GetNamespace(wl), "/",
@@ -49,43 +48,29 @@ absl::StatusOr<Result> IntegrationReconciler::MarkFinished(const Json& job, Json
 // stays True while the Workload remains admitted (pods move from ready to
 // succeeded through uncounted states). Written only when the status flips.
 absl::Status IntegrationReconciler::SyncPodsReady(const Json& job, Json& wl) {
-  auto current = api::meta::GetCondition(wl, kCondPodsReady);
-  const bool was_true = current && current->status == "True";
-  const bool ready = IsAdmitted(wl) && (was_true || adapter_->PodsReady(job));
-  const std::string status = ready ? "True" : "False";
-  if (current && current->status == status) return absl::OkStatus();
-  if (!current && !IsAdmitted(wl)) return absl::OkStatus();  // Nothing to report while pending.
-  if (ready) {
-    SetCondition(wl, kMeta,
-                 {kCondPodsReady, kConditionTrue, "PodsReady",
-                  "All pods reached readiness and the workload is running"},
-                 ctx_.clock.Now());
-  } else {
-    SetCondition(wl, kMeta,
-                 {kCondPodsReady, kConditionFalse, current ? "WaitForRecovery" : "WaitForStart",
-                  "Not all pods are ready or succeeded"},
-                 ctx_.clock.Now());
+  const auto current = api::meta::GetCondition(wl, api::kueue::kPodsReady);
+  const bool was_true = current && current->status == kConditionTrue;
+  const bool admitted = IsAdmitted(wl);
+  const bool ready = admitted && (was_true || adapter_->PodsReady(job));
+  if (current && current->status == (ready ? kConditionTrue : kConditionFalse)) {
+    return absl::OkStatus();
   }
+  if (!current && !admitted) return absl::OkStatus();  // Nothing to report while pending.
+  PodsReadyState state = PodsReadyState::kReady;
+  if (!ready) state = current ? PodsReadyState::kWaitForRecovery : PodsReadyState::kWaitForStart;
+  api::kueue::SetPodsReady(wl, state, ctx_.clock.Now());
   return WriteWorkloadStatus(wl);
 }
 
 absl::StatusOr<Result> IntegrationReconciler::HandleEviction(Json& job, Json wl) {
-  const api::meta::Condition evicted = *api::meta::GetCondition(wl, kCondEvicted);
+  const api::meta::Condition evicted = *api::meta::GetCondition(wl, api::kueue::kEvicted);
   std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(wl);
   BATCHD_RETURN_IF_ERROR(StopJob(job, &originals, evicted.message));
   if (!HasQuotaReservation(wl) || adapter_->IsActive(job)) return Result::Done();
   // The pods are gone: release the quota and hand the Workload back to its queue.
-  const absl::Time now = ctx_.clock.Now();
-  wl["status"].erase("admission");
-  SetCondition(wl, kMeta, {kCondQuotaReserved, kConditionFalse, "Pending", evicted.message}, now);
-  SetCondition(wl, kMeta,
-               {kCondAdmitted, kConditionFalse, "NoReservation", "The workload has no reservation"},
-               now);
-  const bool active = wl["spec"].value("active", true);
-  SetCondition(
-      wl, kMeta,
-      {kCondRequeued, active ? kConditionTrue : kConditionFalse, evicted.reason, evicted.message},
-      now);
+  const bool active = api::kueue::WorkloadView::Parse(wl).active;
+  api::kueue::ClearReservation(wl, evicted.reason, evicted.message, /*requeue=*/active,
+                               ctx_.clock.Now());
   BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
   return Result::Done();
 }
@@ -97,13 +82,13 @@ absl::StatusOr<Result> IntegrationReconciler::StartJob(Json& job, const Json& wl
   BATCHD_ASSIGN_OR_RETURN(std::vector<PodSetInfo> infos, PodSetsInfoFromAdmission(wl, lookup));
   // Record what the templates hold now, so that a stop restores exactly it.
   BATCHD_ASSIGN_OR_RETURN(std::vector<Json> podsets, adapter_->PodSets(job));
-  Json spec_view = {{"spec", {{"podSets", podsets}}}};
-  std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(spec_view);
+  const std::vector<PodSetInfo> originals = PodSetsInfoFromPodSets(podsets);
   api::meta::SetAnnotation(job, kOriginalPodSetsAnnotation, PodSetsInfoToJson(originals).dump());
   BATCHD_RETURN_IF_ERROR(adapter_->RunWithPodSetsInfo(job, infos));
   BATCHD_RETURN_IF_ERROR(UpdateJob(job, /*status=*/false));
-  const std::string cq = wl["status"]["admission"].value("clusterQueue", "");
-  ctx_.events.Event(job, "Normal", "Started", absl::StrCat("Admitted by clusterQueue ", cq));
+  const api::kueue::WorkloadView view = api::kueue::WorkloadView::Parse(wl);
+  ctx_.events.Event(job, "Normal", "Started",
+                    absl::StrCat("Admitted by clusterQueue ", Sv(view.admission_cluster_queue)));
   return Result::Done();
 }
 

@@ -6,86 +6,71 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "api/core/v1/pod_view.h"
 #include "api/json_access.h"
 #include "api/kueue/queue_views.h"
+#include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
-#include "api/meta/time_util.h"
 
 namespace batchd::controllers::workload::internal {
 
 namespace {
 
-using api::Member;
+using api::core_v1::ContainerSpecView;
+using api::core_v1::PodView;
 using api::kueue::PodSetAssignmentView;
 using api::kueue::PodSetView;
+using api::kueue::ResourceFlavorView;
 using api::kueue::WorkloadPodSetsView;
 
-// An empty object/array and null mean the same thing in a template.
-Json OrNull(const Json& v) {
-  if (v.is_null() || (v.is_object() && v.empty()) || (v.is_array() && v.empty())) return nullptr;
-  return v;
+// What two pod sets are compared by (EquivalentPodSets). An empty object or
+// array and an absent field mean the same thing in a template.
+Json OrNull(const Json* v) {
+  if (v == nullptr || v->is_null() || (v->is_object() && v->empty()) ||
+      (v->is_array() && v->empty())) {
+    return nullptr;
+  }
+  return *v;
 }
 
-Json ContainerSignature(const Json& c) {
-  Json resources = Member(c, "resources");
-  Json sig = {{"name", Member(c, "name")}, {"image", Member(c, "image")}};
-  Json requests = OrNull(Member(resources, "requests"));
-  Json limits = OrNull(Member(resources, "limits"));
-  if (limits.is_object()) {
+Json ContainerSignature(const ContainerSpecView& c) {
+  Json requests = OrNull(c.requests);
+  Json limits = OrNull(c.limits);
+  if (limits.is_object()) {  // Limits stand for missing requests (as the Workload's are defaulted).
     if (!requests.is_object()) requests = Json::object();
     for (auto it = limits.begin(); it != limits.end(); ++it) {
       if (!requests.contains(it.key())) requests[it.key()] = it.value();
     }
   }
-  sig["requests"] = requests;
-  sig["limits"] = limits;
-  return sig;
+  return Json::array({std::string(c.name), std::string(c.image), std::move(requests),
+                      std::move(limits)});
 }
 
-Json TemplateSignature(const Json& tmpl) {
-  const Json& spec = Member(tmpl, "spec");
-  Json sig = Json::object();
-  for (const char* list : {"initContainers", "containers"}) {
-    Json out = Json::array();
-    const Json& cs = Member(spec, list);
-    if (cs.is_array()) {
-      for (const Json& c : cs) out.push_back(ContainerSignature(c));
-    }
-    sig[list] = out;
-  }
-  sig["nodeSelector"] = OrNull(Member(spec, "nodeSelector"));
-  sig["tolerations"] = OrNull(Member(spec, "tolerations"));
-  sig["nodeAffinity"] = OrNull(Member(Member(spec, "affinity"), "nodeAffinity"));
-  sig["priorityClassName"] = Member(spec, "priorityClassName");
-  return sig;
+Json ContainersSignature(const Json* containers) {
+  Json out = Json::array();
+  if (containers == nullptr) return out;
+  for (const Json& c : *containers) out.push_back(ContainerSignature(ContainerSpecView::Parse(c)));
+  return out;
 }
 
-Json PodSetSignature(const Json& ps) {
-  return {{"name", Member(ps, "name")},
-          {"count", Member(ps, "count").is_number_integer() ? Member(ps, "count") : Json(1)},
-          {"minCount", Member(ps, "minCount")},
-          {"template", TemplateSignature(Member(ps, "template"))}};
+Json TemplateSignature(const Json* pod_template) {
+  PodView pod;  // No template: nothing set.
+  if (pod_template != nullptr) pod = PodView::Parse(*pod_template);
+  return Json::array({ContainersSignature(pod.init_containers), ContainersSignature(pod.containers),
+                      OrNull(pod.node_selector), OrNull(pod.tolerations),
+                      OrNull(pod.node_affinity), std::string(pod.priority_class_name)});
 }
 
-void DefaultContainers(Json& containers) {
-  if (!containers.is_array()) return;
-  for (Json& c : containers) {
-    if (!c.is_object() || !c.contains("resources")) continue;
-    Json& res = c["resources"];
-    const Json& limits = Member(res, "limits");
-    if (!limits.is_object() || limits.empty()) continue;
-    Json& requests = res["requests"];
-    if (!requests.is_object()) requests = Json::object();
-    for (auto it = limits.begin(); it != limits.end(); ++it) {
-      if (!requests.contains(it.key())) requests[it.key()] = it.value();
-    }
-  }
+Json PodSetSignature(const PodSetView& ps) {
+  return Json::array({std::string(ps.name), ps.count,
+                      ps.min_count ? Json(*ps.min_count) : Json(nullptr),
+                      TemplateSignature(ps.pod_template)});
 }
 
-void MergeTolerations(Json& into, const Json& more) {
-  if (!more.is_array()) return;
-  for (const Json& t : more) {
+void MergeTolerations(Json& into, const Json* more) {
+  if (more == nullptr) return;
+  for (const Json& t : *more) {
     if (std::find(into.begin(), into.end(), t) == into.end()) into.push_back(t);
   }
 }
@@ -99,11 +84,11 @@ std::string QueueName(const Json& obj) {
 }
 
 bool HasQuotaReservation(const Json& wl) {
-  return api::meta::IsConditionTrue(wl, kCondQuotaReserved);
+  return api::meta::IsConditionTrue(wl, api::kueue::kQuotaReserved);
 }
 
 bool IsAdmitted(const Json& wl) {
-  return HasQuotaReservation(wl) && api::meta::IsConditionTrue(wl, kCondAdmitted);
+  return HasQuotaReservation(wl) && api::meta::IsConditionTrue(wl, api::kueue::kAdmitted);
 }
 
 std::string WorkloadName(const GroupVersionKind& gvk, const std::string& owner_name,
@@ -124,36 +109,49 @@ std::string WorkloadName(const GroupVersionKind& gvk, const std::string& owner_n
   return prefix + "-" + std::string(hex, 5);
 }
 
-void DefaultRequestsFromLimits(Json& pod_template) {
-  if (!pod_template.is_object() || !pod_template.contains("spec")) return;
-  Json& spec = pod_template["spec"];
-  if (!spec.is_object()) return;
-  if (spec.contains("containers")) DefaultContainers(spec["containers"]);
-  if (spec.contains("initContainers")) DefaultContainers(spec["initContainers"]);
-}
-
-bool EquivalentPodSets(const std::vector<Json>& job_podsets, const Json& wl_podsets) {
-  if (!wl_podsets.is_array() || wl_podsets.size() != job_podsets.size()) return false;
+bool EquivalentPodSets(const std::vector<Json>& job_podsets,
+                       const std::vector<PodSetView>& wl_podsets) {
+  if (wl_podsets.size() != job_podsets.size()) return false;
   for (size_t i = 0; i < job_podsets.size(); ++i) {
-    if (PodSetSignature(job_podsets[i]) != PodSetSignature(wl_podsets[i])) return false;
+    if (PodSetSignature(PodSetView::Parse(job_podsets[i])) != PodSetSignature(wl_podsets[i])) {
+      return false;
+    }
   }
   return true;
 }
 
-std::vector<PodSetInfo> PodSetsInfoFromSpec(const Json& wl) {
+bool EquivalentPodSets(const std::vector<Json>& job_podsets, const Json& wl_podsets) {
+  if (!wl_podsets.is_array()) return false;
+  std::vector<PodSetView> views;
+  for (const Json& ps : wl_podsets) views.push_back(PodSetView::Parse(ps));
+  return EquivalentPodSets(job_podsets, views);
+}
+
+std::vector<PodSetInfo> PodSetsInfoFromSpec(const std::vector<PodSetView>& pod_sets) {
   std::vector<PodSetInfo> out;
-  for (const PodSetView& ps : WorkloadPodSetsView::Parse(wl).pod_sets) {
+  for (const PodSetView& ps : pod_sets) {
     PodSetInfo info;
     info.name = std::string(ps.name);
     info.count = ps.count;
     if (ps.pod_template != nullptr) {
-      const Json& spec = api::MemberObject(*ps.pod_template, "spec");
-      if (const Json& s = Member(spec, "nodeSelector"); s.is_object()) info.node_selector = s;
-      if (const Json& t = Member(spec, "tolerations"); t.is_array()) info.tolerations = t;
+      const PodView pod = PodView::Parse(*ps.pod_template);
+      if (pod.node_selector != nullptr) info.node_selector = *pod.node_selector;
+      if (pod.tolerations != nullptr) info.tolerations = *pod.tolerations;
     }
     out.push_back(std::move(info));
   }
   return out;
+}
+
+std::vector<PodSetInfo> PodSetsInfoFromSpec(const Json& wl) {
+  return PodSetsInfoFromSpec(WorkloadPodSetsView::Parse(wl).pod_sets);
+}
+
+std::vector<PodSetInfo> PodSetsInfoFromPodSets(const std::vector<Json>& job_podsets) {
+  std::vector<PodSetView> views;
+  views.reserve(job_podsets.size());
+  for (const Json& ps : job_podsets) views.push_back(PodSetView::Parse(ps));
+  return PodSetsInfoFromSpec(views);
 }
 
 absl::StatusOr<std::vector<PodSetInfo>> PodSetsInfoFromAdmission(const Json& wl,
@@ -170,10 +168,9 @@ absl::StatusOr<std::vector<PodSetInfo>> PodSetsInfoFromAdmission(const Json& wl,
       const std::string name(flavor);
       auto rf = flavors(name);
       if (!rf) return absl::NotFoundError(absl::StrCat("ResourceFlavor \"", name, "\" not found"));
-      const Json& rspec = Member(*rf, "spec");
-      const Json& labels = Member(rspec, "nodeLabels");
-      if (labels.is_object()) info.node_selector.update(labels);
-      MergeTolerations(info.tolerations, Member(rspec, "tolerations"));
+      const ResourceFlavorView rfv = ResourceFlavorView::Parse(*rf);
+      if (rfv.node_labels != nullptr) info.node_selector.update(*rfv.node_labels);
+      MergeTolerations(info.tolerations, rfv.tolerations);
     }
     out.push_back(std::move(info));
   }
@@ -201,6 +198,8 @@ std::optional<std::vector<PodSetInfo>> PodSetsInfoFromJson(const Json& j) {
 
 namespace batchd::controllers::workload {
 
+// The entries of the kOriginalPodSetsAnnotation array: batchd's own
+// encoding of a PodSetInfo (not a field of any API object).
 Json PodSetInfo::ToJson() const {
   return {{"name", name},
           {"count", count},
@@ -209,14 +208,13 @@ Json PodSetInfo::ToJson() const {
 }
 
 std::optional<PodSetInfo> PodSetInfo::FromJson(const Json& j) {
-  if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) return std::nullopt;
+  const Json* name = api::FindMember(j, "name");
+  if (name == nullptr || !name->is_string()) return std::nullopt;
   PodSetInfo info;
-  info.name = j["name"].get<std::string>();
-  info.count = j.value("count", 0);
-  if (j.contains("nodeSelector") && j["nodeSelector"].is_object()) {
-    info.node_selector = j["nodeSelector"];
-  }
-  if (j.contains("tolerations") && j["tolerations"].is_array()) info.tolerations = j["tolerations"];
+  info.name = name->get<std::string>();
+  info.count = static_cast<int32_t>(api::IntMember(j, "count"));
+  if (const Json& s = api::Member(j, "nodeSelector"); s.is_object()) info.node_selector = s;
+  if (const Json& t = api::Member(j, "tolerations"); t.is_array()) info.tolerations = t;
   return info;
 }
 

@@ -1,8 +1,9 @@
-// Helpers over Kueue v1beta2 Workload JSON shared by the generic reconciler
-// and the adapters: label/annotation keys, the condition types (read and
-// written through api/meta/conditions.h, metav1 shape), Kueue's workload
-// names, the podSet comparison that decides whether a Workload still matches
-// its job, and the PodSetInfo taken from an admission.
+// Helpers over Kueue v1beta2 Workloads shared by the generic reconciler and
+// the adapters: label/annotation keys, Kueue's workload names, the podSet
+// comparison that decides whether a Workload still matches its job, and the
+// PodSetInfo taken from an admission. They read through the typed views
+// (api/kueue/queue_views.h, api/core/v1/pod_view.h); the condition types
+// are api/kueue's (kueue.h, workload_writers.h).
 //
 // Thread-safety: pure functions over JSON the caller owns.
 #pragma once
@@ -15,12 +16,11 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "api/kueue/queue_views.h"
 #include "controllers/workload/adapter.h"
 
 namespace batchd::controllers::workload::internal {
 
-inline constexpr char kKueueGroup[] = "kueue.x-k8s.io";
-inline constexpr char kKueueVersion[] = "v1beta2";
 inline constexpr char kQueueNameKey[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
 inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
@@ -28,13 +28,6 @@ inline constexpr char kStoppingAnnotation[] = "kueue.x-k8s.io/stopping";
 // The pre-admission PodSetInfos of a running job (JSON array), written when
 // the job starts and used to restore it when it stops.
 inline constexpr char kOriginalPodSetsAnnotation[] = "batchd.io/original-podsets-info";
-
-inline constexpr char kCondQuotaReserved[] = "QuotaReserved";
-inline constexpr char kCondAdmitted[] = "Admitted";
-inline constexpr char kCondEvicted[] = "Evicted";
-inline constexpr char kCondFinished[] = "Finished";
-inline constexpr char kCondPodsReady[] = "PodsReady";
-inline constexpr char kCondRequeued[] = "Requeued";
 
 // The queue-name label, else the annotation of the same key, else "".
 std::string QueueName(const Json& obj);
@@ -48,18 +41,21 @@ bool IsAdmitted(const Json& wl);
 std::string WorkloadName(const GroupVersionKind& gvk, const std::string& owner_name,
                          const std::string& owner_uid);
 
-// Copies limits into requests for resources without a request, in every
-// container and init container of a pod template.
-void DefaultRequestsFromLimits(Json& pod_template);
-
 // True when the job's podSets and the Workload's describe the same pods:
 // names, counts, minCounts and, per template, containers' names, images and
-// resources, node selector, tolerations, affinity and priorityClassName.
+// resources, node selector, tolerations, node affinity and
+// priorityClassName. The second form takes the Workload's `spec.podSets`
+// array.
+bool EquivalentPodSets(const std::vector<Json>& job_podsets,
+                       const std::vector<api::kueue::PodSetView>& wl_podsets);
 bool EquivalentPodSets(const std::vector<Json>& job_podsets, const Json& wl_podsets);
 
-// One PodSetInfo per `spec.podSets` entry, from each template's current
-// directives (what Stop restores to when the job has no annotation).
+// One PodSetInfo per pod set, from each template's current directives (what
+// Stop restores to when the job has no annotation): of a Workload's
+// `spec.podSets`, or of the pod sets a JobAdapter makes of its job.
+std::vector<PodSetInfo> PodSetsInfoFromSpec(const std::vector<api::kueue::PodSetView>& pod_sets);
 std::vector<PodSetInfo> PodSetsInfoFromSpec(const Json& wl);
+std::vector<PodSetInfo> PodSetsInfoFromPodSets(const std::vector<Json>& job_podsets);
 
 // Flavor name -> ResourceFlavor object (nullptr when unknown).
 using FlavorLookup = std::function<std::shared_ptr<const Json>(const std::string&)>;

@@ -1,0 +1,84 @@
+#include "api/batch/v1/job_writers.h"
+
+#include <algorithm>
+
+#include "api/json_access.h"
+
+namespace batchd::api::batch_v1 {
+
+namespace {
+
+constexpr char kNodeSelector[] = "nodeSelector";
+constexpr char kTolerations[] = "tolerations";
+
+// spec.template.spec, made an object (with the steps to it) when it is not.
+Json& MutableTemplateSpec(Json& job) {
+  return MutableObject(MutableObject(MutableObject(job, "spec"), "template"), "spec");
+}
+
+// spec.template.spec when every step is an object, else nullptr.
+Json* FindTemplateSpec(Json& job) {
+  Json* v = &job;
+  for (const char* key : {"spec", "template", "spec"}) {
+    if (!v->is_object()) return nullptr;
+    auto it = v->find(key);
+    if (it == v->end()) return nullptr;
+    v = &*it;
+  }
+  return v->is_object() ? v : nullptr;
+}
+
+// Writes `value` at `spec[key]`, removing the field when `value` is empty.
+bool ReplaceOrErase(Json& job, const char* key, const Json& value) {
+  if (value.is_null() || value.empty()) {
+    Json* spec = FindTemplateSpec(job);
+    return spec != nullptr && spec->erase(key) > 0;
+  }
+  Json& spec = MutableTemplateSpec(job);
+  if (auto it = spec.find(key); it != spec.end() && *it == value) return false;
+  spec[key] = value;
+  return true;
+}
+
+}  // namespace
+
+void SetSuspend(Json& job, bool suspend) { MutableObject(job, "spec")["suspend"] = suspend; }
+
+void SetParallelism(Json& job, int32_t parallelism) {
+  MutableObject(job, "spec")["parallelism"] = parallelism;
+}
+
+void SetCompletions(Json& job, int32_t completions) {
+  MutableObject(job, "spec")["completions"] = completions;
+}
+
+void MergeTemplateNodeSelector(Json& job, const Json& labels) {
+  if (!labels.is_object() || labels.empty()) return;
+  Json& selector = MutableObject(MutableTemplateSpec(job), kNodeSelector);
+  selector.update(labels);
+}
+
+void MergeTemplateTolerations(Json& job, const Json& tolerations) {
+  if (!tolerations.is_array() || tolerations.empty()) return;
+  Json& into = MutableArray(MutableTemplateSpec(job), kTolerations);
+  for (const Json& t : tolerations) {
+    if (std::find(into.begin(), into.end(), t) == into.end()) into.push_back(t);
+  }
+}
+
+bool ReplaceTemplateNodeSelector(Json& job, const Json& selector) {
+  return ReplaceOrErase(job, kNodeSelector, selector);
+}
+
+bool ReplaceTemplateTolerations(Json& job, const Json& tolerations) {
+  return ReplaceOrErase(job, kTolerations, tolerations);
+}
+
+bool ClearStartTime(Json& job) {
+  if (!job.is_object()) return false;
+  auto status = job.find("status");
+  if (status == job.end() || !status->is_object()) return false;
+  return status->erase("startTime") > 0;
+}
+
+}  // namespace batchd::api::batch_v1

@@ -1,0 +1,123 @@
+#include "api/kueue/workload_writers.h"
+
+#include <string>
+
+#include "api/json_access.h"
+#include "api/meta/conditions.h"
+#include "api/meta/object_meta.h"
+
+namespace batchd::api::kueue {
+
+namespace {
+
+using meta::ConditionShape;
+using meta::kConditionFalse;
+using meta::kConditionTrue;
+
+constexpr char kSchedulingGroup[] = "scheduling.k8s.io";
+
+void UseLimitsAsMissingRequestsIn(Json& containers) {
+  if (!containers.is_array()) return;
+  for (Json& c : containers) {
+    if (!c.is_object()) continue;
+    auto res = c.find("resources");
+    if (res == c.end() || !res->is_object()) continue;
+    const Json& limits = Member(*res, "limits");
+    if (!limits.is_object() || limits.empty()) continue;
+    Json& requests = MutableObject(*res, "requests");
+    for (auto it = limits.begin(); it != limits.end(); ++it) {
+      if (!requests.contains(it.key())) requests[it.key()] = it.value();
+    }
+  }
+}
+
+}  // namespace
+
+Json NewPodSet(std::string_view name, int32_t count, std::optional<int32_t> min_count,
+               Json pod_template) {
+  Json ps = {{"name", name}, {"count", count}};
+  if (min_count) ps["minCount"] = *min_count;
+  ps["template"] = std::move(pod_template);
+  return ps;
+}
+
+void UseLimitsAsMissingRequests(Json& pod_template) {
+  if (!pod_template.is_object()) return;
+  auto spec = pod_template.find("spec");
+  if (spec == pod_template.end() || !spec->is_object()) return;
+  for (const char* list : {"containers", "initContainers"}) {
+    if (auto it = spec->find(list); it != spec->end()) UseLimitsAsMissingRequestsIn(*it);
+  }
+}
+
+Json NewWorkload(std::string_view ns, std::string_view name, std::string_view queue_name,
+                 std::vector<Json> pod_sets) {
+  Json wl = {{"apiVersion", std::string(kGroup) + "/" + kStorageVersion},
+             {"kind", "Workload"},
+             {"metadata", {{"name", name}, {"namespace", ns}}},
+             {"spec", {{"queueName", queue_name}}}};
+  SetPodSets(wl, std::move(pod_sets));
+  return wl;
+}
+
+void SetPodSets(Json& wl, std::vector<Json> pod_sets) {
+  Json& list = MutableObject(wl, "spec")["podSets"];
+  list = Json::array();
+  for (Json& ps : pod_sets) list.push_back(std::move(ps));
+}
+
+void SetQueueName(Json& wl, std::string_view queue_name) {
+  MutableObject(wl, "spec")["queueName"] = queue_name;
+}
+
+void SetPriorityClass(Json& wl, PriorityClassSource source, const Json& priority_class) {
+  const bool workload_class = source == PriorityClassSource::kWorkloadPriorityClass;
+  Json& spec = MutableObject(wl, "spec");
+  spec["priorityClassRef"] = {
+      {"group", workload_class ? kGroup : kSchedulingGroup},
+      {"kind", workload_class ? "WorkloadPriorityClass" : "PriorityClass"},
+      {"name", meta::GetName(priority_class)}};
+  spec["priority"] = IntMember(priority_class, "value");
+}
+
+void SetPriority(Json& wl, int32_t priority) {
+  MutableObject(wl, "spec")["priority"] = priority;
+}
+
+bool SetFinished(Json& wl, bool succeeded, std::string_view message, absl::Time now) {
+  return meta::SetCondition(
+      wl, ConditionShape::kMeta,
+      {kFinished, kConditionTrue, succeeded ? "Succeeded" : "Failed", std::string(message)}, now);
+}
+
+bool SetPodsReady(Json& wl, PodsReadyState state, absl::Time now) {
+  if (state == PodsReadyState::kReady) {
+    return meta::SetCondition(wl, ConditionShape::kMeta,
+                              {kPodsReady, kConditionTrue, "PodsReady",
+                               "All pods reached readiness and the workload is running"},
+                              now);
+  }
+  return meta::SetCondition(
+      wl, ConditionShape::kMeta,
+      {kPodsReady, kConditionFalse,
+       state == PodsReadyState::kWaitForRecovery ? "WaitForRecovery" : "WaitForStart",
+       "Not all pods are ready or succeeded"},
+      now);
+}
+
+void ClearReservation(Json& wl, std::string_view eviction_reason,
+                      std::string_view eviction_message, bool requeue, absl::Time now) {
+  MutableObject(wl, "status").erase("admission");
+  meta::SetCondition(wl, ConditionShape::kMeta,
+                     {kQuotaReserved, kConditionFalse, "Pending", std::string(eviction_message)},
+                     now);
+  meta::SetCondition(
+      wl, ConditionShape::kMeta,
+      {kAdmitted, kConditionFalse, "NoReservation", "The workload has no reservation"}, now);
+  meta::SetCondition(wl, ConditionShape::kMeta,
+                     {kRequeued, requeue ? kConditionTrue : kConditionFalse,
+                      std::string(eviction_reason), std::string(eviction_message)},
+                     now);
+}
+
+}  // namespace batchd::api::kueue
