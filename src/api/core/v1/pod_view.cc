@@ -83,6 +83,7 @@ PodView PodView::Parse(const Json& pod) {
   if (const Json& c = Member(status, "conditions"); c.is_array()) v.conditions = &c;
   v.container_statuses = ParseContainerStatuses(Member(status, "containerStatuses"));
   v.init_container_statuses = ParseContainerStatuses(Member(status, "initContainerStatuses"));
+  if (const Json& t = Member(spec, "tolerations"); t.is_array()) v.tolerations = &t;
   return v;
 }
 

@@ -72,6 +72,7 @@ struct PodView {
   const Json* conditions = nullptr;  // status.conditions, or nullptr; read with api/meta/conditions.h.
   std::vector<ContainerStatusView> container_statuses;
   std::vector<ContainerStatusView> init_container_statuses;
+  const Json* tolerations = nullptr;  // spec.tolerations, or nullptr; read with api/core/v1/taint.h.
 
   // REQUIRES: `pod` is a Pod object that outlives the view.
   static PodView Parse(const Json& pod);
