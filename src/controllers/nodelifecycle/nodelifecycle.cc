@@ -1,15 +1,18 @@
 #include "controllers/nodelifecycle/nodelifecycle.h"
 
 #include <algorithm>
-#include <set>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "api/coordination/v1/lease_view.h"
+#include "api/core/v1/node_view.h"
 #include "api/core/v1/pod_view.h"
 #include "api/core/v1/taint.h"
-#include "api/json_access.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
@@ -30,88 +33,38 @@ namespace {
 
 constexpr char kSimulatedAnnotation[] = "batchd.io/simulated";
 
-std::string ReadyStatus(const Json& node) {
-  return std::string(api::meta::ConditionStatus(node, "Ready"));
+using api::core_v1::NodeView;
+using api::core_v1::PodView;
+using api::core_v1::Taint;
+using api::core_v1::TaintEffect;
+
+// The taint a node whose Ready condition has status `ready` gets: unreachable
+// for Unknown, not-ready for False, none ("") for True.
+std::string_view HealthTaintKey(std::string_view ready) {
+  return ready == api::meta::kConditionUnknown ? kUnreachableTaint
+         : ready == api::meta::kConditionFalse ? kNotReadyTaint
+                                               : "";
 }
 
-bool IsManagedTaint(const Json& t) {
-  const std::string_view key = api::StringMember(t, "key");
-  const std::string_view effect = api::StringMember(t, "effect");
-  return (key == kUnreachableTaint || key == kNotReadyTaint) &&
-         (effect == "NoSchedule" || effect == "NoExecute");
+bool Unhealthy(std::string_view ready) {
+  return ready == api::meta::kConditionUnknown || ready == api::meta::kConditionFalse;
 }
 
-// Marks every condition Unknown (or adds Ready=Unknown); false when nothing changed.
-bool MarkUnknown(Json& node, absl::Time now) {
-  std::string ts = api::meta::FormatRfc3339(now);
-  bool changed = false;
-  if (api::meta::FindCondition(node, "Ready") == nullptr) {
-    changed = api::meta::SetCondition(node, api::meta::ConditionShape::kNode,
-                                      {"Ready", api::meta::kConditionUnknown,
-                                       "NodeStatusNeverUpdated", "Kubelet never posted node status."},
-                                      now);
-  }
-  for (Json& c : node["status"]["conditions"]) {
-    if (c.value("status", "") == "Unknown") continue;
-    c["status"] = "Unknown";
-    c["reason"] = "NodeStatusUnknown";
-    c["message"] = "Kubelet stopped posting node status.";
-    c["lastTransitionTime"] = ts;
-    changed = true;
-  }
-  return changed;
-}
-
-// Undoes MarkUnknown once the node heartbeats again; false when nothing changed.
-bool MarkRecovered(Json& node, absl::Time now) {
-  std::string ts = api::meta::FormatRfc3339(now);
-  bool changed = false;
-  for (Json& c : node["status"]["conditions"]) {
-    std::string reason = c.value("reason", "");
-    if (c.value("status", "") != "Unknown" ||
-        (reason != "NodeStatusUnknown" && reason != "NodeStatusNeverUpdated")) {
-      continue;
-    }
-    bool ready = c.value("type", "") == "Ready";
-    c["status"] = ready ? "True" : "False";
-    c["reason"] = ready ? "KubeletReady" : "KubeletRecovered";
-    c["message"] = ready ? "kubelet is posting ready status" : "node lease renewed";
-    c["lastTransitionTime"] = ts;
-    c["lastHeartbeatTime"] = ts;
-    changed = true;
-  }
-  return changed;
-}
-
-// Makes the node's managed taints those for `ready`; false when nothing changed.
-bool SetTaints(Json& node, const std::string& ready, absl::Time now) {
-  std::string want_key = ready == "Unknown" ? kUnreachableTaint
-                         : ready == "False" ? kNotReadyTaint
-                                            : "";
-  Json& spec = node["spec"];
-  if (!spec.is_object()) spec = Json::object();
-  Json taints = spec.value("taints", Json::array());
-  Json out = Json::array();
-  std::set<std::string> have;
-  for (const Json& t : taints) {
-    if (IsManagedTaint(t) && api::StringMember(t, "key") != want_key) continue;
-    if (IsManagedTaint(t)) have.insert(std::string(api::StringMember(t, "effect")));
-    out.push_back(t);
-  }
-  if (!want_key.empty()) {
-    for (const char* effect : {"NoSchedule", "NoExecute"}) {
-      if (have.count(effect)) continue;
-      out.push_back({{"key", want_key}, {"effect", effect},
-                     {"timeAdded", api::meta::FormatRfc3339(now)}});
+// Makes the node's unreachable / not-ready taints (NoSchedule and NoExecute)
+// those for `ready`; false when nothing changed.
+bool SetHealthTaints(Json& node, std::string_view ready, absl::Time now) {
+  const std::string_view want = HealthTaintKey(ready);
+  const std::string added = api::meta::FormatRfc3339(now);
+  std::vector<Taint> stale;
+  std::vector<Taint> wanted;
+  for (const char* key : {kUnreachableTaint, kNotReadyTaint}) {
+    for (TaintEffect effect : {TaintEffect::kNoSchedule, TaintEffect::kNoExecute}) {
+      (key == want ? wanted : stale).push_back(Taint{key, "", effect, added});
     }
   }
-  if (out == taints) return false;
-  if (out.empty()) {
-    spec.erase("taints");
-  } else {
-    spec["taints"] = out;
-  }
-  return true;
+  bool changed = api::core_v1::RemoveNodeTaints(node, stale);
+  if (api::core_v1::AddMissingNodeTaints(node, wanted)) changed = true;
+  return changed;
 }
 
 class NodeLifecycle : public Reconciler {
@@ -133,11 +86,11 @@ class NodeLifecycle : public Reconciler {
   };
   void OnPod(const ObjectRef& pod, bool deleted);
   // Observes the node's heartbeat signal; returns when it was last seen changing.
-  absl::Time Probe(const Json& node);
-  absl::StatusOr<Json> Sync(const Json& node, bool expired);
+  absl::Time Probe(const NodeView& node);
+  absl::StatusOr<Json> Sync(const Json& node, const std::string& name, bool expired);
   // Evicts due pods; returns the next due time (InfiniteFuture when none).
-  absl::StatusOr<absl::Time> Evict(const Json& node, const std::string& ready);
-  absl::Status EvictPod(const Json& pod);
+  absl::StatusOr<absl::Time> Evict(const NodeView& node, std::string_view ready);
+  absl::Status EvictPod(const Json& pod, const PodView& view);
 
   ControllerContext& ctx_;
   const NodeLifecycleOptions opts_;
@@ -173,7 +126,7 @@ void NodeLifecycle::Register(std::shared_ptr<NodeLifecycle> self) {
 }
 
 void NodeLifecycle::OnPod(const ObjectRef& pod, bool deleted) {
-  const std::string node(api::core_v1::PodView::Parse(*pod).node_name);
+  const std::string node(PodView::Parse(*pod).node_name);
   if (node.empty()) return;
   std::string key = client::Informer::KeyOf(*pod);
   bool enqueue = false;
@@ -191,15 +144,15 @@ void NodeLifecycle::OnPod(const ObjectRef& pod, bool deleted) {
   if (enqueue) controller_->queue().Add(node);
 }
 
-absl::Time NodeLifecycle::Probe(const Json& node) {
-  std::string name = api::meta::GetName(node);
+absl::Time NodeLifecycle::Probe(const NodeView& node) {
+  const std::string name(node.meta.name);
   std::string signal;
   if (ObjectRef lease = leases_.Get(opts_.lease_namespace, name)) {
-    signal = std::string(api::AsString(api::MemberAt(*lease, {"spec", "renewTime"})));
+    signal = std::string(api::coordination_v1::LeaseView::Parse(*lease).renew_time);
   }
-  if (const Json* ready = api::meta::FindCondition(node, "Ready")) {
+  if (const api::core_v1::NodeConditionView* ready = node.Condition(api::core_v1::kNodeReady)) {
     signal += "|";
-    signal += api::StringMember(*ready, "lastHeartbeatTime");
+    signal += ready->last_heartbeat_time;
   }
   absl::MutexLock lock(&mu_);
   auto it = health_.find(name);
@@ -211,55 +164,47 @@ absl::Time NodeLifecycle::Probe(const Json& node) {
 }
 
 // Writes the node's conditions and taints; returns the node as written.
-absl::StatusOr<Json> NodeLifecycle::Sync(const Json& node, bool expired) {
+absl::StatusOr<Json> NodeLifecycle::Sync(const Json& node, const std::string& name,
+                                         bool expired) {
   absl::Time now = ctx_.clock.Now();
   Json cur = node;
   Json status_copy = node;
-  bool status_changed = expired ? MarkUnknown(status_copy, now) : MarkRecovered(status_copy, now);
+  bool status_changed = expired ? api::core_v1::MarkNodeConditionsUnknown(status_copy, now)
+                                : api::core_v1::RestoreNodeConditions(status_copy, now);
   if (status_changed) {
-    BATCHD_ASSIGN_OR_RETURN(cur, ctx_.client.UpdateStatus(nodes_.kind(), status_copy));
+    BATCHD_ASSIGN_OR_RETURN(cur, ctx_.client.UpdateStatus(nodes_.kind(), std::move(status_copy)));
     if (expired) {
       ctx_.events.Event(cur, "Normal", "NodeNotReady",
-                        absl::StrCat("Node ", api::meta::GetName(cur),
-                                     " status is now: NodeNotReady"));
+                        absl::StrCat("Node ", name, " status is now: NodeNotReady"));
     }
   }
+  const std::string ready(NodeView::Parse(cur).ReadyStatus());
   Json spec_copy = cur;
-  if (SetTaints(spec_copy, ReadyStatus(cur), now)) {
-    BATCHD_ASSIGN_OR_RETURN(cur, ctx_.client.Update(nodes_.kind(), spec_copy));
+  if (SetHealthTaints(spec_copy, ready, now)) {
+    BATCHD_ASSIGN_OR_RETURN(cur, ctx_.client.Update(nodes_.kind(), std::move(spec_copy)));
   }
   return cur;
 }
 
-absl::Status NodeLifecycle::EvictPod(const Json& pod) {
+// `view` is parsed from `pod`, the informer's object.
+absl::Status NodeLifecycle::EvictPod(const Json& pod, const PodView& view) {
   Json next = pod;
-  std::string ts = api::meta::FormatRfc3339(ctx_.clock.Now());
-  next["status"]["phase"] = "Failed";
-  Json& conds = next["status"]["conditions"];
-  if (!conds.is_array()) conds = Json::array();
-  Json cond = {{"type", "DisruptionTarget"}, {"status", "True"},
-               {"reason", "DeletionByTaintManager"}, {"message", "Taint manager: deleting pod"},
-               {"lastTransitionTime", ts}, {"lastProbeTime", nullptr}};
-  bool replaced = false;
-  for (Json& c : conds) {
-    if (c.value("type", "") == "DisruptionTarget") c = cond, replaced = true;
-  }
-  if (!replaced) conds.push_back(cond);
-  auto written = ctx_.client.UpdateStatus(pods_.kind(), next);
+  api::core_v1::MarkPodEvictedByTaintManager(next, ctx_.clock.Now());
+  auto written = ctx_.client.UpdateStatus(pods_.kind(), std::move(next));
   if (!written.ok()) return written.status();
   ctx_.events.Event(pod, "Normal", "TaintManagerEviction",
                     absl::StrCat("Marking for deletion Pod ", client::Informer::KeyOf(pod)));
   client::DeleteOptions opts;
-  opts.precondition_uid = api::meta::GetUid(pod);
-  return ctx_.client.Delete(pods_.kind(), api::meta::GetNamespace(pod), api::meta::GetName(pod),
-                            opts);
+  opts.precondition_uid = std::string(view.meta.uid);
+  return ctx_.client.Delete(pods_.kind(), std::string(view.meta.namespace_),
+                            std::string(view.meta.name), opts);
 }
 
-absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::string& ready) {
-  std::string key = ready == "Unknown" ? kUnreachableTaint : kNotReadyTaint;
-  api::core_v1::Taint taint{key, "", api::core_v1::TaintEffect::kNoExecute, ""};
-  for (const auto& t : api::core_v1::ParseTaints(node)) {
-    if (t.key == key && t.effect == api::core_v1::TaintEffect::kNoExecute) taint = t;
+absl::StatusOr<absl::Time> NodeLifecycle::Evict(const NodeView& node, std::string_view ready) {
+  const std::string key(HealthTaintKey(ready));
+  Taint taint{key, "", TaintEffect::kNoExecute, ""};
+  for (const Taint& t : node.taints) {
+    if (t.key == key && t.effect == TaintEffect::kNoExecute) taint = t;
   }
   absl::Time now = ctx_.clock.Now();
   auto parsed = api::meta::ParseRfc3339(taint.time_added);
@@ -267,7 +212,7 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::str
   std::vector<std::string> keys;
   {
     absl::MutexLock lock(&mu_);
-    auto it = pods_by_node_.find(api::meta::GetName(node));
+    auto it = pods_by_node_.find(std::string(node.meta.name));
     if (it != pods_by_node_.end()) keys.assign(it->second.begin(), it->second.end());
   }
   std::sort(keys.begin(), keys.end());
@@ -276,9 +221,12 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::str
   for (const auto& k : keys) {
     size_t slash = k.find('/');
     ObjectRef pod = pods_.Get(k.substr(0, slash), k.substr(slash + 1));
-    if (!pod || api::meta::IsBeingDeleted(*pod)) continue;
-    if (api::core_v1::PodView::Parse(*pod).terminal()) continue;
-    auto tols = api::core_v1::ParseTolerations(api::MemberObject(*pod, "spec"));
+    if (!pod) continue;
+    const PodView view = PodView::Parse(*pod);
+    if (view.meta.being_deleted() || view.terminal()) continue;
+    const std::vector<api::core_v1::Toleration> tols =
+        view.tolerations == nullptr ? std::vector<api::core_v1::Toleration>()
+                                    : api::core_v1::ParseTolerationList(*view.tolerations);
     const api::core_v1::Toleration* tol = api::core_v1::FindToleration(tols, taint);
     if (tol != nullptr && !tol->toleration_seconds) continue;
     if (tol != nullptr) {
@@ -288,7 +236,7 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::str
         continue;
       }
     }
-    absl::Status st = EvictPod(*pod);
+    absl::Status st = EvictPod(*pod, view);
     if (!st.ok() && registry::GetPayload(st).reason != "NotFound" && first_error.ok()) {
       first_error = st;
     }
@@ -299,17 +247,20 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const Json& node, const std::str
 
 absl::StatusOr<Result> NodeLifecycle::Reconcile(const std::string& name) {
   ObjectRef ref = nodes_.Get("", name);
-  if (!ref || api::meta::GetAnnotation(*ref, kSimulatedAnnotation).value_or("") == "true") {
+  std::optional<NodeView> cached;
+  if (ref) cached = NodeView::Parse(*ref);
+  if (!cached || cached->meta.Annotation(kSimulatedAnnotation).value_or("") == "true") {
     absl::MutexLock lock(&mu_);
     unhealthy_.erase(name);
     return Result::Done();
   }
   absl::Time now = ctx_.clock.Now();
-  absl::Time expires = Probe(*ref) + opts_.grace;
+  absl::Time expires = Probe(*cached) + opts_.grace;
   bool expired = now >= expires;
-  BATCHD_ASSIGN_OR_RETURN(Json node, Sync(*ref, expired));
-  std::string ready = ReadyStatus(node);
-  bool unhealthy = ready == "Unknown" || ready == "False";
+  BATCHD_ASSIGN_OR_RETURN(const Json node, Sync(*ref, name, expired));
+  const NodeView view = NodeView::Parse(node);  // `node` is not edited from here on.
+  const std::string_view ready = view.ReadyStatus();
+  bool unhealthy = Unhealthy(ready);
   {
     absl::MutexLock lock(&mu_);
     if (unhealthy) {
@@ -320,7 +271,7 @@ absl::StatusOr<Result> NodeLifecycle::Reconcile(const std::string& name) {
   }
   absl::Time next = expired ? absl::InfiniteFuture() : expires;
   if (unhealthy) {
-    BATCHD_ASSIGN_OR_RETURN(absl::Time due, Evict(node, ready));
+    BATCHD_ASSIGN_OR_RETURN(absl::Time due, Evict(view, ready));
     next = std::min(next, due);
   }
   if (next == absl::InfiniteFuture()) return Result::Done();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/core/v1/node_view.h"
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
@@ -19,13 +20,6 @@ constexpr int64_t kDefaultMemMilli = int64_t{200} * 1024 * 1024 * 1000;  // 200M
 constexpr char kUnschedulableTaint[] = "node.kubernetes.io/unschedulable";
 constexpr char kNotReadyTaint[] = "node.kubernetes.io/not-ready";
 constexpr char kUnreachableTaint[] = "node.kubernetes.io/unreachable";
-
-std::string ReadyStatus(const Json& node) {
-  for (const Json& c : api::Member(api::Member(node, "status"), "conditions")) {
-    if (api::CopyStringMember(c, "type") == "Ready") return api::CopyStringMember(c, "status");
-  }
-  return "";
-}
 
 bool SameTaints(const std::vector<Taint>& a, const std::vector<Taint>& b) {
   if (a.size() != b.size()) return false;
@@ -136,23 +130,20 @@ const NodeInfo* Cache::node(const std::string& name) const {
 }
 
 bool Cache::UpsertNode(const Json& node) {
-  std::string name = api::meta::GetName(node);
+  api::core_v1::NodeView view = api::core_v1::NodeView::Parse(node);
+  std::string name(view.meta.name);
   NodeInfo fresh;
   fresh.name = name;
-  fresh.labels = api::meta::Labels(node);
-  const Json& status = api::Member(node, "status");
-  const Json& alloc_json =
-      api::Member(status, "allocatable").is_object() ? api::Member(status, "allocatable")
-                                               : api::Member(status, "capacity");
-  for (const auto& [res, amount] : ParseResourceList(alloc_json)) {
-    int id = resources_.Id(res);
+  if (view.meta.labels != nullptr) fresh.labels = api::StringMap(*view.meta.labels);
+  for (const api::core_v1::ResourceAmountView& r : view.Allocatable()) {
+    if (r.amount.IsZero()) continue;  // A zero amount is no resource (as ParseResourceList).
+    int id = resources_.Id(std::string(r.name));
     if (id >= (int)fresh.allocatable.size()) fresh.allocatable.resize(id + 1, 0);
-    fresh.allocatable[id] = amount.milli();
+    fresh.allocatable[id] = r.amount.milli();
   }
-  fresh.taints = ParseTaints(node);
-  const Json& unsched = api::Member(api::Member(node, "spec"), "unschedulable");
-  fresh.unschedulable = unsched.is_boolean() && unsched.get<bool>();
-  fresh.ready = ReadyStatus(node);
+  fresh.taints = std::move(view.taints);
+  fresh.unschedulable = view.unschedulable;
+  fresh.ready = std::string(view.ReadyStatus());
 
   auto it = nodes_.find(name);
   if (it == nodes_.end()) {
