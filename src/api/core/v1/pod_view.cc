@@ -2,6 +2,7 @@
 
 #include "api/json_access.h"
 #include "api/meta/conditions.h"
+#include "api/meta/time_util.h"
 
 namespace batchd::api::core_v1 {
 
@@ -97,6 +98,24 @@ std::string_view PodView::ConditionStatus(std::string_view type) const {
   if (conditions == nullptr) return "";
   const Json* c = meta::FindConditionIn(*conditions, type);
   return c == nullptr ? std::string_view() : StringMember(*c, "status");
+}
+
+bool PodView::HasCondition(std::string_view type, std::string_view status) const {
+  if (conditions == nullptr) return false;
+  for (const Json& c : *conditions) {
+    if (StringMember(c, "type") == type && StringMember(c, "status") == status) return true;
+  }
+  return false;
+}
+
+std::optional<absl::Time> PodView::ConditionTransitionTime(std::string_view type,
+                                                           std::string_view status) const {
+  if (conditions == nullptr) return std::nullopt;
+  for (const Json& c : *conditions) {
+    if (StringMember(c, "type") != type || StringMember(c, "status") != status) continue;
+    if (auto t = meta::ParseOptionalRfc3339(StringMember(c, "lastTransitionTime"))) return t;
+  }
+  return std::nullopt;
 }
 
 }  // namespace batchd::api::core_v1
