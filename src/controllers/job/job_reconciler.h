@@ -37,7 +37,10 @@ struct SyncCtx {
   client::ObjectRef job_ref;
   api::batch_v1::JobSpecView spec;
   api::batch_v1::JobStatusView status_at_start;  // Parsed once, as `spec`.
-  api::Json job;  // Working copy; `status` is edited in place.
+  api::Json job;  // Working copy; `status` is edited in place (job_status_writer.h).
+  // The working copy's status.startTime as written (nullopt: unset or
+  // unparsable).
+  std::optional<absl::Time> start_time;
   absl::Time now;
   std::vector<client::ObjectRef> pod_refs;  // Keeps `pods` alive.
   std::vector<JobPod> pods;                 // Pods this Job controls; not resized during a sync.
