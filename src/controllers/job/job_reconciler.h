@@ -9,6 +9,7 @@
 // shared bookkeeping (Expectations, PodIndex, BackoffStore) is locked.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -95,7 +96,7 @@ class JobReconciler : public reconcile::Reconciler {
   // pod_tracking.cc
   absl::Status TrackStatusAndRemoveFinalizers(SyncCtx& c, bool needs_flush);
   absl::Status Flush(SyncCtx& c, const std::vector<const JobPod*>& rm,
-                     std::set<std::string>& uids_with_finalizer, bool& needs_flush);
+                     std::set<std::string, std::less<>>& uids_with_finalizer, bool& needs_flush);
   bool CanRemoveFinalizer(const SyncCtx& c, const JobPod& pod, bool failed) const;
   bool EnactFinished(SyncCtx& c);
   void RecordFinished(const SyncCtx& c);

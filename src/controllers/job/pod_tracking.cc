@@ -26,7 +26,7 @@ using api::batch_v1::JobStatusView;
 // Step 3: uncounted UIDs whose pods lost the finalizer (or are gone) move
 // to the counters. Returns whether anything moved; `left` gets the lists as
 // they are afterwards.
-bool CleanUncounted(Json& job, const std::set<std::string>& uids_with_finalizer,
+bool CleanUncounted(Json& job, const std::set<std::string, std::less<>>& uids_with_finalizer,
                     std::vector<std::string> (&left)[2]) {
   bool has_uncounted = false;
   int64_t moved[2] = {0, 0}, counts[2] = {0, 0};
@@ -41,8 +41,7 @@ bool CleanUncounted(Json& job, const std::set<std::string>& uids_with_finalizer,
     for (int i = 0; i < 2; ++i) {
       left[i].clear();
       for (std::string_view uid : *all[i]) {
-        std::string owned(uid);
-        if (uids_with_finalizer.count(owned)) left[i].push_back(std::move(owned));
+        if (uids_with_finalizer.count(uid)) left[i].emplace_back(uid);
       }
       moved[i] = static_cast<int64_t>(all[i]->size() - left[i].size());
     }
@@ -91,7 +90,7 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
     std::stable_sort(pods.begin(), pods.end(),
                      [](const JobPod* a, const JobPod* b) { return a->index < b->index; });
   }
-  std::set<std::string> with_finalizer;
+  std::set<std::string, std::less<>> with_finalizer;
   for (const JobPod* p : pods) {
     std::string uid(p->view.meta.uid);
     if (HasTrackingFinalizer(p->view.meta) && !c.expected_rm_finalizers.count(uid)) {
@@ -160,7 +159,8 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
 }
 
 absl::Status JobReconciler::Flush(SyncCtx& c, const std::vector<const JobPod*>& rm,
-                                  std::set<std::string>& with_finalizer, bool& needs_flush) {
+                                  std::set<std::string, std::less<>>& with_finalizer,
+                                  bool& needs_flush) {
   if (needs_flush) {
     // Step 1: the uncounted UIDs are durable before any finalizer goes.
     BATCHD_RETURN_IF_ERROR(WriteStatus(c));
