@@ -10,10 +10,10 @@
 #include "api/batch/v1/batch_v1.h"
 #include "api/batch/v1/cron_schedule.h"
 #include "api/batch/v1/cronjob_view.h"
+#include "api/batch/v1/cronjob_writers.h"
 #include "api/batch/v1/job_view.h"
-#include "api/json_access.h"
 #include "api/meta/object_meta.h"
-#include "api/meta/time_util.h"
+#include "api/meta/object_writers.h"
 #include "common/status_macros.h"
 #include "common/string_view.h"
 #include "controllers/cronjob/internal/schedule.h"
@@ -29,41 +29,20 @@ using reconcile::Result;
 namespace {
 
 using api::Json;
+using api::batch_v1::AddCronJobActive;
 using api::batch_v1::ConcurrencyPolicy;
 using api::batch_v1::CronJobActiveRef;
 using api::batch_v1::CronJobSpecView;
 using api::batch_v1::CronJobStatusView;
 using api::batch_v1::JobStatusView;
+using api::batch_v1::RemoveCronJobActive;
+using api::batch_v1::SetCronJobLastScheduleTime;
+using api::batch_v1::SetCronJobLastSuccessfulTime;
 using client::ObjectRef;
 namespace meta = api::meta;
 namespace sched_internal = cronjob::internal;
 
 std::string Reason(const absl::Status& s) { return registry::GetPayload(s).reason; }
-
-// Removes the active reference with `uid` from the working copy; true when
-// one was removed.
-bool RemoveActive(Json& cj, std::string_view uid) {
-  auto status = cj.find("status");
-  if (status == cj.end() || !status->is_object()) return false;
-  auto active = status->find("active");
-  if (active == status->end() || !active->is_array()) return false;
-  size_t before = active->size();
-  Json kept = Json::array();
-  for (auto& ref : *active) {
-    if (!ref.is_object() || api::StringMember(ref, "uid") != uid) kept.push_back(std::move(ref));
-  }
-  *active = std::move(kept);
-  return active->size() != before;
-}
-
-Json JobReference(const Json& job) {
-  return {{"apiVersion", "batch/v1"},
-          {"kind", "Job"},
-          {"namespace", meta::GetNamespace(job)},
-          {"name", meta::GetName(job)},
-          {"uid", meta::GetUid(job)},
-          {"resourceVersion", meta::GetResourceVersion(job)}};
-}
 
 std::string FinishedConditionType(const Json& job) {
   return api::batch_v1::JobConditionTrue(job, "Failed") ? "Failed" : "Complete";
@@ -127,8 +106,7 @@ absl::StatusOr<Result> CronJobReconciler::Reconcile(const std::string& key) {
   ObjectRef cached = cronjobs_.Get(ns, name);
   if (!cached) return Result::Done();
   Sync s{cached, CronJobSpecView::Parse(*cached), *cached, {}, false};
-  s.cj["apiVersion"] = "batch/v1";
-  s.cj["kind"] = "CronJob";
+  meta::SetTypeMeta(s.cj, "batch/v1", "CronJob");
   std::string uid = meta::GetUid(s.cj);
   for (const auto& j : jobs_.List(ns)) {
     if (meta::IsControlledBy(*j, uid)) s.jobs.push_back(j);
@@ -170,7 +148,7 @@ absl::Status CronJobReconciler::ReconcileChildren(Sync& s) {
             absl::StrCat("Saw a job that the controller did not create or forgot: ",
                          meta::GetName(j)));
     } else if (active && finished) {
-      RemoveActive(s.cj, juid);
+      RemoveCronJobActive(s.cj, juid);
       s.status_changed = true;
       Event(s, "Normal", "SawCompletedJob",
             absl::StrCat("Saw completed job: ", meta::GetName(j),
@@ -180,12 +158,12 @@ absl::Status CronJobReconciler::ReconcileChildren(Sync& s) {
       auto done = JobStatusView::Parse(j).CompletionTime();
       auto last = s.Status().last_successful_time;
       if (done && (!last || *done > *last)) {
-        s.cj["status"]["lastSuccessfulTime"] = meta::FormatRfc3339(*done);
+        SetCronJobLastSuccessfulTime(s.cj, *done);
         s.status_changed = true;
       }
     }
   }
-  // Copied: RemoveActive edits the list the view would point into.
+  // Copied: RemoveCronJobActive edits the list the view would point into.
   std::vector<std::pair<std::string, std::string>> active;  // (name, uid)
   for (const CronJobActiveRef& ref : s.Status().active) active.emplace_back(ref.name, ref.uid);
   for (const auto& [ref_name, ruid] : active) {
@@ -195,7 +173,7 @@ absl::Status CronJobReconciler::ReconcileChildren(Sync& s) {
     if (live.ok() && meta::GetUid(*live) == ruid) continue;
     if (!live.ok() && Reason(live.status()) != "NotFound") return live.status();
     Event(s, "Normal", "MissingJob", absl::StrCat("Active job went missing: ", ref_name));
-    RemoveActive(s.cj, ruid);
+    RemoveCronJobActive(s.cj, ruid);
     s.status_changed = true;
   }
   return absl::OkStatus();
@@ -261,20 +239,19 @@ absl::StatusOr<bool> CronJobReconciler::MayStart(Sync& s, absl::Time scheduled, 
   }
   const ConcurrencyPolicy policy = s.spec.concurrency_policy;
   // As Kubernetes: every entry of status.active counts, object or not.
-  const Json& active_list = api::MemberArray(api::MemberObject(s.cj, "status"), "active");
-  if (policy == ConcurrencyPolicy::kForbid && !active_list.empty()) {
+  if (policy == ConcurrencyPolicy::kForbid && status.active_entries > 0) {
     Event(s, "Normal", "JobAlreadyActive",
           "Not starting job because prior execution is running and concurrency policy is Forbid");
     return false;
   }
   if (policy == ConcurrencyPolicy::kReplace) {
-    // Copied: DeleteJob and RemoveActive edit the list the view points into.
+    // Copied: DeleteJob and RemoveCronJobActive edit the list the view points into.
     std::vector<std::pair<std::string, std::string>> active;  // (name, uid)
     for (const CronJobActiveRef& ref : status.active) active.emplace_back(ref.name, ref.uid);
     for (const auto& [ref_name, ref_uid] : active) {
       auto job = ctx_.client.Get(job_kind_, meta::GetNamespace(s.cj), ref_name);
       if (!job.ok() && Reason(job.status()) == "NotFound") {
-        s.status_changed |= RemoveActive(s.cj, ref_uid);
+        s.status_changed |= RemoveCronJobActive(s.cj, ref_uid);
         continue;
       }
       if (!job.ok()) {
@@ -290,22 +267,9 @@ absl::StatusOr<bool> CronJobReconciler::MayStart(Sync& s, absl::Time scheduled, 
 }
 
 absl::Status CronJobReconciler::CreateJob(Sync& s, absl::Time scheduled, absl::TimeZone tz) {
-  static const Json kNoTemplate = Json::object();
-  const Json& tmpl = s.spec.job_template ? *s.spec.job_template : kNoTemplate;
-  const Json& tmeta = api::MemberObject(tmpl, "metadata");
   std::string ns = meta::GetNamespace(s.cj);
-  Json job = {
-      {"apiVersion", "batch/v1"},
-      {"kind", "Job"},
-      {"metadata",
-       {{"name", sched_internal::JobName(meta::GetName(s.cj), scheduled)}, {"namespace", ns}}},
-      {"spec", tmpl.value("spec", Json::object())}};
-  if (tmeta.contains("labels") && tmeta["labels"].is_object()) {
-    job["metadata"]["labels"] = tmeta["labels"];
-  }
-  if (tmeta.contains("annotations") && tmeta["annotations"].is_object()) {
-    job["metadata"]["annotations"] = tmeta["annotations"];
-  }
+  Json job = api::batch_v1::NewJobFromTemplate(
+      s.spec.job_template, sched_internal::JobName(meta::GetName(s.cj), scheduled), ns);
   meta::SetAnnotation(job, api::batch_v1::kCronJobScheduledTimestampAnnotation,
                       sched_internal::FormatScheduledTimestamp(scheduled, tz));
   meta::SetOwnerReference(job, meta::NewControllerRef(s.cj));
@@ -326,10 +290,8 @@ absl::Status CronJobReconciler::CreateJob(Sync& s, absl::Time scheduled, absl::T
   if (!existed) {
     Event(s, "Normal", "SuccessfulCreate", absl::StrCat("Created job ", meta::GetName(*created)));
   }
-  Json& status = s.cj["status"];
-  if (!status.contains("active") || !status["active"].is_array()) status["active"] = Json::array();
-  status["active"].push_back(JobReference(*created));
-  status["lastScheduleTime"] = meta::FormatRfc3339(scheduled);
+  AddCronJobActive(s.cj, *created);
+  SetCronJobLastScheduleTime(s.cj, scheduled);
   s.status_changed = true;
   return absl::OkStatus();
 }
@@ -344,7 +306,7 @@ bool CronJobReconciler::DeleteJob(Sync& s, const Json& job) {
     Event(s, "Warning", "FailedDelete", absl::StrCat("Deleted job: ", st.message()));
     return false;
   }
-  s.status_changed |= RemoveActive(s.cj, meta::GetUid(job));
+  s.status_changed |= RemoveCronJobActive(s.cj, meta::GetUid(job));
   Event(s, "Normal", "SuccessfulDelete", absl::StrCat("Deleted job ", meta::GetName(job)));
   return true;
 }

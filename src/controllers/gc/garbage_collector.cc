@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,8 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "api/json_access.h"
 #include "api/meta/object_meta.h"
+#include "api/meta/object_writers.h"
 #include "common/status_macros.h"
 #include "controllers/gc/gc_controller.h"
 #include "registry/errors.h"
@@ -267,20 +268,11 @@ absl::StatusOr<Result> GarbageCollector::AttemptToDelete(size_t kind, const Json
   if (solid) {
     if (dangling.empty() && waiting.empty()) return Result::Done();
     // Keep the object for its live owners; drop the references to the rest.
-    std::set<std::string> drop = dangling;
+    std::set<std::string, std::less<>> drop(dangling.begin(), dangling.end());
     drop.insert(waiting.begin(), waiting.end());
     BATCHD_RETURN_IF_ERROR(EditMeta(kind, ns, meta::GetName(obj), meta::GetUid(obj), [&](Json& o) {
-      Json kept = Json::array();
-      for (const auto& r : api::MemberArray(o["metadata"], "ownerReferences")) {
-        if (!r.is_object() || !drop.count(r.value("uid", ""))) kept.push_back(r);
-      }
-      bool changed = kept.size() != api::MemberArray(o["metadata"], "ownerReferences").size();
-      if (kept.empty()) {
-        o["metadata"].erase("ownerReferences");
-      } else {
-        o["metadata"]["ownerReferences"] = std::move(kept);
-      }
-      return changed;
+      return meta::RemoveOwnerReferences(o,
+                                         [&](std::string_view uid) { return drop.count(uid) > 0; });
     }));
     return Result::Done();
   }
@@ -303,21 +295,7 @@ absl::Status GarbageCollector::OrphanDependents(const Json& owner) {
       n = it->second;
     }
     BATCHD_RETURN_IF_ERROR(EditMeta(n.kind, n.ns, n.name, dep_uid, [&owner_uid](Json& o) {
-      Json kept = Json::array();
-      bool changed = false;
-      for (const auto& r : api::MemberArray(o["metadata"], "ownerReferences")) {
-        if (r.is_object() && r.value("uid", "") == owner_uid) {
-          changed = true;
-        } else {
-          kept.push_back(r);
-        }
-      }
-      if (kept.empty()) {
-        o["metadata"].erase("ownerReferences");
-      } else {
-        o["metadata"]["ownerReferences"] = std::move(kept);
-      }
-      return changed;
+      return meta::RemoveOwnerReferences(o, [&](std::string_view uid) { return uid == owner_uid; });
     }));
   }
   return absl::OkStatus();

@@ -5,14 +5,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "api/batch/v1/batch_v1.h"
-#include "api/json_access.h"
 #include "api/meta/conditions.h"
 #include "api/meta/time_util.h"
 #include "common/string_view.h"
 
 namespace batchd::controllers::job {
-
-using api::Json;
 
 using api::batch_v1::ExitCodesOperator;
 using api::batch_v1::PodFailurePolicyAction;
@@ -42,14 +39,8 @@ const ContainerStatusView* MatchOnExitCodes(const PodView& pod,
 // The first pattern that one of the pod's conditions matches, or nullptr.
 const api::batch_v1::PodFailurePolicyOnPodCondition* MatchOnPodConditions(
     const PodView& pod, const std::vector<api::batch_v1::PodFailurePolicyOnPodCondition>& patterns) {
-  if (pod.conditions == nullptr) return nullptr;
   for (const auto& pattern : patterns) {
-    for (const Json& c : *pod.conditions) {
-      if (api::StringMember(c, "type") == pattern.type &&
-          api::StringMember(c, "status") == pattern.status) {
-        return &pattern;
-      }
-    }
+    if (pod.HasCondition(pattern.type, pattern.status)) return &pattern;
   }
   return nullptr;
 }
@@ -131,16 +122,7 @@ absl::Time PodFinishTime(const PodView& pod, absl::Time fallback) {
     }
   }
   if (latest) return *latest;
-  if (pod.conditions != nullptr) {
-    for (const Json& c : *pod.conditions) {
-      if (api::StringMember(c, "type") == "Ready" &&
-          api::StringMember(c, "status") == api::meta::kConditionFalse) {
-        if (auto t = api::meta::ParseOptionalRfc3339(api::StringMember(c, "lastTransitionTime"))) {
-          return *t;
-        }
-      }
-    }
-  }
+  if (auto t = pod.ConditionTransitionTime("Ready", api::meta::kConditionFalse)) return *t;
   if (auto t = pod.meta.DeletionTime()) {
     // The deletion was requested `deletionGracePeriodSeconds` before it.
     return pod.meta.deletion_grace_period_seconds

@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "api/batch/v1/batch_v1.h"
 #include "api/meta/object_meta.h"
+#include "api/meta/object_writers.h"
 #include "controllers/job/job_reconciler.h"
 #include "registry/errors.h"
 
@@ -44,10 +45,7 @@ bool IsReason(const absl::Status& s, const char* reason) {
   return registry::GetPayload(s).reason == reason;
 }
 
-void EnsureTypeMeta(Json& obj, const char* api_version, const char* kind) {
-  if (!obj.contains("apiVersion")) obj["apiVersion"] = api_version;
-  if (!obj.contains("kind")) obj["kind"] = kind;
-}
+using api::meta::EnsureTypeMeta;
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 // shared bookkeeping (Expectations, PodIndex, BackoffStore) is locked.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,7 +38,10 @@ struct SyncCtx {
   client::ObjectRef job_ref;
   api::batch_v1::JobSpecView spec;
   api::batch_v1::JobStatusView status_at_start;  // Parsed once, as `spec`.
-  api::Json job;  // Working copy; `status` is edited in place.
+  api::Json job;  // Working copy; `status` is edited in place (job_status_writer.h).
+  // The working copy's status.startTime as written (nullopt: unset or
+  // unparsable).
+  std::optional<absl::Time> start_time;
   absl::Time now;
   std::vector<client::ObjectRef> pod_refs;  // Keeps `pods` alive.
   std::vector<JobPod> pods;                 // Pods this Job controls; not resized during a sync.
@@ -92,7 +96,7 @@ class JobReconciler : public reconcile::Reconciler {
   // pod_tracking.cc
   absl::Status TrackStatusAndRemoveFinalizers(SyncCtx& c, bool needs_flush);
   absl::Status Flush(SyncCtx& c, const std::vector<const JobPod*>& rm,
-                     std::set<std::string>& uids_with_finalizer, bool& needs_flush);
+                     std::set<std::string, std::less<>>& uids_with_finalizer, bool& needs_flush);
   bool CanRemoveFinalizer(const SyncCtx& c, const JobPod& pod, bool failed) const;
   bool EnactFinished(SyncCtx& c);
   void RecordFinished(const SyncCtx& c);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/batch/v1/batch_v1.h"
+#include "api/batch/v1/job_pod_writer.h"
 #include "api/meta/object_meta.h"
 #include "common/status_macros.h"
 #include "common/string_view.h"
@@ -19,7 +20,6 @@ using api::Json;
 namespace {
 
 constexpr size_t kMaxGenerateNameLength = 58;  // 63 minus the 5-char random suffix.
-constexpr char kIndexEnv[] = "JOB_COMPLETION_INDEX";
 
 using api::core_v1::PodPhase;
 
@@ -97,47 +97,17 @@ std::vector<int> FirstPendingIndexes(const SyncCtx& c, int n) {
   return out;
 }
 
-void AddIndexEnv(Json& containers) {
-  if (!containers.is_array()) return;
-  for (Json& ctr : containers) {
-    Json& env = ctr["env"];
-    if (!env.is_array()) env = Json::array();
-    bool present = false;
-    for (const Json& e : env) present |= e.value("name", "") == kIndexEnv;
-    if (present) continue;
-    env.push_back({{"name", kIndexEnv},
-                   {"valueFrom",
-                    {{"fieldRef",
-                      {{"apiVersion", "v1"},
-                       {"fieldPath", absl::StrCat("metadata.labels['",
-                                                  api::batch_v1::kJobCompletionIndexAnnotation,
-                                                  "']")}}}}}});
-  }
-}
-
 }  // namespace
 
 Json JobReconciler::NewPod(const SyncCtx& c, int index) const {
-  static const Json kNoTemplate = Json::object();
-  const Json& tmpl = c.spec.pod_template ? *c.spec.pod_template : kNoTemplate;
   const std::string job_name = api::meta::GetName(c.job);
-  Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", Json::object()}};
-  Json& meta = pod["metadata"];
-  if (tmpl.contains("metadata") && tmpl["metadata"].is_object()) {
-    for (const char* f : {"labels", "annotations", "finalizers"}) {
-      if (tmpl["metadata"].contains(f)) meta[f] = tmpl["metadata"][f];
-    }
-  }
-  std::string prefix = job_name + "-";
-  pod["spec"] = tmpl.value("spec", Json::object());
+  std::string prefix = index == kUnknownIndex ? absl::StrCat(job_name, "-")
+                                              : absl::StrCat(job_name, "-", index, "-");
+  if (prefix.size() > kMaxGenerateNameLength) prefix.resize(kMaxGenerateNameLength);
+  Json pod = api::batch_v1::NewPodFromTemplate(c.spec.pod_template,
+                                               api::meta::GetNamespace(c.job), prefix);
   if (index != kUnknownIndex) {
-    const std::string ix = std::to_string(index);
-    prefix = absl::StrCat(job_name, "-", ix, "-");
-    api::meta::SetAnnotation(pod, api::batch_v1::kJobCompletionIndexAnnotation, ix);
-    api::meta::SetLabel(pod, api::batch_v1::kJobCompletionIndexAnnotation, ix);
-    pod["spec"]["hostname"] = absl::StrCat(job_name, "-", ix);
-    if (pod["spec"].contains("initContainers")) AddIndexEnv(pod["spec"]["initContainers"]);
-    AddIndexEnv(pod["spec"]["containers"]);
+    api::batch_v1::SetPodCompletionIndex(pod, job_name, index);
     if (c.per_index) {
       int count = 0, ignored = 0;
       if (auto it = c.delayed_per_index.find(index); it != c.delayed_per_index.end()) {
@@ -150,17 +120,9 @@ Json JobReconciler::NewPod(const SyncCtx& c, int index) const {
           ++ignored;
         }
       }
-      api::meta::SetAnnotation(pod, api::batch_v1::kJobIndexFailureCountAnnotation,
-                               std::to_string(count));
-      if (ignored > 0) {
-        api::meta::SetAnnotation(pod, api::batch_v1::kJobIndexIgnoredFailureCountAnnotation,
-                                 std::to_string(ignored));
-      }
+      api::batch_v1::SetPodIndexFailureCounts(pod, count, ignored);
     }
   }
-  if (prefix.size() > kMaxGenerateNameLength) prefix.resize(kMaxGenerateNameLength);
-  meta["generateName"] = prefix;
-  meta["namespace"] = api::meta::GetNamespace(c.job);
   api::meta::AddFinalizer(pod, api::batch_v1::kJobTrackingFinalizer);
   api::meta::SetOwnerReference(pod, api::meta::NewControllerRef(c.job));
   return pod;

@@ -10,8 +10,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "api/batch/v1/job_status_writer.h"
 #include "api/meta/object_meta.h"
-#include "api/meta/time_util.h"
 #include "common/status_macros.h"
 #include "controllers/job/job_reconciler.h"
 
@@ -21,66 +21,36 @@ using api::Json;
 
 namespace {
 
-const Json& StatusOf(const Json& job) {
-  static const Json kEmpty = Json::object();
-  auto it = job.find("status");
-  return it != job.end() && it->is_object() ? *it : kEmpty;
-}
-
-int64_t StatusInt(const Json& job, const char* f) {
-  const Json& s = StatusOf(job);
-  auto it = s.find(f);
-  return it != s.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-}
-
-void SetCounter(Json& job, const char* f, int64_t v) {
-  if (v > 0) {
-    job["status"][f] = v;
-  } else {
-    job["status"].erase(f);
-  }
-}
-
-std::vector<std::string> UncountedList(const Json& job, const char* list) {
-  std::vector<std::string> out;
-  const Json& st = StatusOf(job);
-  auto u = st.find("uncountedTerminatedPods");
-  if (u == st.end() || !u->is_object()) return out;
-  auto l = u->find(list);
-  if (l == u->end() || !l->is_array()) return out;
-  for (const Json& s : *l) {
-    if (s.is_string()) out.push_back(s.get<std::string>());
-  }
-  return out;
-}
-
-void SetUncounted(Json& job, const std::vector<std::string>& succeeded,
-                  const std::vector<std::string>& failed) {
-  Json u = Json::object();
-  if (!succeeded.empty()) u["succeeded"] = succeeded;
-  if (!failed.empty()) u["failed"] = failed;
-  job["status"]["uncountedTerminatedPods"] = u;
-}
+using api::batch_v1::JobStatusView;
 
 // Step 3: uncounted UIDs whose pods lost the finalizer (or are gone) move
-// to the counters. Returns whether anything moved.
-bool CleanUncounted(Json& job, const std::set<std::string>& uids_with_finalizer) {
-  bool changed = false;
-  std::vector<std::string> lists[2];
-  const char* names[2] = {"succeeded", "failed"};
-  for (int i = 0; i < 2; ++i) {
-    std::vector<std::string> all = UncountedList(job, names[i]);
-    for (const std::string& uid : all) {
-      if (uids_with_finalizer.count(uid)) lists[i].push_back(uid);
-    }
-    const int64_t moved = static_cast<int64_t>(all.size() - lists[i].size());
-    if (moved > 0) {
-      changed = true;
-      SetCounter(job, names[i], StatusInt(job, names[i]) + moved);
+// to the counters. Returns whether anything moved; `left` gets the lists as
+// they are afterwards.
+bool CleanUncounted(Json& job, const std::set<std::string, std::less<>>& uids_with_finalizer,
+                    std::vector<std::string> (&left)[2]) {
+  bool has_uncounted = false;
+  int64_t moved[2] = {0, 0}, counts[2] = {0, 0};
+  {
+    // Read before the edits below: the view points into `job`.
+    const JobStatusView status = JobStatusView::Parse(job);
+    has_uncounted = status.has_uncounted;
+    const std::vector<std::string_view>* all[2] = {&status.uncounted_succeeded,
+                                                   &status.uncounted_failed};
+    counts[0] = status.succeeded;
+    counts[1] = status.failed;
+    for (int i = 0; i < 2; ++i) {
+      left[i].clear();
+      for (std::string_view uid : *all[i]) {
+        if (uids_with_finalizer.count(uid)) left[i].emplace_back(uid);
+      }
+      moved[i] = static_cast<int64_t>(all[i]->size() - left[i].size());
     }
   }
-  if (changed || !job["status"].contains("uncountedTerminatedPods")) {
-    SetUncounted(job, lists[0], lists[1]);
+  if (moved[0] > 0) api::batch_v1::SetJobSucceeded(job, counts[0] + moved[0]);
+  if (moved[1] > 0) api::batch_v1::SetJobFailed(job, counts[1] + moved[1]);
+  const bool changed = moved[0] > 0 || moved[1] > 0;
+  if (changed || !has_uncounted) {
+    api::batch_v1::SetJobUncountedTerminatedPods(job, left[0], left[1]);
   }
   return changed;
 }
@@ -88,21 +58,11 @@ bool CleanUncounted(Json& job, const std::set<std::string>& uids_with_finalizer)
 // Writes completedIndexes / succeeded / failedIndexes of an Indexed Job;
 // returns whether they changed.
 bool WriteIndexes(SyncCtx& c, const std::vector<int>& new_indexes) {
-  bool changed = false;
   c.succeeded_indexes = c.succeeded_indexes.With(new_indexes);
-  const std::string completed = c.succeeded_indexes.String();
-  Json& status = c.job["status"];
-  if (completed != status.value("completedIndexes", "")) changed = true;
-  SetCounter(c.job, "succeeded", c.succeeded_indexes.Total());
-  if (completed.empty()) {
-    status.erase("completedIndexes");
-  } else {
-    status["completedIndexes"] = completed;
-  }
+  bool changed = api::batch_v1::SetJobCompletedIndexes(c.job, c.succeeded_indexes.String());
+  api::batch_v1::SetJobSucceeded(c.job, c.succeeded_indexes.Total());
   if (c.failed_indexes) {
-    const std::string failed = c.failed_indexes->String();
-    if (status.value("failedIndexes", std::string("\x01")) != failed) changed = true;
-    status["failedIndexes"] = failed;
+    changed |= api::batch_v1::SetJobFailedIndexes(c.job, c.failed_indexes->String());
   }
   return changed;
 }
@@ -130,16 +90,17 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
     std::stable_sort(pods.begin(), pods.end(),
                      [](const JobPod* a, const JobPod* b) { return a->index < b->index; });
   }
-  std::set<std::string> with_finalizer;
+  std::set<std::string, std::less<>> with_finalizer;
   for (const JobPod* p : pods) {
     std::string uid(p->view.meta.uid);
     if (HasTrackingFinalizer(p->view.meta) && !c.expected_rm_finalizers.count(uid)) {
       with_finalizer.insert(std::move(uid));
     }
   }
-  needs_flush |= CleanUncounted(c.job, with_finalizer);
-  std::vector<std::string> unc_succeeded = UncountedList(c.job, "succeeded");
-  std::vector<std::string> unc_failed = UncountedList(c.job, "failed");
+  std::vector<std::string> uncounted[2];  // succeeded, failed
+  needs_flush |= CleanUncounted(c.job, with_finalizer, uncounted);
+  std::vector<std::string>& unc_succeeded = uncounted[0];
+  std::vector<std::string>& unc_failed = uncounted[1];
   const std::set<std::string> known_succeeded(unc_succeeded.begin(), unc_succeeded.end());
   const std::set<std::string> known_failed(unc_failed.begin(), unc_failed.end());
   // A failing Job counts its not-yet-terminated pods as failed; a
@@ -176,7 +137,7 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
       break;
     }
   }
-  SetUncounted(c.job, unc_succeeded, unc_failed);
+  api::batch_v1::SetJobUncountedTerminatedPods(c.job, unc_succeeded, unc_failed);
   if (c.indexed) needs_flush |= WriteIndexes(c, new_indexes);
   if (c.finished && c.finished->type == "FailureTarget") {
     needs_flush |= api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, *c.finished, c.now);
@@ -198,7 +159,8 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
 }
 
 absl::Status JobReconciler::Flush(SyncCtx& c, const std::vector<const JobPod*>& rm,
-                                  std::set<std::string>& with_finalizer, bool& needs_flush) {
+                                  std::set<std::string, std::less<>>& with_finalizer,
+                                  bool& needs_flush) {
   if (needs_flush) {
     // Step 1: the uncounted UIDs are durable before any finalizer goes.
     BATCHD_RETURN_IF_ERROR(WriteStatus(c));
@@ -217,7 +179,8 @@ absl::Status JobReconciler::Flush(SyncCtx& c, const std::vector<const JobPod*>& 
     }
   }
   // Step 3.
-  if (CleanUncounted(c.job, with_finalizer)) needs_flush = true;
+  std::vector<std::string> uncounted[2];
+  if (CleanUncounted(c.job, with_finalizer, uncounted)) needs_flush = true;
   if (!rm_err.ok()) {
     if (needs_flush) BATCHD_RETURN_IF_ERROR(WriteStatus(c));
     return rm_err;
@@ -227,22 +190,21 @@ absl::Status JobReconciler::Flush(SyncCtx& c, const std::vector<const JobPod*>& 
 
 bool JobReconciler::EnactFinished(SyncCtx& c) {
   if (!c.finished) return false;
-  if (!UncountedList(c.job, "succeeded").empty() || !UncountedList(c.job, "failed").empty()) {
-    return false;
+  {
+    const JobStatusView status = JobStatusView::Parse(c.job);
+    if (!status.uncounted_succeeded.empty() || !status.uncounted_failed.empty()) return false;
   }
   if (c.terminating > 0) return false;
   api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, *c.finished, c.now);
-  if (c.finished->type == "Complete") {
-    c.job["status"]["completionTime"] = api::meta::FormatRfc3339(c.now);
-  }
-  c.job["status"].erase("active");
-  c.job["status"]["ready"] = 0;
+  if (c.finished->type == "Complete") api::batch_v1::SetJobCompletionTime(c.job, c.now);
+  api::batch_v1::SetJobActive(c.job, 0);
+  api::batch_v1::SetJobReady(c.job, 0);
   return true;
 }
 
 void JobReconciler::RecordFinished(const SyncCtx& c) {
   if (c.finished->type == "Complete") {
-    if (c.completions >= 0 && StatusInt(c.job, "succeeded") > c.completions) {
+    if (c.completions >= 0 && JobStatusView::Parse(c.job).succeeded > c.completions) {
       ctx_.events.Event(c.job, "Warning", "TooManySucceededPods",
                         "Too many succeeded pods running after completion count reached");
     }

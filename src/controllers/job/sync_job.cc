@@ -5,10 +5,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "api/json_access.h"
+#include "api/batch/v1/job_status_writer.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
-#include "api/meta/time_util.h"
 #include "common/status_macros.h"
 #include "controllers/job/job_reconciler.h"
 
@@ -20,16 +19,15 @@ using api::Json;
 
 namespace {
 
+using api::batch_v1::ClearJobStartTime;
+using api::batch_v1::JobStatusJson;
 using api::batch_v1::JobStatusView;
 using api::batch_v1::PodFailurePolicyAction;
+using api::batch_v1::SetJobActive;
+using api::batch_v1::SetJobReady;
+using api::batch_v1::SetJobStartTime;
+using api::batch_v1::SetJobTerminating;
 using api::core_v1::PodPhase;
-
-std::optional<absl::Time> WorkingStartTime(const Json& job) {
-  // The working copy's: SyncJob may have just set it.
-  auto st = job.find("status");
-  if (st == job.end() || !st->is_object()) return std::nullopt;
-  return api::meta::ParseOptionalRfc3339(api::StringMember(*st, "startTime"));
-}
 
 // A pod not yet counted: it has the finalizer, is not in the uncounted
 // lists and its finalizer removal is not in flight; for Indexed Jobs it
@@ -130,7 +128,8 @@ void JobReconciler::DecideFailure(SyncCtx& c) {
     return;
   }
   const std::optional<int64_t>& deadline = c.spec.active_deadline_seconds;
-  auto start = WorkingStartTime(c.job);
+  // The working copy's: SyncJob may have just set it.
+  const std::optional<absl::Time>& start = c.start_time;
   if (deadline && start && !c.spec.suspend) {
     absl::Duration left = absl::Seconds(*deadline) - (c.now - *start);
     if (left <= absl::ZeroDuration()) {
@@ -218,21 +217,23 @@ void JobReconciler::ApplySuspendCondition(SyncCtx& c) {
     // The deadline clock stops while suspended; startTime is set afresh on
     // resume. (Kubernetes overwrites it on resume; our status validation
     // only lets it change while suspended, so it is cleared here instead.)
-    c.job["status"].erase("startTime");
+    ClearJobStartTime(c.job);
+    c.start_time.reset();
   } else if (api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, {"Suspended", "False", "JobResumed", "Job resumed"},
                              c.now)) {
     ctx_.events.Event(c.job, "Normal", "Resumed", "Job resumed");
-    c.job["status"]["startTime"] = api::meta::FormatRfc3339(c.now);
+    c.start_time = SetJobStartTime(c.job, c.now);
   }
 }
 
 absl::StatusOr<Result> JobReconciler::SyncJob(SyncCtx& c) {
-  const Json before = api::MemberAt(c.job, {"status"});
+  const Json before = JobStatusJson(c.job);  // A copy: the status is edited below.
   c.completions = c.spec.completions ? *c.spec.completions : -1;
   c.per_index = c.indexed && c.spec.backoff_limit_per_index.has_value();
   if (c.indexed && c.completions < 0) return Result::Done();  // Invalid; validation forbids.
+  c.start_time = c.status_at_start.StartTime();
   if (!c.spec.suspend && c.status_at_start.start_time.empty()) {
-    c.job["status"]["startTime"] = api::meta::FormatRfc3339(c.now);
+    c.start_time = SetJobStartTime(c.job, c.now);
   }
   CountPods(c);
   DecideFailure(c);
@@ -268,18 +269,13 @@ absl::StatusOr<Result> JobReconciler::SyncJob(SyncCtx& c) {
       ApplySuspendCondition(c);
     }
   }
-  Json& status = c.job["status"];
   int ready = 0;
   for (const JobPod* p : c.active) ready += IsPodReady(p->view) ? 1 : 0;
   if (c.finished || c.spec.suspend) ready = 0;
-  if (active > 0) {
-    status["active"] = active;
-  } else {
-    status.erase("active");
-  }
-  status["ready"] = std::min(ready, active);
-  status["terminating"] = c.terminating;
-  const bool needs_flush = status != before;
+  SetJobActive(c.job, active);
+  SetJobReady(c.job, std::min(ready, active));
+  SetJobTerminating(c.job, c.terminating);
+  const bool needs_flush = JobStatusJson(c.job) != before;
   BATCHD_RETURN_IF_ERROR(TrackStatusAndRemoveFinalizers(c, needs_flush));
   if (!manage_err.ok()) return manage_err;
   if (c.requeue) return Result::After(*c.requeue);

@@ -37,7 +37,9 @@ CronJobSpecView CronJobSpecView::Parse(const Json& cronjob) {
 CronJobStatusView CronJobStatusView::Parse(const Json& cronjob) {
   CronJobStatusView v;
   const Json& status = MemberObject(cronjob, "status");
-  for (const Json& ref : MemberArray(status, "active")) {
+  const Json& active = MemberArray(status, "active");
+  v.active_entries = active.size();
+  for (const Json& ref : active) {
     if (!ref.is_object()) continue;
     v.active.push_back({StringMember(ref, "name"), StringMember(ref, "uid")});
   }

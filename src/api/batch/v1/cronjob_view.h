@@ -9,6 +9,7 @@
 // Thread-safety: immutable after Parse.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -45,6 +46,9 @@ struct CronJobSpecView {
 
 struct CronJobStatusView {
   std::vector<CronJobActiveRef> active;  // Entries that are objects.
+  // Every entry of status.active, object or not (Kubernetes' Forbid policy
+  // counts them all).
+  size_t active_entries = 0;
   std::optional<absl::Time> last_schedule_time;    // nullopt: unset or unparsable.
   std::optional<absl::Time> last_successful_time;  // nullopt: unset or unparsable.
 

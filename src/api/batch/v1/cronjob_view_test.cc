@@ -29,6 +29,7 @@ TEST(CronJobViewTest, ParsesSpecAndStatus) {
 
   const CronJobStatusView status = CronJobStatusView::Parse(cj);
   ASSERT_EQ(status.active.size(), 2u);  // The non-object entry is skipped.
+  EXPECT_EQ(status.active_entries, 3u);   // But counted.
   EXPECT_EQ(status.active[1].name, "c-2");
   EXPECT_TRUE(status.HasActiveUid("u1"));
   EXPECT_FALSE(status.HasActiveUid("c-1"));
@@ -54,6 +55,7 @@ TEST(CronJobViewTest, DefaultsWhenAbsentOrMistyped) {
   EXPECT_EQ(CronJobSpecView::Parse(Json::object()).concurrency_policy, ConcurrencyPolicy::kAllow);
   const CronJobStatusView status = CronJobStatusView::Parse(cj);
   EXPECT_TRUE(status.active.empty());
+  EXPECT_EQ(status.active_entries, 0u);
   EXPECT_EQ(status.last_schedule_time, std::nullopt);
 }
 

@@ -2,6 +2,7 @@
 
 #include "api/json_access.h"
 #include "api/meta/conditions.h"
+#include "api/meta/time_util.h"
 
 namespace batchd::api::core_v1 {
 
@@ -114,6 +115,24 @@ ContainerSpecView ContainerSpecView::Parse(const Json& container) {
   if (const Json& r = Member(resources, "requests"); r.is_object()) v.requests = &r;
   if (const Json& l = Member(resources, "limits"); l.is_object()) v.limits = &l;
   return v;
+}
+
+bool PodView::HasCondition(std::string_view type, std::string_view status) const {
+  if (conditions == nullptr) return false;
+  for (const Json& c : *conditions) {
+    if (StringMember(c, "type") == type && StringMember(c, "status") == status) return true;
+  }
+  return false;
+}
+
+std::optional<absl::Time> PodView::ConditionTransitionTime(std::string_view type,
+                                                           std::string_view status) const {
+  if (conditions == nullptr) return std::nullopt;
+  for (const Json& c : *conditions) {
+    if (StringMember(c, "type") != type || StringMember(c, "status") != status) continue;
+    if (auto t = meta::ParseOptionalRfc3339(StringMember(c, "lastTransitionTime"))) return t;
+  }
+  return std::nullopt;
 }
 
 }  // namespace batchd::api::core_v1

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "api/field_error.h"
 #include "api/meta/object_view.h"
 
@@ -88,6 +89,13 @@ struct PodView {
   const ContainerStatusView* ContainerStatus(std::string_view name) const;
   // The status of the condition `type` ("True", "False", "Unknown"), or "".
   std::string_view ConditionStatus(std::string_view type) const;
+  // Whether any condition has `type` and `status` (every entry is looked at,
+  // not only the first of its type).
+  bool HasCondition(std::string_view type, std::string_view status) const;
+  // The lastTransitionTime of the first condition with `type` and `status`
+  // that has a parsable one; nullopt when none has.
+  std::optional<absl::Time> ConditionTransitionTime(std::string_view type,
+                                                    std::string_view status) const;
 };
 
 // One entry of spec.containers / spec.initContainers.

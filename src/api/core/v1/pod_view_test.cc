@@ -1,5 +1,6 @@
 #include "api/core/v1/pod_view.h"
 
+#include "api/meta/time_util.h"
 #include "gtest/gtest.h"
 
 namespace batchd::api::core_v1 {
@@ -101,6 +102,35 @@ TEST(PodViewTest, TemplateSpecFields) {
   EXPECT_EQ(bare.containers, nullptr);
   EXPECT_EQ(bare.node_selector, nullptr);  // Mistyped: unset.
   EXPECT_EQ(bare.node_affinity, nullptr);
+}
+
+TEST(PodViewTest, HasConditionLooksAtEveryEntry) {
+  const Json pod = Json::parse(R"({"status": {"conditions": [
+    {"type": "DisruptionTarget", "status": "False"},
+    {"type": "DisruptionTarget", "status": "True"},
+    {"type": "Ready", "status": "True"}]}})");
+  const PodView v = PodView::Parse(pod);
+  EXPECT_TRUE(v.HasCondition("DisruptionTarget", "True"));  // The second of its type.
+  EXPECT_TRUE(v.HasCondition("DisruptionTarget", "False"));
+  EXPECT_FALSE(v.HasCondition("Ready", "False"));
+  EXPECT_FALSE(v.HasCondition("PodScheduled", "True"));
+  EXPECT_FALSE(PodView::Parse(Json::object()).HasCondition("Ready", "True"));
+}
+
+TEST(PodViewTest, ConditionTransitionTimeIsTheFirstParsableOfTypeAndStatus) {
+  const Json pod = Json::parse(R"({"status": {"conditions": [
+    {"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:01Z"},
+    {"type": "Ready", "status": "False", "lastTransitionTime": "bad"},
+    {"type": "Ready", "status": "False", "lastTransitionTime": "2024-01-01T00:00:02Z"},
+    {"type": "Ready", "status": "False", "lastTransitionTime": "2024-01-01T00:00:03Z"}]}})");
+  const PodView v = PodView::Parse(pod);
+  EXPECT_EQ(v.ConditionTransitionTime("Ready", "False"),
+            *meta::ParseRfc3339("2024-01-01T00:00:02Z"));
+  EXPECT_EQ(v.ConditionTransitionTime("Ready", "True"),
+            *meta::ParseRfc3339("2024-01-01T00:00:01Z"));
+  EXPECT_EQ(v.ConditionTransitionTime("PodScheduled", "True"), std::nullopt);
+  EXPECT_EQ(PodView::Parse(Json::object()).ConditionTransitionTime("Ready", "False"),
+            std::nullopt);
 }
 
 }  // namespace
