@@ -24,26 +24,39 @@
 
 namespace batchd::api {
 
+// Shared immutable null, {} and [] for readers that need a reference to
+// "nothing" (never destroyed, so safe from any thread at any time). The one
+// place such fallbacks live: no file keeps a static empty Json of its own.
+inline const Json& NullJson() {
+  static const Json* const kNull = new Json();
+  return *kNull;
+}
+inline const Json& EmptyObject() {
+  static const Json* const kEmpty = new Json(Json::object());
+  return *kEmpty;
+}
+inline const Json& EmptyArray() {
+  static const Json* const kEmpty = new Json(Json::array());
+  return *kEmpty;
+}
+
 // obj[key], or null when `obj` is not an object or lacks `key`.
 inline const Json& Member(const Json& obj, std::string_view key) {
-  static const Json* const kNull = new Json();
-  if (!obj.is_object()) return *kNull;
+  if (!obj.is_object()) return NullJson();
   auto it = obj.find(key);
-  return it == obj.end() ? *kNull : *it;
+  return it == obj.end() ? NullJson() : *it;
 }
 
 // obj[key] when it is an object, else {}.
 inline const Json& MemberObject(const Json& obj, std::string_view key) {
-  static const Json* const kEmpty = new Json(Json::object());
   const Json& v = Member(obj, key);
-  return v.is_object() ? v : *kEmpty;
+  return v.is_object() ? v : EmptyObject();
 }
 
 // obj[key] when it is an array, else [].
 inline const Json& MemberArray(const Json& obj, std::string_view key) {
-  static const Json* const kEmpty = new Json(Json::array());
   const Json& v = Member(obj, key);
-  return v.is_array() ? v : *kEmpty;
+  return v.is_array() ? v : EmptyArray();
 }
 
 // The member at `path` (`MemberAt(pod, {"spec", "nodeName"})`), or null when

@@ -10,15 +10,6 @@ namespace batchd::client {
 
 using api::Json;
 
-namespace {
-// For `cond ? obj[k] : Empty()`: a prvalue Json::object() there would make
-// the whole conditional a copy of obj[k].
-const Json& Empty() {
-  static const Json* const empty = new Json(Json::object());
-  return *empty;
-}
-}  // namespace
-
 Informer::Informer(Client& client, const api::KindDef& kind, std::string ns, Selector sel)
     : client_(client), kind_(kind), ns_(std::move(ns)), sel_(std::move(sel)) {}
 
@@ -27,7 +18,7 @@ Informer::~Informer() { Stop(); }
 void Informer::AddHandlers(EventHandlers h) { handlers_.push_back(std::move(h)); }
 
 std::string Informer::KeyOf(const Json& obj) {
-  const Json& m = obj.contains("metadata") ? obj["metadata"] : Empty();
+  const Json& m = api::MemberObject(obj, "metadata");  // No copy.
   std::string ns = m.value("namespace", "");
   std::string name = m.value("name", "");
   return ns.empty() ? name : ns + "/" + name;
@@ -180,7 +171,7 @@ std::vector<ObjectRef> Informer::ListMatching(const std::string& ns,
   if (!sel.ok()) return out;
   for (auto& o : List(ns)) {
     const Json& m = (*o)["metadata"];
-    if (sel->Matches(m.contains("labels") ? m["labels"] : Empty())) out.push_back(o);
+    if (sel->Matches(api::MemberObject(m, "labels"))) out.push_back(o);
   }
   return out;
 }

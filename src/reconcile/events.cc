@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "api/json_access.h"
 #include "api/meta/time_util.h"
 #include "common/logging.h"
 #include "common/thread_name.h"
@@ -93,9 +94,7 @@ void ApiEventRecorder::EventFrom(const std::string& component, const Json& obj,
 Json ApiEventRecorder::Build(const std::string& component, const Json& obj,
                              const std::string& type, const std::string& reason,
                              const std::string& message) const {
-  static const Json* const kEmpty = new Json(Json::object());
-  // Not `cond ? obj["metadata"] : Json::object()`: that copies the metadata.
-  const Json& m = obj.contains("metadata") ? obj["metadata"] : *kEmpty;
+  const Json& m = api::MemberObject(obj, "metadata");  // No copy.
   std::string ns = m.value("namespace", "");
   if (ns.empty()) ns = "default";
   std::string name = m.value("name", "");

@@ -1,6 +1,7 @@
 // ValidateLabelSelector (declared in selector.h): Kubernetes'
 // metav1validation.ValidateLabelSelector paths and messages.
 #include "api/labels/selector.h"
+#include "api/json_access.h"
 #include "api/validation/names.h"
 #include "api/validation/object_meta.h"
 
@@ -14,9 +15,8 @@ void ValidateExpression(const Json& expr, const Path& p, ErrorList& errs) {
   }
   const Json* op_json = expr.contains("operator") ? &expr["operator"] : nullptr;
   std::string op = op_json && op_json->is_string() ? op_json->get<std::string>() : "";
-  static const Json kEmpty = Json::array();
   const Json& values =
-      expr.contains("values") && !expr["values"].is_null() ? expr["values"] : kEmpty;
+      expr.contains("values") && !expr["values"].is_null() ? expr["values"] : EmptyArray();
   if (!values.is_array()) {
     errs.push_back(Invalid(p.Child("values"), values, "must be a list of strings"));
     return;

@@ -42,8 +42,7 @@ void SetCronJobLastSuccessfulTime(Json& cronjob, absl::Time t) {
 }
 
 Json NewJobFromTemplate(const Json* job_template, std::string_view name, std::string_view ns) {
-  static const Json* const kNoTemplate = new Json(Json::object());
-  const Json& tmpl = job_template != nullptr ? *job_template : *kNoTemplate;
+  const Json& tmpl = job_template != nullptr ? *job_template : EmptyObject();
   Json job = {{"apiVersion", "batch/v1"},
               {"kind", "Job"},
               {"metadata", {{"name", std::string(name)}, {"namespace", std::string(ns)}}},

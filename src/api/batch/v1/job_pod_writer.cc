@@ -35,8 +35,7 @@ void AddIndexEnv(Json& containers) {
 
 Json NewPodFromTemplate(const Json* pod_template, std::string_view ns,
                         std::string_view generate_name) {
-  static const Json* const kNoTemplate = new Json(Json::object());
-  const Json& tmpl = pod_template != nullptr ? *pod_template : *kNoTemplate;
+  const Json& tmpl = pod_template != nullptr ? *pod_template : EmptyObject();
   Json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},
               {"metadata",

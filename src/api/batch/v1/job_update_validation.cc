@@ -78,9 +78,8 @@ void CopyMember(const Json& from, Json& to, const char* key) {
 // annotations may change.
 ErrorList ValidateTemplateUpdate(const Json& tmpl, Json old_tmpl, bool allow_scheduling) {
   if (allow_scheduling && old_tmpl.is_object() && tmpl.is_object()) {
-    static const Json kEmpty = Json::object();
     const Json* new_spec_ptr = FindMember(tmpl, "spec");
-    const Json& new_spec = new_spec_ptr != nullptr ? *new_spec_ptr : kEmpty;
+    const Json& new_spec = new_spec_ptr != nullptr ? *new_spec_ptr : EmptyObject();
     Json& old_spec = old_tmpl["spec"];
     if (!old_spec.is_object()) old_spec = Json::object();
     const Json* new_aff = FindMember(new_spec, "affinity");

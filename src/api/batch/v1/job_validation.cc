@@ -326,9 +326,8 @@ ErrorList ValidateGeneratedSelector(const Json& job, bool require_prefixed_label
   if (uid.empty()) errs.push_back(Required(Path("metadata").Child("uid")));
   const Path mp = Path("spec").Child("template").Child("metadata");
   const Json* labels_ptr = FindMemberAt(spec, {"template", "metadata", "labels"});
-  static const Json* const kNoLabels = new Json(Json::object());
   const Json& labels =
-      labels_ptr != nullptr && labels_ptr->is_object() ? *labels_ptr : *kNoLabels;  // No copy.
+      labels_ptr != nullptr && labels_ptr->is_object() ? *labels_ptr : EmptyObject();  // No copy.
   auto has_label = [&](const char* key, const std::string& want) {
     const Path lp = mp.Child("labels").Key(key);
     auto it = labels.find(key);

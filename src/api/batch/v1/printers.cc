@@ -55,8 +55,7 @@ std::vector<TableColumn> WideColumns() {
 }
 
 void AppendWide(std::vector<Json>& cells, const Json& pod_spec, const Json& selector) {
-  static const Json* const kNoSpec = new Json(Json::object());
-  const Json& spec = pod_spec.is_object() ? pod_spec : *kNoSpec;  // No copy.
+  const Json& spec = pod_spec.is_object() ? pod_spec : EmptyObject();  // No copy.
   cells.emplace_back(core_v1::ContainerNames(spec));
   cells.emplace_back(core_v1::ContainerImages(spec));
   cells.emplace_back(internal::FormatLabelSelector(selector));

@@ -11,6 +11,7 @@
 #include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
+#include "api/meta/object_writers.h"
 #include "api/scheduling/v1/scheduling_v1.h"
 #include "common/status_macros.h"
 #include "controllers/workload/internal/workload_util.h"
@@ -48,8 +49,7 @@ IntegrationReconciler::IntegrationReconciler(ControllerContext& ctx,
       flavors_(ctx.informers.For(rf_kind)) {}
 
 void IntegrationReconciler::EnsureTypeMeta(Json& job) const {
-  if (!job.contains("apiVersion")) job["apiVersion"] = gvk_.ApiVersion();
-  if (!job.contains("kind")) job["kind"] = gvk_.kind;
+  api::meta::EnsureTypeMeta(job, gvk_.ApiVersion(), gvk_.kind);
 }
 
 std::string IntegrationReconciler::OwnerKey(const Json& wl) const {

@@ -3,6 +3,7 @@
 // in api/labels and api/meta, so batch/v1 has no private copy of either.
 #include "absl/strings/string_view.h"
 #include "api/batch/v1/internal/util.h"
+#include "api/json_access.h"
 #include "api/labels/selector.h"
 #include "api/meta/time_util.h"
 
@@ -19,8 +20,7 @@ bool SelectorConvertible(const Json& selector) {
 bool SelectorMatches(const Json& selector, const Json& labels_object) {
   auto sel = labels::LabelSelector::FromJson(selector);
   if (!sel.ok()) return false;
-  static const Json* const kNoLabels = new Json(Json::object());
-  return sel->Matches(labels_object.is_object() ? labels_object : *kNoLabels);  // No copy.
+  return sel->Matches(labels_object.is_object() ? labels_object : api::EmptyObject());  // No copy.
 }
 
 std::string FormatLabelSelector(const Json& selector) {
