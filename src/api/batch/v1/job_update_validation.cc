@@ -100,7 +100,9 @@ ErrorList ValidateTemplateUpdate(const Json& tmpl, Json old_tmpl, bool allow_sch
     Json& old_meta = old_tmpl["metadata"];
     if (!old_meta.is_object()) old_meta = Json::object();
     const Json* new_meta = FindMember(tmpl, "metadata");
-    for (const char* f : {"labels", "annotations"}) CopyMember(new_meta ? *new_meta : kEmpty, old_meta, f);
+    for (const char* f : {"labels", "annotations"}) {
+      CopyMember(new_meta ? *new_meta : EmptyObject(), old_meta, f);
+    }
     if (old_meta.empty() && FindMember(tmpl, "metadata") == nullptr) old_tmpl.erase("metadata");
   }
   return Immutable(tmpl, old_tmpl, Path("spec").Child("template"));
