@@ -267,7 +267,7 @@ TEST(QueueViewsTest, CohortAndResourceFlavor) {
   EXPECT_EQ(rf.node_taints->size(), 1u);
   ASSERT_NE(rf.tolerations, nullptr);
   EXPECT_EQ(rf.tolerations->size(), 1u);
-  const Json bare_flavor = Json::parse(R"({"spec": {"nodeLabels": []}})");
+  const Json bare_flavor = Json::parse(R"({"spec": {"nodeLabels": [], "tolerations": {}}})");
   const ResourceFlavorView bare = ResourceFlavorView::Parse(bare_flavor);
   EXPECT_EQ(bare.node_labels, nullptr);
   EXPECT_EQ(bare.node_taints, nullptr);
@@ -278,22 +278,6 @@ TEST(QueueViewsTest, SpecOf) {
   const Json obj = Json::parse(R"({"spec": {"a": 1}})");
   EXPECT_EQ(&SpecOf(obj), &obj["spec"]);  // In place, no copy.
   EXPECT_TRUE(SpecOf(Json::object()).is_null());
-}
-
-TEST(ResourceFlavorViewTest, SchedulingDirectives) {
-  const Json rf = Json::parse(R"({"metadata": {"name": "spot"},
-    "spec": {"nodeLabels": {"instance-type": "spot"},
-             "tolerations": [{"key": "spot", "operator": "Exists"}]}})");
-  const ResourceFlavorView v = ResourceFlavorView::Parse(rf);
-  EXPECT_EQ(v.meta.name, "spot");
-  ASSERT_NE(v.node_labels, nullptr);
-  EXPECT_EQ((*v.node_labels)["instance-type"], "spot");
-  ASSERT_NE(v.tolerations, nullptr);
-  EXPECT_EQ(v.tolerations->size(), 1u);
-  const ResourceFlavorView bare = ResourceFlavorView::Parse(
-      Json::parse(R"({"spec": {"nodeLabels": [], "tolerations": {}}})"));
-  EXPECT_EQ(bare.node_labels, nullptr);  // Mistyped: unset.
-  EXPECT_EQ(bare.tolerations, nullptr);
 }
 
 TEST(PodSetViewTest, ParsesOnePodSet) {
