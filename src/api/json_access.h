@@ -82,6 +82,11 @@ inline const Json* FindMemberAt(const Json& obj, std::initializer_list<std::stri
   const Json& v = MemberAt(obj, path);
   return v.is_null() ? nullptr : &v;
 }
+// The same in an object the caller may edit, for writers that change a
+// member only where it exists (never creating the steps to it).
+inline Json* FindMutableMemberAt(Json& obj, std::initializer_list<std::string_view> path) {
+  return const_cast<Json*>(FindMemberAt(obj, path));  // `obj` is not const.
+}
 
 // `v` as a string_view into it when it is a string, else `def`.
 inline std::string_view AsString(const Json& v, std::string_view def = "") {

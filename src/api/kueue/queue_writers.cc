@@ -83,16 +83,8 @@ bool SetCondition(StatusUpdate& update, const meta::Condition& condition, absl::
 }
 
 bool RemoveCondition(StatusUpdate& update, std::string_view type) {
-  Json& status = update.status();
-  auto conditions = status.find("conditions");
-  if (conditions == status.end() || !conditions->is_array()) return false;
-  Json kept = Json::array();
-  for (Json& c : *conditions) {
-    if (StringMember(c, "type") != type) kept.push_back(std::move(c));
-  }
-  const bool removed = kept.size() != conditions->size();
-  *conditions = std::move(kept);
-  return removed;
+  Json* conditions = FindMutableMemberAt(update.status(), {"conditions"});
+  return conditions != nullptr && meta::RemoveConditionIn(*conditions, type);
 }
 
 void SetClusterQueueStatus(StatusUpdate& update, const ClusterQueueStatusValues& values,

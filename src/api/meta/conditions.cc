@@ -147,17 +147,18 @@ bool SetCondition(Json& obj, ConditionShape shape, const Condition& c, absl::Tim
 }
 
 bool RemoveCondition(Json& obj, std::string_view type) {
-  if (!obj.is_object()) return false;
-  auto status = obj.find("status");
-  if (status == obj.end() || !status->is_object()) return false;
-  auto conditions = status->find("conditions");
-  if (conditions == status->end() || !conditions->is_array()) return false;
+  Json* conditions = FindMutableMemberAt(obj, {"status", "conditions"});
+  return conditions != nullptr && RemoveConditionIn(*conditions, type);
+}
+
+bool RemoveConditionIn(Json& conditions, std::string_view type) {
+  if (!conditions.is_array()) return false;
   Json kept = Json::array();
-  for (Json& c : *conditions) {
+  for (Json& c : conditions) {
     if (StringMember(c, "type") != type) kept.push_back(std::move(c));
   }
-  const bool removed = kept.size() != conditions->size();
-  *conditions = std::move(kept);
+  const bool removed = kept.size() != conditions.size();
+  conditions = std::move(kept);
   return removed;
 }
 

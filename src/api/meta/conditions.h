@@ -71,5 +71,7 @@ bool SetConditionIn(Json& conditions, ConditionShape shape, const Condition& c, 
                     int64_t generation = 0);
 // Removes every condition of `type`; returns whether one was removed.
 bool RemoveCondition(Json& obj, std::string_view type);
+// The same over a conditions array (false when it is not one).
+bool RemoveConditionIn(Json& conditions, std::string_view type);
 
 }  // namespace batchd::api::meta

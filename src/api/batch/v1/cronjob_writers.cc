@@ -20,10 +20,8 @@ void AddCronJobActive(Json& cronjob, const Json& job) {
 }
 
 bool RemoveCronJobActive(Json& cronjob, std::string_view job_uid) {
-  auto status = cronjob.find("status");
-  if (status == cronjob.end() || !status->is_object()) return false;
-  auto active = status->find("active");
-  if (active == status->end() || !active->is_array()) return false;
+  Json* active = FindMutableMemberAt(cronjob, {"status", "active"});
+  if (active == nullptr || !active->is_array()) return false;
   const size_t before = active->size();
   Json kept = Json::array();
   for (Json& ref : *active) {

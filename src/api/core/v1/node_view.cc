@@ -16,24 +16,10 @@ namespace {
 constexpr char kNodeStatusUnknown[] = "NodeStatusUnknown";
 constexpr char kNodeStatusNeverUpdated[] = "NodeStatusNeverUpdated";
 
-// status.conditions of `obj` when it is an array, without creating it.
-Json* MutableConditionsOrNull(Json& obj) {
-  if (!obj.is_object()) return nullptr;
-  auto status = obj.find("status");
-  if (status == obj.end() || !status->is_object()) return nullptr;
-  auto conditions = status->find("conditions");
-  if (conditions == status->end() || !conditions->is_array()) return nullptr;
-  return &*conditions;
-}
-
-// spec.taints of `node` when it is an array, without creating it.
-Json* MutableTaintsOrNull(Json& node) {
-  if (!node.is_object()) return nullptr;
-  auto spec = node.find("spec");
-  if (spec == node.end() || !spec->is_object()) return nullptr;
-  auto taints = spec->find("taints");
-  if (taints == spec->end() || !taints->is_array()) return nullptr;
-  return &*taints;
+// The array at `path` in `obj`, or nullptr (without creating it).
+Json* MutableArrayOrNull(Json& obj, std::initializer_list<std::string_view> path) {
+  Json* v = FindMutableMemberAt(obj, path);
+  return v != nullptr && v->is_array() ? v : nullptr;
 }
 
 bool SameKeyAndEffect(const Json& entry, const Taint& taint) {
@@ -105,7 +91,7 @@ bool MarkNodeConditionsUnknown(Json& node, absl::Time now) {
                                   "Kubelet never posted node status."},
                                  now);
   }
-  Json* conditions = MutableConditionsOrNull(node);
+  Json* conditions = MutableArrayOrNull(node, {"status", "conditions"});
   if (conditions == nullptr) return changed;
   const std::string ts = meta::FormatRfc3339(now);
   for (Json& c : *conditions) {
@@ -120,7 +106,7 @@ bool MarkNodeConditionsUnknown(Json& node, absl::Time now) {
 }
 
 bool RestoreNodeConditions(Json& node, absl::Time now) {
-  Json* conditions = MutableConditionsOrNull(node);
+  Json* conditions = MutableArrayOrNull(node, {"status", "conditions"});
   if (conditions == nullptr) return false;
   const std::string ts = meta::FormatRfc3339(now);
   bool changed = false;
@@ -140,7 +126,7 @@ bool RestoreNodeConditions(Json& node, absl::Time now) {
 }
 
 bool RemoveNodeTaints(Json& node, const std::vector<Taint>& taints) {
-  Json* current = MutableTaintsOrNull(node);
+  Json* current = MutableArrayOrNull(node, {"spec", "taints"});
   if (current == nullptr) return false;
   Json kept = Json::array();
   for (const Json& entry : *current) {
@@ -160,7 +146,7 @@ bool RemoveNodeTaints(Json& node, const std::vector<Taint>& taints) {
 bool AddMissingNodeTaints(Json& node, const std::vector<Taint>& taints) {
   bool changed = false;
   for (const Taint& t : taints) {
-    const Json* current = MutableTaintsOrNull(node);
+    const Json* current = MutableArrayOrNull(node, {"spec", "taints"});
     bool have = false;
     if (current != nullptr) {
       for (const Json& entry : *current) have = have || SameKeyAndEffect(entry, t);
