@@ -3,6 +3,7 @@
 #include "api/kueue/internal/util.h"
 #include "api/json_access.h"
 #include "api/kueue/kueue.h"
+#include "api/kueue/workload_writers.h"
 
 namespace batchd::api::kueue {
 namespace {
@@ -12,23 +13,6 @@ using internal::SetIfAbsent;
 void DefaultFairSharing(Json& spec) {
   if (spec.contains("fairSharing") && spec["fairSharing"].is_object()) {
     SetIfAbsent(spec["fairSharing"], "weight", "1");
-  }
-}
-
-// Containers without requests take them from their limits (Kueue's PodSet
-// template contract), resource by resource.
-void DefaultRequestsFromLimits(Json& pod_spec) {
-  for (const char* list : {"initContainers", "containers"}) {
-    if (!pod_spec.contains(list) || !pod_spec[list].is_array()) continue;
-    for (Json& c : pod_spec[list]) {
-      if (!c.is_object() || !c.contains("resources") || !c["resources"].is_object()) continue;
-      Json& res = c["resources"];
-      if (!res.contains("limits") || !res["limits"].is_object()) continue;
-      for (const auto& [name, q] : res["limits"].items()) {
-        Json& requests = MutableObject(res, "requests");
-        if (!requests.contains(name)) requests[name] = q;
-      }
-    }
   }
 }
 
@@ -68,10 +52,9 @@ void SetDefaultsWorkload(Json& wl) {
     if (!ps.is_object()) continue;
     SetIfAbsent(ps, "name", "main");
     SetIfAbsent(ps, "count", 1);
-    if (ps.contains("template") && ps["template"].is_object() &&
-        ps["template"].contains("spec") && ps["template"]["spec"].is_object()) {
-      DefaultRequestsFromLimits(ps["template"]["spec"]);
-    }
+    // Containers without requests take them from their limits (Kueue's
+    // PodSet template contract), as the job integrations build them.
+    if (Json* tmpl = FindMutableMemberAt(ps, {"template"})) UseLimitsAsMissingRequests(*tmpl);
   }
 }
 

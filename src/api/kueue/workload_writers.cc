@@ -19,9 +19,8 @@ constexpr char kSchedulingGroup[] = "scheduling.k8s.io";
 void UseLimitsAsMissingRequestsIn(Json& containers) {
   if (!containers.is_array()) return;
   for (Json& c : containers) {
-    if (!c.is_object()) continue;
-    auto res = c.find("resources");
-    if (res == c.end() || !res->is_object()) continue;
+    Json* res = FindMutableMemberAt(c, {"resources"});
+    if (res == nullptr || !res->is_object()) continue;
     const Json& limits = Member(*res, "limits");
     if (!limits.is_object() || limits.empty()) continue;
     Json& requests = MutableObject(*res, "requests");
@@ -42,11 +41,10 @@ Json NewPodSet(std::string_view name, int32_t count, std::optional<int32_t> min_
 }
 
 void UseLimitsAsMissingRequests(Json& pod_template) {
-  if (!pod_template.is_object()) return;
-  auto spec = pod_template.find("spec");
-  if (spec == pod_template.end() || !spec->is_object()) return;
   for (const char* list : {"containers", "initContainers"}) {
-    if (auto it = spec->find(list); it != spec->end()) UseLimitsAsMissingRequestsIn(*it);
+    if (Json* containers = FindMutableMemberAt(pod_template, {"spec", list})) {
+      UseLimitsAsMissingRequestsIn(*containers);
+    }
   }
 }
 

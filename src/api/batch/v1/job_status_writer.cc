@@ -28,7 +28,10 @@ absl::Time SetJobStartTime(Json& job, absl::Time t) {
   return absl::FromUnixSeconds(absl::ToUnixSeconds(t));  // As FormatRfc3339 truncates.
 }
 
-void ClearJobStartTime(Json& job) { Status(job).erase("startTime"); }
+bool ClearJobStartTime(Json& job) {
+  Json* status = FindMutableMemberAt(job, {"status"});
+  return status != nullptr && status->is_object() && status->erase("startTime") > 0;
+}
 
 void SetJobCompletionTime(Json& job, absl::Time t) {
   Status(job)["completionTime"] = meta::FormatRfc3339(t);

@@ -25,7 +25,8 @@ const Json& JobStatusJson(const Json& job);
 // status.startTime. Returns the time as written (`t` in whole seconds), the
 // value a later JobStatusView::StartTime() reads.
 absl::Time SetJobStartTime(Json& job, absl::Time t);
-void ClearJobStartTime(Json& job);
+// Removes status.startTime (never creating `status`); returns whether it was there.
+bool ClearJobStartTime(Json& job);
 // status.completionTime.
 void SetJobCompletionTime(Json& job, absl::Time t);
 

@@ -22,6 +22,17 @@ TEST(JobStatusWriterTest, TimesAreWholeSecondsAndReadBack) {
   EXPECT_EQ(&JobStatusJson(job), &job["status"]);
 }
 
+TEST(JobStatusWriterTest, ClearStartTimeNeverCreatesTheStatus) {
+  Json job = {{"spec", {{"suspend", true}}}};
+  EXPECT_FALSE(ClearJobStartTime(job)) << "no status";
+  EXPECT_FALSE(job.contains("status"));
+  job["status"] = {{"startTime", "2026-01-01T00:00:00Z"}, {"active", 1}};
+  EXPECT_TRUE(ClearJobStartTime(job));
+  EXPECT_EQ(JobStatusView::Parse(job).start_time, "");
+  EXPECT_EQ(job["status"], Json({{"active", 1}}));
+  EXPECT_FALSE(ClearJobStartTime(job));
+}
+
 TEST(JobStatusWriterTest, CountersAreOmittedAtZeroReadyAndTerminatingAreNot) {
   Json job = Json::object();
   SetJobActive(job, 2);

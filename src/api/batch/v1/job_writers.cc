@@ -18,14 +18,8 @@ Json& MutableTemplateSpec(Json& job) {
 
 // spec.template.spec when every step is an object, else nullptr.
 Json* FindTemplateSpec(Json& job) {
-  Json* v = &job;
-  for (const char* key : {"spec", "template", "spec"}) {
-    if (!v->is_object()) return nullptr;
-    auto it = v->find(key);
-    if (it == v->end()) return nullptr;
-    v = &*it;
-  }
-  return v->is_object() ? v : nullptr;
+  Json* v = FindMutableMemberAt(job, {"spec", "template", "spec"});
+  return v != nullptr && v->is_object() ? v : nullptr;
 }
 
 // Writes `value` at `spec[key]`, removing the field when `value` is empty.
@@ -72,13 +66,6 @@ bool ReplaceTemplateNodeSelector(Json& job, const Json& selector) {
 
 bool ReplaceTemplateTolerations(Json& job, const Json& tolerations) {
   return ReplaceOrErase(job, kTolerations, tolerations);
-}
-
-bool ClearStartTime(Json& job) {
-  if (!job.is_object()) return false;
-  auto status = job.find("status");
-  if (status == job.end() || !status->is_object()) return false;
-  return status->erase("startTime") > 0;
 }
 
 }  // namespace batchd::api::batch_v1

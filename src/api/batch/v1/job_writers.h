@@ -36,8 +36,4 @@ bool ReplaceTemplateNodeSelector(Json& job, const Json& selector);
 // `tolerations` is null or empty. Returns whether the Job changed.
 bool ReplaceTemplateTolerations(Json& job, const Json& tolerations);
 
-// Removes status.startTime (a suspended Job's templates may change only
-// without one). Returns whether it was set.
-bool ClearStartTime(Json& job);
-
 }  // namespace batchd::api::batch_v1

@@ -92,15 +92,5 @@ TEST(JobWritersTest, ReplaceTemplateDirectives) {
   EXPECT_EQ(no_template, Json({{"spec", {{"parallelism", 1}}}})) << "removing creates nothing";
 }
 
-TEST(JobWritersTest, ClearStartTime) {
-  Json job = Job();
-  EXPECT_FALSE(ClearStartTime(job)) << "no status";
-  job["status"] = {{"startTime", "2026-01-01T00:00:00Z"}, {"active", 1}};
-  EXPECT_TRUE(ClearStartTime(job));
-  EXPECT_EQ(JobStatusView::Parse(job).start_time, "");
-  EXPECT_EQ(job["status"], Json({{"active", 1}}));
-  EXPECT_FALSE(ClearStartTime(job));
-}
-
 }  // namespace
 }  // namespace batchd::api::batch_v1

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "absl/strings/str_cat.h"
+#include "api/batch/v1/job_status_writer.h"
 #include "api/batch/v1/job_view.h"
 #include "api/batch/v1/job_writers.h"
 #include "api/kueue/workload_writers.h"
@@ -129,7 +130,7 @@ bool BatchJobAdapter::RestorePodSetsInfo(Json& job,
 }
 
 bool BatchJobAdapter::ResetStatusForRestore(Json& job) const {
-  return api::batch_v1::ClearStartTime(job);
+  return api::batch_v1::ClearJobStartTime(job);
 }
 
 }  // namespace batchd::controllers::workload::internal
