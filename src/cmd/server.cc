@@ -19,6 +19,7 @@
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
+#include "controllers/topology/ungater.h"
 #include "controllers/workload/workload_controller.h"
 #include "reconcile/context.h"
 #include "reconcile/events.h"
@@ -106,6 +107,7 @@ void Server::Impl::AddControllers() {
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
   controllers::AddJobIntegration(i.ContextFor("batch/job-kueue-controller"), jo);
+  controllers::topology::AddTopologyUngater(i.ContextFor("kueue-topology-ungater"));
   i.queue_manager = controllers::queueing::AddQueueManager(i.ContextFor("kueue-admission"),
                                                            i.queueing);
 }

@@ -15,10 +15,31 @@ void CoreState::UpsertFlavor(ResourceFlavor f) {
   std::string name = f.name;
   flavors_[name] = std::move(f);
   MarkDirty();
+  tas_.MarkDirty();
 }
 void CoreState::DeleteFlavor(const std::string& name) {
   flavors_.erase(name);
   MarkDirty();
+  tas_.MarkDirty();
+}
+void CoreState::UpsertTopology(Topology t) {
+  tas_.UpsertTopology(std::move(t));
+  RequeueAll();
+}
+void CoreState::DeleteTopology(const std::string& name) {
+  tas_.DeleteTopology(name);
+  RequeueAll();
+}
+// Node capacity changes as pods outside TAS come and go: the snapshots are
+// rebuilt at the next cycle, and only then are inadmissible workloads
+// requeued (batched), and only when some flavor is topology-aware.
+void CoreState::UpsertTopologyNode(TopologyNode n) {
+  tas_.UpsertNode(std::move(n));
+  if (tas_.any_tas_flavor()) RequeueAll();
+}
+void CoreState::DeleteTopologyNode(const std::string& name) {
+  tas_.DeleteNode(name);
+  if (tas_.any_tas_flavor()) RequeueAll();
 }
 void CoreState::UpsertCq(ClusterQueue cq) {
   CqInfo& info = CqFor(cq.name);
@@ -166,6 +187,7 @@ void CoreState::ActivateCqs(const std::set<std::string>& cyclic) {
   for (auto& [name, cq] : cqs_) {
     if (cq->node != kNoNode) cq_of_node_[cq->node] = cq.get();
     cq->active = false;
+    cq->tas_only = false;
     if (!cq->spec) {
       cq->inactive_message = absl::StrCat("ClusterQueue ", name, " doesn't exist");
     } else if (cq->spec->stop_policy != StopPolicy::kNone) {
@@ -176,8 +198,11 @@ void CoreState::ActivateCqs(const std::set<std::string>& cyclic) {
     } else {
       cq->active = true;
       cq->inactive_message.clear();
+      cq->tas_only = !cq->groups.empty();
       for (const CompiledGroup& g : cq->groups) {
         for (const CompiledFlavor& f : g.flavors) {
+          auto rf = flavors_.find(f.name);
+          if (rf == flavors_.end() || rf->second.topology_name.empty()) cq->tas_only = false;
           if (!flavors_.contains(f.name) && cq->active) {
             cq->active = false;
             cq->inactive_message = absl::StrCat("ClusterQueue ", name,
@@ -287,6 +312,7 @@ void CoreState::ReleaseAdmitted(const std::string& key) {
     node = a->cq->node;
     if (node != kNoNode && !dirty_) tree_->RemoveUsage(node, a->usage);
   }
+  tas_.CountUsage(a->wl, a->admission, -1);
   CountLqUsage(*a, -1);
   admitted_.erase(it);
   ++version_;
@@ -317,7 +343,7 @@ bool SameAdmission(const Admission& a, const Admission& b) {
     const PodSetAssignment& x = a.pod_sets[i];
     const PodSetAssignment& y = b.pod_sets[i];
     if (x.name != y.name || x.count != y.count || x.flavors != y.flavors ||
-        x.resource_usage != y.resource_usage) {
+        x.resource_usage != y.resource_usage || x.topology != y.topology) {
       return false;
     }
   }
@@ -361,6 +387,7 @@ void CoreState::SetAdmitted(Workload wl, Admission admission) {
   a->cq->admitted.Insert(a.get());
   EnsureBuilt();  // CqFor may have added a CQ
   if (a->cq->node != kNoNode) tree_->AddUsage(a->cq->node, a->usage);
+  tas_.CountUsage(a->wl, a->admission, +1);
   CountLqUsage(*a, +1);
   ++version_;
   admitted_[key] = std::move(a);
@@ -484,6 +511,16 @@ void AdmissionCore::DeleteCohort(std::string_view n) { state_->DeleteCohort(std:
 void AdmissionCore::UpsertLocalQueue(LocalQueue lq) { state_->UpsertLq(std::move(lq)); }
 void AdmissionCore::DeleteLocalQueue(std::string_view ns, std::string_view n) {
   state_->DeleteLq(std::string(ns), std::string(n));
+}
+void AdmissionCore::UpsertTopology(Topology t) { state_->UpsertTopology(std::move(t)); }
+void AdmissionCore::DeleteTopology(std::string_view name) {
+  state_->DeleteTopology(std::string(name));
+}
+void AdmissionCore::UpsertTopologyNode(TopologyNode n) {
+  state_->UpsertTopologyNode(std::move(n));
+}
+void AdmissionCore::DeleteTopologyNode(std::string_view name) {
+  state_->DeleteTopologyNode(std::string(name));
 }
 void AdmissionCore::UpsertPending(Workload wl) { state_->UpsertPending(std::move(wl)); }
 void AdmissionCore::SetAdmitted(Workload wl, Admission a) {

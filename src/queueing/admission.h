@@ -47,6 +47,16 @@ class AdmissionCore {
   void UpsertLocalQueue(LocalQueue lq);
   void DeleteLocalQueue(std::string_view namespace_, std::string_view name);
 
+  // Topology-aware scheduling: Topologies (levels over node labels) that
+  // ResourceFlavors name in `topology_name`, and the nodes their pods may be
+  // placed on (Ready and schedulable only; `free` excludes pods outside TAS).
+  // Upserting a node replaces its earlier state. Placement runs once quota
+  // fits; see queueing/topology/topology.h.
+  void UpsertTopology(Topology topology);
+  void DeleteTopology(std::string_view name);
+  void UpsertTopologyNode(TopologyNode node);
+  void DeleteTopologyNode(std::string_view name);
+
   // Adds or updates a pending workload. If `key` is admitted, it is treated as
   // evicted: its usage is released and it becomes pending.
   void UpsertPending(Workload wl);

@@ -22,6 +22,7 @@ const char* PendingReasonName(PendingReason r) {
     case PendingReason::kNamespaceMismatch: return "NamespaceMismatch";
     case PendingReason::kLocalQueueStopped: return "LocalQueueStopped";
     case PendingReason::kInactive: return "Inactive";
+    case PendingReason::kTopologyPlacementFailed: return "TopologyPlacementFailed";
   }
   return "Unknown";
 }

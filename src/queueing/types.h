@@ -62,7 +62,64 @@ struct ResourceFlavor {
   std::map<std::string, std::string> node_labels;
   std::vector<Taint> node_taints;
   std::vector<Toleration> tolerations;  // added to the pods; also tolerate node_taints
+  std::string topology_name;  // non-empty: a topology-aware flavor (TAS)
 };
+
+// ---- Topology-aware scheduling (reference §3) -------------------------------
+
+// A Topology: node label keys from the top level down (block, rack,
+// kubernetes.io/hostname).
+struct Topology {
+  std::string name;
+  std::vector<std::string> levels;
+};
+
+// A node topology-aware flavors may place pods on: Ready and schedulable
+// (the caller passes no others). `free` is its allocatable minus the
+// requests of pods that TAS does not manage, "pods" = free pod slots.
+struct TopologyNode {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::vector<Taint> taints;
+  std::map<std::string, Amount> free;
+};
+
+enum class TopologyMode { kRequired, kPreferred, kUnconstrained };
+
+// Pods in groups of `size`, each group inside one domain of `level`.
+struct TopologySlice {
+  std::string level;  // node label key
+  int32_t size = 1;
+  friend bool operator==(const TopologySlice&, const TopologySlice&) = default;
+};
+
+// A pod set's topology request (the podset-*-topology annotations).
+struct TopologyRequest {
+  TopologyMode mode = TopologyMode::kUnconstrained;
+  std::string level;  // node label key; kRequired / kPreferred
+  std::vector<TopologySlice> slices;  // outermost first
+  friend bool operator==(const TopologyRequest&, const TopologyRequest&) = default;
+};
+
+// Pods per lowest-level domain; `values` are the domain's label values for
+// `levels`, top first.
+struct TopologyDomainCount {
+  std::vector<std::string> values;
+  int32_t count = 0;
+  friend bool operator==(const TopologyDomainCount&, const TopologyDomainCount&) = default;
+};
+
+struct TopologyAssignment {
+  std::vector<std::string> levels;
+  std::vector<TopologyDomainCount> domains;
+  friend bool operator==(const TopologyAssignment&, const TopologyAssignment&) = default;
+};
+
+// Which placement strategy serves which request (Kueue's TAS feature
+// gates): kMixed (default; required/preferred BestFit, unconstrained
+// LeastFreeCapacity), kBestFit, kLeastFreeCapacity, kBalanced (kMixed with
+// balanced placement for preferred requests).
+enum class TopologyProfile { kMixed, kBestFit, kLeastFreeCapacity, kBalanced };
 
 enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
 enum class PreemptionPolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority, kAny };
@@ -121,6 +178,9 @@ struct PodSet {
   std::map<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> required_affinity;  // ORed terms; empty = none
   std::vector<Toleration> tolerations;
+  // Topology-aware placement; nullopt = none asked for (pod sets of a
+  // ClusterQueue whose flavors are all topology-aware are then unconstrained).
+  std::optional<TopologyRequest> topology;
 };
 
 struct Workload {
@@ -144,6 +204,7 @@ struct PodSetAssignment {
   std::map<std::string, std::string> flavors;         // resource -> flavor
   std::map<std::string, Amount> resource_usage;        // total over `count` pods
   int32_t count = 0;
+  std::optional<TopologyAssignment> topology;          // placement in a topology-aware flavor
 };
 
 struct Admission {
@@ -167,6 +228,7 @@ enum class PendingReason {
   kNamespaceMismatch,              // the CQ's namespaceSelector rejects the namespace
   kLocalQueueStopped,
   kInactive,                       // spec.active = false
+  kTopologyPlacementFailed,        // quota fits, but no placement in the flavor's topology
 };
 
 // "InClusterQueue", "WaitingForQuota", ... as Kueue spells them.
@@ -205,6 +267,7 @@ struct Options {
 #endif
   // 0 = as many as fit (batchd's default); 1 = Kueue's one head per CQ per cycle.
   int max_admissions_per_cluster_queue_per_cycle = 0;
+  TopologyProfile topology_profile = TopologyProfile::kMixed;
 };
 
 // Read side: usage per (flavor, resource).

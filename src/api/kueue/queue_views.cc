@@ -129,6 +129,19 @@ PodSetView PodSetView::Parse(const Json& pod_set) {
   p.count = static_cast<int32_t>(IntMember(pod_set, "count", 1));
   if (auto m = AsOptionalInt(Member(pod_set, "minCount"))) p.min_count = static_cast<int32_t>(*m);
   p.pod_template = ObjectOrNull(Member(pod_set, "template"));
+  if (const Json* tr = FindMember(pod_set, "topologyRequest"); tr != nullptr && tr->is_object()) {
+    PodSetTopologyRequestView r;
+    r.required = StringMember(*tr, "required");
+    r.preferred = StringMember(*tr, "preferred");
+    const Json& u = Member(*tr, "unconstrained");
+    r.unconstrained = u.is_boolean() && u.get<bool>();
+    r.slice_required_topology = StringMember(*tr, "podSetSliceRequiredTopology");
+    if (auto n = AsOptionalInt(Member(*tr, "podSetSliceSize"))) {
+      r.slice_size = static_cast<int32_t>(*n);
+    }
+    r.pod_set_group_name = StringMember(*tr, "podSetGroupName");
+    p.topology_request = r;
+  }
   return p;
 }
 
@@ -153,6 +166,7 @@ WorkloadPodSetsView WorkloadPodSetsView::Parse(const Json& workload) {
     std::sort(pa.flavors.begin(), pa.flavors.end());
     pa.flavors.erase(std::unique(pa.flavors.begin(), pa.flavors.end()), pa.flavors.end());
     pa.resource_usage = ObjectOrNull(Member(a, "resourceUsage"));
+    pa.topology_assignment = ObjectOrNull(Member(a, "topologyAssignment"));
     v.assignments.push_back(std::move(pa));
   }
   return v;
@@ -186,6 +200,16 @@ PodSetTemplateView PodSetTemplateView::Parse(const Json& pod_template) {
     }
   }
   v.tolerations = ArrayOrNull(Member(spec, "tolerations"));
+  v.topology_name = StringMember(spec, "topologyName");
+  return v;
+}
+
+TopologyView TopologyView::Parse(const Json& topology) {
+  TopologyView v;
+  v.meta = meta::ObjectMetaView::Parse(topology);
+  for (const Json& level : MemberArray(MemberObject(topology, "spec"), "levels")) {
+    v.levels.push_back(StringMember(level, "nodeLabel"));
+  }
   return v;
 }
 
@@ -279,6 +303,16 @@ ResourceFlavorView ResourceFlavorView::Parse(const Json& resource_flavor) {
   v.node_labels = ObjectOrNull(Member(spec, "nodeLabels"));
   v.node_taints = ArrayOrNull(Member(spec, "nodeTaints"));
   v.tolerations = ArrayOrNull(Member(spec, "tolerations"));
+  v.topology_name = StringMember(spec, "topologyName");
+  return v;
+}
+
+TopologyView TopologyView::Parse(const Json& topology) {
+  TopologyView v;
+  v.meta = meta::ObjectMetaView::Parse(topology);
+  for (const Json& level : MemberArray(MemberObject(topology, "spec"), "levels")) {
+    v.levels.push_back(StringMember(level, "nodeLabel"));
+  }
   return v;
 }
 

@@ -74,12 +74,23 @@ const Json& SpecOf(const Json& obj);
 
 // --- Workload --------------------------------------------------------------
 
+// spec.podSets[*].topologyRequest (Kueue's PodSetTopologyRequest).
+struct PodSetTopologyRequestView {
+  std::string_view required;   // level label key, "" when unset
+  std::string_view preferred;  // level label key, "" when unset
+  bool unconstrained = false;
+  std::string_view slice_required_topology;  // podSetSliceRequiredTopology
+  std::optional<int32_t> slice_size;         // podSetSliceSize
+  std::string_view pod_set_group_name;       // podSetGroupName
+};
+
 // spec.podSets[*].
 struct PodSetView {
   std::string_view name;  // "main" when unset (Kueue's default name).
   int32_t count = 1;
   std::optional<int32_t> min_count;
   const Json* pod_template = nullptr;  // template, or nullptr; see PodSetTemplateView.
+  std::optional<PodSetTopologyRequestView> topology_request;  // nullopt when unset
 
   // One entry of spec.podSets (or a pod set a job integration built).
   // REQUIRES: `pod_set` outlives the view.
@@ -97,6 +108,9 @@ struct PodSetAssignmentView {
   // resourceUsage (the ResourceList object), or nullptr; read with
   // ParseResourceList (not parsed here: most readers need only the flavors).
   const Json* resource_usage = nullptr;
+  // topologyAssignment (v1beta2 levels + slices), or nullptr; read with
+  // DecodeTopologyAssignment (api/kueue/topology_assignment.h).
+  const Json* topology_assignment = nullptr;
 };
 
 struct WorkloadView {
@@ -274,9 +288,19 @@ struct ResourceFlavorView {
   // api/core/v1/taint.h (ParseTaintList, ParseTolerationList).
   const Json* node_taints = nullptr;
   const Json* tolerations = nullptr;
+  std::string_view topology_name;  // spec.topologyName, "" for a flavor without topology
 
   // REQUIRES: `resource_flavor` outlives the view.
   static ResourceFlavorView Parse(const Json& resource_flavor);
+};
+
+// A Topology: spec.levels[*].nodeLabel, top first.
+struct TopologyView {
+  meta::ObjectMetaView meta;
+  std::vector<std::string_view> levels;
+
+  // REQUIRES: `topology` outlives the view.
+  static TopologyView Parse(const Json& topology);
 };
 
 }  // namespace batchd::api::kueue

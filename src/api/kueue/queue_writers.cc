@@ -123,6 +123,7 @@ void SetAdmission(StatusUpdate& update, const AdmissionStatus& admission) {
                     {"flavors", std::move(flavors)},
                     {"resourceUsage", std::move(usage)},
                     {"count", ps.count}});
+    if (ps.topology) sets.back()["topologyAssignment"] = EncodeTopologyAssignment(*ps.topology);
   }
   update.status()["admission"] = {{"clusterQueue", admission.cluster_queue},
                                   {"podSetAssignments", std::move(sets)}};

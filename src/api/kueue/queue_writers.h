@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "api/field_error.h"
 #include "api/kueue/queue_views.h"
+#include "api/kueue/topology_assignment.h"
 #include "api/meta/conditions.h"
 #include "api/resource/amount.h"
 
@@ -123,6 +124,7 @@ struct PodSetAssignmentStatus {
   std::vector<std::pair<std::string_view, std::string_view>> flavors;  // resource -> flavor
   std::vector<ResourceAmount> resource_usage;  // Total over `count` pods.
   int32_t count = 0;
+  std::optional<TopologyAssignmentValue> topology;  // written in the v1beta2 form
 };
 
 // status.admission.

@@ -118,4 +118,17 @@ void ClearReservation(Json& wl, std::string_view eviction_reason,
                      now);
 }
 
+void SetPodSetTopologyRequest(Json& pod_set, const PodSetTopologyRequestValue& r) {
+  Json out = Json::object();
+  if (!r.required.empty()) out["required"] = r.required;
+  if (!r.preferred.empty()) out["preferred"] = r.preferred;
+  if (r.unconstrained) out["unconstrained"] = true;
+  if (!r.pod_index_label.empty()) out["podIndexLabel"] = r.pod_index_label;
+  if (!r.slice_required_topology.empty()) {
+    out["podSetSliceRequiredTopology"] = r.slice_required_topology;
+  }
+  if (r.slice_size) out["podSetSliceSize"] = *r.slice_size;
+  pod_set["topologyRequest"] = std::move(out);
+}
+
 }  // namespace batchd::api::kueue

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +31,21 @@ inline constexpr char kRequeued[] = "Requeued";
 // A `spec.podSets` entry: {name, count, minCount?, template}.
 Json NewPodSet(std::string_view name, int32_t count, std::optional<int32_t> min_count,
                Json pod_template);
+
+// A pod set's `topologyRequest` (Kueue's PodSetTopologyRequest); empty
+// strings and nullopt are left out.
+struct PodSetTopologyRequestValue {
+  std::string required;
+  std::string preferred;
+  bool unconstrained = false;
+  std::string pod_index_label;
+  std::string slice_required_topology;
+  std::optional<int32_t> slice_size;
+  friend bool operator==(const PodSetTopologyRequestValue&, const PodSetTopologyRequestValue&) =
+      default;
+};
+// pod_set.topologyRequest = request.
+void SetPodSetTopologyRequest(Json& pod_set, const PodSetTopologyRequestValue& request);
 
 // Kueue's UseLimitsAsMissingRequestsInPod on a pod template: each container
 // and init container that has limits gets a request for every resource it

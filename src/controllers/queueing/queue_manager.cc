@@ -28,6 +28,21 @@ q::Options CoreOptions(const QueueingConfig& cfg) {
   o.check_invariants = true;
 #endif
   o.fair_sharing = cfg.fair_sharing.enable;
+  // Kueue's TAS profile gates: TASProfileLeastFreeCapacity, TASProfileMixed
+  // (on by default; off = BestFit everywhere), TASBalancedPlacement.
+  auto gate = [&cfg](const char* name, bool def) {
+    auto it = cfg.feature_gates.find(name);
+    return it == cfg.feature_gates.end() ? def : it->second;
+  };
+  if (gate("TASProfileLeastFreeCapacity", false)) {
+    o.topology_profile = q::TopologyProfile::kLeastFreeCapacity;
+  } else if (gate("TASBalancedPlacement", false)) {
+    o.topology_profile = q::TopologyProfile::kBalanced;
+  } else if (gate("TASProfileMixed", true)) {
+    o.topology_profile = q::TopologyProfile::kMixed;
+  } else {
+    o.topology_profile = q::TopologyProfile::kBestFit;
+  }
   o.fair_sharing_strategies.clear();
   for (FairSharingStrategy s : cfg.fair_sharing.preemption_strategies) {
     o.fair_sharing_strategies.push_back(
@@ -62,12 +77,17 @@ QueueManagerImpl::QueueManagerImpl(ControllerContext& ctx, QueueingConfig cfg)
       wl_kind_(ctx.client.Kind(api::kueue::kGroup, api::kueue::kStorageVersion,
                                api::kueue::kWorkloads)),
       ns_kind_(ctx.client.Kind("", "v1", "namespaces")),
+      topology_kind_(ctx.client.Kind(api::kueue::kGroup, api::kueue::kStorageVersion,
+                                     api::kueue::kTopologies)),
       flavors_(ctx.informers.For(rf_kind_)),
       cqs_(ctx.informers.For(cq_kind_)),
       lqs_(ctx.informers.For(lq_kind_)),
       cohorts_(ctx.informers.For(cohort_kind_)),
       workloads_(ctx.informers.For(wl_kind_)),
       namespaces_(ctx.informers.For(ns_kind_)),
+      topologies_(ctx.informers.For(topology_kind_)),
+      nodes_(ctx.informers.For("", "v1", "nodes")),
+      pods_(ctx.informers.For("", "v1", "pods")),
       core_(CoreOptions(cfg_)) {}
 
 void QueueManagerImpl::MarkDirty(std::set<std::string> Dirty::*set, const std::string& key,
@@ -104,6 +124,38 @@ void QueueManagerImpl::Wire(Controller* controller) {
     return h;
   };
   flavors_.AddHandlers(queue_handlers(&Dirty::flavors, false));
+  topologies_.AddHandlers(queue_handlers(&Dirty::topologies, false));
+  // Nodes and pods matter only to topology-aware flavors (tas_watch_), and
+  // only their capacity-moving changes: heartbeats and pod status churn
+  // don't wake the cycle.
+  client::EventHandlers node;
+  node.on_add = [this](const ObjectRef& o) {
+    if (tas_watch_.load()) MarkDirty(&Dirty::nodes, api::meta::GetName(*o));
+  };
+  node.on_update = [this](const ObjectRef& a, const ObjectRef& b) {
+    if (tas_watch_.load() && TopologyRelevantNodeChange(*a, *b)) {
+      MarkDirty(&Dirty::nodes, api::meta::GetName(*b));
+    }
+  };
+  node.on_delete = [this](const ObjectRef& o) {
+    if (tas_watch_.load()) MarkDirty(&Dirty::nodes, api::meta::GetName(*o));
+  };
+  nodes_.AddHandlers(node);
+  client::EventHandlers pod;
+  pod.on_add = [this](const ObjectRef& o) {
+    if (tas_watch_.load() && !api::CopyStringMember(api::Member(*o, "spec"), "nodeName").empty()) {
+      MarkDirty(&Dirty::pods, client::Informer::KeyOf(*o));
+    }
+  };
+  pod.on_update = [this](const ObjectRef& a, const ObjectRef& b) {
+    if (tas_watch_.load() && TopologyRelevantPodChange(*a, *b)) {
+      MarkDirty(&Dirty::pods, client::Informer::KeyOf(*b));
+    }
+  };
+  pod.on_delete = [this](const ObjectRef& o) {
+    if (tas_watch_.load()) MarkDirty(&Dirty::pods, client::Informer::KeyOf(*o));
+  };
+  pods_.AddHandlers(pod);
   cohorts_.AddHandlers(queue_handlers(&Dirty::cohorts, false));
   cqs_.AddHandlers(queue_handlers(&Dirty::cqs, true));
   lqs_.AddHandlers(queue_handlers(&Dirty::lqs, true));
@@ -177,6 +229,7 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
   absl::Time now = ctx_.clock.Now();
   Dirty d = TakeDirty();
   SyncConfig(d);
+  SyncTopology(d);
   std::set<std::string> keys = std::move(d.workloads);
   if (d.all_workloads) {
     SyncAllWorkloads();

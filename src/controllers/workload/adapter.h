@@ -42,6 +42,12 @@ struct PodSetInfo {
   int32_t count = 0;
   Json node_selector = Json::object();  // label -> value
   Json tolerations = Json::array();     // core/v1 Toleration objects
+  // Topology-aware admission's marks (not part of ToJson: they are removed,
+  // not restored, when the job stops): template labels and annotations to
+  // add, and scheduling gates that hold the pods until they are placed.
+  Json labels = Json::object();
+  Json annotations = Json::object();
+  std::vector<std::string> scheduling_gates;
 
   Json ToJson() const;
   static std::optional<PodSetInfo> FromJson(const Json& j);

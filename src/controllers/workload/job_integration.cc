@@ -11,6 +11,7 @@
 #include "api/validation/names.h"
 #include "common/logging.h"
 #include "controllers/workload/internal/batch_job_adapter.h"
+#include "controllers/workload/internal/topology_request.h"
 #include "controllers/workload/internal/workload_util.h"
 #include "controllers/workload/workload_controller.h"
 #include "registry/errors.h"
@@ -33,6 +34,7 @@ using workload::internal::kPriorityClassLabel;
 using workload::internal::kQueueNameKey;
 using workload::internal::kStoppingAnnotation;
 using workload::internal::QueueName;
+using workload::internal::ValidateTopologyAnnotations;
 
 // The field paths of the webhook's errors.
 const Path kLabels = Path("metadata").Child("labels");
@@ -168,6 +170,11 @@ JobHook MakeJobWebhook(const api::KindDef& jobs, const JobIntegrationOptions& op
       CheckMinParallelism(job, errs);
     }
     CheckSyncCompletions(job, errs);
+    if (const Json* tmpl = api::batch_v1::JobSpecView::Parse(job).pod_template; tmpl != nullptr) {
+      ValidateTopologyAnnotations(*tmpl, JobPodsCount(job),
+                                  kSpec.Child("template").Child("metadata").Child("annotations"),
+                                  errs);
+    }
     if (old != nullptr) CheckUpdate(job, *old, errs);
     if (errs.empty()) return absl::OkStatus();
     return registry::Invalid(jobs, api::meta::GetName(job), errs);

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "queueing/internal/flavor_assigner.h"
 #include "queueing/internal/preemption.h"
+#include "queueing/internal/tas.h"
 #include "queueing/internal/state.h"
 #include "queueing/types.h"
 
@@ -32,7 +33,8 @@ struct LqCounters {
 
 class CoreState {
  public:
-  explicit CoreState(Options opts) : opts_(std::move(opts)) {}
+  explicit CoreState(Options opts)
+      : opts_(std::move(opts)), tas_(opts_.topology_profile) {}
 
   // Configuration (admission.cc).
   void UpsertFlavor(ResourceFlavor f);
@@ -43,6 +45,11 @@ class CoreState {
   void DeleteCohort(const std::string& name);
   void UpsertLq(LocalQueue lq);
   void DeleteLq(const std::string& ns, const std::string& name);
+  // Topology-aware scheduling (admission.cc).
+  void UpsertTopology(Topology t);
+  void DeleteTopology(const std::string& name);
+  void UpsertTopologyNode(TopologyNode n);
+  void DeleteTopologyNode(const std::string& name);
 
   // Workloads (admission.cc).
   void UpsertPending(Workload wl);
@@ -88,7 +95,15 @@ class CoreState {
   LqCounters& LqOf(const Workload& wl) { return lq_counters_[wl.namespace_ + "/" + wl.local_queue]; }
   void CountLqUsage(const AdmittedEntry& a, int sign);
 
+  // The TAS snapshots, up to date (called where a cycle or a usage change
+  // needs them).
+  TasState& Tas() {
+    tas_.EnsureBuilt(flavors_, admitted_);
+    return tas_;
+  }
+
   Options opts_;
+  TasState tas_;
   FlavorResourceTable flavor_resources_;
   std::unique_ptr<QuotaTree> tree_;
   bool dirty_ = true;

@@ -48,6 +48,7 @@ class CycleRunner {
     view_.fair_sharing = s.opts_.fair_sharing;
     view_.fair_sharing_strategies = s.opts_.fair_sharing_strategies;
     view_.exact_masks = s.flavor_resources_.size() <= 64;
+    view_.tas = &s.Tas();
   }
   // Phases 1-6 (phase 1's rebuild and requeue flush run in CoreState::RunCycle).
   std::vector<Decision> Run();
@@ -60,6 +61,7 @@ class CycleRunner {
     Assignment assignment;        // phase 3
     std::vector<Target> targets;  // preemption victims (phase 3)
     uint64_t version = 0;         // CoreState::version_ when the assignment was made
+    uint64_t tas_version = 0;     // TasState::version() then
   };
   enum class Outcome { kAdmitted, kContinue, kStop };
 
@@ -73,6 +75,15 @@ class CycleRunner {
   // Phase 3 (also re-run in phase 5 when the tree changed meanwhile).
   void AssignFlavorsAndTargets(Entry& entry);
   bool TryPartialAdmission(Entry& entry);
+  // Flavors, preemption targets and topology placement for `counts` pods.
+  void Evaluate(const Workload& wl, CqInfo& cq, const std::vector<int32_t>& counts,
+                Assignment& a, std::vector<Target>& targets);
+  // Topology placement once quota fits (or preempts): may turn `a` into a
+  // preemption (victims freeing topology capacity) or NoFit.
+  void PlaceWithTopology(const Workload& wl, CqInfo& cq, Assignment& a,
+                         std::vector<Target>& targets);
+  std::vector<Target> TopologyTargets(const Workload& wl, CqInfo& cq, Assignment& a,
+                                      const std::vector<Target>& base);
   // Phase 4.
   void OrderEntries(std::vector<Entry>& entries);
   template <typename Fn>
@@ -257,7 +268,7 @@ std::vector<CycleRunner::Entry> CycleRunner::NominateHeads(const std::vector<CqI
       cq->queue.PushInadmissible(pending);
     }
     if (pending == nullptr) continue;
-    entries.push_back({pending, cq, {}, {}, 0});
+    entries.push_back({pending, cq, {}, {}, 0, 0});
   }
   return entries;
 }
@@ -269,15 +280,132 @@ void CycleRunner::AssignFlavorsAndTargets(Entry& entry) {
   const Workload& wl = entry.pending->wl;
   std::vector<int32_t> counts;
   for (const PodSet& ps : wl.pod_sets) counts.push_back(ps.count);
-  Oracle oracle(view_, wl, *entry.cq);
-  entry.assignment = AssignFlavors(view_, *entry.cq, wl, counts, &oracle);
-  entry.targets.clear();
-  if (entry.assignment.mode == Mode::kPreempt) {
-    entry.targets = FindTargets(
-        view_, {&wl, entry.cq, entry.assignment.usage, entry.assignment.need_preemption});
-  }
+  Evaluate(wl, *entry.cq, counts, entry.assignment, entry.targets);
   if (entry.assignment.mode != Mode::kFit && entry.targets.empty()) TryPartialAdmission(entry);
   entry.version = s_.version_;
+  entry.tas_version = view_.tas->version();
+}
+
+void CycleRunner::Evaluate(const Workload& wl, CqInfo& cq, const std::vector<int32_t>& counts,
+                           Assignment& a, std::vector<Target>& targets) {
+  Oracle oracle(view_, wl, cq);
+  a = AssignFlavors(view_, cq, wl, counts, &oracle);
+  targets.clear();
+  if (a.mode == Mode::kPreempt) {
+    targets = FindTargets(view_, {&wl, &cq, a.usage, a.need_preemption});
+  }
+  if (a.mode != Mode::kNoFit) PlaceWithTopology(wl, cq, a, targets);
+}
+
+namespace {
+
+std::vector<const AdmittedEntry*> Victims(const std::vector<Target>& targets) {
+  std::vector<const AdmittedEntry*> out;
+  out.reserve(targets.size());
+  for (const Target& t : targets) out.push_back(t.victim);
+  return out;
+}
+
+}  // namespace
+
+// Reference §3, interaction with quota: placement only after quota fits;
+// no placement now but one on the empty topology -> preemption (victims must
+// make both fit); none even then -> NoFit.
+void CycleRunner::PlaceWithTopology(const Workload& wl, CqInfo& cq, Assignment& a,
+                                    std::vector<Target>& targets) {
+  TasState& tas = *view_.tas;
+  PlacementOutcome now = PlaceTopology(tas, cq, wl, a, Victims(targets), false);
+  if (now.kind == PlacementOutcome::Kind::kNone || now.kind == PlacementOutcome::Kind::kPlaced) {
+    return;
+  }
+  PlacementOutcome empty = PlaceTopology(tas, cq, wl, a, {}, true);
+  a.reason = PendingReason::kTopologyPlacementFailed;
+  a.message = now.message;
+  if (empty.kind != PlacementOutcome::Kind::kPlaced) {
+    a.mode = Mode::kNoFit;
+    targets.clear();
+    return;
+  }
+  std::vector<Target> more = TopologyTargets(wl, cq, a, targets);
+  a.mode = Mode::kPreempt;
+  if (more.empty()) {
+    // No victims: keep the empty-topology placement for the message only.
+    for (PodSetResult& r : a.pod_sets) r.topology.reset();
+    targets.clear();
+    return;
+  }
+  targets = std::move(more);
+  PlaceTopology(tas, cq, wl, a, Victims(targets), false);
+}
+
+// Admitted workloads whose topology usage the preemptor may take (own CQ by
+// withinClusterQueue, the cohort by reclaimWithinCohort), in candidate
+// order; the shortest prefix that makes placement fit (binary search: more
+// victims never hurt), then fill-back from the end. Empty when none does.
+std::vector<Target> CycleRunner::TopologyTargets(const Workload& wl, CqInfo& cq, Assignment& a,
+                                                 const std::vector<Target>& base) {
+  TasState& tas = *view_.tas;
+  const Preemption& p = cq.spec->preemption;
+  absl::flat_hash_set<const AdmittedEntry*> in_base;
+  for (const Target& t : base) in_base.insert(t.victim);
+  std::vector<AdmittedEntry*> candidates;
+  NodeId root = s_.tree_->Root(cq.node);
+  for (auto& [key, e] : s_.admitted_) {
+    AdmittedEntry* w = e.get();
+    if (w->cq == nullptr || in_base.contains(w)) continue;
+    bool has_topology = false;
+    for (const PodSetAssignment& psa : w->admission.pod_sets) {
+      has_topology = has_topology || psa.topology.has_value();
+    }
+    if (!has_topology) continue;
+    if (w->cq == &cq) {
+      if (!SatisfiesPolicy(p.within_cluster_queue, wl, w->wl)) continue;
+    } else {
+      if (w->cq->node == kNoNode || s_.tree_->Root(w->cq->node) != root || cq.spec->cohort.empty()) {
+        continue;
+      }
+      if (!SatisfiesPolicy(p.reclaim_within_cohort, wl, w->wl)) continue;
+    }
+    candidates.push_back(w);
+  }
+  if (candidates.empty()) return {};
+  std::sort(candidates.begin(), candidates.end(),
+            [&](const AdmittedEntry* x, const AdmittedEntry* y) { return CandidateLess(x, y, &cq); });
+  auto fits_with = [&](const std::vector<const AdmittedEntry*>& removed) {
+    Assignment probe = a;
+    return PlaceTopology(tas, cq, wl, probe, removed, false).kind ==
+           PlacementOutcome::Kind::kPlaced;
+  };
+  std::vector<const AdmittedEntry*> removed = Victims(base);
+  auto with_prefix = [&](size_t n) {
+    std::vector<const AdmittedEntry*> r = removed;
+    r.insert(r.end(), candidates.begin(), candidates.begin() + n);
+    return r;
+  };
+  if (!fits_with(with_prefix(candidates.size()))) return {};
+  size_t lo = 1, hi = candidates.size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (fits_with(with_prefix(mid))) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  std::vector<AdmittedEntry*> chosen(candidates.begin(), candidates.begin() + lo);
+  for (int i = static_cast<int>(chosen.size()) - 2; i >= 0; --i) {
+    std::vector<const AdmittedEntry*> r = removed;
+    for (int j = 0; j < static_cast<int>(chosen.size()); ++j) {
+      if (j != i) r.push_back(chosen[j]);
+    }
+    if (fits_with(r)) chosen.erase(chosen.begin() + i);
+  }
+  std::vector<Target> out = base;
+  for (AdmittedEntry* w : chosen) {
+    out.push_back({w, w->cq == &cq ? PreemptionReason::kInClusterQueue
+                                   : PreemptionReason::kInCohortReclamation});
+  }
+  return out;
 }
 
 // §2.9: the largest counts (binary search) that fit or preempt with targets.
@@ -296,13 +424,8 @@ bool CycleRunner::TryPartialAdmission(Entry& entry) {
     }
     return c;
   };
-  Oracle oracle(view_, wl, *entry.cq);
   auto try_at = [&](int64_t i, Assignment& a, std::vector<Target>& t) {
-    a = AssignFlavors(view_, *entry.cq, wl, counts_at(i), &oracle);
-    t.clear();
-    if (a.mode == Mode::kPreempt) {
-      t = FindTargets(view_, {&wl, entry.cq, a.usage, a.need_preemption});
-    }
+    Evaluate(wl, *entry.cq, counts_at(i), a, t);
     return a.mode == Mode::kFit || !t.empty();
   };
   int64_t lo = 1, hi = total;  // find the smallest i in [1, total] that works
@@ -386,6 +509,7 @@ void CycleRunner::Admit(Entry& entry) {
   a->cq = entry.cq;
   a->admit_seq = ++s_.admit_seq_;
   s_.tree_->AddUsage(entry.cq->node, a->usage);
+  view_.tas->CountUsage(pending->wl, a->admission, +1);
   ++s_.version_;
   if (entry.cq->sticky_preemptor == pending->wl.key) entry.cq->sticky_preemptor.clear();
   Decision d;
@@ -457,7 +581,15 @@ CycleRunner::Outcome CycleRunner::ProcessEntry(Entry& entry) {
   // assignment still fits as it is (the common case, and cheap to check).
   bool still_fits =
       assignment.mode == Mode::kFit && s_.tree_->Fits(entry.cq->node, assignment.usage);
-  if (!still_fits && (entry.version != s_.version_ || assignment.mode == Mode::kFit)) {
+  // A placement made in phase 3 is stale once any admission changed topology
+  // usage since: place again (two ClusterQueues never book the same leaves).
+  if (still_fits && entry.tas_version != view_.tas->version()) {
+    bool placed = false;
+    for (const PodSetResult& r : assignment.pod_sets) placed = placed || r.topology.has_value();
+    if (placed) still_fits = false;
+  }
+  if (!still_fits && (entry.version != s_.version_ || assignment.mode == Mode::kFit ||
+                      entry.tas_version != view_.tas->version())) {
     AssignFlavorsAndTargets(entry);
   }
   PendingEntry* pending = entry.pending;
@@ -473,11 +605,11 @@ CycleRunner::Outcome CycleRunner::ProcessEntry(Entry& entry) {
     return KeepPending(entry, true);
   }
   if (entry.targets.empty()) {
-    ReportPending(pending, PendingReason::kWaitingForQuota, assignment.message);
-    if (!Strict(*entry.cq)) {
-      no_fit_by_signature_[pending->signature] = {PendingReason::kWaitingForQuota,
-                                                  assignment.message};
-    }
+    const PendingReason reason = assignment.reason == PendingReason::kTopologyPlacementFailed
+                                     ? assignment.reason
+                                     : PendingReason::kWaitingForQuota;
+    ReportPending(pending, reason, assignment.message);
+    if (!Strict(*entry.cq)) no_fit_by_signature_[pending->signature] = {reason, assignment.message};
     // Kueue evaluates one head per CQ per cycle and this one becomes
     // inadmissible, so the capacity it reserves only holds off other CQs:
     // later heads of its own CQ see it released (ScopedReservationRelease).

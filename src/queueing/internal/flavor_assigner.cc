@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/resource/amount.h"
+#include "queueing/internal/tas.h"
 
 namespace batchd::queueing::internal {
 namespace {
@@ -136,7 +137,7 @@ Admission Assignment::ToAdmission(const std::string& cq) const {
   Admission a;
   a.cluster_queue = cq;
   for (const PodSetResult& ps : pod_sets) {
-    a.pod_sets.push_back({ps.name, ps.flavors, ps.usage, ps.count});
+    a.pod_sets.push_back({ps.name, ps.flavors, ps.usage, ps.count, ps.topology});
   }
   return a;
 }
@@ -179,6 +180,7 @@ bool GradeFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g, int fi,
     return false;
   }
   std::string mismatch = FlavorMismatch(rf->second, ps);
+  if (mismatch.empty()) mismatch = TopologyMismatch(c.view.tas, rf->second, ps, c.cq);
   if (!mismatch.empty()) {
     c.reasons.push_back(std::move(mismatch));
     return false;

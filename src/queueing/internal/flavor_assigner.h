@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,7 @@ struct PodSetResult {
   std::map<std::string, std::string> flavors;  // resource -> flavor
   std::map<std::string, Amount> usage;         // resource -> total
   Mode mode = Mode::kFit;
+  std::optional<TopologyAssignment> topology;  // set by PlaceTopology (tas.h)
 };
 
 struct Assignment {

@@ -20,6 +20,10 @@ uint64_t SchedulingSignature(const Workload& wl) {
       h = absl::HashOf(h, t.key, static_cast<int>(t.op), t.value,
                        t.effect ? static_cast<int>(*t.effect) : -1);
     }
+    if (ps.topology) {
+      h = absl::HashOf(h, static_cast<int>(ps.topology->mode), ps.topology->level);
+      for (const TopologySlice& s : ps.topology->slices) h = absl::HashOf(h, s.level, s.size);
+    }
   }
   return h;
 }

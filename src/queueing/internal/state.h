@@ -33,6 +33,7 @@ struct CompiledGroup {
 };
 
 struct CqInfo;
+class TasState;
 
 struct AdmittedEntry {
   Workload wl;
@@ -81,6 +82,7 @@ struct CqInfo {
   std::vector<CompiledGroup> groups;
   absl::flat_hash_map<std::string, int> group_of;  // resource -> group index
   bool active = false;
+  bool tas_only = false;  // every flavor is topology-aware (implied unconstrained requests)
   std::string inactive_message;
   CqQueue queue;
   AdmittedList admitted;
@@ -97,6 +99,7 @@ struct SnapshotView {
   bool fair_sharing = false;
   std::vector<FairSharingStrategy> fair_sharing_strategies;
   bool exact_masks = true;  // FlavorResourceMask is exact (<= 64 flavor-resources)
+  TasState* tas = nullptr;  // topology-aware scheduling; built for the cycle
 };
 
 }  // namespace batchd::queueing::internal

@@ -69,3 +69,66 @@ bool ReplaceTemplateTolerations(Json& job, const Json& tolerations) {
 }
 
 }  // namespace batchd::api::batch_v1
+
+namespace batchd::api::batch_v1 {
+namespace {
+
+Json& MutableTemplateMeta(Json& job) {
+  return MutableObject(MutableObject(MutableObject(job, "spec"), "template"), "metadata");
+}
+
+void MergeTemplateMetaMap(Json& job, const char* key, const Json& entries) {
+  if (!entries.is_object() || entries.empty()) return;
+  MutableObject(MutableTemplateMeta(job), key).update(entries);
+}
+
+bool RemoveTemplateMetaKey(Json& job, const char* map, std::string_view key) {
+  Json* m = FindMutableMemberAt(job, {"spec", "template", "metadata", map});
+  if (m == nullptr || !m->is_object()) return false;
+  if (m->erase(std::string(key)) == 0) return false;
+  if (m->empty()) FindMutableMemberAt(job, {"spec", "template", "metadata"})->erase(map);
+  return true;
+}
+
+constexpr char kSchedulingGates[] = "schedulingGates";
+
+}  // namespace
+
+void MergeTemplateLabels(Json& job, const Json& entries) {
+  MergeTemplateMetaMap(job, "labels", entries);
+}
+
+void MergeTemplateAnnotations(Json& job, const Json& entries) {
+  MergeTemplateMetaMap(job, "annotations", entries);
+}
+
+void AddTemplateSchedulingGate(Json& job, std::string_view name) {
+  Json& gates = MutableArray(MutableTemplateSpec(job), kSchedulingGates);
+  for (const Json& g : gates) {
+    if (StringMember(g, "name") == name) return;
+  }
+  gates.push_back({{"name", std::string(name)}});
+}
+
+bool RemoveTemplateLabel(Json& job, std::string_view key) {
+  return RemoveTemplateMetaKey(job, "labels", key);
+}
+
+bool RemoveTemplateAnnotation(Json& job, std::string_view key) {
+  return RemoveTemplateMetaKey(job, "annotations", key);
+}
+
+bool RemoveTemplateSchedulingGate(Json& job, std::string_view name) {
+  Json* spec = FindTemplateSpec(job);
+  if (spec == nullptr) return false;
+  Json* gates = FindMutableMemberAt(*spec, {kSchedulingGates});
+  if (gates == nullptr || !gates->is_array()) return false;
+  auto it = std::find_if(gates->begin(), gates->end(),
+                         [&](const Json& g) { return StringMember(g, "name") == name; });
+  if (it == gates->end()) return false;
+  gates->erase(it);
+  if (gates->empty()) spec->erase(kSchedulingGates);
+  return true;
+}
+
+}  // namespace batchd::api::batch_v1

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "api/field_error.h"
 
@@ -35,5 +36,17 @@ bool ReplaceTemplateNodeSelector(Json& job, const Json& selector);
 // spec.template.spec.tolerations becomes `tolerations`, and is removed when
 // `tolerations` is null or empty. Returns whether the Job changed.
 bool ReplaceTemplateTolerations(Json& job, const Json& tolerations);
+
+// Topology-aware admission marks the pod template: spec.template.metadata
+// labels / annotations gain every entry of `entries` (an object), and
+// spec.template.spec.schedulingGates gains `{name}` unless it has it.
+void MergeTemplateLabels(Json& job, const Json& entries);
+void MergeTemplateAnnotations(Json& job, const Json& entries);
+void AddTemplateSchedulingGate(Json& job, std::string_view name);
+// The reverse edits; each returns whether the Job changed (an emptied map
+// or list is removed).
+bool RemoveTemplateLabel(Json& job, std::string_view key);
+bool RemoveTemplateAnnotation(Json& job, std::string_view key);
+bool RemoveTemplateSchedulingGate(Json& job, std::string_view name);
 
 }  // namespace batchd::api::batch_v1

@@ -96,6 +96,19 @@ ErrorList ValidatePodSpecUpdate(const Json& new_spec, const Json& old_spec, cons
     if (!Contains(MemberArray(new_spec, "tolerations"), t)) only_additions = false;
   }
   if (only_additions) SetOrErase(munged, "tolerations", FindMember(old_spec, "tolerations"));
+  // A pod still held by scheduling gates may gain nodeSelector entries
+  // (Kubernetes' mutable scheduling directives): topology-aware admission
+  // places its pods this way while ungating them.
+  if (!old_gates.empty()) {
+    const Json& old_selector = MemberObject(old_spec, "nodeSelector");
+    const Json& new_selector = MemberObject(new_spec, "nodeSelector");
+    bool additions = true;
+    for (auto it = old_selector.begin(); it != old_selector.end(); ++it) {
+      const Json* v = FindMember(new_selector, it.key());
+      if (v == nullptr || *v != *it) additions = false;
+    }
+    if (additions) SetOrErase(munged, "nodeSelector", FindMember(old_spec, "nodeSelector"));
+  }
   if (Pruned(munged) != Pruned(old_spec.is_object() ? old_spec : Json::object())) {
     errs.push_back(Forbidden(
         path, "pod updates may not change fields other than `spec.containers[*].image`,"

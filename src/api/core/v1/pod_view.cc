@@ -74,6 +74,9 @@ PodView PodView::Parse(const Json& pod) {
   }
   v.active_deadline_seconds = AsOptionalInt(Member(spec, "activeDeadlineSeconds"));
   v.scheduling_gated = !MemberArray(spec, "schedulingGates").empty();
+  if (const Json* g = FindMember(spec, "schedulingGates"); g != nullptr && g->is_array()) {
+    v.scheduling_gates = g;
+  }
   const Json& status = Member(pod, "status");
   v.phase = ParsePodPhase(StringMember(status, "phase"));
   v.reason = StringMember(status, "reason");
@@ -133,6 +136,26 @@ std::optional<absl::Time> PodView::ConditionTransitionTime(std::string_view type
     if (auto t = meta::ParseOptionalRfc3339(StringMember(c, "lastTransitionTime"))) return t;
   }
   return std::nullopt;
+}
+
+bool PodView::HasSchedulingGate(std::string_view name) const {
+  if (scheduling_gates == nullptr) return false;
+  for (const Json& g : *scheduling_gates) {
+    if (StringMember(g, "name") == name) return true;
+  }
+  return false;
+}
+
+Json UngatePatch(const PodView& pod, std::string_view gate, const Json& node_selector) {
+  Json gates = Json::array();
+  if (pod.scheduling_gates != nullptr) {
+    for (const Json& g : *pod.scheduling_gates) {
+      if (StringMember(g, "name") != gate) gates.push_back(g);
+    }
+  }
+  Json spec = {{"schedulingGates", gates.empty() ? Json(nullptr) : std::move(gates)}};
+  if (node_selector.is_object() && !node_selector.empty()) spec["nodeSelector"] = node_selector;
+  return {{"spec", std::move(spec)}};
 }
 
 }  // namespace batchd::api::core_v1

@@ -63,6 +63,7 @@ struct PodView {
   std::optional<int64_t> termination_grace_period_seconds;
   std::optional<int64_t> active_deadline_seconds;
   bool scheduling_gated = false;  // spec.schedulingGates is non-empty.
+  const Json* scheduling_gates = nullptr;  // spec.schedulingGates (an array), or nullptr.
   // status
   PodPhase phase = PodPhase::kUnknown;  // kUnknown also when status.phase is unset.
   std::string_view reason;
@@ -89,6 +90,8 @@ struct PodView {
   const ContainerStatusView* ContainerStatus(std::string_view name) const;
   // The status of the condition `type` ("True", "False", "Unknown"), or "".
   std::string_view ConditionStatus(std::string_view type) const;
+  // Whether spec.schedulingGates holds a gate named `name`.
+  bool HasSchedulingGate(std::string_view name) const;
   // Whether any condition has `type` and `status` (every entry is looked at,
   // not only the first of its type).
   bool HasCondition(std::string_view type, std::string_view status) const;
@@ -108,5 +111,12 @@ struct ContainerSpecView {
   // REQUIRES: `container` outlives the view.
   static ContainerSpecView Parse(const Json& container);
 };
+
+// --- Writers -----------------------------------------------------------------
+
+// The JSON merge patch that removes the scheduling gate `gate` from `pod`
+// and adds `node_selector` (label -> value) to its spec.nodeSelector (a pod
+// still gated may gain node selector entries).
+Json UngatePatch(const PodView& pod, std::string_view gate, const Json& node_selector);
 
 }  // namespace batchd::api::core_v1

@@ -131,6 +131,33 @@ q::ResourceFlavor ToResourceFlavor(const kueue::ResourceFlavorView& rf) {
   if (rf.tolerations != nullptr) {
     out.tolerations = api::core_v1::ParseTolerationList(*rf.tolerations);
   }
+  out.topology_name = std::string(rf.topology_name);
+  return out;
+}
+
+q::Topology ToTopology(const kueue::TopologyView& t) {
+  q::Topology out;
+  out.name = std::string(t.meta.name);
+  for (std::string_view level : t.levels) out.levels.emplace_back(level);
+  return out;
+}
+
+std::optional<q::TopologyRequest> ToTopologyRequest(
+    const std::optional<kueue::PodSetTopologyRequestView>& r) {
+  if (!r) return std::nullopt;
+  q::TopologyRequest out;
+  if (!r->required.empty()) {
+    out.mode = q::TopologyMode::kRequired;
+    out.level = std::string(r->required);
+  } else if (!r->preferred.empty()) {
+    out.mode = q::TopologyMode::kPreferred;
+    out.level = std::string(r->preferred);
+  } else if (!r->unconstrained && r->slice_required_topology.empty()) {
+    return std::nullopt;  // e.g. only podIndexLabel: no placement asked for
+  }
+  if (!r->slice_required_topology.empty()) {
+    out.slices.push_back({std::string(r->slice_required_topology), r->slice_size.value_or(1)});
+  }
   return out;
 }
 
@@ -241,6 +268,7 @@ q::Workload ToWorkload(const kueue::WorkloadView& wl, const kueue::WorkloadPodSe
     if (tmpl.tolerations != nullptr) {
       p.tolerations = api::core_v1::ParseTolerationList(*tmpl.tolerations);
     }
+    p.topology = ToTopologyRequest(ps.topology_request);
     out.pod_sets.push_back(std::move(p));
   }
   out.active = wl.active;
@@ -267,6 +295,16 @@ std::optional<q::Admission> ToAdmission(const kueue::WorkloadView& wl,
       }
     }
     p.count = a.count.value_or(0);
+    if (a.topology_assignment != nullptr) {
+      if (auto ta = kueue::DecodeTopologyAssignment(*a.topology_assignment)) {
+        q::TopologyAssignment t;
+        t.levels = std::move(ta->levels);
+        for (kueue::TopologyDomainValue& d : ta->domains) {
+          t.domains.push_back({std::move(d.values), d.count});
+        }
+        p.topology = std::move(t);
+      }
+    }
     out.pod_sets.push_back(std::move(p));
   }
   return out;
@@ -285,6 +323,14 @@ kueue::AdmissionStatus ToAdmissionStatus(const q::Admission& a) {
       s.resource_usage.push_back({resource, api::Amount::FromMilli(milli)});
     }
     s.count = ps.count;
+    if (ps.topology) {
+      kueue::TopologyAssignmentValue t;
+      t.levels = ps.topology->levels;
+      for (const q::TopologyDomainCount& d : ps.topology->domains) {
+        t.domains.push_back({d.values, d.count});
+      }
+      s.topology = std::move(t);
+    }
     out.pod_set_assignments.push_back(std::move(s));
   }
   return out;

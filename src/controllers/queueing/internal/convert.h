@@ -33,6 +33,10 @@ batchd::queueing::ClusterQueue ToClusterQueue(const api::kueue::ClusterQueueView
 batchd::queueing::Cohort ToCohort(const api::kueue::CohortView& cohort,
                                   const api::kueue::ResourceGroupsView& groups);
 batchd::queueing::LocalQueue ToLocalQueue(const api::kueue::LocalQueueView& lq);
+batchd::queueing::Topology ToTopology(const api::kueue::TopologyView& topology);
+// A pod set's topologyRequest; nullopt when it asks for no placement.
+std::optional<batchd::queueing::TopologyRequest> ToTopologyRequest(
+    const std::optional<api::kueue::PodSetTopologyRequestView>& request);
 batchd::queueing::StopPolicy ToStopPolicy(api::kueue::StopPolicy p);
 
 // Per-pod requests of a pod template as Kueue computes them: the sum over

@@ -7,6 +7,7 @@
 // everything else runs inside Reconcile or the read accessors under mu_.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -75,6 +76,7 @@ class QueueManagerImpl : public reconcile::Reconciler {
   // --- dirty tracking (informer threads) ---
   struct Dirty {
     std::set<std::string> flavors, cohorts, cqs, lqs, workloads;
+    std::set<std::string> topologies, nodes, pods;  // topology-aware scheduling
     bool all_workloads = false;
   };
   void MarkDirty(std::set<std::string> Dirty::*set, const std::string& key,
@@ -84,6 +86,25 @@ class QueueManagerImpl : public reconcile::Reconciler {
   // --- sync (queue_manager.cc) ---
   void SyncConfig(const Dirty& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SyncAllWorkloads() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // --- topologies and nodes (topology_sync.cc) ---
+  struct PodUsage {
+    std::string node;
+    std::map<std::string, batchd::queueing::Amount> requests;
+  };
+  void SyncTopology(const Dirty& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Updates node_usage_ for the pods `keys`; adds the nodes whose usage
+  // changed to `touched`.
+  void SyncTopologyPods(const std::set<std::string>& keys, std::set<std::string>* touched = nullptr)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SyncTopologyNodes(const std::set<std::string>& names) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `pod` takes capacity TAS must leave alone (bound, not terminal,
+  // not placed by TAS), and where and how much.
+  static bool PodCountsForTopology(const Json& pod, std::string* node,
+                                   std::map<std::string, batchd::queueing::Amount>* requests);
+  // Informer-side filters: only changes that move capacity wake the cycle.
+  static bool TopologyRelevantPodChange(const Json& a, const Json& b);
+  static bool TopologyRelevantNodeChange(const Json& a, const Json& b);
 
   // --- workloads (workload_sync.cc) ---
   // Syncs the workload's current object (Current(key), parsed here).
@@ -129,13 +150,19 @@ class QueueManagerImpl : public reconcile::Reconciler {
   const api::KindDef& cohort_kind_;
   const api::KindDef& wl_kind_;
   const api::KindDef& ns_kind_;
+  const api::KindDef& topology_kind_;
   client::Informer& flavors_;
   client::Informer& cqs_;
   client::Informer& lqs_;
   client::Informer& cohorts_;
   client::Informer& workloads_;
   client::Informer& namespaces_;
+  client::Informer& topologies_;
+  client::Informer& nodes_;
+  client::Informer& pods_;
   reconcile::Controller* controller_ = nullptr;
+  // Some ResourceFlavor names a topology: the node and pod handlers mark work.
+  std::atomic<bool> tas_watch_{false};
 
   absl::Mutex dirty_mu_;
   Dirty dirty_ ABSL_GUARDED_BY(dirty_mu_);
@@ -153,6 +180,12 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::map<std::string, PendingNote> pending_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> wl_cq_ ABSL_GUARDED_BY(mu_);           // wl key -> its ClusterQueue
   std::set<std::string> inadmissible_ ABSL_GUARDED_BY(mu_);                 // pending keys with a pending reason
+  // Topology-aware scheduling (topology_sync.cc); bounded by pods and nodes.
+  bool tas_enabled_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, PodUsage> pod_usage_ ABSL_GUARDED_BY(mu_);  // pod key -> its counted usage
+  std::map<std::string, std::map<std::string, batchd::queueing::Amount>> node_usage_
+      ABSL_GUARDED_BY(mu_);                                          // node -> sum of pod_usage_
+  std::set<std::string> tas_nodes_ ABSL_GUARDED_BY(mu_);            // nodes the core holds
   struct PendingCounts {
     int64_t inadmissible = 0;  // pending with a reason (per ClusterQueue)
     int64_t outside_core = 0;  // pending but not in the core (missing LocalQueue/ClusterQueue)

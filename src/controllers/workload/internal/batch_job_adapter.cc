@@ -10,6 +10,8 @@
 #include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
+#include "api/kueue/topology_assignment.h"
+#include "controllers/workload/internal/topology_request.h"
 #include "controllers/workload/internal/workload_util.h"
 
 namespace batchd::controllers::workload::internal {
@@ -24,6 +26,10 @@ constexpr const char* kManagedLabels[] = {"job-name", "controller-uid",
 
 using api::batch_v1::JobSpecView;
 using api::batch_v1::JobStatusView;
+
+// The label of an Indexed Job's pods that carries their index (the pod
+// index label of a topology request: ranks fill domains in index order).
+constexpr char kJobCompletionIndexLabel[] = "batch.kubernetes.io/job-completion-index";
 
 // The one pod set of a Job (Kueue's default pod set name).
 constexpr char kMainPodSet[] = "main";
@@ -92,10 +98,14 @@ absl::StatusOr<std::vector<Json>> BatchJobAdapter::PodSets(const Json& job) cons
   }
   Json tmpl = *spec.pod_template;  // A copy: edited below.
   for (const char* l : kManagedLabels) api::meta::RemoveLabel(tmpl, l);
+  StripTopologyMarks(tmpl);
   api::kueue::UseLimitsAsMissingRequests(tmpl);
+  std::optional<api::kueue::PodSetTopologyRequestValue> topology =
+      TopologyRequestFromTemplate(tmpl, kJobCompletionIndexLabel);
   std::vector<Json> out;
   out.push_back(
       api::kueue::NewPodSet(kMainPodSet, PodsCount(spec), JobMinCount(job), std::move(tmpl)));
+  if (topology) api::kueue::SetPodSetTopologyRequest(out.back(), *topology);
   return out;
 }
 
@@ -112,6 +122,11 @@ absl::Status BatchJobAdapter::RunWithPodSetsInfo(Json& job,
   if (JobMinCount(job)) SetPodCount(job, info.count);
   api::batch_v1::MergeTemplateNodeSelector(job, info.node_selector);
   api::batch_v1::MergeTemplateTolerations(job, info.tolerations);
+  api::batch_v1::MergeTemplateLabels(job, info.labels);
+  api::batch_v1::MergeTemplateAnnotations(job, info.annotations);
+  for (const std::string& gate : info.scheduling_gates) {
+    api::batch_v1::AddTemplateSchedulingGate(job, gate);
+  }
   return absl::OkStatus();
 }
 
@@ -126,6 +141,13 @@ bool BatchJobAdapter::RestorePodSetsInfo(Json& job,
   }
   changed = api::batch_v1::ReplaceTemplateNodeSelector(job, info.node_selector) || changed;
   changed = api::batch_v1::ReplaceTemplateTolerations(job, info.tolerations) || changed;
+  // Topology-aware admission's marks go; the next admission adds its own.
+  changed = api::batch_v1::RemoveTemplateLabel(job, api::kueue::kTasLabel) || changed;
+  changed = api::batch_v1::RemoveTemplateLabel(job, api::kueue::kPodSetLabel) || changed;
+  changed = api::batch_v1::RemoveTemplateAnnotation(job, api::kueue::kWorkloadAnnotation) || changed;
+  changed =
+      api::batch_v1::RemoveTemplateSchedulingGate(job, api::kueue::kTopologySchedulingGate) ||
+      changed;
   return changed;
 }
 

@@ -9,6 +9,7 @@
 #include "api/core/v1/pod_view.h"
 #include "api/json_access.h"
 #include "api/kueue/queue_views.h"
+#include "api/kueue/topology_assignment.h"
 #include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
@@ -62,10 +63,17 @@ Json TemplateSignature(const Json* pod_template) {
                       OrNull(pod.node_affinity), std::string(pod.priority_class_name)});
 }
 
+Json TopologySignature(const std::optional<api::kueue::PodSetTopologyRequestView>& r) {
+  if (!r) return nullptr;
+  return Json::array({std::string(r->required), std::string(r->preferred), r->unconstrained,
+                      std::string(r->slice_required_topology),
+                      r->slice_size ? Json(*r->slice_size) : Json(nullptr)});
+}
+
 Json PodSetSignature(const PodSetView& ps) {
   return Json::array({std::string(ps.name), ps.count,
                       ps.min_count ? Json(*ps.min_count) : Json(nullptr),
-                      TemplateSignature(ps.pod_template)});
+                      TemplateSignature(ps.pod_template), TopologySignature(ps.topology_request)});
 }
 
 void MergeTolerations(Json& into, const Json* more) {
@@ -171,6 +179,14 @@ absl::StatusOr<std::vector<PodSetInfo>> PodSetsInfoFromAdmission(const Json& wl,
       const ResourceFlavorView rfv = ResourceFlavorView::Parse(*rf);
       if (rfv.node_labels != nullptr) info.node_selector.update(*rfv.node_labels);
       MergeTolerations(info.tolerations, rfv.tolerations);
+    }
+    if (a.topology_assignment != nullptr) {
+      // Placed by topology-aware admission: the pods wait behind the
+      // topology gate until the ungater gives each its domain.
+      info.labels[api::kueue::kTasLabel] = "true";
+      info.labels[api::kueue::kPodSetLabel] = info.name;
+      info.annotations[api::kueue::kWorkloadAnnotation] = api::meta::GetName(wl);
+      info.scheduling_gates.push_back(api::kueue::kTopologySchedulingGate);
     }
     out.push_back(std::move(info));
   }

@@ -1,0 +1,222 @@
+#include "controllers/topology/ungater.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "api/core/v1/pod_view.h"
+#include "api/kueue/queue_views.h"
+#include "api/kueue/topology_assignment.h"
+#include "api/meta/object_meta.h"
+#include "common/logging.h"
+
+namespace batchd::controllers::topology {
+namespace {
+
+using api::Json;
+using api::core_v1::PodView;
+using api::kueue::TopologyAssignmentValue;
+using client::ObjectRef;
+using reconcile::Controller;
+using reconcile::ControllerContext;
+using reconcile::Reconciler;
+using reconcile::Result;
+
+constexpr char kWorkloadsGroup[] = "kueue.x-k8s.io";
+
+// "ns/<workload>" for a pod that names its Workload, else "".
+std::string WorkloadKeyOf(const Json& pod) {
+  auto wl = api::meta::GetAnnotation(pod, api::kueue::kWorkloadAnnotation);
+  if (!wl || wl->empty()) return "";
+  return absl::StrCat(api::meta::GetNamespace(pod), "/", *wl);
+}
+
+// The pod's rank in its pod set: the index label as a number (missing or
+// unparsable ones rank after every indexed pod), then its name.
+std::pair<int64_t, std::string> Rank(const Json& pod, std::string_view index_label) {
+  int64_t rank = INT64_MAX;
+  if (!index_label.empty()) {
+    if (auto v = api::meta::GetLabel(pod, index_label)) {
+      int64_t n = 0;
+      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+      if (ec == std::errc() && end == v->data() + v->size()) rank = n;
+    }
+  }
+  return {rank, api::meta::GetName(pod)};
+}
+
+class Ungater : public Reconciler {
+ public:
+  explicit Ungater(ControllerContext& ctx)
+      : ctx_(ctx),
+        pod_kind_(ctx.client.Kind("", "v1", "pods")),
+        pods_(ctx.informers.For(pod_kind_)),
+        workloads_(ctx.informers.For(kWorkloadsGroup, "v1beta2", "workloads")) {}
+
+  void Register(std::shared_ptr<Ungater> self);
+  absl::StatusOr<Result> Reconcile(const std::string& key) override;
+
+ private:
+  void OnPod(const ObjectRef& pod, bool deleted);
+  absl::Status UngatePodSet(const std::string& ns, const std::string& wl_name,
+                            std::string_view pod_set, std::string_view index_label,
+                            const TopologyAssignmentValue& ta);
+
+  ControllerContext& ctx_;
+  const api::KindDef& pod_kind_;
+  client::Informer& pods_;
+  client::Informer& workloads_;
+  Controller* controller_ = nullptr;
+
+  absl::Mutex mu_;
+  // Workload key -> keys of the pods that name it (bounded by the pods).
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> pods_by_workload_
+      ABSL_GUARDED_BY(mu_);
+};
+
+void Ungater::Register(std::shared_ptr<Ungater> self) {
+  controller_ = &ctx_.manager.AddController(
+      std::make_unique<Controller>("topology-ungater", *this, ctx_.clock));
+  pods_.AddHandlers({[self](const ObjectRef& o) { self->OnPod(o, false); },
+                     [self](const ObjectRef&, const ObjectRef& n) { self->OnPod(n, false); },
+                     [self](const ObjectRef& o) { self->OnPod(o, true); }});
+  Controller* c = controller_;
+  auto on_workload = [c](const ObjectRef& o) {
+    if (api::kueue::WorkloadView::Parse(*o).has_admission) {
+      c->queue().Add(client::Informer::KeyOf(*o));
+    }
+  };
+  workloads_.AddHandlers(
+      {on_workload, [on_workload](const ObjectRef&, const ObjectRef& n) { on_workload(n); }, {}});
+}
+
+void Ungater::OnPod(const ObjectRef& pod, bool deleted) {
+  std::string wl = WorkloadKeyOf(*pod);
+  if (wl.empty()) return;
+  std::string key = client::Informer::KeyOf(*pod);
+  {
+    absl::MutexLock lock(&mu_);
+    auto& set = pods_by_workload_[wl];
+    if (deleted) {
+      set.erase(key);
+      if (set.empty()) pods_by_workload_.erase(wl);
+    } else {
+      set.insert(key);
+    }
+  }
+  if (!deleted && PodView::Parse(*pod).HasSchedulingGate(api::kueue::kTopologySchedulingGate)) {
+    controller_->queue().Add(wl);
+  }
+}
+
+absl::StatusOr<Result> Ungater::Reconcile(const std::string& key) {
+  size_t slash = key.find('/');
+  const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+  ObjectRef wl = workloads_.Get(ns, name);
+  if (!wl) return Result::Done();
+  const api::kueue::WorkloadView view = api::kueue::WorkloadView::Parse(*wl);
+  if (!view.has_admission || view.IsConditionTrue("Evicted") || view.IsConditionTrue("Finished")) {
+    return Result::Done();
+  }
+  const api::kueue::WorkloadPodSetsView sets = api::kueue::WorkloadPodSetsView::Parse(*wl);
+  for (const api::kueue::PodSetAssignmentView& a : sets.assignments) {
+    if (a.topology_assignment == nullptr) continue;
+    std::optional<TopologyAssignmentValue> ta =
+        api::kueue::DecodeTopologyAssignment(*a.topology_assignment);
+    if (!ta) continue;
+    std::string_view index_label;
+    for (const api::kueue::PodSetView& ps : sets.pod_sets) {
+      if (ps.name == a.name && ps.topology_request) {
+        index_label = ps.topology_request->pod_index_label;
+      }
+    }
+    absl::Status st = UngatePodSet(ns, name, a.name, index_label, *ta);
+    if (!st.ok()) return st;
+  }
+  return Result::Done();
+}
+
+absl::Status Ungater::UngatePodSet(const std::string& ns, const std::string& wl_name,
+                                   std::string_view pod_set, std::string_view index_label,
+                                   const TopologyAssignmentValue& ta) {
+  std::vector<std::string> keys;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_by_workload_.find(absl::StrCat(ns, "/", wl_name));
+    if (it == pods_by_workload_.end()) return absl::OkStatus();
+    keys.assign(it->second.begin(), it->second.end());
+  }
+  // Pods already on a domain count against it; gated ones wait for a slot.
+  std::vector<int32_t> left;
+  left.reserve(ta.domains.size());
+  for (const api::kueue::TopologyDomainValue& d : ta.domains) left.push_back(d.count);
+  std::vector<std::pair<std::pair<int64_t, std::string>, ObjectRef>> gated;
+  for (const std::string& key : keys) {
+    size_t slash = key.find('/');
+    ObjectRef pod = pods_.Get(key.substr(0, slash), key.substr(slash + 1));
+    if (!pod) continue;
+    if (api::meta::GetLabel(*pod, api::kueue::kPodSetLabel).value_or("") != pod_set) continue;
+    const PodView v = PodView::Parse(*pod);
+    if (v.terminal() || api::meta::IsBeingDeleted(*pod)) continue;
+    if (v.HasSchedulingGate(api::kueue::kTopologySchedulingGate)) {
+      gated.emplace_back(Rank(*pod, index_label), pod);
+      continue;
+    }
+    const Json& selector = v.node_selector != nullptr ? *v.node_selector : api::EmptyObject();
+    for (size_t i = 0; i < ta.domains.size(); ++i) {
+      bool match = true;
+      for (size_t l = 0; l < ta.levels.size() && match; ++l) {
+        const Json* value = api::FindMember(selector, ta.levels[l]);
+        match = value != nullptr && value->is_string() &&
+                l < ta.domains[i].values.size() &&
+                value->get<std::string>() == ta.domains[i].values[l];
+      }
+      if (match) {
+        --left[i];
+        break;
+      }
+    }
+  }
+  std::sort(gated.begin(), gated.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t domain = 0;
+  absl::Status result = absl::OkStatus();
+  for (auto& [rank, pod] : gated) {
+    while (domain < left.size() && left[domain] <= 0) ++domain;
+    if (domain == left.size()) break;  // more pods than the assignment: they stay gated
+    Json selector = Json::object();
+    for (size_t l = 0; l < ta.levels.size() && l < ta.domains[domain].values.size(); ++l) {
+      selector[ta.levels[l]] = ta.domains[domain].values[l];
+    }
+    const PodView v = PodView::Parse(*pod);
+    auto r = ctx_.client.MergePatch(
+        pod_kind_, ns, api::meta::GetName(*pod),
+        api::core_v1::UngatePatch(v, api::kueue::kTopologySchedulingGate, selector));
+    if (!r.ok()) {
+      BATCHD_LOG_DEBUG("topology ungater: pod {}/{}: {}", ns, api::meta::GetName(*pod),
+                       r.status().ToString());
+      result = r.status();
+      continue;
+    }
+    --left[domain];
+  }
+  return result;
+}
+
+}  // namespace
+
+void AddTopologyUngater(ControllerContext& ctx) {
+  auto u = std::make_shared<Ungater>(ctx);
+  u->Register(u);
+}
+
+}  // namespace batchd::controllers::topology

@@ -1,0 +1,285 @@
+#include "queueing/internal/tas.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "queueing/internal/flavor_assigner.h"
+#include "queueing/internal/state.h"
+
+namespace batchd::queueing::internal {
+namespace {
+
+topology::Profile ToProfile(TopologyProfile p) {
+  switch (p) {
+    case TopologyProfile::kMixed: return topology::Profile::Mixed();
+    case TopologyProfile::kBestFit: return topology::Profile::AllBestFit();
+    case TopologyProfile::kLeastFreeCapacity: return topology::Profile::AllLeastFreeCapacity();
+    case TopologyProfile::kBalanced: return topology::Profile::Balanced();
+  }
+  return topology::Profile::Mixed();
+}
+
+bool MatchesLabels(const std::map<std::string, std::string>& want,
+                   const std::map<std::string, std::string>& labels) {
+  for (const auto& [k, v] : want) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+int LevelIndex(const std::vector<std::string>& levels, const std::string& key) {
+  auto it = std::find(levels.begin(), levels.end(), key);
+  return it == levels.end() ? -1 : static_cast<int>(it - levels.begin());
+}
+
+const PodSet* PodSetNamed(const Workload& wl, const std::string& name) {
+  for (const PodSet& ps : wl.pod_sets) {
+    if (ps.name == name) return &ps;
+  }
+  return nullptr;
+}
+
+// The topology-aware flavor among a pod set's assigned flavors ("" = none).
+std::string TasFlavorOf(TasState& tas, const std::map<std::string, std::string>& flavors) {
+  for (const auto& [resource, flavor] : flavors) {
+    if (tas.SnapshotOf(flavor) != nullptr) return flavor;
+  }
+  return "";
+}
+
+// A pod's requests as placement counts them: the one "pods" slot is the
+// topology library's own.
+std::map<std::string, Amount> PerPod(const PodSet& ps) {
+  std::map<std::string, Amount> r = ps.requests;
+  r.erase(topology::kPodsResource);
+  return r;
+}
+
+topology::Assignment ToPlacement(const TopologyAssignment& ta) {
+  topology::Assignment out;
+  out.domains.reserve(ta.domains.size());
+  for (const TopologyDomainCount& d : ta.domains) out.domains.push_back({d.values, d.count});
+  return out;
+}
+
+// Adds (+1) or removes (-1) `a`'s topology usage on the snapshots.
+void CountOn(TasState& tas, const Workload& wl, const Admission& a, int sign) {
+  for (const PodSetAssignment& psa : a.pod_sets) {
+    if (!psa.topology) continue;
+    const PodSet* ps = PodSetNamed(wl, psa.name);
+    if (ps == nullptr) continue;
+    std::string flavor = TasFlavorOf(tas, psa.flavors);
+    if (flavor.empty()) continue;
+    topology::Snapshot* snap = tas.SnapshotOf(flavor);
+    snap->AddUsage(ToPlacement(*psa.topology), PerPod(*ps), sign);
+  }
+}
+
+}  // namespace
+
+TasState::TasState(TopologyProfile profile) : profile_(ToProfile(profile)) {}
+
+void TasState::UpsertTopology(Topology t) {
+  std::string name = t.name;
+  topologies_[name] = std::move(t);
+  dirty_ = true;
+}
+void TasState::DeleteTopology(const std::string& name) {
+  topologies_.erase(name);
+  dirty_ = true;
+}
+void TasState::UpsertNode(TopologyNode n) {
+  std::string name = n.name;
+  nodes_[name] = std::move(n);
+  dirty_ = true;
+}
+void TasState::DeleteNode(const std::string& name) {
+  if (nodes_.erase(name) > 0) dirty_ = true;
+}
+
+void TasState::EnsureBuilt(
+    const absl::flat_hash_map<std::string, ResourceFlavor>& flavors,
+    const absl::flat_hash_map<std::string, std::unique_ptr<AdmittedEntry>>& admitted) {
+  if (!dirty_) return;
+  dirty_ = false;
+  ++version_;
+  snapshots_.clear();
+  flavor_topology_.clear();
+  any_tas_flavor_ = false;
+  std::vector<const ResourceFlavor*> ordered;
+  for (const auto& [name, f] : flavors) {
+    if (!f.topology_name.empty()) ordered.push_back(&f);
+  }
+  std::sort(ordered.begin(), ordered.end(),
+            [](const ResourceFlavor* a, const ResourceFlavor* b) { return a->name < b->name; });
+  for (const ResourceFlavor* f : ordered) {
+    any_tas_flavor_ = true;
+    flavor_topology_[f->name] = f->topology_name;
+    auto t = topologies_.find(f->topology_name);
+    if (t == topologies_.end() || !topology::ValidateLevels(t->second.levels).empty()) continue;
+    const std::vector<std::string>& levels = t->second.levels;
+    std::vector<topology::Node> nodes;
+    for (const auto& [name, n] : nodes_) {
+      if (!MatchesLabels(f->node_labels, n.labels)) continue;
+      topology::Node tn;
+      tn.name = name;
+      bool all_levels = true;
+      for (const std::string& key : levels) {
+        auto v = n.labels.find(key);
+        if (v == n.labels.end()) {
+          all_levels = false;
+          break;
+        }
+        tn.values.push_back(v->second);
+      }
+      if (!all_levels) continue;
+      tn.labels = n.labels;
+      tn.taints = n.taints;
+      tn.free = n.free;
+      nodes.push_back(std::move(tn));
+    }
+    snapshots_.emplace(f->name, topology::Snapshot(f->topology_name, levels, std::move(nodes)));
+  }
+  for (const auto& [key, a] : admitted) CountOn(*this, a->wl, a->admission, +1);
+}
+
+const std::vector<std::string>* TasState::LevelsOf(const ResourceFlavor& flavor) const {
+  if (flavor.topology_name.empty()) return nullptr;
+  auto t = topologies_.find(flavor.topology_name);
+  return t == topologies_.end() ? nullptr : &t->second.levels;
+}
+
+topology::Snapshot* TasState::SnapshotOf(const std::string& flavor) {
+  auto it = snapshots_.find(flavor);
+  return it == snapshots_.end() ? nullptr : &it->second;
+}
+
+void TasState::CountUsage(const Workload& wl, const Admission& a, int sign) {
+  if (dirty_) return;
+  bool any = false;
+  for (const PodSetAssignment& psa : a.pod_sets) any = any || psa.topology.has_value();
+  if (!any) return;
+  CountOn(*this, wl, a, sign);
+  ++version_;
+}
+
+std::optional<TopologyRequest> EffectiveTopologyRequest(const PodSet& ps, const CqInfo& cq) {
+  if (ps.topology) return ps.topology;
+  if (cq.tas_only) return TopologyRequest{};  // implied unconstrained
+  return std::nullopt;
+}
+
+std::string TopologyMismatch(const TasState* tas, const ResourceFlavor& flavor, const PodSet& ps,
+                             const CqInfo& cq) {
+  std::optional<TopologyRequest> req = EffectiveTopologyRequest(ps, cq);
+  if (flavor.topology_name.empty()) {
+    if (req) {
+      return absl::StrCat("flavor ", flavor.name, " does not support TopologyAwareScheduling");
+    }
+    return "";
+  }
+  if (!req) {
+    return absl::StrCat("flavor ", flavor.name, " supports only TopologyAwareScheduling");
+  }
+  const std::vector<std::string>* levels = tas == nullptr ? nullptr : tas->LevelsOf(flavor);
+  if (levels == nullptr) {
+    return absl::StrCat("flavor ", flavor.name, " has no Topology ", flavor.topology_name);
+  }
+  std::string error;
+  ToPlacementRequest(ps, *req, *levels, ps.count, &error);
+  if (!error.empty()) return absl::StrCat("flavor ", flavor.name, ": ", error);
+  return "";
+}
+
+topology::Request ToPlacementRequest(const PodSet& ps, const TopologyRequest& req,
+                                     const std::vector<std::string>& levels, int32_t count,
+                                     std::string* error) {
+  topology::Request r;
+  r.count = count;
+  r.per_pod = PerPod(ps);
+  r.node_selector = ps.node_selector;
+  r.required_affinity = ps.required_affinity;
+  r.tolerations = ps.tolerations;
+  switch (req.mode) {
+    case TopologyMode::kRequired: r.mode = topology::Mode::kRequired; break;
+    case TopologyMode::kPreferred: r.mode = topology::Mode::kPreferred; break;
+    case TopologyMode::kUnconstrained: r.mode = topology::Mode::kUnconstrained; break;
+  }
+  r.level = static_cast<int>(levels.size()) - 1;
+  if (req.mode != TopologyMode::kUnconstrained) {
+    r.level = LevelIndex(levels, req.level);
+    if (r.level < 0) {
+      *error = absl::StrCat("does not contain the requested level ", req.level);
+      return r;
+    }
+  }
+  for (const TopologySlice& s : req.slices) {
+    int l = LevelIndex(levels, s.level);
+    if (l < 0) {
+      *error = absl::StrCat("does not contain the requested slice level ", s.level);
+      return r;
+    }
+    r.slices.push_back({l, s.size});
+  }
+  std::string invalid = topology::ValidateRequest(levels, r);
+  if (!invalid.empty()) *error = std::move(invalid);
+  return r;
+}
+
+PlacementOutcome PlaceTopology(TasState& tas, const CqInfo& cq, const Workload& wl, Assignment& a,
+                               const std::vector<const AdmittedEntry*>& removed,
+                               bool ignore_usage) {
+  PlacementOutcome out;
+  for (const AdmittedEntry* v : removed) CountOn(tas, v->wl, v->admission, -1);
+  // Pod sets placed so far hold their capacity for the later ones.
+  struct Held {
+    topology::Snapshot* snapshot;
+    topology::Assignment assignment;
+    std::map<std::string, Amount> per_pod;
+  };
+  std::vector<Held> held;
+  for (PodSetResult& r : a.pod_sets) {
+    r.topology.reset();
+    const PodSet* ps = PodSetNamed(wl, r.name);
+    if (ps == nullptr) continue;
+    std::optional<TopologyRequest> req = EffectiveTopologyRequest(*ps, cq);
+    if (!req) continue;
+    std::string flavor = TasFlavorOf(tas, r.flavors);
+    if (flavor.empty()) continue;
+    topology::Snapshot* snap = tas.SnapshotOf(flavor);
+    std::string error;
+    topology::Request pr = ToPlacementRequest(*ps, *req, snap->levels(), r.count, &error);
+    topology::PlaceResult placed;
+    if (error.empty()) {
+      placed = snap->Place(pr, tas.profile(), {ignore_usage});
+    } else {
+      placed.message = absl::StrCat("flavor ", flavor, " ", error);
+    }
+    if (out.kind == PlacementOutcome::Kind::kNone) out.kind = PlacementOutcome::Kind::kPlaced;
+    if (!placed.ok) {
+      out.kind = PlacementOutcome::Kind::kNoFit;
+      out.message = absl::StrCat("couldn't assign flavors to pod set ", r.name, ": ",
+                                 placed.message);
+      break;
+    }
+    TopologyAssignment ta;
+    ta.levels = snap->levels();
+    for (const topology::DomainCount& d : placed.assignment.domains) {
+      ta.domains.push_back({d.values, d.count});
+    }
+    r.topology = std::move(ta);
+    if (!ignore_usage) {
+      snap->AddUsage(placed.assignment, pr.per_pod, +1);
+      held.push_back({snap, std::move(placed.assignment), std::move(pr.per_pod)});
+    }
+  }
+  for (Held& h : held) h.snapshot->AddUsage(h.assignment, h.per_pod, -1);
+  for (const AdmittedEntry* v : removed) CountOn(tas, v->wl, v->admission, +1);
+  if (out.kind == PlacementOutcome::Kind::kNoFit) {
+    for (PodSetResult& r : a.pod_sets) r.topology.reset();
+  }
+  return out;
+}
+
+}  // namespace batchd::queueing::internal
