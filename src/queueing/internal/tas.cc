@@ -106,6 +106,7 @@ void TasState::EnsureBuilt(
   ++version_;
   snapshots_.clear();
   flavor_topology_.clear();
+  flavor_tolerations_.clear();
   any_tas_flavor_ = false;
   std::vector<const ResourceFlavor*> ordered;
   for (const auto& [name, f] : flavors) {
@@ -116,6 +117,7 @@ void TasState::EnsureBuilt(
   for (const ResourceFlavor* f : ordered) {
     any_tas_flavor_ = true;
     flavor_topology_[f->name] = f->topology_name;
+    flavor_tolerations_[f->name] = f->tolerations;
     auto t = topologies_.find(f->topology_name);
     if (t == topologies_.end() || !topology::ValidateLevels(t->second.levels).empty()) continue;
     const std::vector<std::string>& levels = t->second.levels;
@@ -148,6 +150,12 @@ const std::vector<std::string>* TasState::LevelsOf(const ResourceFlavor& flavor)
   if (flavor.topology_name.empty()) return nullptr;
   auto t = topologies_.find(flavor.topology_name);
   return t == topologies_.end() ? nullptr : &t->second.levels;
+}
+
+const std::vector<Toleration>& TasState::TolerationsOf(const std::string& flavor) const {
+  static const auto* kNone = new std::vector<Toleration>();
+  auto it = flavor_tolerations_.find(flavor);
+  return it == flavor_tolerations_.end() ? *kNone : it->second;
 }
 
 topology::Snapshot* TasState::SnapshotOf(const std::string& flavor) {
@@ -250,6 +258,8 @@ PlacementOutcome PlaceTopology(TasState& tas, const CqInfo& cq, const Workload& 
     topology::Snapshot* snap = tas.SnapshotOf(flavor);
     std::string error;
     topology::Request pr = ToPlacementRequest(*ps, *req, snap->levels(), r.count, &error);
+    const std::vector<Toleration>& added = tas.TolerationsOf(flavor);
+    pr.tolerations.insert(pr.tolerations.end(), added.begin(), added.end());
     topology::PlaceResult placed;
     if (error.empty()) {
       placed = snap->Place(pr, tas.profile(), {ignore_usage});

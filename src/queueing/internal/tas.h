@@ -55,6 +55,10 @@ class TasState {
   // when there is none (not TAS, or its Topology is missing).
   topology::Snapshot* SnapshotOf(const std::string& flavor);
 
+  // The tolerations `flavor` adds to its pods (they count when filtering
+  // the flavor's nodes by taints).
+  const std::vector<Toleration>& TolerationsOf(const std::string& flavor) const;
+
   // Adds (+1) or removes (-1) the topology usage of an admission. No-op
   // while dirty (the rebuild counts it).
   void CountUsage(const Workload& wl, const Admission& a, int sign);
@@ -70,6 +74,7 @@ class TasState {
   // flavor -> its topology name (TAS flavors only, as of the last build).
   std::map<std::string, std::string> flavor_topology_;
   std::map<std::string, topology::Snapshot> snapshots_;  // by flavor
+  std::map<std::string, std::vector<Toleration>> flavor_tolerations_;
   bool dirty_ = true;
   bool any_tas_flavor_ = false;
   uint64_t version_ = 0;

@@ -1,0 +1,151 @@
+# e2e-parallel
+# Topology-aware admission: a 16-pod Job with podset-required-topology: rack
+# on 4 racks x 4 hosts (4 cpus each) lands in one rack; with one slot taken
+# in every rack the next one waits with a message naming the level and the
+# count that fits, and is admitted once a slot frees.
+source "$(dirname "$0")/lib.sh"
+ensure_ns
+RACK=topology.batchd.io/rack
+HOST=kubernetes.io/hostname
+
+# tas_node NAME RACK: a simulated 4-cpu node of this test's pool.
+tas_node() {
+  cat <<JSON | k apply -f - >/dev/null
+{"apiVersion": "v1", "kind": "Node",
+ "metadata": {"name": "$1", "annotations": {"batchd.io/simulated": "true"},
+              "labels": {"$HOST": "$1", "$RACK": "$2", "e2e-pool": "$NS"}},
+ "spec": {"taints": [{"key": "e2e-pool", "value": "$NS", "effect": "NoSchedule"}]},
+ "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+            "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}
+JSON
+}
+for r in 0 1 2 3; do
+  for h in 0 1 2 3; do tas_node "$NS-r$r-h$h" "$NS-r$r"; done
+done
+
+cat <<YAML | k apply -f - >/dev/null
+apiVersion: $KQ
+kind: Topology
+metadata: {name: $NS-topo}
+spec:
+  levels:
+  - nodeLabel: $RACK
+  - nodeLabel: $HOST
+---
+apiVersion: $KQ
+kind: ResourceFlavor
+metadata: {name: $NS-tas}
+spec:
+  nodeLabels: {e2e-pool: $NS}
+  topologyName: $NS-topo
+  tolerations: [{key: e2e-pool, operator: Equal, value: $NS, effect: NoSchedule}]
+YAML
+cluster_queue "$NS" "$NS-tas" 64 256Gi
+local_queue "$NS" lq "$NS"
+
+# tas_job NAME: 16 Indexed pods of 1 cpu that must share one rack.
+tas_job() {
+  cat <<YAML | k create -f - >/dev/null
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: $NS
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  parallelism: 16
+  completions: 16
+  completionMode: Indexed
+  template:
+    metadata:
+      annotations:
+        batchd.io/sim-duration: 1h
+        kueue.x-k8s.io/podset-required-topology: $RACK
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: ["true"]
+        resources:
+          requests: {cpu: "1", memory: 100Mi}
+YAML
+}
+
+# racks_of JOB: the distinct racks of the Job's bound pods, and how many are bound.
+racks_of() {
+  k get pods -n "$NS" -l "job-name=$1" -o json | python3 -c '
+import json, sys
+pods = json.load(sys.stdin)["items"]
+bound = [p["spec"]["nodeName"] for p in pods if p["spec"].get("nodeName")]
+print(len(bound), " ".join(sorted({n.rsplit("-h", 1)[0] for n in bound})))'
+}
+all_bound_in_one_rack() { [[ $(racks_of "$1") =~ ^16\ [^\ ]+$ ]]; }
+
+# Bad input: a slice size that does not divide the pod count is refused.
+out=$(cat <<YAML | k create -f - 2>&1
+apiVersion: batch/v1
+kind: Job
+metadata: {name: bad-slice, namespace: $NS, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  parallelism: 16
+  completions: 16
+  completionMode: Indexed
+  template:
+    metadata:
+      annotations:
+        kueue.x-k8s.io/podset-slice-required-topology: $HOST
+        kueue.x-k8s.io/podset-slice-size: "5"
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+)
+expect_contains "$out" "podset-slice-size" "slice size refused with its field path"
+expect_contains "$out" "must divide the pod count 16" "slice size refusal says why"
+
+tas_job first
+poll 30 wl_cond_is first Admitted True || fail "the TAS job was not admitted"
+levels=$(wl_field first '{.status.admission.podSetAssignments[0].topologyAssignment.levels}')
+expect_contains "$levels" "$RACK" "topologyAssignment lists the levels"
+poll 60 all_bound_in_one_rack first || fail "pods not bound in one rack: $(racks_of first)"
+gates=$(k get pods -n "$NS" -l job-name=first -o jsonpath='{.items[*].spec.schedulingGates}')
+expect_eq "$gates" "" "every pod was ungated"
+k delete job -n "$NS" first --wait=false >/dev/null
+poll 60 no_pods first || fail "first job's pods not gone"
+
+# One slot taken in every rack by a pod outside TAS.
+for r in 0 1 2 3; do
+  cat <<YAML | k create -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata:
+  name: blocker-$r
+  namespace: $NS
+  annotations: {batchd.io/sim-duration: 1h}
+spec:
+  nodeSelector: {$HOST: $NS-r$r-h0}
+  tolerations: [{key: e2e-pool, operator: Equal, value: $NS, effect: NoSchedule}]
+  containers:
+  - name: main
+    image: busybox
+    resources: {requests: {cpu: "1"}}
+YAML
+done
+blocker_bound() { [[ -n $(k get pod -n "$NS" "blocker-$1" -o jsonpath='{.spec.nodeName}') ]]; }
+for r in 0 1 2 3; do poll 30 blocker_bound "$r" || fail "blocker-$r not bound"; done
+
+tas_job second
+msg() { wl_field second '{.status.conditions[?(@.type=="QuotaReserved")].message}'; }
+waits_with_message() { [[ $(msg) == *"15 out of 16"* ]]; }
+poll 30 waits_with_message || fail "second job's message: '$(msg)'"
+expect_contains "$(msg)" "$RACK" "the message names the level"
+expect_eq "$(wl_cond second Admitted)" "" "second job not admitted while no rack has 16 free slots"
+expect_eq "$(suspended second)" "true" "second job stays suspended"
+
+k delete pod -n "$NS" blocker-2 --wait=false >/dev/null
+poll 60 wl_cond_is second Admitted True || fail "second job not admitted after a slot freed"
+poll 60 all_bound_in_one_rack second || fail "second job's pods not in one rack: $(racks_of second)"
+expect_contains "$(racks_of second)" "$NS-r2" "the freed rack"
+k delete job -n "$NS" second --wait=false >/dev/null
