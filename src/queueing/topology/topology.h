@@ -49,7 +49,9 @@ struct Node {
   std::map<std::string, std::string> labels;
   std::vector<api::core_v1::Taint> taints;
   // allocatable minus the requests of pods TAS does not manage; "pods" is
-  // the number of free pod slots. A resource missing here is 0.
+  // the number of free pod slots. A resource missing here is 0. Amounts are
+  // milli-units like every Amount: cpu 2 = 2000, pods 110 = 110000, and one
+  // pod takes one slot = 1000 of "pods". Negative amounts count as 0.
   std::map<std::string, Amount> free;
 };
 
