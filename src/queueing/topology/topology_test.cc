@@ -157,15 +157,14 @@ TEST(SnapshotTest, LeavesAggregateTheirNodes) {
 // ---- The seeds' example ----
 //
 // zone z1 / block b1 / racks r1, r2, r3 / three hosts each with 2 cpu (110
-// pod slots). Three 1-cpu pods are already placed: two on r1-h1 (now full),
-// one on r2-h1. Free cpu per rack: r1 4, r2 5, r3 6. A new request of 7
-// one-cpu pods, preferred rack: no rack holds 7, so every strategy goes up to
-// the block (15 free) and then chooses racks inside it.
+// pod slots). Three 1-cpu pods are already placed on two racks: two on r2-h1
+// (now full), one on r3-h1. Free cpu per rack: r1 6 (the free rack), r2 4,
+// r3 5. A new request of 7 one-cpu pods, preferred rack: no rack holds 7, so
+// every strategy goes up to the block (15 free) and chooses racks inside it.
 class SeedsExampleTest : public ::testing::Test {
  protected:
   SeedsExampleTest() : snapshot_("T", Levels(), Nodes()) {
-    snapshot_.AddUsage(Assignment{{{{"z1", "b1", "r1", "r1-h1"}, 2}, {{"z1", "b1", "r2", "r2-h1"}, 1}}},
-                       {{"cpu", kCore}}, +1);
+    snapshot_.AddUsage(Assignment{{At("r2-h1", 2), At("r3-h1", 1)}}, {{"cpu", kCore}}, +1);
   }
   static std::vector<std::string> Levels() { return {"zone", "block", "rack", kHostname}; }
   static std::vector<Node> Nodes() {
@@ -183,40 +182,43 @@ class SeedsExampleTest : public ::testing::Test {
   Snapshot snapshot_;
 };
 
-// BestFit: the rack with most room (r3, 6) first, then the tightest rack for
-// the last pod: r1 (4 free), not r2 (5), keeping r2's larger hole.
+// BestFit: the rack with most room (r1, 6) first, then the tightest rack for
+// the last pod: r2 (4 free), not r3 (5), which keeps the larger hole.
 TEST_F(SeedsExampleTest, BestFitFillsTheFreeRackAndTightFitsTheLastPod) {
   PlaceResult result = snapshot_.Place(CpuRequest(7, Mode::kPreferred, 2), Profile::Mixed());
   ASSERT_TRUE(result.ok) << result.message;
   EXPECT_EQ(result.assignment,
-            (Assignment{{At("r1-h2", 1), At("r3-h1", 2), At("r3-h2", 2), At("r3-h3", 2)}}));
+            (Assignment{{At("r1-h1", 2), At("r1-h2", 2), At("r1-h3", 2), At("r2-h2", 1)}}));
 }
 
-// LeastFreeCapacity: the fullest racks first (r1, then r2); the free rack
-// stays whole. Unconstrained (LeastFreeCapacity on the hosts) fills the same
-// fragments.
+// LeastFreeCapacity: the fullest racks first (r2, then r3); the free rack
+// stays whole. Unconstrained (LeastFreeCapacity on the hosts alone) sees no
+// racks: the 1-pod fragment first, then hosts of equal room in name order.
 TEST_F(SeedsExampleTest, LeastFreeCapacityPacksTheFullestRacks) {
   PlaceResult preferred =
       snapshot_.Place(CpuRequest(7, Mode::kPreferred, 2), Only(Algorithm::kLeastFreeCapacity));
   ASSERT_TRUE(preferred.ok) << preferred.message;
-  const Assignment want{{At("r1-h2", 2), At("r1-h3", 2), At("r2-h1", 1), At("r2-h2", 2)}};
+  const Assignment want{{At("r2-h2", 2), At("r2-h3", 2), At("r3-h1", 1), At("r3-h2", 2)}};
   EXPECT_EQ(preferred.assignment, want);
   PlaceResult unconstrained = snapshot_.Place(CpuRequest(7, Mode::kUnconstrained), Profile::Mixed());
   ASSERT_TRUE(unconstrained.ok) << unconstrained.message;
-  EXPECT_EQ(unconstrained.assignment, want);
-  // When one rack holds the request it is the fullest such rack: r1 for 4.
+  EXPECT_EQ(unconstrained.assignment,
+            (Assignment{{At("r1-h1", 2), At("r1-h2", 2), At("r1-h3", 2), At("r3-h1", 1)}}));
+  // When one rack holds the request it is the fullest such rack: r2 for 4.
   PlaceResult four = snapshot_.Place(CpuRequest(4, Mode::kPreferred, 2), Only(Algorithm::kLeastFreeCapacity));
   ASSERT_TRUE(four.ok) << four.message;
-  EXPECT_EQ(PodsPer(four.assignment, 2), (std::map<std::string, int>{{"r1", 4}}));
+  EXPECT_EQ(PodsPer(four.assignment, 2), (std::map<std::string, int>{{"r2", 4}}));
 }
 
-// Balanced: the two racks whose capacity together is least (r1 + r2 = 9)
-// share the pods evenly, 4 and 3, at least one pod on every host used.
+// Balanced: every host has room for at most 2, so the even share is 1 pod
+// per host (threshold 1); the two racks with the least capacity that hold 7
+// together (r2 + r3 = 9) share them 4 and 3, one pod or more on each host
+// used, instead of BestFit's 6 and 1.
 TEST_F(SeedsExampleTest, BalancedSpreadsEvenly) {
   PlaceResult result = snapshot_.Place(CpuRequest(7, Mode::kPreferred, 2), Profile::Balanced());
   ASSERT_TRUE(result.ok) << result.message;
-  EXPECT_EQ(PodsPer(result.assignment, 2), (std::map<std::string, int>{{"r1", 4}, {"r2", 3}}));
-  EXPECT_EQ(result.assignment, (Assignment{{At("r1-h2", 2), At("r1-h3", 2), At("r2-h1", 1), At("r2-h2", 2)}}));
+  EXPECT_EQ(PodsPer(result.assignment, 2), (std::map<std::string, int>{{"r2", 4}, {"r3", 3}}));
+  EXPECT_EQ(result.assignment, (Assignment{{At("r2-h2", 2), At("r2-h3", 2), At("r3-h1", 1), At("r3-h2", 2)}}));
 }
 
 TEST_F(SeedsExampleTest, RequiredRackIsNotAdmitted) {
@@ -627,8 +629,12 @@ void CheckInvariants(const Snapshot& snapshot, const Scenario& s, const Request&
       EXPECT_GT(d.count, 0);
       ASSERT_EQ(capacity.count(d.values), 1u);
       EXPECT_LE(d.count, capacity[d.values]) << d.values.back();
-      if (i > 0) EXPECT_LT(result.assignment.domains[i - 1].values, d.values);
-      if (r.mode == Mode::kRequired) EXPECT_TRUE(SamePrefix(d.values, result.assignment.domains[0].values, r.level));
+      if (i > 0) {
+        EXPECT_LT(result.assignment.domains[i - 1].values, d.values);
+      }
+      if (r.mode == Mode::kRequired) {
+        EXPECT_TRUE(SamePrefix(d.values, result.assignment.domains[0].values, r.level));
+      }
     }
     // Pod ranks fill the leaves in order; each slice of each layer is inside one domain.
     std::vector<const std::vector<std::string>*> ranks;

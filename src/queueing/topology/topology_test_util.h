@@ -5,10 +5,29 @@
 #pragma once
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "queueing/topology/topology.h"
+
+namespace batchd::queueing::topology {
+
+// Readable test failures: {b/r1/r1-h1: 2, ...}.
+inline void PrintTo(const DomainCount& d, std::ostream* os) {
+  for (size_t i = 0; i < d.values.size(); ++i) *os << (i ? "/" : "") << d.values[i];
+  *os << ": " << d.count;
+}
+inline void PrintTo(const Assignment& a, std::ostream* os) {
+  *os << "{";
+  for (size_t i = 0; i < a.domains.size(); ++i) {
+    if (i) *os << ", ";
+    PrintTo(a.domains[i], os);
+  }
+  *os << "}";
+}
+
+}  // namespace batchd::queueing::topology
 
 namespace batchd::queueing::topology::testing {
 

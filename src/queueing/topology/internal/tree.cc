@@ -105,7 +105,7 @@ Tree::Tree(std::string topology_name, std::vector<std::string> levels, std::vect
     }
     any_hard_taint_ = any_hard_taint_ || !info.hard_taints.empty();
     for (const auto& [name, amount] : node.free) {
-      node_free_[k * resource_count + resource_index_[name]] = amount;
+      node_free_[k * resource_count + resource_index_[name]] = std::max<Amount>(amount, 0);
     }
     nodes_.push_back(std::move(info));
   }
