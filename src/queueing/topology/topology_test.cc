@@ -678,6 +678,7 @@ void CheckInvariants(const Snapshot& snapshot, const Scenario& s, const Request&
 
 TEST_P(ConformanceTest, RandomTopologiesKeepTheInvariants) {
   const Profile profile = Only(GetParam());
+  int placed = 0, refused = 0, sliced = 0;
   for (uint32_t seed = 1; seed <= 300; ++seed) {
     std::mt19937 rng(seed);
     Scenario s = RandomScenario(rng);
@@ -692,6 +693,8 @@ TEST_P(ConformanceTest, RandomTopologiesKeepTheInvariants) {
       const bool ignore_usage = i == 4;
       const PlaceResult result = snapshot.Place(r, profile, {.ignore_usage = ignore_usage});
       CheckInvariants(snapshot, s, r, ignore_usage, result);
+      (result.ok ? placed : refused) += 1;
+      sliced += result.ok && !r.slices.empty() ? 1 : 0;
       // Deterministic: the same answer again, and from a snapshot built in another node order.
       const PlaceResult again = snapshot.Place(r, profile, {.ignore_usage = ignore_usage});
       EXPECT_EQ(again.ok, result.ok);
@@ -699,6 +702,10 @@ TEST_P(ConformanceTest, RandomTopologiesKeepTheInvariants) {
       EXPECT_EQ(again.message, result.message);
     }
   }
+  // The generator exercises both answers, slices included.
+  EXPECT_GT(placed, 300);
+  EXPECT_GT(refused, 200);
+  EXPECT_GT(sliced, 100);
 }
 
 TEST_P(ConformanceTest, NodeOrderDoesNotMatter) {

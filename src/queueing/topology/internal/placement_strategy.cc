@@ -108,7 +108,10 @@ Phase2Result FindFitDomains(const Workspace& workspace, DomainOrder order,
       return result;
     }
     if (demand.mode == Mode::kPreferred && level > 0) continue;
-    // Spread: several domains of this level, greedily in the strategy's order.
+    // Spread: several domains of this level, greedily in the strategy's order
+    // (domains with no room take nothing; leaving them out keeps the sort short).
+    domains.erase(std::remove_if(domains.begin(), domains.end(), [&](int dom) { return units[dom] <= 0; }),
+                  domains.end());
     SortDomains(domains, units, pods, order);
     const int64_t left = Distribute(domains, units, pods, need, order == DomainOrder::kMostFirst, chosen);
     if (left > 0) {
@@ -149,14 +152,18 @@ bool Descend(Workspace& workspace, DomainOrder order, const std::vector<std::pai
       int64_t need = 0;
       for (int dom : current) {
         need += workspace.assigned[dom] / child_grain;
-        for (int c = tree.child_begin(dom); c < tree.child_end(dom); ++c) children.push_back(c);
+        for (int c = tree.child_begin(dom); c < tree.child_end(dom); ++c) {
+          if (units[c] > 0) children.push_back(c);
+        }
       }
       SortDomains(children, units, pods, order);
       if (Distribute(children, units, pods, need, tight_fit, handed) > 0) return false;
     } else {
       for (int dom : current) {
         children.clear();
-        for (int c = tree.child_begin(dom); c < tree.child_end(dom); ++c) children.push_back(c);
+        for (int c = tree.child_begin(dom); c < tree.child_end(dom); ++c) {
+          if (units[c] > 0) children.push_back(c);
+        }
         SortDomains(children, units, pods, order);
         const int64_t need = workspace.assigned[dom] / child_grain;
         if (Distribute(children, units, pods, need, tight_fit, handed) > 0) return false;
