@@ -3,6 +3,8 @@
 // and its fallback to BestFit.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "queueing/topology/topology.h"
 #include "queueing/topology/topology_test_util.h"
 
@@ -104,6 +106,27 @@ TEST(BalancedTest, SpreadsWholeSlices) {
   PlaceResult best_fit = snapshot.Place(request, Profile::Mixed());
   ASSERT_TRUE(best_fit.ok) << best_fit.message;
   EXPECT_EQ(AsRackLists(best_fit.assignment, racks), (std::vector<std::vector<int>>{{6, 2}, {0, 0}}));
+}
+
+// A request too large for the exact least-capacity search (1,500 one-pod
+// hosts to choose) takes the largest hosts plus a tight fit instead: still
+// balanced, still within capacity.
+TEST(BalancedTest, LargeRequestsUseTheApproximateSet) {
+  const auto levels = testing::BlockRackHost();
+  std::vector<Node> nodes;
+  for (const char* rack : {"r1", "r2"}) {
+    for (int h = 0; h < 1000; ++h) {
+      char host[32];
+      std::snprintf(host, sizeof(host), "%s-h%04d", rack, h);
+      nodes.push_back(testing::MakeNode(levels, {"b", rack, host}, 1));
+    }
+  }
+  Snapshot snapshot("T", levels, nodes);
+  PlaceResult result = snapshot.Place(CpuRequest(1500, Mode::kPreferred, 1), Profile::Balanced());
+  ASSERT_TRUE(result.ok) << result.message;
+  EXPECT_EQ(result.assignment.domains.size(), 1500u);
+  for (const DomainCount& d : result.assignment.domains) EXPECT_EQ(d.count, 1);
+  EXPECT_EQ(testing::PodsPer(result.assignment, 1), (std::map<std::string, int>{{"r1", 1000}, {"r2", 500}}));
 }
 
 }  // namespace
