@@ -569,9 +569,13 @@ Scenario RandomScenario(std::mt19937& rng) {
   Scenario s;
   s.levels = pick(0, 1) == 0 ? std::vector<std::string>{"block", "rack", kHostname}
                              : std::vector<std::string>{"zone", "block", "rack", kHostname};
+  // One scenario in three has racks as leaves, each aggregating its nodes.
+  const bool aggregated = pick(0, 2) == 0;
+  if (aggregated) s.levels.pop_back();
   const int depth = static_cast<int>(s.levels.size());
+  const int branching_levels = aggregated ? depth : depth - 1;
   std::vector<std::vector<std::string>> prefixes = {{}};
-  for (int level = 0; level + 1 < depth; ++level) {
+  for (int level = 0; level < branching_levels; ++level) {
     std::vector<std::vector<std::string>> next;
     for (const auto& p : prefixes) {
       const int fan = pick(1, 3);
@@ -589,8 +593,10 @@ Scenario RandomScenario(std::mt19937& rng) {
     const int hosts = pick(1, 4);
     for (int i = 0; i < hosts; ++i) {
       auto values = p;
-      values.push_back("h" + std::to_string(++host));
+      const std::string name = "h" + std::to_string(++host);
+      if (!aggregated) values.push_back(name);
       Node n = MakeNode(s.levels, values, pick(0, 6), pick(0, 3) == 0 ? pick(0, 4) : 110);
+      n.name = name;
       n.labels["pool"] = pick(0, 1) == 0 ? "a" : "b";
       if (pick(0, 4) == 0) {
         n.taints.push_back({"dedicated", "x", api::core_v1::TaintEffect::kNoExecute, ""});
@@ -628,29 +634,56 @@ Request RandomRequest(std::mt19937& rng, int depth) {
   return r;
 }
 
-// The brute-force model: pods that fit each leaf (one node per leaf here).
-int64_t LeafCapacity(const Snapshot& snapshot, const Node& node, const Request& r,
-                     bool ignore_usage) {
+// The brute-force model: pods that fit each leaf, from the nodes of the leaf
+// that pass the request's filters, less the leaf's TAS usage.
+bool NodeEligible(const Node& node, const Request& r) {
   for (const auto& taint : node.taints) {
     if (taint.effect != api::core_v1::TaintEffect::kPreferNoSchedule &&
         !api::core_v1::Tolerated(r.tolerations, taint)) {
-      return 0;
+      return false;
     }
   }
   for (const auto& [k, v] : r.node_selector) {
-    if (node.labels.count(k) == 0 || node.labels.at(k) != v) return 0;
+    if (node.labels.count(k) == 0 || node.labels.at(k) != v) return false;
   }
-  if (!r.required_affinity.empty()) {
-    bool any = false;
-    for (const auto& term : r.required_affinity) {
-      bool all = !term.empty();
-      for (const auto& req : term) all = all && req.Matches(node.labels);
-      any = any || all;
+  if (r.required_affinity.empty()) return true;
+  bool any = false;
+  for (const auto& term : r.required_affinity) {
+    bool all = !term.empty();
+    for (const auto& req : term) all = all && req.Matches(node.labels);
+    any = any || all;
+  }
+  return any;
+}
+
+std::map<std::vector<std::string>, int64_t> LeafCapacities(const Snapshot& snapshot,
+                                                           const std::vector<Node>& nodes,
+                                                           const Request& r, bool ignore_usage) {
+  struct Sums {
+    Amount all_cpu = 0, all_slots = 0, cpu = 0, slots = 0;
+  };
+  std::map<std::vector<std::string>, Sums> sums;
+  for (const Node& n : nodes) {
+    Sums& leaf = sums[n.values];
+    leaf.all_cpu += n.free.at("cpu");
+    leaf.all_slots += n.free.at("pods");
+    if (NodeEligible(n, r)) {
+      leaf.cpu += n.free.at("cpu");
+      leaf.slots += n.free.at("pods");
     }
-    if (!any) return 0;
   }
-  const auto free = ignore_usage ? node.free : snapshot.FreeOf(node.values);
-  return std::max<int64_t>(0, std::min(free.at("cpu") / kCore, free.at("pods") / kSlot));
+  std::map<std::vector<std::string>, int64_t> capacity;
+  for (const auto& [values, leaf] : sums) {
+    Amount used_cpu = 0, used_slots = 0;
+    if (!ignore_usage) {
+      const auto free = snapshot.FreeOf(values);
+      used_cpu = leaf.all_cpu - free.at("cpu");
+      used_slots = leaf.all_slots - free.at("pods");
+    }
+    capacity[values] = std::max<int64_t>(
+        0, std::min((leaf.cpu - used_cpu) / kCore, (leaf.slots - used_slots) / kSlot));
+  }
+  return capacity;
 }
 
 bool SamePrefix(const std::vector<std::string>& a, const std::vector<std::string>& b, int level) {
@@ -660,8 +693,8 @@ bool SamePrefix(const std::vector<std::string>& a, const std::vector<std::string
 void CheckInvariants(const Snapshot& snapshot, const Scenario& s, const Request& r,
                      bool ignore_usage, const PlaceResult& result) {
   const int depth = static_cast<int>(s.levels.size());
-  std::map<std::vector<std::string>, int64_t> capacity;
-  for (const Node& n : s.nodes) capacity[n.values] = LeafCapacity(snapshot, n, r, ignore_usage);
+  std::map<std::vector<std::string>, int64_t> capacity =
+      LeafCapacities(snapshot, s.nodes, r, ignore_usage);
   if (result.ok) {
     EXPECT_EQ(TotalPods(result.assignment), r.count);
     for (size_t i = 0; i < result.assignment.domains.size(); ++i) {
