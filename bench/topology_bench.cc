@@ -63,7 +63,9 @@ void BM_Place(benchmark::State& state) {
   t::Request request;
   request.count = 1000;
   request.per_pod = {{"cpu", kCore}};
-  request.mode = mode == 0 ? t::Mode::kRequired : mode == 1 ? t::Mode::kPreferred : t::Mode::kUnconstrained;
+  request.mode = mode == 0   ? t::Mode::kRequired
+                 : mode == 1 ? t::Mode::kPreferred
+                             : t::Mode::kUnconstrained;
   request.level = mode == 0 ? 0 : 1;
   const t::Profile profile{algorithm, algorithm, algorithm};
   size_t leaves_used = 0;

@@ -74,10 +74,11 @@ std::string NotFitMessage(const std::string& topology, const std::string& level_
                           int64_t total, bool slices, bool one_domain) {
   const char* unit = slices ? "slice(s)" : "pod(s)";
   if (fit <= 0) {
-    return absl::StrCat("topology \"", topology, "\" doesn't allow to fit any of ", total, " ", unit);
+    return absl::StrCat("topology \"", topology, "\" doesn't allow to fit any of ", total, " ",
+                        unit);
   }
-  std::string message =
-      absl::StrCat("topology \"", topology, "\" allows to fit only ", fit, " out of ", total, " ", unit);
+  std::string message = absl::StrCat("topology \"", topology, "\" allows to fit only ", fit,
+                                     " out of ", total, " ", unit);
   if (one_domain) absl::StrAppend(&message, " in one domain of level \"", level_name, "\"");
   return message;
 }
@@ -89,7 +90,9 @@ std::string ValidateLevels(const std::vector<std::string>& levels) {
   std::set<std::string> seen;
   for (size_t i = 0; i < levels.size(); ++i) {
     if (levels[i].empty()) return absl::StrCat("level ", i, " has an empty node label");
-    if (!seen.insert(levels[i]).second) return absl::StrCat("level \"", levels[i], "\" appears twice");
+    if (!seen.insert(levels[i]).second) {
+      return absl::StrCat("level \"", levels[i], "\" appears twice");
+    }
   }
   return "";
 }
@@ -101,8 +104,8 @@ std::string ValidateRequest(const std::vector<std::string>& levels, const Reques
   int top = 0;  // the highest level a slice layer may use
   if (r.mode != Mode::kUnconstrained) {
     if (r.level < 0 || r.level >= level_count) {
-      return absl::StrCat(ModeName(r.mode), " level ", r.level, " is not a level of the topology (0..",
-                          level_count - 1, ")");
+      return absl::StrCat(ModeName(r.mode), " level ", r.level,
+                          " is not a level of the topology (0..", level_count - 1, ")");
     }
     top = r.level;
   }
@@ -110,18 +113,21 @@ std::string ValidateRequest(const std::vector<std::string>& levels, const Reques
   for (size_t i = 0; i < r.slices.size(); ++i) {
     const SliceLayer& layer = r.slices[i];
     if (layer.level < 0 || layer.level >= level_count) {
-      return absl::StrCat("slice layer ", i, " level ", layer.level, " is not a level of the topology");
+      return absl::StrCat("slice layer ", i, " level ", layer.level,
+                          " is not a level of the topology");
     }
     if (i == 0 && layer.level < top) {
-      return absl::StrCat("slice level \"", levels[layer.level], "\" is above the ", ModeName(r.mode),
-                          " level \"", levels[top], "\"");
+      return absl::StrCat("slice level \"", levels[layer.level], "\" is above the ",
+                          ModeName(r.mode), " level \"", levels[top], "\"");
     }
     if (i > 0 && layer.level <= r.slices[i - 1].level) {
       return absl::StrCat("slice layer ", i, " level \"", levels[layer.level],
                           "\" must be below the level of the layer before it (\"",
                           levels[r.slices[i - 1].level], "\")");
     }
-    if (layer.size <= 0) return absl::StrCat("slice layer ", i, " size ", layer.size, " must be positive");
+    if (layer.size <= 0) {
+      return absl::StrCat("slice layer ", i, " size ", layer.size, " must be positive");
+    }
     if (i == 0 && r.count % layer.size != 0) {
       return absl::StrCat("slice size ", layer.size, " does not divide the pod count ", r.count);
     }
@@ -133,8 +139,10 @@ std::string ValidateRequest(const std::vector<std::string>& levels, const Reques
   return "";
 }
 
-Snapshot::Snapshot(std::string topology_name, std::vector<std::string> levels, std::vector<Node> nodes)
-    : tree_(std::make_unique<Tree>(std::move(topology_name), std::move(levels), std::move(nodes))) {}
+Snapshot::Snapshot(std::string topology_name, std::vector<std::string> levels,
+                   std::vector<Node> nodes)
+    : tree_(std::make_unique<Tree>(std::move(topology_name), std::move(levels), std::move(nodes))) {
+}
 Snapshot::~Snapshot() = default;
 Snapshot::Snapshot(Snapshot&&) noexcept = default;
 Snapshot& Snapshot::operator=(Snapshot&&) noexcept = default;
@@ -143,7 +151,8 @@ const std::string& Snapshot::topology_name() const { return tree_->topology_name
 const std::vector<std::string>& Snapshot::levels() const { return tree_->levels(); }
 size_t Snapshot::leaf_count() const { return tree_->level_count() == 0 ? 0 : tree_->leaf_count(); }
 
-void Snapshot::AddUsage(const Assignment& a, const std::map<std::string, Amount>& per_pod, int sign) {
+void Snapshot::AddUsage(const Assignment& a, const std::map<std::string, Amount>& per_pod,
+                        int sign) {
   if (tree_->level_count() == 0) return;
   const internal::ResolvedRequest resolved = tree_->Resolve(per_pod);
   for (const DomainCount& domain : a.domains) {
@@ -174,7 +183,8 @@ PlaceResult Snapshot::Place(const Request& r, const Profile& profile, PlaceOptio
   const Demand demand = MakeDemand(r, tree.level_count());
   const bool slices = demand.slice_size > 1;
   if (tree.domain_count() == 0) {
-    result.message = NotFitMessage(tree.topology_name(), "", 0, demand.slice_count(), slices, false);
+    result.message =
+        NotFitMessage(tree.topology_name(), "", 0, demand.slice_count(), slices, false);
     return result;
   }
   const internal::ResolvedRequest resolved = tree.Resolve(r.per_pod);
@@ -182,18 +192,21 @@ PlaceResult Snapshot::Place(const Request& r, const Profile& profile, PlaceOptio
   tree.FillCounts(r, resolved, demand, opts.ignore_usage, counts);
 
   internal::Workspace workspace(tree, demand, counts);
-  const internal::PlacementStrategy& strategy = internal::StrategyFor(AlgorithmFor(profile, r.mode));
+  const internal::PlacementStrategy& strategy =
+      internal::StrategyFor(AlgorithmFor(profile, r.mode));
   const internal::Phase2Result phase2 = strategy.Place(workspace);
   if (!phase2.ok) {
     result.fit = static_cast<int32_t>(phase2.fit_units * demand.slice_size);
-    result.message = NotFitMessage(tree.topology_name(), tree.levels()[phase2.level], phase2.fit_units,
-                                   demand.slice_count(), slices, phase2.one_domain);
+    result.message =
+        NotFitMessage(tree.topology_name(), tree.levels()[phase2.level], phase2.fit_units,
+                      demand.slice_count(), slices, phase2.one_domain);
     return result;
   }
   const int lowest = tree.lowest_level();
   for (int leaf = tree.level_begin(lowest); leaf < tree.level_end(lowest); ++leaf) {
     if (workspace.assigned[leaf] <= 0) continue;
-    result.assignment.domains.push_back({tree.ValuesOf(leaf), static_cast<int32_t>(workspace.assigned[leaf])});
+    result.assignment.domains.push_back(
+        {tree.ValuesOf(leaf), static_cast<int32_t>(workspace.assigned[leaf])});
   }
   result.ok = true;
   return result;

@@ -64,16 +64,19 @@ TEST(ValidateRequestTest, RejectsBadLevelsAndSlices) {
             "preferred level -1 is not a level of the topology (0..2)");
   Request r = CpuRequest(8, Mode::kRequired, 1);
   r.slices = {{0, 4}};
-  EXPECT_EQ(ValidateRequest(levels, r), "slice level \"block\" is above the required level \"rack\"");
+  EXPECT_EQ(ValidateRequest(levels, r),
+            "slice level \"block\" is above the required level \"rack\"");
   r.slices = {{1, 0}};
   EXPECT_EQ(ValidateRequest(levels, r), "slice layer 0 size 0 must be positive");
   r.slices = {{1, 3}};
   EXPECT_EQ(ValidateRequest(levels, r), "slice size 3 does not divide the pod count 8");
   r.slices = {{1, 4}, {1, 2}};
-  EXPECT_EQ(ValidateRequest(levels, r),
-            "slice layer 1 level \"rack\" must be below the level of the layer before it (\"rack\")");
+  EXPECT_EQ(
+      ValidateRequest(levels, r),
+      "slice layer 1 level \"rack\" must be below the level of the layer before it (\"rack\")");
   r.slices = {{1, 4}, {2, 3}};
-  EXPECT_EQ(ValidateRequest(levels, r), "slice layer 1 size 3 does not divide the size 4 of the layer before it");
+  EXPECT_EQ(ValidateRequest(levels, r),
+            "slice layer 1 size 3 does not divide the size 4 of the layer before it");
   r.slices = {{1, 4}, {5, 2}};
   EXPECT_EQ(ValidateRequest(levels, r), "slice layer 1 level 5 is not a level of the topology");
   r = CpuRequest(-1, Mode::kUnconstrained);
@@ -84,7 +87,8 @@ TEST(PlaceTest, InvalidRequestIsReportedNotPlaced) {
   Snapshot snapshot = RackListSnapshot({{4}});
   PlaceResult result = snapshot.Place(CpuRequest(4, Mode::kRequired, 7), Profile::Mixed());
   EXPECT_FALSE(result.ok);
-  EXPECT_EQ(result.message, "invalid topology request: required level 7 is not a level of the topology (0..2)");
+  EXPECT_EQ(result.message,
+            "invalid topology request: required level 7 is not a level of the topology (0..2)");
 }
 
 // ---- Snapshot bookkeeping ----
@@ -98,26 +102,32 @@ TEST(SnapshotTest, LeavesFreeCapacityAndUsage) {
   EXPECT_EQ(snapshot.levels(), BlockRackHost());
   EXPECT_EQ(snapshot.leaf_count(), 3u);
   const std::vector<std::string> leaf = {"b", "r1", "r1-h1"};
-  EXPECT_EQ(snapshot.FreeOf(leaf), (std::map<std::string, Amount>{{"cpu", 4 * kCore}, {"pods", 110 * kSlot}}));
+  EXPECT_EQ(snapshot.FreeOf(leaf),
+            (std::map<std::string, Amount>{{"cpu", 4 * kCore}, {"pods", 110 * kSlot}}));
   EXPECT_TRUE(snapshot.FreeOf({"b", "r9", "x"}).empty());
 
   const Assignment used{{{leaf, 3}}};
   const std::map<std::string, Amount> per_pod = {{"cpu", kCore}, {"example.com/unknown", 5}};
   snapshot.AddUsage(used, per_pod, +1);
-  EXPECT_EQ(snapshot.FreeOf(leaf), (std::map<std::string, Amount>{{"cpu", 1 * kCore}, {"pods", 107 * kSlot}}));
+  EXPECT_EQ(snapshot.FreeOf(leaf),
+            (std::map<std::string, Amount>{{"cpu", 1 * kCore}, {"pods", 107 * kSlot}}));
   snapshot.AddUsage(Assignment{{{{"b", "gone", "x"}, 5}}}, per_pod, +1);  // no such leaf: ignored
   snapshot.AddUsage(used, per_pod, -1);
-  EXPECT_EQ(snapshot.FreeOf(leaf), (std::map<std::string, Amount>{{"cpu", 4 * kCore}, {"pods", 110 * kSlot}}));
+  EXPECT_EQ(snapshot.FreeOf(leaf),
+            (std::map<std::string, Amount>{{"cpu", 4 * kCore}, {"pods", 110 * kSlot}}));
 }
 
 TEST(SnapshotTest, UsageLimitsPlacementUnlessIgnored) {
   Snapshot snapshot = RackListSnapshot({{4}, {4}});
-  snapshot.AddUsage(Assignment{{{{"b", "r1", "r1-h1"}, 4}, {{"b", "r2", "r2-h1"}, 3}}}, {{"cpu", kCore}}, +1);
+  snapshot.AddUsage(Assignment{{{{"b", "r1", "r1-h1"}, 4}, {{"b", "r2", "r2-h1"}, 3}}},
+                    {{"cpu", kCore}}, +1);
   PlaceResult full = snapshot.Place(CpuRequest(4, Mode::kRequired, 1), Profile::Mixed());
   EXPECT_FALSE(full.ok);
   EXPECT_EQ(full.fit, 1);
-  EXPECT_EQ(full.message, "topology \"T\" allows to fit only 1 out of 4 pod(s) in one domain of level \"rack\"");
-  PlaceResult empty = snapshot.Place(CpuRequest(4, Mode::kRequired, 1), Profile::Mixed(), {.ignore_usage = true});
+  EXPECT_EQ(full.message,
+            "topology \"T\" allows to fit only 1 out of 4 pod(s) in one domain of level \"rack\"");
+  PlaceResult empty =
+      snapshot.Place(CpuRequest(4, Mode::kRequired, 1), Profile::Mixed(), {.ignore_usage = true});
   ASSERT_TRUE(empty.ok) << empty.message;
   EXPECT_EQ(AsRackLists(empty.assignment, {{4}, {4}}), (Lists{{4}, {0}}));
 }
@@ -135,7 +145,8 @@ TEST(SnapshotTest, MovedSnapshotKeepsItsTree) {
 // the nodes that pass the filters count.
 TEST(SnapshotTest, LeavesAggregateTheirNodes) {
   const std::vector<std::string> levels = {"block", "rack"};
-  std::vector<Node> nodes = {MakeNode(levels, {"b", "r1", "n1"}, 2), MakeNode(levels, {"b", "r1", "n2"}, 2),
+  std::vector<Node> nodes = {MakeNode(levels, {"b", "r1", "n1"}, 2),
+                             MakeNode(levels, {"b", "r1", "n2"}, 2),
                              MakeNode(levels, {"b", "r2", "n3"}, 3)};
   for (Node& n : nodes) {
     n.values.resize(2);
@@ -151,7 +162,8 @@ TEST(SnapshotTest, LeavesAggregateTheirNodes) {
   only_n1.node_selector = {{"node", "n1"}};
   PlaceResult three = snapshot.Place(only_n1, Profile::Mixed());
   EXPECT_FALSE(three.ok);
-  EXPECT_EQ(three.message, "topology \"T\" allows to fit only 2 out of 3 pod(s) in one domain of level \"rack\"");
+  EXPECT_EQ(three.message,
+            "topology \"T\" allows to fit only 2 out of 3 pod(s) in one domain of level \"rack\"");
 }
 
 // ---- The seeds' example ----
@@ -200,12 +212,14 @@ TEST_F(SeedsExampleTest, LeastFreeCapacityPacksTheFullestRacks) {
   ASSERT_TRUE(preferred.ok) << preferred.message;
   const Assignment want{{At("r2-h2", 2), At("r2-h3", 2), At("r3-h1", 1), At("r3-h2", 2)}};
   EXPECT_EQ(preferred.assignment, want);
-  PlaceResult unconstrained = snapshot_.Place(CpuRequest(7, Mode::kUnconstrained), Profile::Mixed());
+  PlaceResult unconstrained =
+      snapshot_.Place(CpuRequest(7, Mode::kUnconstrained), Profile::Mixed());
   ASSERT_TRUE(unconstrained.ok) << unconstrained.message;
   EXPECT_EQ(unconstrained.assignment,
             (Assignment{{At("r1-h1", 2), At("r1-h2", 2), At("r1-h3", 2), At("r3-h1", 1)}}));
   // When one rack holds the request it is the fullest such rack: r2 for 4.
-  PlaceResult four = snapshot_.Place(CpuRequest(4, Mode::kPreferred, 2), Only(Algorithm::kLeastFreeCapacity));
+  PlaceResult four =
+      snapshot_.Place(CpuRequest(4, Mode::kPreferred, 2), Only(Algorithm::kLeastFreeCapacity));
   ASSERT_TRUE(four.ok) << four.message;
   EXPECT_EQ(PodsPer(four.assignment, 2), (std::map<std::string, int>{{"r2", 4}}));
 }
@@ -218,15 +232,19 @@ TEST_F(SeedsExampleTest, BalancedSpreadsEvenly) {
   PlaceResult result = snapshot_.Place(CpuRequest(7, Mode::kPreferred, 2), Profile::Balanced());
   ASSERT_TRUE(result.ok) << result.message;
   EXPECT_EQ(PodsPer(result.assignment, 2), (std::map<std::string, int>{{"r2", 4}, {"r3", 3}}));
-  EXPECT_EQ(result.assignment, (Assignment{{At("r2-h2", 2), At("r2-h3", 2), At("r3-h1", 1), At("r3-h2", 2)}}));
+  EXPECT_EQ(result.assignment,
+            (Assignment{{At("r2-h2", 2), At("r2-h3", 2), At("r3-h1", 1), At("r3-h2", 2)}}));
 }
 
 TEST_F(SeedsExampleTest, RequiredRackIsNotAdmitted) {
-  for (const Profile& profile : {Profile::Mixed(), Profile::Balanced(), Only(Algorithm::kLeastFreeCapacity)}) {
+  for (const Profile& profile :
+       {Profile::Mixed(), Profile::Balanced(), Only(Algorithm::kLeastFreeCapacity)}) {
     PlaceResult result = snapshot_.Place(CpuRequest(7, Mode::kRequired, 2), profile);
     EXPECT_FALSE(result.ok);
     EXPECT_EQ(result.fit, 6);
-    EXPECT_EQ(result.message, "topology \"T\" allows to fit only 6 out of 7 pod(s) in one domain of level \"rack\"");
+    EXPECT_EQ(
+        result.message,
+        "topology \"T\" allows to fit only 6 out of 7 pod(s) in one domain of level \"rack\"");
   }
   PlaceResult block = snapshot_.Place(CpuRequest(7, Mode::kRequired, 1), Profile::Mixed());
   ASSERT_TRUE(block.ok) << block.message;
@@ -240,7 +258,8 @@ Snapshot ThreeRacks() { return RackListSnapshot({{4, 4}, {5}, {3, 3}}); }
 
 TEST(BestFitTest, TightFitPicksTheSmallestDomainThatHolds) {
   Snapshot snapshot = ThreeRacks();
-  for (auto [count, rack] : std::vector<std::pair<int, std::string>>{{5, "r2"}, {6, "r3"}, {7, "r1"}, {8, "r1"}}) {
+  for (auto [count, rack] :
+       std::vector<std::pair<int, std::string>>{{5, "r2"}, {6, "r3"}, {7, "r1"}, {8, "r1"}}) {
     PlaceResult result = snapshot.Place(CpuRequest(count, Mode::kRequired, 1), Profile::Mixed());
     ASSERT_TRUE(result.ok) << result.message;
     EXPECT_EQ(PodsPer(result.assignment, 1), (std::map<std::string, int>{{rack, count}})) << count;
@@ -248,7 +267,8 @@ TEST(BestFitTest, TightFitPicksTheSmallestDomainThatHolds) {
   PlaceResult nine = snapshot.Place(CpuRequest(9, Mode::kRequired, 1), Profile::Mixed());
   EXPECT_FALSE(nine.ok);
   EXPECT_EQ(nine.fit, 8);
-  EXPECT_EQ(nine.message, "topology \"T\" allows to fit only 8 out of 9 pod(s) in one domain of level \"rack\"");
+  EXPECT_EQ(nine.message,
+            "topology \"T\" allows to fit only 8 out of 9 pod(s) in one domain of level \"rack\"");
 }
 
 TEST(BestFitTest, TightFitInsideTheDomainToo) {
@@ -265,14 +285,16 @@ TEST(BestFitTest, TightFitInsideTheDomainToo) {
 TEST(LeastFreeCapacityTest, PicksTheFullestDomainThatHolds) {
   Snapshot snapshot = ThreeRacks();
   const Profile lfc = Only(Algorithm::kLeastFreeCapacity);
-  for (auto [count, rack] : std::vector<std::pair<int, std::string>>{{1, "r2"}, {5, "r2"}, {6, "r3"}, {7, "r1"}}) {
+  for (auto [count, rack] :
+       std::vector<std::pair<int, std::string>>{{1, "r2"}, {5, "r2"}, {6, "r3"}, {7, "r1"}}) {
     PlaceResult result = snapshot.Place(CpuRequest(count, Mode::kPreferred, 1), lfc);
     ASSERT_TRUE(result.ok) << result.message;
     EXPECT_EQ(PodsPer(result.assignment, 1), (std::map<std::string, int>{{rack, count}})) << count;
   }
   PlaceResult nine = snapshot.Place(CpuRequest(9, Mode::kRequired, 1), lfc);
   EXPECT_FALSE(nine.ok);
-  EXPECT_EQ(nine.message, "topology \"T\" allows to fit only 8 out of 9 pod(s) in one domain of level \"rack\"");
+  EXPECT_EQ(nine.message,
+            "topology \"T\" allows to fit only 8 out of 9 pod(s) in one domain of level \"rack\"");
 }
 
 // ---- Preferred goes up a level at a time, then spreads ----
@@ -406,12 +428,14 @@ Snapshot SliceTopology() {
 
 TEST(SlicesTest, EachSliceInOneDomainOfItsLevel) {
   Snapshot snapshot = SliceTopology();
-  for (const Profile& profile : {Profile::Mixed(), Profile::Balanced(), Only(Algorithm::kLeastFreeCapacity)}) {
+  for (const Profile& profile :
+       {Profile::Mixed(), Profile::Balanced(), Only(Algorithm::kLeastFreeCapacity)}) {
     Request request = CpuRequest(8, Mode::kPreferred, 0);
     request.slices = {{1, 4}};
     PlaceResult result = snapshot.Place(request, profile);
     ASSERT_TRUE(result.ok) << result.message;
-    EXPECT_EQ(PodsPer(result.assignment, 1), (std::map<std::string, int>{{"b1r1", 4}, {"b1r2", 4}}));
+    EXPECT_EQ(PodsPer(result.assignment, 1),
+              (std::map<std::string, int>{{"b1r1", 4}, {"b1r2", 4}}));
   }
   Request spread = CpuRequest(16, Mode::kUnconstrained);
   spread.slices = {{1, 4}};
@@ -428,7 +452,9 @@ TEST(SlicesTest, NotFitMessagesCountSlices) {
   PlaceResult result = snapshot.Place(request, Profile::Mixed());
   EXPECT_FALSE(result.ok);
   EXPECT_EQ(result.fit, 8);
-  EXPECT_EQ(result.message, "topology \"T\" allows to fit only 2 out of 3 slice(s) in one domain of level \"block\"");
+  EXPECT_EQ(
+      result.message,
+      "topology \"T\" allows to fit only 2 out of 3 slice(s) in one domain of level \"block\"");
   Request big = CpuRequest(14, Mode::kRequired, 1);
   big.slices = {{1, 7}};
   result = snapshot.Place(big, Profile::Mixed());
@@ -457,7 +483,8 @@ TEST(SlicesTest, MultiLayerSlices) {
   request.slices = {{1, 8}, {2, 2}};
   PlaceResult result = snapshot.Place(request, Profile::Mixed());
   ASSERT_TRUE(result.ok) << result.message;
-  EXPECT_EQ(AsRackLists(result.assignment, {{3, 3, 3, 3}, {3, 3, 3, 3}}), (Lists{{2, 2, 2, 2}, {2, 2, 2, 2}}));
+  EXPECT_EQ(AsRackLists(result.assignment, {{3, 3, 3, 3}, {3, 3, 3, 3}}),
+            (Lists{{2, 2, 2, 2}, {2, 2, 2, 2}}));
 
   Request twelve = CpuRequest(12, Mode::kRequired, 1);
   twelve.slices = {{1, 12}, {2, 2}};
@@ -504,7 +531,8 @@ TEST(FiltersTest, TaintsAndTolerations) {
   PlaceResult result = snapshot.Place(request, Profile::Mixed());
   EXPECT_FALSE(result.ok);
   EXPECT_EQ(result.fit, 12);  // h3 is tainted
-  request.tolerations.push_back({"dedicated", api::core_v1::TolerationOperator::kExists, "", std::nullopt, {}});
+  request.tolerations.push_back(
+      {"dedicated", api::core_v1::TolerationOperator::kExists, "", std::nullopt, {}});
   result = snapshot.Place(request, Profile::Mixed());
   ASSERT_TRUE(result.ok) << result.message;
   EXPECT_EQ(TotalPods(result.assignment), 13);
@@ -516,13 +544,15 @@ TEST(FiltersTest, RequiredAffinityTermsAreOredRequirementsAnded) {
   using api::labels::Requirement;
   Request request = CpuRequest(8, Mode::kUnconstrained);
   // (pool in (a) and hostname != r1-h1) or (pool in (b)): h2, h4 (h3 tainted).
-  request.required_affinity = {{Requirement{"pool", Operator::kIn, {"a"}}, Requirement{kHostname, Operator::kNotIn, {"r1-h1"}}},
+  request.required_affinity = {{Requirement{"pool", Operator::kIn, {"a"}},
+                                Requirement{kHostname, Operator::kNotIn, {"r1-h1"}}},
                                {Requirement{"pool", Operator::kIn, {"b"}}}};
   PlaceResult result = snapshot.Place(request, Profile::Mixed());
   ASSERT_TRUE(result.ok) << result.message;
   EXPECT_EQ(AsRackLists(result.assignment, {{4, 4, 4, 4}}), (Lists{{0, 4, 0, 4}}));
   request.required_affinity = {{}};  // an empty term matches no node
-  EXPECT_EQ(snapshot.Place(request, Profile::Mixed()).message, "topology \"T\" doesn't allow to fit any of 8 pod(s)");
+  EXPECT_EQ(snapshot.Place(request, Profile::Mixed()).message,
+            "topology \"T\" doesn't allow to fit any of 8 pod(s)");
 }
 
 // ---- Conformance: invariants every strategy keeps ----
@@ -539,9 +569,13 @@ Scenario RandomScenario(std::mt19937& rng) {
   Scenario s;
   s.levels = pick(0, 1) == 0 ? std::vector<std::string>{"block", "rack", kHostname}
                              : std::vector<std::string>{"zone", "block", "rack", kHostname};
+  // One scenario in three has racks as leaves, each aggregating its nodes.
+  const bool aggregated = pick(0, 2) == 0;
+  if (aggregated) s.levels.pop_back();
   const int depth = static_cast<int>(s.levels.size());
+  const int branching_levels = aggregated ? depth : depth - 1;
   std::vector<std::vector<std::string>> prefixes = {{}};
-  for (int level = 0; level + 1 < depth; ++level) {
+  for (int level = 0; level < branching_levels; ++level) {
     std::vector<std::vector<std::string>> next;
     for (const auto& p : prefixes) {
       const int fan = pick(1, 3);
@@ -559,10 +593,14 @@ Scenario RandomScenario(std::mt19937& rng) {
     const int hosts = pick(1, 4);
     for (int i = 0; i < hosts; ++i) {
       auto values = p;
-      values.push_back("h" + std::to_string(++host));
+      const std::string name = "h" + std::to_string(++host);
+      if (!aggregated) values.push_back(name);
       Node n = MakeNode(s.levels, values, pick(0, 6), pick(0, 3) == 0 ? pick(0, 4) : 110);
+      n.name = name;
       n.labels["pool"] = pick(0, 1) == 0 ? "a" : "b";
-      if (pick(0, 4) == 0) n.taints.push_back({"dedicated", "x", api::core_v1::TaintEffect::kNoExecute, ""});
+      if (pick(0, 4) == 0) {
+        n.taints.push_back({"dedicated", "x", api::core_v1::TaintEffect::kNoExecute, ""});
+      }
       s.nodes.push_back(std::move(n));
     }
   }
@@ -585,43 +623,78 @@ Request RandomRequest(std::mt19937& rng, int depth) {
     r.count = 4 * pick(1, 5);
   }
   if (pick(0, 4) == 0) r.node_selector = {{"pool", "a"}};
-  if (pick(0, 2) == 0) r.tolerations.push_back({"dedicated", api::core_v1::TolerationOperator::kEqual, "x", std::nullopt, {}});
-  if (pick(0, 9) == 0) r.required_affinity = {{api::labels::Requirement{"pool", api::labels::Operator::kNotIn, {"b"}}}};
+  if (pick(0, 2) == 0) {
+    r.tolerations.push_back(
+        {"dedicated", api::core_v1::TolerationOperator::kEqual, "x", std::nullopt, {}});
+  }
+  if (pick(0, 9) == 0) {
+    r.required_affinity = {
+        {api::labels::Requirement{"pool", api::labels::Operator::kNotIn, {"b"}}}};
+  }
   return r;
 }
 
-// The brute-force model: pods that fit each leaf (one node per leaf here).
-int64_t LeafCapacity(const Snapshot& snapshot, const Node& node, const Request& r, bool ignore_usage) {
+// The brute-force model: pods that fit each leaf, from the nodes of the leaf
+// that pass the request's filters, less the leaf's TAS usage.
+bool NodeEligible(const Node& node, const Request& r) {
   for (const auto& taint : node.taints) {
-    if (taint.effect != api::core_v1::TaintEffect::kPreferNoSchedule && !api::core_v1::Tolerated(r.tolerations, taint)) {
-      return 0;
+    if (taint.effect != api::core_v1::TaintEffect::kPreferNoSchedule &&
+        !api::core_v1::Tolerated(r.tolerations, taint)) {
+      return false;
     }
   }
   for (const auto& [k, v] : r.node_selector) {
-    if (node.labels.count(k) == 0 || node.labels.at(k) != v) return 0;
+    if (node.labels.count(k) == 0 || node.labels.at(k) != v) return false;
   }
-  if (!r.required_affinity.empty()) {
-    bool any = false;
-    for (const auto& term : r.required_affinity) {
-      bool all = !term.empty();
-      for (const auto& req : term) all = all && req.Matches(node.labels);
-      any = any || all;
+  if (r.required_affinity.empty()) return true;
+  bool any = false;
+  for (const auto& term : r.required_affinity) {
+    bool all = !term.empty();
+    for (const auto& req : term) all = all && req.Matches(node.labels);
+    any = any || all;
+  }
+  return any;
+}
+
+std::map<std::vector<std::string>, int64_t> LeafCapacities(const Snapshot& snapshot,
+                                                           const std::vector<Node>& nodes,
+                                                           const Request& r, bool ignore_usage) {
+  struct Sums {
+    Amount all_cpu = 0, all_slots = 0, cpu = 0, slots = 0;
+  };
+  std::map<std::vector<std::string>, Sums> sums;
+  for (const Node& n : nodes) {
+    Sums& leaf = sums[n.values];
+    leaf.all_cpu += n.free.at("cpu");
+    leaf.all_slots += n.free.at("pods");
+    if (NodeEligible(n, r)) {
+      leaf.cpu += n.free.at("cpu");
+      leaf.slots += n.free.at("pods");
     }
-    if (!any) return 0;
   }
-  const auto free = ignore_usage ? node.free : snapshot.FreeOf(node.values);
-  return std::max<int64_t>(0, std::min(free.at("cpu") / kCore, free.at("pods") / kSlot));
+  std::map<std::vector<std::string>, int64_t> capacity;
+  for (const auto& [values, leaf] : sums) {
+    Amount used_cpu = 0, used_slots = 0;
+    if (!ignore_usage) {
+      const auto free = snapshot.FreeOf(values);
+      used_cpu = leaf.all_cpu - free.at("cpu");
+      used_slots = leaf.all_slots - free.at("pods");
+    }
+    capacity[values] = std::max<int64_t>(
+        0, std::min((leaf.cpu - used_cpu) / kCore, (leaf.slots - used_slots) / kSlot));
+  }
+  return capacity;
 }
 
 bool SamePrefix(const std::vector<std::string>& a, const std::vector<std::string>& b, int level) {
   return std::equal(a.begin(), a.begin() + level + 1, b.begin());
 }
 
-void CheckInvariants(const Snapshot& snapshot, const Scenario& s, const Request& r, bool ignore_usage,
-                     const PlaceResult& result) {
+void CheckInvariants(const Snapshot& snapshot, const Scenario& s, const Request& r,
+                     bool ignore_usage, const PlaceResult& result) {
   const int depth = static_cast<int>(s.levels.size());
-  std::map<std::vector<std::string>, int64_t> capacity;
-  for (const Node& n : s.nodes) capacity[n.values] = LeafCapacity(snapshot, n, r, ignore_usage);
+  std::map<std::vector<std::string>, int64_t> capacity =
+      LeafCapacities(snapshot, s.nodes, r, ignore_usage);
   if (result.ok) {
     EXPECT_EQ(TotalPods(result.assignment), r.count);
     for (size_t i = 0; i < result.assignment.domains.size(); ++i) {
@@ -638,11 +711,13 @@ void CheckInvariants(const Snapshot& snapshot, const Scenario& s, const Request&
     }
     // Pod ranks fill the leaves in order; each slice of each layer is inside one domain.
     std::vector<const std::vector<std::string>*> ranks;
-    for (const DomainCount& d : result.assignment.domains) ranks.insert(ranks.end(), d.count, &d.values);
+    for (const DomainCount& d : result.assignment.domains)
+      ranks.insert(ranks.end(), d.count, &d.values);
     for (const SliceLayer& layer : r.slices) {
       for (size_t first = 0; first < ranks.size(); first += layer.size) {
         for (int k = 1; k < layer.size; ++k) {
-          EXPECT_TRUE(SamePrefix(*ranks[first], *ranks[first + k], layer.level)) << "slice at rank " << first;
+          EXPECT_TRUE(SamePrefix(*ranks[first], *ranks[first + k], layer.level))
+              << "slice at rank " << first;
         }
       }
     }
@@ -657,20 +732,22 @@ void CheckInvariants(const Snapshot& snapshot, const Scenario& s, const Request&
   const int64_t slice_size = r.slices.empty() ? 1 : r.slices[0].size;
   std::map<std::vector<std::string>, int64_t> slice_domain_pods;
   for (const auto& [values, pods] : capacity) {
-    slice_domain_pods[std::vector<std::string>(values.begin(), values.begin() + slice_level + 1)] += pods;
+    slice_domain_pods[std::vector<std::string>(values.begin(), values.begin() + slice_level + 1)] +=
+        pods;
   }
   std::map<std::vector<std::string>, int64_t> slices_per_level_domain;
   int64_t total_slices = 0;
   for (const auto& [values, pods] : slice_domain_pods) {
     total_slices += pods / slice_size;
     if (r.mode == Mode::kRequired) {
-      slices_per_level_domain[std::vector<std::string>(values.begin(), values.begin() + r.level + 1)] +=
-          pods / slice_size;
+      slices_per_level_domain[std::vector<std::string>(
+          values.begin(), values.begin() + r.level + 1)] += pods / slice_size;
     }
   }
   const int64_t need = r.count / slice_size;
   if (r.mode == Mode::kRequired) {
-    for (const auto& [values, slices] : slices_per_level_domain) EXPECT_LT(slices, need) << values.back();
+    for (const auto& [values, slices] : slices_per_level_domain)
+      EXPECT_LT(slices, need) << values.back();
   } else {
     EXPECT_LT(total_slices, need) << result.message;
   }
@@ -729,7 +806,8 @@ TEST_P(ConformanceTest, AddUsageRoundTripsAndBlocksThePlacedPods) {
   const PlaceResult result = snapshot.Place(request, Only(GetParam()));
   ASSERT_TRUE(result.ok) << result.message;
   std::map<std::vector<std::string>, std::map<std::string, Amount>> before;
-  for (const DomainCount& d : result.assignment.domains) before[d.values] = snapshot.FreeOf(d.values);
+  for (const DomainCount& d : result.assignment.domains)
+    before[d.values] = snapshot.FreeOf(d.values);
   snapshot.AddUsage(result.assignment, request.per_pod, +1);
   for (const DomainCount& d : result.assignment.domains) {
     EXPECT_EQ(snapshot.FreeOf(d.values).at("cpu"), before[d.values].at("cpu") - d.count * kCore);
@@ -740,26 +818,30 @@ TEST_P(ConformanceTest, AddUsageRoundTripsAndBlocksThePlacedPods) {
   EXPECT_TRUE(rest.ok) << rest.message;
   EXPECT_FALSE(snapshot.Place(CpuRequest(45, Mode::kUnconstrained), Only(GetParam())).ok);
   snapshot.AddUsage(result.assignment, request.per_pod, -1);
-  for (const DomainCount& d : result.assignment.domains) EXPECT_EQ(snapshot.FreeOf(d.values), before[d.values]);
+  for (const DomainCount& d : result.assignment.domains)
+    EXPECT_EQ(snapshot.FreeOf(d.values), before[d.values]);
 }
 
 TEST_P(ConformanceTest, RequiredIsAllInOneDomainOrNotAtAll) {
   Snapshot snapshot = ThreeRacks();
   for (int count = 1; count <= 20; ++count) {
-    const PlaceResult result = snapshot.Place(CpuRequest(count, Mode::kRequired, 1), Only(GetParam()));
+    const PlaceResult result =
+        snapshot.Place(CpuRequest(count, Mode::kRequired, 1), Only(GetParam()));
     if (count <= 8) {
       ASSERT_TRUE(result.ok) << count;
       EXPECT_EQ(PodsPer(result.assignment, 1).size(), 1u) << count;
     } else {
       EXPECT_FALSE(result.ok);
-      EXPECT_EQ(result.message, "topology \"T\" allows to fit only 8 out of " + std::to_string(count) +
+      EXPECT_EQ(result.message, "topology \"T\" allows to fit only 8 out of " +
+                                    std::to_string(count) +
                                     " pod(s) in one domain of level \"rack\"");
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, ConformanceTest,
-                         ::testing::Values(Algorithm::kBestFit, Algorithm::kLeastFreeCapacity, Algorithm::kBalanced),
+                         ::testing::Values(Algorithm::kBestFit, Algorithm::kLeastFreeCapacity,
+                                           Algorithm::kBalanced),
                          [](const ::testing::TestParamInfo<Algorithm>& info) {
                            switch (info.param) {
                              case Algorithm::kBestFit:

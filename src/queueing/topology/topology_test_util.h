@@ -37,11 +37,12 @@ inline const char kHostname[] = "kubernetes.io/hostname";
 
 // A node with `cores` cpu and `slots` pod slots at `values`; its hostname
 // label is the last value, and every level's label is set.
-inline Node MakeNode(const std::vector<std::string>& levels, std::vector<std::string> values, int64_t cores,
-                     int64_t slots = 110) {
+inline Node MakeNode(const std::vector<std::string>& levels, std::vector<std::string> values,
+                     int64_t cores, int64_t slots = 110) {
   Node node;
   node.name = values.back();
-  for (size_t i = 0; i < levels.size() && i < values.size(); ++i) node.labels[levels[i]] = values[i];
+  for (size_t i = 0; i < levels.size() && i < values.size(); ++i)
+    node.labels[levels[i]] = values[i];
   node.values = std::move(values);
   node.free = {{"cpu", cores * kCore}, {kPodsResource, slots * kSlot}};
   return node;
@@ -55,7 +56,8 @@ inline std::vector<Node> RackListNodes(const std::vector<std::vector<int>>& rack
   for (size_t i = 0; i < racks.size(); ++i) {
     const std::string rack = "r" + std::to_string(i + 1);
     for (size_t j = 0; j < racks[i].size(); ++j) {
-      nodes.push_back(MakeNode(BlockRackHost(), {"b", rack, rack + "-h" + std::to_string(j + 1)}, racks[i][j]));
+      nodes.push_back(
+          MakeNode(BlockRackHost(), {"b", rack, rack + "-h" + std::to_string(j + 1)}, racks[i][j]));
     }
   }
   return nodes;
@@ -66,7 +68,8 @@ inline Snapshot RackListSnapshot(const std::vector<std::vector<int>>& racks) {
 }
 
 // `a` in the shape of `racks` (0 where no pod went).
-inline std::vector<std::vector<int>> AsRackLists(const Assignment& a, const std::vector<std::vector<int>>& racks) {
+inline std::vector<std::vector<int>> AsRackLists(const Assignment& a,
+                                                 const std::vector<std::vector<int>>& racks) {
   std::vector<std::vector<int>> out;
   for (size_t i = 0; i < racks.size(); ++i) out.emplace_back(racks[i].size(), 0);
   for (const DomainCount& d : a.domains) {

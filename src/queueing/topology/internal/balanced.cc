@@ -24,10 +24,12 @@
 // same steps run with L's own domains in the role of L+1.
 //
 // The "least total capacity" set is an exact dynamic programme over (domains
-// taken, slices still needed); when that would cost more than a fixed budget
-// of steps (large, heterogeneous requests) the set is the k-1 largest
-// domains plus the tightest fit for the rest, which is what the programme
-// finds when capacities are uniform. Both are deterministic.
+// taken, slices still needed), which stops at the first exact fit and drops
+// states the remaining picks cannot complete; when it would still cost more
+// than a fixed budget of cells or steps (large, heterogeneous requests) the
+// set is the k-1 largest domains plus the tightest fit for the rest, which
+// is what the programme finds when capacities are uniform. Both are
+// deterministic.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -40,7 +42,10 @@ namespace batchd::queueing::topology::internal {
 
 namespace {
 
-constexpr int64_t kProgrammeBudget = 2'000'000;  // inner steps of one SelectLeastCapacitySet
+// Bounds of one exact least-capacity search: table cells (memory) and inner
+// steps (time, about 0.1 ms); beyond either the approximation is used.
+constexpr int64_t kProgrammeCells = 2'000'000;
+constexpr int64_t kProgrammeSteps = 500'000;
 
 struct Candidate {
   int domain = 0;
@@ -50,12 +55,27 @@ struct Candidate {
 
 // The fewest of `values` (largest first) whose sum reaches `need`, and the
 // smallest value among them; {0, 0} if all of them together fall short.
+// Leaves the largest values sorted (descending) at the front, at least the
+// returned count of them; only as much is sorted as is read.
 std::pair<int, int64_t> GreedyCount(std::vector<int64_t>& values, int64_t need) {
-  std::sort(values.begin(), values.end(), std::greater<>());
+  const size_t size = values.size();
+  size_t sorted = 0;
+  size_t step = 32;
   int64_t sum = 0;
-  for (size_t i = 0; i < values.size() && values[i] > 0; ++i) {
-    sum += values[i];
-    if (sum >= need) return {static_cast<int>(i + 1), values[i]};
+  while (sorted < size) {
+    const size_t next = std::min(size, sorted + step);
+    if (next < size) {
+      std::nth_element(values.begin() + sorted, values.begin() + next, values.end(),
+                       std::greater<>());
+    }
+    std::sort(values.begin() + sorted, values.begin() + next, std::greater<>());
+    for (size_t i = sorted; i < next && values[i] > 0; ++i) {
+      sum += values[i];
+      if (sum >= need) return {static_cast<int>(i + 1), values[i]};
+    }
+    if (values[next - 1] <= 0) break;
+    sorted = next;
+    step *= 2;
   }
   return {0, 0};
 }
@@ -74,7 +94,8 @@ std::vector<Candidate> ApproximateSet(std::vector<Candidate> candidates, int64_t
   for (const Candidate& c : chosen) left -= c.units;
   const Candidate* tightest = nullptr;
   for (size_t i = k - 1; i < candidates.size(); ++i) {
-    if (candidates[i].units >= left && (tightest == nullptr || candidates[i].units < tightest->units)) {
+    if (candidates[i].units >= left &&
+        (tightest == nullptr || candidates[i].units < tightest->units)) {
       tightest = &candidates[i];  // sorted: the first of equal units has fewer pods
     }
   }
@@ -84,7 +105,8 @@ std::vector<Candidate> ApproximateSet(std::vector<Candidate> candidates, int64_t
 
 // Among the sets of the fewest candidates that hold `need` units, the one with
 // the least total units; the first found in `candidates`' order on ties.
-std::vector<Candidate> SelectLeastCapacitySet(const std::vector<Candidate>& candidates, int64_t need) {
+std::vector<Candidate> SelectLeastCapacitySet(const std::vector<Candidate>& candidates,
+                                              int64_t need) {
   std::vector<int64_t> values;
   values.reserve(candidates.size());
   int64_t largest = 0;
@@ -94,7 +116,7 @@ std::vector<Candidate> SelectLeastCapacitySet(const std::vector<Candidate>& cand
   }
   const int k = GreedyCount(values, need).first;
   if (k == 0) return {};
-  if (k == 1 || static_cast<int64_t>(k) * (need + 1) > kProgrammeBudget) {
+  if (k == 1 || static_cast<int64_t>(k) * (need + 1) > kProgrammeCells) {
     if (k == 1) {  // the tightest single candidate, first in order on ties
       const Candidate* best = nullptr;
       for (const Candidate& c : candidates) {
@@ -104,6 +126,10 @@ std::vector<Candidate> SelectLeastCapacitySet(const std::vector<Candidate>& cand
     }
     return ApproximateSet(candidates, need, k);
   }
+  // best[j]: the most units any j candidates hold. A set of i candidates
+  // still needing r > best[k - i] can never be completed: it is not kept.
+  std::vector<int64_t> best(k + 1, 0);
+  for (int j = 1; j <= k; ++j) best[j] = best[j - 1] + values[j - 1];
   // reached[i][r]: the candidate that first completed a set of i candidates
   // leaving r > 0 units needed (-1: none yet); i = 0 is the empty set.
   const size_t width = static_cast<size_t>(need) + 1;
@@ -116,21 +142,24 @@ std::vector<Candidate> SelectLeastCapacitySet(const std::vector<Candidate>& cand
   std::vector<int> complete(static_cast<size_t>(largest) + 1, -1);
   std::vector<int64_t> complete_from(static_cast<size_t>(largest) + 1, 0);
   int64_t steps = 0;
-  for (int p = 0; p < static_cast<int>(candidates.size()); ++p) {
+  bool exact = false;
+  for (int p = 0; p < static_cast<int>(candidates.size()) && !exact; ++p) {
     const int64_t units = candidates[p].units;
     if (units <= 0) continue;
-    for (int i = std::min(k, p + 1); i >= 1; --i) {
+    for (int i = std::min(k, p + 1); i >= 1 && !exact; --i) {
       const size_t before = open[i - 1].size();
       for (size_t j = 0; j < before; ++j) {
-        if (++steps > kProgrammeBudget) return ApproximateSet(candidates, need, k);
+        if (++steps > kProgrammeSteps) return ApproximateSet(candidates, need, k);
         const int64_t r = open[i - 1][j];
         const int64_t after = r - units;
         if (after <= 0) {
           if (i == k && complete[-after] < 0) {
             complete[-after] = p;
             complete_from[-after] = r;
+            exact = after == 0;  // nothing beats an exact fit found first
+            if (exact) break;
           }
-        } else if (i < k && reached[i * width + after] < 0) {
+        } else if (i < k && after <= best[k - i] && reached[i * width + after] < 0) {
           reached[i * width + after] = p;
           open[i].push_back(after);
         }
@@ -256,7 +285,10 @@ class Balanced final : public PlacementStrategy {
       std::vector<Ranked> ranked;
       for (int d = best_group.first; d < best_group.second; ++d) {
         const int64_t u = pruned_units(d, threshold);
-        if (u > 0) ranked.push_back({{d, u, pruned_pods(d, threshold)}, Entropy(tree, d, units, pods, threshold)});
+        if (u > 0) {
+          ranked.push_back(
+              {{d, u, pruned_pods(d, threshold)}, Entropy(tree, d, units, pods, threshold)});
+        }
       }
       std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
         if (a.candidate.units != b.candidate.units) return a.candidate.units > b.candidate.units;
@@ -275,7 +307,8 @@ class Balanced final : public PlacementStrategy {
         if (units[d] >= threshold) lower.push_back({d, units[d], pods[d]});
       }
     }
-    std::sort(lower.begin(), lower.end(), [](const Candidate& a, const Candidate& b) { return a.domain < b.domain; });
+    std::sort(lower.begin(), lower.end(),
+              [](const Candidate& a, const Candidate& b) { return a.domain < b.domain; });
     std::vector<Candidate> placed = SelectLeastCapacitySet(lower, need);
     if (placed.empty() || need < static_cast<int64_t>(placed.size()) * threshold) return false;
     std::sort(placed.begin(), placed.end(), MostFirst);

@@ -33,14 +33,51 @@ const PlacementStrategy& StrategyFor(Algorithm algorithm) {
   return BestFitStrategy();
 }
 
-void SortDomains(std::vector<int>& domains, const std::vector<int64_t>& units,
-                 const std::vector<int64_t>& pods, DomainOrder order) {
-  const bool most_first = order == DomainOrder::kMostFirst;
-  std::sort(domains.begin(), domains.end(), [&](int a, int b) {
+namespace {
+
+// SortDomains' order as a strict weak ordering over domain indexes.
+struct DomainLess {
+  const std::vector<int64_t>& units;
+  const std::vector<int64_t>& pods;
+  bool most_first;
+  bool operator()(int a, int b) const {
     if (units[a] != units[b]) return most_first ? units[a] > units[b] : units[a] < units[b];
     if (pods[a] != pods[b]) return pods[a] < pods[b];
     return a < b;
-  });
+  }
+};
+
+}  // namespace
+
+void SortDomains(std::vector<int>& domains, const std::vector<int64_t>& units,
+                 const std::vector<int64_t>& pods, DomainOrder order) {
+  std::sort(domains.begin(), domains.end(),
+            DomainLess{units, pods, order == DomainOrder::kMostFirst});
+}
+
+void SortDomainsFor(std::vector<int>& domains, const std::vector<int64_t>& units,
+                    const std::vector<int64_t>& pods, DomainOrder order, int64_t need) {
+  const DomainLess less{units, pods, order == DomainOrder::kMostFirst};
+  const size_t size = domains.size();
+  if (size <= 64) {
+    std::sort(domains.begin(), domains.end(), less);
+    return;
+  }
+  // Grow a sorted prefix: bring the next-best domains to the front
+  // (nth_element, linear), sort just them, stop once the prefix holds `need`.
+  size_t sorted = 0;
+  size_t step = 32;
+  int64_t held = 0;
+  while (sorted < size && held < need) {
+    const size_t next = std::min(size, sorted + step);
+    if (next < size) {
+      std::nth_element(domains.begin() + sorted, domains.begin() + next, domains.end(), less);
+    }
+    std::sort(domains.begin() + sorted, domains.begin() + next, less);
+    for (size_t i = sorted; i < next; ++i) held += units[domains[i]];
+    sorted = next;
+    step *= 2;
+  }
 }
 
 int TightestFit(const int* first, const int* last, const std::vector<int64_t>& units,
@@ -49,7 +86,8 @@ int TightestFit(const int* first, const int* last, const std::vector<int64_t>& u
   for (const int* it = first; it != last; ++it) {
     const int dom = *it;
     if (units[dom] < need) continue;
-    if (best < 0 || units[dom] < units[best] || (units[dom] == units[best] && pods[dom] < pods[best]) ||
+    if (best < 0 || units[dom] < units[best] ||
+        (units[dom] == units[best] && pods[dom] < pods[best]) ||
         (units[dom] == units[best] && pods[dom] == pods[best] && dom < best)) {
       best = dom;
     }
@@ -64,7 +102,9 @@ int64_t Distribute(const std::vector<int>& sorted, const std::vector<int64_t>& u
   for (size_t i = 0; i < sorted.size() && left > 0; ++i) {
     int dom = sorted[i];
     if (units[dom] >= left) {
-      if (tight_fit) dom = TightestFit(sorted.data() + i, sorted.data() + sorted.size(), units, pods, left);
+      if (tight_fit) {
+        dom = TightestFit(sorted.data() + i, sorted.data() + sorted.size(), units, pods, left);
+      }
       out.emplace_back(dom, left);
       return 0;
     }
@@ -94,7 +134,8 @@ Phase2Result FindFitDomains(const Workspace& workspace, DomainOrder order,
     }
     // One domain holds everything: BestFit's tight fit and LeastFreeCapacity's
     // first fit in ascending order are the same domain.
-    const int single = TightestFit(domains.data(), domains.data() + domains.size(), units, pods, need);
+    const int single =
+        TightestFit(domains.data(), domains.data() + domains.size(), units, pods, need);
     if (single >= 0) {
       chosen.emplace_back(single, need);
       level_out = level;
@@ -110,10 +151,12 @@ Phase2Result FindFitDomains(const Workspace& workspace, DomainOrder order,
     if (demand.mode == Mode::kPreferred && level > 0) continue;
     // Spread: several domains of this level, greedily in the strategy's order
     // (domains with no room take nothing; leaving them out keeps the sort short).
-    domains.erase(std::remove_if(domains.begin(), domains.end(), [&](int dom) { return units[dom] <= 0; }),
-                  domains.end());
-    SortDomains(domains, units, pods, order);
-    const int64_t left = Distribute(domains, units, pods, need, order == DomainOrder::kMostFirst, chosen);
+    domains.erase(
+        std::remove_if(domains.begin(), domains.end(), [&](int dom) { return units[dom] <= 0; }),
+        domains.end());
+    SortDomainsFor(domains, units, pods, order, need);
+    const int64_t left =
+        Distribute(domains, units, pods, need, order == DomainOrder::kMostFirst, chosen);
     if (left > 0) {
       chosen.clear();
       result.fit_units = need - left;
@@ -127,8 +170,8 @@ Phase2Result FindFitDomains(const Workspace& workspace, DomainOrder order,
   return result;  // no levels (not reached: levels are validated)
 }
 
-bool Descend(Workspace& workspace, DomainOrder order, const std::vector<std::pair<int, int64_t>>& chosen,
-             int level, bool pooled) {
+bool Descend(Workspace& workspace, DomainOrder order,
+             const std::vector<std::pair<int, int64_t>>& chosen, int level, bool pooled) {
   const Tree& tree = workspace.tree;
   const Demand& demand = workspace.demand;
   const auto& units = workspace.units;
@@ -156,7 +199,7 @@ bool Descend(Workspace& workspace, DomainOrder order, const std::vector<std::pai
           if (units[c] > 0) children.push_back(c);
         }
       }
-      SortDomains(children, units, pods, order);
+      SortDomainsFor(children, units, pods, order, need);
       if (Distribute(children, units, pods, need, tight_fit, handed) > 0) return false;
     } else {
       for (int dom : current) {
@@ -164,8 +207,8 @@ bool Descend(Workspace& workspace, DomainOrder order, const std::vector<std::pai
         for (int c = tree.child_begin(dom); c < tree.child_end(dom); ++c) {
           if (units[c] > 0) children.push_back(c);
         }
-        SortDomains(children, units, pods, order);
         const int64_t need = workspace.assigned[dom] / child_grain;
+        SortDomainsFor(children, units, pods, order, need);
         if (Distribute(children, units, pods, need, tight_fit, handed) > 0) return false;
       }
     }

@@ -37,7 +37,9 @@ Tree::Tree(std::string topology_name, std::vector<std::string> levels, std::vect
   // Nodes in ascending order of their level values; equal values share a leaf.
   std::vector<int> order;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].values.size() == level_count && level_count > 0) order.push_back(static_cast<int>(i));
+    if (nodes[i].values.size() == level_count && level_count > 0) {
+      order.push_back(static_cast<int>(i));
+    }
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return nodes[a].values < nodes[b].values; });
@@ -56,7 +58,8 @@ Tree::Tree(std::string topology_name, std::vector<std::string> levels, std::vect
     }
   }
   for (size_t level = 0; level < level_count; ++level) {
-    level_begin_[level + 1] = level_begin_[level] + static_cast<int>(per_level_first_node[level].size());
+    level_begin_[level + 1] =
+        level_begin_[level] + static_cast<int>(per_level_first_node[level].size());
   }
   const int domains = level_begin_.back();
   domain_level_.assign(domains, 0);
@@ -95,7 +98,8 @@ Tree::Tree(std::string topology_name, std::vector<std::string> levels, std::vect
   node_free_.assign(order.size() * resource_count, 0);
   leaf_free_.assign(leaves * resource_count, 0);
   leaf_usage_.assign(leaves * resource_count, 0);
-  for (size_t j = 0; j < leaves; ++j) leaf_node_begin_[j] = per_level_first_node[level_count - 1][j];
+  for (size_t j = 0; j < leaves; ++j)
+    leaf_node_begin_[j] = per_level_first_node[level_count - 1][j];
   for (size_t k = 0; k < order.size(); ++k) {
     Node& node = nodes[order[k]];
     NodeInfo info;
@@ -219,7 +223,8 @@ void Tree::FillCounts(const Request& request, const ResolvedRequest& per_pod, co
         summed.assign(resource_count, 0);
         for (int k = begin; k < end; ++k) {
           if (!Eligible(nodes_[k], request)) continue;
-          for (size_t r = 0; r < resource_count; ++r) summed[r] += node_free_[k * resource_count + r];
+          for (size_t r = 0; r < resource_count; ++r)
+            summed[r] += node_free_[k * resource_count + r];
         }
         free = summed.data();
       }

@@ -75,7 +75,9 @@ class Tree {
   int child_begin(int domain) const { return child_begin_[domain]; }
   int child_end(int domain) const { return child_end_[domain]; }
   bool is_leaf(int domain) const { return domain >= level_begin(lowest_level()); }
-  size_t leaf_count() const { return static_cast<size_t>(level_end(lowest_level()) - level_begin(lowest_level())); }
+  size_t leaf_count() const {
+    return static_cast<size_t>(level_end(lowest_level()) - level_begin(lowest_level()));
+  }
   // The label values of a domain from the top level down to its own.
   std::vector<std::string> ValuesOf(int domain) const;
   // The leaf (global index) with these values, or -1.
@@ -113,11 +115,11 @@ class Tree {
 
   std::vector<std::string> resources_;  // names, index order
   std::map<std::string, int> resource_index_;
-  std::vector<NodeInfo> nodes_;         // grouped by leaf
-  std::vector<int> leaf_node_begin_;    // per leaf offset (+1): its nodes' range in nodes_
-  std::vector<Amount> node_free_;       // node × resource
-  std::vector<Amount> leaf_free_;       // leaf × resource: sum over the leaf's nodes
-  std::vector<Amount> leaf_usage_;      // leaf × resource: admitted TAS workloads
+  std::vector<NodeInfo> nodes_;       // grouped by leaf
+  std::vector<int> leaf_node_begin_;  // per leaf offset (+1): its nodes' range in nodes_
+  std::vector<Amount> node_free_;     // node × resource
+  std::vector<Amount> leaf_free_;     // leaf × resource: sum over the leaf's nodes
+  std::vector<Amount> leaf_usage_;    // leaf × resource: admitted TAS workloads
   bool any_hard_taint_ = false;
 };
 
