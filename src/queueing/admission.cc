@@ -41,6 +41,37 @@ void CoreState::DeleteTopologyNode(const std::string& name) {
   tas_.DeleteNode(name);
   if (tas_.any_tas_flavor()) RequeueAll();
 }
+
+std::vector<TopologyRepair> CoreState::RepairTopology() {
+  EnsureBuilt();
+  TasState& tas = Tas();
+  std::vector<TopologyRepair> out;
+  std::vector<AdmittedEntry*> entries;
+  for (auto& [key, a] : admitted_) {
+    if (a->cq != nullptr && !a->evicting) entries.push_back(a.get());
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const AdmittedEntry* x, const AdmittedEntry* y) { return x->wl.key < y->wl.key; });
+  for (AdmittedEntry* a : entries) {
+    bool placed = false;
+    for (const PodSetAssignment& psa : a->admission.pod_sets) {
+      placed = placed || psa.topology.has_value();
+    }
+    if (!placed) continue;
+    TopologyRepair r;
+    r.key = a->wl.key;
+    r.replacement = RepairPlacement(tas, *a->cq, a->wl, a->admission, &r.unhealthy_nodes);
+    if (r.unhealthy_nodes.empty()) continue;
+    if (r.replacement) {
+      a->admission = *r.replacement;  // same pods and quota; TAS usage already moved
+      ++version_;
+    } else {
+      a->cq->admitted.SetEvicting(a);  // the caller evicts it; not reported again
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 void CoreState::UpsertCq(ClusterQueue cq) {
   CqInfo& info = CqFor(cq.name);
   info.spec = std::move(cq);
@@ -522,6 +553,7 @@ void AdmissionCore::UpsertTopologyNode(TopologyNode n) {
 void AdmissionCore::DeleteTopologyNode(std::string_view name) {
   state_->DeleteTopologyNode(std::string(name));
 }
+std::vector<TopologyRepair> AdmissionCore::RepairTopology() { return state_->RepairTopology(); }
 void AdmissionCore::UpsertPending(Workload wl) { state_->UpsertPending(std::move(wl)); }
 void AdmissionCore::SetAdmitted(Workload wl, Admission a) {
   state_->SetAdmitted(std::move(wl), std::move(a));

@@ -56,6 +56,11 @@ class AdmissionCore {
   void DeleteTopology(std::string_view name);
   void UpsertTopologyNode(TopologyNode node);
   void DeleteTopologyNode(std::string_view name);
+  // Admitted topology-aware workloads with pods on nodes no longer reported
+  // (UpsertTopologyNode) get a repair: a replacement placement within the
+  // same domain, applied at once, or none (evict). A workload is reported
+  // again only after its admission changes. See TopologyRepair.
+  std::vector<TopologyRepair> RepairTopology();
 
   // Adds or updates a pending workload. If `key` is admitted, it is treated as
   // evicted: its usage is released and it becomes pending.

@@ -236,5 +236,45 @@ TEST_F(TasCycleTest, NodesOutsideTheFlavorOrGoneDoNotCount) {
   EXPECT_FALSE(Racks(*a).contains("r0")) << "r0 has 12 free slots in the flavor";
 }
 
+TEST_F(TasCycleTest, AFailedNodesPodsMoveWithinTheirRack) {
+  core_->UpsertPending(Required("w", 8));
+  std::vector<Decision> ds = Cycle();
+  const PodSetAssignment* a = Main(ds, "ns/w");
+  ASSERT_NE(a, nullptr);
+  const std::string rack = *Racks(*a).begin();
+  const std::string failed = a->topology->domains[0].values[1];
+  EXPECT_THAT(core_->RepairTopology(), IsEmpty()) << "no node failed yet";
+  core_->DeleteTopologyNode(failed);
+  std::vector<TopologyRepair> repairs = core_->RepairTopology();
+  ASSERT_EQ(repairs.size(), 1u);
+  EXPECT_EQ(repairs[0].key, "ns/w");
+  EXPECT_THAT(repairs[0].unhealthy_nodes, ElementsAre(failed));
+  ASSERT_TRUE(repairs[0].replacement.has_value());
+  const PodSetAssignment& moved = repairs[0].replacement->pod_sets[0];
+  EXPECT_EQ(Pods(moved), 8);
+  EXPECT_THAT(Racks(moved), ElementsAre(rack)) << "the pods stay in their rack";
+  for (const TopologyDomainCount& d : moved.topology->domains) EXPECT_NE(d.values[1], failed);
+  EXPECT_THAT(core_->RepairTopology(), IsEmpty()) << "repaired once";
+  // The moved pods hold their new host: the rest of the rack has 4 slots.
+  core_->UpsertPending(Required("fill", 4));
+  core_->UpsertPending(Required("more", 1));
+  Summary s = Summarize(Cycle());
+  EXPECT_THAT(s.admitted, ElementsAre("ns/fill", "ns/more"));
+}
+
+TEST_F(TasCycleTest, NoRoomInTheRackMeansEviction) {
+  core_->UpsertPending(Required("w", 16));
+  std::vector<Decision> ds = Cycle();
+  const PodSetAssignment* a = Main(ds, "ns/w");
+  ASSERT_NE(a, nullptr);
+  const std::string failed = a->topology->domains[0].values[1];
+  core_->DeleteTopologyNode(failed);
+  std::vector<TopologyRepair> repairs = core_->RepairTopology();
+  ASSERT_EQ(repairs.size(), 1u);
+  EXPECT_FALSE(repairs[0].replacement.has_value()) << "the rack is full";
+  EXPECT_THAT(repairs[0].unhealthy_nodes, ElementsAre(failed));
+  EXPECT_THAT(core_->RepairTopology(), IsEmpty()) << "being evicted: not reported again";
+}
+
 }  // namespace
 }  // namespace batchd::queueing

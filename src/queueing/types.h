@@ -251,6 +251,17 @@ struct Decision {
   std::string message;  // kPreempt: victim message; kPending: the condition message
 };
 
+// A topology-aware workload with pods on nodes that left the topology (not
+// Ready, unschedulable, deleted): `replacement` moves those pods to nodes of
+// the same domain of the requested level (the lowest level must be the
+// hostname), already counted by the core; nullopt when there is no room
+// there (the caller evicts the workload).
+struct TopologyRepair {
+  std::string key;
+  std::vector<std::string> unhealthy_nodes;
+  std::optional<Admission> replacement;
+};
+
 enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
 
 struct Options {

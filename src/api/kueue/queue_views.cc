@@ -200,16 +200,6 @@ PodSetTemplateView PodSetTemplateView::Parse(const Json& pod_template) {
     }
   }
   v.tolerations = ArrayOrNull(Member(spec, "tolerations"));
-  v.topology_name = StringMember(spec, "topologyName");
-  return v;
-}
-
-TopologyView TopologyView::Parse(const Json& topology) {
-  TopologyView v;
-  v.meta = meta::ObjectMetaView::Parse(topology);
-  for (const Json& level : MemberArray(MemberObject(topology, "spec"), "levels")) {
-    v.levels.push_back(StringMember(level, "nodeLabel"));
-  }
   return v;
 }
 

@@ -142,6 +142,16 @@ void SetRequeueState(StatusUpdate& update, int32_t count, absl::Time requeue_at)
 
 void ClearRequeueState(StatusUpdate& update) { update.status().erase("requeueState"); }
 
+void SetUnhealthyNodes(StatusUpdate& update, const std::vector<std::string>& names) {
+  if (names.empty()) {
+    update.status().erase("unhealthyNodes");
+    return;
+  }
+  Json list = Json::array();
+  for (const std::string& n : names) list.push_back({{"name", n}});
+  update.status()["unhealthyNodes"] = std::move(list);
+}
+
 Json ActivePatch(bool active) { return {{"spec", {{"active", active}}}}; }
 
 }  // namespace batchd::api::kueue

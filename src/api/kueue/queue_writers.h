@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -142,6 +143,9 @@ void ClearRequeueAt(StatusUpdate& update);
 void SetRequeueState(StatusUpdate& update, int32_t count, absl::Time requeue_at);
 // Removes status.requeueState.
 void ClearRequeueState(StatusUpdate& update);
+// status.unhealthyNodes = [{name}...] (nodes of a topology-aware workload
+// that failed); an empty list removes the field.
+void SetUnhealthyNodes(StatusUpdate& update, const std::vector<std::string>& names);
 
 // The merge patch that sets a Workload's spec.active.
 Json ActivePatch(bool active);

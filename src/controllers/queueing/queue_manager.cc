@@ -229,7 +229,7 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
   absl::Time now = ctx_.clock.Now();
   Dirty d = TakeDirty();
   SyncConfig(d);
-  SyncTopology(d);
+  const bool nodes_changed = SyncTopology(d);
   std::set<std::string> keys = std::move(d.workloads);
   if (d.all_workloads) {
     SyncAllWorkloads();
@@ -237,6 +237,7 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
     for (const auto& [k, sig] : wl_cq_) keys.insert(k);
   }
   for (const WorkloadToSync& wl : SyncOrder(keys)) SyncWorkload(wl, now);
+  if (nodes_changed || repair_retry_) RepairTopology(now);
   ProcessDeadlines(now);
   bool retry = !FlushWrites(now);
   if (!AdmissionBlocked()) {

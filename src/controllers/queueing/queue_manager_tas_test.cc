@@ -142,5 +142,39 @@ TEST_F(TasQueueManagerTest, RestartCountsAdmittedAssignments) {
   EXPECT_TRUE(Admitted("b"));
 }
 
+TEST_F(TasQueueManagerTest, ANodeFailureMovesPodsWithinTheRackOrEvicts) {
+  Start();
+  Cluster();
+  RackWorkload("w", 2);
+  Settle();
+  ASSERT_TRUE(Admitted("w"));
+  auto hosts = Hosts("w");
+  ASSERT_EQ(hosts.size(), 1u) << "two pods fit one 2-cpu host";
+  const std::string failed = hosts[0].first;
+  const std::string rack = failed.substr(0, 2);
+  auto r = client_.MergePatch(nodes_, "", failed,
+                              {{"status", {{"conditions", {{{"type", "Ready"}, {"status", "False"}}}}}}},
+                              true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Settle();
+  hosts = Hosts("w");
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_NE(hosts[0].first, failed);
+  EXPECT_EQ(hosts[0].first.substr(0, 2), rack) << "moved within its rack";
+  EXPECT_EQ(hosts[0].second, 2);
+  EXPECT_TRUE(Admitted("w"));
+  EXPECT_FALSE(Wl("w")["status"].contains("unhealthyNodes"));
+  // The rack's other node fails too: no room left in the rack, evicted.
+  r = client_.MergePatch(nodes_, "", hosts[0].first,
+                         {{"status", {{"conditions", {{{"type", "Ready"}, {"status", "False"}}}}}}},
+                         true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Settle();
+  Json w = Wl("w");
+  EXPECT_EQ(Cond(w, "Evicted"), "True/NodeFailures");
+  EXPECT_THAT(CondMessage(w, "Evicted"), HasSubstr(hosts[0].first));
+  EXPECT_EQ(w["status"]["unhealthyNodes"][0]["name"], hosts[0].first);
+}
+
 }  // namespace
 }  // namespace batchd::controllers::queueing

@@ -13,6 +13,9 @@
 // every pod and node once.
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
 #include "api/core/v1/node_view.h"
 #include "api/core/v1/pod_view.h"
 #include "api/kueue/topology_assignment.h"
@@ -65,7 +68,7 @@ bool QueueManagerImpl::TopologyRelevantNodeChange(const Json& a, const Json& b) 
   return xa != nullptr && *xa != *ya;
 }
 
-void QueueManagerImpl::SyncTopology(const Dirty& d) {
+bool QueueManagerImpl::SyncTopology(const Dirty& d) {
   for (const std::string& name : d.topologies) {
     ObjectRef t = topologies_.Get("", name);
     if (t) {
@@ -93,14 +96,45 @@ void QueueManagerImpl::SyncTopology(const Dirty& d) {
         for (const ObjectRef& n : nodes_.List()) nodes.insert(api::meta::GetName(*n));
         SyncTopologyPods(pods);
         SyncTopologyNodes(nodes);
-        return;
+        return true;
       }
     }
   }
-  if (!tas_enabled_) return;
+  if (!tas_enabled_) return false;
   std::set<std::string> nodes = d.nodes;
   SyncTopologyPods(d.pods, &nodes);
   SyncTopologyNodes(nodes);
+  return !d.nodes.empty();
+}
+
+void QueueManagerImpl::RepairTopology(absl::Time now) {
+  (void)now;
+  repair_retry_ = false;
+  for (const q::TopologyRepair& r : core_.RepairTopology()) {
+    const std::string nodes = absl::StrJoin(r.unhealthy_nodes, ", ");
+    if (!r.replacement) {
+      Eviction ev{"NodeFailures",
+                  absl::StrCat("Workload was evicted as there was no replacement for a failed "
+                               "node: ", nodes),
+                  "", true};
+      ev.unhealthy_nodes = r.unhealthy_nodes;
+      evictions_[r.key] = std::move(ev);
+      continue;
+    }
+    ObjectRef obj = Current(r.key);
+    if (!obj) continue;
+    api::kueue::StatusUpdate update(*obj);
+    api::kueue::SetAdmission(update, internal::ToAdmissionStatus(*r.replacement));
+    api::kueue::SetUnhealthyNodes(update, {});
+    if (!WriteWorkloadStatus(r.key, std::move(update))) {
+      synced_sig_.erase(r.key);  // the core takes the stored admission back
+      repair_retry_ = true;
+      continue;
+    }
+    ctx_.events.Event(*obj, "Normal", "NodeFailureReplaced",
+                      absl::StrCat("Pods on failed node(s) ", nodes,
+                                   " were given nodes in the same topology domain"));
+  }
 }
 
 void QueueManagerImpl::SyncTopologyPods(const std::set<std::string>& keys,

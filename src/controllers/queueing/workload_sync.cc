@@ -299,6 +299,7 @@ bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
   api::kueue::SetCondition(
       update, {"Admitted", kConditionTrue, "Admitted", "The workload is admitted"}, now);
   api::kueue::ClearRequeueAt(update);
+  api::kueue::SetUnhealthyNodes(update, {});
   absl::Time queued = view.meta.CreationTime().value_or(now);
   if (std::optional<ConditionView> requeued = view.Condition("Requeued");
       requeued && requeued->is_true()) {
@@ -412,6 +413,7 @@ bool QueueManagerImpl::FlushEviction(const std::string& key, const Eviction& ev,
     api::kueue::SetCondition(
         update, {"Preempted", kConditionTrue, ev.preempted_reason, ev.message}, now);
   }
+  if (!ev.unhealthy_nodes.empty()) api::kueue::SetUnhealthyNodes(update, ev.unhealthy_nodes);
   if (absl::StartsWith(ev.reason, "Deactivated")) {
     api::kueue::RemoveCondition(update, "DeactivationTarget");
     api::kueue::ClearRequeueState(update);

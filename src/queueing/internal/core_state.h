@@ -50,6 +50,7 @@ class CoreState {
   void DeleteTopology(const std::string& name);
   void UpsertTopologyNode(TopologyNode n);
   void DeleteTopologyNode(const std::string& name);
+  std::vector<TopologyRepair> RepairTopology();
 
   // Workloads (admission.cc).
   void UpsertPending(Workload wl);

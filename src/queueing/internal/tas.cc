@@ -292,4 +292,109 @@ PlacementOutcome PlaceTopology(TasState& tas, const CqInfo& cq, const Workload& 
   return out;
 }
 
+namespace {
+
+constexpr char kHostnameLevel[] = "kubernetes.io/hostname";
+
+// `domains` with `more` added (same values merged), ordered by values.
+std::vector<TopologyDomainCount> Merge(std::vector<TopologyDomainCount> domains,
+                                       const topology::Assignment& more) {
+  std::map<std::vector<std::string>, int32_t> by_values;
+  for (TopologyDomainCount& d : domains) by_values[std::move(d.values)] += d.count;
+  for (const topology::DomainCount& d : more.domains) by_values[d.values] += d.count;
+  std::vector<TopologyDomainCount> out;
+  out.reserve(by_values.size());
+  for (auto& [values, count] : by_values) out.push_back({values, count});
+  return out;
+}
+
+}  // namespace
+
+std::optional<Admission> RepairPlacement(TasState& tas, const CqInfo& cq, const Workload& wl,
+                                         const Admission& a, std::vector<std::string>* unhealthy) {
+  for (const PodSetAssignment& psa : a.pod_sets) {
+    if (!psa.topology || psa.topology->levels.empty() ||
+        psa.topology->levels.back() != kHostnameLevel) {
+      continue;
+    }
+    for (const TopologyDomainCount& d : psa.topology->domains) {
+      if (!d.values.empty() && !tas.HasNode(d.values.back())) unhealthy->push_back(d.values.back());
+    }
+  }
+  if (unhealthy->empty()) return std::nullopt;
+  std::sort(unhealthy->begin(), unhealthy->end());
+  unhealthy->erase(std::unique(unhealthy->begin(), unhealthy->end()), unhealthy->end());
+
+  Admission out = a;
+  struct Added {
+    topology::Snapshot* snapshot;
+    topology::Assignment assignment;
+    std::map<std::string, Amount> per_pod;
+    int sign = +1;
+  };
+  std::vector<Added> added;  // what changed on the snapshots, to undo
+  bool ok = true;
+  for (PodSetAssignment& psa : out.pod_sets) {
+    if (!psa.topology || psa.topology->levels.empty() ||
+        psa.topology->levels.back() != kHostnameLevel) {
+      continue;
+    }
+    const PodSet* ps = PodSetNamed(wl, psa.name);
+    std::string flavor = TasFlavorOf(tas, psa.flavors);
+    topology::Snapshot* snap = flavor.empty() ? nullptr : tas.SnapshotOf(flavor);
+    if (ps == nullptr || snap == nullptr) {
+      ok = false;
+      break;
+    }
+    std::map<std::string, Amount> per_pod = PerPod(*ps);
+    // This pod set's usage comes off; what stays and what moves goes back on.
+    topology::Assignment before = ToPlacement(*psa.topology);
+    snap->AddUsage(before, per_pod, -1);
+    added.push_back({snap, std::move(before), per_pod});
+    added.back().sign = -1;
+    std::vector<TopologyDomainCount> kept, failed;
+    for (TopologyDomainCount& d : psa.topology->domains) {
+      (tas.HasNode(d.values.back()) ? kept : failed).push_back(d);
+    }
+    topology::Assignment kept_placement = ToPlacement({psa.topology->levels, kept});
+    snap->AddUsage(kept_placement, per_pod, +1);
+    added.push_back({snap, std::move(kept_placement), per_pod});
+    if (failed.empty()) continue;
+    int32_t moved = 0;
+    for (const TopologyDomainCount& d : failed) moved += d.count;
+    // The replacement stays in the failed pods' domain of the requested
+    // level (pinned by the node selector); unconstrained ones go anywhere.
+    std::optional<TopologyRequest> req = EffectiveTopologyRequest(*ps, cq);
+    TopologyRequest pinned{TopologyMode::kUnconstrained, "", {}};
+    if (req && req->mode != TopologyMode::kUnconstrained) pinned = {TopologyMode::kRequired, req->level, {}};
+    std::string error;
+    topology::Request r = ToPlacementRequest(*ps, pinned, snap->levels(), moved, &error);
+    if (!error.empty()) {
+      ok = false;
+      break;
+    }
+    if (pinned.mode == TopologyMode::kRequired) {
+      for (int l = 0; l <= r.level; ++l) r.node_selector[snap->levels()[l]] = failed[0].values[l];
+    }
+    const std::vector<Toleration>& extra = tas.TolerationsOf(flavor);
+    r.tolerations.insert(r.tolerations.end(), extra.begin(), extra.end());
+    topology::PlaceResult placed = snap->Place(r, tas.profile());
+    if (!placed.ok) {
+      ok = false;
+      break;
+    }
+    snap->AddUsage(placed.assignment, per_pod, +1);
+    added.push_back({snap, placed.assignment, per_pod});
+    psa.topology->domains = Merge(std::move(kept), placed.assignment);
+  }
+  if (!ok) {
+    for (auto it = added.rbegin(); it != added.rend(); ++it) {
+      it->snapshot->AddUsage(it->assignment, it->per_pod, -it->sign);
+    }
+    return std::nullopt;
+  }
+  tas.Touch();
+  return out;
+}
+
 }  // namespace batchd::queueing::internal

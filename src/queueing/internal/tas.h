@@ -55,6 +55,7 @@ class TasState {
   // when there is none (not TAS, or its Topology is missing).
   topology::Snapshot* SnapshotOf(const std::string& flavor);
 
+  bool HasNode(const std::string& name) const { return nodes_.contains(name); }
   // The tolerations `flavor` adds to its pods (they count when filtering
   // the flavor's nodes by taints).
   const std::vector<Toleration>& TolerationsOf(const std::string& flavor) const;
@@ -64,6 +65,7 @@ class TasState {
   void CountUsage(const Workload& wl, const Admission& a, int sign);
   // Bumps whenever usage on any snapshot changes.
   uint64_t version() const { return version_; }
+  void Touch() { ++version_; }
 
   const topology::Profile& profile() const { return profile_; }
 
@@ -79,6 +81,15 @@ class TasState {
   bool any_tas_flavor_ = false;
   uint64_t version_ = 0;
 };
+
+// Moves the pods of `a` (admitted for `wl` in `cq`) off leaves whose
+// hostname `tas` no longer has, within the same domain of the request's
+// level; `unhealthy` gets those hostnames. Returns the new admission, or
+// nullopt when none is needed (no failed leaf) or possible (`unhealthy` is
+// then non-empty). Usage on the snapshots follows the returned admission; on
+// nullopt it is unchanged.
+std::optional<Admission> RepairPlacement(TasState& tas, const CqInfo& cq, const Workload& wl,
+                                         const Admission& a, std::vector<std::string>* unhealthy);
 
 // The effective topology request of `ps` in `cq`: its own, else the implied
 // unconstrained request when every flavor of the CQ is topology-aware.

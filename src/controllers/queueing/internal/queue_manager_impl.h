@@ -51,6 +51,7 @@ class QueueManagerImpl : public reconcile::Reconciler {
     std::string preempted_reason;  // set for preemptions: Preempted=True with this reason
     bool require_admission = true;
     std::string preemptor_cq;  // for kueue_preempted_workloads_total
+    std::vector<std::string> unhealthy_nodes;  // NodeFailures: status.unhealthyNodes
   };
   struct PendingNote {
     std::string reason, message;
@@ -92,7 +93,11 @@ class QueueManagerImpl : public reconcile::Reconciler {
     std::string node;
     std::map<std::string, batchd::queueing::Amount> requests;
   };
-  void SyncTopology(const Dirty& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns whether any node changed (the repairs below then run).
+  bool SyncTopology(const Dirty& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Admitted TAS workloads with pods on failed nodes: a new assignment
+  // within the same domain, or eviction (NodeFailures).
+  void RepairTopology(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Updates node_usage_ for the pods `keys`; adds the nodes whose usage
   // changed to `touched`.
   void SyncTopologyPods(const std::set<std::string>& keys, std::set<std::string>* touched = nullptr)
@@ -186,6 +191,7 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::map<std::string, std::map<std::string, batchd::queueing::Amount>> node_usage_
       ABSL_GUARDED_BY(mu_);                                          // node -> sum of pod_usage_
   std::set<std::string> tas_nodes_ ABSL_GUARDED_BY(mu_);            // nodes the core holds
+  bool repair_retry_ ABSL_GUARDED_BY(mu_) = false;                  // a repair write failed
   struct PendingCounts {
     int64_t inadmissible = 0;  // pending with a reason (per ClusterQueue)
     int64_t outside_core = 0;  // pending but not in the core (missing LocalQueue/ClusterQueue)
