@@ -140,6 +140,7 @@ PodSetView PodSetView::Parse(const Json& pod_set) {
       r.slice_size = static_cast<int32_t>(*n);
     }
     r.pod_set_group_name = StringMember(*tr, "podSetGroupName");
+    r.pod_index_label = StringMember(*tr, "podIndexLabel");
     p.topology_request = r;
   }
   return p;

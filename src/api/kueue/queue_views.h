@@ -82,6 +82,7 @@ struct PodSetTopologyRequestView {
   std::string_view slice_required_topology;  // podSetSliceRequiredTopology
   std::optional<int32_t> slice_size;         // podSetSliceSize
   std::string_view pod_set_group_name;       // podSetGroupName
+  std::string_view pod_index_label;          // podIndexLabel: the label holding a pod's rank
 };
 
 // spec.podSets[*].

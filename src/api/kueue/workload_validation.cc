@@ -196,12 +196,27 @@ ErrorList ValidateWorkloadUpdate(const Json& wl, const Json& old) {
   return errs;
 }
 
+// status.admission without the pod sets' topology assignments: those may be
+// rewritten when a node of a topology-aware workload fails (Kueue's
+// TASFailedNodeReplacement); nothing else of an admission changes.
+Json WithoutTopologyAssignments(const Json& admission) {
+  Json out = admission;
+  if (Json* sets = FindMutableMemberAt(out, {"podSetAssignments"}); sets && sets->is_array()) {
+    for (Json& psa : *sets) {
+      if (psa.is_object()) psa.erase("topologyAssignment");
+    }
+  }
+  return out;
+}
+
 ErrorList ValidateWorkloadStatusUpdate(const Json& wl, const Json& old) {
   ErrorList errs = ValidateWorkloadUpdate(wl, old);
   const Json& now = MemberObject(wl, "status");
   const Json& was = MemberObject(old, "status");
   if (HasMember(now, "admission") && HasMember(was, "admission") &&
-      MemberObject(now, "admission") != MemberObject(was, "admission")) {
+      MemberObject(now, "admission") != MemberObject(was, "admission") &&
+      WithoutTopologyAssignments(MemberObject(now, "admission")) !=
+          WithoutTopologyAssignments(MemberObject(was, "admission"))) {
     errs.push_back(Invalid(Path("status").Child("admission"), Json(), "field is immutable"));
   }
   return errs;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
+#include "api/json_access.h"
 #include "api/kueue/kueue.h"
 #include "api/kueue/queue_views.h"
 #include "api/meta/object_meta.h"

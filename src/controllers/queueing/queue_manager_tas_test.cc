@@ -20,7 +20,7 @@ class TasQueueManagerTest : public QueueManagerTest {
             bool ready = true) {
     Json node = {{"apiVersion", "v1"},
                  {"kind", "Node"},
-                 {"metadata", {{"name", name}, {"labels", {{kRack, rack}, {kHost, name}}}}},
+                 {"metadata", {{"name", name}, {"labels", {{kRack, rack}, {kHost, name}, {"pool", "tas"}}}}},
                  {"status",
                   {{"allocatable", {{"cpu", cpu}, {"pods", "110"}}},
                    {"conditions",
@@ -51,7 +51,8 @@ class TasQueueManagerTest : public QueueManagerTest {
            {{"metadata", {{"name", "default"}}},
             {"spec", {{"levels", {{{"nodeLabel", kRack}}, {{"nodeLabel", kHost}}}}}}});
     Create("resourceflavors", "",
-           {{"metadata", {{"name", "tas"}}}, {"spec", {{"topologyName", "default"}}}});
+           {{"metadata", {{"name", "tas"}}},
+            {"spec", {{"topologyName", "default"}, {"nodeLabels", {{"pool", "tas"}}}}}});
     Json spec = {{"namespaceSelector", Json::object()},
                  {"resourceGroups",
                   {{{"coveredResources", {"cpu"}},

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "api/core/v1/pod_view.h"
+#include "api/json_access.h"
 #include "api/kueue/queue_views.h"
 #include "api/kueue/topology_assignment.h"
 #include "api/meta/object_meta.h"
