@@ -74,14 +74,17 @@ struct Topology {
   std::vector<std::string> levels;
 };
 
-// A node topology-aware flavors may place pods on: Ready and schedulable
-// (the caller passes no others). `free` is its allocatable minus the
-// requests of pods that TAS does not manage, "pods" = free pod slots.
+// A Ready node of topology-aware flavors (the caller removes nodes that are
+// not Ready: their pods are repaired, see TopologyRepair). New placements
+// skip unschedulable (cordoned) nodes, whose pods keep running. `free` is
+// its allocatable minus the requests of pods that TAS does not manage,
+// "pods" = free pod slots.
 struct TopologyNode {
   std::string name;
   std::map<std::string, std::string> labels;
   std::vector<Taint> taints;
   std::map<std::string, Amount> free;
+  bool schedulable = true;
 };
 
 enum class TopologyMode { kRequired, kPreferred, kUnconstrained };

@@ -29,10 +29,9 @@ namespace {
 namespace q = batchd::queueing;
 using client::ObjectRef;
 
-// True when the node may host TAS pods: Ready and schedulable.
-bool Eligible(const api::core_v1::NodeView& v) {
-  return v.ReadyStatus() == "True" && !v.unschedulable;
-}
+// True when the node's TAS pods are fine: Ready (a node that is not is a
+// failure; its pods are repaired). Unschedulable nodes stay, but get no new pods.
+bool Eligible(const api::core_v1::NodeView& v) { return v.ReadyStatus() == "True"; }
 
 }  // namespace
 
@@ -60,7 +59,9 @@ bool QueueManagerImpl::TopologyRelevantPodChange(const Json& a, const Json& b) {
 bool QueueManagerImpl::TopologyRelevantNodeChange(const Json& a, const Json& b) {
   const api::core_v1::NodeView x = api::core_v1::NodeView::Parse(a);
   const api::core_v1::NodeView y = api::core_v1::NodeView::Parse(b);
-  if (Eligible(x) != Eligible(y) || x.taints != y.taints) return true;
+  if (Eligible(x) != Eligible(y) || x.unschedulable != y.unschedulable || x.taints != y.taints) {
+    return true;
+  }
   if (api::meta::Labels(a) != api::meta::Labels(b)) return true;
   const Json* xa = x.allocatable != nullptr ? x.allocatable : x.capacity;
   const Json* ya = y.allocatable != nullptr ? y.allocatable : y.capacity;
@@ -173,6 +174,7 @@ void QueueManagerImpl::SyncTopologyNodes(const std::set<std::string>& names) {
     n.name = name;
     n.labels = api::meta::Labels(*node);
     n.taints = v.taints;
+    n.schedulable = !v.unschedulable;
     for (const api::core_v1::ResourceAmountView& r : v.Allocatable()) {
       n.free[std::string(r.name)] = r.amount.milli();
     }

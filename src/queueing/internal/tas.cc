@@ -123,7 +123,7 @@ void TasState::EnsureBuilt(
     const std::vector<std::string>& levels = t->second.levels;
     std::vector<topology::Node> nodes;
     for (const auto& [name, n] : nodes_) {
-      if (!MatchesLabels(f->node_labels, n.labels)) continue;
+      if (!n.schedulable || !MatchesLabels(f->node_labels, n.labels)) continue;
       topology::Node tn;
       tn.name = name;
       bool all_levels = true;

@@ -44,7 +44,7 @@ YAML
 cluster_queue "$NS" "$NS-tas" 64 256Gi
 local_queue "$NS" lq "$NS"
 
-# tas_job NAME: 16 Indexed pods of 1 cpu that must share one rack.
+# tas_job NAME [PODS]: Indexed pods (16) of 1 cpu that must share one rack.
 tas_job() {
   cat <<YAML | k create -f - >/dev/null
 apiVersion: batch/v1
@@ -54,8 +54,8 @@ metadata:
   namespace: $NS
   labels: {kueue.x-k8s.io/queue-name: lq}
 spec:
-  parallelism: 16
-  completions: 16
+  parallelism: ${2:-16}
+  completions: ${2:-16}
   completionMode: Indexed
   template:
     metadata:
@@ -84,7 +84,7 @@ print(len(bound), " ".join(sorted({n.rsplit("-h", 1)[0] for n in bound})))'
 all_bound_in_one_rack() { [[ $(racks_of "$1") =~ ^16\ [^\ ]+$ ]]; }
 
 # Bad input: a slice size that does not divide the pod count is refused.
-out=$(cat <<YAML | k create -f - 2>&1
+out=$(cat <<YAML | k create -f - 2>&1 || true
 apiVersion: batch/v1
 kind: Job
 metadata: {name: bad-slice, namespace: $NS, labels: {kueue.x-k8s.io/queue-name: lq}}
@@ -149,3 +149,43 @@ poll 60 wl_cond_is second Admitted True || fail "second job not admitted after a
 poll 60 all_bound_in_one_rack second || fail "second job's pods not in one rack: $(racks_of second)"
 expect_contains "$(racks_of second)" "$NS-r2" "the freed rack"
 k delete job -n "$NS" second --wait=false >/dev/null
+poll 60 no_pods second || fail "second job's pods not gone"
+
+# Node failure: a 2-pod job's node goes away; its pods get another node of
+# the same rack, and the replacement pods land there.
+tas_job third 2
+poll 30 wl_cond_is third Admitted True || fail "third job not admitted"
+# assigned_hosts JOB: the hosts of the Job's topology assignment (slices expanded).
+assigned_hosts() {
+  wl_field "$1" '{.status.admission.podSetAssignments[0].topologyAssignment}' | python3 -c '
+import json, sys
+raw = sys.stdin.read().strip()
+ta = json.loads(raw) if raw else {}
+out = []
+for s in ta.get("slices", []):
+    lv = s["valuesPerLevel"][-1]
+    for i in range(s["domainCount"]):
+        out.append(lv["universalValue"] if "universalValue" in lv
+                   else lv.get("prefix", "") + lv["roots"][i] + lv.get("suffix", ""))
+print(" ".join(sorted(out)))'
+}
+node_of_third() { k get pods -n "$NS" -l job-name=third -o jsonpath='{.items[0].spec.nodeName}'; }
+third_bound() { [[ $(racks_of third) =~ ^2\ [^\ ]+$ ]]; }
+poll 60 third_bound || fail "third job's pods not bound in one rack: $(racks_of third)"
+failed=$(node_of_third)
+rack=$(racks_of third | cut -d' ' -f2)
+expect_contains "$(assigned_hosts third)" "$failed" "the assignment names the pods' node"
+k delete node "$failed" >/dev/null
+not_on_failed() { local a; a=$(assigned_hosts third); [[ -n $a && $a != *"$failed"* ]]; }
+poll 30 not_on_failed || fail "assignment still names $failed: $(assigned_hosts third)"
+expect_eq "$(wl_cond third Admitted)" "True" "third job stays admitted"
+# What the node lifecycle does to a lost node's pods: they go; the Job replaces them.
+k delete pods -n "$NS" -l job-name=third --field-selector "spec.nodeName=$failed" --wait=false >/dev/null
+replaced() {
+  local out
+  out=$(k get pods -n "$NS" -l job-name=third -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}')
+  [[ $(grep -c . <<<"$out") == 2 ]] && ! grep -q "^$failed\$" <<<"$out" && ! grep -q '^$' <<<"$out"
+}
+poll 60 replaced || fail "replacement pods not bound off $failed: $(racks_of third)"
+expect_eq "$(racks_of third)" "2 $rack" "the replacements stay in rack $rack"
+k delete job -n "$NS" third --wait=false >/dev/null
