@@ -180,7 +180,7 @@ not_on_failed() { local a; a=$(assigned_hosts third); [[ -n $a && $a != *"$faile
 poll 30 not_on_failed || fail "assignment still names $failed: $(assigned_hosts third)"
 expect_eq "$(wl_cond third Admitted)" "True" "third job stays admitted"
 # What the node lifecycle does to a lost node's pods: they go; the Job replaces them.
-k delete pods -n "$NS" -l job-name=third --field-selector "spec.nodeName=$failed" --wait=false >/dev/null
+k delete pods -n "$NS" -l job-name=third --field-selector "spec.nodeName=$failed" --force --grace-period=0 >/dev/null 2>&1
 replaced() {
   local out
   out=$(k get pods -n "$NS" -l job-name=third -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}')
