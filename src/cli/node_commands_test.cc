@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
 #include "api/kind.h"
 #include "client/in_process_client.h"
 #include "common/testing/fake_clock.h"
