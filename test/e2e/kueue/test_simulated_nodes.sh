@@ -48,11 +48,12 @@ done
 expect_eq "$(k get node "$N" -o jsonpath='{.spec.taints[0].key}={.spec.taints[0].value}:{.spec.taints[0].effect}')" \
   "e2e-node=$P:NoSchedule" "taint of $N"
 
-# The simulated kubelet takes them over: Ready with its message and nodeInfo.
+# The simulated kubelet takes them over: Ready, with the conditions and
+# nodeInfo only it adds.
 all_ready() {
   local got
-  got=$(k get nodes -l "e2e-node=$P" -o jsonpath='{range .items[*]}{.status.nodeInfo.kubeletVersion}/{.status.conditions[?(@.type=="Ready")].message}{"\n"}{end}' | sort | uniq -c)
-  [[ $got =~ ^\ *8\ v1\.32\.0-batchd-sim/kubelet\ is\ posting\ ready\ status$ ]]
+  got=$(k get nodes -l "e2e-node=$P" -o jsonpath='{range .items[*]}{.status.nodeInfo.kubeletVersion}/{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="MemoryPressure")].reason}{"\n"}{end}' | sort | uniq -c)
+  [[ $got =~ ^\ *8\ v1\.32\.0-batchd-sim/True/KubeletHasSufficientMemory$ ]]
 }
 poll 30 all_ready || fail "not all 8 nodes Ready under the simulated kubelet: $(k get nodes -l "e2e-node=$P" 2>&1 | head -c 600)"
 expect_contains "$(k get nodes -l "e2e-node=$P,topology.batchd.io/rack=b0-r1")" "Ready" "kubectl get nodes"
