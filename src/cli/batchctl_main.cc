@@ -1,6 +1,7 @@
 // batchctl: what kubectl lacks for batchd — queue views and actions in the
 // spirit of kueuectl (list/stop/resume/create for ClusterQueues, LocalQueues,
-// Workloads and ResourceFlavors), plus `version` and `kubeconfig`.
+// Workloads and ResourceFlavors), `create simulated-nodes` (a generated
+// topology of simulated Nodes), plus `version` and `kubeconfig`.
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -8,12 +9,14 @@
 #include <CLI/CLI.hpp>
 
 #include "api/kind.h"
+#include "cli/node_commands.h"
 #include "cli/queue_commands.h"
 #include "client/http_client.h"
 
 namespace {
 
 using batchd::cli::QueueCommands;
+using batchd::cli::SimulatedNodeCommands;
 
 std::string DefaultServer() {
   const char* env = std::getenv("BATCHD_SERVER");
@@ -29,6 +32,23 @@ int WithCommands(const std::string& server, Fn fn) {
     return 1;
   }
   QueueCommands cmds(**client, std::cout, absl::Now());
+  absl::Status st = fn(cmds);
+  if (!st.ok()) {
+    std::cerr << "error: " << st.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+// Runs `fn` with a SimulatedNodeCommands over HTTP.
+template <typename Fn>
+int WithNodeCommands(const std::string& server, Fn fn) {
+  auto client = batchd::client::HttpClient::Create(server, batchd::api::BuiltinScheme());
+  if (!client.ok()) {
+    std::cerr << "error: " << client.status().message() << "\n";
+    return 1;
+  }
+  SimulatedNodeCommands cmds(**client, std::cout);
   absl::Status st = fn(cmds);
   if (!st.ok()) {
     std::cerr << "error: " << st.message() << "\n";
@@ -114,7 +134,8 @@ int main(int argc, char** argv) {
   });
 
   // create clusterqueue|localqueue|resourceflavor NAME [flags]
-  auto* create = app.add_subcommand("create", "Create a clusterqueue, localqueue or resourceflavor");
+  auto* create = app.add_subcommand(
+      "create", "Create a clusterqueue, localqueue, resourceflavor or simulated nodes");
   create->require_subcommand(1);
   batchd::cli::ClusterQueueFlags cqf;
   auto* ccq = create->add_subcommand("clusterqueue", "Create a ClusterQueue")->alias("cq");
@@ -165,6 +186,52 @@ int main(int argc, char** argv) {
       return;
     }
     rc = WithCommands(server, [&](QueueCommands& c) { return c.Create("resourceflavor", "", *obj); });
+  });
+
+  // create simulated-nodes --levels block=4,rack=8,hostname=20 --cpu 96 --memory 256Gi [...]
+  batchd::cli::SimulatedNodeFlags snf;
+  bool sn_delete = false, sn_dry_run = false;
+  auto* csn = create->add_subcommand(
+      "simulated-nodes", "Create (or --delete) simulated Nodes with a generated topology");
+  csn->alias("simulated-node");
+  csn->add_option("--levels", snf.levels,
+                  "topology levels from the top, name=fanout,... (e.g. block=4,rack=8,hostname=20); "
+                  "a bare name is the label topology.batchd.io/NAME (hostname: "
+                  "kubernetes.io/hostname), a name with '/' is the label key itself");
+  csn->add_option("--count", snf.count,
+                  "number of nodes: alone, a flat set without topology labels; with --levels, "
+                  "must equal the product of the fanouts");
+  csn->add_option("--prefix", snf.prefix, "node name prefix")->capture_default_str();
+  csn->add_option("--cpu", snf.cpu, "cpu per node (capacity = allocatable), e.g. 96");
+  csn->add_option("--memory", snf.memory, "memory per node, e.g. 256Gi");
+  csn->add_option("--gpu", snf.gpu, "nvidia.com/gpu per node (0: none)")->capture_default_str();
+  csn->add_option("--pods", snf.pods, "pods per node")->capture_default_str();
+  csn->add_option("--labels", snf.labels, "k=v,... added to every node");
+  csn->add_option("--taints", snf.taints, "k=v:Effect,... on every node");
+  csn->add_flag("--delete", sn_delete,
+                "delete the simulated nodes these flags describe (never a node that is not simulated)");
+  csn->add_flag("--dry-run", sn_dry_run, "print the count and the first nodes; send nothing");
+  csn->callback([&] {
+    if (sn_delete && sn_dry_run) {
+      std::cerr << "error: --delete and --dry-run do not go together\n";
+      rc = 1;
+      return;
+    }
+    // --delete needs only the names, but the same flags as the create, so
+    // a copy of the create line with --delete added removes what it made.
+    auto spec = batchd::cli::BuildSimulatedNodeSpec(snf);
+    if (!spec.ok()) {
+      std::cerr << "error: " << spec.status().message() << "\n";
+      rc = 1;
+      return;
+    }
+    if (sn_dry_run) {
+      std::cout << batchd::cli::FormatSimulatedNodesPlan(*spec);
+      return;
+    }
+    rc = WithNodeCommands(server, [&](SimulatedNodeCommands& c) {
+      return sn_delete ? c.Delete(*spec) : c.Create(*spec);
+    });
   });
 
   CLI11_PARSE(app, argc, argv);

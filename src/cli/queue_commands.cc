@@ -22,58 +22,6 @@ absl::Status Bad(const std::string& flag, const std::string& msg) {
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", msg));
 }
 
-// "k=v,k2=v2" -> map. Empty input -> empty map.
-absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(const std::string& s,
-                                                                   const std::string& flag) {
-  std::map<std::string, std::string> out;
-  if (s.empty()) return out;
-  for (absl::string_view part : absl::StrSplit(s, ',')) {
-    std::vector<std::string> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
-    if (kv.size() != 2 || kv[0].empty()) {
-      return Bad(flag, absl::StrCat("\"", std::string(part), "\" is not key=value"));
-    }
-    out[kv[0]] = kv[1];
-  }
-  return out;
-}
-
-// "k=v:Effect" / "k:Effect" / "k=v" / "k" -> {key, value, effect}.
-struct Taintish {
-  std::string key, value, effect;
-  bool has_value = false;
-};
-absl::StatusOr<std::vector<Taintish>> ParseTaints(const std::string& s, const std::string& flag,
-                                                  bool effect_required) {
-  std::vector<Taintish> out;
-  if (s.empty()) return out;
-  for (absl::string_view part : absl::StrSplit(s, ',')) {
-    Taintish t;
-    std::string rest(part);
-    auto colon = rest.rfind(':');
-    if (colon != std::string::npos) {
-      t.effect = rest.substr(colon + 1);
-      rest = rest.substr(0, colon);
-    }
-    auto eq = rest.find('=');
-    t.key = rest.substr(0, eq);
-    if (eq != std::string::npos) {
-      t.value = rest.substr(eq + 1);
-      t.has_value = true;
-    }
-    if (t.key.empty()) return Bad(flag, absl::StrCat("\"", std::string(part), "\" has no key"));
-    if (effect_required && t.effect.empty()) {
-      return Bad(flag, absl::StrCat("\"", std::string(part), "\" needs an effect (key=value:Effect)"));
-    }
-    if (!t.effect.empty() && t.effect != "NoSchedule" && t.effect != "PreferNoSchedule" &&
-        t.effect != "NoExecute") {
-      return Bad(flag, absl::StrCat("unknown effect \"", t.effect,
-                                    "\" (NoSchedule, PreferNoSchedule or NoExecute)"));
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
 std::string Str(const Json& obj, std::initializer_list<std::string_view> path,
                 const std::string& dflt = "") {
   const Json* v = api::FindMemberAt(obj, path);
@@ -149,6 +97,54 @@ std::string UsageSummary(const Json& cq, bool borrowed_only) {
 }
 
 }  // namespace
+
+// --- shared flag syntax -------------------------------------------------------
+
+absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(const std::string& s,
+                                                                   const std::string& flag) {
+  std::map<std::string, std::string> out;
+  if (s.empty()) return out;
+  for (absl::string_view part : absl::StrSplit(s, ',')) {
+    std::vector<std::string> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) {
+      return Bad(flag, absl::StrCat("\"", std::string(part), "\" is not key=value"));
+    }
+    out[kv[0]] = kv[1];
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<TaintFlag>> ParseTaints(const std::string& s, const std::string& flag,
+                                                   bool effect_required) {
+  std::vector<TaintFlag> out;
+  if (s.empty()) return out;
+  for (absl::string_view part : absl::StrSplit(s, ',')) {
+    TaintFlag t;
+    std::string rest(part);
+    auto colon = rest.rfind(':');
+    if (colon != std::string::npos) {
+      t.effect = rest.substr(colon + 1);
+      rest = rest.substr(0, colon);
+    }
+    auto eq = rest.find('=');
+    t.key = rest.substr(0, eq);
+    if (eq != std::string::npos) {
+      t.value = rest.substr(eq + 1);
+      t.has_value = true;
+    }
+    if (t.key.empty()) return Bad(flag, absl::StrCat("\"", std::string(part), "\" has no key"));
+    if (effect_required && t.effect.empty()) {
+      return Bad(flag, absl::StrCat("\"", std::string(part), "\" needs an effect (key=value:Effect)"));
+    }
+    if (!t.effect.empty() && t.effect != "NoSchedule" && t.effect != "PreferNoSchedule" &&
+        t.effect != "NoExecute") {
+      return Bad(flag, absl::StrCat("unknown effect \"", t.effect,
+                                    "\" (NoSchedule, PreferNoSchedule or NoExecute)"));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
 
 // --- create -----------------------------------------------------------------
 

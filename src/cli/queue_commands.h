@@ -26,6 +26,23 @@ namespace batchd::cli {
 inline constexpr char kKueueGroup[] = "kueue.x-k8s.io";
 inline constexpr char kKueueVersion[] = "v1beta2";
 
+// --- shared flag syntax -----------------------------------------------------
+// Also used by node_commands (create simulated-nodes). Errors name `--flag`.
+
+// "k=v,k2=v2" -> map (a repeated key keeps its last value). "" -> {}.
+absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(const std::string& s,
+                                                                   const std::string& flag);
+
+// One entry of a taint or toleration list: "k=v:Effect", "k:Effect", "k=v"
+// or "k". The effect, when given, is NoSchedule, PreferNoSchedule or
+// NoExecute.
+struct TaintFlag {
+  std::string key, value, effect;
+  bool has_value = false;
+};
+absl::StatusOr<std::vector<TaintFlag>> ParseTaints(const std::string& s, const std::string& flag,
+                                                   bool effect_required);
+
 // --- create -----------------------------------------------------------------
 
 struct ClusterQueueFlags {
