@@ -46,6 +46,7 @@ struct QueueKey {
   int32_t priority;
   absl::Time created;
   std::string key;
+  bool gang = false;  // Has a `group_key`: popped as its whole group. Not ordered on.
   bool operator<(const QueueKey& o) const {
     if (priority != o.priority) return priority > o.priority;
     if (created != o.created) return created < o.created;
@@ -53,7 +54,9 @@ struct QueueKey {
   }
 };
 
-QueueKey KeyFor(const PodInfo& p) { return {p.priority, p.created, p.key}; }
+QueueKey KeyFor(const PodInfo& p) {
+  return {p.priority, p.created, p.key, !p.group_key.empty()};
+}
 
 // A bound pod matters to the scheduler when it binds, when it ends (its
 // resources free) and when it goes away: the status updates in between
@@ -331,9 +334,10 @@ void Scheduler::OnNodeDelete(const ObjectRef& obj) {
 }
 
 bool Scheduler::NextDecisionLocked(Decision* d) {
-  while (ready_.empty() && !active_.empty() &&
-         !pending_[active_.begin()->key].info->group_key.empty()) {
-    ScheduleGroupLocked(*pending_[active_.begin()->key].info);
+  // A group member at the head takes its whole group; its decisions queue up.
+  while (ready_.empty() && !active_.empty() && active_.begin()->gang) {
+    std::shared_ptr<const PodInfo> head = pending_[active_.begin()->key].info;
+    ScheduleGroupLocked(*head);
   }
   if (!ready_.empty()) {
     *d = std::move(ready_.front());
