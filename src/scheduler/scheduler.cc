@@ -702,6 +702,15 @@ void Scheduler::OnPolicyObject(const ObjectRef& obj, bool is_pod_group) {
   {
     absl::MutexLock lock(&mu_);
     policies_[key] = std::move(po);
+    if (is_pod_group) {
+      // A PodGroup is added (its spec is immutable): a recreated one starts
+      // with no condition, so what was written to the old one is forgotten.
+      auto g = groups_.find(key);
+      if (g != groups_.end()) {
+        g->second.scheduled_recorded = false;
+        g->second.status_message.clear();
+      }
+    }
     // Wake the parked groups this object defines (a Workload may define several).
     std::vector<std::string> woken;
     for (const std::string& g : parked_groups_) {
