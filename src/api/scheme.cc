@@ -3,6 +3,7 @@
 #include "api/kind.h"
 #include "api/kueue/kueue.h"
 #include "api/scheduling/v1/scheduling_v1.h"
+#include "api/scheduling/v1alpha2/scheduling_v1alpha2.h"
 
 namespace batchd::api {
 
@@ -12,8 +13,13 @@ std::shared_ptr<const Scheme> BuiltinScheme() {
     core_v1::RegisterKinds(*s);
     coordination_v1::RegisterKinds(*s);
     batch_v1::RegisterKinds(*s);
-    scheduling_v1::RegisterKinds(*s);
+    // kueue.x-k8s.io goes before scheduling.k8s.io in discovery, so that
+    // kubectl resolves a bare `workloads` to Kueue's Workload (as it did
+    // before scheduling.k8s.io served one); the other is
+    // `workloads.scheduling.k8s.io`.
     kueue::RegisterKinds(*s);
+    scheduling_v1::RegisterKinds(*s);
+    scheduling_v1alpha2::RegisterKinds(*s);
     return s;
   }();
   return scheme;

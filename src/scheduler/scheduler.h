@@ -11,6 +11,15 @@
 // kube-scheduler style message and are retried when nodes or pods change
 // (and at least every `unschedulable_flush`).
 //
+// Gang scheduling: pods naming a scheduling.k8s.io PodGroup
+// (`spec.schedulingGroup`) or a v1alpha1 Workload pod group
+// (`spec.workloadRef`) are scheduled as a group by its policy. A gang binds
+// nothing until at least minCount of its pods exist and at least minCount
+// (bound members included) can be placed together in one pass; then every
+// placeable member binds at once. Nothing is held while a gang waits. A
+// group whose PodGroup / Workload is missing stays pending. PodGroups get
+// the `PodGroupScheduled` condition. Pods of no group pay nothing for this.
+//
 // Ownership: `AddScheduler` registers informer handlers and one controller
 // with the context's manager; the scheduler lives as long as the manager's
 // informers. Thread-safety: Binder implementations are thread-safe.
@@ -58,6 +67,10 @@ struct SchedulerOptions {
   // Unschedulable pods are retried at least this often (kube-scheduler's
   // podMaxInUnschedulablePodsDuration).
   absl::Duration unschedulable_flush = absl::Minutes(5);
+  // How long a gang waits for placement, from its first failed attempt,
+  // before its pods are reported as timed out and a new wait begins
+  // (Kubernetes' GangScheduling: 5 minutes). Nothing is held meanwhile.
+  absl::Duration gang_timeout = absl::Minutes(5);
 };
 
 // Registers the scheduler (controller name "scheduler") with `ctx.manager`.

@@ -8,6 +8,7 @@
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
+#include "scheduler/internal/gang.h"
 
 namespace batchd::scheduler::internal {
 
@@ -101,6 +102,7 @@ std::shared_ptr<const PodInfo> ParsePod(const Json& pod, ResourceIndex& resource
                   api::Member(api::Member(spec, "affinity"), "nodeAffinity").dump(), "|",
                   api::Member(spec, "tolerations").dump());
   p->signature = std::move(sig);
+  p->group_key = GroupKeyOf(pod);
   return p;
 }
 

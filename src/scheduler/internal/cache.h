@@ -54,6 +54,9 @@ struct PodInfo {
   NodeAffinity affinity;
   std::vector<Toleration> tolerations;
   std::string signature;  // Equal for pods with identical scheduling constraints.
+  // The pod's scheduling group (GroupKeyOf in gang.h), "" for none. Pods of a
+  // group are scheduled together, by the group's policy.
+  std::string group_key;
   // The message of the pod's PodScheduled=False/Unschedulable condition as
   // observed ("" when it has none): lets the scheduler skip re-recording it.
   std::string unschedulable_message;

@@ -85,11 +85,21 @@ ErrorList ValidatePodSpecUpdate(const Json& new_spec, const Json& old_spec, cons
                                    std::string(StringMember(g, "name")) + "'"));
     }
   }
+  // The scheduling group a pod belongs to is fixed at creation.
+  for (const char* f : {"schedulingGroup", "workloadRef"}) {
+    const Json* now = FindMember(new_spec, f);
+    const Json* was = FindMember(old_spec, f);
+    if ((now ? *now : Json()) != (was ? *was : Json())) {
+      errs.push_back(Invalid(path.Child(f), now ? *now : Json(), "field is immutable"));
+    }
+  }
   Json munged = new_spec.is_object() ? new_spec : Json::object();
   CopyImages(munged, old_spec, "containers");
   CopyImages(munged, old_spec, "initContainers");
   SetOrErase(munged, "activeDeadlineSeconds", old_ads);
   SetOrErase(munged, "schedulingGates", FindMember(old_spec, "schedulingGates"));
+  SetOrErase(munged, "schedulingGroup", FindMember(old_spec, "schedulingGroup"));
+  SetOrErase(munged, "workloadRef", FindMember(old_spec, "workloadRef"));
   // Tolerations: additions only (every old toleration must still be there).
   bool only_additions = true;
   for (const Json& t : MemberArray(old_spec, "tolerations")) {

@@ -127,6 +127,34 @@ SchemaPtr SchedulingGateSchema() {
   return s;
 }
 
+// The pod's scheduling group (1.36): the PodGroup it belongs to.
+SchemaPtr PodSchedulingGroupSchema() {
+  static const SchemaPtr s =
+      Object(R("PodSchedulingGroup"), "The runtime scheduling group a pod belongs to; the "
+                                      "scheduler applies the group's policy (e.g. gang). "
+                                      "Immutable.")
+          .Field("podGroupName", Str("The name of the PodGroup (scheduling.k8s.io) in the "
+                                     "pod's namespace."))
+          .Build();
+  return s;
+}
+
+// The pod's Workload pod group (1.35, scheduling.k8s.io/v1alpha1).
+SchemaPtr WorkloadReferenceSchema() {
+  static const SchemaPtr s =
+      Object(R("WorkloadReference"), "The Workload pod group a pod belongs to (Kubernetes "
+                                     "1.35 form). Immutable.")
+          .Field("name", Str("The name of the Workload in the pod's namespace."))
+          .Field("podGroup", Str("The name of the pod group within the Workload."))
+          .Field("podGroupReplicaKey", Str("Separates replicas of one pod group: the policy "
+                                           "applies to each (workload, podGroup, replica key) "
+                                           "on its own."))
+          .Require("name")
+          .Require("podGroup")
+          .Build();
+  return s;
+}
+
 SchemaPtr PodResourceClaimSchema() {
   static const SchemaPtr s =
       Object(R("PodResourceClaim"), "References exactly one ResourceClaim.")
@@ -248,6 +276,7 @@ SchemaPtr PodSpecSchema() {
           .Field("schedulerName", Str("The scheduler that dispatches the pod."))
           .Field("schedulingGates", ArrayOf(SchedulingGateSchema(), "Scheduling gates.")
                                         .MergeKey("name"))
+          .Field("schedulingGroup", PodSchedulingGroupSchema())
           .Field("securityContext", PodSecurityContextSchema())
           .Field("serviceAccount", Str("Deprecated alias for serviceAccountName."))
           .Field("serviceAccountName", Str("The service account used to run this pod."))
@@ -263,6 +292,7 @@ SchemaPtr PodSpecSchema() {
                  ArrayOf(TopologySpreadSchema(), "How pods spread across topology domains.")
                      .MergeKey("topologyKey")
                      .ListMapKeys({"topologyKey", "whenUnsatisfiable"}))
+          .Field("workloadRef", WorkloadReferenceSchema())
           .Field("volumes", ArrayOf(VolumeSchema(), "Volumes that can be mounted by containers.")
                                 .MergeKey("name")
                                 .PatchStrategy("merge,retainKeys"))

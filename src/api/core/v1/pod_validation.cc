@@ -219,6 +219,47 @@ void ValidateNames(ErrorList& errs, const Json& spec, const Path& path) {
   }
 }
 
+// spec.schedulingGroup (1.36) and spec.workloadRef (1.35): the names must be
+// valid object names; a pod names its group one way only.
+void ValidateSchedulingGroup(ErrorList& errs, const Json& spec, const Path& path) {
+  const Json* group = FindMember(spec, "schedulingGroup");
+  const Json* ref = FindMember(spec, "workloadRef");
+  bool has_group = group != nullptr && group->is_object();
+  bool has_ref = ref != nullptr && ref->is_object();
+  if (has_group) {
+    Path p = path.Child("schedulingGroup").Child("podGroupName");
+    std::string name(StringMember(*group, "podGroupName"));
+    if (name.empty()) {
+      errs.push_back(Required(p));
+    } else {
+      AddEach(errs, p, name, validation::IsDNS1123Subdomain(name));
+    }
+  }
+  if (has_ref) {
+    Path p = path.Child("workloadRef");
+    std::string name(StringMember(*ref, "name"));
+    std::string group_name(StringMember(*ref, "podGroup"));
+    std::string key(StringMember(*ref, "podGroupReplicaKey"));
+    if (name.empty()) {
+      errs.push_back(Required(p.Child("name")));
+    } else {
+      AddEach(errs, p.Child("name"), name, validation::IsDNS1123Subdomain(name));
+    }
+    if (group_name.empty()) {
+      errs.push_back(Required(p.Child("podGroup")));
+    } else {
+      AddEach(errs, p.Child("podGroup"), group_name, validation::IsDNS1123Label(group_name));
+    }
+    if (!key.empty()) {
+      AddEach(errs, p.Child("podGroupReplicaKey"), key, validation::IsDNS1123Label(key));
+    }
+  }
+  if (has_group && has_ref) {
+    errs.push_back(Forbidden(path.Child("workloadRef"),
+                             "may not be set together with spec.schedulingGroup"));
+  }
+}
+
 }  // namespace
 
 ErrorList ValidatePodSpec(const Json& spec, const Path& path) {
@@ -233,6 +274,7 @@ ErrorList ValidatePodSpec(const Json& spec, const Path& path) {
   ValidateTolerations(errs, MemberArray(spec, "tolerations"), path.Child("tolerations"));
   ValidateAffinity(errs, MemberObject(spec, "affinity"), path.Child("affinity"));
   ValidateSchedulingGates(errs, MemberArray(spec, "schedulingGates"), path.Child("schedulingGates"));
+  ValidateSchedulingGroup(errs, spec, path);
   return errs;
 }
 
