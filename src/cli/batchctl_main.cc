@@ -133,6 +133,16 @@ int main(int argc, char** argv) {
     rc = WithCommands(server, [&](QueueCommands& c) { return c.Resume(sr_what, sr_name, sr_ns); });
   });
 
+  auto* describe = app.add_subcommand(
+      "describe", "Describe a workload: queue, state, placement per topology domain, conditions");
+  describe->alias("get");
+  describe->add_option("kind", sr_what, "workload")->required();
+  describe->add_option("name", sr_name, "name")->required();
+  describe->add_option("-n,--namespace", sr_ns, "namespace")->capture_default_str();
+  describe->callback([&] {
+    rc = WithCommands(server, [&](QueueCommands& c) { return c.Describe(sr_what, sr_name, sr_ns); });
+  });
+
   // create clusterqueue|localqueue|resourceflavor NAME [flags]
   auto* create = app.add_subcommand(
       "create", "Create a clusterqueue, localqueue, resourceflavor or simulated nodes");

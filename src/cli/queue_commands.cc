@@ -1,6 +1,7 @@
 #include "cli/queue_commands.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
@@ -8,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "api/json_access.h"
+#include "api/kueue/topology_assignment.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
@@ -338,7 +340,56 @@ std::string FormatLocalQueues(const std::vector<Json>& lqs, bool with_namespace,
   return Table(header, rows);
 }
 
+namespace {
+
+// The part of a label key after its prefix ("topology.batchd.io/rack" -> "rack").
+std::string ShortLevel(const std::string& key) {
+  size_t slash = key.rfind('/');
+  return slash == std::string::npos ? key : key.substr(slash + 1);
+}
+
+// The pod sets' topology assignments of `wl`, decoded; empty when none.
+std::vector<std::pair<std::string, api::kueue::TopologyAssignmentValue>> Placements(
+    const Json& wl) {
+  std::vector<std::pair<std::string, api::kueue::TopologyAssignmentValue>> out;
+  const Json* sets = api::FindMemberAt(wl, {"status", "admission", "podSetAssignments"});
+  if (sets == nullptr || !sets->is_array()) return out;
+  for (const Json& psa : *sets) {
+    const Json* ta = api::FindMember(psa, "topologyAssignment");
+    if (ta == nullptr) continue;
+    if (auto v = api::kueue::DecodeTopologyAssignment(*ta)) {
+      out.emplace_back(std::string(api::StringMember(psa, "name")), std::move(*v));
+    }
+  }
+  return out;
+}
+
+std::string Summary(const api::kueue::TopologyAssignmentValue& ta) {
+  std::vector<std::string> parts;
+  for (size_t l = 0; l < ta.levels.size(); ++l) {
+    std::set<std::string> values;
+    for (const auto& d : ta.domains) {
+      if (l < d.values.size()) values.insert(d.values[l]);
+    }
+    if (values.size() == 1) {
+      parts.push_back(absl::StrCat(ShortLevel(ta.levels[l]), "=", *values.begin()));
+    } else {
+      parts.push_back(absl::StrCat(ShortLevel(ta.levels[l]), " x", values.size()));
+    }
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+}  // namespace
+
+std::string TopologySummary(const Json& topology_assignment) {
+  auto v = api::kueue::DecodeTopologyAssignment(topology_assignment);
+  return v ? Summary(*v) : "";
+}
+
 std::string FormatWorkloads(const std::vector<Json>& wls, bool with_namespace, absl::Time now) {
+  bool any_topology = false;
+  for (const Json& wl : wls) any_topology = any_topology || !Placements(wl).empty();
   std::vector<std::vector<std::string>> rows;
   for (const Json& wl : wls) {
     std::string job_type = "-", job_name = "-";
@@ -358,14 +409,102 @@ std::string FormatWorkloads(const std::vector<Json>& wls, bool with_namespace, a
     row.insert(row.end(), {api::meta::GetName(wl), job_type, job_name,
                            Str(wl, {"spec", "queueName"}),
                            Str(wl, {"status", "admission", "clusterQueue"}), WorkloadState(wl),
-                           Str(wl, {"spec", "priority"}, "0"), reason.empty() ? "-" : reason,
-                           Age(wl, now)});
+                           Str(wl, {"spec", "priority"}, "0"), reason.empty() ? "-" : reason});
+    if (any_topology) {
+      std::vector<std::string> per_set;
+      for (const auto& [name, ta] : Placements(wl)) per_set.push_back(Summary(ta));
+      row.push_back(per_set.empty() ? "-" : absl::StrJoin(per_set, "; "));
+    }
+    row.push_back(Age(wl, now));
     rows.push_back(std::move(row));
   }
   std::vector<std::string> header = {"NAME",   "JOB TYPE", "JOB NAME", "LOCALQUEUE", "CLUSTERQUEUE",
-                                     "STATUS", "PRIORITY", "MESSAGE",  "AGE"};
+                                     "STATUS", "PRIORITY", "MESSAGE"};
+  if (any_topology) header.push_back("TOPOLOGY");
+  header.push_back("AGE");
   if (with_namespace) header.insert(header.begin(), "NAMESPACE");
   return Table(header, rows);
+}
+
+std::string DescribeWorkload(const Json& wl, absl::Time now) {
+  std::string out;
+  auto line = [&out](const std::string& k, const std::string& v) {
+    absl::StrAppend(&out, k, ":", std::string(k.size() < 15 ? 15 - k.size() : 1, ' '), v, "\n");
+  };
+  line("Name", api::meta::GetName(wl));
+  line("Namespace", api::meta::GetNamespace(wl));
+  if (auto ref = api::meta::GetControllerRef(wl)) line("Owner", absl::StrCat(ref->kind, "/", ref->name));
+  line("LocalQueue", Str(wl, {"spec", "queueName"}));
+  line("ClusterQueue", Str(wl, {"status", "admission", "clusterQueue"}));
+  line("Status", WorkloadState(wl));
+  line("Priority", Str(wl, {"spec", "priority"}, "0"));
+  line("Age", Age(wl, now));
+  absl::StrAppend(&out, "Pod sets:\n");
+  const Json* specs = api::FindMemberAt(wl, {"spec", "podSets"});
+  const Json* sets = api::FindMemberAt(wl, {"status", "admission", "podSetAssignments"});
+  for (const Json& ps : specs != nullptr && specs->is_array() ? *specs : api::EmptyArray()) {
+    const std::string name(api::StringMember(ps, "name", "main"));
+    absl::StrAppend(&out, "  ", name, ": ", api::IntMember(ps, "count", 1), " pod(s)");
+    if (const Json* tr = api::FindMember(ps, "topologyRequest"); tr != nullptr && tr->is_object()) {
+      for (const char* k : {"required", "preferred"}) {
+        if (const Json* v = api::FindMember(*tr, k); v != nullptr && v->is_string()) {
+          absl::StrAppend(&out, ", topology ", k, " ", v->get<std::string>());
+        }
+      }
+      if (api::Member(*tr, "unconstrained") == Json(true)) absl::StrAppend(&out, ", topology unconstrained");
+      if (const Json* v = api::FindMember(*tr, "podSetSliceRequiredTopology"); v && v->is_string()) {
+        absl::StrAppend(&out, ", slices of ", api::IntMember(*tr, "podSetSliceSize", 1), " in one ",
+                        v->get<std::string>());
+      }
+    }
+    absl::StrAppend(&out, "\n");
+    if (sets == nullptr || !sets->is_array()) continue;
+    for (const Json& psa : *sets) {
+      if (api::StringMember(psa, "name") != name) continue;
+      std::vector<std::string> flavors;
+      for (const auto& [res, f] : api::MemberObject(psa, "flavors").items()) {
+        if (f.is_string()) flavors.push_back(absl::StrCat(res, "=", f.get<std::string>()));
+      }
+      absl::StrAppend(&out, "    Flavors:   ", flavors.empty() ? "-" : absl::StrJoin(flavors, ", "), "\n");
+      const Json* ta = api::FindMember(psa, "topologyAssignment");
+      auto v = ta == nullptr ? std::nullopt : api::kueue::DecodeTopologyAssignment(*ta);
+      if (!v) continue;
+      absl::StrAppend(&out, "    Placement: ", Summary(*v), "\n");
+      std::vector<std::string> header;
+      for (const std::string& l : v->levels) header.push_back(absl::AsciiStrToUpper(ShortLevel(l)));
+      header.push_back("PODS");
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& d : v->domains) {
+        std::vector<std::string> row = d.values;
+        row.resize(v->levels.size());
+        row.push_back(absl::StrCat(d.count));
+        rows.push_back(std::move(row));
+      }
+      for (absl::string_view l : absl::StrSplit(Table(header, rows), '\n')) {
+        if (!l.empty()) absl::StrAppend(&out, "      ", l, "\n");
+      }
+    }
+  }
+  if (const Json* un = api::FindMemberAt(wl, {"status", "unhealthyNodes"}); un && un->is_array()) {
+    std::vector<std::string> names;
+    for (const Json& n : *un) names.emplace_back(api::StringMember(n, "name"));
+    if (!names.empty()) line("Unhealthy nodes", absl::StrJoin(names, ", "));
+  }
+  absl::StrAppend(&out, "Conditions:\n");
+  std::vector<std::vector<std::string>> rows;
+  const Json* conds = api::FindMemberAt(wl, {"status", "conditions"});
+  for (const Json& c : conds != nullptr && conds->is_array() ? *conds : api::EmptyArray()) {
+    rows.push_back({std::string(api::StringMember(c, "type")), std::string(api::StringMember(c, "status")),
+                    std::string(api::StringMember(c, "reason")), std::string(api::StringMember(c, "message"))});
+  }
+  if (rows.empty()) {
+    absl::StrAppend(&out, "  <none>\n");
+  } else {
+    for (absl::string_view l : absl::StrSplit(Table({"TYPE", "STATUS", "REASON", "MESSAGE"}, rows), '\n')) {
+      if (!l.empty()) absl::StrAppend(&out, "  ", l, "\n");
+    }
+  }
+  return out;
 }
 
 std::string ResourceFor(const std::string& word) {

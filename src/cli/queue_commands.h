@@ -90,8 +90,17 @@ absl::StatusOr<bool> WorkloadMatches(const api::Json& wl, const std::string& fil
 std::string FormatClusterQueues(const std::vector<api::Json>& cqs, absl::Time now);
 std::string FormatLocalQueues(const std::vector<api::Json>& lqs, bool with_namespace,
                               absl::Time now);
+// A TOPOLOGY column is added when any workload has a topology assignment:
+// per level the one value all its domains share ("rack=r2"), or how many
+// ("hostname x4").
 std::string FormatWorkloads(const std::vector<api::Json>& wls, bool with_namespace,
                             absl::Time now);
+// One line per level of a pod set's topology assignment, as above; "" when none.
+std::string TopologySummary(const api::Json& topology_assignment);
+// `batchctl describe workload`: queue, state, conditions, each pod set's
+// count and flavors, its placement per domain (pods per lowest-level
+// domain), unhealthy nodes, and why it is pending.
+std::string DescribeWorkload(const api::Json& wl, absl::Time now);
 
 // --- runner -----------------------------------------------------------------
 
@@ -117,6 +126,8 @@ class QueueCommands {
   absl::Status Stop(const std::string& what, const std::string& name, const std::string& ns,
                     bool keep_running);
   absl::Status Resume(const std::string& what, const std::string& name, const std::string& ns);
+  // what: workload (the one kind with a description here).
+  absl::Status Describe(const std::string& what, const std::string& name, const std::string& ns);
   // Creates `obj` as `what` (clusterqueue|localqueue|resourceflavor).
   absl::Status Create(const std::string& what, const std::string& ns, api::Json obj);
 

@@ -158,6 +158,52 @@ TEST(Format, WorkloadsTable) {
   EXPECT_THAT(FormatWorkloads({Wl("w1", {})}, false, absl::Now()), Not(HasSubstr("NAMESPACE")));
 }
 
+// An admitted workload placed on two hosts of rack r2.
+Json TasWl() {
+  Json wl = Wl("tas", {{"QuotaReserved", "True"}, {"Admitted", "True"}});
+  wl["spec"]["podSets"] = {{{"name", "main"},
+                            {"count", 4},
+                            {"topologyRequest", {{"required", "topology.batchd.io/rack"}}}}};
+  wl["status"]["admission"] = {
+      {"clusterQueue", "cq"},
+      {"podSetAssignments",
+       {{{"name", "main"},
+         {"count", 4},
+         {"flavors", {{"cpu", "tas"}}},
+         {"topologyAssignment",
+          {{"levels", {"topology.batchd.io/rack", "kubernetes.io/hostname"}},
+           {"slices",
+            {{{"domainCount", 2},
+              {"valuesPerLevel",
+               {{{"universalValue", "r2"}}, {{"prefix", "r2-h"}, {"roots", {"1", "3"}}}}},
+              {"podCounts", {3, 1}}}}}}}}}}};
+  return wl;
+}
+
+TEST(Format, WorkloadsTableShowsTopologyDomains) {
+  std::string out = FormatWorkloads({TasWl(), Wl("plain", {})}, false, absl::Now());
+  EXPECT_THAT(out, HasSubstr("TOPOLOGY"));
+  EXPECT_THAT(out, HasSubstr("rack=r2 hostname x2"));
+  EXPECT_THAT(FormatWorkloads({Wl("plain", {})}, false, absl::Now()), Not(HasSubstr("TOPOLOGY")))
+      << "no column without placements";
+}
+
+TEST(Format, DescribeWorkloadShowsPlacementPerDomain) {
+  Json wl = TasWl();
+  wl["status"]["unhealthyNodes"] = {{{"name", "r2-h9"}}};
+  std::string out = DescribeWorkload(wl, absl::Now());
+  EXPECT_THAT(out, HasSubstr("topology required topology.batchd.io/rack"));
+  EXPECT_THAT(out, HasSubstr("Flavors:   cpu=tas"));
+  EXPECT_THAT(out, HasSubstr("Placement: rack=r2 hostname x2"));
+  EXPECT_THAT(out, HasSubstr("RACK"));
+  EXPECT_THAT(out, HasSubstr("r2-h1"));
+  EXPECT_THAT(out, HasSubstr("r2-h3"));
+  EXPECT_THAT(out, HasSubstr("Unhealthy nodes: r2-h9"));
+  Json pending = Wl("p", {{"QuotaReserved", "False"}});
+  EXPECT_THAT(DescribeWorkload(pending, absl::Now()), HasSubstr("QuotaReserved msg"))
+      << "a pending workload shows why";
+}
+
 TEST(Format, ClusterQueueUsage) {
   Json cq = {{"metadata", {{"name", "cq"}, {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
              {"spec",

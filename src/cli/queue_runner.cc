@@ -124,6 +124,18 @@ absl::Status QueueCommands::Resume(const std::string& what, const std::string& n
   return absl::OkStatus();
 }
 
+absl::Status QueueCommands::Describe(const std::string& what, const std::string& name,
+                                     const std::string& ns) {
+  if (ResourceFor(what) != "workloads") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot describe \"", what, "\": use workload"));
+  }
+  auto wl = client_.Get(Kind("workloads"), ns, name);
+  if (!wl.ok()) return wl.status();
+  out_ << DescribeWorkload(*wl, now_);
+  return absl::OkStatus();
+}
+
 absl::Status QueueCommands::Create(const std::string& what, const std::string& ns, Json obj) {
   const std::string res = ResourceFor(what);
   if (res.empty() || res == "workloads") {

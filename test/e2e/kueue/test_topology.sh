@@ -112,6 +112,13 @@ expect_contains "$levels" "$RACK" "topologyAssignment lists the levels"
 poll 60 all_bound_in_one_rack first || fail "pods not bound in one rack: $(racks_of first)"
 gates=$(k get pods -n "$NS" -l job-name=first -o jsonpath='{.items[*].spec.schedulingGates}')
 expect_eq "$gates" "" "every pod was ungated"
+first_rack=$(racks_of first | cut -d' ' -f2)
+out=$("$BIN_DIR/batchctl" -s "$SERVER" list workloads -n "$NS")
+expect_contains "$out" "TOPOLOGY" "batchctl list workloads has a topology column"
+expect_contains "$out" "rack=$first_rack hostname x4" "batchctl list workloads shows the domains"
+out=$("$BIN_DIR/batchctl" -s "$SERVER" describe workload -n "$NS" "$(wl_of first)")
+expect_contains "$out" "Placement: rack=$first_rack" "batchctl describe workload shows the placement"
+expect_contains "$out" "$first_rack-h3" "batchctl describe workload lists each host"
 k delete job -n "$NS" first --wait=false >/dev/null
 poll 60 no_pods first || fail "first job's pods not gone"
 
@@ -141,6 +148,8 @@ msg() { wl_field second '{.status.conditions[?(@.type=="QuotaReserved")].message
 waits_with_message() { [[ $(msg) == *"15 out of 16"* ]]; }
 poll 30 waits_with_message || fail "second job's message: '$(msg)'"
 expect_contains "$(msg)" "$RACK" "the message names the level"
+out=$("$BIN_DIR/batchctl" -s "$SERVER" describe workload -n "$NS" "$(wl_of second)")
+expect_contains "$out" "15 out of 16" "batchctl describe workload says why it waits"
 expect_eq "$(wl_cond second Admitted)" "" "second job not admitted while no rack has 16 free slots"
 expect_eq "$(suspended second)" "true" "second job stays suspended"
 
