@@ -2,7 +2,10 @@
 // is bound or assumed on them) and the scheduling algorithm over it —
 // filter (unschedulable, taints incl. readiness, node affinity, resource
 // fit), score (least allocated, tie-break by node name), and the
-// kube-scheduler style FitError message. Pure: no I/O, no clock.
+// kube-scheduler style FitError message — and what preemption
+// (preemption.h) needs: the pods placed on each node with their priorities,
+// and the pods nominated to a node, whose requests lower-or-equal priority
+// pods must leave free. Pure: no I/O, no clock.
 //
 // Thread-safety: none; the Scheduler serializes access with its mutex.
 #pragma once
@@ -10,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +52,8 @@ struct PodInfo {
   bool deleting = false;
   bool gated = false;
   int32_t priority = 0;
+  bool preempt_never = false;  // spec.preemptionPolicy Never.
+  std::string nominated_node;  // status.nominatedNodeName.
   absl::Time created;
   Usage requests;  // Includes (kPods, 1000).
   int64_t nonzero_cpu = 0, nonzero_mem = 0;  // Milli; defaults for scoring.
@@ -76,6 +82,7 @@ struct NodeInfo {
   std::vector<Taint> taints;
   bool unschedulable = false;
   std::string ready;  // Ready condition status: True, False, Unknown or "" (none).
+  std::set<std::string> pods;  // Keys of the pods placed here (ordered: determinism).
   int64_t Alloc(int id) const { return id < (int)allocatable.size() ? allocatable[id] : 0; }
   int64_t Used(int id) const { return id < (int)requested.size() ? requested[id] : 0; }
 };
@@ -96,6 +103,18 @@ struct FitError {
 struct ScheduleResult {
   std::string node;  // Empty when unschedulable.
   FitError error;
+};
+
+// A pod accounted on a node, with what preemption looks at.
+struct PlacedPod {
+  std::string node;
+  Usage usage;
+  int64_t nonzero_cpu = 0, nonzero_mem = 0;
+  bool assumed = false;
+  int32_t priority = 0;
+  absl::Time start;       // Creation time: the order victims are compared in.
+  std::string group_key;  // Members of a gang are never victims (preemption.h).
+  bool deleting = false;  // Being deleted (or already chosen as a victim).
 };
 
 class Cache {
@@ -120,15 +139,37 @@ class Cache {
 
   // Filters and scores every node for `pod`.
   ScheduleResult Schedule(const PodInfo& pod);
+
+  // Preemption support.
+  const std::map<std::string, NodeInfo>& nodes() const { return nodes_; }
+  const PlacedPod* placed(const std::string& key) const;
+  // The lowest priority of any placed pod (INT32_MAX when none): a pod of no
+  // higher priority than that has no one to preempt.
+  int32_t LowestPriority() const;
+  // The checks preemption cannot change: unschedulable, taints, readiness,
+  // node affinity. Appends the reason when false.
+  bool PassesStaticFilters(const PodInfo& pod, const NodeInfo& n,
+                           std::vector<std::string>* reasons) const;
+  // Resource fit of `pod` on `n` with `freed` (milli by resource id, may be
+  // null) taken off the node's usage, and the requests of the pods nominated
+  // to `n` whose priority is >= the pod's (the pod's own excluded) added.
+  bool FitsResources(const PodInfo& pod, const NodeInfo& n, const std::vector<int64_t>* freed,
+                     std::vector<std::string>* reasons) const;
+  // Marks a placed pod as leaving (a victim about to be deleted).
+  void MarkDeleting(const std::string& key);
+  // `pod` is nominated to `node` (replacing an earlier nomination).
+  void Nominate(const PodInfo& pod, const std::string& node);
+  void ClearNomination(const std::string& key);
+  std::string NominatedNodeOf(const std::string& key) const;
   // Bumped on every change that can make a pod fit (freed capacity, node changes).
   uint64_t generation() const { return generation_; }
 
  private:
-  struct Placed {
+  using Placed = PlacedPod;
+  struct Nominated {
     std::string node;
+    int32_t priority = 0;
     Usage usage;
-    int64_t nonzero_cpu = 0, nonzero_mem = 0;
-    bool assumed = false;
   };
   // Appends the reasons `pod` does not fit `n`; returns false when it does not
   // fit. `*resolvable` says whether only resources were missing.
@@ -140,6 +181,8 @@ class Cache {
   ResourceIndex resources_;
   std::map<std::string, NodeInfo> nodes_;  // Ordered: deterministic tie-breaks.
   absl::flat_hash_map<std::string, Placed> placed_;
+  std::map<int32_t, int> priorities_;  // Priority -> number of placed pods.
+  absl::flat_hash_map<std::string, Nominated> nominated_;
   uint64_t generation_ = 0;
 };
 
