@@ -69,7 +69,9 @@ bound_low() {
   k get pods -n "$NS" -l app=low -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' |
     grep -c . || true
 }
-wait_for 30 test "$(bound_low)" = 2 || fail "low Job pods not bound: $(bound_low)"
+# wait_for's arguments expand once: each waited-for check is a function.
+low_bound_is() { test "$(bound_low)" = "$1"; }
+wait_for 30 low_bound_is 2 || fail "low Job pods not bound: $(bound_low)"
 VICTIMS_BEFORE=$(k get pods -n "$NS" -l app=low -o jsonpath='{.items[*].metadata.name}')
 
 pod() {  # pod NAME CLASS
@@ -88,7 +90,8 @@ YAML
 
 # preemptionPolicy Never: waits, preempts no one.
 expect_ok k create -f - <<<"$(pod never "$NEVER")"
-wait_for 20 test -n "$(jp pod never '{.status.conditions[?(@.type=="PodScheduled")].message}')" ||
+never_reported() { test -n "$(jp pod never '{.status.conditions[?(@.type=="PodScheduled")].message}')"; }
+wait_for 20 never_reported ||
   fail "Never pod not reported unschedulable"
 expect_eq "$(jp pod never '{.spec.nodeName}{.status.nominatedNodeName}')" "" "Never pod not nominated"
 expect_eq "$(bound_low)" "2" "Never pod preempted nobody"
@@ -96,7 +99,8 @@ k delete pod never -n "$NS" --wait=false >/dev/null
 
 # The high-priority pod preempts one low pod.
 expect_ok k create -f - <<<"$(pod high "$HIGH")"
-wait_for 30 test "$(jp pod high '{.spec.nodeName}')" = "$NODE" ||
+high_bound() { test "$(jp pod high '{.spec.nodeName}')" = "$NODE"; }
+wait_for 30 high_bound ||
   fail "high pod not bound: node '$(jp pod high '{.spec.nodeName}')' nominated '$(jp pod high '{.status.nominatedNodeName}')'"
 expect_eq "$(jp pod high '{.status.nominatedNodeName}')" "$NODE" "nominatedNodeName"
 wait_for 10 grep -q ' PreemptionByScheduler$' "$E2E_TMP/watch" ||
@@ -112,10 +116,11 @@ expect_contains "$OUT" "Preempted by pod $(jp pod high '{.metadata.uid}') on nod
 
 # The Job replaced the victim; the replacement stays Pending.
 pending_low() {
-  k get pods -n "$NS" -l app=low -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}={.status.phase}{"\n"}{end}' |
-    grep -c '^[^=]*==Pending$' || true
+  k get pods -n "$NS" -l app=low -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end}' |
+    grep -c '=$' || true
 }
-wait_for 30 test "$(pending_low)" = 1 || fail "no Pending replacement: $(k get pods -n "$NS" -o wide)"
+one_pending() { test "$(pending_low)" = 1; }
+wait_for 30 one_pending || fail "no Pending replacement: $(k get pods -n "$NS" -o wide)"
 expect_eq "$(pending_low)" "1" "replacement stays Pending"
 expect_eq "$(bound_low)" "1" "one low pod still bound"
 expect_eq "$(jp pod high '{.spec.nodeName}')" "$NODE" "high pod stays bound"
