@@ -93,6 +93,7 @@ class PreemptionSchedulerTest : public ::testing::Test {
   reconcile::ControllerContext ctx_{c_, inf_, mgr_, clock_, ev_};
   const api::KindDef& pods_ = c_.Kind("", "v1", "pods");
   const api::KindDef& nodes_ = c_.Kind("", "v1", "nodes");
+  const api::KindDef& pod_groups_ = c_.Kind("scheduling.k8s.io", "v1alpha2", "podgroups");
 };
 
 TEST_F(PreemptionSchedulerTest, HigherPriorityPreemptsTheLowestThenBinds) {
@@ -173,6 +174,37 @@ TEST_F(PreemptionSchedulerTest, MinimalVictimSet) {
   FinishDelete("p2");
   mgr_.RunUntilIdle();
   EXPECT_EQ(NodeOf("high"), "n1");
+}
+
+TEST_F(PreemptionSchedulerTest, GangMemberIsNoVictim) {
+  CreateNode("n1", "2");
+  Json pg = {{"apiVersion", "scheduling.k8s.io/v1alpha2"},
+             {"kind", "PodGroup"},
+             {"metadata", {{"name", "gang"}, {"namespace", "default"}}},
+             {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 1}}}}}}}};
+  ASSERT_TRUE(c_.Create(pod_groups_, "default", pg).ok());
+  Json member = MakePod("member", "1", 1);
+  member["spec"]["schedulingGroup"] = {{"podGroupName", "gang"}};
+  CreatePod(member);
+  CreatePod(MakePod("loner", "1", 2));
+  mgr_.RunUntilIdle();
+  ASSERT_EQ(NodeOf("member"), "n1");
+  ASSERT_EQ(NodeOf("loner"), "n1");
+  // The lowest-priority pod is the gang member; the loner is taken instead.
+  CreatePod(MakePod("high", "1", 10));
+  mgr_.RunUntilIdle();
+  EXPECT_TRUE(Terminating("loner"));
+  EXPECT_FALSE(Terminating("member"));
+  // Room only by taking the member too: no preemption at all.
+  FinishDelete("loner");
+  mgr_.RunUntilIdle();
+  ASSERT_EQ(NodeOf("high"), "n1");
+  CreatePod(MakePod("wide", "2", 20));
+  mgr_.RunUntilIdle();
+  EXPECT_FALSE(Terminating("member"));
+  EXPECT_FALSE(Terminating("high"));  // Taking "high" alone would not be enough.
+  EXPECT_EQ(NodeOf("wide"), "");
+  EXPECT_EQ(CountEvents("Preempted"), 1);
 }
 
 }  // namespace
