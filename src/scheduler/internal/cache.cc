@@ -196,10 +196,7 @@ void Cache::AddPod(const PodInfo& pod, const std::string& node, bool assumed) {
   Placed p{node, pod.requests, pod.nonzero_cpu, pod.nonzero_mem, assumed,
            pod.priority, pod.created, pod.group_key, pod.deleting};
   auto it = nodes_.find(node);
-  if (it != nodes_.end()) {
-    Apply(it->second, p, +1);
-    it->second.pods.insert(pod.key);
-  }
+  if (it != nodes_.end()) Apply(it->second, p, +1);
   ++priorities_[pod.priority];
   placed_[pod.key] = std::move(p);
 }
@@ -208,10 +205,7 @@ bool Cache::RemovePod(const std::string& key) {
   auto it = placed_.find(key);
   if (it == placed_.end()) return false;
   auto n = nodes_.find(it->second.node);
-  if (n != nodes_.end()) {
-    Apply(n->second, it->second, -1);
-    n->second.pods.erase(key);
-  }
+  if (n != nodes_.end()) Apply(n->second, it->second, -1);
   auto pr = priorities_.find(it->second.priority);
   if (pr != priorities_.end() && --pr->second <= 0) priorities_.erase(pr);
   placed_.erase(it);
@@ -294,6 +288,17 @@ bool Cache::PassesStaticFilters(const PodInfo& pod, const NodeInfo& n,
 bool Cache::FitsResources(const PodInfo& pod, const NodeInfo& n,
                           const std::vector<int64_t>* freed,
                           std::vector<std::string>* reasons) const {
+  size_t before = reasons->size();
+  auto fail = [&](int id) {
+    reasons->push_back(id == kPods ? std::string("Too many pods")
+                                   : absl::StrCat("Insufficient ", resources_.Name(id)));
+  };
+  if (freed == nullptr && nominated_.empty()) {  // The common case: plain fit.
+    for (const auto& [id, milli] : pod.requests) {
+      if (milli > n.Alloc(id) - n.Used(id)) fail(id);
+    }
+    return reasons->size() == before;
+  }
   // Pods nominated here with priority >= the pod's keep their room: only
   // looked at while some pod is nominated (preemption is in progress).
   std::vector<int64_t> reserved;
@@ -304,15 +309,11 @@ bool Cache::FitsResources(const PodInfo& pod, const NodeInfo& n,
       reserved[id] += milli;
     }
   }
-  size_t before = reasons->size();
   for (const auto& [id, milli] : pod.requests) {
     int64_t used = n.Used(id);
     if (freed != nullptr && id < (int)freed->size()) used -= (*freed)[id];
     if (id < (int)reserved.size()) used += reserved[id];
-    if (milli > n.Alloc(id) - used) {
-      reasons->push_back(id == kPods ? std::string("Too many pods")
-                                     : absl::StrCat("Insufficient ", resources_.Name(id)));
-    }
+    if (milli > n.Alloc(id) - used) fail(id);
   }
   return reasons->size() == before;
 }

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,7 +81,6 @@ struct NodeInfo {
   std::vector<Taint> taints;
   bool unschedulable = false;
   std::string ready;  // Ready condition status: True, False, Unknown or "" (none).
-  std::set<std::string> pods;  // Keys of the pods placed here (ordered: determinism).
   int64_t Alloc(int id) const { return id < (int)allocatable.size() ? allocatable[id] : 0; }
   int64_t Used(int id) const { return id < (int)requested.size() ? requested[id] : 0; }
 };
@@ -143,6 +141,9 @@ class Cache {
   // Preemption support.
   const std::map<std::string, NodeInfo>& nodes() const { return nodes_; }
   const PlacedPod* placed(const std::string& key) const;
+  // Every placed pod by key. Preemption groups them by node when it runs
+  // (not kept per node: that would cost every placement).
+  const absl::flat_hash_map<std::string, PlacedPod>& placed_pods() const { return placed_; }
   // The lowest priority of any placed pod (INT32_MAX when none): a pod of no
   // higher priority than that has no one to preempt.
   int32_t LowestPriority() const;

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "absl/container/flat_hash_map.h"
+
 namespace batchd::scheduler::internal {
 
 namespace {
@@ -61,20 +63,18 @@ bool EligibleToPreempt(const Cache& cache, const PodInfo& pod) {
   std::string nominated = cache.NominatedNodeOf(pod.key);
   if (nominated.empty()) nominated = pod.nominated_node;
   if (nominated.empty()) return true;
-  const NodeInfo* n = cache.node(nominated);
-  if (n == nullptr) return true;
-  for (const std::string& key : n->pods) {
-    const PlacedPod* p = cache.placed(key);
-    if (p != nullptr && p->deleting && p->priority < pod.priority) return false;
+  for (const auto& [key, p] : cache.placed_pods()) {
+    if (p.node == nominated && p.deleting && p.priority < pod.priority) return false;
   }
   return true;
 }
 
 std::optional<std::vector<Victim>> SelectVictimsOnNode(const Cache& cache, const PodInfo& pod,
-                                                       const NodeInfo& n) {
+                                                       const NodeInfo& n,
+                                                       const std::vector<std::string>& pods) {
   std::vector<Victim> candidates;
   std::vector<int64_t> freed;
-  for (const std::string& key : n.pods) {
+  for (const std::string& key : pods) {
     const PlacedPod* p = cache.placed(key);
     if (p == nullptr || p->priority >= pod.priority || p->deleting || !p->group_key.empty()) {
       continue;
@@ -100,13 +100,21 @@ std::optional<std::vector<Victim>> SelectVictimsOnNode(const Cache& cache, const
 }
 
 std::optional<Preemption> FindPreemption(const Cache& cache, const PodInfo& pod) {
+  // The lower-priority pods by node: one pass over the placed pods.
+  absl::flat_hash_map<std::string, std::vector<std::string>> lower;
+  for (const auto& [key, p] : cache.placed_pods()) {
+    if (p.priority < pod.priority) lower[p.node].push_back(key);
+  }
   std::optional<Preemption> best;
   NodeRank best_rank;
   std::vector<std::string> reasons;
   for (const auto& [name, n] : cache.nodes()) {
+    auto on_node = lower.find(name);
+    if (on_node == lower.end()) continue;
     reasons.clear();
     if (!cache.PassesStaticFilters(pod, n, &reasons)) continue;
-    std::optional<std::vector<Victim>> victims = SelectVictimsOnNode(cache, pod, n);
+    std::optional<std::vector<Victim>> victims =
+        SelectVictimsOnNode(cache, pod, n, on_node->second);
     // An empty set means the pod fits already (a nomination elsewhere
     // changed): nothing to preempt here, the normal retry will place it.
     if (!victims.has_value() || victims->empty()) continue;

@@ -44,16 +44,18 @@ struct Preemption {
 // PodEligibleToPreemptOthers): its policy is not Never, some placed pod has
 // a lower priority, and it is not already nominated to a node where a
 // lower-priority pod is still terminating (it waits for that room instead).
-// Cheap: O(1) unless the pod is nominated.
+// Cheap: O(1) unless the pod is nominated (then O(placed pods)).
 bool EligibleToPreempt(const Cache& cache, const PodInfo& pod);
 
 // The node and minimal victims that let `pod` fit, or nullopt when
 // preempting helps nowhere.
 std::optional<Preemption> FindPreemption(const Cache& cache, const PodInfo& pod);
 
-// The victims `pod` needs on `n` (the minimal set), or nullopt when even
-// removing every lower-priority pod does not make it fit.
+// The victims `pod` needs on `n` among `pods` (keys of pods placed there),
+// the minimal set, or nullopt when even removing every lower-priority one
+// does not make it fit.
 std::optional<std::vector<Victim>> SelectVictimsOnNode(const Cache& cache, const PodInfo& pod,
-                                                       const NodeInfo& n);
+                                                       const NodeInfo& n,
+                                                       const std::vector<std::string>& pods);
 
 }  // namespace batchd::scheduler::internal
