@@ -18,6 +18,7 @@
 #include "registry/errors.h"
 #include "scheduler/internal/cache.h"
 #include "scheduler/internal/gang.h"
+#include "scheduler/internal/preemption.h"
 
 namespace batchd::scheduler {
 
@@ -75,7 +76,9 @@ bool BoundAndUnchanged(const Json& old_pod, const Json& pod) {
     return phase == "Succeeded" || phase == "Failed";
   };
   const std::string n = node(pod);
-  return !n.empty() && node(old_pod) == n && ended(old_pod) == ended(pod);
+  // Deletion starting matters too: a terminating pod is no preemption victim.
+  return !n.empty() && node(old_pod) == n && ended(old_pod) == ended(pod) &&
+         api::meta::IsBeingDeleted(old_pod) == api::meta::IsBeingDeleted(pod);
 }
 
 class Scheduler : public reconcile::Reconciler {
@@ -115,6 +118,10 @@ class Scheduler : public reconcile::Reconciler {
     std::string node;
     std::string message;  // When unschedulable.
     std::optional<GroupWrite> group;
+    // Preemption (with `message`): the pod is nominated to `nominate` and
+    // `victims` ("ns/name") are to be evicted.
+    std::string nominate;
+    std::vector<std::string> victims;
   };
 
   bool Eligible(const PodInfo& p) const {
@@ -134,6 +141,11 @@ class Scheduler : public reconcile::Reconciler {
   // Pops and decides the next pod; false when the active queue is empty.
   bool NextDecisionLocked(Decision* d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status BindOne(const Decision& d);
+  // Tries preemption for the unschedulable `p`; fills `d` when it helps.
+  void PreemptLocked(const PodInfo& p, Decision* d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes a preemption decision: nominatedNodeName, then each victim's
+  // DisruptionTarget condition, graceful delete and Preempted event.
+  void ExecutePreemption(const Decision& d);
   void RecordUnschedulable(const PodInfo& p, const std::string& message);
   // Moves unschedulable pods waiting longer than `unschedulable_flush` back to active.
   void FlushDueLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -271,9 +283,14 @@ void Scheduler::OnPod(const ObjectRef& obj) {
       }
     } else if (!Eligible(*info)) {
       RemovePendingLocked(key);
+      cache_.ClearNomination(key);
     } else if (!cache_.IsAssumed(key) && !info->group_key.empty()) {
       kick = OnGroupPodLocked(info);
     } else if (!cache_.IsAssumed(key)) {
+      // A nomination made before a restart keeps its room.
+      if (!info->nominated_node.empty() && cache_.NominatedNodeOf(key).empty()) {
+        cache_.Nominate(*info, info->nominated_node);
+      }
       auto it = pending_.find(key);
       if (it == pending_.end()) {
         pending_[key] = Pending{info, false, {}};
@@ -306,6 +323,7 @@ void Scheduler::OnPodDelete(const ObjectRef& obj) {
     absl::MutexLock lock(&mu_);
     std::string key = client::Informer::KeyOf(*obj);
     RemovePendingLocked(key);
+    cache_.ClearNomination(key);
     std::string group_key = internal::GroupKeyOf(*obj);
     if (!group_key.empty()) UntrackLocked(group_key, key, /*bound=*/true);
     if (cache_.RemovePod(key)) {
@@ -373,6 +391,8 @@ bool Scheduler::NextDecisionLocked(Decision* d) {
     d->message = r.error.Message();
     memo_[p.info->signature] = std::move(r.error);
   }
+  // Preemption only for a pod that fits nowhere and outranks some placed pod.
+  if (internal::EligibleToPreempt(cache_, *p.info)) PreemptLocked(*p.info, d);
   AddUnschedulableLocked(key, *p.info);
   p.unschedulable_since = ctx_.clock.Now();
   next_flush_ = std::min(next_flush_, p.unschedulable_since + opts_.unschedulable_flush);
@@ -407,6 +427,47 @@ absl::Status Scheduler::BindOne(const Decision& d) {
   pending_[p.key] = Pending{d.pod, false, {}};
   ActivateLocked(p.key);
   return st;
+}
+
+void Scheduler::PreemptLocked(const PodInfo& p, Decision* d) {
+  std::optional<internal::Preemption> pr = internal::FindPreemption(cache_, p);
+  if (!pr.has_value()) return;
+  d->nominate = pr->node;
+  cache_.Nominate(p, pr->node);
+  for (const internal::Victim& v : pr->victims) {
+    cache_.MarkDeleting(v.key);  // Not chosen again before its deletion is seen.
+    d->victims.push_back(v.key);
+  }
+}
+
+void Scheduler::ExecutePreemption(const Decision& d) {
+  const PodInfo& p = *d.pod;
+  Json nominate = {{"status", {{"nominatedNodeName", d.nominate}}}};
+  (void)ctx_.client.MergePatch(pods_.kind(), p.ns, p.name, nominate, /*status=*/true);
+  for (const std::string& key : d.victims) {
+    std::vector<std::string> parts = absl::StrSplit(key, absl::MaxSplits('/', 1));
+    if (parts.size() != 2) continue;
+    ObjectRef victim = pods_.Get(parts[0], parts[1]);
+    if (!victim) continue;
+    Json conds = api::MemberArray(api::MemberObject(*victim, "status"), "conditions");
+    api::meta::Condition c;
+    c.type = "DisruptionTarget";
+    c.status = api::meta::kConditionTrue;
+    c.reason = "PreemptionByScheduler";
+    c.message = absl::StrCat(opts_.scheduler_name,
+                             ": preempting to accommodate a higher priority pod");
+    if (api::meta::SetConditionIn(conds, api::meta::ConditionShape::kPod, c, ctx_.clock.Now())) {
+      Json patch = {{"status", {{"conditions", std::move(conds)}}}};
+      (void)ctx_.client.MergePatch(pods_.kind(), parts[0], parts[1], patch, /*status=*/true);
+    }
+    client::DeleteOptions opts;
+    opts.precondition_uid = api::meta::GetUid(*victim);  // Its grace period is the pod's.
+    absl::Status st = ctx_.client.Delete(pods_.kind(), parts[0], parts[1], opts);
+    if (st.ok() && opts_.record_events) {
+      ctx_.events.Event(*victim, "Normal", "Preempted",
+                        absl::StrCat("Preempted by pod ", p.uid, " on node ", d.nominate));
+    }
+  }
 }
 
 // Writes PodScheduled=False/Unschedulable unless the pod already says so.
@@ -484,6 +545,7 @@ absl::StatusOr<Result> Scheduler::Reconcile(const std::string&) {
       first_error = BindOne(d);
       if (!first_error.ok()) break;  // Retried with the queue's backoff, not in a loop.
     } else {
+      if (!d.nominate.empty()) ExecutePreemption(d);
       RecordUnschedulable(*d.pod, d.message);
     }
   }

@@ -20,6 +20,14 @@
 // group whose PodGroup / Workload is missing stays pending. PodGroups get
 // the `PodGroupScheduled` condition. Pods of no group pay nothing for this.
 //
+// Preemption (internal/preemption.h): a pod that fits nowhere and outranks
+// some placed pod (preemptionPolicy not Never) picks a node and the minimal
+// set of lower-priority victims as kube-scheduler's DefaultPreemption does;
+// it is nominated there (`status.nominatedNodeName`, whose room pods of
+// equal or lower priority may not take), the victims get
+// DisruptionTarget/PreemptionByScheduler and are deleted, and the pod binds
+// when they are gone. Gang members are never victims.
+//
 // Ownership: `AddScheduler` registers informer handlers and one controller
 // with the context's manager; the scheduler lives as long as the manager's
 // informers. Thread-safety: Binder implementations are thread-safe.

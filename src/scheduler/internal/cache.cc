@@ -1,6 +1,7 @@
 #include "scheduler/internal/cache.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -80,6 +81,8 @@ std::shared_ptr<const PodInfo> ParsePod(const Json& pod, ResourceIndex& resource
   p->gated = gates.is_array() && !gates.empty();
   const Json& prio = api::Member(spec, "priority");
   if (prio.is_number_integer()) p->priority = prio.get<int32_t>();
+  p->preempt_never = api::CopyStringMember(spec, "preemptionPolicy") == "Never";
+  p->nominated_node = api::CopyStringMember(api::Member(pod, "status"), "nominatedNodeName");
   p->created = api::meta::GetCreationTimestamp(pod).value_or(absl::InfinitePast());
 
   ResourceList reqs = PodRequests(spec);
@@ -182,15 +185,19 @@ void Cache::Apply(NodeInfo& n, const Placed& p, int sign) {
 }
 
 void Cache::AddPod(const PodInfo& pod, const std::string& node, bool assumed) {
+  if (!nominated_.empty()) ClearNomination(pod.key);  // Placed: no longer waiting.
   auto cur = placed_.find(pod.key);
   if (cur != placed_.end() && cur->second.node == node && cur->second.usage == pod.requests) {
     cur->second.assumed = assumed;  // Confirmation of an assumption: nothing freed.
+    cur->second.deleting = cur->second.deleting || pod.deleting;
     return;
   }
   RemovePod(pod.key);
-  Placed p{node, pod.requests, pod.nonzero_cpu, pod.nonzero_mem, assumed};
+  Placed p{node, pod.requests, pod.nonzero_cpu, pod.nonzero_mem, assumed,
+           pod.priority, pod.created, pod.group_key, pod.deleting};
   auto it = nodes_.find(node);
   if (it != nodes_.end()) Apply(it->second, p, +1);
+  ++priorities_[pod.priority];
   placed_[pod.key] = std::move(p);
 }
 
@@ -199,9 +206,38 @@ bool Cache::RemovePod(const std::string& key) {
   if (it == placed_.end()) return false;
   auto n = nodes_.find(it->second.node);
   if (n != nodes_.end()) Apply(n->second, it->second, -1);
+  auto pr = priorities_.find(it->second.priority);
+  if (pr != priorities_.end() && --pr->second <= 0) priorities_.erase(pr);
   placed_.erase(it);
   ++generation_;
   return true;
+}
+
+const PlacedPod* Cache::placed(const std::string& key) const {
+  auto it = placed_.find(key);
+  return it == placed_.end() ? nullptr : &it->second;
+}
+
+int32_t Cache::LowestPriority() const {
+  return priorities_.empty() ? std::numeric_limits<int32_t>::max() : priorities_.begin()->first;
+}
+
+void Cache::MarkDeleting(const std::string& key) {
+  auto it = placed_.find(key);
+  if (it != placed_.end()) it->second.deleting = true;
+}
+
+void Cache::Nominate(const PodInfo& pod, const std::string& node) {
+  nominated_[pod.key] = Nominated{node, pod.priority, pod.requests};
+}
+
+void Cache::ClearNomination(const std::string& key) {
+  if (nominated_.erase(key) > 0) ++generation_;  // Frees room for other pods.
+}
+
+std::string Cache::NominatedNodeOf(const std::string& key) const {
+  auto it = nominated_.find(key);
+  return it == nominated_.end() ? "" : it->second.node;
 }
 
 void Cache::ForgetAssumed(const std::string& key) {
@@ -219,9 +255,8 @@ std::string Cache::NodeOf(const std::string& key) const {
   return it == placed_.end() ? "" : it->second.node;
 }
 
-bool Cache::Filter(const PodInfo& pod, const NodeInfo& n, std::vector<std::string>* reasons,
-                   bool* resolvable) const {
-  *resolvable = false;
+bool Cache::PassesStaticFilters(const PodInfo& pod, const NodeInfo& n,
+                                std::vector<std::string>* reasons) const {
   if (n.unschedulable &&
       !FindToleration(pod.tolerations,
                       Taint{kUnschedulableTaint, "", TaintEffect::kNoSchedule, ""})) {
@@ -247,15 +282,48 @@ bool Cache::Filter(const PodInfo& pod, const NodeInfo& n, std::vector<std::strin
     reasons->push_back("node(s) didn't match Pod's node affinity/selector");
     return false;
   }
+  return true;
+}
+
+bool Cache::FitsResources(const PodInfo& pod, const NodeInfo& n,
+                          const std::vector<int64_t>* freed,
+                          std::vector<std::string>* reasons) const {
   size_t before = reasons->size();
-  for (const auto& [id, milli] : pod.requests) {
-    if (milli > n.Alloc(id) - n.Used(id)) {
-      reasons->push_back(id == kPods ? std::string("Too many pods")
-                                     : absl::StrCat("Insufficient ", resources_.Name(id)));
+  auto fail = [&](int id) {
+    reasons->push_back(id == kPods ? std::string("Too many pods")
+                                   : absl::StrCat("Insufficient ", resources_.Name(id)));
+  };
+  if (freed == nullptr && nominated_.empty()) {  // The common case: plain fit.
+    for (const auto& [id, milli] : pod.requests) {
+      if (milli > n.Alloc(id) - n.Used(id)) fail(id);
+    }
+    return reasons->size() == before;
+  }
+  // Pods nominated here with priority >= the pod's keep their room: only
+  // looked at while some pod is nominated (preemption is in progress).
+  std::vector<int64_t> reserved;
+  for (const auto& [key, nom] : nominated_) {
+    if (nom.node != n.name || nom.priority < pod.priority || key == pod.key) continue;
+    for (const auto& [id, milli] : nom.usage) {
+      if (id >= (int)reserved.size()) reserved.resize(id + 1, 0);
+      reserved[id] += milli;
     }
   }
-  *resolvable = true;
+  for (const auto& [id, milli] : pod.requests) {
+    int64_t used = n.Used(id);
+    if (freed != nullptr && id < (int)freed->size()) used -= (*freed)[id];
+    if (id < (int)reserved.size()) used += reserved[id];
+    if (milli > n.Alloc(id) - used) fail(id);
+  }
   return reasons->size() == before;
+}
+
+bool Cache::Filter(const PodInfo& pod, const NodeInfo& n, std::vector<std::string>* reasons,
+                   bool* resolvable) const {
+  *resolvable = false;
+  if (!PassesStaticFilters(pod, n, reasons)) return false;
+  *resolvable = true;
+  return FitsResources(pod, n, nullptr, reasons);
 }
 
 int64_t Cache::Score(const PodInfo& pod, const NodeInfo& n) const {

@@ -2,7 +2,10 @@
 // is bound or assumed on them) and the scheduling algorithm over it —
 // filter (unschedulable, taints incl. readiness, node affinity, resource
 // fit), score (least allocated, tie-break by node name), and the
-// kube-scheduler style FitError message. Pure: no I/O, no clock.
+// kube-scheduler style FitError message — and what preemption
+// (preemption.h) needs: the pods placed on each node with their priorities,
+// and the pods nominated to a node, whose requests lower-or-equal priority
+// pods must leave free. Pure: no I/O, no clock.
 //
 // Thread-safety: none; the Scheduler serializes access with its mutex.
 #pragma once
@@ -48,6 +51,8 @@ struct PodInfo {
   bool deleting = false;
   bool gated = false;
   int32_t priority = 0;
+  bool preempt_never = false;  // spec.preemptionPolicy Never.
+  std::string nominated_node;  // status.nominatedNodeName.
   absl::Time created;
   Usage requests;  // Includes (kPods, 1000).
   int64_t nonzero_cpu = 0, nonzero_mem = 0;  // Milli; defaults for scoring.
@@ -98,6 +103,18 @@ struct ScheduleResult {
   FitError error;
 };
 
+// A pod accounted on a node, with what preemption looks at.
+struct PlacedPod {
+  std::string node;
+  Usage usage;
+  int64_t nonzero_cpu = 0, nonzero_mem = 0;
+  bool assumed = false;
+  int32_t priority = 0;
+  absl::Time start;       // Creation time: the order victims are compared in.
+  std::string group_key;  // Members of a gang are never victims (preemption.h).
+  bool deleting = false;  // Being deleted (or already chosen as a victim).
+};
+
 class Cache {
  public:
   ResourceIndex& resources() { return resources_; }
@@ -120,15 +137,40 @@ class Cache {
 
   // Filters and scores every node for `pod`.
   ScheduleResult Schedule(const PodInfo& pod);
+
+  // Preemption support.
+  const std::map<std::string, NodeInfo>& nodes() const { return nodes_; }
+  const PlacedPod* placed(const std::string& key) const;
+  // Every placed pod by key. Preemption groups them by node when it runs
+  // (not kept per node: that would cost every placement).
+  const absl::flat_hash_map<std::string, PlacedPod>& placed_pods() const { return placed_; }
+  // The lowest priority of any placed pod (INT32_MAX when none): a pod of no
+  // higher priority than that has no one to preempt.
+  int32_t LowestPriority() const;
+  // The checks preemption cannot change: unschedulable, taints, readiness,
+  // node affinity. Appends the reason when false.
+  bool PassesStaticFilters(const PodInfo& pod, const NodeInfo& n,
+                           std::vector<std::string>* reasons) const;
+  // Resource fit of `pod` on `n` with `freed` (milli by resource id, may be
+  // null) taken off the node's usage, and the requests of the pods nominated
+  // to `n` whose priority is >= the pod's (the pod's own excluded) added.
+  bool FitsResources(const PodInfo& pod, const NodeInfo& n, const std::vector<int64_t>* freed,
+                     std::vector<std::string>* reasons) const;
+  // Marks a placed pod as leaving (a victim about to be deleted).
+  void MarkDeleting(const std::string& key);
+  // `pod` is nominated to `node` (replacing an earlier nomination).
+  void Nominate(const PodInfo& pod, const std::string& node);
+  void ClearNomination(const std::string& key);
+  std::string NominatedNodeOf(const std::string& key) const;
   // Bumped on every change that can make a pod fit (freed capacity, node changes).
   uint64_t generation() const { return generation_; }
 
  private:
-  struct Placed {
+  using Placed = PlacedPod;
+  struct Nominated {
     std::string node;
+    int32_t priority = 0;
     Usage usage;
-    int64_t nonzero_cpu = 0, nonzero_mem = 0;
-    bool assumed = false;
   };
   // Appends the reasons `pod` does not fit `n`; returns false when it does not
   // fit. `*resolvable` says whether only resources were missing.
@@ -140,6 +182,8 @@ class Cache {
   ResourceIndex resources_;
   std::map<std::string, NodeInfo> nodes_;  // Ordered: deterministic tie-breaks.
   absl::flat_hash_map<std::string, Placed> placed_;
+  std::map<int32_t, int> priorities_;  // Priority -> number of placed pods.
+  absl::flat_hash_map<std::string, Nominated> nominated_;
   uint64_t generation_ = 0;
 };
 
