@@ -49,7 +49,10 @@ bound_count() {
 }
 
 pod_yaml blocker | k create -f - >/dev/null
-wait_for 20 test -n "$(jp pod blocker '{.spec.nodeName}')" || fail "blocker was not bound"
+# Checks wait_for retries are functions: an argument like "$(f)" would be
+# expanded once, before the waiting starts.
+blocker_bound() { test -n "$(jp pod blocker '{.spec.nodeName}')"; }
+wait_for 20 blocker_bound || fail "blocker was not bound"
 
 cat <<YAML | k create -f - >/dev/null
 apiVersion: scheduling.k8s.io/v1alpha2
@@ -67,15 +70,16 @@ for i in $(seq 0 7); do
   pod_yaml "g$i" pg | k create -f - >/dev/null
 done
 cond() { jp podgroup pg '{.status.conditions[?(@.type=="PodGroupScheduled")].message}'; }
-wait_for 20 test "$(cond)" = "7 of 8 pods can be placed, minCount is 8" ||
-  fail "PodGroupScheduled message: '$(cond)'"
+one_short() { test "$(cond)" = "7 of 8 pods can be placed, minCount is 8"; }
+wait_for 20 one_short || fail "PodGroupScheduled message: '$(cond)'"
 expect_eq "$(bound_count)" "0" "gang members bound while one slot short"
 expect_contains "$(jp pod g0 '{.status.conditions[?(@.type=="PodScheduled")].message}')" \
   'pod group "pg": 7 of 8 pods can be placed, minCount is 8' "member's PodScheduled message"
 
 # The eighth slot frees: all eight bind.
 k delete pod blocker -n "$NS" --grace-period=0 --force >/dev/null 2>&1
-wait_for 30 test "$(bound_count)" = 8 || fail "gang not bound after the slot freed: $(bound_count)"
+all_bound() { test "$(bound_count)" = 8; }
+wait_for 30 all_bound || fail "gang not bound after the slot freed: $(bound_count)"
 expect_eq "$(jp podgroup pg '{.status.conditions[?(@.type=="PodGroupScheduled")].status}/{.status.conditions[?(@.type=="PodGroupScheduled")].reason}')" \
   "True/Scheduled" "PodGroupScheduled"
 
