@@ -16,6 +16,7 @@
 #include "api/json_access.h"
 #include "api/kueue/internal/util.h"
 #include "api/kueue/kueue.h"
+#include "api/kueue/topology_assignment.h"
 
 namespace batchd::api::kueue {
 namespace {
@@ -85,29 +86,14 @@ void TopologyToSlices(Json& ta) {
   }
 }
 
-std::string LevelValue(const Json& lv, size_t i) {
-  if (HasMember(lv, "universalValue")) return std::string(StringMember(lv, "universalValue"));
-  const Json& roots = MemberArray(lv, "roots");
-  std::string root = i < roots.size() && roots[i].is_string() ? roots[i].get<std::string>() : "";
-  return absl::StrCat(std::string(StringMember(lv, "prefix")), root, std::string(StringMember(lv, "suffix")));
-}
-
+// v1beta2 {levels, slices} -> v1beta1 {levels, domains[{values, count}]}.
 void TopologyToDomains(Json& ta) {
   if (!ta.is_object() || !ta.contains("slices")) return;
-  const Json slices = ta["slices"];
+  std::optional<TopologyAssignmentValue> v = DecodeTopologyAssignment(ta);
   ta.erase("slices");
   Json domains = Json::array();
-  for (const Json& s : slices) {
-    int64_t n = s.value("domainCount", 0);
-    const Json& per_level = MemberArray(s, "valuesPerLevel");
-    const Json& counts = MemberArray(s, "podCounts");
-    for (int64_t i = 0; i < n; ++i) {
-      Json values = Json::array();
-      for (const Json& lv : per_level) values.push_back(LevelValue(lv, i));
-      Json count = HasMember(s, "universalPodCount") ? s["universalPodCount"]
-                   : static_cast<size_t>(i) < counts.size() ? counts[i] : Json(0);
-      domains.push_back({{"values", values}, {"count", count}});
-    }
+  for (TopologyDomainValue& d : v->domains) {
+    domains.push_back({{"values", std::move(d.values)}, {"count", d.count}});
   }
   ta["domains"] = std::move(domains);
 }

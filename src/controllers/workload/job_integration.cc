@@ -33,6 +33,7 @@ using workload::internal::kMinParallelismAnnotation;
 using workload::internal::kPriorityClassLabel;
 using workload::internal::kQueueNameKey;
 using workload::internal::kStoppingAnnotation;
+using workload::internal::ParseBool;
 using workload::internal::QueueName;
 using workload::internal::ValidateTopologyAnnotations;
 
@@ -71,14 +72,6 @@ void CheckMinParallelism(const Json& job, api::ErrorList& errs) {
   if (*v <= 0 || *v >= count) {
     errs.push_back(api::Invalid(p, *v, absl::StrCat("should be between 0 and ", count - 1)));
   }
-}
-
-std::optional<bool> ParseBool(const std::string& s) {
-  if (s == "1" || s == "t" || s == "T" || s == "true" || s == "TRUE" || s == "True") return true;
-  if (s == "0" || s == "f" || s == "F" || s == "false" || s == "FALSE" || s == "False") {
-    return false;
-  }
-  return std::nullopt;
 }
 
 void CheckSyncCompletions(const Json& job, api::ErrorList& errs) {

@@ -36,8 +36,7 @@ constexpr char kMainPodSet[] = "main";
 
 bool SyncCompletions(const Json& job) {
   auto v = api::meta::GetAnnotation(job, kCompletionsEqualParallelismAnnotation);
-  return v && (*v == "true" || *v == "True" || *v == "TRUE" || *v == "1" || *v == "t" ||
-               *v == "T");
+  return v && ParseBool(*v).value_or(false);
 }
 
 int32_t PodsCount(const JobSpecView& spec) {

@@ -9,6 +9,7 @@
 #include "api/json_access.h"
 #include "api/kueue/topology_assignment.h"
 #include "api/meta/object_meta.h"
+#include "controllers/workload/internal/workload_util.h"
 
 namespace batchd::controllers::workload::internal {
 namespace {
@@ -18,14 +19,6 @@ using api::Json;
 
 std::optional<std::string> Annotation(const Json& pod_template, const char* key) {
   return api::meta::GetAnnotation(pod_template, key);
-}
-
-std::optional<bool> ParseBool(const std::string& s) {
-  if (s == "true" || s == "True" || s == "TRUE" || s == "1" || s == "t" || s == "T") return true;
-  if (s == "false" || s == "False" || s == "FALSE" || s == "0" || s == "f" || s == "F") {
-    return false;
-  }
-  return std::nullopt;
 }
 
 std::optional<int32_t> ParseInt32(const std::string& s) {

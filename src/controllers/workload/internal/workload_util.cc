@@ -85,6 +85,14 @@ void MergeTolerations(Json& into, const Json* more) {
 
 }  // namespace
 
+std::optional<bool> ParseBool(std::string_view s) {
+  if (s == "1" || s == "t" || s == "T" || s == "true" || s == "TRUE" || s == "True") return true;
+  if (s == "0" || s == "f" || s == "F" || s == "false" || s == "FALSE" || s == "False") {
+    return false;
+  }
+  return std::nullopt;
+}
+
 std::string QueueName(const Json& obj) {
   auto label = api::meta::GetLabel(obj, kQueueNameKey);
   if (label && !label->empty()) return *label;

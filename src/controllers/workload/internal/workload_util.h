@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -28,6 +29,10 @@ inline constexpr char kStoppingAnnotation[] = "kueue.x-k8s.io/stopping";
 // The pre-admission PodSetInfos of a running job (JSON array), written when
 // the job starts and used to restore it when it stops.
 inline constexpr char kOriginalPodSetsAnnotation[] = "batchd.io/original-podsets-info";
+
+// Go's strconv.ParseBool, as Kueue reads its boolean annotations: 1 t T
+// TRUE true True / 0 f F FALSE false False; nullopt for anything else.
+std::optional<bool> ParseBool(std::string_view s);
 
 // The queue-name label, else the annotation of the same key, else "".
 std::string QueueName(const Json& obj);
