@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
-#include "api/json_access.h"
+#include "api/core/v1/pod_view.h"
 #include "api/kueue/kueue.h"
 #include "api/kueue/queue_views.h"
 #include "api/meta/object_meta.h"
@@ -144,7 +144,7 @@ void QueueManagerImpl::Wire(Controller* controller) {
   nodes_.AddHandlers(node);
   client::EventHandlers pod;
   pod.on_add = [this](const ObjectRef& o) {
-    if (tas_watch_.load() && !api::CopyStringMember(api::Member(*o, "spec"), "nodeName").empty()) {
+    if (tas_watch_.load() && !api::core_v1::PodView::Parse(*o).node_name.empty()) {
       MarkDirty(&Dirty::pods, client::Informer::KeyOf(*o));
     }
   };
