@@ -297,5 +297,17 @@ TEST(OtherKindsTest, Validate) {
   }
 }
 
+TEST(WorkloadTest, UnimplementedTopologyRequestFieldsAreRefused) {
+  Json wl = Wl(std::string(R"({"podSets":[{"name":"main","count":2,"template":)") + kPod +
+               R"(,"topologyRequest":{"required":"rack","podSetGroupName":"g"}}]})");
+  EXPECT_NE(Msg(ValidateWorkload(wl)).find(
+                "spec.podSets[0].topologyRequest.podSetGroupName: Forbidden: not supported by batchd"),
+            std::string::npos)
+      << Msg(ValidateWorkload(wl));
+  Json ok = Wl(std::string(R"({"podSets":[{"name":"main","count":2,"template":)") + kPod +
+               R"(,"topologyRequest":{"required":"rack","podIndexLabel":"idx"}}]})");
+  EXPECT_EQ(Msg(ValidateWorkload(ok)), "");
+}
+
 }  // namespace
 }  // namespace batchd::api::kueue

@@ -45,6 +45,13 @@ void ValidatePodSets(const Json& spec, const Path& p, ErrorList& errs) {
       errs.push_back(Invalid(ip.Child("name"), name, m));
     }
     if (!names.insert(name).second) errs.push_back(Duplicate(ip.Child("name"), name));
+    // Topology request fields batchd does not implement: refused, not ignored.
+    const Json& tr = MemberObject(ps, "topologyRequest");
+    for (const char* f : {"podSetGroupName", "subGroupIndexLabel", "subGroupCount"}) {
+      if (HasMember(tr, f)) {
+        errs.push_back(Forbidden(ip.Child("topologyRequest").Child(f), "not supported by batchd"));
+      }
+    }
     int64_t count = IntMember(ps, "count", 1);
     if (count < 0) {
       errs.push_back(Invalid(ip.Child("count"), count, "must be greater than or equal to 0"));
