@@ -20,27 +20,24 @@ using api::Json;
 namespace sched_api = api::scheduling_v1alpha2;
 
 PreemptionNote Scheduler::PreemptLocked(const PodInfo& p, Decision* d) {
-  // A nomination that preemption no longer backs is cleared, as
-  // kube-scheduler does when it finds no candidates.
-  auto clear_stale_nomination = [&] {
-    if (cache_.NominatedNodeOf(p.key).empty() && p.nominated_node.empty()) return;
-    cache_.ClearNomination(p.key);
-    d->clear_nomination = true;
-  };
   switch (PreemptionEligibility(cache_, p)) {
     case Eligibility::kNever:
       return PreemptionNote::kNotEligibleNever;
     case Eligibility::kTerminatingOnNominated:
       return PreemptionNote::kNotEligibleTerminating;  // Its room is coming.
     case Eligibility::kNoLowerPriority:
-      clear_stale_nomination();
-      return PreemptionNote::kNoVictims;
     case Eligibility::kEligible:
       break;
   }
-  std::optional<Preemption> pr = FindPreemption(cache_, p, GangsLocked());
+  std::optional<Preemption> pr;
+  if (cache_.LowestPriority() < p.priority) pr = FindPreemption(cache_, p, GangsLocked());
   if (!pr.has_value()) {
-    clear_stale_nomination();
+    // A nomination that preemption no longer backs is cleared, as
+    // kube-scheduler does when it finds no candidates.
+    if (!cache_.NominatedNodeOf(p.key).empty() || !p.nominated_node.empty()) {
+      cache_.ClearNomination(p.key);
+      d->clear_nomination = true;
+    }
     return PreemptionNote::kNoVictims;
   }
   // 1. The nomination; less important pods nominated there lose theirs.
