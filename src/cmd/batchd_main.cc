@@ -140,6 +140,9 @@ int main(int argc, char** argv) {
         ->default_str("normal");
     a->add_flag("!--no-local-node", opts.local_node, "Do not run a node agent for this machine");
     a->add_option("--config", opts.config_file, "Queueing configuration file");
+    a->add_option("--feature-gates", opts.feature_gates,
+                  "Kubernetes feature gates, Name=true|false,...: WorkloadWithJob (default "
+                  "true: Indexed Jobs with parallelism == completions > 1 are gang-scheduled)");
   }
   AgentCommand agent_cmd;
   auto* agent = app.add_subcommand("agent", "Run a node agent against a remote batchd server");

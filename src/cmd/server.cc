@@ -5,9 +5,11 @@
 #include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "api/kind.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http_server.h"
+#include "cmd/feature_gates.h"
 #include "common/clock.h"
 #include "common/logging.h"
 #include "agent/agent.h"
@@ -16,6 +18,7 @@
 #include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/gc/gc_controller.h"
 #include "controllers/job/job_controller.h"
+#include "controllers/job/workload_with_job.h"
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
@@ -70,6 +73,7 @@ struct Server::Impl {
   // manager, kept for its metrics.
   controllers::queueing::QueueingConfig queueing;
   std::shared_ptr<controllers::queueing::QueueManager> queue_manager;
+  FeatureGates gates;
 };
 
 namespace {
@@ -95,7 +99,9 @@ absl::StatusOr<controllers::queueing::QueueingConfig> LoadQueueingConfig(const s
 // Kueue counterpart uses.
 void Server::Impl::AddControllers() {
   Impl& i = *this;
-  controllers::AddJobController(i.ContextFor("job-controller"));
+  controllers::JobControllerOptions job_options;
+  job_options.workload_with_job = i.gates.workload_with_job;
+  controllers::AddJobController(i.ContextFor("job-controller"), job_options);
   controllers::AddCronJobController(i.ContextFor("cronjob-controller"));
   controllers::AddGarbageCollector(i.ContextFor("garbage-collector-controller"));
   controllers::AddTtlAfterFinishedController(i.ContextFor("ttl-after-finished-controller"));
@@ -139,6 +145,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   auto queueing = LoadQueueingConfig(opts.config_file);
   if (!queueing.ok()) return queueing.status();
   i.queueing = *queueing;
+  auto gates = ParseFeatureGates(opts.feature_gates);
+  if (!gates.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--feature-gates: ", std::string(gates.status().message())));
+  }
+  i.gates = *gates;
   i.store = std::make_unique<store::ObservableStore>(*i.backend, i.clock);
   i.registry = std::make_unique<registry::Registry>(*i.store, api::BuiltinScheme(), i.clock);
   if (auto st = i.registry->Start(); !st.ok()) return st;
@@ -149,6 +161,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
   if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
+  if (i.gates.workload_with_job) {
+    if (auto st = controllers::job::AddParallelismValidation(*i.registry); !st.ok()) return st;
+  }
   i.client = std::make_unique<client::InProcessClient>(*i.registry, "batchd-controller-manager");
   i.manager = std::make_unique<reconcile::Manager>(i.clock);
   i.informers = std::make_unique<reconcile::InformerFactory>(*i.client, *i.manager);
