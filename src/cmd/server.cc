@@ -16,6 +16,7 @@
 #include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/gc/gc_controller.h"
 #include "controllers/job/job_controller.h"
+#include "controllers/jobset/jobset_controller.h"
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
@@ -97,6 +98,7 @@ void Server::Impl::AddControllers() {
   Impl& i = *this;
   controllers::AddJobController(i.ContextFor("job-controller"));
   controllers::AddCronJobController(i.ContextFor("cronjob-controller"));
+  controllers::AddJobSetController(i.ContextFor("jobset"));
   controllers::AddGarbageCollector(i.ContextFor("garbage-collector-controller"));
   controllers::AddTtlAfterFinishedController(i.ContextFor("ttl-after-finished-controller"));
   controllers::AddNodeLifecycleController(i.ContextFor("node-controller"));
