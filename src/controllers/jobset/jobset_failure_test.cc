@@ -156,9 +156,8 @@ TEST_F(JobSetControllerTest, OldAttemptsAreDeletedInForeground) {
   j["metadata"]["finalizers"] = {"example.com/hold"};
   ASSERT_TRUE(base_.Update(jobs_, j).ok());
   Fail("js-w-0");
-  j = GetJob("js-w-0");
-  EXPECT_TRUE(api::meta::IsBeingDeleted(j));
-  EXPECT_TRUE(api::meta::HasFinalizer(j, "foregroundDeletion"));
+  EXPECT_TRUE(api::meta::IsBeingDeleted(GetJob("js-w-0")));
+  EXPECT_THAT(fault_.job_delete_policies, ElementsAre("Foreground"));
 }
 
 }  // namespace

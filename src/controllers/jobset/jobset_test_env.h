@@ -27,7 +27,8 @@ namespace batchd::controllers::jobset::testing {
 using api::Json;
 using api::testing::MakeJobSet;
 
-// Forwards to another Client, counting Job creates; it can make Job deletes
+// Forwards to another Client, counting Job creates and recording Job
+// deletes' propagation; it can make Job deletes
 // fail, and Job creates once `job_create_budget` of them succeeded (as if
 // the controller died before making them).
 class FaultClient : public client::Client {
@@ -36,6 +37,7 @@ class FaultClient : public client::Client {
   bool fail_job_deletes = false;
   int job_create_budget = -1;  // < 0: unlimited.
   int job_creates = 0;
+  std::vector<std::string> job_delete_policies;  // Propagation of each Job delete.
 
   const api::Scheme& scheme() const override { return base_.scheme(); }
   absl::StatusOr<Json> Get(const api::KindDef& k, const std::string& ns,
@@ -67,7 +69,10 @@ class FaultClient : public client::Client {
   }
   absl::Status Delete(const api::KindDef& k, const std::string& ns, const std::string& name,
                       const client::DeleteOptions& opts) override {
-    if (fail_job_deletes && k.plural == "jobs") return absl::UnavailableError("injected");
+    if (k.plural == "jobs") {
+      if (fail_job_deletes) return absl::UnavailableError("injected");
+      job_delete_policies.push_back(opts.propagation_policy);
+    }
     return base_.Delete(k, ns, name, opts);
   }
   absl::StatusOr<std::unique_ptr<client::WatchStream>> Watch(
