@@ -110,8 +110,10 @@ class JobSetReconciler : public reconcile::Reconciler {
       : ctx_(ctx),
         jobset_kind_(ctx.client.Kind(js::kGroup, js::kVersion, js::kPlural)),
         job_kind_(ctx.client.Kind("batch", "v1", "jobs")),
+        service_kind_(ctx.client.Kind("", "v1", "services")),
         jobsets_(ctx.informers.For(jobset_kind_)),
-        jobs_(ctx.informers.For(job_kind_)) {}
+        jobs_(ctx.informers.For(job_kind_)),
+        services_(ctx.informers.For(service_kind_)) {}
 
   absl::StatusOr<Result> Reconcile(const std::string& key) override;
   void Wire(reconcile::Controller& controller);
@@ -123,6 +125,7 @@ class JobSetReconciler : public reconcile::Reconciler {
   absl::Status CreateJobs(Sync& s);
   absl::Status CreateJob(Sync& s, const js::ReplicatedJobView& rjob, int64_t index);
   absl::Status DeleteJobs(const std::vector<ChildJob>& jobs);
+  absl::Status EnsureHeadlessService(Sync& s);
   absl::Status SuspendJobs(Sync& s);
   absl::Status ResumeJobs(Sync& s);
   absl::Status ResumeJob(const ChildJob& job, const js::ReplicatedJobView& rjob);
@@ -136,8 +139,10 @@ class JobSetReconciler : public reconcile::Reconciler {
   ControllerContext& ctx_;
   const api::KindDef& jobset_kind_;
   const api::KindDef& job_kind_;
+  const api::KindDef& service_kind_;
   client::Informer& jobsets_;
   client::Informer& jobs_;
+  client::Informer& services_;
   ChildIndex children_;
   // The resourceVersion of each JobSet's last status write: a reconcile that
   // reads an older copy (restarts not yet bumped) waits for the cache rather
@@ -155,6 +160,11 @@ void JobSetReconciler::Wire(reconcile::Controller& controller) {
                           enqueue(o);
                         },
                         .on_delete = enqueue});
+  // A Service of a JobSet that goes away is created again.
+  auto enqueue_owner = [q](const ObjectRef& o) {
+    if (std::string key = OwningJobSetKey(*o); !key.empty()) q->Add(key);
+  };
+  services_.AddHandlers({.on_add = nullptr, .on_update = nullptr, .on_delete = enqueue_owner});
   jobs_.AddHandlers({
       .on_add =
           [this, q](const ObjectRef& j) {
@@ -223,6 +233,7 @@ absl::Status JobSetReconciler::SyncJobSet(Sync& s) {
     SetCompleted(s);
     return absl::OkStatus();
   }
+  BATCHD_RETURN_IF_ERROR(EnsureHeadlessService(s));
   BATCHD_RETURN_IF_ERROR(CreateJobs(s));
   return spec.suspend ? SuspendJobs(s) : ResumeJobs(s);
 }
@@ -311,6 +322,20 @@ absl::Status JobSetReconciler::CreateJob(Sync& s, const js::ReplicatedJobView& r
   return absl::Status(created.status().code(),
                       absl::StrCat("job \"", name, "\" creation failed with error: ",
                                    created.status().message()));
+}
+
+// With DNS hostnames enabled, the headless Service named after the
+// subdomain, unless a Service of that name exists (as upstream, whoever owns
+// it). Its EndpointSlices give each pod's hostname an address.
+absl::Status JobSetReconciler::EnsureHeadlessService(Sync& s) {
+  if (!s.view.spec.enable_dns_hostnames) return absl::OkStatus();
+  const std::string ns(s.view.meta.namespace_), name(s.view.Subdomain());
+  if (services_.Get(ns, name)) return absl::OkStatus();
+  auto created = ctx_.client.Create(service_kind_, ns, js::NewHeadlessService(s.js, s.view));
+  if (created.ok() || IsReason(created.status(), "AlreadyExists")) return absl::OkStatus();
+  ctx_.events.Event(s.js, "Warning", js::kHeadlessServiceCreationFailedReason,
+                    std::string(created.status().message()));
+  return created.status();
 }
 
 // Deletes with foreground propagation (the Job goes once its pods have), as

@@ -187,6 +187,28 @@ TEST_F(JobSetControllerTest, CoordinatorAndCustomSubdomain) {
   EXPECT_EQ(job["spec"]["template"]["spec"]["subdomain"], "net");
 }
 
+TEST_F(JobSetControllerTest, HeadlessServiceForDnsHostnames) {
+  const api::KindDef& services = base_.Kind("", "v1", "services");
+  Create(MakeJobSet("js").ReplicatedJob("w", 1).Subdomain("net").Obj());
+  auto svc = base_.Get(services, "default", "net");
+  ASSERT_TRUE(svc.ok()) << svc.status();
+  EXPECT_EQ((*svc)["spec"]["clusterIP"], "None");
+  EXPECT_EQ((*svc)["spec"]["selector"], Json({{"jobset.sigs.k8s.io/jobset-name", "js"}}));
+  EXPECT_EQ((*svc)["spec"]["publishNotReadyAddresses"], true);
+  EXPECT_EQ((*svc)["metadata"]["ownerReferences"][0]["name"], "js");
+  // Deleted by hand: created again.
+  ASSERT_TRUE(base_.Delete(services, "default", "net", {}).ok());
+  Settle();
+  EXPECT_TRUE(base_.Get(services, "default", "net").ok());
+  // Without DNS hostnames there is none.
+  Create(MakeJobSet("quiet")
+             .ReplicatedJob("w", 1)
+             .Set("/spec/network", {{"enableDNSHostnames", false}})
+             .Obj());
+  EXPECT_FALSE(base_.Get(services, "default", "quiet").ok());
+  EXPECT_FALSE(GetJob("quiet-w-0")["spec"]["template"]["spec"].contains("subdomain"));
+}
+
 TEST_F(JobSetControllerTest, ExistingJobOfSomebodyElseIsAnError) {
   Json other = {{"apiVersion", "batch/v1"},
                 {"kind", "Job"},

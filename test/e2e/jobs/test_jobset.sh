@@ -94,6 +94,10 @@ expect_eq "$(jp pod "$(running_pods train-leader-0)" '{.spec.hostname}.{.spec.su
 expect_eq "$(k get job -n "$NS" train-leader-0 -o 'jsonpath={.metadata.labels.jobset\.sigs\.k8s\.io/job-key}')" \
   "$(printf '%s' "$NS/train-leader-0" | sha1sum | cut -d' ' -f1)" "job-key label"
 
+# The headless Service of the subdomain (kubectl get svc shows it).
+expect_eq "$(jp svc train '{.spec.clusterIP} {.spec.selector.jobset\.sigs\.k8s\.io/jobset-name} {.metadata.ownerReferences[0].kind}')" \
+  "None train JobSet" "headless Service"
+
 touch "$READY_FILE"
 poll 60 jobs_are train "train-leader-0 train-workers-0 train-workers-1 train-workers-2 train-workers-3" ||
   fail "workers not created once the leader is Ready: $(jobset_jobs train)"

@@ -86,4 +86,17 @@ Json NewChildJob(const Json& jobset, const JobSetView& js, const ReplicatedJobVi
   return job;
 }
 
+Json NewHeadlessService(const Json& jobset, const JobSetView& js) {
+  Json svc = {{"apiVersion", "v1"},
+              {"kind", "Service"},
+              {"metadata",
+               {{"name", std::string(js.Subdomain())}, {"namespace", std::string(js.meta.namespace_)}}},
+              {"spec",
+               {{"clusterIP", "None"},
+                {"selector", {{kJobSetNameKey, std::string(js.meta.name)}}},
+                {"publishNotReadyAddresses", js.spec.publish_not_ready_addresses}}}};
+  meta::SetOwnerReference(svc, meta::NewControllerRef(jobset));
+  return svc;
+}
+
 }  // namespace batchd::api::jobset_v1alpha2

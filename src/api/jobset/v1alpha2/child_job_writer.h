@@ -1,6 +1,7 @@
-// The child Jobs a JobSet creates: the one place where what the JobSet
-// controller writes into a Job is spelt (upstream's constructJob and
-// labelAndAnnotateObject, shared/reference/batch-apis.md §3.3).
+// The objects a JobSet creates — its child Jobs and its headless Service:
+// the one place where what the JobSet controller writes into them is spelt
+// (upstream's constructJob, labelAndAnnotateObject and
+// createHeadlessSvcIfNecessary; shared/reference/batch-apis.md §3.2-3.3).
 //
 // Thread-safety: free functions over JSON the caller owns.
 #pragma once
@@ -30,6 +31,12 @@ namespace batchd::api::jobset_v1alpha2 {
 // `rjob` is one of js.spec.replicated_jobs.
 Json NewChildJob(const Json& jobset, const JobSetView& js, const ReplicatedJobView& rjob,
                  int64_t index);
+
+// The JobSet's headless core/v1 Service, named after its subdomain:
+// clusterIP None, selector {jobset-name: <jobset>}, publishNotReadyAddresses
+// from spec.network, and a controller owner reference to the JobSet.
+// REQUIRES: as NewChildJob.
+Json NewHeadlessService(const Json& jobset, const JobSetView& js);
 
 // The job-key value: the SHA-1 (40 hex digits) of "<namespace>/<jobName>"
 // (upstream's comment says SHA256; its code uses SHA-1).

@@ -89,5 +89,20 @@ TEST(ChildJobWriterTest, GroupIndexesAndNoSubdomainWithoutDns) {
   EXPECT_EQ(job["spec"]["suspend"], true);
 }
 
+TEST(ChildJobWriterTest, HeadlessService) {
+  Json stored = Stored();
+  stored["spec"]["network"]["publishNotReadyAddresses"] = false;
+  const JobSetView js = JobSetView::Parse(stored);
+  const Json svc = NewHeadlessService(stored, js);
+  EXPECT_EQ(svc["metadata"]["name"], "js");
+  EXPECT_EQ(svc["metadata"]["namespace"], "default");
+  EXPECT_EQ(svc["spec"], Json({{"clusterIP", "None"},
+                               {"selector", {{"jobset.sigs.k8s.io/jobset-name", "js"}}},
+                               {"publishNotReadyAddresses", false}}));
+  EXPECT_EQ(svc["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+  stored["spec"]["network"]["subdomain"] = "net";
+  EXPECT_EQ(NewHeadlessService(stored, JobSetView::Parse(stored))["metadata"]["name"], "net");
+}
+
 }  // namespace
 }  // namespace batchd::api::jobset_v1alpha2
