@@ -310,6 +310,10 @@ TEST(ValidateJobSetTest, NotYetSupportedFieldsAreForbidden) {
         "exclusive-topology]: Forbidden",
         "spec.replicatedJobs[1].template.metadata.annotations[alpha.jobset.sigs.k8s.io/"
         "node-selector]: Forbidden"}},
+      {"Kueue queue name",
+       [](Json& js) { js["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq"; },
+       {"metadata.labels[kueue.x-k8s.io/queue-name]: Forbidden: queueing a JobSet in Kueue is "
+        "not supported by batchd yet"}},
   });
 }
 
