@@ -19,6 +19,7 @@
 #include "controllers/gc/gc_controller.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/job/workload_with_job.h"
+#include "controllers/jobset/jobset_controller.h"
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
@@ -103,6 +104,7 @@ void Server::Impl::AddControllers() {
   job_options.workload_with_job = i.gates.workload_with_job;
   controllers::AddJobController(i.ContextFor("job-controller"), job_options);
   controllers::AddCronJobController(i.ContextFor("cronjob-controller"));
+  controllers::AddJobSetController(i.ContextFor("jobset"));
   controllers::AddGarbageCollector(i.ContextFor("garbage-collector-controller"));
   controllers::AddTtlAfterFinishedController(i.ContextFor("ttl-after-finished-controller"));
   controllers::AddNodeLifecycleController(i.ContextFor("node-controller"));
