@@ -4,13 +4,16 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -103,8 +106,10 @@ struct ChildArgs {
   char** argv = nullptr;
   char** envp = nullptr;
   char** sh_argv = nullptr;  // "/bin/sh", <slot for the script>, argv[1..]
-  volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect
+  const std::vector<BindMount>* mounts = nullptr;  // made in the child's new mount namespace
+  volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect, 4 = mount
   volatile int err_no = 0;
+  volatile int err_index = 0;  // the failed mount
 };
 
 void ChildWarn(int fd, const char* a, const char* b) {
@@ -159,6 +164,19 @@ int ChildMain(void* arg) {
     if (getppid() != a.parent) _exit(137);  // the parent died before prctl
   }
   ChildRedirect(a);
+  if (a.mounts != nullptr) {
+    for (size_t i = 0; i < a.mounts->size(); ++i) {
+      const BindMount& m = (*a.mounts)[i];
+      a.err_index = static_cast<int>(i);
+      if (mount(m.source.c_str(), m.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+        ChildFail(a, 4, errno);
+      }
+      if (m.read_only && mount(nullptr, m.target.c_str(), nullptr,
+                               MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) {
+        ChildFail(a, 4, errno);
+      }
+    }
+  }
   if (a.cgroup_procs != nullptr) {
     int fd = open(a.cgroup_procs, O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, "0", 1) != 1) {
@@ -207,8 +225,31 @@ std::vector<std::string> ExecCandidates(const SpawnRequest& req) {
   return out;
 }
 
+// Creates each mount's target like its source (a directory, or an empty
+// file in a created directory) where it is missing.
+absl::Status MakeMountPoints(const std::vector<BindMount>& mounts) {
+  namespace fs = std::filesystem;
+  for (const BindMount& m : mounts) {
+    std::error_code ec;
+    const bool dir = fs::is_directory(m.source, ec);
+    if (fs::exists(m.target, ec)) continue;
+    fs::create_directories(dir ? fs::path(m.target) : fs::path(m.target).parent_path(), ec);
+    if (!ec && !dir) {
+      int fd = open(m.target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+      if (fd < 0) ec = std::error_code(errno, std::generic_category());
+      if (fd >= 0) close(fd);
+    }
+    if (ec) return absl::InternalError(absl::StrCat("mount point ", m.target, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
+  if (!req.mounts.empty()) {
+    if (absl::Status s = MakeMountPoints(req.mounts); !s.ok()) return s;
+  }
   ChildArgs a;
+  a.mounts = req.mounts.empty() ? nullptr : &req.mounts;
   a.redirects = {{req.stdin_fd, 0}, {req.stdout_fd, 1}, {req.stderr_fd, 2}};
   for (const auto& r : req.extra_fds) a.redirects.push_back(r);
   const std::string procs = req.cgroup.empty() ? "" : req.cgroup + "/cgroup.procs";
@@ -235,7 +276,8 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);  // no handler may run in the shared-memory child
-  const int pid = clone(ChildMain, stack.get() + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+  const int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | (a.mounts != nullptr ? CLONE_NEWNS : 0);
+  const int pid = clone(ChildMain, stack.get() + kStack, flags, &a);
   const int clone_err = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) return ErrnoStatus(clone_err, absl::StrCat("spawn ", req.argv[0]));
@@ -246,6 +288,10 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   const char* reason = std::strerror(a.err_no);
   if (a.err_stage == 1) return absl::InternalError(absl::StrCat("chdir ", req.cwd, ": ", reason));
   if (a.err_stage == 3) return absl::InternalError(absl::StrCat("redirect: ", reason));
+  if (a.err_stage == 4) {
+    const BindMount& m = req.mounts[static_cast<size_t>(a.err_index)];
+    return absl::InternalError(absl::StrCat("mount ", m.source, " on ", m.target, ": ", reason));
+  }
   return absl::InternalError(absl::StrCat("exec: \"", req.argv[0], "\": ", reason));
 }
 
@@ -253,7 +299,7 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
 
 absl::StatusOr<int> PosixProcessRunner::Spawn(const SpawnRequest& req) {
   if (req.argv.empty()) return absl::InvalidArgumentError("spawn: empty argv");
-  if (!req.cgroup.empty() || req.die_with_parent) return VforkSpawn(req);
+  if (!req.cgroup.empty() || req.die_with_parent || !req.mounts.empty()) return VforkSpawn(req);
   SpawnArgs args;
   if (absl::Status s = args.Configure(req); !s.ok()) return s;
   std::vector<char*> argv, envp;
