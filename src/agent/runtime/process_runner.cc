@@ -165,6 +165,11 @@ int ChildMain(void* arg) {
   }
   ChildRedirect(a);
   if (a.mounts != nullptr) {
+    // The new namespace starts as a copy of the caller's: make it private
+    // first, so no bind below can propagate back (the shim's own namespace
+    // is private already; a caller in the host's may not be).
+    a.err_index = -1;
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ChildFail(a, 4, errno);
     for (size_t i = 0; i < a.mounts->size(); ++i) {
       const BindMount& m = (*a.mounts)[i];
       a.err_index = static_cast<int>(i);
@@ -289,6 +294,7 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   if (a.err_stage == 1) return absl::InternalError(absl::StrCat("chdir ", req.cwd, ": ", reason));
   if (a.err_stage == 3) return absl::InternalError(absl::StrCat("redirect: ", reason));
   if (a.err_stage == 4) {
+    if (a.err_index < 0) return absl::InternalError(absl::StrCat("make / private: ", reason));
     const BindMount& m = req.mounts[static_cast<size_t>(a.err_index)];
     return absl::InternalError(absl::StrCat("mount ", m.source, " on ", m.target, ": ", reason));
   }
