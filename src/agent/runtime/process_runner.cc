@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -94,6 +94,13 @@ class SpawnArgs {
 // Everything the vfork child needs, prepared by the parent: the child shares
 // the parent's memory, so it must not allocate; it only makes system calls
 // and reports a failure through `err_stage`/`err_no`.
+// A bind mount as the vfork child makes it: everything computed beforehand.
+struct PreparedMount {
+  const BindMount* mount = nullptr;
+  bool dir = true;                   // the source is a directory (else a file)
+  std::vector<std::string> parents;  // the target's ancestors and itself (dir) to create
+};
+
 struct ChildArgs {
   std::vector<std::pair<int, int>> redirects;  // (src or -1 for /dev/null, dst)
   const char* cgroup_procs = nullptr;
@@ -106,8 +113,8 @@ struct ChildArgs {
   char** argv = nullptr;
   char** envp = nullptr;
   char** sh_argv = nullptr;  // "/bin/sh", <slot for the script>, argv[1..]
-  const std::vector<BindMount>* mounts = nullptr;  // made in the child's new mount namespace
-  volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect, 4 = mount
+  const std::vector<PreparedMount>* mounts = nullptr;  // made in the child's new mount namespace
+  volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect, 4 = mount, 5 = mount point
   volatile int err_no = 0;
   volatile int err_index = 0;  // the failed mount
 };
@@ -171,8 +178,20 @@ int ChildMain(void* arg) {
     a.err_index = -1;
     if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ChildFail(a, 4, errno);
     for (size_t i = 0; i < a.mounts->size(); ++i) {
-      const BindMount& m = (*a.mounts)[i];
+      const PreparedMount& p = (*a.mounts)[i];
+      const BindMount& m = *p.mount;
       a.err_index = static_cast<int>(i);
+      // Mount points are made in the child's view, as a container runtime
+      // makes them: inside a volume mounted before when they lie within one,
+      // on the host otherwise.
+      for (const std::string& d : p.parents) {
+        if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) ChildFail(a, 5, errno);
+      }
+      if (!p.dir) {
+        int fd = open(m.target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) ChildFail(a, 5, errno);
+        close(fd);
+      }
       if (mount(m.source.c_str(), m.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
         ChildFail(a, 4, errno);
       }
@@ -230,31 +249,35 @@ std::vector<std::string> ExecCandidates(const SpawnRequest& req) {
   return out;
 }
 
-// Creates each mount's target like its source (a directory, or an empty
-// file in a created directory) where it is missing.
-absl::Status MakeMountPoints(const std::vector<BindMount>& mounts) {
-  namespace fs = std::filesystem;
+// The mounts in the order they are made: shallower targets first, so a
+// mount inside another volume's mount path lands in that volume.
+std::vector<PreparedMount> PrepareMounts(const std::vector<BindMount>& mounts) {
+  std::vector<PreparedMount> out;
   for (const BindMount& m : mounts) {
-    std::error_code ec;
-    const bool dir = fs::is_directory(m.source, ec);
-    if (fs::exists(m.target, ec)) continue;
-    fs::create_directories(dir ? fs::path(m.target) : fs::path(m.target).parent_path(), ec);
-    if (!ec && !dir) {
-      int fd = open(m.target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-      if (fd < 0) ec = std::error_code(errno, std::generic_category());
-      if (fd >= 0) close(fd);
+    PreparedMount p;
+    p.mount = &m;
+    struct stat st;
+    p.dir = stat(m.source.c_str(), &st) != 0 || S_ISDIR(st.st_mode);
+    const std::string& t = m.target;
+    for (size_t slash = t.find('/', 1); slash != std::string::npos; slash = t.find('/', slash + 1)) {
+      p.parents.push_back(t.substr(0, slash));
     }
-    if (ec) return absl::InternalError(absl::StrCat("mount point ", m.target, ": ", ec.message()));
+    if (p.dir) p.parents.push_back(t);
+    out.push_back(std::move(p));
   }
-  return absl::OkStatus();
+  auto depth = [](const PreparedMount& p) {
+    return std::count(p.mount->target.begin(), p.mount->target.end(), '/');
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const PreparedMount& x, const PreparedMount& y) {
+    return depth(x) < depth(y);
+  });
+  return out;
 }
 
 absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
-  if (!req.mounts.empty()) {
-    if (absl::Status s = MakeMountPoints(req.mounts); !s.ok()) return s;
-  }
+  const std::vector<PreparedMount> mounts = PrepareMounts(req.mounts);
   ChildArgs a;
-  a.mounts = req.mounts.empty() ? nullptr : &req.mounts;
+  a.mounts = mounts.empty() ? nullptr : &mounts;
   a.redirects = {{req.stdin_fd, 0}, {req.stdout_fd, 1}, {req.stderr_fd, 2}};
   for (const auto& r : req.extra_fds) a.redirects.push_back(r);
   const std::string procs = req.cgroup.empty() ? "" : req.cgroup + "/cgroup.procs";
@@ -295,8 +318,12 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   if (a.err_stage == 3) return absl::InternalError(absl::StrCat("redirect: ", reason));
   if (a.err_stage == 4) {
     if (a.err_index < 0) return absl::InternalError(absl::StrCat("make / private: ", reason));
-    const BindMount& m = req.mounts[static_cast<size_t>(a.err_index)];
+    const BindMount& m = *mounts[static_cast<size_t>(a.err_index)].mount;
     return absl::InternalError(absl::StrCat("mount ", m.source, " on ", m.target, ": ", reason));
+  }
+  if (a.err_stage == 5) {
+    const BindMount& m = *mounts[static_cast<size_t>(a.err_index)].mount;
+    return absl::InternalError(absl::StrCat("mount point ", m.target, ": ", reason));
   }
   return absl::InternalError(absl::StrCat("exec: \"", req.argv[0], "\": ", reason));
 }

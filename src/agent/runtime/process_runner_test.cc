@@ -213,6 +213,20 @@ TEST_F(ProcessRunnerTest, MountsAreTheChildsOwn) {
   EXPECT_EQ(Slurp(dir_ + "/out"), "inside read-only\n");
   EXPECT_TRUE(std::filesystem::is_directory(dir_ + "/mnt"));  // The mount point was made...
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/mnt/file"));  // ...and nothing shows here.
+  // A mount inside another's mount path lands in that volume, whatever the
+  // order given (shallower first).
+  std::filesystem::create_directories(dir_ + "/outer");
+  std::filesystem::create_directories(dir_ + "/inner");
+  std::ofstream(dir_ + "/inner/file") << "nested";
+  req.argv = {"cat", dir_ + "/m/a/b/file"};
+  req.stdout_fd = Out("nested");
+  req.mounts = {{.source = dir_ + "/inner", .target = dir_ + "/m/a/b"},
+                {.source = dir_ + "/outer", .target = dir_ + "/m/a"}};
+  pid = runner_.Spawn(req);
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  EXPECT_EQ(WaitExit(*pid), 0);
+  EXPECT_EQ(Slurp(dir_ + "/nested"), "nested");
+  EXPECT_TRUE(std::filesystem::is_directory(dir_ + "/outer/b"));  // Its mount point, in the volume.
   // A mount that cannot be made fails the spawn, naming it.
   req.mounts = {{.source = dir_ + "/missing", .target = dir_ + "/mnt2"}};
   pid = runner_.Spawn(req);
