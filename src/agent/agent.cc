@@ -307,7 +307,8 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   for (const VolumeSpec& v : spec->volumes) memory_volume |= v.memory;
   const PodView view = PodView::Parse(pod);
   const internal::PodNames names = internal::NamesOf(pod);
-  const bool named = !view.subdomain.empty() || !view.hostname.empty();
+  const bool named = !view.subdomain.empty() || !view.hostname.empty() ||
+                     !api::MemberArray(api::MemberObject(pod, "spec"), "hostAliases").empty();
   spec->isolate = o.pod_isolation && (named || volumes->any_mount() || memory_volume);
   spec->hostname = names.uts_hostname;
   if (spec->isolate || named) {
@@ -351,7 +352,8 @@ std::string NodeAgent::Impl::RenderHosts(const Json& pod) const {
   }
   return internal::RenderHostsFile(agent.opts_.node_hosts, view.meta.namespace_, view.meta.name,
                                    internal::NamesOf(pod), view.subdomain, agent.opts_.host_ip,
-                                   std::move(peers));
+                                   std::move(peers),
+                                   api::FindMember(api::MemberObject(pod, "spec"), "hostAliases"));
 }
 
 void NodeAgent::Impl::SyncHosts(const Json& pod, PodState& st) {

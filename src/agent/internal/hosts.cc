@@ -47,7 +47,7 @@ std::string Line(std::string_view address, std::string_view host, std::string_vi
 std::string RenderHostsFile(std::string_view node_hosts, std::string_view ns,
                             std::string_view pod_name, const PodNames& self,
                             std::string_view subdomain, std::string_view address,
-                            std::vector<Peer> peers) {
+                            std::vector<Peer> peers, const api::Json* host_aliases) {
   std::string out(node_hosts);
   if (!out.empty() && out.back() != '\n') out.push_back('\n');
   absl::StrAppend(&out, "# batchd: pod ", Sv(ns), "/", Sv(pod_name), " and its peers",
@@ -61,6 +61,16 @@ std::string RenderHostsFile(std::string_view node_hosts, std::string_view ns,
   for (const Peer& p : peers) {
     if (p.hostname.empty() || p.address.empty() || !seen.insert(p.hostname).second) continue;
     out += Line(p.address, p.hostname, subdomain, self.domain);
+  }
+  if (host_aliases != nullptr && host_aliases->is_array() && !host_aliases->empty()) {
+    out += "\n# Entries added by HostAliases.\n";
+    for (const api::Json& a : *host_aliases) {
+      absl::StrAppend(&out, Sv(api::StringMember(a, "ip")));
+      for (const api::Json& h : api::MemberArray(a, "hostnames")) {
+        absl::StrAppend(&out, "\t", Sv(api::AsString(h)));
+      }
+      out += "\n";
+    }
   }
   return out;
 }

@@ -36,10 +36,12 @@ struct Peer {
 // `address`: `node_hosts` (the node's /etc/hosts) as is, then a section
 // with the pod's line and one line per peer (sorted by host name; the pod
 // itself and repeated names left out), each peer reachable as
-// `<host>.<subdomain>.<ns>.svc.cluster.local`, `<host>.<subdomain>` and `<host>`.
+// `<host>.<subdomain>.<ns>.svc.cluster.local`, `<host>.<subdomain>` and `<host>`,
+// then the pod's spec.hostAliases (`host_aliases`, an array or null) as the
+// kubelet writes them.
 std::string RenderHostsFile(std::string_view node_hosts, std::string_view ns,
                             std::string_view pod_name, const PodNames& self,
                             std::string_view subdomain, std::string_view address,
-                            std::vector<Peer> peers);
+                            std::vector<Peer> peers, const api::Json* host_aliases = nullptr);
 
 }  // namespace batchd::agent::internal

@@ -45,6 +45,16 @@ TEST(HostsTest, RendersNodeHostsThenSelfThenSortedPeers) {
             "10.0.0.3\tw-2.sort.ml.svc.cluster.local\tw-2.sort\tw-2\n");
 }
 
+TEST(HostsTest, HostAliasesComeLast) {
+  const PodNames self = NamesOf(Pod("solo", "", ""));
+  const Json aliases = Json::parse(R"([{"ip": "10.9.9.9", "hostnames": ["db", "db.lab"]}])");
+  EXPECT_EQ(RenderHostsFile("", "ml", "solo", self, "", "10.0.0.2", {}, &aliases),
+            "# batchd: pod ml/solo and its peers (kept current by the node agent)\n"
+            "10.0.0.2\tsolo\n"
+            "\n# Entries added by HostAliases.\n"
+            "10.9.9.9\tdb\tdb.lab\n");
+}
+
 TEST(HostsTest, PodWithoutSubdomainHasOnlyItsName) {
   const PodNames self = NamesOf(Pod("solo", "", ""));
   EXPECT_EQ(RenderHostsFile("", "ml", "solo", self, "", "10.0.0.2", {}),
