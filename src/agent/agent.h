@@ -73,7 +73,7 @@ struct AgentOptions {
   // peers' names. Null: the agent watches them itself.
   client::Informer* shared_endpoint_slices = nullptr;
   // Pod isolation (the factories set it when the agent is root and the host
-  // allows namespaces): a pod with a host name, a subdomain or volume
+  // allows namespaces): a pod with a subdomain, host aliases or volume
   // mounts gets a private mount namespace with its hosts file over
   // /etc/hosts and its volumes at their mount paths, and a UTS namespace
   // with its host name. Without it, BATCHD_HOSTS_FILE and BATCHD_VOLUME_<NAME>

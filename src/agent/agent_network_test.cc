@@ -148,9 +148,22 @@ TEST_F(AgentNetworkTest, PlainPodsAreNotIsolated) {
   Json pod = NamedPod("plain", "");
   pod["spec"].erase("hostname");
   pod["spec"].erase("subdomain");
-  const std::string uid = Uid(Create(pod));
+  std::string uid = Uid(Create(pod));
   EXPECT_FALSE(runtime_->SpecOf(uid).isolate);
   EXPECT_TRUE(runtime_->SpecOf(uid).hosts.empty());
+  // A host name alone (an Indexed Job's pod) is no reason either.
+  pod = NamedPod("indexed-0", "");
+  pod["spec"].erase("subdomain");
+  uid = Uid(Create(pod));
+  EXPECT_FALSE(runtime_->SpecOf(uid).isolate);
+  EXPECT_TRUE(runtime_->SpecOf(uid).hosts.empty());
+  // Host aliases are.
+  pod = NamedPod("aliased", "");
+  pod["spec"].erase("subdomain");
+  pod["spec"]["hostAliases"] = Json::parse(R"([{"ip": "10.9.9.9", "hostnames": ["db"]}])");
+  uid = Uid(Create(pod));
+  EXPECT_TRUE(runtime_->SpecOf(uid).isolate);
+  EXPECT_NE(runtime_->SpecOf(uid).hosts.find("10.9.9.9\tdb\n"), std::string::npos);
 }
 
 TEST_F(AgentNetworkTest, VolumesAndFailedMount) {
