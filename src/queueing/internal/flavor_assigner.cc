@@ -267,7 +267,9 @@ bool AssignMembers(PodSetCtx& c, const Workload& wl, const std::vector<size_t>& 
       with_pods["pods"] = 1000;
       requests = &with_pods;
     }
-    for (const auto& [res, per_pod] : *requests) {
+    for (const auto& request : *requests) {
+      const std::string& res = request.first;
+      const Amount per_pod = request.second;
       if (per_pod <= 0) continue;
       const int32_t count = r.count;
       Amount total = per_pod > kUnlimited / std::max<int32_t>(count, 1) ? kUnlimited
