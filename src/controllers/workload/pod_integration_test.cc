@@ -17,6 +17,7 @@
 #include "common/testing/fake_clock.h"
 #include "controllers/gc/gc_controller.h"
 #include "controllers/workload/internal/pod_adapter.h"
+#include "controllers/workload/internal/pod_reconciler.h"
 #include "controllers/workload/internal/workload_util.h"
 #include "gtest/gtest.h"
 #include "registry/errors.h"
@@ -465,6 +466,50 @@ TEST_F(PodIntegrationTest, AnEvictedGroupIsStopped) {
   }
   EXPECT_TRUE(Pod("a").is_null());
   EXPECT_TRUE(Workload("g").is_null()) << "the group is gone, and its Workload with it";
+}
+
+// The reconciler's indexes (pods per group, Workloads per single pod) hold
+// entries only while their objects exist.
+TEST(PodReconcilerIndexTest, IndexesShrinkWithTheirObjects) {
+  FakeClock clock;
+  store::MemoryStore store;
+  registry::Registry reg(store, api::BuiltinScheme(), clock);
+  ASSERT_TRUE(reg.Start().ok());
+  ASSERT_TRUE(RegisterPodWebhooks(reg, PodIntegrationOptions{}).ok());
+  client::InProcessClient client(reg);
+  reconcile::Manager mgr(clock);
+  reconcile::InformerFactory informers(client, mgr);
+  reconcile::FakeEventRecorder events;
+  reconcile::ControllerContext ctx{client, informers, mgr, clock, events};
+  const api::KindDef& pods = client.Kind("", "v1", "pods");
+  auto reconciler = std::make_shared<wi::PodReconciler>(
+      ctx, pods, client.Kind("kueue.x-k8s.io", "v1beta2", "workloads"),
+      client.Kind("kueue.x-k8s.io", "v1beta2", "resourceflavors"));
+  reconcile::Controller& c = mgr.AddController(
+      std::make_unique<reconcile::Controller>("pod-workload-integration", *reconciler, clock));
+  reconciler->Wire(c, reconciler);
+  ASSERT_TRUE(mgr.SyncAll().ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client.Create(pods, "default",
+                              MakePod("single-" + std::to_string(i)).Label(kQueue, "lq").Obj())
+                    .ok());
+    ASSERT_TRUE(client.Create(pods, "default",
+                              MakePod("member-" + std::to_string(i)).Label(kQueue, "lq")
+                                  .Label(kGroup, "g").Annotation(kTotal, "3").Obj())
+                    .ok());
+  }
+  mgr.RunUntilIdle(20000);
+  EXPECT_EQ(reconciler->IndexSizesForTest(), (std::pair<size_t, size_t>{1, 3}));
+  for (int i = 0; i < 3; ++i) {
+    for (const std::string name : {"single-", "member-"}) {
+      ASSERT_TRUE(client.Delete(pods, "default", name + std::to_string(i)).ok());
+    }
+  }
+  mgr.RunUntilIdle(20000);
+  auto left = client.List(pods, "default");
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->items.empty()) << "finalizers released";
+  EXPECT_EQ(reconciler->IndexSizesForTest(), (std::pair<size_t, size_t>{0, 0}));
 }
 
 }  // namespace

@@ -178,6 +178,11 @@ std::vector<ObjectRef> PodReconciler::GroupPods(const std::string& ns, const std
   return out;
 }
 
+std::pair<size_t, size_t> PodReconciler::IndexSizesForTest() {
+  absl::MutexLock lock(&mu_);
+  return {group_pods_.size(), owned_.size()};
+}
+
 std::set<std::string> PodReconciler::OwnedWorkloads(const std::string& pod_key) {
   absl::MutexLock lock(&mu_);
   auto it = owned_.find(pod_key);
@@ -308,6 +313,14 @@ absl::StatusOr<Result> PodReconciler::ReconcileGroup(const std::string& ns,
 
   if (!existing) {
     BATCHD_RETURN_IF_ERROR(Finalize(inactive));
+    // Pods that run without a Workload (it was deleted) are stopped, as Kueue
+    // stops a job whose Workload is gone.
+    if (std::any_of(runnable.begin(), runnable.end(), [](const ObjectRef& p) {
+          return !IsGated(*p) && !PodView::Parse(*p).terminal();
+        })) {
+      BATCHD_RETURN_IF_ERROR(Stop(unit, "NoMatchingWorkload", "Missing Workload"));
+      return Result::Done();
+    }
     // The group's metadata must agree among its pods that did not fail.
     const std::string queue = QueueName(unit.first());
     for (const ObjectRef& p : pods) {
@@ -487,6 +500,11 @@ absl::Status PodReconciler::CreateWorkload(const Unit& unit, const std::string& 
   }
   BATCHD_RETURN_IF_ERROR(SetWorkloadPriority(ctx_.client, first, "", podsets, wl));
   auto r = ctx_.client.Create(wl_kind_, unit.ns, std::move(wl));
+  // Made by an earlier reconcile whose Workload the informer has not
+  // delivered yet: its event brings the unit back.
+  if (!r.ok() && registry::GetPayload(r.status()).reason == "AlreadyExists") {
+    return absl::OkStatus();
+  }
   if (!r.ok()) return r.status();
   ctx_.events.Event(Typed(first), "Normal", "CreatedWorkload",
                     absl::StrCat("Created Workload: ", unit.ns, "/", name));

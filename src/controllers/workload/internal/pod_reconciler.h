@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -46,6 +47,9 @@ class PodReconciler : public reconcile::Reconciler {
 
   // The reconcile key of the unit `pod` belongs to.
   static std::string KeyOf(const api::Json& pod);
+
+  // The entries of the group index and of the single pods' Workload index.
+  std::pair<size_t, size_t> IndexSizesForTest();
 
  private:
   // The pods of one reconcile: a single pod or a group's managed pods, from
