@@ -31,6 +31,19 @@ fi
 if (($#)); then files=("$@"); else mapfile -t files < <(find src -name '*.cc' | sort); fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# The headers every file parses (cmake/pch/: the standard library,
+# nlohmann/json, Abseil, GoogleTest) are precompiled once with the same flags
+# and included first into each file: a third less parsing per file. The
+# analysis still runs on every function body of every file.
+pch_flags=("${flags[@]}")
+pch_flags=("${pch_flags[@]/-fsyntax-only/}")
+if "$CLANGXX" "${pch_flags[@]}" -x c++-header cmake/pch/batchd_test_pch.h -o "$out/pch.pch" \
+    >"$out/pch.log" 2>&1; then
+  flags+=(-include-pch "$out/pch.pch")
+else
+  cat "$out/pch.log" >&2
+  echo "check-thread-safety: the precompiled header failed; parsing every header per file" >&2
+fi
 export CLANGXX out
 printf '%s\0' "${files[@]}" | xargs -0 -P "$(nproc)" -n 1 bash -c '
   f=${!#}; set -- "${@:1:$#-1}"  # xargs appends the file after the flags.

@@ -1,5 +1,7 @@
 // The kinds batchd serves, listed explicitly (STYLE.md practice 14).
 #include "api/core/v1/core_v1.h"
+#include "api/discovery/v1/discovery_v1.h"
+#include "api/jobset/v1alpha2/jobset_v1alpha2.h"
 #include "api/kind.h"
 #include "api/kueue/kueue.h"
 #include "api/scheduling/v1/scheduling_v1.h"
@@ -20,6 +22,8 @@ std::shared_ptr<const Scheme> BuiltinScheme() {
     kueue::RegisterKinds(*s);
     scheduling_v1::RegisterKinds(*s);
     scheduling_v1alpha2::RegisterKinds(*s);
+    discovery_v1::RegisterKinds(*s);
+    jobset_v1alpha2::RegisterKinds(*s);
     return s;
   }();
   return scheme;

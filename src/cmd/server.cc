@@ -5,17 +5,22 @@
 #include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "api/kind.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http_server.h"
+#include "cmd/feature_gates.h"
 #include "common/clock.h"
 #include "common/logging.h"
 #include "agent/agent.h"
 #include "agent/sim/sim_kubelet.h"
 #include "client/in_process_client.h"
 #include "controllers/cronjob/cronjob_controller.h"
+#include "controllers/endpointslice/endpointslice_controller.h"
 #include "controllers/gc/gc_controller.h"
 #include "controllers/job/job_controller.h"
+#include "controllers/job/workload_with_job.h"
+#include "controllers/jobset/jobset_controller.h"
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
@@ -66,11 +71,13 @@ struct Server::Impl {
   // The node agent for this machine (absent with --no-local-node) and the
   // pods/log source: local files, or a proxy to the pod's remote agent.
   std::unique_ptr<agent::NodeAgent> agent;
+  std::unique_ptr<reconcile::ComponentEventRecorder> agent_events;  // "kubelet"
   std::unique_ptr<apiserver::PodLogSource> logs;
   // Kueue-style queueing: the configuration (--config) and the queue
   // manager, kept for its metrics.
   controllers::queueing::QueueingConfig queueing;
   std::shared_ptr<controllers::queueing::QueueManager> queue_manager;
+  FeatureGates gates;
 };
 
 namespace {
@@ -105,11 +112,16 @@ controllers::PodIntegrationOptions PodOptions(const controllers::queueing::Queue
 // Kueue counterpart uses.
 void Server::Impl::AddControllers() {
   Impl& i = *this;
-  controllers::AddJobController(i.ContextFor("job-controller"));
+  controllers::JobControllerOptions job_options;
+  job_options.workload_with_job = i.gates.workload_with_job;
+  controllers::AddJobController(i.ContextFor("job-controller"), job_options);
   controllers::AddCronJobController(i.ContextFor("cronjob-controller"));
+  controllers::AddJobSetController(i.ContextFor("jobset"));
   controllers::AddGarbageCollector(i.ContextFor("garbage-collector-controller"));
   controllers::AddTtlAfterFinishedController(i.ContextFor("ttl-after-finished-controller"));
   controllers::AddNodeLifecycleController(i.ContextFor("node-controller"));
+  controllers::endpointslice::AddEndpointSliceController(
+      i.ContextFor("endpointslice-controller"));
   agent::sim::AddSimulatedKubelet(i.ContextFor("kubelet"));
   scheduler::SchedulerOptions so;
   so.binder = std::make_shared<scheduler::RegistryBinder>(*i.registry);
@@ -152,6 +164,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   auto queueing = LoadQueueingConfig(opts.config_file);
   if (!queueing.ok()) return queueing.status();
   i.queueing = *queueing;
+  auto gates = ParseFeatureGates(opts.feature_gates);
+  if (!gates.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--feature-gates: ", std::string(gates.status().message())));
+  }
+  i.gates = *gates;
   i.store = std::make_unique<store::ObservableStore>(*i.backend, i.clock);
   i.registry = std::make_unique<registry::Registry>(*i.store, api::BuiltinScheme(), i.clock);
   if (auto st = i.registry->Start(); !st.ok()) return st;
@@ -168,13 +186,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
       return st;
     }
   }
+  if (i.gates.workload_with_job) {
+    if (auto st = controllers::job::AddParallelismValidation(*i.registry); !st.ok()) return st;
+  }
   i.client = std::make_unique<client::InProcessClient>(*i.registry, "batchd-controller-manager");
   i.manager = std::make_unique<reconcile::Manager>(i.clock);
   i.informers = std::make_unique<reconcile::InformerFactory>(*i.client, *i.manager);
+  i.events = std::make_unique<reconcile::ApiEventRecorder>(*i.client, i.clock, "batchd");
+  i.events->StartAsync();  // Events are best-effort: reconciles do not wait for them
   if (opts.local_node) {
     agent::LocalAgentOptions lo;
     lo.data_dir = opts.data_dir;
     lo.shared_pods = &i.informers->For("", "v1", "pods");
+    lo.shared_endpoint_slices = &i.informers->For("discovery.k8s.io", "v1", "endpointslices");
+    i.agent_events = std::make_unique<reconcile::ComponentEventRecorder>(*i.events, "kubelet");
+    lo.events = i.agent_events.get();
     auto a = agent::NewLocalAgent(lo, *i.client, i.clock);
     if (!a.ok()) return a.status();
     i.agent = std::move(*a);
@@ -190,8 +216,6 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
   };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
-  i.events = std::make_unique<reconcile::ApiEventRecorder>(*i.client, i.clock, "batchd");
-  i.events->StartAsync();  // Events are best-effort: reconciles do not wait for them
   i.AddControllers();
   return s;
 }

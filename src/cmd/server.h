@@ -28,6 +28,8 @@ struct ServerOptions {
   // Worker threads per controller.
   int controller_workers = 2;
   std::string config_file;
+  // Kubernetes feature gates, "Name=true,Other=false" (feature_gates.h).
+  std::string feature_gates;
 };
 
 class Server {

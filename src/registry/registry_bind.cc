@@ -1,5 +1,6 @@
 // The pods/binding subresource: the only way spec.nodeName changes after
-// creation (ordinary updates forbid it, as in Kubernetes).
+// creation (ordinary updates forbid it, as in Kubernetes). Binding sets
+// PodScheduled=True and clears status.nominatedNodeName.
 #include "absl/strings/str_cat.h"
 #include "api/meta/time_util.h"
 #include "registry/errors.h"
@@ -48,6 +49,9 @@ absl::StatusOr<Json> Registry::Bind(std::string_view ns, std::string_view name,
       }
     }
     if (!replaced) conds.push_back(cond);
+    // The nomination has served its purpose once the pod is bound, wherever
+    // (Kubernetes' ClearingNominatedNodeNameAfterBinding, on since 1.35).
+    pod["status"].erase("nominatedNodeName");
     pod["metadata"].erase("resourceVersion");
     if (opts.dry_run) return pod;
     auto kv = Put(current->key, pod, current->revision);

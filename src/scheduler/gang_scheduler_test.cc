@@ -1,115 +1,19 @@
 // Gang scheduling through the whole scheduler (registry, informers, the
 // injected clock): all-or-nothing binding, minCount below the group size,
-// the quorum barrier, a missing PodGroup, the wait timeout, the basic policy
-// and v1alpha1 Workload pod groups with replica keys.
-#include "api/meta/conditions.h"
-#include "client/in_process_client.h"
-#include "common/testing/fake_clock.h"
-#include "gtest/gtest.h"
-#include "scheduler/scheduler.h"
-#include "store/memory/memory_store.h"
+// the quorum barrier, a missing PodGroup, the wait timeout, the basic policy,
+// v1alpha1 Workload pod groups with replica keys, and disruptionMode
+// PodGroup (one member evicted from a failed node takes the group with it).
+#include "api/core/v1/node_view.h"
+#include "scheduler/scheduler_test_env.h"
 
 namespace batchd::scheduler {
 namespace {
 
 using api::Json;
-
-Json MakeNode(const std::string& name, const std::string& cpu) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}}},
-          {"status",
-           {{"allocatable", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
-            {"capacity", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
-            {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
-}
-
-Json MakePod(const std::string& name, const std::string& cpu = "1") {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec",
-           {{"restartPolicy", "Never"},
-            {"containers", Json::array({{{"name", "c"},
-                                         {"image", "busybox"},
-                                         {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}};
-}
-
-Json GangPod(const std::string& name, const std::string& group) {
-  Json p = MakePod(name);
-  p["spec"]["schedulingGroup"] = {{"podGroupName", group}};
-  return p;
-}
-
-Json Policy(int min_count) {
-  return min_count > 0 ? Json{{"gang", {{"minCount", min_count}}}}
-                       : Json{{"basic", Json::object()}};
-}
-
-class GangSchedulerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(reg_.Start().ok());
-    SchedulerOptions opts;
-    opts.binder = std::make_shared<RegistryBinder>(reg_);
-    AddScheduler(ctx_, opts);
-    ASSERT_TRUE(mgr_.SyncAll().ok());
-  }
-  void CreateNode(const std::string& name, const std::string& cpu) {
-    Json node = MakeNode(name, cpu);
-    ASSERT_TRUE(c_.Create(nodes_, "", node).ok());
-    ASSERT_TRUE(c_.MergePatch(nodes_, "", name, {{"status", node["status"]}}, true).ok());
-  }
-  void CreatePod(Json pod) { ASSERT_TRUE(c_.Create(pods_, "default", std::move(pod)).ok()); }
-  void CreatePodGroup(const std::string& name, int min_count) {
-    Json pg = {{"apiVersion", "scheduling.k8s.io/v1alpha2"},
-               {"kind", "PodGroup"},
-               {"metadata", {{"name", name}, {"namespace", "default"}}},
-               {"spec", {{"schedulingPolicy", Policy(min_count)}}}};
-    ASSERT_TRUE(c_.Create(pod_groups_, "default", pg).ok());
-  }
-  void CreateGang(const std::string& group, int size, const std::string& prefix = "g") {
-    for (int i = 0; i < size; ++i) CreatePod(GangPod(prefix + std::to_string(i), group));
-  }
-  void Finish(const std::string& pod) {
-    ASSERT_TRUE(c_.MergePatch(pods_, "default", pod,
-                              Json::parse(R"({"status":{"phase":"Succeeded"}})"), true)
-                    .ok());
-  }
-  std::string NodeOf(const std::string& pod) {
-    auto p = c_.Get(pods_, "default", pod);
-    return p.ok() ? (*p)["spec"].value("nodeName", "") : "<missing>";
-  }
-  int Bound(const std::string& prefix, int size) {
-    int n = 0;
-    for (int i = 0; i < size; ++i) n += NodeOf(prefix + std::to_string(i)).empty() ? 0 : 1;
-    return n;
-  }
-  std::string PodMessage(const std::string& pod) {
-    auto p = c_.Get(pods_, "default", pod);
-    if (!p.ok()) return "<missing>";
-    auto c = api::meta::GetCondition(*p, "PodScheduled");
-    return c ? c->status + "/" + c->reason + ": " + c->message : "<none>";
-  }
-  std::string GroupCondition(const std::string& pg) {
-    auto p = c_.Get(pod_groups_, "default", pg);
-    if (!p.ok()) return "<missing>";
-    auto c = api::meta::GetCondition(*p, "PodGroupScheduled");
-    return c ? c->status + "/" + c->reason + ": " + c->message : "<none>";
-  }
-
-  FakeClock clock_;
-  store::MemoryStore store_;
-  registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
-  client::InProcessClient c_{reg_};
-  reconcile::Manager mgr_{clock_};
-  reconcile::InformerFactory inf_{c_, mgr_};
-  reconcile::FakeEventRecorder ev_;
-  reconcile::ControllerContext ctx_{c_, inf_, mgr_, clock_, ev_};
-  const api::KindDef& pods_ = c_.Kind("", "v1", "pods");
-  const api::KindDef& nodes_ = c_.Kind("", "v1", "nodes");
-  const api::KindDef& pod_groups_ = c_.Kind("scheduling.k8s.io", "v1alpha2", "podgroups");
-};
+using testing::MakeNode;
+using testing::MakePod;
+using testing::GangPod;
+using GangSchedulerTest = testing::SchedulerTestEnv;
 
 // Eight 1-cpu slots, one taken: a gang of 8 binds nothing, holds nothing
 // (a plain pod still fits... after the blocker is gone it is the gang's),
@@ -193,22 +97,53 @@ TEST_F(GangSchedulerTest, MissingPodGroupKeepsPodsPending) {
   EXPECT_EQ(Bound("g", 2), 2);
 }
 
+// Messages of the FailedScheduling events recorded for `pod`.
+std::vector<std::string> FailedSchedulingMessages(const reconcile::FakeEventRecorder& ev,
+                                                  const std::string& pod) {
+  std::vector<std::string> out;
+  for (const auto& e : ev.events()) {
+    if (e.reason == "FailedScheduling" && e.object == "Pod default/" + pod) {
+      out.push_back(e.message);
+    }
+  }
+  return out;
+}
+
 TEST_F(GangSchedulerTest, WaitTimesOutWithoutHoldingAndANewWaitBegins) {
   CreateNode("a", "7");
   CreatePodGroup("pg", 8);
   CreateGang("pg", 8);
   mgr_.RunUntilIdle();
   EXPECT_EQ(GroupCondition("pg"), "False/Unschedulable: 7 of 8 pods can be placed, minCount is 8");
+  // Nothing is assumed while the gang waits: the seven free cpus take a plain pod.
+  CreatePod(MakePod("plain", "1"));
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("plain"), "a");
+  Finish("plain");
   clock_.Advance(absl::Minutes(4));
   mgr_.RunUntilIdle();
   EXPECT_EQ(GroupCondition("pg"), "False/Unschedulable: 7 of 8 pods can be placed, minCount is 8");
-  // Five minutes after the first failed attempt the wait times out.
+  ASSERT_EQ(FailedSchedulingMessages(ev_, "g0").size(), 1u);
+  // Five minutes after the first failed attempt the wait times out, as
+  // kube-scheduler's Permit does: the pods are rejected (a FailedScheduling
+  // event each) and the PodGroup says why.
   clock_.Advance(absl::Minutes(1));
   mgr_.RunUntilIdle();
   EXPECT_EQ(Bound("g", 8), 0);
-  EXPECT_EQ(GroupCondition("pg"), "False/Unschedulable: timed out after 5m waiting for the "
-                                  "gang: 7 of 8 pods can be placed, minCount is 8");
-  EXPECT_NE(PodMessage("g0").find("timed out after 5m"), std::string::npos) << PodMessage("g0");
+  EXPECT_EQ(GroupCondition("pg"),
+            "False/Unschedulable: rejected due to timeout after waiting 5m0s at plugin "
+            "GangScheduling: 7 of 8 pods can be placed, minCount is 8");
+  for (int i = 0; i < 8; ++i) {
+    const std::string pod = "g" + std::to_string(i);
+    std::vector<std::string> events = FailedSchedulingMessages(ev_, pod);
+    ASSERT_EQ(events.size(), 2u) << pod;
+    EXPECT_EQ(events[1].rfind("rejected due to timeout after waiting 5m0s at plugin "
+                              "GangScheduling; pod group \"pg\": 7 of 8 pods can be placed",
+                              0),
+              0u)
+        << events[1];
+    EXPECT_EQ(PodMessage(pod), "False/Unschedulable: " + events[1]);
+  }
   // The next attempt starts a new wait; capacity arriving later still binds the gang.
   CreateNode("b", "1");
   mgr_.RunUntilIdle();
@@ -263,6 +198,68 @@ TEST_F(GangSchedulerTest, WorkloadRefReplicasAreSeparateGangs) {
   mgr_.RunUntilIdle();
   EXPECT_NE(NodeOf("r1-a"), "");
   EXPECT_NE(NodeOf("r1-b"), "");
+}
+
+// disruptionMode PodGroup: the node lifecycle controller evicts one member
+// from a failed node (Failed + DisruptionTarget/DeletionByTaintManager, then
+// a delete); every other member follows in one decision, the PodGroup says
+// so, and the replacements the Job would create are left alone.
+TEST_F(GangSchedulerTest, DisruptionModePodGroupEvictsTheWholeGroup) {
+  for (const char* n : {"a", "b", "c"}) CreateNode(n, "1");
+  CreatePodGroup("pg", 3, "PodGroup");
+  CreateGang("pg", 3);
+  mgr_.RunUntilIdle();
+  ASSERT_EQ(Bound("g", 3), 3);
+
+  // What the taint manager does to the member on the failed node.
+  Json evicted = Get("g1");
+  api::core_v1::MarkPodEvictedByTaintManager(evicted, clock_.Now());
+  ASSERT_TRUE(c_.UpdateStatus(pods_, evicted).ok());
+  client::DeleteOptions graceful;
+  ASSERT_TRUE(c_.Delete(pods_, "default", "g1", graceful).ok());
+  mgr_.RunUntilIdle();
+
+  for (const char* other : {"g0", "g2"}) {
+    EXPECT_TRUE(Terminating(other)) << other;
+    Json dt = Condition(other, "DisruptionTarget");
+    EXPECT_EQ(dt.value("status", ""), "True") << other;
+    EXPECT_EQ(dt.value("reason", ""), "DeletionByTaintManager") << other;
+    EXPECT_EQ(dt.value("message", ""),
+              "default-scheduler: pod group \"pg\" is disrupted as a whole (disruptionMode "
+              "PodGroup): pod default/g1 is a disruption target (DeletionByTaintManager)");
+  }
+  EXPECT_EQ(CountEvents("PodGroupDisrupted"), 2);
+  EXPECT_EQ(GroupCondition("pg", "DisruptionTarget"),
+            "True/DeletionByTaintManager: default-scheduler: pod group \"pg\" is disrupted as a "
+            "whole (disruptionMode PodGroup): pod default/g1 is a disruption target "
+            "(DeletionByTaintManager)");
+
+  // The replacements arrive while the old pods are still terminating; the
+  // old pods' last events (their deletion) start nothing new.
+  CreateGang("pg", 3, "r");
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("g1"), "<missing>");  // Failed, so deleted at once.
+  for (const char* old : {"g0", "g2"}) FinishDelete(old);
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(Bound("r", 3), 3);
+  for (const char* r : {"r0", "r1", "r2"}) EXPECT_FALSE(Terminating(r)) << r;
+  EXPECT_EQ(CountEvents("PodGroupDisrupted"), 2);
+}
+
+TEST_F(GangSchedulerTest, DisruptionModePodEvictsOnlyThePod) {
+  for (const char* n : {"a", "b"}) CreateNode(n, "1");
+  CreatePodGroup("pg", 2);  // disruptionMode defaults to Pod.
+  CreateGang("pg", 2);
+  mgr_.RunUntilIdle();
+  ASSERT_EQ(Bound("g", 2), 2);
+  Json evicted = Get("g1");
+  api::core_v1::MarkPodEvictedByTaintManager(evicted, clock_.Now());
+  ASSERT_TRUE(c_.UpdateStatus(pods_, evicted).ok());
+  mgr_.RunUntilIdle();
+  EXPECT_FALSE(Terminating("g0"));
+  EXPECT_TRUE(Condition("g0", "DisruptionTarget").is_null());
+  EXPECT_EQ(GroupCondition("pg", "DisruptionTarget"), "<none>");
+  EXPECT_EQ(CountEvents("PodGroupDisrupted"), 0);
 }
 
 }  // namespace

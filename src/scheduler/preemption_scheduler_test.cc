@@ -1,100 +1,18 @@
 // Scheduler-level preemption: a higher-priority pod that fits nowhere
 // nominates a node, its victims get DisruptionTarget and are deleted, and it
-// binds once they are gone; Never and equal priority preempt nothing.
-#include "api/meta/object_meta.h"
-#include "client/in_process_client.h"
-#include "common/testing/fake_clock.h"
-#include "gtest/gtest.h"
-#include "scheduler/scheduler.h"
-#include "store/memory/memory_store.h"
+// binds once they are gone; Never and equal priority preempt nothing; gangs
+// are victims only whole; nominations end when the pod binds elsewhere, is
+// no longer a preemptor or is displaced; messages read like kube-scheduler's.
+#include "scheduler/scheduler_test_env.h"
 
 namespace batchd::scheduler {
 namespace {
 
 using api::Json;
-
-Json MakeNode(const std::string& name, const std::string& cpu) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}}},
-          {"status",
-           {{"allocatable", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
-            {"capacity", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
-            {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
-}
-
-Json MakePod(const std::string& name, const std::string& cpu, int priority) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec",
-           {{"restartPolicy", "Never"},
-            {"priority", priority},
-            {"containers", Json::array({{{"name", "c"},
-                                         {"image", "busybox"},
-                                         {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}};
-}
-
-class PreemptionSchedulerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(reg_.Start().ok());
-    SchedulerOptions opts;
-    opts.binder = std::make_shared<RegistryBinder>(reg_);
-    AddScheduler(ctx_, opts);
-    ASSERT_TRUE(mgr_.SyncAll().ok());
-  }
-  void CreateNode(const std::string& name, const std::string& cpu) {
-    Json node = MakeNode(name, cpu);
-    ASSERT_TRUE(c_.Create(nodes_, "", node).ok());
-    ASSERT_TRUE(
-        c_.MergePatch(nodes_, "", name, {{"status", node["status"]}}, /*status=*/true).ok());
-  }
-  void CreatePod(Json pod) { ASSERT_TRUE(c_.Create(pods_, "default", std::move(pod)).ok()); }
-  Json Get(const std::string& pod) {
-    auto p = c_.Get(pods_, "default", pod);
-    return p.ok() ? *p : Json(nullptr);
-  }
-  std::string NodeOf(const std::string& pod) {
-    Json p = Get(pod);
-    return p.is_null() ? "<missing>" : p["spec"].value("nodeName", "");
-  }
-  Json Condition(const std::string& pod, const std::string& type) {
-    Json p = Get(pod);
-    if (p.is_null()) return nullptr;
-    for (const Json& c : p["status"].value("conditions", Json::array())) {
-      if (c.value("type", "") == type) return c;
-    }
-    return nullptr;
-  }
-  bool Terminating(const std::string& pod) {
-    Json p = Get(pod);
-    return !p.is_null() && api::meta::IsBeingDeleted(p);
-  }
-  // What the kubelet does for a terminating pod: the final delete.
-  void FinishDelete(const std::string& pod) {
-    client::DeleteOptions opts;
-    opts.grace_period_seconds = 0;
-    ASSERT_TRUE(c_.Delete(pods_, "default", pod, opts).ok());
-  }
-  int CountEvents(const std::string& reason) {
-    int n = 0;
-    for (const auto& e : ev_.events()) n += e.reason == reason;
-    return n;
-  }
-
-  FakeClock clock_;
-  store::MemoryStore store_;
-  registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
-  client::InProcessClient c_{reg_};
-  reconcile::Manager mgr_{clock_};
-  reconcile::InformerFactory inf_{c_, mgr_};
-  reconcile::FakeEventRecorder ev_;
-  reconcile::ControllerContext ctx_{c_, inf_, mgr_, clock_, ev_};
-  const api::KindDef& pods_ = c_.Kind("", "v1", "pods");
-  const api::KindDef& nodes_ = c_.Kind("", "v1", "nodes");
-  const api::KindDef& pod_groups_ = c_.Kind("scheduling.k8s.io", "v1alpha2", "podgroups");
-};
+using testing::MakeNode;
+using testing::MakePod;
+using testing::GangPod;
+using PreemptionSchedulerTest = testing::SchedulerTestEnv;
 
 TEST_F(PreemptionSchedulerTest, HigherPriorityPreemptsTheLowestThenBinds) {
   CreateNode("n1", "2");
@@ -176,35 +94,149 @@ TEST_F(PreemptionSchedulerTest, MinimalVictimSet) {
   EXPECT_EQ(NodeOf("high"), "n1");
 }
 
-TEST_F(PreemptionSchedulerTest, GangMemberIsNoVictim) {
+// Never a part of a gang without the whole gang: the gang's member on n1 is
+// the cheapest victim there, so the whole gang goes, its member on n2 too,
+// as one decision; the PodGroup is marked a disruption target.
+TEST_F(PreemptionSchedulerTest, GangIsPreemptedWhole) {
+  CreateNode("n1", "1");
+  CreateNode("n2", "1");
+  CreatePodGroup("gang", 2);
+  CreateGang("gang", 2, "m", "1", 1);
+  mgr_.RunUntilIdle();
+  ASSERT_EQ(Bound("m", 2), 2);
+  CreatePod(MakePod("high", "1", 10));
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NominatedNode("high"), "n1");
+  for (const char* m : {"m0", "m1"}) {
+    EXPECT_TRUE(Terminating(m)) << m;
+    EXPECT_EQ(Condition(m, "DisruptionTarget").value("reason", ""), "PreemptionByScheduler");
+  }
+  EXPECT_EQ(CountEvents("Preempted"), 2);
+  EXPECT_EQ(GroupCondition("gang", "DisruptionTarget"),
+            "True/PreemptionByScheduler: default-scheduler: preempting to accommodate a higher "
+            "priority pod");
+  // The preemptor reads like kube-scheduler's after a successful PostFilter.
+  EXPECT_EQ(PodMessage("high"),
+            "False/Unschedulable: 0/2 nodes are available: 2 Insufficient cpu.");
+  FinishDelete("m0");
+  FinishDelete("m1");
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("high"), "n1");
+  EXPECT_EQ(NominatedNode("high"), "");  // Binding clears the nomination.
+}
+
+TEST_F(PreemptionSchedulerTest, GangWithAMoreImportantMemberIsNoVictim) {
   CreateNode("n1", "2");
-  Json pg = {{"apiVersion", "scheduling.k8s.io/v1alpha2"},
-             {"kind", "PodGroup"},
-             {"metadata", {{"name", "gang"}, {"namespace", "default"}}},
-             {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 1}}}}}}}};
-  ASSERT_TRUE(c_.Create(pod_groups_, "default", pg).ok());
-  Json member = MakePod("member", "1", 1);
-  member["spec"]["schedulingGroup"] = {{"podGroupName", "gang"}};
-  CreatePod(member);
+  CreateNode("n2", "1");
+  CreatePodGroup("gang", 2);
+  CreatePod(GangPod("m0", "gang", "1", 1));
+  CreatePod(GangPod("m1", "gang", "1", 20));
   CreatePod(MakePod("loner", "1", 2));
   mgr_.RunUntilIdle();
-  ASSERT_EQ(NodeOf("member"), "n1");
-  ASSERT_EQ(NodeOf("loner"), "n1");
-  // The lowest-priority pod is the gang member; the loner is taken instead.
+  ASSERT_EQ(Bound("m", 2), 2);
+  ASSERT_NE(NodeOf("loner"), "");
+  // Taking m0 would break a gang whose m1 outranks the preemptor: only the
+  // loner can go.
   CreatePod(MakePod("high", "1", 10));
   mgr_.RunUntilIdle();
   EXPECT_TRUE(Terminating("loner"));
-  EXPECT_FALSE(Terminating("member"));
-  // Room only by taking the member too: no preemption at all.
+  EXPECT_FALSE(Terminating("m0"));
+  EXPECT_FALSE(Terminating("m1"));
   FinishDelete("loner");
   mgr_.RunUntilIdle();
-  ASSERT_EQ(NodeOf("high"), "n1");
-  CreatePod(MakePod("wide", "2", 20));
+  ASSERT_NE(NodeOf("high"), "");
+  // Two cpu: only by taking m0 alone, which is refused.
+  CreatePod(MakePod("wide", "2", 15));
   mgr_.RunUntilIdle();
-  EXPECT_FALSE(Terminating("member"));
-  EXPECT_FALSE(Terminating("high"));  // Taking "high" alone would not be enough.
+  EXPECT_FALSE(Terminating("m0"));
   EXPECT_EQ(NodeOf("wide"), "");
   EXPECT_EQ(CountEvents("Preempted"), 1);
+}
+
+TEST_F(PreemptionSchedulerTest, MessagesReadLikeKubeScheduler) {
+  CreateNode("n1", "1");
+  CreatePod(MakePod("low", "1", 1));
+  mgr_.RunUntilIdle();
+  Json never = MakePod("never", "1", 10);
+  never["spec"]["preemptionPolicy"] = "Never";
+  CreatePod(never);
+  CreatePod(MakePod("equal", "1", 1));
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(PodMessage("never"),
+            "False/Unschedulable: 0/1 nodes are available: 1 Insufficient cpu. preemption: not "
+            "eligible due to preemptionPolicy=Never.");
+  EXPECT_EQ(PodMessage("equal"),
+            "False/Unschedulable: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 "
+            "nodes are available: 1 No preemption victims found for incoming pod.");
+  // A preemptor waiting for its victim says so when it is tried again.
+  CreatePod(MakePod("high", "1", 10));
+  mgr_.RunUntilIdle();
+  ASSERT_TRUE(Terminating("low"));
+  EXPECT_EQ(PodMessage("high"), "False/Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.");
+  clock_.Advance(absl::Minutes(5));  // The periodic flush retries it.
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(PodMessage("high"),
+            "False/Unschedulable: 0/1 nodes are available: 1 Insufficient cpu. preemption: not "
+            "eligible due to a terminating pod on the nominated node.");
+  EXPECT_EQ(NominatedNode("high"), "n1");
+}
+
+// The nomination ends when the pod binds somewhere else.
+TEST_F(PreemptionSchedulerTest, NominationClearedWhenBoundElsewhere) {
+  CreateNode("n1", "1");
+  CreatePod(MakePod("low", "1", 1));
+  mgr_.RunUntilIdle();
+  CreatePod(MakePod("high", "1", 10));
+  mgr_.RunUntilIdle();
+  ASSERT_EQ(NominatedNode("high"), "n1");
+  CreateNode("n2", "1");  // Room elsewhere before the victim is gone.
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("high"), "n2");
+  EXPECT_EQ(NominatedNode("high"), "");
+  // n1's room is no longer held: a low-priority pod may take it.
+  FinishDelete("low");
+  CreatePod(MakePod("after", "1", 1));
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("after"), "n1");
+}
+
+// The nomination ends when the pod is no longer a preemptor: its room went
+// to a more important pod and nobody is left to preempt.
+TEST_F(PreemptionSchedulerTest, NominationClearedWhenNoLongerAPreemptor) {
+  CreateNode("n1", "1");
+  CreatePod(MakePod("low", "1", 1));
+  mgr_.RunUntilIdle();
+  CreatePod(MakePod("high", "1", 10));
+  mgr_.RunUntilIdle();
+  ASSERT_EQ(NominatedNode("high"), "n1");
+  CreatePod(MakePod("vip", "1", 20));  // Outranks the nomination.
+  mgr_.RunUntilIdle();
+  FinishDelete("low");
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NodeOf("vip"), "n1");
+  EXPECT_EQ(NodeOf("high"), "");
+  EXPECT_EQ(NominatedNode("high"), "");
+  EXPECT_EQ(PodMessage("high"),
+            "False/Unschedulable: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 "
+            "nodes are available: 1 No preemption victims found for incoming pod.");
+}
+
+// A more important preemptor nominated to the same node displaces the
+// nomination of a less important one, as kube-scheduler does.
+TEST_F(PreemptionSchedulerTest, LowerPriorityNominationIsDisplaced) {
+  CreateNode("n1", "2");
+  CreatePod(MakePod("low1", "1", 1));
+  CreatePod(MakePod("low2", "1", 1));
+  mgr_.RunUntilIdle();
+  CreatePod(MakePod("mid", "1", 5));
+  mgr_.RunUntilIdle();
+  ASSERT_EQ(NominatedNode("mid"), "n1");
+  CreatePod(MakePod("high", "1", 10));
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(NominatedNode("high"), "n1");
+  EXPECT_EQ(NominatedNode("mid"), "");
+  EXPECT_TRUE(Terminating("low1"));
+  EXPECT_TRUE(Terminating("low2"));
 }
 
 }  // namespace

@@ -1,82 +1,13 @@
-#include "scheduler/scheduler.h"
-
-#include "api/meta/object_meta.h"
-#include "client/in_process_client.h"
-#include "common/testing/fake_clock.h"
-#include "gtest/gtest.h"
+#include "scheduler/scheduler_test_env.h"
 #include "registry/errors.h"
-#include "store/memory/memory_store.h"
 
 namespace batchd::scheduler {
 namespace {
 
 using api::Json;
-
-Json MakeNode(const std::string& name, const std::string& cpu) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}}},
-          {"status",
-           {{"allocatable", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
-            {"capacity", {{"cpu", cpu}, {"memory", "16Gi"}, {"pods", "110"}}},
-            {"conditions", Json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
-}
-
-Json MakePod(const std::string& name, const std::string& cpu) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec",
-           {{"restartPolicy", "Never"},
-            {"containers", Json::array({{{"name", "c"},
-                                         {"image", "busybox"},
-                                         {"resources", {{"requests", {{"cpu", cpu}}}}}}})}}}};
-}
-
-class SchedulerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(reg_.Start().ok());
-    SchedulerOptions opts;
-    opts.binder = std::make_shared<RegistryBinder>(reg_);
-    AddScheduler(ctx_, opts);
-    ASSERT_TRUE(mgr_.SyncAll().ok());
-  }
-  void CreateNode(const std::string& name, const std::string& cpu) {
-    CreateNodeObj(MakeNode(name, cpu));
-  }
-  // Node status is written separately: the registry resets status on create.
-  void CreateNodeObj(const Json& node) {
-    ASSERT_TRUE(c_.Create(nodes_, "", node).ok());
-    ASSERT_TRUE(c_.MergePatch(nodes_, "", node["metadata"]["name"], {{"status", node["status"]}},
-                              /*status=*/true)
-                    .ok());
-  }
-  void CreatePod(Json pod) { ASSERT_TRUE(c_.Create(pods_, "default", std::move(pod)).ok()); }
-  std::string NodeOf(const std::string& pod) {
-    auto p = c_.Get(pods_, "default", pod);
-    return p.ok() ? (*p)["spec"].value("nodeName", "") : "<missing>";
-  }
-  Json Condition(const std::string& pod, const std::string& type) {
-    auto p = c_.Get(pods_, "default", pod);
-    if (!p.ok()) return nullptr;
-    for (const Json& c : (*p)["status"].value("conditions", Json::array())) {
-      if (c.value("type", "") == type) return c;
-    }
-    return nullptr;
-  }
-
-  FakeClock clock_;
-  store::MemoryStore store_;
-  registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
-  client::InProcessClient c_{reg_};
-  reconcile::Manager mgr_{clock_};
-  reconcile::InformerFactory inf_{c_, mgr_};
-  reconcile::FakeEventRecorder ev_;
-  reconcile::ControllerContext ctx_{c_, inf_, mgr_, clock_, ev_};
-  const api::KindDef& pods_ = c_.Kind("", "v1", "pods");
-  const api::KindDef& nodes_ = c_.Kind("", "v1", "nodes");
-};
+using testing::MakeNode;
+using testing::MakePod;
+using SchedulerTest = testing::SchedulerTestEnv;
 
 TEST_F(SchedulerTest, BindsOnlyPodsItOwns) {
   CreateNode("n1", "4");

@@ -3,8 +3,8 @@
 # node and preempts exactly one of them (DisruptionTarget
 # PreemptionByScheduler, deleted, a Preempted event); the Job replaces the
 # victim, the replacement stays Pending (the room is the nominated pod's),
-# and the high-priority pod binds. A `preemptionPolicy: Never` pod preempts
-# nothing.
+# and the high-priority pod binds (its nominatedNodeName is then cleared).
+# A `preemptionPolicy: Never` pod preempts nothing.
 source "$E2E_LIB"
 ensure_ns
 NODE="sim-$NS"
@@ -37,10 +37,11 @@ expect_ok k apply -f - <<<"$(pc "$LOW" 10)"
 expect_ok k apply -f - <<<"$(pc "$HIGH" 1000)"
 expect_ok k apply -f - <<<"$(pc "$NEVER" 2000 'preemptionPolicy: Never')"
 
-# Every DisruptionTarget reason seen on a pod of the namespace (the victim
-# is gone soon after it gets one).
+# Every DisruptionTarget reason and nominatedNodeName seen on a pod of the
+# namespace (the victim is gone soon after it gets one; the nomination ends
+# when the preemptor binds).
 k get pods -n "$NS" -w --output-watch-events=false \
-  -o 'jsonpath={.metadata.name} {.status.conditions[?(@.type=="DisruptionTarget")].reason}{"\n"}' \
+  -o 'jsonpath={.metadata.name} {.status.conditions[?(@.type=="DisruptionTarget")].reason} nominated={.status.nominatedNodeName}{"\n"}' \
   >"$E2E_TMP/watch" 2>/dev/null &
 WATCH_PID=$!
 
@@ -102,12 +103,14 @@ expect_ok k create -f - <<<"$(pod high "$HIGH")"
 high_bound() { test "$(jp pod high '{.spec.nodeName}')" = "$NODE"; }
 wait_for 30 high_bound ||
   fail "high pod not bound: node '$(jp pod high '{.spec.nodeName}')' nominated '$(jp pod high '{.status.nominatedNodeName}')'"
-expect_eq "$(jp pod high '{.status.nominatedNodeName}')" "$NODE" "nominatedNodeName"
-wait_for 10 grep -q ' PreemptionByScheduler$' "$E2E_TMP/watch" ||
+wait_for 10 grep -q "^high  nominated=$NODE\$" "$E2E_TMP/watch" ||
+  fail "nominatedNodeName $NODE not seen on high: $(grep '^high ' "$E2E_TMP/watch")"
+expect_eq "$(jp pod high '{.status.nominatedNodeName}')" "" "nominatedNodeName cleared once bound"
+wait_for 10 grep -q ' PreemptionByScheduler nominated=$' "$E2E_TMP/watch" ||
   fail "no DisruptionTarget PreemptionByScheduler seen: $(cat "$E2E_TMP/watch")"
-VICTIM=$(grep ' PreemptionByScheduler$' "$E2E_TMP/watch" | head -1 | cut -d' ' -f1)
+VICTIM=$(grep ' PreemptionByScheduler nominated=$' "$E2E_TMP/watch" | head -1 | cut -d' ' -f1)
 expect_contains "$VICTIMS_BEFORE" "$VICTIM" "victim is a low Job pod"
-expect_eq "$(grep ' PreemptionByScheduler$' "$E2E_TMP/watch" | cut -d' ' -f1 | sort -u | wc -l)" \
+expect_eq "$(grep ' PreemptionByScheduler nominated=$' "$E2E_TMP/watch" | cut -d' ' -f1 | sort -u | wc -l)" \
   "1" "exactly one victim"
 gone() { ! k get pod -n "$NS" "$1" >/dev/null 2>&1; }
 wait_for 30 gone "$VICTIM" || fail "victim $VICTIM not deleted"

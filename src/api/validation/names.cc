@@ -188,4 +188,9 @@ Messages NameIsDNSLabel(std::string_view name, bool prefix) {
   return IsDNS1123Label(name);
 }
 
+Messages NameIsDNS1035Label(std::string_view name, bool prefix) {
+  if (prefix) return IsDNS1035Label(MaskTrailingDash(name));
+  return IsDNS1035Label(name);
+}
+
 }  // namespace batchd::api::validation

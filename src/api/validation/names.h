@@ -47,5 +47,7 @@ using NameValidator = std::function<Messages(std::string_view name, bool prefix)
 
 Messages NameIsDNSSubdomain(std::string_view name, bool prefix);
 Messages NameIsDNSLabel(std::string_view name, bool prefix);
+// Service names (`ValidateServiceName` in Kubernetes).
+Messages NameIsDNS1035Label(std::string_view name, bool prefix);
 
 }  // namespace batchd::api::validation

@@ -264,6 +264,28 @@ std::set<std::string> StringSet(const Json& list) {
 
 }  // namespace
 
+ErrorList ValidateDomainPrefixedPath(const Path& path, std::string_view value) {
+  if (value.empty()) return {Required(path)};
+  const size_t slash = value.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == value.size()) {
+    return {Invalid(path, std::string(value),
+                    "must be a domain-prefixed path (such as \"acme.io/foo\")")};
+  }
+  ErrorList errs;
+  const std::string_view host = value.substr(0, slash), http_path = value.substr(slash + 1);
+  for (const std::string& m : IsDNS1123Subdomain(host)) {
+    errs.push_back(Invalid(path, std::string(host), m));
+  }
+  static constexpr std::string_view kPathChars =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~%!$&'()*+,;=:";
+  if (http_path.find_first_not_of(kPathChars) != std::string_view::npos) {
+    errs.push_back(Invalid(path, std::string(http_path),
+                           "Invalid path (regex used for validation is "
+                           "'[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')"));
+  }
+  return errs;
+}
+
 ErrorList ValidateImmutableField(const Json& now, const Json& old, const Path& path) {
   if (now == old) return {};
   return {Invalid(path, now, std::string(kFieldImmutable))};

@@ -43,6 +43,10 @@ ErrorList ValidateLabels(const Json& labels, const Path& path);
 // `annotations` map: keys are qualified names (checked lower-cased), total
 // size at most `kTotalAnnotationSizeLimitBytes`.
 ErrorList ValidateAnnotations(const Json& annotations, const Path& path);
+// apimachinery's IsDomainPrefixedPath ("acme.io/foo"): a DNS-1123
+// subdomain, a slash, and an HTTP path (the `managedBy` fields of Job and
+// JobSet).
+ErrorList ValidateDomainPrefixedPath(const Path& path, std::string_view value);
 // `ownerReferences` list: apiVersion/kind/name/uid present, at most one
 // controller, Events cannot be owners.
 ErrorList ValidateOwnerReferences(const Json& refs, const Path& path);

@@ -18,10 +18,10 @@ namespace batchd::controllers {
 using reconcile::Controller;
 using reconcile::ControllerContext;
 
-void AddJobController(ControllerContext& ctx) {
+void AddJobController(ControllerContext& ctx, JobControllerOptions opts) {
   // The handlers own the reconciler (shared_ptr captures), so it lives as
   // long as the manager's informers, which outlive its controllers.
-  auto reconciler = std::make_shared<job::JobReconciler>(ctx);
+  auto reconciler = std::make_shared<job::JobReconciler>(ctx, opts);
   Controller& c = ctx.manager.AddController(
       std::make_unique<Controller>("job-controller", *reconciler, ctx.clock));
   reconciler->Wire(c);
@@ -49,12 +49,13 @@ using api::meta::EnsureTypeMeta;
 
 }  // namespace
 
-JobReconciler::JobReconciler(ControllerContext& ctx)
+JobReconciler::JobReconciler(ControllerContext& ctx, const JobControllerOptions& opts)
     : ctx_(ctx),
       job_kind_(ctx.client.Kind("batch", "v1", "jobs")),
       pod_kind_(ctx.client.Kind("", "v1", "pods")),
       jobs_(ctx.informers.For(job_kind_)),
-      pods_(ctx.informers.For(pod_kind_)) {}
+      pods_(ctx.informers.For(pod_kind_)),
+      pod_groups_(opts.workload_with_job ? std::make_unique<PodGroupSource>(ctx) : nullptr) {}
 
 void JobReconciler::Wire(Controller& controller) {
   client::WorkQueue* q = &controller.queue();

@@ -15,10 +15,18 @@
 
 namespace batchd::controllers {
 
+struct JobControllerOptions {
+  // Kubernetes' WorkloadWithJob gate (workload_with_job.h): Indexed Jobs
+  // with parallelism == completions > 1 get a gang Workload and PodGroup.
+  // Off here as in Kubernetes 1.36; `batchd server` turns it on by default
+  // (--feature-gates).
+  bool workload_with_job = false;
+};
+
 // Registers the Job controller ("job-controller") with `ctx.manager`,
 // with handlers on the shared Job and Pod informers (pod events map to the
 // owning Job through its controller ownerReference). Jobs whose
 // `spec.managedBy` names another controller are skipped.
-void AddJobController(reconcile::ControllerContext& ctx);
+void AddJobController(reconcile::ControllerContext& ctx, JobControllerOptions opts = {});
 
 }  // namespace batchd::controllers

@@ -22,7 +22,9 @@
 #include "controllers/job/expectations.h"
 #include "controllers/job/failure_policy.h"
 #include "controllers/job/indexes.h"
+#include "controllers/job/job_controller.h"
 #include "controllers/job/job_pod.h"
+#include "controllers/job/workload_with_job.h"
 #include "reconcile/context.h"
 
 namespace batchd::controllers::job {
@@ -62,6 +64,8 @@ struct SyncCtx {
   std::map<int, const JobPod*> delayed_per_index;  // Into `pods`.
   BackoffRecord new_backoff;
   std::optional<absl::Duration> requeue;
+  // WorkloadWithJob: the PodGroup new pods join ("" for none).
+  std::string pod_group;
 
   void RequeueAfter(absl::Duration d) {
     if (!requeue || d < *requeue) requeue = d;
@@ -70,7 +74,7 @@ struct SyncCtx {
 
 class JobReconciler : public reconcile::Reconciler {
  public:
-  explicit JobReconciler(reconcile::ControllerContext& ctx);
+  JobReconciler(reconcile::ControllerContext& ctx, const JobControllerOptions& opts);
   absl::StatusOr<reconcile::Result> Reconcile(const std::string& key) override;
 
   // Wires informer handlers that enqueue into `controller`.
@@ -114,6 +118,8 @@ class JobReconciler : public reconcile::Reconciler {
   const api::KindDef& pod_kind_;
   client::Informer& jobs_;
   client::Informer& pods_;
+  // Set when the WorkloadWithJob gate is on.
+  std::unique_ptr<PodGroupSource> pod_groups_;
   Expectations expectations_;
   PodIndex index_;
   BackoffStore backoff_;

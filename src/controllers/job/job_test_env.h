@@ -83,9 +83,9 @@ class FaultClient : public client::Client {
 class JobControllerTest : public ::testing::Test {
  protected:
   struct Stack {
-    Stack(client::Client& c, Clock& clock)
+    Stack(client::Client& c, Clock& clock, JobControllerOptions opts)
         : mgr(clock), inf(c, mgr), ctx{c, inf, mgr, clock, ev} {
-      AddJobController(ctx);
+      AddJobController(ctx, opts);
     }
     reconcile::Manager mgr;
     reconcile::InformerFactory inf;
@@ -101,7 +101,7 @@ class JobControllerTest : public ::testing::Test {
   // A fresh controller over the same store (a controller restart).
   void Restart() {
     stack_.reset();
-    stack_ = std::make_unique<Stack>(fault_, clock_);
+    stack_ = std::make_unique<Stack>(fault_, clock_, options_);
     ASSERT_TRUE(stack_->mgr.SyncAll().ok());
     Settle();
   }
@@ -220,6 +220,7 @@ class JobControllerTest : public ::testing::Test {
   registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
   client::InProcessClient base_{reg_};
   FaultClient fault_{base_};
+  JobControllerOptions options_;  // Set before Restart() to change the controller's.
   std::unique_ptr<Stack> stack_;
   const api::KindDef& jobs_ = base_.Kind("batch", "v1", "jobs");
   const api::KindDef& pods_ = base_.Kind("", "v1", "pods");

@@ -123,6 +123,7 @@ Json JobReconciler::NewPod(const SyncCtx& c, int index) const {
       api::batch_v1::SetPodIndexFailureCounts(pod, count, ignored);
     }
   }
+  if (!c.pod_group.empty()) SetPodSchedulingGroup(pod, c.pod_group);
   api::meta::AddFinalizer(pod, api::batch_v1::kJobTrackingFinalizer);
   api::meta::SetOwnerReference(pod, api::meta::NewControllerRef(c.job));
   return pod;
@@ -272,6 +273,10 @@ absl::StatusOr<int> JobReconciler::ManageJob(SyncCtx& c) {
     diff = static_cast<int>(indexes.size());
   }
   if (diff <= 0) return active;
+  if (pod_groups_ != nullptr) {  // WorkloadWithJob: Workload, PodGroup, then the pods.
+    const bool started = !c.pods.empty() || c.succeeded > 0 || c.failed > 0;
+    BATCHD_ASSIGN_OR_RETURN(c.pod_group, pod_groups_->EnsurePodGroup(c.spec, c.job, started));
+  }
   BATCHD_ASSIGN_OR_RETURN(int created, CreatePods(c, diff, indexes));
   return active + created;
 }

@@ -70,10 +70,14 @@ std::shared_ptr<const PodInfo> ParsePod(const Json& pod, ResourceIndex& resource
   if (p->scheduler_name.empty()) p->scheduler_name = "default-scheduler";
   p->phase = api::CopyStringMember(api::Member(pod, "status"), "phase");
   for (const Json& c : api::Member(api::Member(pod, "status"), "conditions")) {
-    if (api::CopyStringMember(c, "type") == "PodScheduled" &&
-        api::CopyStringMember(c, "status") == "False" &&
-        api::CopyStringMember(c, "reason") == "Unschedulable") {
+    const std::string_view type = api::StringMember(c, "type");
+    if (type == "PodScheduled" && api::StringMember(c, "status") == "False" &&
+        api::StringMember(c, "reason") == "Unschedulable") {
       p->unschedulable_message = api::CopyStringMember(c, "message");
+    } else if (type == "DisruptionTarget" && api::StringMember(c, "status") == "True") {
+      p->disruption_reason = api::CopyStringMember(c, "reason");
+      if (p->disruption_reason.empty()) p->disruption_reason = "DisruptionTarget";
+      p->disruption_message = api::CopyStringMember(c, "message");
     }
   }
   p->deleting = api::meta::IsBeingDeleted(pod);
@@ -109,11 +113,24 @@ std::shared_ptr<const PodInfo> ParsePod(const Json& pod, ResourceIndex& resource
   return p;
 }
 
-std::string FitError::Message() const {
+std::string FitError::Message(PreemptionNote note) const {
   if (num_nodes == 0) return "no nodes available to schedule pods";
   std::vector<std::string> parts;
   for (const auto& [reason, count] : reasons) parts.push_back(absl::StrCat(count, " ", reason));
   std::sort(parts.begin(), parts.end());
+  std::string out =
+      absl::StrCat("0/", num_nodes, " nodes are available: ", absl::StrJoin(parts, ", "), ".");
+  switch (note) {
+    case PreemptionNote::kNominated:
+      return out;
+    case PreemptionNote::kNotEligibleNever:
+      return absl::StrCat(out, " preemption: not eligible due to preemptionPolicy=Never.");
+    case PreemptionNote::kNotEligibleTerminating:
+      return absl::StrCat(
+          out, " preemption: not eligible due to a terminating pod on the nominated node.");
+    case PreemptionNote::kNoVictims:
+      break;
+  }
   std::vector<std::string> preempt;
   if (unresolvable_nodes > 0) {
     preempt.push_back(
@@ -124,8 +141,7 @@ std::string FitError::Message() const {
         absl::StrCat(resolvable_nodes, " No preemption victims found for incoming pod"));
   }
   std::sort(preempt.begin(), preempt.end());
-  return absl::StrCat("0/", num_nodes, " nodes are available: ", absl::StrJoin(parts, ", "),
-                      ". preemption: 0/", num_nodes,
+  return absl::StrCat(out, " preemption: 0/", num_nodes,
                       " nodes are available: ", absl::StrJoin(preempt, ", "), ".");
 }
 
@@ -238,6 +254,15 @@ void Cache::ClearNomination(const std::string& key) {
 std::string Cache::NominatedNodeOf(const std::string& key) const {
   auto it = nominated_.find(key);
   return it == nominated_.end() ? "" : it->second.node;
+}
+
+std::vector<std::string> Cache::NominatedBelow(const std::string& node, int32_t priority) const {
+  std::vector<std::string> out;
+  for (const auto& [key, nom] : nominated_) {
+    if (nom.node == node && nom.priority < priority) out.push_back(key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void Cache::ForgetAssumed(const std::string& key) {

@@ -62,6 +62,9 @@ struct PodInfo {
   // The pod's scheduling group (GroupKeyOf in gang.h), "" for none. Pods of a
   // group are scheduled together, by the group's policy.
   std::string group_key;
+  // The pod's DisruptionTarget=True condition ("" reason when it has none):
+  // a member of a disruptionMode PodGroup group takes its group with it.
+  std::string disruption_reason, disruption_message;
   // The message of the pod's PodScheduled=False/Unschedulable condition as
   // observed ("" when it has none): lets the scheduler skip re-recording it.
   std::string unschedulable_message;
@@ -85,6 +88,14 @@ struct NodeInfo {
   int64_t Used(int id) const { return id < (int)requested.size() ? requested[id] : 0; }
 };
 
+// What preemption made of an unschedulable pod, for its message.
+enum class PreemptionNote {
+  kNoVictims,               // Tried (or nobody to preempt): no node helps.
+  kNominated,               // Victims chosen: kube-scheduler adds nothing.
+  kNotEligibleNever,        // preemptionPolicy Never.
+  kNotEligibleTerminating,  // Waits for a leaving pod on its nominated node.
+};
+
 // Why a pod fits nowhere: reason -> number of nodes, and how many nodes
 // failed only on resources (preemption could help) vs. unresolvably.
 struct FitError {
@@ -92,10 +103,14 @@ struct FitError {
   std::map<std::string, int> reasons;
   int resolvable_nodes = 0;
   int unresolvable_nodes = 0;
+  // kube-scheduler's FitError text with DefaultPreemption's PostFilter part:
   // "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient cpu.
   // preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No
-  // preemption victims found for incoming pod."
-  std::string Message() const;
+  // preemption victims found for incoming pod." (kNoVictims); nothing after the
+  // filter reasons when victims were chosen (kNominated); "preemption: not
+  // eligible due to preemptionPolicy=Never." and "preemption: not eligible due
+  // to a terminating pod on the nominated node." for the two ineligible cases.
+  std::string Message(PreemptionNote note = PreemptionNote::kNoVictims) const;
 };
 
 struct ScheduleResult {
@@ -162,6 +177,9 @@ class Cache {
   void Nominate(const PodInfo& pod, const std::string& node);
   void ClearNomination(const std::string& key);
   std::string NominatedNodeOf(const std::string& key) const;
+  // The pods nominated to `node` with a priority below `priority` (they lose
+  // their nomination to a more important preemptor there).
+  std::vector<std::string> NominatedBelow(const std::string& node, int32_t priority) const;
   // Bumped on every change that can make a pod fit (freed capacity, node changes).
   uint64_t generation() const { return generation_; }
 

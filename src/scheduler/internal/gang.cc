@@ -76,4 +76,20 @@ std::string GangShortfallMessage(int placeable, int bound, int total, int min_co
                       min_count);
 }
 
+std::string FormatGoDuration(absl::Duration d) {
+  if (d < absl::Seconds(1) || d != absl::Trunc(d, absl::Seconds(1))) {
+    return absl::FormatDuration(d);
+  }
+  const int64_t total = absl::ToInt64Seconds(d);
+  const int64_t h = total / 3600, m = (total % 3600) / 60, s = total % 60;
+  if (h > 0) return absl::StrCat(h, "h", m, "m", s, "s");
+  if (m > 0) return absl::StrCat(m, "m", s, "s");
+  return absl::StrCat(s, "s");
+}
+
+std::string GangTimeoutMessage(absl::Duration timeout) {
+  return absl::StrCat("rejected due to timeout after waiting ", FormatGoDuration(timeout),
+                      " at plugin GangScheduling");
+}
+
 }  // namespace batchd::scheduler::internal

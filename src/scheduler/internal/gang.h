@@ -48,7 +48,11 @@ struct GroupState {
   absl::Time waiting_since = absl::InfiniteFuture();
   bool scheduled_recorded = false;   // PodGroupScheduled=True written.
   std::string status_message;        // Last PodGroupScheduled=False message written.
-  bool Empty() const { return pending.empty() && bound.empty(); }
+  // Members already taken in a group disruption (a whole-gang preemption or
+  // disruptionMode PodGroup), so they do not trigger another one; each is
+  // forgotten when the pod is deleted (bounded by the group's pods).
+  absl::flat_hash_set<std::string> disrupted;
+  bool Empty() const { return pending.empty() && bound.empty() && disrupted.empty(); }
 };
 
 // The policies of the group-defining objects the scheduler has seen.
@@ -82,5 +86,14 @@ GangAttempt PlaceGang(Cache& cache, const std::vector<std::shared_ptr<const PodI
 
 // "7 of 8 pods can be placed, minCount is 8"; the count includes bound members.
 std::string GangShortfallMessage(int placeable, int bound, int total, int min_count);
+
+// Go's time.Duration text for whole seconds ("5m0s", "1h0m0s", "30s"), as
+// kube-scheduler prints the Permit timeout; other durations in Abseil's form.
+std::string FormatGoDuration(absl::Duration d);
+
+// A gang's pods after the wait timed out, as kube-scheduler rejects the
+// waiting pods of a gang at Permit: "rejected due to timeout after waiting
+// 5m0s at plugin GangScheduling".
+std::string GangTimeoutMessage(absl::Duration timeout);
 
 }  // namespace batchd::scheduler::internal

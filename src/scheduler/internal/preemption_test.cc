@@ -43,13 +43,21 @@ class PreemptionTest : public ::testing::Test {
   std::string Find(const Json& pod) {
     auto info = Parse(pod);
     if (!EligibleToPreempt(cache_, *info)) return "ineligible";
-    std::optional<Preemption> p = FindPreemption(cache_, *info);
+    std::optional<Preemption> p = FindPreemption(cache_, *info, gangs_);
     if (!p.has_value()) return "none";
     std::vector<std::string> keys;
     for (const Victim& v : p->victims) keys.push_back(v.key);
     return p->node + ": " + absl::StrJoin(keys, ",");
   }
+  // A member of PodGroup `group`, placed on `node` and listed in `gangs_`.
+  void PlaceMember(const std::string& name, const std::string& group, const std::string& cpu,
+                   int priority, const std::string& node) {
+    Json pod = Pod(name, cpu, priority, 0, {{"schedulingGroup", {{"podGroupName", group}}}});
+    Place(pod, node);
+    gangs_["pg/ns/" + group].push_back("ns/" + name);
+  }
   Cache cache_;
+  Gangs gangs_;
 };
 
 TEST_F(PreemptionTest, LowestPriorityPodIsTheVictim) {
@@ -114,12 +122,46 @@ TEST_F(PreemptionTest, UnresolvableNodesAreSkipped) {
   EXPECT_EQ(Find(Pod("high", "1", 10)), "none");
 }
 
-TEST_F(PreemptionTest, GangMembersAreNotVictims) {
+// Never a part of a gang without the whole gang: taking the member on n1
+// takes its partner on n2 too, and the pair costs two victims when nodes
+// are compared.
+TEST_F(PreemptionTest, GangIsAVictimOnlyWhole) {
   cache_.UpsertNode(Node("n1", "2"));
-  Place(Pod("member", "1", 1, 0, {{"schedulingGroup", {{"podGroupName", "g"}}}}), "n1");
+  cache_.UpsertNode(Node("n2", "1"));
+  PlaceMember("m1", "g", "1", 1, "n1");
+  PlaceMember("m2", "g", "1", 1, "n2");
   Place(Pod("loner", "1", 2), "n1");
-  EXPECT_EQ(Find(Pod("high", "1", 10)), "n1: ns/loner");
-  EXPECT_EQ(Find(Pod("wide", "2", 10)), "none");  // Would need the gang member.
+  // One cpu: the loner (priority 2) is reprieved before the gang (priority
+  // 1), which goes whole; n1 and n2 then tie (the same two victims) and the
+  // name decides.
+  EXPECT_EQ(Find(Pod("high", "1", 10)), "n1: ns/m1,ns/m2");
+  // Two cpu on n1: the gang and the loner.
+  EXPECT_EQ(Find(Pod("wide", "2", 10)), "n1: ns/loner,ns/m1,ns/m2");
+}
+
+TEST_F(PreemptionTest, GangWithAMemberOfHigherPriorityIsNoCandidate) {
+  cache_.UpsertNode(Node("n1", "1"));
+  cache_.UpsertNode(Node("n2", "1"));
+  PlaceMember("m1", "g", "1", 1, "n1");
+  PlaceMember("m2", "g", "1", 20, "n2");  // Outranks the preemptor: the gang stays.
+  EXPECT_EQ(Find(Pod("high", "1", 10)), "none");
+  // A basic-policy group (not in `gangs_`) is preempted pod by pod.
+  Place(Pod("basic", "1", 1, 0, {{"schedulingGroup", {{"podGroupName", "b"}}}}), "n2");
+  cache_.UpsertNode(Node("n3", "1"));
+  Place(Pod("b2", "1", 1, 0, {{"schedulingGroup", {{"podGroupName", "b"}}}}), "n3");
+  EXPECT_EQ(Find(Pod("high", "1", 10)), "n3: ns/b2");
+}
+
+TEST_F(PreemptionTest, ReprieveKeepsAWholeGangWhenASingleVictimSuffices) {
+  cache_.UpsertNode(Node("n1", "3"));
+  PlaceMember("m1", "g", "1", 5, "n1");
+  PlaceMember("m2", "g", "1", 5, "n1");
+  Place(Pod("low", "1", 1), "n1");
+  // One cpu: the gang (more important) is reprieved, the loner goes.
+  EXPECT_EQ(Find(Pod("high", "1", 10)), "n1: ns/low");
+  // Two cpu: keeping the gang leaves one cpu, too little, so it goes whole;
+  // with its two cpu free the loner is reprieved.
+  EXPECT_EQ(Find(Pod("wide", "2", 10)), "n1: ns/m1,ns/m2");
 }
 
 TEST_F(PreemptionTest, TerminatingVictimsAreWaitedFor) {
@@ -129,7 +171,8 @@ TEST_F(PreemptionTest, TerminatingVictimsAreWaitedFor) {
   ASSERT_EQ(Find(Pod("high", "1", 10)), "n1: ns/low");
   cache_.Nominate(*high, "n1");
   cache_.MarkDeleting("ns/low");
-  EXPECT_FALSE(EligibleToPreempt(cache_, *high));  // Its room is coming.
+  EXPECT_EQ(PreemptionEligibility(cache_, *high),
+            Eligibility::kTerminatingOnNominated);  // Its room is coming.
 }
 
 TEST_F(PreemptionTest, NominatedPodKeepsItsRoomFromLowerPriority) {

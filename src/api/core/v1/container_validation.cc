@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "api/core/v1/internal/service.h"
 #include "api/core/v1/internal/validation.h"
 #include "api/json_access.h"
 #include "api/resource/quantity.h"
@@ -31,23 +32,6 @@ void ValidatePortNumber(ErrorList& errs, const Path& p, int64_t port) {
   if (port < 1 || port > 65535) {
     errs.push_back(Invalid(p, port, "must be between 1 and 65535, inclusive"));
   }
-}
-
-validation::Messages IsValidPortName(const std::string& name) {
-  validation::Messages m;
-  if (name.size() > 15) m.push_back("must be no more than 15 characters");
-  bool letter = false, bad_char = false;
-  for (char c : name) {
-    if (c >= 'a' && c <= 'z') letter = true;
-    else if (!(c >= '0' && c <= '9') && c != '-') bad_char = true;
-  }
-  if (bad_char) m.push_back("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
-  if (name.find("--") != std::string::npos) m.push_back("must not contain consecutive hyphens");
-  if (!name.empty() && (name.front() == '-' || name.back() == '-')) {
-    m.push_back("must not begin or end with a hyphen");
-  }
-  if (!letter) m.push_back("must contain at least one letter (a-z)");
-  return m;
 }
 
 void ValidatePorts(ErrorList& errs, const Json& ports, const Path& path,
@@ -136,6 +120,23 @@ void ValidateEnv(ErrorList& errs, const Json& env_list, const Path& path) {
 
 }  // namespace
 
+std::vector<std::string> IsValidPortName(const std::string& name) {
+  std::vector<std::string> m;
+  if (name.size() > 15) m.push_back("must be no more than 15 characters");
+  bool letter = false, bad_char = false;
+  for (char c : name) {
+    if (c >= 'a' && c <= 'z') letter = true;
+    else if (!(c >= '0' && c <= '9') && c != '-') bad_char = true;
+  }
+  if (bad_char) m.push_back("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  if (name.find("--") != std::string::npos) m.push_back("must not contain consecutive hyphens");
+  if (!name.empty() && (name.front() == '-' || name.back() == '-')) {
+    m.push_back("must not begin or end with a hyphen");
+  }
+  if (!letter) m.push_back("must contain at least one letter (a-z)");
+  return m;
+}
+
 void ValidateContainer(ErrorList& errs, const Json& c, const Path& p, ContainerContext& ctx) {
   std::string name(StringMember(c, "name"));
   if (name.empty()) {
@@ -155,6 +156,10 @@ void ValidateContainer(ErrorList& errs, const Json& c, const Path& p, ContainerC
   ValidateEnv(errs, MemberArray(c, "env"), p.Child("env"));
   ValidateResources(errs, MemberObject(c, "resources"), p.Child("resources"));
   ValidateVolumeMounts(errs, MemberArray(c, "volumeMounts"), p.Child("volumeMounts"), ctx.volumes);
+  if (!MemberArray(c, "volumeDevices").empty()) {
+    errs.push_back(Forbidden(p.Child("volumeDevices"), "raw block volumes are not supported by "
+                                                       "batchd"));
+  }
   const bool sidecar = ctx.init && StringMember(c, "restartPolicy") == "Always";
   if (!ctx.init && FindMember(c, "restartPolicy")) {
     errs.push_back(Forbidden(p.Child("restartPolicy"), "may not be set for non-init containers"));
@@ -212,6 +217,41 @@ void ValidateVolumeMounts(ErrorList& errs, const Json& mounts, const Path& path,
       errs.push_back(Required(p.Child("mountPath"), ""));
     } else if (!paths.insert(mount_path).second) {
       errs.push_back(Invalid(p.Child("mountPath"), mount_path, "must be unique"));
+    } else if (mount_path.front() != '/') {
+      // Pods run on the host's file system: a relative path has no root.
+      errs.push_back(Invalid(p.Child("mountPath"), mount_path, "must be an absolute path"));
+    }
+    std::string sub_path(StringMember(mounts[i], "subPath"));
+    if (!sub_path.empty()) {
+      if (sub_path.front() == '/') {
+        errs.push_back(Invalid(p.Child("subPath"), sub_path, "must be a relative path"));
+      }
+      bool backsteps = false;
+      size_t start = 0;
+      while (start <= sub_path.size()) {
+        size_t slash = sub_path.find('/', start);
+        if (sub_path.substr(start, slash == std::string::npos ? slash : slash - start) == "..") {
+          backsteps = true;
+        }
+        if (slash == std::string::npos) break;
+        start = slash + 1;
+      }
+      if (backsteps) errs.push_back(Invalid(p.Child("subPath"), sub_path, "must not contain '..'"));
+    }
+    if (!StringMember(mounts[i], "subPathExpr").empty()) {
+      errs.push_back(Forbidden(p.Child("subPathExpr"), "subPathExpr is not supported by batchd; "
+                                                       "use subPath"));
+    }
+    std::string propagation(StringMember(mounts[i], "mountPropagation"));
+    if (!propagation.empty() && propagation != "None") {
+      errs.push_back(Forbidden(p.Child("mountPropagation"),
+                               "only None is supported by batchd (mounts are private to the "
+                               "container)"));
+    }
+    std::string rro(StringMember(mounts[i], "recursiveReadOnly"));
+    if (!rro.empty() && rro != "Disabled") {
+      errs.push_back(Forbidden(p.Child("recursiveReadOnly"),
+                               "only Disabled is supported by batchd"));
     }
   }
 }

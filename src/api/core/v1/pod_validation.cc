@@ -1,5 +1,7 @@
 // ValidatePodSpec / ValidatePodTemplateSpec for the fields batchd models,
 // with Kubernetes' field paths and messages.
+#include <algorithm>
+
 #include "absl/strings/str_join.h"
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/validation.h"
@@ -15,6 +17,73 @@ void AddEach(ErrorList& errs, const Path& p, const Json& v, const validation::Me
   for (const std::string& m : msgs) errs.push_back(Invalid(p, v, m));
 }
 
+// The volume sources batchd provides (docs/api.md "Volumes"); every other
+// one is refused rather than ignored.
+constexpr const char* kSupportedVolumes[] = {"emptyDir", "hostPath", "persistentVolumeClaim"};
+
+void ValidateVolumeSource(ErrorList& errs, const Json& v, const Path& p) {
+  std::vector<std::string> sources;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (it.key() != "name" && !it->is_null()) sources.push_back(it.key());
+  }
+  if (sources.empty()) {
+    errs.push_back(Required(p, "must specify a volume type"));
+    return;
+  }
+  for (const std::string& src : sources) {
+    bool supported = false;
+    for (const char* s : kSupportedVolumes) supported |= src == s;
+    if (!supported) {
+      errs.push_back(Forbidden(p.Child(src), src + " volumes are not supported by batchd "
+                                                "(supported: emptyDir, hostPath, "
+                                                "persistentVolumeClaim)"));
+    }
+  }
+  if (sources.size() > 1) {
+    errs.push_back(Forbidden(p.Child(sources[1]), "may not specify more than 1 volume type"));
+    return;
+  }
+  const Json& src = v[sources[0]];
+  const Path sp = p.Child(sources[0]);
+  if (sources[0] == "emptyDir") {
+    std::string medium(StringMember(src, "medium"));
+    if (!medium.empty() && medium != "Memory") {
+      errs.push_back(Forbidden(sp.Child("medium"), "only \"\" (disk) and \"Memory\" are "
+                                                   "supported by batchd"));
+    }
+    if (const Json* limit = FindMember(src, "sizeLimit"); limit && limit->is_string()) {
+      if (limit->get<std::string>().rfind('-', 0) == 0) {
+        errs.push_back(Invalid(sp.Child("sizeLimit"), *limit,
+                               "must be greater than or equal to 0"));
+      }
+    }
+  } else if (sources[0] == "hostPath") {
+    std::string path(StringMember(src, "path"));
+    if (path.empty()) {
+      errs.push_back(Required(sp.Child("path"), ""));
+    } else if (path.find("..") != std::string::npos) {
+      errs.push_back(Invalid(sp.Child("path"), path, "must not contain '..'"));
+    } else if (path.front() != '/') {
+      errs.push_back(Invalid(sp.Child("path"), path, "must be an absolute path"));
+    }
+    std::string type(StringMember(src, "type"));
+    static const std::vector<std::string> kTypes = {
+        "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File",
+        "FileOrCreate", "Socket"};
+    if (std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end()) {
+      errs.push_back(NotSupported(sp.Child("type"), type,
+                                  std::vector<std::string>(kTypes.begin(), kTypes.end())));
+    }
+  } else if (sources[0] == "persistentVolumeClaim") {
+    std::string claim(StringMember(src, "claimName"));
+    if (claim.empty()) {
+      errs.push_back(Required(sp.Child("claimName"), ""));
+    } else {
+      AddEach(errs, sp.Child("claimName"), claim, validation::IsDNS1123Subdomain(claim));
+    }
+  }
+}
+
 std::set<std::string> ValidateVolumes(ErrorList& errs, const Json& volumes, const Path& path) {
   std::set<std::string> names;
   for (size_t i = 0; i < volumes.size(); ++i) {
@@ -22,10 +91,11 @@ std::set<std::string> ValidateVolumes(ErrorList& errs, const Json& volumes, cons
     std::string name(StringMember(volumes[i], "name"));
     if (name.empty()) {
       errs.push_back(Required(p.Child("name"), ""));
-      continue;
+    } else {
+      AddEach(errs, p.Child("name"), name, validation::IsDNS1123Label(name));
+      if (!names.insert(name).second) errs.push_back(Duplicate(p.Child("name"), name));
     }
-    AddEach(errs, p.Child("name"), name, validation::IsDNS1123Label(name));
-    if (!names.insert(name).second) errs.push_back(Duplicate(p.Child("name"), name));
+    if (volumes[i].is_object()) ValidateVolumeSource(errs, volumes[i], p);
   }
   return names;
 }

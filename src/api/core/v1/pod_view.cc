@@ -67,6 +67,8 @@ PodView PodView::Parse(const Json& pod) {
   v.meta = meta::ObjectMetaView::Parse(pod);
   const Json& spec = Member(pod, "spec");
   v.node_name = StringMember(spec, "nodeName");
+  v.hostname = StringMember(spec, "hostname");
+  v.subdomain = StringMember(spec, "subdomain");
   v.scheduler_name = StringMember(spec, "schedulerName");
   v.priority_class_name = StringMember(spec, "priorityClassName");
   v.priority = static_cast<int32_t>(IntMember(spec, "priority"));

@@ -56,6 +56,8 @@ struct PodView {
   meta::ObjectMetaView meta;
   // spec
   std::string_view node_name;
+  std::string_view hostname;   // spec.hostname ("" = the pod's name is its hostname).
+  std::string_view subdomain;  // spec.subdomain: a headless Service's name.
   std::string_view scheduler_name;
   std::string_view priority_class_name;
   int32_t priority = 0;

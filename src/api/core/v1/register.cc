@@ -2,6 +2,7 @@
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/pods.h"
 #include "api/core/v1/internal/schemas.h"
+#include "api/core/v1/internal/service.h"
 #include "api/json_access.h"
 
 namespace batchd::api::core_v1 {
@@ -55,6 +56,7 @@ void RegisterKinds(Scheme& scheme) {
   scheme.Add(internal::PodKind());
   scheme.Add(internal::NodeKind());
   scheme.Add(internal::EventKind());
+  scheme.Add(internal::ServiceKind());
 }
 
 }  // namespace batchd::api::core_v1

@@ -30,22 +30,30 @@ inline constexpr char kWorkloads[] = "workloads";
 inline constexpr char kPodGroups[] = "podgroups";
 inline constexpr size_t kMaxPodGroupTemplates = 8;
 
-// PodGroup status condition (type and reasons as in the 1.36 API constants).
+// PodGroup status conditions (types and reasons as in the 1.36 API constants).
 inline constexpr char kPodGroupScheduled[] = "PodGroupScheduled";
 inline constexpr char kReasonScheduled[] = "Scheduled";
 inline constexpr char kReasonUnschedulable[] = "Unschedulable";
+inline constexpr char kDisruptionTarget[] = "DisruptionTarget";
+inline constexpr char kReasonPreemptionByScheduler[] = "PreemptionByScheduler";
 
 inline constexpr char kDisruptionModePod[] = "Pod";
 inline constexpr char kDisruptionModePodGroup[] = "PodGroup";
 
-// A group's scheduling policy: basic (per-pod scheduling) or gang.
+// A group's scheduling policy: basic (per-pod scheduling) or gang, and its
+// disruption mode.
 struct GroupPolicy {
   bool gang = false;
   int32_t min_count = 1;  // Meaningful for gang only.
+  // disruptionMode PodGroup: when one member is disrupted, all are.
+  bool disrupt_whole = false;
 };
 
 // The policy of a `schedulingPolicy` object ({basic: {}} | {gang: {minCount}}).
 GroupPolicy ParseSchedulingPolicy(const Json& policy);
+// The policy of a Workload pod group template or a PodGroup spec: its
+// `schedulingPolicy` and `disruptionMode`.
+GroupPolicy ParseGroupPolicy(const Json& template_or_spec);
 // The policy of a stored (v1alpha2) PodGroup.
 GroupPolicy PodGroupPolicy(const Json& pod_group);
 // The policy of the template `name` of a stored (v1alpha2) Workload, or

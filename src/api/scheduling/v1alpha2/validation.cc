@@ -1,7 +1,7 @@
 // Defaulting and validation of Workload and PodGroup, with Kubernetes field
 // paths: at most 8 uniquely named (DNS label) templates, a scheduling policy
 // that is exactly one of basic and gang, gang.minCount >= 1, disruptionMode
-// Pod|PodGroup (PodGroup not with basic), and immutable specs. Fields batchd
+// Pod|PodGroup (PodGroup only with gang), and immutable specs. Fields batchd
 // does not implement are Forbidden (accept only what is honoured).
 #include <set>
 #include <string>
@@ -66,15 +66,9 @@ void ValidateGroupOptions(const Json& obj, bool basic, const Path& p, ErrorList&
   if (mode != kDisruptionModePod && mode != kDisruptionModePodGroup) {
     errs.push_back(NotSupported(p.Child("disruptionMode"), mode,
                                 {kDisruptionModePod, kDisruptionModePodGroup}));
-  } else if (mode == kDisruptionModePodGroup) {
-    if (basic) {
-      errs.push_back(Invalid(p.Child("disruptionMode"), mode,
-                             "PodGroup is not allowed for the basic scheduling policy"));
-    } else {
-      errs.push_back(Forbidden(p.Child("disruptionMode"),
-                               "PodGroup (evicting the whole group together) is not supported "
-                               "by batchd"));
-    }
+  } else if (mode == kDisruptionModePodGroup && basic) {
+    errs.push_back(Invalid(p.Child("disruptionMode"), mode,
+                           "PodGroup is not allowed for the basic scheduling policy"));
   }
 }
 
@@ -115,15 +109,20 @@ GroupPolicy ParseSchedulingPolicy(const Json& policy) {
   return out;
 }
 
+GroupPolicy ParseGroupPolicy(const Json& template_or_spec) {
+  GroupPolicy out = ParseSchedulingPolicy(Member(template_or_spec, "schedulingPolicy"));
+  out.disrupt_whole =
+      out.gang && StringMember(template_or_spec, "disruptionMode") == kDisruptionModePodGroup;
+  return out;
+}
+
 GroupPolicy PodGroupPolicy(const Json& pod_group) {
-  return ParseSchedulingPolicy(MemberAt(pod_group, {"spec", "schedulingPolicy"}));
+  return ParseGroupPolicy(MemberObject(pod_group, "spec"));
 }
 
 std::optional<GroupPolicy> WorkloadTemplatePolicy(const Json& workload, std::string_view name) {
   for (const Json& t : MemberArray(MemberObject(workload, "spec"), "podGroupTemplates")) {
-    if (StringMember(t, "name") == name) {
-      return ParseSchedulingPolicy(Member(t, "schedulingPolicy"));
-    }
+    if (StringMember(t, "name") == name) return ParseGroupPolicy(t);
   }
   return std::nullopt;
 }

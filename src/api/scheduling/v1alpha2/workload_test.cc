@@ -112,12 +112,22 @@ TEST(PodGroupValidationTest, CasesAndDefaults) {
   EXPECT_TRUE(ValidatePodGroup(pg).empty());
   EXPECT_EQ(PodGroupPolicy(pg).gang, true);
   EXPECT_EQ(PodGroupPolicy(pg).min_count, 8);
+  EXPECT_FALSE(PodGroupPolicy(pg).disrupt_whole);
 
+  // disruptionMode PodGroup: accepted for a gang (the group is disrupted
+  // whole), refused for the basic policy, immutable.
   Json group_mode = pg;
   group_mode["spec"]["disruptionMode"] = "PodGroup";
-  EXPECT_EQ(Messages(ValidatePodGroup(group_mode)),
-            (std::vector<std::string>{"spec.disruptionMode: Forbidden: PodGroup (evicting the "
-                                      "whole group together) is not supported by batchd"}));
+  EXPECT_TRUE(ValidatePodGroup(group_mode).empty());
+  EXPECT_TRUE(PodGroupPolicy(group_mode).disrupt_whole);
+  Json basic_group_mode = MakePodGroup(Basic());
+  basic_group_mode["spec"]["disruptionMode"] = "PodGroup";
+  EXPECT_EQ(Messages(ValidatePodGroup(basic_group_mode)),
+            (std::vector<std::string>{"spec.disruptionMode: Invalid value: \"PodGroup\": "
+                                      "PodGroup is not allowed for the basic scheduling policy"}));
+  ErrorList mode_change = ValidatePodGroupUpdate(group_mode, pg);
+  ASSERT_EQ(mode_change.size(), 1u);
+  EXPECT_EQ(mode_change[0].field, "spec.disruptionMode");
 
   Json ref = pg;
   ref["spec"]["podGroupTemplateRef"] = {{"workload", {{"workloadName", "wl"}}}};

@@ -29,23 +29,7 @@ std::vector<std::string> IsValidLabelValue(absl::string_view v) {
 }
 
 ErrorList ValidateDomainPrefixedPath(const Path& p, absl::string_view v) {
-  if (v.empty()) return {Required(p)};
-  std::vector<absl::string_view> seg = absl::StrSplit(v, absl::MaxSplits('/', 1));
-  if (seg.size() != 2 || seg[0].empty() || seg[1].empty()) {
-    return {Invalid(p, std::string(v), "must be a domain-prefixed path (such as \"acme.io/foo\")")};
-  }
-  ErrorList errs;
-  for (const std::string& m : IsDNS1123Subdomain(seg[0])) {
-    errs.push_back(Invalid(p, std::string(seg[0]), m));
-  }
-  static constexpr absl::string_view kPathChars =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~%!$&'()*+,;=:";
-  if (seg[1].find_first_not_of(kPathChars) != absl::string_view::npos) {
-    errs.push_back(Invalid(p, std::string(seg[1]),
-                           "Invalid path (regex used for validation is "
-                           "'[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')"));
-  }
-  return errs;
+  return validation::ValidateDomainPrefixedPath(p, Std(v));
 }
 
 ErrorList NonNegative(const Json& value, const Path& p) {

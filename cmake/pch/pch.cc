@@ -1,0 +1,1 @@
+// Empty: the target exists to build the precompiled header (batchd_pch.h).

@@ -1,0 +1,101 @@
+// ValidateUnsupported: the one place where JobSet fields and values that
+// batchd accepts in its schema but does not implement yet are refused
+// (Forbidden with the field path), so none is silently ignored. Lifting a
+// refusal = deleting its function from `kRefusals` once the controller
+// honours the field.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "api/jobset/v1alpha2/jobset_v1alpha2.h"
+#include "api/json_access.h"
+
+namespace batchd::api::jobset_v1alpha2 {
+namespace {
+
+constexpr char kNotYet[] = " is not supported by batchd yet";
+
+// spec.volumeClaimPolicies: shared PVCs per JobSet.
+void RefuseVolumeClaimPolicies(const Json& js, ErrorList& errs) {
+  const Json& v = MemberAt(js, {"spec", "volumeClaimPolicies"});
+  if (v.is_array() && !v.empty()) {
+    errs.push_back(Forbidden(Path("spec").Child("volumeClaimPolicies"),
+                             absl::StrCat("volumeClaimPolicies", kNotYet)));
+  }
+}
+
+// spec.failurePolicy.restartStrategy InPlaceRestart (upstream's alpha
+// InPlaceRestart gate).
+void RefuseInPlaceRestart(const Json& js, ErrorList& errs) {
+  if (StringMember(MemberAt(js, {"spec", "failurePolicy"}), "restartStrategy") ==
+      kInPlaceRestart) {
+    errs.push_back(Forbidden(Path("spec").Child("failurePolicy").Child("restartStrategy"),
+                             absl::StrCat("the InPlaceRestart restart strategy", kNotYet)));
+  }
+}
+
+// Failure policy actions RestartJob / RestartJobAndIgnoreMaxRestarts
+// (upstream's alpha RestartJob gate).
+void RefuseRestartJobActions(const Json& js, ErrorList& errs) {
+  const Json& rules = MemberAt(js, {"spec", "failurePolicy", "rules"});
+  if (!rules.is_array()) return;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    std::string_view action = StringMember(rules[i], "action");
+    if (action != kRestartJob && action != kRestartJobAndIgnoreMaxRestarts) continue;
+    errs.push_back(Forbidden(
+        Path("spec").Child("failurePolicy").Child("rules").Index(i).Child("action"),
+        "the RestartJob and RestartJobAndIgnoreMaxRestarts failure policy actions are not "
+        "supported by batchd yet"));
+  }
+}
+
+// Exclusive placement (alpha.jobset.sigs.k8s.io/exclusive-topology) and its
+// node-selector strategy, on the JobSet or on a replicated job template.
+void RefusePlacementAnnotations(const Json& annotations, const Path& p, ErrorList& errs) {
+  if (!annotations.is_object()) return;
+  for (const char* key : {kExclusiveKey, kNodeSelectorStrategyKey}) {
+    if (annotations.contains(key)) {
+      errs.push_back(Forbidden(p.Key(key), absl::StrCat("exclusive placement", kNotYet)));
+    }
+  }
+}
+void RefuseExclusivePlacement(const Json& js, ErrorList& errs) {
+  RefusePlacementAnnotations(MemberAt(js, {"metadata", "annotations"}),
+                             Path("metadata").Child("annotations"), errs);
+  const Json& rjobs = MemberAt(js, {"spec", "replicatedJobs"});
+  if (!rjobs.is_array()) return;
+  for (size_t i = 0; i < rjobs.size(); ++i) {
+    RefusePlacementAnnotations(
+        MemberAt(rjobs[i], {"template", "metadata", "annotations"}),
+        Path("spec").Child("replicatedJobs").Index(i).Child("template").Child("metadata").Child(
+            "annotations"),
+        errs);
+  }
+}
+
+// Kueue's queue-name label (or annotation) on the JobSet: the JobSet is not
+// yet a Kueue workload, and its child Jobs would not wait for admission.
+void RefuseQueueName(const Json& js, ErrorList& errs) {
+  constexpr char kQueueName[] = "kueue.x-k8s.io/queue-name";
+  for (const char* field : {"labels", "annotations"}) {
+    const Json& m = MemberAt(js, {"metadata", field});
+    if (m.is_object() && m.contains(kQueueName)) {
+      errs.push_back(Forbidden(Path("metadata").Child(field).Key(kQueueName),
+                               absl::StrCat("queueing a JobSet in Kueue", kNotYet)));
+    }
+  }
+}
+
+using Refusal = void (*)(const Json& js, ErrorList& errs);
+constexpr Refusal kRefusals[] = {RefuseVolumeClaimPolicies, RefuseInPlaceRestart,
+                                 RefuseRestartJobActions, RefuseExclusivePlacement,
+                                 RefuseQueueName};
+
+}  // namespace
+
+ErrorList ValidateUnsupported(const Json& js) {
+  ErrorList errs;
+  for (Refusal refuse : kRefusals) refuse(js, errs);
+  return errs;
+}
+
+}  // namespace batchd::api::jobset_v1alpha2
