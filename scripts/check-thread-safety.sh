@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Checks the lock annotations (absl::Mutex, ABSL_GUARDED_BY,
 # ABSL_EXCLUSIVE_LOCKS_REQUIRED, ...; docs/development.md) with clang's
-# thread-safety analysis: every .cc file under src/ (tests included) is
-# parsed with -fsyntax-only -Wthread-safety -Werror=thread-safety, in
-# parallel. Needs clang++-14 (scripts/install-deps.sh) and no build dir;
+# thread-safety analysis: every .cc file under src/ (tests included) that
+# sees a lock type or annotation (scripts/lock-users.py) is parsed with
+# -fsyntax-only -Wthread-safety -Werror=thread-safety, in parallel. Needs clang++-14 (scripts/install-deps.sh) and no build dir;
 # produces no binary. Prints each failing file's diagnostics and exits
 # non-zero when any file fails. Other clang warnings are not reported
 # (-Wno-everything; `-w` would silence the analysis too).
@@ -28,7 +28,17 @@ if unchecked=$(grep -rnE 'std::(mutex|recursive_mutex|shared_mutex|condition_var
   echo "check-thread-safety: use absl::Mutex / absl::MutexLock / absl::CondVar with ABSL_GUARDED_BY (docs/development.md)" >&2
   exit 1
 fi
-if (($#)); then files=("$@"); else mapfile -t files < <(find src -name '*.cc' | sort); fi
+# Without arguments: the files the analysis can say something about
+# (scripts/lock-users.py: those that see a lock type or annotation, directly
+# or through the project headers they include); THREAD_SAFETY_ALL=1 parses
+# every .cc file.
+if (($#)); then
+  files=("$@")
+elif [[ "${THREAD_SAFETY_ALL:-}" == 1 ]]; then
+  mapfile -t files < <(python3 scripts/lock-users.py --all)
+else
+  mapfile -t files < <(python3 scripts/lock-users.py)
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # The headers every file parses (cmake/pch/: the standard library,
