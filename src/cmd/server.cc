@@ -19,6 +19,7 @@
 #include "controllers/gc/gc_controller.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/job/workload_with_job.h"
+#include "controllers/jobset/exclusive_placement.h"
 #include "controllers/jobset/jobset_controller.h"
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
@@ -105,6 +106,7 @@ void Server::Impl::AddControllers() {
   controllers::AddJobController(i.ContextFor("job-controller"), job_options);
   controllers::AddCronJobController(i.ContextFor("cronjob-controller"));
   controllers::AddJobSetController(i.ContextFor("jobset"));
+  controllers::AddExclusivePlacementController(i.ContextFor("jobset"));
   controllers::AddGarbageCollector(i.ContextFor("garbage-collector-controller"));
   controllers::AddTtlAfterFinishedController(i.ContextFor("ttl-after-finished-controller"));
   controllers::AddNodeLifecycleController(i.ContextFor("node-controller"));
@@ -159,6 +161,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   // kube-apiserver's Priority admission plugin and its built-in classes.
   registry::AddPriorityAdmission(*i.registry);
   if (auto st = registry::EnsureSystemPriorityClasses(*i.registry); !st.ok()) return st;
+  // JobSet's pod webhook (exclusive placement), after Priority: it reads spec.priority.
+  if (auto st = controllers::AddJobSetPodWebhook(*i.registry); !st.ok()) return st;
   // Kueue's Job webhook: queued Jobs are created suspended.
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;

@@ -81,6 +81,35 @@ Json NewChildJob(const Json& jobset, const JobSetView& js, const ReplicatedJobVi
   if (js.spec.enable_dns_hostnames) {
     MutableObject(pod_template, "spec")["subdomain"] = std::string(js.Subdomain());
   }
+  // Exclusive placement, as annotations only: the replicated job's own
+  // annotation over the JobSet's, each with its level's node-selector
+  // strategy annotation.
+  const Json none;
+  const Json& tmpl_annotations =
+      rjob.job_template != nullptr ? MemberAt(*rjob.job_template, {"metadata", "annotations"})
+                                   : none;
+  for (const Json* annotations :
+       {&MemberAt(jobset, {"metadata", "annotations"}), &tmpl_annotations}) {
+    if (!annotations->is_object() || !annotations->contains(kExclusiveKey)) continue;
+    for (Json* obj : {&job, &pod_template}) {
+      meta::SetAnnotation(*obj, kExclusiveKey, StringMember(*annotations, kExclusiveKey));
+      if (annotations->contains(kNodeSelectorStrategyKey)) {
+        meta::SetAnnotation(*obj, kNodeSelectorStrategyKey,
+                            StringMember(*annotations, kNodeSelectorStrategyKey));
+      }
+    }
+  }
+  if (meta::GetAnnotation(job, kExclusiveKey) && meta::GetAnnotation(job, kNodeSelectorStrategyKey)) {
+    // The user labelled each domain's nodes `namespaced-job: <ns>_<job>`
+    // and tainted them: the Job's pods select and tolerate exactly those.
+    Json& pod_spec = MutableObject(pod_template, "spec");
+    MutableObject(pod_spec, "nodeSelector")[kNamespacedJobKey] =
+        absl::StrCat(Sv(js.meta.namespace_), "_", name);
+    Json& tolerations = pod_spec["tolerations"];
+    if (!tolerations.is_array()) tolerations = Json::array();
+    tolerations.push_back(
+        {{"key", kNoScheduleTaintKey}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
+  }
   batch_v1::SetSuspend(job, js.spec.suspend);
   meta::SetOwnerReference(job, meta::NewControllerRef(jobset));
   return job;

@@ -276,6 +276,30 @@ TEST(ValidateJobSetTest, NetworkCoordinatorManagedByTtl) {
   });
 }
 
+TEST(ValidateJobSetTest, ExclusivePlacementAnnotations) {
+  const std::string kEx = "alpha.jobset.sigs.k8s.io/exclusive-topology";
+  const std::string kNs = "alpha.jobset.sigs.k8s.io/node-selector";
+  RunCases({
+      {"on the JobSet", [&](Json& js) { js["metadata"]["annotations"][kEx] = "rack"; }, {}},
+      {"on a template with the node-selector strategy",
+       [&](Json& js) {
+         Rjob(js, 1)["template"]["metadata"]["annotations"] = {{kEx, "cloud.io/rack"}, {kNs, "true"}};
+       },
+       {}},
+      {"not a label key",
+       [&](Json& js) { js["metadata"]["annotations"][kEx] = "rack name"; },
+       {"metadata.annotations[" + kEx + "]: Invalid value: \"rack name\": must be a node label "
+        "key: name part must consist of alphanumeric characters"}},
+      {"node-selector without exclusive-topology at its level",
+       [&](Json& js) {
+         js["metadata"]["annotations"][kEx] = "rack";
+         Rjob(js, 1)["template"]["metadata"]["annotations"] = {{kNs, "true"}};
+       },
+       {"spec.replicatedJobs[1].template.metadata.annotations[" + kNs + "]: Invalid value: "
+        "\"true\": has no effect without the " + kEx + " annotation beside it"}},
+  });
+}
+
 TEST(ValidateJobSetTest, NotYetSupportedFieldsAreForbidden) {
   RunCases({
       {"volumeClaimPolicies",
@@ -294,22 +318,6 @@ TEST(ValidateJobSetTest, NotYetSupportedFieldsAreForbidden) {
        {"spec.failurePolicy.rules[0].action: Forbidden: the RestartJob and "
         "RestartJobAndIgnoreMaxRestarts failure policy actions are not supported by batchd yet",
         "spec.failurePolicy.rules[1].action: Forbidden"}},
-      {"exclusive topology on the JobSet",
-       [](Json& js) {
-         js["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "rack";
-       },
-       {"metadata.annotations[alpha.jobset.sigs.k8s.io/exclusive-topology]: Forbidden: "
-        "exclusive placement is not supported by batchd yet"}},
-      {"exclusive placement on a template",
-       [](Json& js) {
-         Rjob(js, 1)["template"]["metadata"]["annotations"] = {
-             {"alpha.jobset.sigs.k8s.io/exclusive-topology", "rack"},
-             {"alpha.jobset.sigs.k8s.io/node-selector", "true"}};
-       },
-       {"spec.replicatedJobs[1].template.metadata.annotations[alpha.jobset.sigs.k8s.io/"
-        "exclusive-topology]: Forbidden",
-        "spec.replicatedJobs[1].template.metadata.annotations[alpha.jobset.sigs.k8s.io/"
-        "node-selector]: Forbidden"}},
       {"Kueue queue name",
        [](Json& js) { js["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq"; },
        {"metadata.labels[kueue.x-k8s.io/queue-name]: Forbidden: queueing a JobSet in Kueue is "

@@ -48,30 +48,6 @@ void RefuseRestartJobActions(const Json& js, ErrorList& errs) {
   }
 }
 
-// Exclusive placement (alpha.jobset.sigs.k8s.io/exclusive-topology) and its
-// node-selector strategy, on the JobSet or on a replicated job template.
-void RefusePlacementAnnotations(const Json& annotations, const Path& p, ErrorList& errs) {
-  if (!annotations.is_object()) return;
-  for (const char* key : {kExclusiveKey, kNodeSelectorStrategyKey}) {
-    if (annotations.contains(key)) {
-      errs.push_back(Forbidden(p.Key(key), absl::StrCat("exclusive placement", kNotYet)));
-    }
-  }
-}
-void RefuseExclusivePlacement(const Json& js, ErrorList& errs) {
-  RefusePlacementAnnotations(MemberAt(js, {"metadata", "annotations"}),
-                             Path("metadata").Child("annotations"), errs);
-  const Json& rjobs = MemberAt(js, {"spec", "replicatedJobs"});
-  if (!rjobs.is_array()) return;
-  for (size_t i = 0; i < rjobs.size(); ++i) {
-    RefusePlacementAnnotations(
-        MemberAt(rjobs[i], {"template", "metadata", "annotations"}),
-        Path("spec").Child("replicatedJobs").Index(i).Child("template").Child("metadata").Child(
-            "annotations"),
-        errs);
-  }
-}
-
 // Kueue's queue-name label (or annotation) on the JobSet: the JobSet is not
 // yet a Kueue workload, and its child Jobs would not wait for admission.
 void RefuseQueueName(const Json& js, ErrorList& errs) {
@@ -87,8 +63,7 @@ void RefuseQueueName(const Json& js, ErrorList& errs) {
 
 using Refusal = void (*)(const Json& js, ErrorList& errs);
 constexpr Refusal kRefusals[] = {RefuseVolumeClaimPolicies, RefuseInPlaceRestart,
-                                 RefuseRestartJobActions, RefuseExclusivePlacement,
-                                 RefuseQueueName};
+                                 RefuseRestartJobActions, RefuseQueueName};
 
 }  // namespace
 

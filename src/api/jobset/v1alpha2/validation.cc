@@ -251,6 +251,40 @@ void ValidateTtl(const Json& spec, ErrorList& errs) {
   }
 }
 
+// Exclusive placement annotations, on the JobSet (`annotations`) or a
+// replicated job template: the topology is a node label key (it becomes
+// the pod affinity's topologyKey); the node-selector strategy only
+// qualifies an exclusive-topology annotation at the same level (upstream
+// ignores it elsewhere; batchd refuses what it would ignore).
+void ValidatePlacementAnnotations(const Json& annotations, const Path& p, ErrorList& errs) {
+  if (!annotations.is_object()) return;
+  if (const Json* topology = FindMember(annotations, kExclusiveKey)) {
+    const std::string value = topology->is_string() ? topology->get<std::string>() : "";
+    for (const std::string& msg : validation::IsQualifiedName(value)) {
+      errs.push_back(Invalid(p.Key(kExclusiveKey), value,
+                             absl::StrCat("must be a node label key: ", msg)));
+    }
+  } else if (annotations.contains(kNodeSelectorStrategyKey)) {
+    errs.push_back(Invalid(p.Key(kNodeSelectorStrategyKey),
+                           std::string(StringMember(annotations, kNodeSelectorStrategyKey)),
+                           absl::StrCat("has no effect without the ", kExclusiveKey,
+                                        " annotation beside it")));
+  }
+}
+
+void ValidateExclusivePlacement(const Json& js, ErrorList& errs) {
+  ValidatePlacementAnnotations(MemberAt(js, {"metadata", "annotations"}),
+                               Path("metadata").Child("annotations"), errs);
+  const Json& rjobs = MemberAt(js, {"spec", "replicatedJobs"});
+  for (size_t i = 0; rjobs.is_array() && i < rjobs.size(); ++i) {
+    ValidatePlacementAnnotations(
+        MemberAt(rjobs[i], {"template", "metadata", "annotations"}),
+        Path("spec").Child("replicatedJobs").Index(i).Child("template").Child("metadata").Child(
+            "annotations"),
+        errs);
+  }
+}
+
 }  // namespace
 
 ErrorList ValidateJobSet(const Json& js) {
@@ -268,6 +302,7 @@ ErrorList ValidateJobSet(const Json& js) {
   ValidateStartupPolicy(spec, errs);
   internal::ValidateCoordinator(js, errs);
   ValidateTtl(spec, errs);
+  ValidateExclusivePlacement(js, errs);
   AppendErrors(errs, ValidateUnsupported(js));
   return errs;
 }
