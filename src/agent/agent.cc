@@ -6,17 +6,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "agent/internal/hosts.h"
 #include "agent/internal/logs.h"
 #include "agent/internal/node.h"
 #include "agent/internal/pod_spec.h"
 #include "agent/internal/pod_status.h"
+#include "agent/internal/volumes.h"
 #include "api/core/v1/pod_view.h"
+#include "api/discovery/v1/endpoint_slice_view.h"
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "common/string_view.h"
 #include "reconcile/controller.h"
+#include "reconcile/events.h"
 #include "registry/errors.h"
 
 namespace batchd::agent {
@@ -61,7 +66,17 @@ struct PodState {
   bool first_status_deferred = false;
   bool finished = false;   // The runtime said nothing runs or will run again.
   api::Json last_written;  // The status this agent last wrote.
+  // The pod's hosts file as last written ("" = it has none), and the
+  // EndpointSlice generation it was rendered at.
+  std::string hosts;
+  uint64_t hosts_generation = 0;
+  std::string mount_error;  // The last FailedMount reported ("" = none).
 };
+
+// "ns/subdomain": the headless Service whose slices name a pod's peers.
+std::string PeerGroupKey(std::string_view ns, std::string_view subdomain) {
+  return absl::StrCat(Sv(ns), "/", Sv(subdomain));
+}
 
 }  // namespace
 
@@ -80,6 +95,14 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
                                                       PodState& st);
   absl::StatusOr<reconcile::Result> ReconcileOrphan(const std::string& uid);
   absl::Status EnsureStarted(const Json& pod, PodState& st);
+  // The pod's hosts file from the EndpointSlices of its subdomain's Service.
+  std::string RenderHosts(const Json& pod) const;
+  // Rewrites a started pod's hosts file when its peers changed.
+  void SyncHosts(const Json& pod, PodState& st);
+  // Keeps `peer_groups` current for a pod event.
+  void IndexPod(const client::ObjectRef& pod, bool deleted);
+  void OnSlice(const client::ObjectRef& slice);
+  void Warn(const Json& pod, const std::string& reason, const std::string& message);
   absl::Status WriteStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
   bool DeferFirstStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
   reconcile::Result Poll(const PodView& pod, PodState& st);
@@ -98,7 +121,10 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   const api::KindDef& node_kind;
   const api::KindDef& lease_kind;
   client::Informer* pods = nullptr;
+  client::Informer* slices = nullptr;
   reconcile::Controller* controller = nullptr;
+  reconcile::EventRecorder* events = nullptr;
+  std::unique_ptr<reconcile::ApiEventRecorder> owned_events;
   std::unique_ptr<apiserver::PodLogSource> logs;
   Json capacity;
   NodeFacts facts;
@@ -109,6 +135,12 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   std::map<std::string, std::string> key_uid ABSL_GUARDED_BY(mu);     // "ns/name" -> uid last seen.
   std::map<std::string, std::string> uid_key ABSL_GUARDED_BY(mu);     // and back (runtime change hints).
   std::set<std::string> deleted ABSL_GUARDED_BY(mu);                  // Uids we deleted with grace 0.
+  // "ns/subdomain" -> keys of this node's pods with that subdomain: whom an
+  // EndpointSlice event concerns. Bounded by the pods on this node.
+  std::map<std::string, std::set<std::string>> peer_groups ABSL_GUARDED_BY(mu);
+  // Bumped by every EndpointSlice event: a pod's hosts file is re-rendered
+  // when it was rendered at an older generation.
+  std::atomic<uint64_t> slice_generation{1};
   std::atomic<int64_t> status_writes{0};
 };
 
@@ -140,10 +172,34 @@ void NodeAgent::Impl::Setup() {
   auto enqueue = [this, node = o.node_name](const client::ObjectRef& o) {
     if (PodView::Parse(*o).node_name == node) controller->Enqueue(*o);
   };
-  pods->AddHandlers({enqueue, [enqueue](const client::ObjectRef&, const client::ObjectRef& n) {
+  pods->AddHandlers({[this, enqueue](const client::ObjectRef& o) {
+                       IndexPod(o, false);
+                       enqueue(o);
+                     },
+                     [this, enqueue](const client::ObjectRef&, const client::ObjectRef& n) {
+                       IndexPod(n, false);
                        enqueue(n);
                      },
-                     enqueue});
+                     [this, enqueue](const client::ObjectRef& o) {
+                       IndexPod(o, true);
+                       enqueue(o);
+                     }});
+  if (o.shared_endpoint_slices != nullptr) {
+    slices = o.shared_endpoint_slices;
+  } else {
+    slices = &mgr.AddInformer(std::make_unique<client::Informer>(
+        client, client.Kind(api::discovery_v1::kGroup, "v1", "endpointslices")));
+  }
+  auto on_slice = [this](const client::ObjectRef& s) { OnSlice(s); };
+  slices->AddHandlers({on_slice, [on_slice](const client::ObjectRef&,
+                                            const client::ObjectRef& n) { on_slice(n); },
+                       on_slice});
+  if (o.events != nullptr) {
+    events = o.events;
+  } else {
+    owned_events = std::make_unique<reconcile::ApiEventRecorder>(client, clock, "kubelet");
+    events = owned_events.get();
+  }
   logs = internal::NewLocalLogSource(*agent.runtime_, clock);
 }
 
@@ -203,32 +259,155 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
     return reconcile::Result::Done();
   }
   BATCHD_RETURN_IF_ERROR(EnsureStarted(pod, st));
+  SyncHosts(pod, st);
   CheckDeadline(view, st);
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
   st.finished = rt.finished;
+  // The shim ended the pod itself (an emptyDir outgrew its sizeLimit).
+  if (!rt.reason.empty() && !st.failed_reason) st.failed_reason = {rt.reason, rt.message};
   if (DeferFirstStatus(pod, rt, st)) {
     return reconcile::Result::After(agent.opts_.first_status_delay);
   }
   BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
-  if (st.config_error) return reconcile::Result::After(absl::Seconds(10));
+  if (st.config_error || !st.mount_error.empty()) {
+    return reconcile::Result::After(absl::Seconds(10));
+  }
   if (rt.finished) return reconcile::Result::Done();
   return Poll(view, st);
 }
 
 absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   if (st.started) return absl::OkStatus();
+  const AgentOptions& o = agent.opts_;
   Json p = pod;
-  p["status"]["hostIP"] = agent.opts_.host_ip;
-  p["status"]["podIP"] = agent.opts_.host_ip;
+  p["status"]["hostIP"] = o.host_ip;
+  p["status"]["podIP"] = o.host_ip;
   auto spec = internal::BuildSandboxSpec(p, capacity);
   if (!spec.ok()) {
     st.config_error = std::string(spec.status().message());
     return absl::OkStatus();
   }
   st.config_error.reset();
+  // Volumes first: a failed hostPath check keeps the pod ContainerCreating
+  // (retried), as the kubelet's FailedMount does.
+  absl::StatusOr<internal::PodVolumes> volumes =
+      internal::ResolveVolumes(pod, o.data_dir + "/volumes");
+  if (!volumes.ok()) {
+    const std::string message(volumes.status().message());
+    if (st.mount_error != message) Warn(pod, "FailedMount", message);
+    st.mount_error = message;
+    return absl::OkStatus();
+  }
+  st.mount_error.clear();
+  spec->volumes = volumes->volumes;
+  for (auto* list : {&spec->init_containers, &spec->containers}) {
+    for (ContainerSpec& c : *list) c.mounts = volumes->mounts[c.name];
+  }
+  bool memory_volume = false;
+  for (const VolumeSpec& v : spec->volumes) memory_volume |= v.memory;
+  const PodView view = PodView::Parse(pod);
+  const internal::PodNames names = internal::NamesOf(pod);
+  // A host name alone (every Indexed Job pod has one) does not isolate a
+  // pod: that costs a namespace and a hosts file per pod (about a tenth more
+  // time per trivial pod), for a name nobody else can resolve without a
+  // Service. Its HOSTNAME is set either way.
+  const bool named = !view.subdomain.empty() ||
+                     !api::MemberArray(api::MemberObject(pod, "spec"), "hostAliases").empty();
+  spec->isolate = o.pod_isolation && (named || volumes->any_mount() || memory_volume);
+  spec->hostname = names.uts_hostname;
+  if (spec->isolate || named) {
+    st.hosts_generation = slice_generation.load();
+    st.hosts = RenderHosts(pod);
+    spec->hosts = st.hosts;
+  }
   BATCHD_RETURN_IF_ERROR(agent.runtime_->Start(*spec));
+  // A re-adopted pod keeps its sandbox: bring its hosts file up to date.
+  if (!spec->hosts.empty()) (void)agent.runtime_->WriteHosts(spec->uid, spec->hosts);
   st.started = true;
+  if (!o.pod_isolation && !view.subdomain.empty()) {
+    Warn(pod, "PeerNamesNotResolvable",
+         "peer names resolve only with a root agent: this pod's hosts file is not its "
+         "/etc/hosts; $BATCHD_HOSTS_FILE names it");
+  }
+  if (!o.pod_isolation && volumes->any_mount()) {
+    Warn(pod, "VolumesNotMounted",
+         "volume mounts need a root agent: nothing is mounted at the mount paths; "
+         "$BATCHD_VOLUME_<NAME> names each volume's directory");
+  }
   return absl::OkStatus();
+}
+
+std::string NodeAgent::Impl::RenderHosts(const Json& pod) const {
+  const PodView view = PodView::Parse(pod);
+  std::vector<internal::Peer> peers;
+  if (!view.subdomain.empty()) {
+    const std::string selector =
+        absl::StrCat(api::discovery_v1::kServiceNameLabel, "=", Sv(view.subdomain));
+    for (const client::ObjectRef& s :
+         slices->ListMatching(std::string(view.meta.namespace_), selector)) {
+      const api::discovery_v1::EndpointSliceView slice =
+          api::discovery_v1::EndpointSliceView::Parse(*s);
+      if (slice.address_type != "IPv4" && slice.address_type != "IPv6") continue;
+      for (const api::discovery_v1::EndpointView& e : slice.endpoints) {
+        if (e.hostname.empty() || e.addresses.empty() || !e.ResolvesAsReady()) continue;
+        peers.push_back({std::string(e.hostname), std::string(e.addresses[0])});
+      }
+    }
+  }
+  return internal::RenderHostsFile(agent.opts_.node_hosts, view.meta.namespace_, view.meta.name,
+                                   internal::NamesOf(pod), view.subdomain, agent.opts_.host_ip,
+                                   std::move(peers),
+                                   api::FindMember(api::MemberObject(pod, "spec"), "hostAliases"));
+}
+
+void NodeAgent::Impl::SyncHosts(const Json& pod, PodState& st) {
+  if (!st.started || st.hosts.empty()) return;
+  const uint64_t generation = slice_generation.load();
+  if (generation == st.hosts_generation) return;
+  std::string hosts = RenderHosts(pod);
+  st.hosts_generation = generation;
+  if (hosts == st.hosts) return;
+  absl::Status s = agent.runtime_->WriteHosts(std::string(PodView::Parse(pod).meta.uid), hosts);
+  if (!s.ok()) {
+    BATCHD_LOG_WARN("node {}: hosts file of pod {}: {}", agent.opts_.node_name,
+                    meta::GetName(pod), s.ToString());
+    return;
+  }
+  st.hosts = std::move(hosts);
+}
+
+void NodeAgent::Impl::IndexPod(const client::ObjectRef& pod, bool deleted) {
+  const PodView v = PodView::Parse(*pod);
+  if (v.subdomain.empty() || v.node_name != agent.opts_.node_name) return;
+  const std::string group = PeerGroupKey(v.meta.namespace_, v.subdomain);
+  absl::MutexLock lock(&mu);
+  if (deleted) {
+    auto it = peer_groups.find(group);
+    if (it == peer_groups.end()) return;
+    it->second.erase(v.meta.Key());
+    if (it->second.empty()) peer_groups.erase(it);
+  } else {
+    peer_groups[group].insert(v.meta.Key());
+  }
+}
+
+void NodeAgent::Impl::OnSlice(const client::ObjectRef& slice) {
+  const api::discovery_v1::EndpointSliceView v = api::discovery_v1::EndpointSliceView::Parse(*slice);
+  if (v.service_name.empty()) return;
+  slice_generation.fetch_add(1);
+  std::vector<std::string> keys;
+  {
+    absl::MutexLock lock(&mu);
+    auto it = peer_groups.find(PeerGroupKey(v.meta.namespace_, v.service_name));
+    if (it == peer_groups.end()) return;
+    keys.assign(it->second.begin(), it->second.end());
+  }
+  for (const std::string& k : keys) controller->queue().Add(k);
+}
+
+void NodeAgent::Impl::Warn(const Json& pod, const std::string& reason,
+                           const std::string& message) {
+  events->Event(pod, "Warning", reason, message);
 }
 
 void NodeAgent::Impl::CheckDeadline(const PodView& pod, PodState& st) {

@@ -33,6 +33,9 @@
 namespace batchd::client {
 class Informer;
 }  // namespace batchd::client
+namespace batchd::reconcile {
+class EventRecorder;
+}  // namespace batchd::reconcile
 
 namespace batchd::agent {
 
@@ -40,7 +43,8 @@ struct AgentOptions {
   std::string node_name;
   std::map<std::string, std::string> labels;  // Extra node labels.
   api::Json taints = api::Json::array();      // [{key, value?, effect}], set at registration.
-  std::string data_dir;                       // Pods live in <data_dir>/pods.
+  std::string data_dir;                       // Pods live in <data_dir>/pods, claims
+                                              // (persistentVolumeClaim) in <data_dir>/volumes.
   std::string shim_path;                      // The batchd-shim executable.
   int max_pods = 110;
   absl::Duration heartbeat_period = absl::Seconds(10);
@@ -65,7 +69,28 @@ struct AgentOptions {
   // server: one informer thread and one decoding less per pod event. Null:
   // the agent watches spec.nodeName=<node> itself (a standalone agent).
   client::Informer* shared_pods = nullptr;
+  // The same for EndpointSlices (all namespaces), which give pods their
+  // peers' names. Null: the agent watches them itself.
+  client::Informer* shared_endpoint_slices = nullptr;
+  // Pod isolation (the factories set it when the agent is root and the host
+  // allows namespaces): a pod with a subdomain, host aliases or volume
+  // mounts gets a private mount namespace with its hosts file over
+  // /etc/hosts and its volumes at their mount paths, and a UTS namespace
+  // with its host name. Without it, BATCHD_HOSTS_FILE and BATCHD_VOLUME_<NAME>
+  // point at the files, and the pod gets a Warning event once.
+  bool pod_isolation = false;
+  // The node's /etc/hosts: the first part of every pod's hosts file.
+  std::string node_hosts = "127.0.0.1\tlocalhost\n";
+  // Where Warning events about pods go (FailedMount, ...). Null: the agent
+  // writes them itself, as component "kubelet".
+  reconcile::EventRecorder* events = nullptr;
 };
+
+// Whether this process may give pods their own mount and UTS namespaces:
+// it is root and a child can unshare both and make its mounts private.
+bool CanIsolatePods();
+// The content of /etc/hosts ("127.0.0.1 localhost" when unreadable).
+std::string ReadNodeHosts();
 
 // "k=v,k2=v2" -> map; "k=v:NoSchedule,k2:NoExecute" -> taints.
 absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& s);
@@ -127,6 +152,8 @@ struct LocalAgentOptions {
   std::string shim_path;  // "" = batchd-shim next to /proc/self/exe.
   int log_port = 0;
   client::Informer* shared_pods = nullptr;  // see AgentOptions::shared_pods
+  client::Informer* shared_endpoint_slices = nullptr;  // see AgentOptions
+  reconcile::EventRecorder* events = nullptr;          // see AgentOptions::events
 };
 // `batchd-shim` next to the running executable.
 std::string DefaultShimPath();

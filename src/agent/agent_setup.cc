@@ -1,7 +1,14 @@
-// Option parsing, the log proxy and the local agent factory.
+// Option parsing, the log proxy, the isolation probe and the local agent factory.
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -96,6 +103,37 @@ class ProxyLogSource : public apiserver::PodLogSource {
 
 }  // namespace
 
+bool CanIsolatePods() {
+  if (const char* env = std::getenv("BATCHD_POD_ISOLATION");
+      env != nullptr && std::strcmp(env, "off") == 0) {
+    return false;
+  }
+  if (geteuid() != 0) return false;
+  // Try what the shim will do, in a child (only system calls after fork).
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    const char kName[] = "batchd-probe";
+    const bool ok = unshare(CLONE_NEWNS | CLONE_NEWUTS) == 0 &&
+                    mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+                    sethostname(kName, sizeof(kName) - 1) == 0;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string ReadNodeHosts() {
+  std::ifstream in("/etc/hosts");
+  std::stringstream buf;
+  if (in) buf << in.rdbuf();
+  std::string text = buf.str();
+  return text.empty() ? std::string("127.0.0.1\tlocalhost\n") : text;
+}
+
 std::string DefaultShimPath() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -119,6 +157,10 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions
   o.shim_path = opts.shim_path.empty() ? DefaultShimPath() : opts.shim_path;
   o.log_port = opts.log_port;
   o.shared_pods = opts.shared_pods;
+  o.shared_endpoint_slices = opts.shared_endpoint_slices;
+  o.events = opts.events;
+  o.pod_isolation = CanIsolatePods();
+  o.node_hosts = ReadNodeHosts();
   o.first_status_delay = o.status_poll_min;  // `true`-like pods: one status write
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(o.data_dir) / "pods", ec);

@@ -78,6 +78,8 @@ int RunAgent(const AgentCommand& cmd) {
   o.data_dir = cmd.data_dir;
   o.shim_path = cmd.shim_path.empty() ? agent::DefaultShimPath() : cmd.shim_path;
   o.host_ip = cmd.node_ip;
+  o.pod_isolation = agent::CanIsolatePods();
+  o.node_hosts = agent::ReadNodeHosts();
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(o.data_dir) / "pods", ec);
   if (ec) return fail(absl::InternalError("create " + o.data_dir + ": " + ec.message()));
@@ -101,7 +103,11 @@ int RunAgent(const AgentCommand& cmd) {
   if (auto st = node.Start(); !st.ok()) return fail(st);
   running = &node;
   std::cout << "batchd agent: node " << o.node_name << " registered with " << cmd.server
-            << ", logs on " << cmd.node_ip << ":" << *port << std::endl;
+            << ", logs on " << cmd.node_ip << ":" << *port
+            << (o.pod_isolation ? "; pods get their own mount and UTS namespaces"
+                                : "; no pod isolation (not root): peer names and volume mounts "
+                                  "only through $BATCHD_HOSTS_FILE / $BATCHD_VOLUME_<NAME>")
+            << std::endl;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   while (!g_stop) pause();

@@ -16,6 +16,7 @@
 #include "agent/sim/sim_kubelet.h"
 #include "client/in_process_client.h"
 #include "controllers/cronjob/cronjob_controller.h"
+#include "controllers/endpointslice/endpointslice_controller.h"
 #include "controllers/gc/gc_controller.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/job/workload_with_job.h"
@@ -70,6 +71,7 @@ struct Server::Impl {
   // The node agent for this machine (absent with --no-local-node) and the
   // pods/log source: local files, or a proxy to the pod's remote agent.
   std::unique_ptr<agent::NodeAgent> agent;
+  std::unique_ptr<reconcile::ComponentEventRecorder> agent_events;  // "kubelet"
   std::unique_ptr<apiserver::PodLogSource> logs;
   // Kueue-style queueing: the configuration (--config) and the queue
   // manager, kept for its metrics.
@@ -110,6 +112,8 @@ void Server::Impl::AddControllers() {
   controllers::AddGarbageCollector(i.ContextFor("garbage-collector-controller"));
   controllers::AddTtlAfterFinishedController(i.ContextFor("ttl-after-finished-controller"));
   controllers::AddNodeLifecycleController(i.ContextFor("node-controller"));
+  controllers::endpointslice::AddEndpointSliceController(
+      i.ContextFor("endpointslice-controller"));
   agent::sim::AddSimulatedKubelet(i.ContextFor("kubelet"));
   scheduler::SchedulerOptions so;
   so.binder = std::make_shared<scheduler::RegistryBinder>(*i.registry);
@@ -173,10 +177,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   i.client = std::make_unique<client::InProcessClient>(*i.registry, "batchd-controller-manager");
   i.manager = std::make_unique<reconcile::Manager>(i.clock);
   i.informers = std::make_unique<reconcile::InformerFactory>(*i.client, *i.manager);
+  i.events = std::make_unique<reconcile::ApiEventRecorder>(*i.client, i.clock, "batchd");
+  i.events->StartAsync();  // Events are best-effort: reconciles do not wait for them
   if (opts.local_node) {
     agent::LocalAgentOptions lo;
     lo.data_dir = opts.data_dir;
     lo.shared_pods = &i.informers->For("", "v1", "pods");
+    lo.shared_endpoint_slices = &i.informers->For("discovery.k8s.io", "v1", "endpointslices");
+    i.agent_events = std::make_unique<reconcile::ComponentEventRecorder>(*i.events, "kubelet");
+    lo.events = i.agent_events.get();
     auto a = agent::NewLocalAgent(lo, *i.client, i.clock);
     if (!a.ok()) return a.status();
     i.agent = std::move(*a);
@@ -192,8 +201,6 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
   };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
-  i.events = std::make_unique<reconcile::ApiEventRecorder>(*i.client, i.clock, "batchd");
-  i.events->StartAsync();  // Events are best-effort: reconciles do not wait for them
   i.AddControllers();
   return s;
 }

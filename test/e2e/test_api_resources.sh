@@ -11,10 +11,13 @@ expect_match "$out" "^namespaces +ns +v1 +false +Namespace$" "namespaces row"
 expect_match "$out" "^nodes +no +v1 +false +Node$" "nodes row"
 expect_match "$out" "^events +ev +v1 +true +Event$" "events row"
 expect_match "$out" "^leases +coordination.k8s.io/v1 +true +Lease$" "leases row"
+expect_match "$out" "^services +svc +v1 +true +Service$" "services row"
+expect_match "$out" "^endpointslices +discovery.k8s.io/v1 +true +EndpointSlice$" "endpointslices row"
 
 # Short names resolve.
 expect_ok k get cj -A
 expect_ok k get po -A
+expect_ok k get svc -A
 # Group filter.
 expect_ok k api-resources --api-group=batch -o name
 expect_eq "$(sort <<<"$OUT" | tr '\n' ' ')" "cronjobs.batch jobs.batch " "batch resources"

@@ -16,6 +16,7 @@ ROOTS = [  # (apiVersion, kind, message)
     ('v1', 'Node', '.k8s.io.api.core.v1.Node'),
     ('v1', 'Event', '.k8s.io.api.core.v1.Event'),
     ('v1', 'Binding', '.k8s.io.api.core.v1.Binding'),
+    ('v1', 'Service', '.k8s.io.api.core.v1.Service'),
     ('batch/v1', 'Job', '.k8s.io.api.batch.v1.Job'),
     ('batch/v1', 'CronJob', '.k8s.io.api.batch.v1.CronJob'),
     ('coordination.k8s.io/v1', 'Lease', '.k8s.io.api.coordination.v1.Lease'),
@@ -35,6 +36,17 @@ SPECIAL = {
     '.k8s.io.apimachinery.pkg.util.intstr.IntOrString': 'kIntOrString',
     '.k8s.io.apimachinery.pkg.runtime.RawExtension': 'kRawExtension',
 }
+# Types kubectl cannot re-marshal for us (no typed printing path): from their Go JSON tags.
+MANUAL_KEEP = {('.k8s.io.api.core.v1.NamespaceCondition', 'type'),
+               ('.k8s.io.api.core.v1.NamespaceCondition', 'status'),
+               # Service (`kubectl create service`), from core/v1 and meta/v1 types.go.
+               ('.k8s.io.api.core.v1.ServicePort', 'port'),
+               ('.k8s.io.api.core.v1.PortStatus', 'port'),
+               ('.k8s.io.api.core.v1.PortStatus', 'protocol'),
+               (META + 'Condition', 'type'), (META + 'Condition', 'status'),
+               (META + 'Condition', 'lastTransitionTime'), (META + 'Condition', 'reason'),
+               (META + 'Condition', 'message')}
+
 SCALAR = {9: 'kString', 12: 'kBytes', 8: 'kBool', 5: 'kInt32', 3: 'kInt64'}
 PREFIX = {'.k8s.io.api.core.v1.': 'CoreV1', '.k8s.io.api.batch.v1.': 'BatchV1',
           '.k8s.io.api.coordination.v1.': 'CoordinationV1', '.k8s.io.api.policy.v1.': 'PolicyV1',
@@ -42,9 +54,6 @@ PREFIX = {'.k8s.io.api.core.v1.': 'CoreV1', '.k8s.io.api.batch.v1.': 'BatchV1',
 # Go embeds these structs with `json:",inline"`: their fields sit in the parent object.
 INLINE = {('.k8s.io.api.core.v1.Probe', 'handler'), ('.k8s.io.api.core.v1.Volume', 'volumeSource'),
           ('.k8s.io.api.core.v1.EphemeralContainer', 'ephemeralContainerCommon')}
-# Types kubectl cannot re-marshal for us (no typed printing path): from their Go JSON tags.
-MANUAL_KEEP = {('.k8s.io.api.core.v1.NamespaceCondition', 'type'),
-               ('.k8s.io.api.core.v1.NamespaceCondition', 'status')}
 
 def ident(tn):
     for p, short in PREFIX.items():

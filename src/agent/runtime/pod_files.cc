@@ -37,7 +37,15 @@ absl::Time TimeFromJson(const json& j, const char* key) {
 json ContainerSpecToJson(const ContainerSpec& c) {
   json env = json::array();
   for (const auto& [k, v] : c.env) env.push_back({k, v});
+  json mounts = json::array();
+  for (const MountSpec& m : c.mounts) {
+    mounts.push_back({{"volume", m.volume},
+                      {"mountPath", m.mount_path},
+                      {"subPath", m.sub_path},
+                      {"readOnly", m.read_only}});
+  }
   return {{"name", c.name},
+          {"mounts", mounts},
           {"image", c.image},
           {"argv", c.argv},
           {"env", env},
@@ -71,7 +79,34 @@ ContainerSpec ContainerSpecFromJson(const json& j) {
   c.readiness_failure_threshold = j.value("readinessFailureThreshold", 3);
   c.readiness_success_threshold = j.value("readinessSuccessThreshold", 1);
   c.restartable_init = j.value("restartableInit", false);
+  for (const auto& m : j.value("mounts", json::array())) {
+    c.mounts.push_back({.volume = m.at("volume").get<std::string>(),
+                        .mount_path = m.at("mountPath").get<std::string>(),
+                        .sub_path = m.value("subPath", ""),
+                        .read_only = m.value("readOnly", false)});
+  }
   return c;
+}
+
+json VolumeToJson(const VolumeSpec& v) {
+  return {{"name", v.name},
+          {"type", v.type == VolumeSpec::Type::kHost ? "host" : "emptyDir"},
+          {"hostPath", v.host_path},
+          {"memory", v.memory},
+          {"sizeLimitBytes", v.size_limit_bytes},
+          {"sizeLimit", v.size_limit_text}};
+}
+
+VolumeSpec VolumeFromJson(const json& j) {
+  VolumeSpec v;
+  v.name = j.at("name").get<std::string>();
+  v.type = j.value("type", "emptyDir") == "host" ? VolumeSpec::Type::kHost
+                                                 : VolumeSpec::Type::kEmptyDir;
+  v.host_path = j.value("hostPath", "");
+  v.memory = j.value("memory", false);
+  v.size_limit_bytes = j.value("sizeLimitBytes", int64_t{0});
+  v.size_limit_text = j.value("sizeLimit", "");
+  return v;
 }
 
 json TerminatedToJson(const TerminatedState& t) {
@@ -143,10 +178,16 @@ ContainerStatus ContainerStatusFromJson(const json& j) {
 }  // namespace
 
 json ShimConfigToJson(const ShimConfig& c) {
-  json inits = json::array(), apps = json::array();
+  json inits = json::array(), apps = json::array(), volumes = json::array();
   for (const auto& s : c.pod.init_containers) inits.push_back(ContainerSpecToJson(s));
   for (const auto& s : c.pod.containers) apps.push_back(ContainerSpecToJson(s));
+  for (const auto& v : c.pod.volumes) volumes.push_back(VolumeToJson(v));
+  // `hosts` (the file's content) is not kept here: the file is <pod-dir>/hosts.
   return {{"uid", c.pod.uid},
+          {"isolate", c.pod.isolate},
+          {"hostname", c.pod.hostname},
+          {"hasHosts", c.has_hosts || !c.pod.hosts.empty()},
+          {"volumes", volumes},
           {"namespace", c.pod.ns},
           {"name", c.pod.name},
           {"initContainers", inits},
@@ -175,6 +216,12 @@ absl::StatusOr<ShimConfig> ShimConfigFromJson(const json& j) {
     c.pod.restart_policy = j.value("restartPolicy", "Always");
     c.pod.termination_grace_seconds = j.value("terminationGraceSeconds", int64_t{30});
     c.pod.active_deadline_seconds = j.value("activeDeadlineSeconds", int64_t{0});
+    c.pod.isolate = j.value("isolate", false);
+    c.pod.hostname = j.value("hostname", "");
+    c.has_hosts = j.value("hasHosts", false);
+    for (const auto& v : j.value("volumes", json::array())) {
+      c.pod.volumes.push_back(VolumeFromJson(v));
+    }
     c.shim_path = j.value("shimPath", "");
     c.cgroup_root = j.value("cgroupRoot", "");
     c.backoff_initial = absl::Milliseconds(j.value("backoffInitialMs", int64_t{10000}));
@@ -194,7 +241,9 @@ json PodStatusToJson(const PodSandboxStatus& s) {
           {"finished", s.finished},
           {"stopRequested", s.stop_requested},
           {"startedAt", TimeToJson(s.started_at)},
-          {"shimPid", s.shim_pid}};
+          {"shimPid", s.shim_pid},
+          {"reason", s.reason},
+          {"message", s.message}};
 }
 
 absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
@@ -207,6 +256,8 @@ absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
     s.stop_requested = j.value("stopRequested", false);
     s.started_at = TimeFromJson(j, "startedAt");
     s.shim_pid = j.value("shimPid", 0);  // absent in states written before it existed
+    s.reason = j.value("reason", "");
+    s.message = j.value("message", "");
     return s;
   } catch (const json::exception& e) {
     return absl::DataLossError(absl::StrCat("pod state: ", e.what()));
@@ -235,6 +286,17 @@ absl::Status WriteWhole(const std::string& path, const std::string& content) {
 }
 
 }  // namespace
+
+absl::Status RewriteInPlace(const std::string& path, const std::string& content) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
+  absl::Status s = WriteFd(fd, content, path);
+  if (s.ok() && ftruncate(fd, static_cast<off_t>(content.size())) != 0) {
+    s = absl::InternalError(absl::StrCat("truncate ", path, ": ", std::strerror(errno)));
+  }
+  close(fd);
+  return s;
+}
 
 absl::Status WriteFileAtomic(const std::string& path, const std::string& content) {
   const std::string tmp = path + ".tmp";

@@ -6,6 +6,10 @@
 //   <pod-dir>/state.json          PodSandboxStatus and the shim's pid (rewritten in
 //                                 place by the shim, see StateFile)
 //   <pod-dir>/stop                grace period in ms, written by Stop before SIGTERM
+//   <pod-dir>/hosts               the pod's hosts file (pods with one), rewritten in place;
+//                                 bind-mounted over /etc/hosts in isolated pods
+//   <pod-dir>/volumes/<name>/     the pod's emptyDir volumes (a tmpfs in isolated pods
+//                                 for medium Memory), deleted with the pod directory
 //   <pod-dir>/<container>.<run>.log   stdout+stderr of run <run> (= restart count);
 //                                 container names are DNS labels, so hold no dot
 //   <root>/shims.log              every shim's own diagnostics, one append-only
@@ -40,6 +44,9 @@ struct ShimConfig {
   std::string cgroup_root;  // "" = no cgroups
   absl::Duration backoff_initial = absl::Seconds(10);
   absl::Duration backoff_max = absl::Minutes(5);
+  // The pod has a hosts file (<pod-dir>/hosts): read from spec.json, where
+  // `pod.hosts` (the content) is not kept.
+  bool has_hosts = false;
 };
 
 struct PodPaths {
@@ -48,6 +55,8 @@ struct PodPaths {
   std::string Spec() const { return dir + "/spec.json"; }
   std::string State() const { return dir + "/state.json"; }
   std::string Stop() const { return dir + "/stop"; }
+  std::string Hosts() const { return dir + "/hosts"; }
+  std::string Volume(const std::string& name) const { return dir + "/volumes/" + name; }
   std::string Log(const std::string& container, int run) const {
     return dir + "/" + container + "." + std::to_string(run) + ".log";
   }
@@ -98,6 +107,10 @@ absl::StatusOr<std::string> ReadFileShared(const std::string& path);
 // Writes all of `content` to `fd` from its current offset (`path` names it in errors).
 absl::Status WriteFd(int fd, const std::string& content, const std::string& path);
 absl::StatusOr<std::string> ReadFile(const std::string& path);
+// Replaces the content of `path` keeping its inode (created when missing):
+// writes from offset 0, then truncates to the new length, so a bind mount of
+// the file shows the new content. Readers may see a mix while it runs.
+absl::Status RewriteInPlace(const std::string& path, const std::string& content);
 // Reads `fd` from its current offset to the end (`path` names it in errors).
 absl::StatusOr<std::string> ReadFd(int fd, const std::string& path);
 absl::StatusOr<nlohmann::json> ReadJsonFile(const std::string& path);

@@ -25,6 +25,31 @@
 
 namespace batchd::agent {
 
+// A pod volume as the runtime provides it. emptyDir volumes live in the pod
+// directory (`<pod-dir>/volumes/<name>`, deleted with the pod); host volumes
+// (hostPath, and persistentVolumeClaim resolved by the agent to a node-local
+// directory) are a host path the agent has already checked.
+struct VolumeSpec {
+  enum class Type { kEmptyDir, kHost };
+  std::string name;
+  Type type = Type::kEmptyDir;
+  std::string host_path;          // kHost: the absolute host path (a directory or a file)
+  bool memory = false;            // emptyDir medium Memory: a tmpfs where the pod is isolated
+  int64_t size_limit_bytes = 0;   // emptyDir sizeLimit (0 = none): tmpfs size, or the usage
+                                  // above which the shim evicts the pod
+  std::string size_limit_text;    // the sizeLimit as written ("1Gi"), for messages
+  bool operator==(const VolumeSpec&) const = default;
+};
+
+// One volumeMounts entry of a container.
+struct MountSpec {
+  std::string volume;      // a VolumeSpec name
+  std::string mount_path;  // absolute
+  std::string sub_path;    // relative, "" = the volume's root
+  bool read_only = false;
+  bool operator==(const MountSpec&) const = default;
+};
+
 struct ContainerSpec {
   std::string name;
   std::string image;                  // recorded only
@@ -43,6 +68,10 @@ struct ContainerSpec {
   int32_t readiness_failure_threshold = 3;
   int32_t readiness_success_threshold = 1;
   bool restartable_init = false;      // sidecar: init container with restartPolicy Always
+  // Bind-mounted at their mount paths in the container's own mount namespace
+  // where the pod is isolated; otherwise only BATCHD_VOLUME_<NAME> points at
+  // each volume's directory.
+  std::vector<MountSpec> mounts;
 };
 
 struct PodSandboxSpec {
@@ -52,6 +81,16 @@ struct PodSandboxSpec {
   int64_t termination_grace_seconds = 30;
   // Not enforced by the runtime: the agent watches the deadline and calls `Stop`.
   int64_t active_deadline_seconds = 0;
+  // Isolation (root agents): the shim enters a private mount namespace and a
+  // UTS namespace, sets the host name to `hostname` and bind-mounts the pod's
+  // hosts file over /etc/hosts; each container gets its volume mounts in a
+  // mount namespace of its own. The network stays the node's.
+  bool isolate = false;
+  std::string hostname;
+  // The pod's hosts file ("" = none: the node's /etc/hosts is used as is);
+  // kept current with WriteHosts. Without isolation BATCHD_HOSTS_FILE names it.
+  std::string hosts;
+  std::vector<VolumeSpec> volumes;
 };
 
 // The previous run of a container (Kubernetes' lastState.terminated).
@@ -97,6 +136,10 @@ struct PodSandboxStatus {
   bool stop_requested = false;
   absl::Time started_at = absl::InfinitePast();  // when the shim started the pod
   int shim_pid = 0;  // the supervisor's pid as it recorded it (0 = not recorded)
+  // Why the supervisor ended the pod itself ("" = it did not): "Evicted" when
+  // an emptyDir outgrew its sizeLimit.
+  std::string reason;
+  std::string message;
 };
 
 class PodRuntime {
@@ -122,6 +165,11 @@ class PodRuntime {
   // Deletes the pod directory (logs go too) and its cgroups.
   // REQUIRES: the supervisor is not alive (else FailedPrecondition).
   virtual absl::Status Remove(const std::string& uid) = 0;
+
+  // Rewrites the pod's hosts file in place (same inode: the bind mount over
+  // the pod's /etc/hosts shows the new content at once). NotFound when the
+  // pod was started without one.
+  virtual absl::Status WriteHosts(const std::string& uid, const std::string& content) = 0;
 
   // Uids of every pod directory under root (re-adoption after a restart).
   virtual std::vector<std::string> List() = 0;

@@ -4,12 +4,15 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -91,6 +94,13 @@ class SpawnArgs {
 // Everything the vfork child needs, prepared by the parent: the child shares
 // the parent's memory, so it must not allocate; it only makes system calls
 // and reports a failure through `err_stage`/`err_no`.
+// A bind mount as the vfork child makes it: everything computed beforehand.
+struct PreparedMount {
+  const BindMount* mount = nullptr;
+  bool dir = true;                   // the source is a directory (else a file)
+  std::vector<std::string> parents;  // the target's ancestors and itself (dir) to create
+};
+
 struct ChildArgs {
   std::vector<std::pair<int, int>> redirects;  // (src or -1 for /dev/null, dst)
   const char* cgroup_procs = nullptr;
@@ -103,8 +113,10 @@ struct ChildArgs {
   char** argv = nullptr;
   char** envp = nullptr;
   char** sh_argv = nullptr;  // "/bin/sh", <slot for the script>, argv[1..]
-  volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect
+  const std::vector<PreparedMount>* mounts = nullptr;  // made in the child's new mount namespace
+  volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect, 4 = mount, 5 = mount point
   volatile int err_no = 0;
+  volatile int err_index = 0;  // the failed mount
 };
 
 void ChildWarn(int fd, const char* a, const char* b) {
@@ -159,6 +171,36 @@ int ChildMain(void* arg) {
     if (getppid() != a.parent) _exit(137);  // the parent died before prctl
   }
   ChildRedirect(a);
+  if (a.mounts != nullptr) {
+    // The new namespace starts as a copy of the caller's: make it private
+    // first, so no bind below can propagate back (the shim's own namespace
+    // is private already; a caller in the host's may not be).
+    a.err_index = -1;
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ChildFail(a, 4, errno);
+    for (size_t i = 0; i < a.mounts->size(); ++i) {
+      const PreparedMount& p = (*a.mounts)[i];
+      const BindMount& m = *p.mount;
+      a.err_index = static_cast<int>(i);
+      // Mount points are made in the child's view, as a container runtime
+      // makes them: inside a volume mounted before when they lie within one,
+      // on the host otherwise.
+      for (const std::string& d : p.parents) {
+        if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) ChildFail(a, 5, errno);
+      }
+      if (!p.dir) {
+        int fd = open(m.target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) ChildFail(a, 5, errno);
+        close(fd);
+      }
+      if (mount(m.source.c_str(), m.target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+        ChildFail(a, 4, errno);
+      }
+      if (m.read_only && mount(nullptr, m.target.c_str(), nullptr,
+                               MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0) {
+        ChildFail(a, 4, errno);
+      }
+    }
+  }
   if (a.cgroup_procs != nullptr) {
     int fd = open(a.cgroup_procs, O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, "0", 1) != 1) {
@@ -207,8 +249,35 @@ std::vector<std::string> ExecCandidates(const SpawnRequest& req) {
   return out;
 }
 
+// The mounts in the order they are made: shallower targets first, so a
+// mount inside another volume's mount path lands in that volume.
+std::vector<PreparedMount> PrepareMounts(const std::vector<BindMount>& mounts) {
+  std::vector<PreparedMount> out;
+  for (const BindMount& m : mounts) {
+    PreparedMount p;
+    p.mount = &m;
+    struct stat st;
+    p.dir = stat(m.source.c_str(), &st) != 0 || S_ISDIR(st.st_mode);
+    const std::string& t = m.target;
+    for (size_t slash = t.find('/', 1); slash != std::string::npos; slash = t.find('/', slash + 1)) {
+      p.parents.push_back(t.substr(0, slash));
+    }
+    if (p.dir) p.parents.push_back(t);
+    out.push_back(std::move(p));
+  }
+  auto depth = [](const PreparedMount& p) {
+    return std::count(p.mount->target.begin(), p.mount->target.end(), '/');
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const PreparedMount& x, const PreparedMount& y) {
+    return depth(x) < depth(y);
+  });
+  return out;
+}
+
 absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
+  const std::vector<PreparedMount> mounts = PrepareMounts(req.mounts);
   ChildArgs a;
+  a.mounts = mounts.empty() ? nullptr : &mounts;
   a.redirects = {{req.stdin_fd, 0}, {req.stdout_fd, 1}, {req.stderr_fd, 2}};
   for (const auto& r : req.extra_fds) a.redirects.push_back(r);
   const std::string procs = req.cgroup.empty() ? "" : req.cgroup + "/cgroup.procs";
@@ -235,7 +304,8 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);  // no handler may run in the shared-memory child
-  const int pid = clone(ChildMain, stack.get() + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+  const int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | (a.mounts != nullptr ? CLONE_NEWNS : 0);
+  const int pid = clone(ChildMain, stack.get() + kStack, flags, &a);
   const int clone_err = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) return ErrnoStatus(clone_err, absl::StrCat("spawn ", req.argv[0]));
@@ -246,6 +316,15 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   const char* reason = std::strerror(a.err_no);
   if (a.err_stage == 1) return absl::InternalError(absl::StrCat("chdir ", req.cwd, ": ", reason));
   if (a.err_stage == 3) return absl::InternalError(absl::StrCat("redirect: ", reason));
+  if (a.err_stage == 4) {
+    if (a.err_index < 0) return absl::InternalError(absl::StrCat("make / private: ", reason));
+    const BindMount& m = *mounts[static_cast<size_t>(a.err_index)].mount;
+    return absl::InternalError(absl::StrCat("mount ", m.source, " on ", m.target, ": ", reason));
+  }
+  if (a.err_stage == 5) {
+    const BindMount& m = *mounts[static_cast<size_t>(a.err_index)].mount;
+    return absl::InternalError(absl::StrCat("mount point ", m.target, ": ", reason));
+  }
   return absl::InternalError(absl::StrCat("exec: \"", req.argv[0], "\": ", reason));
 }
 
@@ -253,7 +332,7 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
 
 absl::StatusOr<int> PosixProcessRunner::Spawn(const SpawnRequest& req) {
   if (req.argv.empty()) return absl::InvalidArgumentError("spawn: empty argv");
-  if (!req.cgroup.empty() || req.die_with_parent) return VforkSpawn(req);
+  if (!req.cgroup.empty() || req.die_with_parent || !req.mounts.empty()) return VforkSpawn(req);
   SpawnArgs args;
   if (absl::Status s = args.Configure(req); !s.ok()) return s;
   std::vector<char*> argv, envp;

@@ -21,6 +21,13 @@
 
 namespace batchd::agent {
 
+// A bind mount made in the child's own mount namespace before it execs.
+struct BindMount {
+  std::string source;  // an existing host path (directory or file)
+  std::string target;  // created (as a directory, or an empty file for a file) when missing
+  bool read_only = false;
+};
+
 struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0] without '/' is searched in the caller's PATH
   std::vector<std::string> env;   // "KEY=VALUE"
@@ -34,6 +41,9 @@ struct SpawnRequest {
   // Child-side steps (either one selects the vfork path):
   std::string cgroup;              // join this cgroup v2 dir ("" = stay; failure: a warning)
   bool die_with_parent = false;    // PR_SET_PDEATHSIG(SIGKILL); exits 137 if the caller is already gone
+  // Non-empty: the child gets a new mount namespace (a copy of the caller's,
+  // which must be private: see the shim) with these binds. Needs CAP_SYS_ADMIN.
+  std::vector<BindMount> mounts;
 };
 
 class ProcessRunner {
@@ -41,8 +51,9 @@ class ProcessRunner {
   virtual ~ProcessRunner() = default;
   // Starts a process; returns its pid. The child starts with an empty signal
   // mask and default signal dispositions. When the program cannot be executed
-  // (or `cwd` entered) the error says so, as `exec: "ARGV0": REASON` or
-  // `chdir DIR: REASON` on the vfork path, and no child is left behind.
+  // (or `cwd` entered, or a mount made) the error says so, as
+  // `exec: "ARGV0": REASON`, `chdir DIR: REASON` or `mount SRC on DST: REASON`
+  // on the vfork path, and no child is left behind.
   virtual absl::StatusOr<int> Spawn(const SpawnRequest& req) = 0;
   // kill(pid, sig), or kill(-pid, sig) for the whole process group.
   // NotFound when no such process (group) exists.

@@ -191,3 +191,49 @@ TEST_F(ProcessRunnerTest, EmptyArgvIsInvalid) {
 
 }  // namespace
 }  // namespace batchd::agent
+
+namespace batchd::agent {
+namespace {
+
+// Bind mounts in the child's own mount namespace (root only: the shim of an
+// isolated pod). The caller's namespace never sees them.
+TEST_F(ProcessRunnerTest, MountsAreTheChildsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (CAP_SYS_ADMIN)";
+  std::filesystem::create_directories(dir_ + "/src");
+  std::ofstream(dir_ + "/src/file") << "inside";
+  SpawnRequest req;
+  req.argv = {"sh", "-c", "cat " + dir_ + "/mnt/file; touch " + dir_ + "/mnt/new 2>/dev/null || "
+              "echo ' read-only'"};
+  req.env = {"PATH=/usr/bin:/bin"};
+  req.stdout_fd = Out("out");
+  req.mounts = {{.source = dir_ + "/src", .target = dir_ + "/mnt", .read_only = true}};
+  absl::StatusOr<int> pid = runner_.Spawn(req);
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  EXPECT_EQ(WaitExit(*pid), 0);
+  EXPECT_EQ(Slurp(dir_ + "/out"), "inside read-only\n");
+  EXPECT_TRUE(std::filesystem::is_directory(dir_ + "/mnt"));  // The mount point was made...
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/mnt/file"));  // ...and nothing shows here.
+  // A mount inside another's mount path lands in that volume, whatever the
+  // order given (shallower first).
+  std::filesystem::create_directories(dir_ + "/outer");
+  std::filesystem::create_directories(dir_ + "/inner");
+  std::ofstream(dir_ + "/inner/file") << "nested";
+  req.argv = {"cat", dir_ + "/m/a/b/file"};
+  req.stdout_fd = Out("nested");
+  req.mounts = {{.source = dir_ + "/inner", .target = dir_ + "/m/a/b"},
+                {.source = dir_ + "/outer", .target = dir_ + "/m/a"}};
+  pid = runner_.Spawn(req);
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  EXPECT_EQ(WaitExit(*pid), 0);
+  EXPECT_EQ(Slurp(dir_ + "/nested"), "nested");
+  EXPECT_TRUE(std::filesystem::is_directory(dir_ + "/outer/b"));  // Its mount point, in the volume.
+  // A mount that cannot be made fails the spawn, naming it.
+  req.mounts = {{.source = dir_ + "/missing", .target = dir_ + "/mnt2"}};
+  pid = runner_.Spawn(req);
+  ASSERT_FALSE(pid.ok());
+  EXPECT_EQ(pid.status().message(), "mount " + dir_ + "/missing on " + dir_ +
+                                        "/mnt2: No such file or directory");
+}
+
+}  // namespace
+}  // namespace batchd::agent

@@ -150,6 +150,7 @@ class ProcessRuntime : public PodRuntime {
   absl::StatusOr<PodSandboxStatus> Status(const std::string& uid) override;
   absl::Status Stop(const std::string& uid, absl::Duration grace) override;
   absl::Status Remove(const std::string& uid) override;
+  absl::Status WriteHosts(const std::string& uid, const std::string& content) override;
   std::vector<std::string> List() override;
   void WatchChanges(std::function<void(const std::string& uid)> on_change) override;
   std::string LogPath(const std::string& uid, const std::string& container,
@@ -436,6 +437,8 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
   if (s.ok() && !fresh && ftruncate(fd, static_cast<off_t>(text.size())) != 0) {
     s = absl::InternalError(absl::StrCat("truncate ", paths.Spec(), ": ", std::strerror(errno)));
   }
+  // The hosts file exists before the shim that bind-mounts it.
+  if (s.ok() && !spec.hosts.empty()) s = RewriteInPlace(paths.Hosts(), spec.hosts);
   close(fd);  // releases the lock: the shim takes it next
   if (!s.ok()) return s;
   if (!fresh) unlink(paths.Stop().c_str());
@@ -490,6 +493,16 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& path
   st.finished = true;
   if (j.ok()) (void)WriteFileAtomic(paths.State(), PodStatusToJson(st).dump());
   return st;
+}
+
+absl::Status ProcessRuntime::WriteHosts(const std::string& uid, const std::string& content) {
+  if (!ValidUid(uid)) return absl::NotFoundError("no such pod");
+  const PodPaths paths = Paths(uid);
+  // No lock: only the agent writes the file, one reconcile per pod at a time.
+  if (!std::filesystem::exists(paths.Hosts())) {
+    return absl::NotFoundError(absl::StrCat("pod ", uid, " has no hosts file"));
+  }
+  return RewriteInPlace(paths.Hosts(), content);
 }
 
 absl::StatusOr<PodSandboxStatus> ProcessRuntime::Status(const std::string& uid) {

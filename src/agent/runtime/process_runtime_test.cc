@@ -575,3 +575,42 @@ TEST_F(ProcessRuntimeTest, UnknownPod) {
 
 }  // namespace
 }  // namespace batchd::agent
+
+namespace batchd::agent {
+namespace {
+
+// An isolated pod (root only): its host name, its hosts file over
+// /etc/hosts — rewritten in place while the pod runs — and an emptyDir at its
+// mount path, none of it visible to the host.
+TEST_F(ProcessRuntimeTest, IsolatedPodHasItsNameHostsFileAndMounts) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (CAP_SYS_ADMIN)";
+  const std::string mnt = root_ + "/mnt";
+  PodSandboxSpec p = Pod("iso", Sh("hostname; cat /etc/hosts; echo data > " + mnt + "/f; "
+                                   "while ! grep -q peer /etc/hosts; do sleep 0.05; done; "
+                                   "echo peer-seen"));
+  p.isolate = true;
+  p.hostname = "w-0";
+  p.hosts = "10.1.2.3\tw-0.s.ns.svc.cluster.local\tw-0\n";
+  p.volumes = {{.name = "scratch"}};
+  p.containers[0].mounts = {{.volume = "scratch", .mount_path = mnt}};
+  ASSERT_TRUE(rt_->Start(p).ok());
+  WaitLogContains("iso", "w-0.s.ns.svc.cluster.local");
+  EXPECT_TRUE(absl::StartsWith(Log("iso", "main"), "w-0\n")) << Log("iso", "main");
+  struct stat before;
+  ASSERT_EQ(stat((root_ + "/iso/hosts").c_str(), &before), 0);
+  ASSERT_TRUE(rt_->WriteHosts("iso", p.hosts + "10.1.2.4\tpeer\n").ok());
+  WaitLogContains("iso", "peer-seen");
+  struct stat after;
+  ASSERT_EQ(stat((root_ + "/iso/hosts").c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);  // In place: the bind mount shows it.
+  EXPECT_EQ(WaitFinished("iso").app[0].exit_code, 0);
+  EXPECT_EQ(ReadFile(root_ + "/iso/volumes/scratch/f").value_or(""), "data\n");
+  EXPECT_FALSE(std::filesystem::exists(mnt + "/f"));  // The host's mount point stays empty.
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  EXPECT_NE(std::string(host), "w-0");
+  EXPECT_EQ(rt_->WriteHosts("nope", "x").code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace batchd::agent

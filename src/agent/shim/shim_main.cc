@@ -56,6 +56,7 @@
 #include "agent/runtime/cgroup.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/process_runner.h"
+#include "agent/shim/pod_namespace.h"
 #include "agent/shim/supervisor.h"
 #include "common/clock.h"
 
@@ -153,7 +154,8 @@ int RunLoop(Supervisor& sup, int sfd, const PodPaths& paths, const ShimConfig& c
 std::vector<std::string> BaseEnv(const ShimConfig& config) {
   const char* path = std::getenv("PATH");
   return {absl::StrCat("PATH=", path ? path : "/usr/local/bin:/usr/bin:/bin"),
-          absl::StrCat("HOSTNAME=", config.pod.name)};
+          absl::StrCat("HOSTNAME=",
+                       config.pod.hostname.empty() ? config.pod.name : config.pod.hostname)};
 }
 
 // Sends the pod's uid to the runtime's events.sock (next to the pod
@@ -216,6 +218,14 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
     WriteAll(ready_fd, "error: " + config.status().ToString() + "\n");
     return 1;
   }
+  // The pod's sandbox: emptyDirs, and for isolated pods the shim's own
+  // mount and UTS namespaces, which its containers inherit.
+  absl::Status sandbox = PrepareEmptyDirs(*config, paths);
+  if (sandbox.ok() && config->pod.isolate) sandbox = EnterPodNamespaces(*config, paths);
+  if (!sandbox.ok()) {
+    WriteAll(ready_fd, "error: " + sandbox.ToString() + "\n");
+    return 1;
+  }
   // Orphaned container descendants reparent to the shim, which reaps them.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   sigset_t mask;
@@ -228,7 +238,9 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
   SupervisorEnv env{.pod_dir = pod_dir,
                     .base_env = BaseEnv(*config),
                     .shim_pid = getpid(),
-                    .exited = [&hint] { hint.Send(); }};
+                    .exited = [&hint] { hint.Send(); },
+                    .dir_usage = DirUsage,
+                    .memory_volumes_are_tmpfs = config->pod.isolate};
   // No cgroup root configured is a choice, not a problem: warn only when a
   // configured root is unusable.
   if (!config->cgroup_root.empty()) {

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <map>
@@ -16,7 +17,20 @@ namespace {
 
 using State = ContainerStatus::State;
 
+bool CheckedForUsage(const VolumeSpec& v, bool memory_is_tmpfs) {
+  return v.type == VolumeSpec::Type::kEmptyDir && v.size_limit_bytes > 0 &&
+         !(v.memory && memory_is_tmpfs);
+}
+
 }  // namespace
+
+std::string VolumeEnvName(const std::string& volume) {
+  std::string out = "BATCHD_VOLUME_";
+  for (char ch : volume) {
+    out.push_back(ch == '-' || ch == '.' ? '_' : static_cast<char>(std::toupper(ch)));
+  }
+  return out;
+}
 
 Supervisor::Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runner,
                        const Clock& clock)
@@ -39,6 +53,11 @@ Supervisor::Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runn
   }
   status_.found = true;
   status_.shim_pid = env_.shim_pid;
+  for (const VolumeSpec& v : pod.volumes) {
+    if (env_.dir_usage && CheckedForUsage(v, env_.memory_volumes_are_tmpfs)) {
+      usage_check_at_ = clock_.Now() + kEmptyDirCheckPeriod;
+    }
+  }
 }
 
 ContainerStatus& Supervisor::StatusOf(const Container& c) {
@@ -89,9 +108,46 @@ std::vector<std::string> Supervisor::ContainerEnv(const ContainerSpec& spec) con
     if (eq != std::string::npos) put(e.substr(0, eq), e.substr(eq + 1));
   }
   for (const auto& [k, v] : spec.env) put(k, v);
+  if (!config_.pod.isolate) {
+    // Nothing is mounted: the pod learns where its volumes and hosts file are.
+    for (const MountSpec& m : spec.mounts) {
+      for (const VolumeSpec& v : config_.pod.volumes) {
+        if (v.name != m.volume) continue;
+        const std::string dir = m.sub_path.empty() ? VolumeSource(v)
+                                                   : VolumeSource(v) + "/" + m.sub_path;
+        if (!pos.contains(VolumeEnvName(v.name))) put(VolumeEnvName(v.name), dir);
+      }
+    }
+    if (config_.has_hosts) put("BATCHD_HOSTS_FILE", paths_.Hosts());
+  }
   std::vector<std::string> out;
   out.reserve(kv.size());
   for (const auto& [k, v] : kv) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::string Supervisor::VolumeSource(const VolumeSpec& v) const {
+  return v.type == VolumeSpec::Type::kHost ? v.host_path : paths_.Volume(v.name);
+}
+
+absl::StatusOr<std::vector<BindMount>> Supervisor::ContainerMounts(
+    const ContainerSpec& spec) const {
+  std::vector<BindMount> out;
+  for (const MountSpec& m : spec.mounts) {
+    const VolumeSpec* vol = nullptr;
+    for (const VolumeSpec& v : config_.pod.volumes) {
+      if (v.name == m.volume) vol = &v;
+    }
+    if (vol == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("volume \"", m.volume, "\" not found"));
+    }
+    std::string source = VolumeSource(*vol);
+    if (!m.sub_path.empty()) {
+      source += "/" + m.sub_path;
+      if (absl::Status s = MakeDirs(source); !s.ok()) return s;  // as the kubelet does
+    }
+    out.push_back({.source = source, .target = m.mount_path, .read_only = m.read_only});
+  }
   return out;
 }
 
@@ -114,6 +170,11 @@ absl::StatusOr<int> Supervisor::SpawnInContainer(const Container& c,
   req.new_process_group = true;
   req.cgroup = c.cgroup;
   req.die_with_parent = true;
+  if (config_.pod.isolate) {
+    absl::StatusOr<std::vector<BindMount>> mounts = ContainerMounts(*c.spec);
+    if (!mounts.ok()) return mounts.status();
+    req.mounts = *std::move(mounts);
+  }
   return runner_.Spawn(req);
 }
 
@@ -358,6 +419,10 @@ void Supervisor::Tick() {
       (void)runner_.Signal(c.probe_pid, SIGKILL, true);
     }
   }
+  if (!stopping_ && usage_check_at_ <= now) {
+    usage_check_at_ = now + kEmptyDirCheckPeriod;
+    CheckVolumeUsage();
+  }
   if (stopping_ && !killed_ && kill_at_ <= now) {
     killed_ = true;
     for (Container& c : containers_) {
@@ -376,7 +441,21 @@ absl::Time Supervisor::NextDeadline() const {
     if (c.probe_pid != 0 && !c.probe_timed_out) next = std::min(next, c.probe_deadline);
   }
   if (stopping_ && !killed_) next = std::min(next, kill_at_);
+  if (!stopping_) next = std::min(next, usage_check_at_);
   return next;
+}
+
+void Supervisor::CheckVolumeUsage() {
+  for (const VolumeSpec& v : config_.pod.volumes) {
+    if (!CheckedForUsage(v, env_.memory_volumes_are_tmpfs)) continue;
+    if (env_.dir_usage(VolumeSource(v), v.size_limit_bytes) <= v.size_limit_bytes) continue;
+    status_.reason = "Evicted";
+    status_.message = absl::StrCat("Usage of EmptyDir volume \"", v.name,
+                                   "\" exceeds the limit \"", v.size_limit_text, "\". ");
+    Persist();
+    BeginStopping(absl::ZeroDuration());
+    return;
+  }
 }
 
 bool Supervisor::Done() const {

@@ -38,7 +38,21 @@ struct SupervisorEnv {
   // Called once state.json records a container's exit (and with it perhaps
   // the pod's end): the shim hints the runtime (kEventsSocketName).
   std::function<void()> exited;
+  // Bytes used under `dir`, counting stops once past `stop_above` (a bounded
+  // walk). Null: emptyDir sizeLimits are not checked.
+  std::function<int64_t(const std::string& dir, int64_t stop_above)> dir_usage;
+  // The pod's emptyDirs on memory are tmpfs mounts sized by their limit (the
+  // shim made them): the kernel enforces those, they are not walked.
+  bool memory_volumes_are_tmpfs = false;
 };
+
+// How often the shim measures emptyDir volumes that have a sizeLimit.
+inline constexpr absl::Duration kEmptyDirCheckPeriod = absl::Seconds(10);
+
+// The environment variable that names a volume's directory in pods whose
+// mounts could not be made (no isolation): BATCHD_VOLUME_<NAME>, the volume
+// name upper-cased with '-' as '_'.
+std::string VolumeEnvName(const std::string& volume);
 
 class Supervisor {
  public:
@@ -90,6 +104,13 @@ class Supervisor {
   void CheckAppsDone();
   void BeginStopping(absl::Duration grace);
   std::vector<std::string> ContainerEnv(const ContainerSpec& spec) const;
+  // The bind mounts of a container (sub paths created), or why not.
+  absl::StatusOr<std::vector<BindMount>> ContainerMounts(const ContainerSpec& spec) const;
+  // The host directory of a volume (emptyDir: in the pod directory).
+  std::string VolumeSource(const VolumeSpec& v) const;
+  // Evicts the pod when an emptyDir outgrew its sizeLimit (kubelet's local
+  // storage eviction).
+  void CheckVolumeUsage();
   std::string WorkingDir(const ContainerSpec& spec) const;
   void Persist();
 
@@ -106,6 +127,7 @@ class Supervisor {
   bool stopping_ = false;
   bool killed_ = false;
   absl::Time kill_at_ = absl::InfiniteFuture();
+  absl::Time usage_check_at_ = absl::InfiniteFuture();
 };
 
 }  // namespace batchd::agent

@@ -415,3 +415,97 @@ TEST_F(SupervisorTest, SpawnFailuresAreStartErrorsAndProbeFailures) {
 
 }  // namespace
 }  // namespace batchd::agent
+
+namespace batchd::agent {
+namespace {
+
+class SupervisorVolumeTest : public SupervisorTest {
+ protected:
+  ShimConfig WithVolumes(bool isolate) {
+    ContainerSpec c = C("a");
+    c.mounts = {{"scratch", "/scratch", "", false}, {"data", "/data", "part", true}};
+    ShimConfig config = Config({c});
+    config.pod.isolate = isolate;
+    config.pod.volumes = {
+        {.name = "scratch", .size_limit_bytes = 100, .size_limit_text = "100"},
+        {.name = "data", .type = VolumeSpec::Type::kHost, .host_path = dir_ + "/host"}};
+    config.has_hosts = true;
+    return config;
+  }
+  std::unique_ptr<Supervisor> MakeWithUsage(ShimConfig config) {
+    return std::make_unique<Supervisor>(
+        std::move(config),
+        SupervisorEnv{.pod_dir = dir_,
+                      .base_env = {"PATH=/bin"},
+                      .shim_pid = 77,
+                      .dir_usage = [this](const std::string& d, int64_t) { return usage_[d]; }},
+        runner_, clock_);
+  }
+  std::map<std::string, int64_t> usage_;
+};
+
+bool HasEnv(const SpawnRequest& r, const std::string& kv) {
+  return std::find(r.env.begin(), r.env.end(), kv) != r.env.end();
+}
+
+TEST_F(SupervisorVolumeTest, IsolatedPodsGetBindMounts) {
+  auto sup = MakeWithUsage(WithVolumes(/*isolate=*/true));
+  sup->Begin();
+  ASSERT_EQ(runner_.requests.size(), 1u);
+  const SpawnRequest& r = runner_.requests[0];
+  ASSERT_EQ(r.mounts.size(), 2u);
+  EXPECT_EQ(r.mounts[0].source, dir_ + "/volumes/scratch");
+  EXPECT_EQ(r.mounts[0].target, "/scratch");
+  EXPECT_FALSE(r.mounts[0].read_only);
+  EXPECT_EQ(r.mounts[1].source, dir_ + "/host/part");
+  EXPECT_TRUE(r.mounts[1].read_only);
+  EXPECT_TRUE(std::filesystem::is_directory(dir_ + "/host/part"));  // subPath created
+  EXPECT_FALSE(HasEnv(r, "BATCHD_HOSTS_FILE=" + dir_ + "/hosts"));
+}
+
+TEST_F(SupervisorVolumeTest, WithoutIsolationEnvNamesTheDirectories) {
+  auto sup = MakeWithUsage(WithVolumes(/*isolate=*/false));
+  sup->Begin();
+  const SpawnRequest& r = runner_.requests.at(0);
+  EXPECT_TRUE(r.mounts.empty());
+  EXPECT_TRUE(HasEnv(r, "BATCHD_VOLUME_SCRATCH=" + dir_ + "/volumes/scratch"));
+  EXPECT_TRUE(HasEnv(r, "BATCHD_VOLUME_DATA=" + dir_ + "/host/part"));
+  EXPECT_TRUE(HasEnv(r, "BATCHD_HOSTS_FILE=" + dir_ + "/hosts"));
+  EXPECT_EQ(VolumeEnvName("my-data.v1"), "BATCHD_VOLUME_MY_DATA_V1");
+}
+
+TEST_F(SupervisorVolumeTest, EmptyDirOverItsSizeLimitEvictsThePod) {
+  auto sup = MakeWithUsage(WithVolumes(/*isolate=*/true));
+  sup->Begin();
+  const int pid = runner_.PidOf("a");
+  EXPECT_EQ(sup->NextDeadline(), clock_.Now() + kEmptyDirCheckPeriod);
+  usage_[dir_ + "/volumes/scratch"] = 100;  // at the limit: fine
+  AdvanceToDeadline(*sup);
+  EXPECT_TRUE(sup->status().reason.empty());
+  usage_[dir_ + "/volumes/scratch"] = 101;
+  AdvanceToDeadline(*sup);
+  EXPECT_EQ(sup->status().reason, "Evicted");
+  EXPECT_EQ(sup->status().message,
+            "Usage of EmptyDir volume \"scratch\" exceeds the limit \"100\". ");
+  EXPECT_TRUE(runner_.SentTo(pid, SIGKILL));
+  sup->OnExit(pid, Killed(SIGKILL));
+  EXPECT_TRUE(sup->Done());
+  EXPECT_TRUE(sup->status().finished);
+}
+
+TEST_F(SupervisorVolumeTest, MemoryVolumesOnTmpfsAreNotWalked) {
+  ShimConfig config = WithVolumes(/*isolate=*/true);
+  config.pod.volumes[0].memory = true;
+  auto sup = std::make_unique<Supervisor>(
+      config,
+      SupervisorEnv{.pod_dir = dir_,
+                    .base_env = {"PATH=/bin"},
+                    .dir_usage = [](const std::string&, int64_t) -> int64_t { return 1 << 30; },
+                    .memory_volumes_are_tmpfs = true},
+      runner_, clock_);
+  sup->Begin();
+  EXPECT_EQ(sup->NextDeadline(), absl::InfiniteFuture());
+}
+
+}  // namespace
+}  // namespace batchd::agent

@@ -87,6 +87,7 @@ TEST_F(SimKubeletTest, RunsForDurationThenSucceeds) {
   EXPECT_EQ(pod["status"]["phase"], "Running");
   EXPECT_TRUE(pod["status"]["containerStatuses"][0]["state"].contains("running"));
   EXPECT_FALSE(pod["status"].value("podIP", "").empty());
+  EXPECT_EQ(pod["status"]["podIP"], pod["status"]["hostIP"]);  // The node's network.
   Advance(absl::Seconds(89));
   EXPECT_EQ(Pod("p")["status"]["phase"], "Running");
   Advance(absl::Seconds(1));

@@ -55,6 +55,16 @@ class FakePodRuntime : public PodRuntime {
     removed_.push_back(uid);
     return absl::OkStatus();
   }
+  absl::Status WriteHosts(const std::string& uid, const std::string& content) override {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.find(uid);
+    if (it == pods_.end() || it->second.spec.hosts.empty()) {
+      return absl::NotFoundError("no hosts file");
+    }
+    it->second.spec.hosts = content;
+    ++hosts_writes_;
+    return absl::OkStatus();
+  }
   std::vector<std::string> List() override {
     absl::MutexLock lock(&mu_);
     std::vector<std::string> out;
@@ -108,6 +118,15 @@ class FakePodRuntime : public PodRuntime {
     absl::MutexLock lock(&mu_);
     return start_calls_;
   }
+  // The pod's hosts file as last written (Start, then WriteHosts).
+  std::string Hosts(const std::string& uid) {
+    absl::MutexLock lock(&mu_);
+    return pods_[uid].spec.hosts;
+  }
+  int hosts_writes() {
+    absl::MutexLock lock(&mu_);
+    return hosts_writes_;
+  }
 
  private:
   struct Pod {
@@ -124,6 +143,7 @@ class FakePodRuntime : public PodRuntime {
   std::vector<std::pair<std::string, absl::Duration>> stops_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> removed_ ABSL_GUARDED_BY(mu_);
   int start_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  int hosts_writes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace batchd::agent::testing

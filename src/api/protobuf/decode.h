@@ -1,6 +1,6 @@
 // Decoding of Kubernetes protobuf request bodies
 // (`Content-Type: application/vnd.kubernetes.protobuf`), as kubectl's typed
-// commands send them (`kubectl create namespace|job|cronjob`, ...), into the
+// commands send them (`kubectl create namespace|job|cronjob|service`, ...), into the
 // JSON form of the same object: the JSON that `encoding/json` would produce
 // from the Go struct the body decodes to (omitempty applied, pointer fields
 // emitted when set even if zero, metav1.Time as RFC 3339, Quantity canonical,
@@ -31,7 +31,7 @@ inline constexpr size_t kMaxProtobufBodyBytes = 64u << 20;
 
 // Decodes `k8s\0` + runtime.Unknown{typeMeta, raw, contentEncoding,
 // contentType} whose `raw` is the protobuf encoding of the object named by
-// typeMeta (apiVersion/kind), e.g. v1 Namespace/Pod/Node/Event/Binding,
+// typeMeta (apiVersion/kind), e.g. v1 Namespace/Pod/Node/Event/Binding/Service,
 // batch/v1 Job/CronJob, coordination.k8s.io/v1 Lease, policy/v1 Eviction,
 // DeleteOptions. The result carries `apiVersion` and `kind`.
 //

@@ -31,7 +31,7 @@ Json MustJson(std::string_view text) {
 // exactly that JSON.
 TEST(DecodeKubernetesProtobuf, CapturedKubectlBodies) {
   const char* kFixtures[] = {"create_namespace", "create_job", "create_cronjob",
-                             "create_job_from_cronjob"};
+                             "create_job_from_cronjob", "create_service"};
   for (const char* name : kFixtures) {
     SCOPED_TRACE(name);
     std::string body = ReadFile(std::string(name) + ".pb");

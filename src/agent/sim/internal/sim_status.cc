@@ -40,12 +40,13 @@ Json Terminated(int exit_code, absl::Time started, absl::Time now, const std::st
 // Common pod-level status of a pod on a simulated node.
 void SetCommon(Json& pod, absl::Time now) {
   Json& st = pod["status"];
-  std::string ip = PodIp(pod["metadata"].value("uid", ""));
+  // Pods share their node's network (as with hostNetwork: true): the pod IP
+  // is the node's address.
   std::string host = NodeIp(pod["spec"].value("nodeName", ""));
   st["hostIP"] = host;
   st["hostIPs"] = Json::array({{{"ip", host}}});
-  st["podIP"] = ip;
-  st["podIPs"] = Json::array({{{"ip", ip}}});
+  st["podIP"] = host;
+  st["podIPs"] = Json::array({{{"ip", host}}});
   if (!st.contains("startTime")) st["startTime"] = FormatRfc3339(now);
   if (!st.contains("conditions") || !st["conditions"].is_array()) st["conditions"] = Json::array();
   SetCondition(st["conditions"], "PodReadyToStartContainers", "True", "", "", now);
@@ -66,11 +67,6 @@ void SetCommon(Json& pod, absl::Time now) {
 std::string NodeIp(const std::string& node_name) {
   uint64_t h = Hash(node_name);
   return absl::StrCat("172.", 16 + h % 16, ".", (h >> 8) % 256, ".", (h >> 16) % 254 + 1);
-}
-
-std::string PodIp(const std::string& pod_uid) {
-  uint64_t h = Hash(pod_uid);
-  return absl::StrCat("10.", h % 256, ".", (h >> 8) % 256, ".", (h >> 16) % 254 + 1);
 }
 
 void SetCondition(Json& conds, const std::string& type, const std::string& status,

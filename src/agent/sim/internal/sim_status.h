@@ -10,9 +10,9 @@
 
 namespace batchd::agent::sim::internal {
 
-// Deterministic addresses derived from names.
+// A deterministic node address derived from its name (also its pods' IP:
+// pods share their node's network).
 std::string NodeIp(const std::string& node_name);
-std::string PodIp(const std::string& pod_uid);
 
 // Sets condition `type` in `conds` (an array), keeping lastTransitionTime when
 // the status does not change.

@@ -156,6 +156,74 @@ TEST(PodValidationTest, Cases) {
   }
 }
 
+// batchd provides emptyDir, hostPath and persistentVolumeClaim; every other
+// volume type, and mount options it does not honour, are refused.
+TEST(PodValidationTest, Volumes) {
+  struct Case {
+    std::string name;
+    Json volume;
+    Json mount;  // A volumeMounts entry of container 0 (null: none).
+    std::vector<std::string> want;
+  };
+  const Json ok_mount = {{"name", "v"}, {"mountPath", "/data"}};
+  const std::vector<Case> cases = {
+      {"emptyDir", {{"name", "v"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "1Gi"}}}},
+       ok_mount, {}},
+      {"hostPath", {{"name", "v"}, {"hostPath", {{"path", "/srv"}, {"type", "DirectoryOrCreate"}}}},
+       ok_mount, {}},
+      {"claim", {{"name", "v"}, {"persistentVolumeClaim", {{"claimName", "ckpt"}}}}, ok_mount, {}},
+      {"configMap", {{"name", "v"}, {"configMap", {{"name", "c"}}}}, nullptr,
+       {"spec.volumes[0].configMap: Forbidden: configMap volumes are not supported by batchd "
+        "(supported: emptyDir, hostPath, persistentVolumeClaim)"}},
+      {"unknown source kept by the schema", {{"name", "v"}, {"gcePersistentDisk", Json::object()}},
+       nullptr,
+       {"spec.volumes[0].gcePersistentDisk: Forbidden: gcePersistentDisk volumes are not "
+        "supported by batchd (supported: emptyDir, hostPath, persistentVolumeClaim)"}},
+      {"two sources", {{"name", "v"}, {"emptyDir", Json::object()}, {"hostPath", {{"path", "/x"}}}},
+       nullptr, {"spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type"}},
+      {"huge pages", {{"name", "v"}, {"emptyDir", {{"medium", "HugePages"}}}}, nullptr,
+       {"spec.volumes[0].emptyDir.medium: Forbidden: only \"\" (disk) and \"Memory\" are "
+        "supported by batchd"}},
+      {"relative hostPath", {{"name", "v"}, {"hostPath", {{"path", "srv"}}}}, nullptr,
+       {"spec.volumes[0].hostPath.path: Invalid value: \"srv\": must be an absolute path"}},
+      {"hostPath backsteps", {{"name", "v"}, {"hostPath", {{"path", "/a/../etc"}}}}, nullptr,
+       {"spec.volumes[0].hostPath.path: Invalid value: \"/a/../etc\": must not contain '..'"}},
+      {"hostPath type", {{"name", "v"}, {"hostPath", {{"path", "/a"}, {"type", "Dir"}}}}, nullptr,
+       {"spec.volumes[0].hostPath.type: Unsupported value: \"Dir\": supported values: \"\", "
+        "\"BlockDevice\", \"CharDevice\", \"Directory\", \"DirectoryOrCreate\", \"File\", "
+        "\"FileOrCreate\", \"Socket\""}},
+      {"claim name is a path", {{"name", "v"}, {"persistentVolumeClaim", {{"claimName", "../x"}}}},
+       nullptr,
+       {"spec.volumes[0].persistentVolumeClaim.claimName: Invalid value: \"../x\": a lowercase "
+        "RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+        "must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"}},
+      {"relative mountPath", {{"name", "v"}, {"emptyDir", Json::object()}},
+       {{"name", "v"}, {"mountPath", "data"}},
+       {"spec.containers[0].volumeMounts[0].mountPath: Invalid value: \"data\": must be an "
+        "absolute path"}},
+      {"subPath backsteps", {{"name", "v"}, {"emptyDir", Json::object()}},
+       {{"name", "v"}, {"mountPath", "/d"}, {"subPath", "a/../../b"}},
+       {"spec.containers[0].volumeMounts[0].subPath: Invalid value: \"a/../../b\": must not "
+        "contain '..'"}},
+      {"subPathExpr", {{"name", "v"}, {"emptyDir", Json::object()}},
+       {{"name", "v"}, {"mountPath", "/d"}, {"subPathExpr", "$(POD)"}},
+       {"spec.containers[0].volumeMounts[0].subPathExpr: Forbidden: subPathExpr is not "
+        "supported by batchd; use subPath"}},
+      {"propagation", {{"name", "v"}, {"emptyDir", Json::object()}},
+       {{"name", "v"}, {"mountPath", "/d"}, {"mountPropagation", "Bidirectional"}},
+       {"spec.containers[0].volumeMounts[0].mountPropagation: Forbidden: only None is supported "
+        "by batchd (mounts are private to the container)"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Json spec = BaseSpec();
+    spec["volumes"] = Json::array({c.volume});
+    if (!c.mount.is_null()) spec["containers"][0]["volumeMounts"] = Json::array({c.mount});
+    EXPECT_EQ(Messages(ValidatePodSpec(spec, Path("spec"))), c.want);
+  }
+}
+
 TEST(PodValidationTest, TemplatePaths) {
   Json tmpl = {{"metadata", {{"labels", {{"bad key!", "v"}}}}}, {"spec", BaseSpec()}};
   tmpl["spec"]["containers"][0].erase("image");

@@ -237,7 +237,9 @@ void ValidateSessionAffinity(ErrorList& errs, const Json& spec, const Path& path
 // single-stack IPv4 service.
 void ValidateClusterIps(ErrorList& errs, const Json& spec, const Path& path) {
   std::string cluster_ip(StringMember(spec, "clusterIP"));
-  if (cluster_ip != kHeadless) {
+  // A refused type already says why; its clusterIP is not worth a second error.
+  const std::string_view type = StringMember(spec, "type");
+  if (cluster_ip != kHeadless && (type.empty() || type == "ClusterIP")) {
     errs.push_back(Forbidden(path.Child("clusterIP"), kNoVirtualIps));
   }
   const Json& ips = MemberArray(spec, "clusterIPs");

@@ -93,6 +93,11 @@ const FieldDesc kCoreV1CinderVolumeSource_fields[] = {
 };
 const MessageDesc kCoreV1CinderVolumeSource = {"CinderVolumeSource", kCoreV1CinderVolumeSource_fields, 4};
 
+const FieldDesc kCoreV1ClientIPConfig_fields[] = {
+    {1, "timeoutSeconds", FieldType::kInt32, kPointer, nullptr},
+};
+const MessageDesc kCoreV1ClientIPConfig = {"ClientIPConfig", kCoreV1ClientIPConfig_fields, 1};
+
 const FieldDesc kCoreV1ClusterTrustBundleProjection_fields[] = {
     {1, "name", FieldType::kString, kPointer, nullptr},
     {2, "signerName", FieldType::kString, kPointer, nullptr},
@@ -512,6 +517,19 @@ const FieldDesc kCoreV1LinuxContainerUser_fields[] = {
 };
 const MessageDesc kCoreV1LinuxContainerUser = {"LinuxContainerUser", kCoreV1LinuxContainerUser_fields, 3};
 
+const FieldDesc kCoreV1LoadBalancerIngress_fields[] = {
+    {1, "ip", FieldType::kString, 0, nullptr},
+    {2, "hostname", FieldType::kString, 0, nullptr},
+    {3, "ipMode", FieldType::kString, kPointer, nullptr},
+    {4, "ports", FieldType::kMessage, kRepeated, &kCoreV1PortStatus},
+};
+const MessageDesc kCoreV1LoadBalancerIngress = {"LoadBalancerIngress", kCoreV1LoadBalancerIngress_fields, 4};
+
+const FieldDesc kCoreV1LoadBalancerStatus_fields[] = {
+    {1, "ingress", FieldType::kMessage, kRepeated, &kCoreV1LoadBalancerIngress},
+};
+const MessageDesc kCoreV1LoadBalancerStatus = {"LoadBalancerStatus", kCoreV1LoadBalancerStatus_fields, 1};
+
 const FieldDesc kCoreV1LocalObjectReference_fields[] = {
     {1, "name", FieldType::kString, 0, nullptr},
 };
@@ -608,5 +626,16 @@ const FieldDesc kCoreV1NodeRuntimeHandler_fields[] = {
     {2, "features", FieldType::kMessage, kPointer, &kCoreV1NodeRuntimeHandlerFeatures},
 };
 const MessageDesc kCoreV1NodeRuntimeHandler = {"NodeRuntimeHandler", kCoreV1NodeRuntimeHandler_fields, 2};
+
+const FieldDesc kCoreV1NodeRuntimeHandlerFeatures_fields[] = {
+    {1, "recursiveReadOnlyMounts", FieldType::kBool, kPointer, nullptr},
+    {2, "userNamespaces", FieldType::kBool, kPointer, nullptr},
+};
+const MessageDesc kCoreV1NodeRuntimeHandlerFeatures = {"NodeRuntimeHandlerFeatures", kCoreV1NodeRuntimeHandlerFeatures_fields, 2};
+
+const FieldDesc kCoreV1NodeSelector_fields[] = {
+    {1, "nodeSelectorTerms", FieldType::kMessage, kRepeated, &kCoreV1NodeSelectorTerm},
+};
+const MessageDesc kCoreV1NodeSelector = {"NodeSelector", kCoreV1NodeSelector_fields, 1};
 
 }  // namespace batchd::api::protobuf::internal

@@ -4,17 +4,6 @@
 
 namespace batchd::api::protobuf::internal {
 
-const FieldDesc kCoreV1NodeRuntimeHandlerFeatures_fields[] = {
-    {1, "recursiveReadOnlyMounts", FieldType::kBool, kPointer, nullptr},
-    {2, "userNamespaces", FieldType::kBool, kPointer, nullptr},
-};
-const MessageDesc kCoreV1NodeRuntimeHandlerFeatures = {"NodeRuntimeHandlerFeatures", kCoreV1NodeRuntimeHandlerFeatures_fields, 2};
-
-const FieldDesc kCoreV1NodeSelector_fields[] = {
-    {1, "nodeSelectorTerms", FieldType::kMessage, kRepeated, &kCoreV1NodeSelectorTerm},
-};
-const MessageDesc kCoreV1NodeSelector = {"NodeSelector", kCoreV1NodeSelector_fields, 1};
-
 const FieldDesc kCoreV1NodeSelectorRequirement_fields[] = {
     {1, "key", FieldType::kString, kKeepZero, nullptr},
     {2, "operator", FieldType::kString, kKeepZero, nullptr},
@@ -314,6 +303,13 @@ const FieldDesc kCoreV1PodTemplateSpec_fields[] = {
 };
 const MessageDesc kCoreV1PodTemplateSpec = {"PodTemplateSpec", kCoreV1PodTemplateSpec_fields, 2};
 
+const FieldDesc kCoreV1PortStatus_fields[] = {
+    {1, "port", FieldType::kInt32, kKeepZero, nullptr},
+    {2, "protocol", FieldType::kString, kKeepZero, nullptr},
+    {3, "error", FieldType::kString, kPointer, nullptr},
+};
+const MessageDesc kCoreV1PortStatus = {"PortStatus", kCoreV1PortStatus_fields, 3};
+
 const FieldDesc kCoreV1PortworxVolumeSource_fields[] = {
     {1, "volumeID", FieldType::kString, kKeepZero, nullptr},
     {2, "fsType", FieldType::kString, 0, nullptr},
@@ -490,12 +486,70 @@ const FieldDesc kCoreV1SecurityContext_fields[] = {
 };
 const MessageDesc kCoreV1SecurityContext = {"SecurityContext", kCoreV1SecurityContext_fields, 12};
 
+const FieldDesc kCoreV1Service_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "spec", FieldType::kMessage, 0, &kCoreV1ServiceSpec},
+    {3, "status", FieldType::kMessage, 0, &kCoreV1ServiceStatus},
+};
+const MessageDesc kCoreV1Service = {"Service", kCoreV1Service_fields, 3};
+
 const FieldDesc kCoreV1ServiceAccountTokenProjection_fields[] = {
     {1, "audience", FieldType::kString, 0, nullptr},
     {2, "expirationSeconds", FieldType::kInt64, kPointer, nullptr},
     {3, "path", FieldType::kString, kKeepZero, nullptr},
 };
 const MessageDesc kCoreV1ServiceAccountTokenProjection = {"ServiceAccountTokenProjection", kCoreV1ServiceAccountTokenProjection_fields, 3};
+
+const FieldDesc kCoreV1ServicePort_fields[] = {
+    {1, "name", FieldType::kString, 0, nullptr},
+    {2, "protocol", FieldType::kString, 0, nullptr},
+    {3, "port", FieldType::kInt32, kKeepZero, nullptr},
+    {4, "targetPort", FieldType::kIntOrString, 0, nullptr},
+    {5, "nodePort", FieldType::kInt32, 0, nullptr},
+    {6, "appProtocol", FieldType::kString, kPointer, nullptr},
+};
+const MessageDesc kCoreV1ServicePort = {"ServicePort", kCoreV1ServicePort_fields, 6};
+
+const FieldDesc kCoreV1ServiceSpec_fields[] = {
+    {1, "ports", FieldType::kMessage, kRepeated, &kCoreV1ServicePort},
+    {2, "selector", FieldType::kMap, 0, &kCoreV1ServiceSpec_SelectorEntry},
+    {3, "clusterIP", FieldType::kString, 0, nullptr},
+    {4, "type", FieldType::kString, 0, nullptr},
+    {5, "externalIPs", FieldType::kString, kRepeated, nullptr},
+    {7, "sessionAffinity", FieldType::kString, 0, nullptr},
+    {8, "loadBalancerIP", FieldType::kString, 0, nullptr},
+    {9, "loadBalancerSourceRanges", FieldType::kString, kRepeated, nullptr},
+    {10, "externalName", FieldType::kString, 0, nullptr},
+    {11, "externalTrafficPolicy", FieldType::kString, 0, nullptr},
+    {12, "healthCheckNodePort", FieldType::kInt32, 0, nullptr},
+    {13, "publishNotReadyAddresses", FieldType::kBool, 0, nullptr},
+    {14, "sessionAffinityConfig", FieldType::kMessage, kPointer, &kCoreV1SessionAffinityConfig},
+    {17, "ipFamilyPolicy", FieldType::kString, kPointer, nullptr},
+    {18, "clusterIPs", FieldType::kString, kRepeated, nullptr},
+    {19, "ipFamilies", FieldType::kString, kRepeated, nullptr},
+    {20, "allocateLoadBalancerNodePorts", FieldType::kBool, kPointer, nullptr},
+    {21, "loadBalancerClass", FieldType::kString, kPointer, nullptr},
+    {22, "internalTrafficPolicy", FieldType::kString, kPointer, nullptr},
+    {23, "trafficDistribution", FieldType::kString, kPointer, nullptr},
+};
+const MessageDesc kCoreV1ServiceSpec = {"ServiceSpec", kCoreV1ServiceSpec_fields, 20};
+
+const FieldDesc kCoreV1ServiceSpec_SelectorEntry_fields[] = {
+    {1, "key", FieldType::kString, kKeepZero, nullptr},
+    {2, "value", FieldType::kString, kKeepZero, nullptr},
+};
+const MessageDesc kCoreV1ServiceSpec_SelectorEntry = {"ServiceSpec.SelectorEntry", kCoreV1ServiceSpec_SelectorEntry_fields, 2};
+
+const FieldDesc kCoreV1ServiceStatus_fields[] = {
+    {1, "loadBalancer", FieldType::kMessage, 0, &kCoreV1LoadBalancerStatus},
+    {2, "conditions", FieldType::kMessage, kRepeated, &kMetaV1Condition},
+};
+const MessageDesc kCoreV1ServiceStatus = {"ServiceStatus", kCoreV1ServiceStatus_fields, 2};
+
+const FieldDesc kCoreV1SessionAffinityConfig_fields[] = {
+    {1, "clientIP", FieldType::kMessage, kPointer, &kCoreV1ClientIPConfig},
+};
+const MessageDesc kCoreV1SessionAffinityConfig = {"SessionAffinityConfig", kCoreV1SessionAffinityConfig_fields, 1};
 
 const FieldDesc kCoreV1SleepAction_fields[] = {
     {1, "seconds", FieldType::kInt64, kKeepZero, nullptr},

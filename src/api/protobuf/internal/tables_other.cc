@@ -153,6 +153,16 @@ const FieldDesc kPolicyV1Eviction_fields[] = {
 };
 const MessageDesc kPolicyV1Eviction = {"Eviction", kPolicyV1Eviction_fields, 2};
 
+const FieldDesc kMetaV1Condition_fields[] = {
+    {1, "type", FieldType::kString, kKeepZero, nullptr},
+    {2, "status", FieldType::kString, kKeepZero, nullptr},
+    {3, "observedGeneration", FieldType::kInt64, 0, nullptr},
+    {4, "lastTransitionTime", FieldType::kTime, kKeepZero, nullptr},
+    {5, "reason", FieldType::kString, kKeepZero, nullptr},
+    {6, "message", FieldType::kString, kKeepZero, nullptr},
+};
+const MessageDesc kMetaV1Condition = {"Condition", kMetaV1Condition_fields, 6};
+
 const FieldDesc kMetaV1DeleteOptions_fields[] = {
     {1, "gracePeriodSeconds", FieldType::kInt64, kPointer, nullptr},
     {2, "preconditions", FieldType::kMessage, kPointer, &kMetaV1Preconditions},
@@ -246,6 +256,7 @@ const KindDesc kKinds[] = {
     {"v1", "Node", &kCoreV1Node},
     {"v1", "Event", &kCoreV1Event},
     {"v1", "Binding", &kCoreV1Binding},
+    {"v1", "Service", &kCoreV1Service},
     {"batch/v1", "Job", &kBatchV1Job},
     {"batch/v1", "CronJob", &kBatchV1CronJob},
     {"coordination.k8s.io/v1", "Lease", &kCoordinationV1Lease},

@@ -1,0 +1,42 @@
+// A pod's volumes as the node agent provides them (docs/api.md "Volumes"):
+// emptyDir (a directory in the pod's sandbox, deleted with the pod; medium
+// Memory is a tmpfs where the pod is isolated; sizeLimit enforced by the
+// shim), hostPath (the host path itself, with the kubelet's type checks:
+// DirectoryOrCreate and FileOrCreate create it), and persistentVolumeClaim
+// (a node-local directory per claim, `<claims_root>/<namespace>/<claimName>`,
+// created on first use and kept after the pod). Every other volume type is
+// refused by the API, and an error here otherwise.
+//
+// Thread-compatible: the checks touch the host file system (creating
+// DirectoryOrCreate / FileOrCreate paths and claim directories).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/runtime/pod_runtime.h"
+#include "api/field_error.h"
+
+namespace batchd::agent::internal {
+
+struct PodVolumes {
+  std::vector<VolumeSpec> volumes;
+  // Container name -> its mounts (init and app containers).
+  std::map<std::string, std::vector<MountSpec>> mounts;
+  bool any_mount() const;
+};
+
+// The kubelet's hostPath type check of `path` for `type` ("" checks
+// nothing); creates the path for DirectoryOrCreate / FileOrCreate.
+// FailedPrecondition "hostPath type check failed: PATH is not a directory"
+// (..."a file", "a socket file", ...).
+absl::Status CheckHostPath(const std::string& path, const std::string& type);
+
+// The volumes and mounts of `pod` (REQUIRES: a Pod object). Errors read as
+// the kubelet's FailedMount messages: `MountVolume.SetUp failed for volume
+// "x" : hostPath type check failed: /p is not a directory`.
+absl::StatusOr<PodVolumes> ResolveVolumes(const api::Json& pod, const std::string& claims_root);
+
+}  // namespace batchd::agent::internal
