@@ -74,6 +74,15 @@ struct PodState {
 };
 
 // "ns/subdomain": the headless Service whose slices name a pod's peers.
+// The pod's annotations ask its (controller-driven) containers for a newer
+// generation, or to start after a hold.
+bool RestartDue(const Json& pod, const PodSandboxStatus& rt) {
+  const internal::RestartRequest want = internal::RestartRequestOf(pod);
+  if (want.generation < 0 || rt.generation < 0 || rt.finished) return false;
+  return want.generation > rt.generation ||
+         (want.generation == rt.generation && rt.held && !want.hold);
+}
+
 std::string PeerGroupKey(std::string_view ns, std::string_view subdomain) {
   return absl::StrCat(Sv(ns), "/", Sv(subdomain));
 }
@@ -262,6 +271,15 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
   SyncHosts(pod, st);
   CheckDeadline(view, st);
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
+  if (RestartDue(pod, rt)) {
+    // A controller asks for the containers to run again in place (or to
+    // start after a hold): api/core/v1/restart_generation.h.
+    const internal::RestartRequest want = internal::RestartRequestOf(pod);
+    BATCHD_RETURN_IF_ERROR(agent.runtime_->RestartContainers(uid, want.generation, want.hold,
+                                                             TerminationGrace(view)));
+    BATCHD_ASSIGN_OR_RETURN(rt, agent.runtime_->Status(uid));
+    st.poll = agent.opts_.status_poll_min;
+  }
   st.finished = rt.finished;
   // The shim ended the pod itself (an emptyDir outgrew its sizeLimit).
   if (!rt.reason.empty() && !st.failed_reason) st.failed_reason = {rt.reason, rt.message};

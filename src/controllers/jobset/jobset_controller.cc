@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "api/batch/v1/job_status_writer.h"
 #include "api/batch/v1/job_writers.h"
+#include "api/core/v1/restart_generation.h"
 #include "api/jobset/v1alpha2/child_job_writer.h"
 #include "api/jobset/v1alpha2/jobset_view.h"
 #include "api/jobset/v1alpha2/jobset_writers.h"
@@ -24,6 +25,7 @@
 #include "common/status_macros.h"
 #include "common/string_view.h"
 #include "controllers/jobset/internal/child_jobs.h"
+#include "controllers/jobset/internal/in_place.h"
 #include "controllers/jobset/internal/policies.h"
 #include "registry/errors.h"
 
@@ -85,6 +87,14 @@ class ChildIndex {
   std::map<std::string, std::map<std::string, ObjectRef>> jobs_ ABSL_GUARDED_BY(mu_);
 };
 
+// The JobSet "ns/name" of a pod that restarts in place, or "".
+std::string InPlaceJobSetKey(const Json& pod) {
+  if (!api::meta::GetAnnotation(pod, api::core_v1::kRestartGenerationAnnotation)) return "";
+  std::optional<std::string> name = api::meta::GetLabel(pod, js::kJobSetNameKey);
+  if (!name) return "";
+  return api::meta::GetNamespace(pod) + "/" + *name;
+}
+
 struct PendingEvent {
   std::string type, reason, message;
 };
@@ -111,9 +121,11 @@ class JobSetReconciler : public reconcile::Reconciler {
         jobset_kind_(ctx.client.Kind(js::kGroup, js::kVersion, js::kPlural)),
         job_kind_(ctx.client.Kind("batch", "v1", "jobs")),
         service_kind_(ctx.client.Kind("", "v1", "services")),
+        pod_kind_(ctx.client.Kind("", "v1", "pods")),
         jobsets_(ctx.informers.For(jobset_kind_)),
         jobs_(ctx.informers.For(job_kind_)),
-        services_(ctx.informers.For(service_kind_)) {}
+        services_(ctx.informers.For(service_kind_)),
+        pods_(ctx.informers.For(pod_kind_)) {}
 
   absl::StatusOr<Result> Reconcile(const std::string& key) override;
   void Wire(reconcile::Controller& controller);
@@ -126,6 +138,7 @@ class JobSetReconciler : public reconcile::Reconciler {
   absl::Status CreateJob(Sync& s, const js::ReplicatedJobView& rjob, int64_t index);
   absl::Status DeleteJobs(const std::vector<ChildJob>& jobs);
   absl::Status EnsureHeadlessService(Sync& s);
+  absl::Status SyncInPlaceRestart(Sync& s);
   absl::Status SuspendJobs(Sync& s);
   absl::Status ResumeJobs(Sync& s);
   absl::Status ResumeJob(const ChildJob& job, const js::ReplicatedJobView& rjob);
@@ -140,9 +153,11 @@ class JobSetReconciler : public reconcile::Reconciler {
   const api::KindDef& jobset_kind_;
   const api::KindDef& job_kind_;
   const api::KindDef& service_kind_;
+  const api::KindDef& pod_kind_;
   client::Informer& jobsets_;
   client::Informer& jobs_;
   client::Informer& services_;
+  client::Informer& pods_;
   ChildIndex children_;
   // The resourceVersion of each JobSet's last status write: a reconcile that
   // reads an older copy (restarts not yet bumped) waits for the cache rather
@@ -165,6 +180,15 @@ void JobSetReconciler::Wire(reconcile::Controller& controller) {
     if (std::string key = OwningJobSetKey(*o); !key.empty()) q->Add(key);
   };
   services_.AddHandlers({.on_add = nullptr, .on_update = nullptr, .on_delete = enqueue_owner});
+  // In-place restarts follow the pods of JobSets that restart in place (only
+  // those carry a restart generation).
+  auto enqueue_in_place = [q](const ObjectRef& p) {
+    if (std::string key = InPlaceJobSetKey(*p); !key.empty()) q->Add(key);
+  };
+  pods_.AddHandlers({.on_add = enqueue_in_place,
+                     .on_update = [enqueue_in_place](const ObjectRef&,
+                                                     const ObjectRef& p) { enqueue_in_place(p); },
+                     .on_delete = enqueue_in_place});
   jobs_.AddHandlers({
       .on_add =
           [this, q](const ObjectRef& j) {
@@ -232,6 +256,10 @@ absl::Status JobSetReconciler::SyncJobSet(Sync& s) {
   if (!s.jobs.succeeded.empty() && SuccessPolicyMet(spec, s.jobs)) {
     SetCompleted(s);
     return absl::OkStatus();
+  }
+  if (spec.InPlaceRestart() && !spec.suspend) {
+    BATCHD_RETURN_IF_ERROR(SyncInPlaceRestart(s));
+    if (js::JobSetStatusView::Parse(s.js).Finished()) return absl::OkStatus();
   }
   BATCHD_RETURN_IF_ERROR(EnsureHeadlessService(s));
   BATCHD_RETURN_IF_ERROR(CreateJobs(s));
@@ -336,6 +364,46 @@ absl::Status JobSetReconciler::EnsureHeadlessService(Sync& s) {
   ctx_.events.Event(s.js, "Warning", js::kHeadlessServiceCreationFailedReason,
                     std::string(created.status().message()));
   return created.status();
+}
+
+// In-place restart (internal/in_place.h): reads the pods of the current
+// attempt, asks them for the next generation or releases the barrier, and
+// keeps status.current/previousInPlaceRestartAttempt.
+absl::Status JobSetReconciler::SyncInPlaceRestart(Sync& s) {
+  const std::string ns(s.view.meta.namespace_);
+  const std::string attempt = std::to_string(s.view.status.restarts);
+  std::vector<InPlacePod> pods;
+  for (const ObjectRef& p :
+       pods_.ListMatching(ns, absl::StrCat(js::kJobSetNameKey, "=", Sv(s.view.meta.name)))) {
+    if (api::meta::GetLabel(*p, js::kJobSetUidKey) != std::string(s.view.meta.uid) ||
+        api::meta::GetLabel(*p, js::kRestartsKey) != attempt || api::meta::IsBeingDeleted(*p) ||
+        api::StringMember(api::Member(*p, "status"), "phase") == "Failed") {
+      continue;
+    }
+    pods.push_back(ParseInPlacePod(*p));
+  }
+  const InPlaceDecision d =
+      DecideInPlace(pods, s.view.spec.TotalPods(), s.view.status.restarts_count_towards_max,
+                    s.view.spec.failure_policy->max_restarts, s.view.status.current_in_place_attempt);
+  if (d.fail) {
+    SetFailed(s, js::kReachedMaxRestartsReason, js::kReachedMaxRestartsMessage);
+    return absl::OkStatus();
+  }
+  absl::Status first;
+  for (const InPlacePatch& patch : d.patches) {
+    auto r = ctx_.client.MergePatch(pod_kind_, patch.ns, patch.name, InPlacePatchBody(patch),
+                                    /*status=*/false);
+    if (!r.ok() && !IsReason(r.status(), "NotFound") && first.ok()) first = r.status();
+  }
+  BATCHD_RETURN_IF_ERROR(first);
+  if (d.started_generation >= 0) {
+    s.events.push_back({"Warning", js::kInPlaceRestartReason,
+                        absl::StrCat("restarting every pod in place (attempt ",
+                                     d.started_generation, "): ", d.restart_message)});
+    s.status_changed = true;  // The event goes out with the status write.
+  }
+  s.status_changed |= js::SetInPlaceRestartAttempts(s.js, d.current, d.previous);
+  return absl::OkStatus();
 }
 
 // Deletes with foreground propagation (the Job goes once its pods have), as

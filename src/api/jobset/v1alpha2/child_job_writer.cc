@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/batch/v1/cronjob_writers.h"
 #include "api/batch/v1/job_writers.h"
+#include "api/core/v1/restart_generation.h"
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "boost/uuid/detail/sha1.hpp"
@@ -98,6 +99,13 @@ Json NewChildJob(const Json& jobset, const JobSetView& js, const ReplicatedJobVi
                             StringMember(*annotations, kNodeSelectorStrategyKey));
       }
     }
+  }
+  if (js.spec.InPlaceRestart()) {
+    // The node agent re-runs the containers in place when the JobSet
+    // controller names a newer generation (api/core/v1/restart_generation.h).
+    const std::string attempt = std::to_string(js.status.current_in_place_attempt.value_or(0));
+    meta::SetAnnotation(pod_template, core_v1::kRestartGenerationAnnotation, attempt);
+    meta::SetAnnotation(pod_template, kInPlaceRestartAttemptKey, attempt);
   }
   if (meta::GetAnnotation(job, kExclusiveKey) && meta::GetAnnotation(job, kNodeSelectorStrategyKey)) {
     // The user labelled each domain's nodes `namespaced-job: <ns>_<job>`

@@ -29,6 +29,10 @@ inline constexpr char kGroupReplicasKey[] = "jobset.sigs.k8s.io/group-replicas";
 inline constexpr char kJobGroupIndexKey[] = "jobset.sigs.k8s.io/job-group-index";
 inline constexpr char kCoordinatorKey[] = "jobset.sigs.k8s.io/coordinator";
 
+// In-place restart: the attempt a pod's containers run, on the pod.
+inline constexpr char kInPlaceRestartAttemptKey[] = "jobset.sigs.k8s.io/in-place-restart-attempt";
+inline constexpr char kInPlaceRestartReason[] = "InPlaceRestart";
+
 // Exclusive placement: the annotation naming the node label whose domains
 // each get one child Job (on the JobSet or a replicated job template, copied
 // to the Jobs and pods as an annotation), and the one that says the user has

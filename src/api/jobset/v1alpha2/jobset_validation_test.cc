@@ -276,6 +276,24 @@ TEST(ValidateJobSetTest, NetworkCoordinatorManagedByTtl) {
   });
 }
 
+TEST(ValidateJobSetTest, InPlaceRestartNeedsEveryPodAtOnce) {
+  RunCases({
+      {"parallelism == completions",
+       [](Json& js) { js["spec"]["failurePolicy"]["restartStrategy"] = "InPlaceRestart"; },
+       {}},
+      {"completions unset or different",
+       [](Json& js) {
+         js["spec"]["failurePolicy"]["restartStrategy"] = "InPlaceRestart";
+         Rjob(js, 0)["template"]["spec"].erase("completions");
+         Rjob(js, 0)["template"]["spec"]["completionMode"] = "NonIndexed";
+         Rjob(js, 1)["template"]["spec"]["completions"] = 4;
+       },
+       {"spec.replicatedJobs[0].template.spec.completions: Invalid value: null: must be set and "
+        "equal to parallelism with the InPlaceRestart restart strategy",
+        "spec.replicatedJobs[1].template.spec.completions: Invalid value: 4"}},
+  });
+}
+
 TEST(ValidateJobSetTest, ExclusivePlacementAnnotations) {
   const std::string kEx = "alpha.jobset.sigs.k8s.io/exclusive-topology";
   const std::string kNs = "alpha.jobset.sigs.k8s.io/node-selector";
@@ -306,10 +324,6 @@ TEST(ValidateJobSetTest, NotYetSupportedFieldsAreForbidden) {
        [](Json& js) { js["spec"]["volumeClaimPolicies"] = {{{"templates", Json::array({Json::object()})}}}; },
        {"spec.volumeClaimPolicies: Forbidden: volumeClaimPolicies is not supported by batchd "
         "yet"}},
-      {"InPlaceRestart",
-       [](Json& js) { js["spec"]["failurePolicy"]["restartStrategy"] = "InPlaceRestart"; },
-       {"spec.failurePolicy.restartStrategy: Forbidden: the InPlaceRestart restart strategy is "
-        "not supported by batchd yet"}},
       {"RestartJob actions",
        [](Json& js) {
          js["spec"]["failurePolicy"]["rules"] = {{{"name", "a"}, {"action", "RestartJob"}},

@@ -30,7 +30,7 @@ enum class FailurePolicyAction {
   kRestartJobSet,
   kRestartJobSetAndIgnoreMaxRestarts,
 };
-enum class RestartStrategy { kRecreate, kBlockingRecreate, kOther };
+enum class RestartStrategy { kRecreate, kBlockingRecreate, kInPlaceRestart, kOther };
 
 struct DependsOnView {
   std::string_view name;
@@ -42,6 +42,8 @@ struct ReplicatedJobView {
   std::string_view group_name;
   int32_t replicas = 1;
   const Json* job_template = nullptr;  // The JobTemplateSpec `template`, or nullptr.
+  int32_t parallelism = 1;             // template.spec.parallelism (default 1).
+  std::optional<int32_t> completions;  // template.spec.completions.
   std::vector<DependsOnView> depends_on;
 };
 
@@ -72,6 +74,11 @@ struct CoordinatorView {
 };
 
 struct JobSetSpecView {
+  // spec.failurePolicy.restartStrategy is InPlaceRestart.
+  bool InPlaceRestart() const {
+    return failure_policy && failure_policy->restart_strategy == RestartStrategy::kInPlaceRestart;
+  }
+
   std::vector<ReplicatedJobView> replicated_jobs;
   bool enable_dns_hostnames = false;  // As upstream: only an explicit true enables.
   std::string_view subdomain;
@@ -90,6 +97,8 @@ struct JobSetSpecView {
   const ReplicatedJobView* ReplicatedJob(std::string_view name) const;
   // Σ replicas.
   int64_t GlobalReplicas() const;
+  // Σ replicas × parallelism: the pods the JobSet runs at once.
+  int64_t TotalPods() const;
 };
 
 struct ReplicatedJobStatusView {
@@ -105,6 +114,9 @@ struct JobSetStatusView {
   int32_t restarts = 0;
   int32_t restarts_count_towards_max = 0;
   std::string_view terminal_state;
+  // In-place restarts: the attempt every pod runs, and the one given up last.
+  std::optional<int32_t> current_in_place_attempt;
+  std::optional<int32_t> previous_in_place_attempt;
   std::vector<ReplicatedJobStatusView> replicated_jobs;
   const Json* conditions = nullptr;  // status.conditions; read with api/meta/conditions.h.
 

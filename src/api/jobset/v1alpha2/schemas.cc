@@ -155,10 +155,10 @@ SchemaPtr JobSetStatusSchema() {
       .Field("terminalState", Str("Completed or Failed once the JobSet finished."))
       .Field("replicatedJobsStatus", ArrayOf(rjob_status, "Per replicated job counts.")
                                          .MergeKey("name"))
-      .Field("previousInPlaceRestartAttempt", Int32("In-place restart (not supported by "
-                                                    "batchd)."))
-      .Field("currentInPlaceRestartAttempt", Int32("In-place restart (not supported by "
-                                                   "batchd)."))
+      .Field("previousInPlaceRestartAttempt",
+             Int32("In-place restart: the attempt the pods last left (restarted in place)."))
+      .Field("currentInPlaceRestartAttempt",
+             Int32("In-place restart: the attempt every pod of the JobSet runs."))
       .Build();
 }
 

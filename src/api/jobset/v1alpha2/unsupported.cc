@@ -23,16 +23,6 @@ void RefuseVolumeClaimPolicies(const Json& js, ErrorList& errs) {
   }
 }
 
-// spec.failurePolicy.restartStrategy InPlaceRestart (upstream's alpha
-// InPlaceRestart gate).
-void RefuseInPlaceRestart(const Json& js, ErrorList& errs) {
-  if (StringMember(MemberAt(js, {"spec", "failurePolicy"}), "restartStrategy") ==
-      kInPlaceRestart) {
-    errs.push_back(Forbidden(Path("spec").Child("failurePolicy").Child("restartStrategy"),
-                             absl::StrCat("the InPlaceRestart restart strategy", kNotYet)));
-  }
-}
-
 // Failure policy actions RestartJob / RestartJobAndIgnoreMaxRestarts
 // (upstream's alpha RestartJob gate).
 void RefuseRestartJobActions(const Json& js, ErrorList& errs) {
@@ -62,8 +52,8 @@ void RefuseQueueName(const Json& js, ErrorList& errs) {
 }
 
 using Refusal = void (*)(const Json& js, ErrorList& errs);
-constexpr Refusal kRefusals[] = {RefuseVolumeClaimPolicies, RefuseInPlaceRestart,
-                                 RefuseRestartJobActions, RefuseQueueName};
+constexpr Refusal kRefusals[] = {RefuseVolumeClaimPolicies, RefuseRestartJobActions,
+                                 RefuseQueueName};
 
 }  // namespace
 

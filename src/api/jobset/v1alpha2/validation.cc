@@ -251,6 +251,30 @@ void ValidateTtl(const Json& spec, ErrorList& errs) {
   }
 }
 
+// InPlaceRestart restarts every pod of the JobSet together: each replicated
+// job runs all its pods at once (upstream's controller requires the same).
+void ValidateInPlaceRestart(const Json& spec, ErrorList& errs) {
+  if (StringMember(MemberObject(spec, "failurePolicy"), "restartStrategy") != kInPlaceRestart) {
+    return;
+  }
+  const Json& rjobs = MemberArray(spec, "replicatedJobs");
+  for (size_t i = 0; i < rjobs.size(); ++i) {
+    const Json& job_spec = MemberAt(rjobs[i], {"template", "spec"});
+    const Json& completions = Member(job_spec, "completions");
+    const Json& parallelism = Member(job_spec, "parallelism");
+    if (completions.is_number_integer() && parallelism.is_number_integer() &&
+        completions == parallelism) {
+      continue;
+    }
+    errs.push_back(Invalid(
+        Path("spec").Child("replicatedJobs").Index(i).Child("template").Child("spec").Child(
+            "completions"),
+        completions,
+        "must be set and equal to parallelism with the InPlaceRestart restart strategy (all "
+        "pods of the JobSet run, and restart, together)"));
+  }
+}
+
 // Exclusive placement annotations, on the JobSet (`annotations`) or a
 // replicated job template: the topology is a node label key (it becomes
 // the pod affinity's topologyKey); the node-selector strategy only
@@ -302,6 +326,7 @@ ErrorList ValidateJobSet(const Json& js) {
   ValidateStartupPolicy(spec, errs);
   internal::ValidateCoordinator(js, errs);
   ValidateTtl(spec, errs);
+  ValidateInPlaceRestart(spec, errs);
   ValidateExclusivePlacement(js, errs);
   AppendErrors(errs, ValidateUnsupported(js));
   return errs;
