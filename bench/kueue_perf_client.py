@@ -19,6 +19,18 @@ runtime (batchd.io/sim-duration), so the whole path is measured: Job ->
 Workload -> admission -> unsuspend -> pod -> scheduler -> simulated kubelet
 -> Job Complete -> Workload Finished -> quota released.
 
+--shape tas runs Kueue's TAS variant (configs/tas): the same 30 ClusterQueues
+and 15,000 workloads with the same cpu per workload, on 640 simulated nodes
+(1 block x 10 racks x 64 hosts, 96 cpu / 256Gi each) of a Topology named by a
+TAS ResourceFlavor; every class is split three ways by its pod template's
+topology annotation, all at the rack level: required, preferred, and
+"balanced" (Kueue's generator writes podset-slice-required-topology with a
+slice size):
+    small   2 pods x  500m: 120 required, 120 preferred, 110 slices of 1
+    medium  4 pods x 1250m:  34 required,  33 preferred,  33 slices of 2
+    large   8 pods x 2500m:  17 required,  17 preferred,  16 slices of 4
+(45,000 pods). Runtimes, priorities and intervals are the baseline's.
+
 --scale multiplies every interval and runtime ("real time scaled down" with
 scale < 1). --fraction runs a fraction of each class's count (quick runs).
 
@@ -38,6 +50,15 @@ CLASSES = [  # name, count, cpu, runtime_ms, priority, interval_ms
     ("medium", 100, 5, 500, 100, 500),
     ("large", 50, 20, 1000, 200, 1200),
 ]
+# --shape tas: per class, (pods, cpu per pod, [(mode, count, slice size)]);
+# the class's cpu per workload, runtime, priority and interval stay as above.
+TAS_CLASSES = {
+    "small": (2, "500m", [("required", 120, 0), ("preferred", 120, 0), ("balanced", 110, 1)]),
+    "medium": (4, "1250m", [("required", 34, 0), ("preferred", 33, 0), ("balanced", 33, 2)]),
+    "large": (8, "2500m", [("required", 17, 0), ("preferred", 17, 0), ("balanced", 16, 4)]),
+}
+TAS_RACK = "cloud.provider.com/topology-rack"
+TAS_BLOCK = "cloud.provider.com/topology-block"
 KQ = "/apis/kueue.x-k8s.io/v1beta2"
 
 
@@ -67,9 +88,18 @@ class Api:
             raise RuntimeError(f"POST {path}: {code} {body[:300]!r}")
 
 
-def setup(api, cohorts, per_cohort, nodes, node_cpu):
+def setup(api, cohorts, per_cohort, nodes, node_cpu, tas):
+    flavor_spec = {}
+    if tas:
+        api.create(f"{KQ}/topologies", {"apiVersion": "kueue.x-k8s.io/v1beta2",
+                   "kind": "Topology", "metadata": {"name": "default-topology"},
+                   "spec": {"levels": [{"nodeLabel": TAS_BLOCK}, {"nodeLabel": TAS_RACK},
+                                       {"nodeLabel": "kubernetes.io/hostname"}]}})
+        flavor_spec = {"nodeLabels": {"tas-node-group": "tas"},
+                       "topologyName": "default-topology"}
     api.create(f"{KQ}/resourceflavors", {"apiVersion": "kueue.x-k8s.io/v1beta2",
-               "kind": "ResourceFlavor", "metadata": {"name": "default"}, "spec": {}})
+               "kind": "ResourceFlavor", "metadata": {"name": "default"},
+               "spec": flavor_spec})
     for name, _, _, _, prio, _ in CLASSES:
         api.create(f"{KQ}/workloadpriorityclasses", {"apiVersion": "kueue.x-k8s.io/v1beta2",
                    "kind": "WorkloadPriorityClass", "metadata": {"name": f"perf-{name}"},
@@ -96,24 +126,41 @@ def setup(api, cohorts, per_cohort, nodes, node_cpu):
                 "metadata": {"name": "lq", "namespace": cq}, "spec": {"clusterQueue": cq}})
     for i in range(nodes):
         cap = {"cpu": str(node_cpu), "memory": "1Ti", "pods": "1000"}
+        labels = {"kubernetes.io/hostname": f"perf-node-{i}"}
+        if tas:  # 1 block x 10 racks x 64 hosts, 96 cpu / 256Gi
+            cap["memory"] = "256Gi"
+            labels.update({TAS_BLOCK: "block-0", TAS_RACK: f"rack-{i // 64}",
+                           "tas-node-group": "tas"})
         api.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
-                   "metadata": {"name": f"perf-node-{i}",
+                   "metadata": {"name": f"perf-node-{i}", "labels": labels,
                                 "annotations": {"batchd.io/simulated": "true"}},
                    "status": {"capacity": cap, "allocatable": cap,
                               "conditions": [{"type": "Ready", "status": "True"}]}})
     return cqs
 
 
-def job(cq, cls, idx, cpu, runtime_ms):
+def job(cq, cls, idx, cpu, runtime_ms, tas=None):
+    """tas: None, or (pods, cpu per pod, mode, slice size)."""
     name = f"{cls}-{idx}"
+    annotations = {"batchd.io/sim-duration": f"{runtime_ms}ms"}
+    pods = 1
+    if tas:
+        pods, cpu, mode, slice_size = tas
+        if mode == "required":
+            annotations["kueue.x-k8s.io/podset-required-topology"] = TAS_RACK
+        elif mode == "preferred":
+            annotations["kueue.x-k8s.io/podset-preferred-topology"] = TAS_RACK
+        else:
+            annotations["kueue.x-k8s.io/podset-slice-required-topology"] = TAS_RACK
+            annotations["kueue.x-k8s.io/podset-slice-size"] = str(slice_size)
     return name, {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": name, "namespace": cq,
                      "labels": {"kueue.x-k8s.io/queue-name": "lq",
                                 "kueue.x-k8s.io/priority-class": f"perf-{cls}",
                                 "perf-class": cls}},
-        "spec": {"template": {
-            "metadata": {"annotations": {"batchd.io/sim-duration": f"{runtime_ms}ms"}},
+        "spec": {"parallelism": pods, "completions": pods, "template": {
+            "metadata": {"annotations": annotations},
             "spec": {"restartPolicy": "Never", "containers": [{
                 "name": "main", "image": "busybox", "command": ["true"],
                 "resources": {"requests": {"cpu": str(cpu)}}}]}}}}
@@ -189,9 +236,13 @@ def main():
     ap.add_argument("--conns", type=int, default=8)
     ap.add_argument("--server-pid", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--shape", choices=["baseline", "tas"], default="baseline")
     a = ap.parse_args()
+    tas = a.shape == "tas"
+    if tas:
+        a.nodes, a.node_cpu = 640, 96
 
-    cqs = setup(Api(a.port), a.cohorts, a.cqs_per_cohort, a.nodes, a.node_cpu)
+    cqs = setup(Api(a.port), a.cohorts, a.cqs_per_cohort, a.nodes, a.node_cpu, tas)
     w = Watcher(a.port)
     w.start()
     w.ready.wait(30)
@@ -200,9 +251,18 @@ def main():
     sched = []
     for cq in cqs:
         for cls, count, cpu, runtime, _, interval in CLASSES:
-            for i in range(max(1, int(count * a.fraction))):
-                sched.append((i * interval * a.scale / 1000.0, cq, cls, i, cpu,
-                              max(1, int(runtime * a.scale))))
+            # One creation stream per (class, mode) at the class's interval,
+            # as Kueue's generator runs one per workload set.
+            streams = [(count, None)]
+            if tas:
+                pods, pod_cpu, modes = TAS_CLASSES[cls]
+                streams = [(n, (pods, pod_cpu, mode, size)) for mode, n, size in modes]
+            idx = 0
+            for n, shape in streams:
+                for i in range(max(1, int(n * a.fraction))):
+                    sched.append((i * interval * a.scale / 1000.0, cq, cls, idx, cpu,
+                                  max(1, int(runtime * a.scale)), shape))
+                    idx += 1
     sched.sort()
     total = len(sched)
     created, cls_of = {}, {}
@@ -217,13 +277,13 @@ def main():
         api = Api(a.port)
         while True:
             try:
-                at, cq, cls, i, cpu, runtime = work.get_nowait()
+                at, cq, cls, i, cpu, runtime, shape = work.get_nowait()
             except queue.Empty:
                 return
             delay = t0 + at - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            name, obj = job(cq, cls, i, cpu, runtime)
+            name, obj = job(cq, cls, i, cpu, runtime, shape)
             api.create(f"/apis/batch/v1/namespaces/{cq}/jobs", obj)
             with lock:
                 created[f"{cq}/{name}"] = time.monotonic()
@@ -248,6 +308,7 @@ def main():
         adm, fin = dict(w.admitted), dict(w.finished)
     print(f"workloads={total}")
     print(f"cluster_queues={len(cqs)}")
+    print(f"shape={a.shape}")
     print(f"scale={a.scale}")
     print(f"submit_s={t_submitted - t0:.1f}")
     print(f"admitted={len(adm)}")

@@ -26,6 +26,7 @@
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
 #include "controllers/topology/ungater.h"
+#include "controllers/workload/pod_integration.h"
 #include "controllers/workload/workload_controller.h"
 #include "reconcile/context.h"
 #include "reconcile/events.h"
@@ -96,6 +97,15 @@ absl::StatusOr<controllers::queueing::QueueingConfig> LoadQueueingConfig(const s
   return cfg;
 }
 
+controllers::PodIntegrationOptions PodOptions(const controllers::queueing::QueueingConfig& q) {
+  controllers::PodIntegrationOptions o;
+  o.manage_jobs_without_queue_name = q.manage_jobs_without_queue_name;
+  if (q.managed_jobs_namespace_selector) o.namespace_selectors = {*q.managed_jobs_namespace_selector};
+  if (q.pod_namespace_selector) o.namespace_selectors.push_back(*q.pod_namespace_selector);
+  if (q.pod_selector) o.pod_selector = *q.pod_selector;
+  return o;
+}
+
 }  // namespace
 
 // The controllers `batchd server` runs, listed explicitly (STYLE.md practice
@@ -121,6 +131,9 @@ void Server::Impl::AddControllers() {
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
   controllers::AddJobIntegration(i.ContextFor("batch/job-kueue-controller"), jo);
+  if (i.queueing.FrameworkEnabled("pod")) {
+    controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"));
+  }
   controllers::topology::AddTopologyUngater(i.ContextFor("kueue-topology-ungater"));
   i.queue_manager = controllers::queueing::AddQueueManager(i.ContextFor("kueue-admission"),
                                                            i.queueing);
@@ -171,6 +184,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
   if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
+  // Kueue's pod webhook, when the configuration enables the `pod` framework.
+  if (i.queueing.FrameworkEnabled("pod")) {
+    if (auto st = controllers::RegisterPodWebhooks(*i.registry, PodOptions(i.queueing)); !st.ok()) {
+      return st;
+    }
+  }
   if (i.gates.workload_with_job) {
     if (auto st = controllers::job::AddParallelismValidation(*i.registry); !st.ok()) return st;
   }

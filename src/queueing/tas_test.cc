@@ -187,6 +187,103 @@ TEST_F(TasCycleTest, NoVictimsMeansTopologyPlacementFailed) {
   EXPECT_THAT(s.messages["ns/b"], HasSubstr("6 out of 10"));
 }
 
+// Reference §3: a head that needs preemption but has no victims holds its
+// placement on the empty topology for the rest of the cycle, so a
+// lower-priority workload of another ClusterQueue cannot take that domain
+// first; the hold ends with the cycle.
+TEST_F(TasCycleTest, APreemptorWithoutVictimsHoldsItsEmptyTopologyPlacement) {
+  Setup(CqBuilder("cq").Flavor("tas", 1000).Obj(), /*racks=*/2);  // preemption Never
+  core_->UpsertClusterQueue(CqBuilder("other").Flavor("tas", 1000).Obj());
+  for (TopologyNode n : Nodes(2, 4, 4)) {  // rack r1 is full of pods outside TAS
+    if (n.labels[kRack] != "r1") continue;
+    n.free["cpu"] = 0;
+    core_->UpsertTopologyNode(std::move(n));
+  }
+  core_->UpsertPending(Required("a", 6));  // 10 of rack r0's 16 slots stay free
+  ASSERT_THAT(Summarize(Cycle()).admitted, ElementsAre("ns/a"));
+
+  core_->UpsertPending(Required("p", 16, /*priority=*/10));
+  Workload q = Required("q", 4);
+  q.cluster_queue = "other";
+  core_->UpsertPending(q);
+  Summary s = Summarize(Cycle());
+  EXPECT_EQ(s.pending["ns/p"], "TopologyPlacementFailed");
+  EXPECT_THAT(s.admitted, IsEmpty()) << "rack r0 is held for p, which outranks q";
+  EXPECT_EQ(s.pending["ns/q"], "TopologyPlacementFailed");
+  EXPECT_TRUE(core_->CheckInvariants().ok());
+
+  // The hold lasted one cycle: once p is gone, q takes the free slots of r0.
+  core_->Remove("ns/p");
+  core_->UpsertPending(q);
+  s = Summarize(Cycle());
+  EXPECT_THAT(s.admitted, ElementsAre("ns/q"));
+}
+
+// A pod set group (podSetGroupName): a leader of one pod and its workers.
+Workload LeaderAndWorkers(std::string name, int32_t workers, int64_t leader_cpu,
+                          TopologyMode mode = TopologyMode::kRequired) {
+  Workload wl = WlBuilder(std::move(name), "cq")
+                    .Cpu(leader_cpu).Count(1)
+                    .PodSetNamed("workers").Cpu(1).Count(workers)
+                    .Obj();
+  wl.pod_sets[0].name = "leader";
+  for (PodSet& ps : wl.pod_sets) ps.topology = TopologyRequest{mode, kRack, {}, "g"};
+  return wl;
+}
+
+TEST_F(TasCycleTest, APodSetGroupIsPlacedInOneRack) {
+  // Every rack but r3 has pods outside TAS taking 2 cores: 14 free there.
+  for (int r = 0; r < 3; ++r) {
+    TopologyNode n = Nodes(4, 4, 4)[r * 4];
+    n.free["cpu"] = U(2);
+    core_->UpsertTopologyNode(n);
+  }
+  core_->UpsertPending(LeaderAndWorkers("g", 13, 2));  // 15 cores: only r3 holds them
+  std::vector<Decision> ds = Cycle();
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_EQ(ds[0].kind, Decision::Kind::kAdmit);
+  const Admission& a = ds[0].admission;
+  ASSERT_EQ(a.pod_sets.size(), 2u);
+  ASSERT_TRUE(a.pod_sets[0].topology && a.pod_sets[1].topology);
+  EXPECT_EQ(a.pod_sets[0].name, "leader");
+  EXPECT_EQ(Racks(a.pod_sets[0]), std::set<std::string>{"r3"});
+  EXPECT_EQ(Racks(a.pod_sets[1]), std::set<std::string>{"r3"});
+  EXPECT_EQ(Pods(a.pod_sets[0]), 1);
+  EXPECT_EQ(Pods(a.pod_sets[1]), 13);
+  // The leader's usage counts: r3 keeps one core, the others 14.
+  core_->UpsertPending(LeaderAndWorkers("h", 14, 1));
+  Summary s = Summarize(Cycle());
+  EXPECT_EQ(s.pending["ns/h"], "TopologyPlacementFailed");
+  EXPECT_THAT(s.messages["ns/h"], HasSubstr("14 out of 15 pod(s) in one domain"));
+}
+
+TEST_F(TasCycleTest, PodSetGroupMembersShareTheFlavorOfTheirSummedRequests) {
+  Setup(CqBuilder("cq").Flavor("tas", 5).Flavor("tas2", 100).Obj());
+  ResourceFlavor second = TasFlavor();
+  second.name = "tas2";
+  core_->UpsertResourceFlavor(second);
+  auto workload = [](std::string name, bool grouped) {
+    Workload wl = LeaderAndWorkers(std::move(name), 4, 2);
+    if (!grouped) {
+      for (PodSet& ps : wl.pod_sets) ps.topology->group.clear();
+    }
+    return wl;
+  };
+  // Alone, the leader's 2 cores fit "tas" and the workers' 4 more do not.
+  core_->UpsertPending(workload("apart", false));
+  std::vector<Decision> ds = Cycle();
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].admission.pod_sets[0].flavors.at("cpu"), "tas");
+  EXPECT_EQ(ds[0].admission.pod_sets[1].flavors.at("cpu"), "tas2");
+  core_->Remove("ns/apart");
+  // Grouped, their 6 cores decide together: both on "tas2".
+  core_->UpsertPending(workload("together", true));
+  ds = Cycle();
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].admission.pod_sets[0].flavors.at("cpu"), "tas2");
+  EXPECT_EQ(ds[0].admission.pod_sets[1].flavors.at("cpu"), "tas2");
+}
+
 TEST_F(TasCycleTest, TasOnlyClusterQueueImpliesUnconstrained) {
   core_->UpsertPending(WlBuilder("w", "cq").Cpu(1).Count(20).Obj());
   std::vector<Decision> ds = Cycle();

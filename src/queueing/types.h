@@ -100,7 +100,14 @@ struct TopologySlice {
 struct TopologyRequest {
   TopologyMode mode = TopologyMode::kUnconstrained;
   std::string level;  // node label key; kRequired / kPreferred
-  std::vector<TopologySlice> slices;  // outermost first
+  std::vector<TopologySlice> slices;  // outermost first, at most 3
+  // Kueue's podSetGroupName: the pod sets of a workload that name one group
+  // get the same flavors (their requests summed) and, for a group of two
+  // whose smaller pod set has one pod (the leader), are placed together in
+  // one domain of the (shared) level. The caller validates groups: at most
+  // two pod sets, one of them of one pod, the same required or preferred
+  // level, no slices.
+  std::string group;
   friend bool operator==(const TopologyRequest&, const TopologyRequest&) = default;
 };
 

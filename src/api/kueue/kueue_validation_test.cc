@@ -297,16 +297,75 @@ TEST(OtherKindsTest, Validate) {
   }
 }
 
-TEST(WorkloadTest, UnimplementedTopologyRequestFieldsAreRefused) {
-  Json wl = Wl(std::string(R"({"podSets":[{"name":"main","count":2,"template":)") + kPod +
-               R"(,"topologyRequest":{"required":"rack","podSetGroupName":"g"}}]})");
-  EXPECT_NE(Msg(ValidateWorkload(wl)).find(
-                "spec.podSets[0].topologyRequest.podSetGroupName: Forbidden: not supported by batchd"),
-            std::string::npos)
-      << Msg(ValidateWorkload(wl));
-  Json ok = Wl(std::string(R"({"podSets":[{"name":"main","count":2,"template":)") + kPod +
-               R"(,"topologyRequest":{"required":"rack","podIndexLabel":"idx"}}]})");
-  EXPECT_EQ(Msg(ValidateWorkload(ok)), "");
+// Pod set `name` of `count` pods with `topology_request` (a JSON object).
+std::string PodSetJson(const std::string& name, int count, const std::string& topology_request) {
+  return R"({"name":")" + name + R"(","count":)" + std::to_string(count) +
+         R"(,"template":)" + kPod + R"(,"topologyRequest":)" + topology_request + "}";
+}
+
+TEST(WorkloadTest, TopologyRequestFields) {
+  struct Case {
+    std::string name;
+    std::string pod_sets;  // the podSets array's entries
+    std::string want;      // "" = valid
+  };
+  const std::vector<Case> cases = {
+      {"index label only", PodSetJson("main", 2, R"({"required":"rack","podIndexLabel":"idx"})"),
+       ""},
+      {"multi-layer slices",
+       PodSetJson("main", 8, R"({"required":"block","podsetSliceRequiredTopologyConstraints":[
+           {"topology":"rack","size":4},{"topology":"host","size":2}]})"),
+       ""},
+      {"slice layers that do not divide",
+       PodSetJson("main", 8, R"({"podsetSliceRequiredTopologyConstraints":[
+           {"topology":"rack","size":4},{"topology":"host","size":3},{"topology":"host","size":0}]})"),
+       "[spec.podSets[0].topologyRequest.podsetSliceRequiredTopologyConstraints[1].size: Invalid "
+       "value: 3: must evenly divide the parent layer size 4, spec.podSets[0].topologyRequest."
+       "podsetSliceRequiredTopologyConstraints[2].topology: Duplicate value: \"host\", "
+       "spec.podSets[0].topologyRequest.podsetSliceRequiredTopologyConstraints[2].size: Invalid "
+       "value: 0: must be greater than 0]"},
+      {"both slice forms",
+       PodSetJson("main", 4, R"({"podSetSliceRequiredTopology":"rack","podSetSliceSize":2,
+           "podsetSliceRequiredTopologyConstraints":[{"topology":"rack","size":2}]})"),
+       "spec.podSets[0].topologyRequest.podsetSliceRequiredTopologyConstraints: Forbidden: may "
+       "not be set when podSetSliceRequiredTopology is specified"},
+      {"slice size without a level",
+       PodSetJson("main", 4, R"({"podSetSliceSize":2})"),
+       "spec.podSets[0].topologyRequest.podSetSliceSize: Forbidden: may not be set when "
+       "podSetSliceRequiredTopology is not specified"},
+      {"leader and workers",
+       PodSetJson("leader", 1, R"({"required":"rack","podSetGroupName":"g"})") + "," +
+           PodSetJson("workers", 4, R"({"required":"rack","podSetGroupName":"g"})"),
+       ""},
+      {"a group without a level",
+       PodSetJson("main", 2, R"({"unconstrained":true,"podSetGroupName":"g"})"),
+       "spec.podSets[0].topologyRequest.podSetGroupName: Forbidden: may not be set without "
+       "required or preferred"},
+      {"a group of two without a single-pod member",
+       PodSetJson("a", 2, R"({"required":"rack","podSetGroupName":"g"})") + "," +
+           PodSetJson("b", 3, R"({"preferred":"rack","podSetGroupName":"g"})"),
+       "[spec.podSets[0].topologyRequest.podSetGroupName: Invalid value: \"g\": can only define "
+       "groups where at least one pod set has only 1 replica, spec.podSets[1].topologyRequest."
+       "podSetGroupName: Invalid value: \"g\": can only define groups where at least one pod set "
+       "has only 1 replica, spec.podSets[0].topologyRequest.podSetGroupName: Invalid value: \"g\": "
+       "pod sets of a group must request the same required or preferred topology level, "
+       "spec.podSets[1].topologyRequest.podSetGroupName: Invalid value: \"g\": pod sets of a "
+       "group must request the same required or preferred topology level]"},
+      {"sub-groups",
+       PodSetJson("main", 6, R"({"required":"rack","subGroupIndexLabel":"job","subGroupCount":3})"),
+       ""},
+      {"sub-group count that does not divide",
+       PodSetJson("main", 6, R"({"subGroupIndexLabel":"job","subGroupCount":4})"),
+       "spec.podSets[0].topologyRequest.subGroupCount: Invalid value: 4: must divide the pod set "
+       "count 6"},
+      {"sub-group label alone", PodSetJson("main", 6, R"({"subGroupIndexLabel":"job"})"),
+       "spec.podSets[0].topologyRequest.subGroupCount: Required value: subGroupIndexLabel and "
+       "subGroupCount are set together"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(Msg(ValidateWorkload(Wl(R"({"podSets":[)" + c.pod_sets + "]}"))), c.want);
+  }
 }
 
 }  // namespace

@@ -141,6 +141,14 @@ PodSetView PodSetView::Parse(const Json& pod_set) {
     }
     r.pod_set_group_name = StringMember(*tr, "podSetGroupName");
     r.pod_index_label = StringMember(*tr, "podIndexLabel");
+    r.sub_group_index_label = StringMember(*tr, "subGroupIndexLabel");
+    if (auto n = AsOptionalInt(Member(*tr, "subGroupCount"))) {
+      r.sub_group_count = static_cast<int32_t>(*n);
+    }
+    for (const Json& layer : MemberArray(*tr, "podsetSliceRequiredTopologyConstraints")) {
+      r.slice_constraints.emplace_back(StringMember(layer, "topology"),
+                                       static_cast<int32_t>(IntMember(layer, "size", 0)));
+    }
     p.topology_request = r;
   }
   return p;

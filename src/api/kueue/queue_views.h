@@ -83,6 +83,10 @@ struct PodSetTopologyRequestView {
   std::optional<int32_t> slice_size;         // podSetSliceSize
   std::string_view pod_set_group_name;       // podSetGroupName
   std::string_view pod_index_label;          // podIndexLabel: the label holding a pod's rank
+  std::string_view sub_group_index_label;    // subGroupIndexLabel: the replicated job's index
+  std::optional<int32_t> sub_group_count;    // subGroupCount: replicated jobs in the pod set
+  // podsetSliceRequiredTopologyConstraints, outermost first (topology, size).
+  std::vector<std::pair<std::string_view, int32_t>> slice_constraints;
 };
 
 // spec.podSets[*].

@@ -20,6 +20,15 @@ SchemaPtr TopologyRequestSchema(const SchemaContext& c) {
       .Field("podSetGroupName", Str("PodSets in one group get the same flavor."))
       .Field("podSetSliceRequiredTopology", Str("Topology level each slice must share."))
       .Field("podSetSliceSize", Int32("Pods per slice."))
+      .Field("podsetSliceRequiredTopologyConstraints",
+             ArrayOf(Object(c.Ref("PodsetSliceRequiredTopologyConstraint"),
+                            "One layer of slices: each group of `size` pods in one domain "
+                            "of `topology`.")
+                         .Field("topology", Str("Topology level of the layer's slices."))
+                         .Field("size", Int32("Pods per slice of this layer."))
+                         .Build(),
+                     "Slice layers, outermost first (at most 3).")
+                 .ListType("atomic"))
       .Build();
 }
 

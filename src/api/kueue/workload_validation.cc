@@ -30,6 +30,120 @@ void ValidateContainers(const Json& pod_spec, const Path& p, ErrorList& errs) {
   }
 }
 
+// A pod set's topologyRequest (Kueue's workload webhook and CRD rules):
+// slice fields together and positive, multi-layer slices (at most 3, sizes
+// positive and each dividing the one before, levels distinct) instead of
+// the single layer, a group only with a required or preferred level and no
+// slices, subGroupIndexLabel and subGroupCount together with a count that
+// divides the pod set's.
+void ValidateTopologyRequest(const Json& tr, int64_t count, const Path& p, ErrorList& errs) {
+  if (HasMember(tr, "podSetSliceRequiredTopology")) {
+    if (!HasMember(tr, "podSetSliceSize")) {
+      errs.push_back(Required(p.Child("podSetSliceSize"),
+                              "must be set when podSetSliceRequiredTopology is specified"));
+    } else if (IntMember(tr, "podSetSliceSize", 0) <= 0) {
+      errs.push_back(Invalid(p.Child("podSetSliceSize"), IntMember(tr, "podSetSliceSize", 0),
+                             "must be greater than 0"));
+    }
+  } else if (HasMember(tr, "podSetSliceSize")) {
+    errs.push_back(Forbidden(p.Child("podSetSliceSize"),
+                             "may not be set when podSetSliceRequiredTopology is not specified"));
+  }
+  const Json& layers = MemberArray(tr, "podsetSliceRequiredTopologyConstraints");
+  const Path lp = p.Child("podsetSliceRequiredTopologyConstraints");
+  internal::ValidateMaxItems(layers, 3, lp, errs);
+  if (!layers.empty() && HasMember(tr, "podSetSliceRequiredTopology")) {
+    errs.push_back(Forbidden(lp, "may not be set when podSetSliceRequiredTopology is specified"));
+  }
+  std::set<std::string> levels;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const std::string level(StringMember(layers[i], "topology"));
+    const int64_t size = IntMember(layers[i], "size", 0);
+    if (level.empty()) errs.push_back(Required(lp.Index(i).Child("topology")));
+    if (!level.empty() && !levels.insert(level).second) {
+      errs.push_back(Duplicate(lp.Index(i).Child("topology"), level));
+    }
+    if (size <= 0) {
+      errs.push_back(Invalid(lp.Index(i).Child("size"), size, "must be greater than 0"));
+    } else if (i > 0 && IntMember(layers[i - 1], "size", 0) % size != 0) {
+      errs.push_back(Invalid(lp.Index(i).Child("size"), size,
+                             "must evenly divide the parent layer size " +
+                                 std::to_string(IntMember(layers[i - 1], "size", 0))));
+    }
+  }
+  if (HasMember(tr, "podSetGroupName")) {
+    const Path gp = p.Child("podSetGroupName");
+    const std::string_view group = StringMember(tr, "podSetGroupName");
+    if (group.size() > 256) {
+      errs.push_back(TooLong(gp, std::string(group), 256));
+    }
+    if (!HasMember(tr, "required") && !HasMember(tr, "preferred")) {
+      errs.push_back(Forbidden(gp, "may not be set without required or preferred"));
+    }
+    if (HasMember(tr, "podSetSliceRequiredTopology") || !layers.empty()) {
+      errs.push_back(Forbidden(gp, "may not be set with slices"));
+    }
+  }
+  const bool has_label = HasMember(tr, "subGroupIndexLabel");
+  const bool has_count = HasMember(tr, "subGroupCount");
+  if (has_label != has_count) {
+    errs.push_back(Required(p.Child(has_label ? "subGroupCount" : "subGroupIndexLabel"),
+                            "subGroupIndexLabel and subGroupCount are set together"));
+  } else if (has_count) {
+    const int64_t groups = IntMember(tr, "subGroupCount", 0);
+    if (groups <= 0) {
+      errs.push_back(Invalid(p.Child("subGroupCount"), groups, "must be greater than 0"));
+    } else if (count % groups != 0) {
+      errs.push_back(Invalid(p.Child("subGroupCount"), groups,
+                             "must divide the pod set count " + std::to_string(count)));
+    }
+  }
+}
+
+// Pod sets naming one podSetGroupName (placed together, one flavor): at
+// most two, and of two one has a single pod, both asking for the same
+// required or preferred level (Kueue's ValidatePodSetGroupingTopology).
+void ValidatePodSetGroups(const Json& podsets, const Path& pp, ErrorList& errs) {
+  std::map<std::string, std::vector<size_t>> groups;
+  std::vector<std::string> order;
+  for (size_t i = 0; i < podsets.size(); ++i) {
+    const Json& tr = MemberObject(podsets[i], "topologyRequest");
+    if (!HasMember(tr, "podSetGroupName")) continue;
+    std::string g(StringMember(tr, "podSetGroupName"));
+    if (!groups.contains(g)) order.push_back(g);
+    groups[g].push_back(i);
+  }
+  for (const std::string& g : order) {
+    const std::vector<size_t>& members = groups[g];
+    auto path = [&](size_t i) { return pp.Index(i).Child("topologyRequest").Child("podSetGroupName"); };
+    if (members.size() > 2) {
+      for (size_t i : members) {
+        errs.push_back(Invalid(path(i), g, "can only define groups of at most 2 pod sets, got: " +
+                                               std::to_string(members.size()) + " pod set(s)"));
+      }
+      continue;
+    }
+    if (members.size() < 2) continue;
+    const Json& a = podsets[members[0]];
+    const Json& b = podsets[members[1]];
+    if (IntMember(a, "count", 1) != 1 && IntMember(b, "count", 1) != 1) {
+      for (size_t i : members) {
+        errs.push_back(Invalid(path(i), g, "can only define groups where at least one pod set "
+                                           "has only 1 replica"));
+      }
+    }
+    const Json& ta = MemberObject(a, "topologyRequest");
+    const Json& tb = MemberObject(b, "topologyRequest");
+    if (StringMember(ta, "required") != StringMember(tb, "required") ||
+        StringMember(ta, "preferred") != StringMember(tb, "preferred")) {
+      for (size_t i : members) {
+        errs.push_back(Invalid(path(i), g, "pod sets of a group must request the same required "
+                                           "or preferred topology level"));
+      }
+    }
+  }
+}
+
 void ValidatePodSets(const Json& spec, const Path& p, ErrorList& errs) {
   const Json& podsets = MemberArray(spec, "podSets");
   Path pp = p.Child("podSets");
@@ -45,14 +159,9 @@ void ValidatePodSets(const Json& spec, const Path& p, ErrorList& errs) {
       errs.push_back(Invalid(ip.Child("name"), name, m));
     }
     if (!names.insert(name).second) errs.push_back(Duplicate(ip.Child("name"), name));
-    // Topology request fields batchd does not implement: refused, not ignored.
-    const Json& tr = MemberObject(ps, "topologyRequest");
-    for (const char* f : {"podSetGroupName", "subGroupIndexLabel", "subGroupCount"}) {
-      if (HasMember(tr, f)) {
-        errs.push_back(Forbidden(ip.Child("topologyRequest").Child(f), "not supported by batchd"));
-      }
-    }
     int64_t count = IntMember(ps, "count", 1);
+    ValidateTopologyRequest(MemberObject(ps, "topologyRequest"), count,
+                            ip.Child("topologyRequest"), errs);
     if (count < 0) {
       errs.push_back(Invalid(ip.Child("count"), count, "must be greater than or equal to 0"));
     }
@@ -70,6 +179,7 @@ void ValidatePodSets(const Json& spec, const Path& p, ErrorList& errs) {
   if (with_min > 1) {
     errs.push_back(Invalid(pp, with_min, "at most one podSet can use minCount"));
   }
+  ValidatePodSetGroups(podsets, pp, errs);
 }
 
 void ValidatePriority(const Json& spec, const Path& p, ErrorList& errs) {

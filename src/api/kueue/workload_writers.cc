@@ -128,6 +128,14 @@ void SetPodSetTopologyRequest(Json& pod_set, const PodSetTopologyRequestValue& r
     out["podSetSliceRequiredTopology"] = r.slice_required_topology;
   }
   if (r.slice_size) out["podSetSliceSize"] = *r.slice_size;
+  if (!r.slice_layers.empty()) {
+    Json layers = Json::array();
+    for (const auto& l : r.slice_layers) layers.push_back({{"topology", l.topology}, {"size", l.size}});
+    out["podsetSliceRequiredTopologyConstraints"] = std::move(layers);
+  }
+  if (!r.pod_set_group_name.empty()) out["podSetGroupName"] = r.pod_set_group_name;
+  if (!r.sub_group_index_label.empty()) out["subGroupIndexLabel"] = r.sub_group_index_label;
+  if (r.sub_group_count) out["subGroupCount"] = *r.sub_group_count;
   pod_set["topologyRequest"] = std::move(out);
 }
 

@@ -41,6 +41,17 @@ struct PodSetTopologyRequestValue {
   std::string pod_index_label;
   std::string slice_required_topology;
   std::optional<int32_t> slice_size;
+  // Multi-layer slices (podsetSliceRequiredTopologyConstraints), outermost
+  // first; used instead of slice_required_topology / slice_size.
+  struct SliceLayer {
+    std::string topology;
+    int32_t size = 0;
+    friend bool operator==(const SliceLayer&, const SliceLayer&) = default;
+  };
+  std::vector<SliceLayer> slice_layers;
+  std::string pod_set_group_name;
+  std::string sub_group_index_label;
+  std::optional<int32_t> sub_group_count;
   friend bool operator==(const PodSetTopologyRequestValue&, const PodSetTopologyRequestValue&) =
       default;
 };

@@ -1,5 +1,6 @@
 // Fluent builders for test fixtures (STYLE.md practice 12):
 //   MakeJob("j", "ns").Label("a", "b").Command({"sh", "-c", "true"}).Obj()
+//   MakePod("p").Label("kueue.x-k8s.io/queue-name", "lq").Request("cpu", "1").Obj()
 // Header-only; tests only.
 #pragma once
 
@@ -74,6 +75,47 @@ class JobBuilder {
 
 inline JobBuilder MakeJob(std::string name, std::string ns = "default") {
   return JobBuilder(std::move(name), std::move(ns));
+}
+
+class PodBuilder {
+ public:
+  PodBuilder(std::string name, std::string ns) {
+    obj_ = {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", std::move(name)}, {"namespace", std::move(ns)}}},
+            {"spec",
+             {{"restartPolicy", "Never"},
+              {"containers", {{{"name", "main"}, {"image", "busybox"}}}}}}};
+  }
+  PodBuilder& Label(const std::string& k, const std::string& v) {
+    obj_["metadata"]["labels"][k] = v;
+    return *this;
+  }
+  PodBuilder& Annotation(const std::string& k, const std::string& v) {
+    obj_["metadata"]["annotations"][k] = v;
+    return *this;
+  }
+  // A resource request of the first container, e.g. Request("cpu", "500m").
+  PodBuilder& Request(const std::string& resource, const std::string& quantity) {
+    obj_["spec"]["containers"][0]["resources"]["requests"][resource] = quantity;
+    return *this;
+  }
+  PodBuilder& Owner(const Json& owner_reference) {
+    obj_["metadata"]["ownerReferences"].push_back(owner_reference);
+    return *this;
+  }
+  PodBuilder& Set(const Json::json_pointer& ptr, Json v) {
+    obj_[ptr] = std::move(v);
+    return *this;
+  }
+  Json Obj() const { return obj_; }
+
+ private:
+  Json obj_;
+};
+
+inline PodBuilder MakePod(std::string name, std::string ns = "default") {
+  return PodBuilder(std::move(name), std::move(ns));
 }
 
 inline Json MakeNamespace(const std::string& name) {

@@ -30,7 +30,7 @@ const std::set<std::string>& IgnoredTopLevel() {
   static const auto* s = new std::set<std::string>{
       "namespace",         "webhook",           "leaderElection",
       "metrics",           "health",            "pprofBindAddress",
-      "controller",        "tls",               "managedJobsNamespaceSelector",
+      "controller",        "tls",
       "internalCertManagement", "clientConnection", "multiKueue",
       "admissionFairSharing", "resources",      "objectRetentionPolicies",
       "queueVisibility"};
@@ -208,11 +208,36 @@ absl::Status ParseFairSharing(const Json* fs, bool v1beta1, FairSharingConfig* o
   return absl::OkStatus();
 }
 
+// A metav1.LabelSelector at `path`; errors name the field.
+absl::StatusOr<api::labels::LabelSelector> Selector(const Json& v, const Path& path) {
+  api::ErrorList errs = api::labels::ValidateLabelSelector(v, path);
+  if (!errs.empty()) return Error(errs.front());
+  auto s = api::labels::LabelSelector::FromJson(v);
+  if (!s.ok()) return Error(api::Invalid(path, v, std::string(s.status().message())));
+  return *s;
+}
+
+absl::Status ParsePodOptions(const Json& po, const Path& path, QueueingConfig* out) {
+  BATCHD_RETURN_IF_ERROR(CheckKeys(po, path, {"namespaceSelector", "podSelector"}));
+  if (const Json* ps = api::FindMember(po, "podSelector"); ps != nullptr && !ps->is_null()) {
+    BATCHD_ASSIGN_OR_RETURN(out->pod_selector, Selector(*ps, path.Child("podSelector")));
+  }
+  if (const Json* ns = api::FindMember(po, "namespaceSelector"); ns != nullptr && !ns->is_null()) {
+    BATCHD_ASSIGN_OR_RETURN(out->pod_namespace_selector,
+                            Selector(*ns, path.Child("namespaceSelector")));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseIntegrations(const Json* in, QueueingConfig* out) {
   const Path path("integrations");
   if (in == nullptr) return absl::OkStatus();
   BATCHD_RETURN_IF_ERROR(
       CheckKeys(*in, path, {"frameworks", "externalFrameworks", "labelKeysToCopy", "podOptions"}));
+  BATCHD_ASSIGN_OR_RETURN(const Json* pod_options, Object(*in, "podOptions", path));
+  if (pod_options != nullptr) {
+    BATCHD_RETURN_IF_ERROR(ParsePodOptions(*pod_options, path.Child("podOptions"), out));
+  }
   constexpr std::string_view kFrameworks = "frameworks";
   const Json* found = api::FindMember(*in, kFrameworks);
   if (found == nullptr) return absl::OkStatus();
@@ -289,8 +314,8 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
   BATCHD_RETURN_IF_ERROR(CheckTypeMeta(doc, &cfg.api_version, &v1beta1));
   for (const auto& [k, v] : doc.items()) {
     static const std::set<std::string> handled = {
-        "apiVersion",   "kind",        "waitForPodsReady", "fairSharing",
-        "integrations", "featureGates", "manageJobsWithoutQueueName"};
+        "apiVersion",   "kind",         "waitForPodsReady",           "fairSharing",
+        "integrations", "featureGates", "manageJobsWithoutQueueName", "managedJobsNamespaceSelector"};
     if (!handled.count(k) && !IgnoredTopLevel().count(k)) {
       return Error(api::Invalid(Path(k), Json(k), "unknown field"));
     }
@@ -308,7 +333,16 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
   BATCHD_RETURN_IF_ERROR(ParseFairSharing(fs, v1beta1, &cfg.fair_sharing));
   BATCHD_ASSIGN_OR_RETURN(const Json* in, Object(doc, "integrations", root));
   BATCHD_RETURN_IF_ERROR(ParseIntegrations(in, &cfg));
+  if (const Json* ns = api::FindMember(doc, "managedJobsNamespaceSelector");
+      ns != nullptr && !ns->is_null()) {
+    BATCHD_ASSIGN_OR_RETURN(cfg.managed_jobs_namespace_selector,
+                            Selector(*ns, Path("managedJobsNamespaceSelector")));
+  }
   return cfg;
+}
+
+bool QueueingConfig::FrameworkEnabled(std::string_view name) const {
+  return std::find(frameworks.begin(), frameworks.end(), name) != frameworks.end();
 }
 
 }  // namespace batchd::controllers::queueing

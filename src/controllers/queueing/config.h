@@ -1,8 +1,9 @@
 // QueueingConfig: the fields of Kueue's Configuration file
 // (`apiVersion: config.kueue.x-k8s.io/v1beta1|v1beta2`, `kind: Configuration`)
 // that batchd applies — waitForPodsReady (with its requeuing strategy),
-// fairSharing, manageJobsWithoutQueueName, integrations.frameworks and
-// featureGates — parsed with Kueue's defaults for each version. Other fields
+// fairSharing, manageJobsWithoutQueueName, integrations.frameworks,
+// managedJobsNamespaceSelector, integrations.podOptions (namespaceSelector,
+// podSelector) and featureGates — parsed with Kueue's defaults for each version. Other fields
 // Kueue knows (webhook, metrics, leaderElection, ...) are accepted and
 // ignored; fields Kueue does not know are rejected, as Kueue's strict decoder
 // does. `QueueingConfig{}` is what `batchd server` runs without `--config`:
@@ -20,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "api/labels/selector.h"
 
 namespace batchd::controllers::queueing {
 
@@ -59,6 +61,16 @@ struct QueueingConfig {
   bool manage_jobs_without_queue_name = false;
   std::vector<std::string> frameworks = {"batch/job"};
   std::map<std::string, bool> feature_gates;
+  // managedJobsNamespaceSelector (nullopt: Kueue's default, every namespace
+  // but kube-system and kueue-system) and the v1beta1
+  // integrations.podOptions.namespaceSelector (nullopt: unset); a pod is
+  // managed only in a namespace both select.
+  std::optional<api::labels::LabelSelector> managed_jobs_namespace_selector;
+  std::optional<api::labels::LabelSelector> pod_namespace_selector;
+  // integrations.podOptions.podSelector: only pods it selects are managed.
+  std::optional<api::labels::LabelSelector> pod_selector;
+
+  bool FrameworkEnabled(std::string_view name) const;
 };
 
 // Parses one YAML (or JSON) document. Defaults per version:

@@ -9,6 +9,7 @@ namespace batchd::controllers::queueing {
 namespace {
 
 using ::testing::HasSubstr;
+using Labels = std::map<std::string, std::string>;
 
 TEST(QueueingConfigTest, BuiltinDefaultIsOff) {
   QueueingConfig cfg;
@@ -111,6 +112,29 @@ integrations:
             (std::vector<std::string>{"batch/job", "jobset.x-k8s.io/jobset"}));
 }
 
+TEST(QueueingConfigTest, PodFrameworkAndNamespaceSelectors) {
+  auto cfg = ParseQueueingConfig(
+      "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+      "managedJobsNamespaceSelector: {matchLabels: {team: a}}\n"
+      "integrations:\n"
+      "  frameworks: [batch/job, pod]\n"
+      "  podOptions:\n"
+      "    namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, "
+      "operator: NotIn, values: [kube-system]}]}\n"
+      "    podSelector: {matchLabels: {queued: \"yes\"}}\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_TRUE(cfg->FrameworkEnabled("pod"));
+  EXPECT_FALSE(cfg->FrameworkEnabled("jobset.x-k8s.io/jobset"));
+  ASSERT_TRUE(cfg->managed_jobs_namespace_selector.has_value());
+  EXPECT_TRUE(cfg->managed_jobs_namespace_selector->Matches(Labels{{"team", "a"}}));
+  EXPECT_FALSE(cfg->managed_jobs_namespace_selector->Matches(Labels{{"team", "b"}}));
+  ASSERT_TRUE(cfg->pod_namespace_selector.has_value());
+  EXPECT_FALSE(cfg->pod_namespace_selector->Matches(Labels{{"kubernetes.io/metadata.name", "kube-system"}}));
+  ASSERT_TRUE(cfg->pod_selector.has_value());
+  EXPECT_TRUE(cfg->pod_selector->Matches(Labels{{"queued", "yes"}}));
+  EXPECT_FALSE(QueueingConfig{}.FrameworkEnabled("pod")) << "Kueue's default is batch/job alone";
+}
+
 TEST(QueueingConfigTest, Errors) {
   struct Case {
     std::string name, yaml, want;
@@ -148,6 +172,13 @@ TEST(QueueingConfigTest, Errors) {
       {"duplicate framework", v2 + "integrations: {frameworks: [batch/job, batch/job]}\n",
        "integrations.frameworks[1]: Duplicate value"},
       {"feature gate not bool", v2 + "featureGates: {X: 1}\n", "featureGates.X: Invalid value"},
+      {"bad namespace selector",
+       v2 + "managedJobsNamespaceSelector: {matchExpressions: [{key: a, operator: Near}]}\n",
+       "managedJobsNamespaceSelector.matchExpressions[0].operator"},
+      {"bad pod selector", v2 + "integrations: {podOptions: {podSelector: {matchLabels: 3}}}\n",
+       "integrations.podOptions.podSelector"},
+      {"unknown pod option", v2 + "integrations: {podOptions: {bogus: 1}}\n",
+       "integrations.podOptions.bogus: Invalid value"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

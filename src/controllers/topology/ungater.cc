@@ -41,16 +41,37 @@ std::string WorkloadKeyOf(const Json& pod) {
   return absl::StrCat(api::meta::GetNamespace(pod), "/", *wl);
 }
 
-// The pod's rank in its pod set: the index label as a number (missing or
-// unparsable ones rank after every indexed pod), then its name.
-std::pair<int64_t, std::string> Rank(const Json& pod, std::string_view index_label) {
+// How the pods of a pod set are ranked: by the index label, and with
+// replicated jobs (JobSet's, Kueue's subGroupIndexLabel / subGroupCount) by
+// the job's index first: rank = job index * pods per job + pod index.
+struct RankLabels {
+  std::string_view index_label;
+  std::string_view sub_group_index_label;
+  int64_t pods_per_sub_group = 0;  // > 0 when sub-groups are used
+};
+
+std::optional<int64_t> NumericLabel(const Json& pod, std::string_view key) {
+  if (key.empty()) return std::nullopt;
+  auto v = api::meta::GetLabel(pod, key);
+  if (!v) return std::nullopt;
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (ec != std::errc() || end != v->data() + v->size() || n < 0) return std::nullopt;
+  return n;
+}
+
+// The pod's rank in its pod set (missing or unparsable labels rank after
+// every indexed pod), then its name.
+std::pair<int64_t, std::string> Rank(const Json& pod, const RankLabels& labels) {
   int64_t rank = INT64_MAX;
-  if (!index_label.empty()) {
-    if (auto v = api::meta::GetLabel(pod, index_label)) {
-      int64_t n = 0;
-      auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-      if (ec == std::errc() && end == v->data() + v->size()) rank = n;
+  std::optional<int64_t> index = NumericLabel(pod, labels.index_label);
+  if (labels.pods_per_sub_group > 0) {
+    std::optional<int64_t> job = NumericLabel(pod, labels.sub_group_index_label);
+    if (job && index && *job < INT64_MAX / labels.pods_per_sub_group - 1) {
+      rank = *job * labels.pods_per_sub_group + *index;
     }
+  } else if (index) {
+    rank = *index;
   }
   return {rank, api::meta::GetName(pod)};
 }
@@ -69,7 +90,7 @@ class Ungater : public Reconciler {
  private:
   void OnPod(const ObjectRef& pod, bool deleted);
   absl::Status UngatePodSet(const std::string& ns, const std::string& wl_name,
-                            std::string_view pod_set, std::string_view index_label,
+                            std::string_view pod_set, const RankLabels& rank,
                             const TopologyAssignmentValue& ta);
 
   ControllerContext& ctx_;
@@ -134,20 +155,24 @@ absl::StatusOr<Result> Ungater::Reconcile(const std::string& key) {
     std::optional<TopologyAssignmentValue> ta =
         api::kueue::DecodeTopologyAssignment(*a.topology_assignment);
     if (!ta) continue;
-    std::string_view index_label;
+    RankLabels rank;
     for (const api::kueue::PodSetView& ps : sets.pod_sets) {
-      if (ps.name == a.name && ps.topology_request) {
-        index_label = ps.topology_request->pod_index_label;
+      if (ps.name != a.name || !ps.topology_request) continue;
+      const api::kueue::PodSetTopologyRequestView& tr = *ps.topology_request;
+      rank.index_label = tr.pod_index_label;
+      if (!tr.sub_group_index_label.empty() && tr.sub_group_count.value_or(0) > 0) {
+        rank.sub_group_index_label = tr.sub_group_index_label;
+        rank.pods_per_sub_group = std::max<int64_t>(1, ps.count / *tr.sub_group_count);
       }
     }
-    absl::Status st = UngatePodSet(ns, name, a.name, index_label, *ta);
+    absl::Status st = UngatePodSet(ns, name, a.name, rank, *ta);
     if (!st.ok()) return st;
   }
   return Result::Done();
 }
 
 absl::Status Ungater::UngatePodSet(const std::string& ns, const std::string& wl_name,
-                                   std::string_view pod_set, std::string_view index_label,
+                                   std::string_view pod_set, const RankLabels& rank,
                                    const TopologyAssignmentValue& ta) {
   std::vector<std::string> keys;
   {
@@ -169,7 +194,7 @@ absl::Status Ungater::UngatePodSet(const std::string& ns, const std::string& wl_
     const PodView v = PodView::Parse(*pod);
     if (v.terminal() || api::meta::IsBeingDeleted(*pod)) continue;
     if (v.HasSchedulingGate(api::kueue::kTopologySchedulingGate)) {
-      gated.emplace_back(Rank(*pod, index_label), pod);
+      gated.emplace_back(Rank(*pod, rank), pod);
       continue;
     }
     const Json& selector = v.node_selector != nullptr ? *v.node_selector : api::EmptyObject();

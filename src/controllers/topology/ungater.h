@@ -10,7 +10,9 @@
 // their pod set by the `kueue.x-k8s.io/podset` label (both added to the pod
 // template when the job starts). Domains are filled in assignment order
 // with the gated pods in rank order (the pod set's index label, e.g. a Job's
-// completion index, then name), after counting the pods already placed on
+// completion index; with `subGroupIndexLabel` / `subGroupCount`, the
+// replicated job's index times its pods plus that; then name), after
+// counting the pods already placed on
 // each domain, so a replacement pod goes where its predecessor's slot freed.
 //
 // Ownership: registers handlers and the controller "topology-ungater" with

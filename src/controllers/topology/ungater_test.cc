@@ -28,7 +28,10 @@ class UngaterTest : public ::testing::Test {
   }
 
   // A Workload admitted with `domains` (rack, hostname) -> count for pod set main.
-  void CreateWorkload(const std::string& name, const std::vector<std::pair<std::string, int>>& hosts) {
+  void CreateWorkload(const std::string& name, const std::vector<std::pair<std::string, int>>& hosts,
+                      Json topology_request = {{"required", "rack"},
+                                               {"podIndexLabel",
+                                                "batch.kubernetes.io/job-completion-index"}}) {
     Json roots = Json::array(), counts = Json::array();
     for (const auto& [h, n] : hosts) {
       roots.push_back(h);
@@ -43,9 +46,7 @@ class UngaterTest : public ::testing::Test {
           {"podSets",
            Json::array({{{"name", "main"},
                          {"count", 4},
-                         {"topologyRequest",
-                          {{"required", "rack"},
-                           {"podIndexLabel", "batch.kubernetes.io/job-completion-index"}}},
+                         {"topologyRequest", topology_request},
                          {"template",
                           {{"spec",
                             {{"restartPolicy", "Never"},
@@ -79,7 +80,8 @@ class UngaterTest : public ::testing::Test {
     mgr_.RunUntilIdle();
   }
 
-  void CreatePod(const std::string& name, const std::string& wl, int index, bool gated = true) {
+  void CreatePod(const std::string& name, const std::string& wl, int index, bool gated = true,
+                 const std::map<std::string, std::string>& labels = {}) {
     Json pod = {{"apiVersion", "v1"},
                 {"kind", "Pod"},
                 {"metadata",
@@ -93,6 +95,7 @@ class UngaterTest : public ::testing::Test {
                 {"spec",
                  {{"containers", Json::array({{{"name", "c"}, {"image", "x"}}})}}}};
     if (gated) pod["spec"]["schedulingGates"] = Json::array({{{"name", kGate}}});
+    for (const auto& [k, v] : labels) pod["metadata"]["labels"][k] = v;
     auto r = c_.Create(pods_, "default", pod);
     ASSERT_TRUE(r.ok()) << r.status();
     mgr_.RunUntilIdle();
@@ -136,6 +139,24 @@ TEST_F(UngaterTest, PodsFillDomainsInRankOrder) {
   EXPECT_EQ(Placement("p1"), "h1");
   EXPECT_EQ(Placement("p2"), "h1");
   EXPECT_EQ(Placement("p3"), "h2");
+}
+
+// subGroupIndexLabel / subGroupCount (replicated jobs, as JobSet's): ranks
+// run job by job, so each job's pods fill the domains together.
+TEST_F(UngaterTest, ReplicatedJobsRankJobByJob) {
+  CreatePod("j1-0", "wl", 0, true, {{"job-index", "1"}});
+  CreatePod("j0-1", "wl", 1, true, {{"job-index", "0"}});
+  CreatePod("j1-1", "wl", 1, true, {{"job-index", "1"}});
+  CreatePod("j0-0", "wl", 0, true, {{"job-index", "0"}});
+  CreateWorkload("wl", {{"h1", 2}, {"h2", 2}},
+                 {{"required", "rack"},
+                  {"podIndexLabel", "batch.kubernetes.io/job-completion-index"},
+                  {"subGroupIndexLabel", "job-index"},
+                  {"subGroupCount", 2}});
+  EXPECT_EQ(Placement("j0-0"), "h1");
+  EXPECT_EQ(Placement("j0-1"), "h1");
+  EXPECT_EQ(Placement("j1-0"), "h2");
+  EXPECT_EQ(Placement("j1-1"), "h2");
 }
 
 TEST_F(UngaterTest, AReplacementTakesTheFreedSlot) {

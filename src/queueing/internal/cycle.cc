@@ -93,6 +93,7 @@ class CycleRunner {
   Outcome KeepPending(Entry& entry, bool inadmissible);
   void Admit(Entry& entry);
   bool ReserveCapacity(Entry& entry);
+  bool ReserveTopology(Entry& entry);
   // Phase 6.
   void Requeue();
 
@@ -111,6 +112,14 @@ class CycleRunner {
   CqInfo* released_reservations_of_ = nullptr;  // set while its reservations are released
   // Capacity held for heads that need preemption but found no targets (phase 5).
   absl::flat_hash_map<CqInfo*, std::vector<FlavorResourceAmounts>> reservations_;
+  // The topology capacity such a head holds: its placement on the empty
+  // topology, counted on the flavors' snapshots until phase 6 (Kueue's
+  // reserveCapacityForUnreclaimablePreempt with a simulate-empty placement).
+  struct TopologyReservation {
+    const Workload* wl;  // the head's; its PendingEntry outlives the cycle
+    Admission admission;
+  };
+  absl::flat_hash_map<CqInfo*, std::vector<TopologyReservation>> topology_reservations_;
   std::vector<std::pair<NodeId, FlavorResourceAmounts>> preemptor_usage_;
   absl::flat_hash_set<AdmittedEntry*> preempted_;
   std::vector<PendingEntry*> deferred_;  // back to the heap in phase 6
@@ -127,14 +136,23 @@ class CycleRunner::ScopedReservationRelease {
   ScopedReservationRelease(CycleRunner& r, CqInfo* cq) : r_(r), cq_(cq) {
     if (r_.released_reservations_of_ != nullptr) return;  // nested (re-assignment in phase 5)
     auto it = r_.reservations_.find(cq_);
-    if (it == r_.reservations_.end()) return;
+    if (it != r_.reservations_.end()) {
+      count_ = it->second.size();
+      for (const FlavorResourceAmounts& u : it->second) r_.s_.tree_->RemoveUsage(cq_->node, u);
+    }
+    auto tit = r_.topology_reservations_.find(cq_);
+    if (tit != r_.topology_reservations_.end()) {
+      topology_count_ = tit->second.size();
+      for (const TopologyReservation& t : tit->second) {
+        r_.view_.tas->CountUsage(*t.wl, t.admission, -1);
+      }
+    }
+    if (count_ == 0 && topology_count_ == 0) return;
     r_.released_reservations_of_ = cq_;
     ++r_.s_.version_;
-    count_ = it->second.size();
-    for (const FlavorResourceAmounts& u : it->second) r_.s_.tree_->RemoveUsage(cq_->node, u);
   }
   ~ScopedReservationRelease() {
-    if (count_ == 0) return;
+    if (count_ == 0 && topology_count_ == 0) return;
     r_.released_reservations_of_ = nullptr;
     ++r_.s_.version_;
     QuotaTree& t = *r_.s_.tree_;
@@ -143,12 +161,18 @@ class CycleRunner::ScopedReservationRelease {
       for (auto& [id, v] : list[i]) v = std::min(v, t.Available(cq_->node, id));
       t.AddUsage(cq_->node, list[i]);
     }
+    if (topology_count_ == 0) return;
+    const std::vector<TopologyReservation>& held = r_.topology_reservations_[cq_];
+    for (size_t i = 0; i < topology_count_; ++i) {
+      r_.view_.tas->CountUsage(*held[i].wl, held[i].admission, +1);
+    }
   }
 
  private:
   CycleRunner& r_;
   CqInfo* cq_;
   size_t count_ = 0;
+  size_t topology_count_ = 0;
 };
 
 namespace {
@@ -545,7 +569,12 @@ CycleRunner::Outcome CycleRunner::KeepPending(Entry& entry, bool inadmissible) {
 }
 
 // Preempt without targets: hold the capacity the head waits for so that
-// other heads can't take it this cycle (§2.3).
+// other heads can't take it this cycle (§2.3): quota up to nominal (or the
+// borrowing limit), and for topology-aware pod sets the leaves of their
+// placement on the empty topology (reference §3: lower-priority workloads
+// must not take the domain the head will preempt into once victims appear).
+// The topology usage may overbook leaves that admitted workloads hold; it
+// only makes placements of later heads fail, and phase 6 removes it.
 bool CycleRunner::ReserveCapacity(Entry& entry) {
   if (entry.cq->spec->preemption.reclaim_within_cohort == PreemptionPolicy::kAny) return false;
   FlavorResourceAmounts reserved;
@@ -567,10 +596,24 @@ bool CycleRunner::ReserveCapacity(Entry& entry) {
     take = std::min(take, t.Available(n, id));
     if (take > 0) reserved.emplace_back(id, take);
   }
-  if (reserved.empty()) return false;
+  const bool topology = ReserveTopology(entry);
+  if (reserved.empty()) return topology;
   s_.tree_->AddUsage(entry.cq->node, reserved);
   ++s_.version_;
   reservations_[entry.cq].push_back(std::move(reserved));
+  return true;
+}
+
+bool CycleRunner::ReserveTopology(Entry& entry) {
+  const Workload& wl = entry.pending->wl;
+  Assignment empty = entry.assignment;
+  if (PlaceTopology(*view_.tas, *entry.cq, wl, empty, {}, /*ignore_usage=*/true).kind !=
+      PlacementOutcome::Kind::kPlaced) {
+    return false;  // no topology-aware pod set, or none fits even the empty topology
+  }
+  Admission held = empty.ToAdmission(entry.cq->name);
+  view_.tas->CountUsage(wl, held, +1);
+  topology_reservations_[entry.cq].push_back({&wl, std::move(held)});
   return true;
 }
 
@@ -659,6 +702,9 @@ void CycleRunner::Requeue() {
   for (auto& [node, usage] : preemptor_usage_) s_.tree_->RemoveUsage(node, usage);
   for (auto& [cq, list] : reservations_) {
     for (const FlavorResourceAmounts& reserved : list) s_.tree_->RemoveUsage(cq->node, reserved);
+  }
+  for (auto& [cq, list] : topology_reservations_) {
+    for (const TopologyReservation& held : list) view_.tas->CountUsage(*held.wl, held.admission, -1);
   }
 }
 

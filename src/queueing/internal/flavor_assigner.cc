@@ -169,8 +169,11 @@ void ResolveDeferred(PodSetCtx& c, Choice& cand) {
   if (cand.mode == GranularMode::kNoCandidates) c.any_quota_reason = true;
 }
 
-// Grades flavor `fi` of `g`; false when the flavor can't host the pod set.
-bool GradeFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g, int fi,
+// The pod sets assigned together: one, or the members of a pod set group.
+using Members = std::vector<const PodSet*>;
+
+// Grades flavor `fi` of `g`; false when the flavor can't host every member.
+bool GradeFlavor(PodSetCtx& c, const Members& members, const CompiledGroup& g, int fi,
                  const std::vector<std::pair<std::string, Amount>>& totals, bool defer,
                  Choice& cand) {
   const CompiledFlavor& cf = g.flavors[fi];
@@ -179,11 +182,13 @@ bool GradeFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g, int fi,
     c.reasons.push_back(absl::StrCat("flavor ", cf.name, " not found"));
     return false;
   }
-  std::string mismatch = FlavorMismatch(rf->second, ps);
-  if (mismatch.empty()) mismatch = TopologyMismatch(c.view.tas, rf->second, ps, c.cq);
-  if (!mismatch.empty()) {
-    c.reasons.push_back(std::move(mismatch));
-    return false;
+  for (const PodSet* ps : members) {
+    std::string mismatch = FlavorMismatch(rf->second, *ps);
+    if (mismatch.empty()) mismatch = TopologyMismatch(c.view.tas, rf->second, *ps, c.cq);
+    if (!mismatch.empty()) {
+      c.reasons.push_back(std::move(mismatch));
+      return false;
+    }
   }
   cand.flavor = fi;
   cand.mode = GranularMode::kFit;
@@ -211,7 +216,7 @@ bool GradeFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g, int fi,
 // needing preemption never ends the scan and never beats a fitting flavor,
 // so its (costly) preemption oracle is only asked when no flavor fits; the
 // choice is the same as asking it eagerly.
-Choice ChooseFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g,
+Choice ChooseFlavor(PodSetCtx& c, const Members& members, const CompiledGroup& g,
                     const std::vector<std::pair<std::string, Amount>>& totals) {
   const FlavorFungibility& fung = c.cq.spec->fungibility;
   const bool lazy = fung.when_can_preempt_try_next && !fung.preemption_over_borrowing;
@@ -219,7 +224,7 @@ Choice ChooseFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g,
   std::vector<Choice> graded;
   for (int fi = 0; fi < static_cast<int>(g.flavors.size()); ++fi) {
     Choice cand;
-    if (!GradeFlavor(c, ps, g, fi, totals, lazy, cand)) continue;
+    if (!GradeFlavor(c, members, g, fi, totals, lazy, cand)) continue;
     if (!cand.deferred.empty()) {
       graded.push_back(std::move(cand));
       continue;
@@ -237,54 +242,95 @@ Choice ChooseFlavor(PodSetCtx& c, const PodSet& ps, const CompiledGroup& g,
   return best;
 }
 
-// Assigns one pod set; returns false when it can't be assigned.
-bool AssignPodSet(PodSetCtx& c, const PodSet& ps, int32_t count) {
-  PodSetResult r;
-  r.name = ps.name;
-  r.count = count;
+// Assigns the pod sets `members` (indexes into `wl.pod_sets`) together:
+// their requests summed per resource group, one flavor each group for all
+// of them (Kueue's pod set groups; a single pod set is a group of one).
+// Fills `results` at the members' indexes; returns false when they can't be
+// assigned.
+bool AssignMembers(PodSetCtx& c, const Workload& wl, const std::vector<size_t>& indexes,
+                   const std::vector<int32_t>& counts, std::vector<PodSetResult>& results) {
+  Members members;
+  // resource group -> (resource, total over the members), in first-seen order
   std::map<int, std::vector<std::pair<std::string, Amount>>> by_group;
-  // Kueue counts the `pods` resource (one per pod) when the CQ covers it.
-  const std::map<std::string, Amount>* requests = &ps.requests;
-  std::map<std::string, Amount> with_pods;
-  if (c.cq.group_of.contains("pods") && !ps.requests.contains("pods")) {
-    with_pods = ps.requests;
-    with_pods["pods"] = 1000;
-    requests = &with_pods;
-  }
-  for (const auto& [res, per_pod] : *requests) {
-    if (per_pod <= 0) continue;
-    Amount total = per_pod > kUnlimited / std::max<int32_t>(count, 1) ? kUnlimited
-                                                                       : per_pod * count;
-    auto it = c.cq.group_of.find(res);
-    if (it == c.cq.group_of.end()) {
-      c.reasons.push_back(absl::StrCat("resource ", res, " unavailable in ClusterQueue"));
-      r.mode = Mode::kNoFit;
-      c.out.pod_sets.push_back(std::move(r));
-      return false;
+  bool ok = true;
+  for (size_t i : indexes) {
+    const PodSet& ps = wl.pod_sets[i];
+    members.push_back(&ps);
+    PodSetResult& r = results[i];
+    r.name = ps.name;
+    r.count = counts[i];
+    // Kueue counts the `pods` resource (one per pod) when the CQ covers it.
+    const std::map<std::string, Amount>* requests = &ps.requests;
+    std::map<std::string, Amount> with_pods;
+    if (c.cq.group_of.contains("pods") && !ps.requests.contains("pods")) {
+      with_pods = ps.requests;
+      with_pods["pods"] = 1000;
+      requests = &with_pods;
     }
-    by_group[it->second].emplace_back(res, total);
-    r.usage[res] = total;
+    for (const auto& request : *requests) {
+      const std::string& res = request.first;
+      const Amount per_pod = request.second;
+      if (per_pod <= 0) continue;
+      const int32_t count = r.count;
+      Amount total = per_pod > kUnlimited / std::max<int32_t>(count, 1) ? kUnlimited
+                                                                         : per_pod * count;
+      auto it = c.cq.group_of.find(res);
+      if (it == c.cq.group_of.end()) {
+        c.reasons.push_back(absl::StrCat("resource ", res, " unavailable in ClusterQueue"));
+        r.mode = Mode::kNoFit;
+        ok = false;
+        continue;
+      }
+      auto& totals = by_group[it->second];
+      auto t = std::find_if(totals.begin(), totals.end(),
+                            [&](const auto& e) { return e.first == res; });
+      if (t == totals.end()) {
+        totals.emplace_back(res, total);
+      } else {
+        t->second = api::SaturatingAdd(t->second, total);
+      }
+      r.usage[res] = total;
+    }
   }
+  if (!ok) return false;
+  Mode mode = Mode::kFit;
   for (const auto& [gi, totals] : by_group) {
     const CompiledGroup& g = c.cq.groups[gi];
-    Choice ch = ChooseFlavor(c, ps, g, totals);
+    Choice ch = ChooseFlavor(c, members, g, totals);
     if (ch.flavor < 0 || ch.mode == GranularMode::kNoFit) {
-      r.mode = Mode::kNoFit;
-      c.out.pod_sets.push_back(std::move(r));
+      for (size_t i : indexes) results[i].mode = Mode::kNoFit;
       return false;
     }
-    r.mode = std::min(r.mode, ToMode(ch.mode));
+    mode = std::min(mode, ToMode(ch.mode));
     c.out.borrowing = std::max(c.out.borrowing, ch.borrow);
-    for (size_t i = 0; i < totals.size(); ++i) {
-      r.flavors[totals[i].first] = g.flavors[ch.flavor].name;
-      FlavorResourceId id = ch.modes[i].first;
-      c.prior[id] = api::SaturatingAdd(c.prior[id], totals[i].second);
-      if (ch.modes[i].second != GranularMode::kFit) c.out.need_preemption.push_back(id);
+    for (size_t k = 0; k < totals.size(); ++k) {
+      const std::string& res = totals[k].first;
+      for (size_t i : indexes) {
+        if (results[i].usage.contains(res)) results[i].flavors[res] = g.flavors[ch.flavor].name;
+      }
+      FlavorResourceId id = ch.modes[k].first;
+      c.prior[id] = api::SaturatingAdd(c.prior[id], totals[k].second);
+      if (ch.modes[k].second != GranularMode::kFit) c.out.need_preemption.push_back(id);
     }
   }
-  c.out.mode = std::min(c.out.mode, r.mode);
-  c.out.pod_sets.push_back(std::move(r));
+  for (size_t i : indexes) results[i].mode = mode;
+  c.out.mode = std::min(c.out.mode, mode);
   return true;
+}
+
+// The pod sets assigned with pod set `i`: every one naming its group, or
+// just `i`. Empty when `i` belongs to a group an earlier pod set opened.
+std::vector<size_t> MembersOf(const Workload& wl, size_t i) {
+  const std::optional<TopologyRequest>& t = wl.pod_sets[i].topology;
+  if (!t || t->group.empty()) return {i};
+  std::vector<size_t> out;
+  for (size_t j = 0; j < wl.pod_sets.size(); ++j) {
+    const std::optional<TopologyRequest>& o = wl.pod_sets[j].topology;
+    if (!o || o->group != t->group) continue;
+    if (j < i) return {};
+    out.push_back(j);
+  }
+  return out;
 }
 
 }  // namespace
@@ -293,9 +339,15 @@ Assignment AssignFlavors(const SnapshotView& view, const CqInfo& cq, const Workl
                          const std::vector<int32_t>& counts, PreemptionOracle* oracle) {
   Assignment out;
   absl::flat_hash_map<FlavorResourceId, Amount> prior;
+  std::vector<PodSetResult> results(wl.pod_sets.size());
   for (size_t i = 0; i < wl.pod_sets.size(); ++i) {
+    const std::vector<size_t> members = MembersOf(wl, i);
+    if (members.empty()) continue;  // assigned with its group
     PodSetCtx c{view, cq, oracle, out, prior};
-    if (!AssignPodSet(c, wl.pod_sets[i], counts[i])) {
+    if (!AssignMembers(c, wl, members, counts, results)) {
+      for (size_t j = 0; j <= i; ++j) {
+        if (!results[j].name.empty()) out.pod_sets.push_back(std::move(results[j]));
+      }
       out.mode = Mode::kNoFit;
       out.reason = c.any_quota_reason ? PendingReason::kWaitingForQuota
                    : c.any_exceeds    ? PendingReason::kExceedsMaxQuota
@@ -309,6 +361,7 @@ Assignment AssignFlavors(const SnapshotView& view, const CqInfo& cq, const Workl
                                  ": ", absl::StrJoin(c.reasons, ", "));
     }
   }
+  out.pod_sets = std::move(results);
   for (const auto& [id, v] : prior) out.usage.emplace_back(id, v);
   std::sort(out.usage.begin(), out.usage.end());
   std::sort(out.need_preemption.begin(), out.need_preemption.end());

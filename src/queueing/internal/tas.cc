@@ -235,6 +235,36 @@ topology::Request ToPlacementRequest(const PodSet& ps, const TopologyRequest& re
   return r;
 }
 
+namespace {
+
+// The leader of the pod set group `r` opens: the other member of its group
+// when that one is the smaller (Kueue's findLeaderAndWorkers: the second
+// member, unless it has more pods than the first). nullptr when `r` is not
+// in a group of two, or is itself its group's leader (then `*is_leader`).
+PodSetResult* GroupLeader(Assignment& a, const Workload& wl, PodSetResult& r, bool* is_leader) {
+  *is_leader = false;
+  const PodSet* ps = PodSetNamed(wl, r.name);
+  if (ps == nullptr || !ps->topology || ps->topology->group.empty()) return nullptr;
+  PodSetResult* first = nullptr;
+  PodSetResult* second = nullptr;
+  for (PodSetResult& o : a.pod_sets) {
+    const PodSet* ops = PodSetNamed(wl, o.name);
+    if (ops == nullptr || !ops->topology || ops->topology->group != ps->topology->group) continue;
+    (first == nullptr ? first : second) = &o;
+  }
+  if (second == nullptr) return nullptr;
+  PodSetResult* workers = first;
+  PodSetResult* leader = second;
+  if (leader->count > workers->count) std::swap(workers, leader);
+  if (&r == leader) {
+    *is_leader = true;
+    return nullptr;
+  }
+  return leader;
+}
+
+}  // namespace
+
 PlacementOutcome PlaceTopology(TasState& tas, const CqInfo& cq, const Workload& wl, Assignment& a,
                                const std::vector<const AdmittedEntry*>& removed,
                                bool ignore_usage) {
@@ -247,12 +277,15 @@ PlacementOutcome PlaceTopology(TasState& tas, const CqInfo& cq, const Workload& 
     std::map<std::string, Amount> per_pod;
   };
   std::vector<Held> held;
+  for (PodSetResult& r : a.pod_sets) r.topology.reset();
   for (PodSetResult& r : a.pod_sets) {
-    r.topology.reset();
     const PodSet* ps = PodSetNamed(wl, r.name);
     if (ps == nullptr) continue;
     std::optional<TopologyRequest> req = EffectiveTopologyRequest(*ps, cq);
     if (!req) continue;
+    bool is_leader = false;
+    PodSetResult* leader = GroupLeader(a, wl, r, &is_leader);
+    if (is_leader) continue;  // placed with its workers
     std::string flavor = TasFlavorOf(tas, r.flavors);
     if (flavor.empty()) continue;
     topology::Snapshot* snap = tas.SnapshotOf(flavor);
@@ -260,6 +293,16 @@ PlacementOutcome PlaceTopology(TasState& tas, const CqInfo& cq, const Workload& 
     topology::Request pr = ToPlacementRequest(*ps, *req, snap->levels(), r.count, &error);
     const std::vector<Toleration>& added = tas.TolerationsOf(flavor);
     pr.tolerations.insert(pr.tolerations.end(), added.begin(), added.end());
+    if (leader != nullptr) {
+      const PodSet& lps = *PodSetNamed(wl, leader->name);
+      topology::Leader l;
+      l.per_pod = PerPod(lps);
+      l.node_selector = lps.node_selector;
+      l.required_affinity = lps.required_affinity;
+      l.tolerations = lps.tolerations;
+      l.tolerations.insert(l.tolerations.end(), added.begin(), added.end());
+      pr.leader = std::move(l);
+    }
     topology::PlaceResult placed;
     if (error.empty()) {
       placed = snap->Place(pr, tas.profile(), {ignore_usage});
@@ -273,15 +316,21 @@ PlacementOutcome PlaceTopology(TasState& tas, const CqInfo& cq, const Workload& 
                                  placed.message);
       break;
     }
-    TopologyAssignment ta;
-    ta.levels = snap->levels();
-    for (const topology::DomainCount& d : placed.assignment.domains) {
-      ta.domains.push_back({d.values, d.count});
-    }
-    r.topology = std::move(ta);
+    auto to_assignment = [&](const topology::Assignment& from) {
+      TopologyAssignment ta;
+      ta.levels = snap->levels();
+      for (const topology::DomainCount& d : from.domains) ta.domains.push_back({d.values, d.count});
+      return ta;
+    };
+    r.topology = to_assignment(placed.assignment);
+    if (leader != nullptr) leader->topology = to_assignment(placed.leader_assignment);
     if (!ignore_usage) {
       snap->AddUsage(placed.assignment, pr.per_pod, +1);
-      held.push_back({snap, std::move(placed.assignment), std::move(pr.per_pod)});
+      held.push_back({snap, std::move(placed.assignment), pr.per_pod});
+      if (leader != nullptr) {
+        snap->AddUsage(placed.leader_assignment, pr.leader->per_pod, +1);
+        held.push_back({snap, std::move(placed.leader_assignment), pr.leader->per_pod});
+      }
     }
   }
   for (Held& h : held) h.snapshot->AddUsage(h.assignment, h.per_pod, -1);

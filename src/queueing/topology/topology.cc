@@ -110,6 +110,10 @@ std::string ValidateRequest(const std::vector<std::string>& levels, const Reques
     top = r.level;
   }
   if (r.slices.size() > 3) return absl::StrCat(r.slices.size(), " slice layers; at most 3");
+  if (r.leader && r.mode == Mode::kUnconstrained) {
+    return "a pod set group needs a required or preferred level";
+  }
+  if (r.leader && !r.slices.empty()) return "a pod set group cannot be sliced";
   for (size_t i = 0; i < r.slices.size(); ++i) {
     const SliceLayer& layer = r.slices[i];
     if (layer.level < 0 || layer.level >= level_count) {
@@ -176,38 +180,56 @@ PlaceResult Snapshot::Place(const Request& r, const Profile& profile, PlaceOptio
     result.message = absl::StrCat("invalid topology request: ", invalid);
     return result;
   }
-  if (r.count == 0) {
+  if (r.count == 0 && !r.leader) {
     result.ok = true;
     return result;
   }
   const Demand demand = MakeDemand(r, tree.level_count());
   const bool slices = demand.slice_size > 1;
+  // Reported in pods (or slices); a group's leader is one pod more.
+  const int64_t total = demand.slice_count() + (r.leader ? 1 : 0);
   if (tree.domain_count() == 0) {
-    result.message =
-        NotFitMessage(tree.topology_name(), "", 0, demand.slice_count(), slices, false);
+    result.message = NotFitMessage(tree.topology_name(), "", 0, total, slices, false);
     return result;
   }
   const internal::ResolvedRequest resolved = tree.Resolve(r.per_pod);
   Counts counts;
   tree.FillCounts(r, resolved, demand, opts.ignore_usage, counts);
 
-  internal::Workspace workspace(tree, demand, counts);
-  const internal::PlacementStrategy& strategy =
-      internal::StrategyFor(AlgorithmFor(profile, r.mode));
-  const internal::Phase2Result phase2 = strategy.Place(workspace);
+  const Algorithm algorithm = AlgorithmFor(profile, r.mode);
+  internal::Phase2Result phase2;
+  std::vector<int64_t> assigned;
+  int leader_leaf = -1;
+  if (r.leader) {
+    internal::LeaderCounts leader;
+    tree.FillLeaderCounts(r, resolved, tree.Resolve(r.leader->per_pod), opts.ignore_usage,
+                          counts, leader);
+    // Balanced has no group form: groups are placed as BestFit places them.
+    const internal::DomainOrder order = algorithm == Algorithm::kLeastFreeCapacity
+                                            ? internal::DomainOrder::kLeastFirst
+                                            : internal::DomainOrder::kMostFirst;
+    internal::GroupPlacement group = internal::PlaceGroup(tree, demand, counts, leader, order);
+    phase2 = group.result;
+    assigned = std::move(group.assigned);
+    leader_leaf = group.leader_leaf;
+  } else {
+    internal::Workspace workspace(tree, demand, counts);
+    phase2 = internal::StrategyFor(algorithm).Place(workspace);
+    assigned = std::move(workspace.assigned);
+  }
   if (!phase2.ok) {
     result.fit = static_cast<int32_t>(phase2.fit_units * demand.slice_size);
-    result.message =
-        NotFitMessage(tree.topology_name(), tree.levels()[phase2.level], phase2.fit_units,
-                      demand.slice_count(), slices, phase2.one_domain);
+    result.message = NotFitMessage(tree.topology_name(), tree.levels()[phase2.level],
+                                   phase2.fit_units, total, slices, phase2.one_domain);
     return result;
   }
   const int lowest = tree.lowest_level();
   for (int leaf = tree.level_begin(lowest); leaf < tree.level_end(lowest); ++leaf) {
-    if (workspace.assigned[leaf] <= 0) continue;
+    if (assigned[leaf] <= 0) continue;
     result.assignment.domains.push_back(
-        {tree.ValuesOf(leaf), static_cast<int32_t>(workspace.assigned[leaf])});
+        {tree.ValuesOf(leaf), static_cast<int32_t>(assigned[leaf])});
   }
+  if (leader_leaf >= 0) result.leader_assignment.domains.push_back({tree.ValuesOf(leader_leaf), 1});
   result.ok = true;
   return result;
 }

@@ -73,6 +73,19 @@ struct SliceLayer {
 
 using NodeSelectorTerm = std::vector<api::labels::Requirement>;
 
+// The leader of a pod set group (Kueue's `kueue.x-k8s.io/podset-group-name`:
+// two pod sets placed together, one of them a single pod, e.g. a
+// LeaderWorkerSet's leader and its workers). The leader pod has its own
+// requests and node filters and lands on a leaf inside the domain (of the
+// request's level) that holds the request's pods; on the leaf it shares
+// with some of them it takes its share of the capacity first.
+struct Leader {
+  std::map<std::string, Amount> per_pod;  // one "pods" slot is added
+  std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorTerm> required_affinity;
+  std::vector<api::core_v1::Toleration> tolerations;
+};
+
 struct Request {
   int32_t count = 1;
   std::map<std::string, Amount> per_pod;  // requests of one pod; one "pods" slot is added
@@ -82,6 +95,9 @@ struct Request {
   std::map<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> required_affinity;  // ORed terms; empty = none
   std::vector<api::core_v1::Toleration> tolerations;
+  // A pod set group's leader placed with these pods; only with kRequired or
+  // kPreferred and without slices (ValidateRequest).
+  std::optional<Leader> leader;
 };
 
 // Pods on one leaf; `values` are the leaf's label values, top first.
@@ -100,8 +116,11 @@ struct Assignment {
 
 struct PlaceResult {
   bool ok = false;
-  Assignment assignment;  // when ok
-  int32_t fit = 0;        // when !ok: the most pods one attempt could place
+  Assignment assignment;         // when ok
+  Assignment leader_assignment;  // when ok and the request has a leader: one leaf, one pod
+  // when !ok: the most pods one attempt could place (the leader counts as one
+  // of them, and of the total, when there is one)
+  int32_t fit = 0;
   // when !ok, Kueue's wording, naming the topology and the level:
   //   topology "T" allows to fit only 12 out of 16 pod(s) in one domain of level "rack"
   //   topology "T" allows to fit only 12 out of 16 pod(s)        (unconstrained / spread)
@@ -139,7 +158,8 @@ struct PlaceOptions {
 std::string ValidateLevels(const std::vector<std::string>& levels);
 // Checks `r` against `levels` ("" when valid): level index in range, slice
 // levels at or below the request's level and in order, sizes positive,
-// each dividing the one outside it and the outermost dividing count.
+// each dividing the one outside it and the outermost dividing count; a
+// leader only with a required or preferred level and no slices.
 std::string ValidateRequest(const std::vector<std::string>& levels, const Request& r);
 
 namespace internal {

@@ -24,6 +24,9 @@ using testing::kCore;
 using testing::kHostname;
 using testing::kSlot;
 using testing::MakeNode;
+using testing::NodeEligible;
+using testing::RandomScenario;
+using testing::Scenario;
 using testing::Only;
 using testing::PodsPer;
 using testing::RackListSnapshot;
@@ -559,55 +562,6 @@ TEST(FiltersTest, RequiredAffinityTermsAreOredRequirementsAnded) {
 
 class ConformanceTest : public ::testing::TestWithParam<Algorithm> {};
 
-struct Scenario {
-  std::vector<std::string> levels;
-  std::vector<Node> nodes;
-};
-
-Scenario RandomScenario(std::mt19937& rng) {
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  Scenario s;
-  s.levels = pick(0, 1) == 0 ? std::vector<std::string>{"block", "rack", kHostname}
-                             : std::vector<std::string>{"zone", "block", "rack", kHostname};
-  // One scenario in three has racks as leaves, each aggregating its nodes.
-  const bool aggregated = pick(0, 2) == 0;
-  if (aggregated) s.levels.pop_back();
-  const int depth = static_cast<int>(s.levels.size());
-  const int branching_levels = aggregated ? depth : depth - 1;
-  std::vector<std::vector<std::string>> prefixes = {{}};
-  for (int level = 0; level < branching_levels; ++level) {
-    std::vector<std::vector<std::string>> next;
-    for (const auto& p : prefixes) {
-      const int fan = pick(1, 3);
-      for (int i = 0; i < fan; ++i) {
-        auto q = p;
-        // Values repeat across parents (rack names need not be unique).
-        q.push_back(s.levels[level].substr(0, 1) + std::to_string(i + 1));
-        next.push_back(q);
-      }
-    }
-    prefixes = next;
-  }
-  int host = 0;
-  for (const auto& p : prefixes) {
-    const int hosts = pick(1, 4);
-    for (int i = 0; i < hosts; ++i) {
-      auto values = p;
-      const std::string name = "h" + std::to_string(++host);
-      if (!aggregated) values.push_back(name);
-      Node n = MakeNode(s.levels, values, pick(0, 6), pick(0, 3) == 0 ? pick(0, 4) : 110);
-      n.name = name;
-      n.labels["pool"] = pick(0, 1) == 0 ? "a" : "b";
-      if (pick(0, 4) == 0) {
-        n.taints.push_back({"dedicated", "x", api::core_v1::TaintEffect::kNoExecute, ""});
-      }
-      s.nodes.push_back(std::move(n));
-    }
-  }
-  std::shuffle(s.nodes.begin(), s.nodes.end(), rng);
-  return s;
-}
-
 Request RandomRequest(std::mt19937& rng, int depth) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   Request r = CpuRequest(pick(1, 30), static_cast<Mode>(pick(0, 2)), pick(0, depth - 1));
@@ -621,6 +575,12 @@ Request RandomRequest(std::mt19937& rng, int depth) {
     const int outer = pick(top, depth - 2);
     r.slices = {{outer, 4}, {pick(outer + 1, depth - 1), 2}};
     r.count = 4 * pick(1, 5);
+  } else if (shape == 4 && top + 2 < depth) {
+    // Three layers (Kueue's most): 8 pods, then 4, then 2, each a level lower.
+    const int outer = pick(top, depth - 3);
+    const int middle = pick(outer + 1, depth - 2);
+    r.slices = {{outer, 8}, {middle, 4}, {pick(middle + 1, depth - 1), 2}};
+    r.count = 8 * pick(1, 3);
   }
   if (pick(0, 4) == 0) r.node_selector = {{"pool", "a"}};
   if (pick(0, 2) == 0) {
@@ -635,27 +595,7 @@ Request RandomRequest(std::mt19937& rng, int depth) {
 }
 
 // The brute-force model: pods that fit each leaf, from the nodes of the leaf
-// that pass the request's filters, less the leaf's TAS usage.
-bool NodeEligible(const Node& node, const Request& r) {
-  for (const auto& taint : node.taints) {
-    if (taint.effect != api::core_v1::TaintEffect::kPreferNoSchedule &&
-        !api::core_v1::Tolerated(r.tolerations, taint)) {
-      return false;
-    }
-  }
-  for (const auto& [k, v] : r.node_selector) {
-    if (node.labels.count(k) == 0 || node.labels.at(k) != v) return false;
-  }
-  if (r.required_affinity.empty()) return true;
-  bool any = false;
-  for (const auto& term : r.required_affinity) {
-    bool all = !term.empty();
-    for (const auto& req : term) all = all && req.Matches(node.labels);
-    any = any || all;
-  }
-  return any;
-}
-
+// that pass the request's filters (NodeEligible), less the leaf's TAS usage.
 std::map<std::vector<std::string>, int64_t> LeafCapacities(const Snapshot& snapshot,
                                                            const std::vector<Node>& nodes,
                                                            const Request& r, bool ignore_usage) {
@@ -843,15 +783,7 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, ConformanceTest,
                          ::testing::Values(Algorithm::kBestFit, Algorithm::kLeastFreeCapacity,
                                            Algorithm::kBalanced),
                          [](const ::testing::TestParamInfo<Algorithm>& info) {
-                           switch (info.param) {
-                             case Algorithm::kBestFit:
-                               return std::string("BestFit");
-                             case Algorithm::kLeastFreeCapacity:
-                               return std::string("LeastFreeCapacity");
-                             case Algorithm::kBalanced:
-                               break;
-                           }
-                           return std::string("Balanced");
+                           return testing::AlgorithmName(info.param);
                          });
 
 }  // namespace

@@ -17,9 +17,14 @@ poll 30 wl_cond_is low Admitted True || fail "low-priority job not admitted"
 poll 30 is_running low || fail "low-priority job not started"
 expect_eq "$(wl_field low '{.spec.priority}')" "10" "workload priority from the WorkloadPriorityClass"
 
-queued_job high lq 4 4s "$NS-high"
-poll 40 wl_cond_is low Evicted True || fail "low-priority workload not evicted"
-expect_eq "$(wl_field low '{.status.conditions[?(@.type=="Preempted")].reason}')" "InClusterQueue" "preemption reason"
+# The high-priority job runs 15 s: once it finishes the low one is admitted
+# again and its Preempted condition turns False/QuotaReserved, so the
+# eviction and its reason are read together, in one request, while it runs.
+queued_job high lq 4 15s "$NS-high"
+evicted_in_cq() {
+  [[ $(wl_field low '{.status.conditions[?(@.type=="Evicted")].status}/{.status.conditions[?(@.type=="Preempted")].reason}') == "True/InClusterQueue" ]]
+}
+poll 40 evicted_in_cq || fail "low-priority workload not evicted with Preempted reason InClusterQueue (now: $(wl_field low '{.status.conditions[?(@.type=="Evicted")].status}/{.status.conditions[?(@.type=="Preempted")].reason}'))"
 poll 30 is_suspended low || fail "preempted job not suspended"
 poll 30 no_pods low || fail "preempted job's pods not deleted"
 poll 40 wl_cond_is high Admitted True || fail "high-priority job not admitted after the preemption"

@@ -128,6 +128,16 @@ TEST(KindsTest, NamespaceAndPodPrepare) {
   p["status"]["podIPs"] = {{{"ip", "10.1.1.1"}}};
   EXPECT_EQ(pod.field_value(p, "status.podIP"), "10.1.1.1");
   EXPECT_EQ(pod.field_value(p, "spec.restartPolicy"), "Always");
+
+  // Created behind scheduling gates: PodScheduled=False/SchedulingGated, as kube-apiserver sets it.
+  Json gated = p;
+  gated["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
+  gated["spec"]["schedulingGates"] = {{{"name", "kueue.x-k8s.io/admission"}}};
+  pod.prepare_for_create(gated);
+  EXPECT_EQ(gated["status"]["conditions"], Json::parse(R"([{"type": "PodScheduled",
+      "status": "False", "reason": "SchedulingGated",
+      "message": "Scheduling is blocked due to non-empty scheduling gates",
+      "lastTransitionTime": "2026-01-01T00:00:00Z"}])"));
 }
 
 TEST(KindsTest, LeaseRow) {

@@ -163,6 +163,16 @@ KindDef PodKind() {
   k.prepare_for_create = [](Json& obj) {
     if (!obj.is_object()) return;
     obj["status"] = {{"phase", "Pending"}, {"qosClass", PodQosClass(MemberObject(obj, "spec"))}};
+    // As kube-apiserver does: a pod created behind scheduling gates says so
+    // (kubectl shows it as SchedulingGated) until the scheduler has its say.
+    if (!MemberArray(MemberObject(obj, "spec"), "schedulingGates").empty()) {
+      obj["status"]["conditions"] = Json::array(
+          {{{"type", "PodScheduled"},
+            {"status", "False"},
+            {"reason", "SchedulingGated"},
+            {"message", "Scheduling is blocked due to non-empty scheduling gates"},
+            {"lastTransitionTime", MemberAt(obj, {"metadata", "creationTimestamp"})}}});
+    }
   };
   k.validate_create = [](const Json& obj) {
     ErrorList errs = validation::ValidateObjectMeta(MemberObject(obj, "metadata"), true,

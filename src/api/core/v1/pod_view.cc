@@ -1,5 +1,7 @@
 #include "api/core/v1/pod_view.h"
 
+#include <algorithm>
+
 #include "api/json_access.h"
 #include "api/meta/conditions.h"
 #include "api/meta/time_util.h"
@@ -158,6 +160,47 @@ Json UngatePatch(const PodView& pod, std::string_view gate, const Json& node_sel
   Json spec = {{"schedulingGates", gates.empty() ? Json(nullptr) : std::move(gates)}};
   if (node_selector.is_object() && !node_selector.empty()) spec["nodeSelector"] = node_selector;
   return {{"spec", std::move(spec)}};
+}
+
+bool AddSchedulingGate(Json& pod, std::string_view name) {
+  Json& gates = MutableArray(MutableObject(pod, "spec"), "schedulingGates");
+  for (const Json& g : gates) {
+    if (StringMember(g, "name") == name) return false;
+  }
+  gates.push_back({{"name", std::string(name)}});
+  return true;
+}
+
+bool RemoveSchedulingGate(Json& pod, std::string_view name) {
+  Json* spec = FindMutableMemberAt(pod, {"spec"});
+  if (spec == nullptr || !spec->is_object()) return false;
+  auto it = spec->find("schedulingGates");
+  if (it == spec->end() || !it->is_array()) return false;
+  bool removed = false;
+  for (auto g = it->begin(); g != it->end();) {
+    if (StringMember(*g, "name") == name) {
+      g = it->erase(g);
+      removed = true;
+    } else {
+      ++g;
+    }
+  }
+  if (it->empty()) spec->erase(it);
+  return removed;
+}
+
+void MergeNodeSelector(Json& pod, const Json& labels) {
+  if (!labels.is_object() || labels.empty()) return;
+  Json& selector = MutableObject(MutableObject(pod, "spec"), "nodeSelector");
+  for (auto it = labels.begin(); it != labels.end(); ++it) selector[it.key()] = it.value();
+}
+
+void MergeTolerations(Json& pod, const Json& tolerations) {
+  if (!tolerations.is_array() || tolerations.empty()) return;
+  Json& list = MutableArray(MutableObject(pod, "spec"), "tolerations");
+  for (const Json& t : tolerations) {
+    if (std::find(list.begin(), list.end(), t) == list.end()) list.push_back(t);
+  }
 }
 
 }  // namespace batchd::api::core_v1

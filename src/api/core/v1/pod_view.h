@@ -121,4 +121,15 @@ struct ContainerSpecView {
 // still gated may gain node selector entries).
 Json UngatePatch(const PodView& pod, std::string_view gate, const Json& node_selector);
 
+// In-place edits of a pod (or a pod template, which has the same `spec`):
+// adds the scheduling gate `name` unless present; returns whether it did.
+bool AddSchedulingGate(Json& pod, std::string_view name);
+// Removes the scheduling gate `name` (and an emptied `schedulingGates`);
+// returns whether it was there.
+bool RemoveSchedulingGate(Json& pod, std::string_view name);
+// Merges `labels` (label -> value) into spec.nodeSelector.
+void MergeNodeSelector(Json& pod, const Json& labels);
+// Appends each of `tolerations` that spec.tolerations does not hold yet.
+void MergeTolerations(Json& pod, const Json& tolerations);
+
 }  // namespace batchd::api::core_v1

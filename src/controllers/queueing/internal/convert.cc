@@ -152,12 +152,17 @@ std::optional<q::TopologyRequest> ToTopologyRequest(
   } else if (!r->preferred.empty()) {
     out.mode = q::TopologyMode::kPreferred;
     out.level = std::string(r->preferred);
-  } else if (!r->unconstrained && r->slice_required_topology.empty()) {
+  } else if (!r->unconstrained && r->slice_required_topology.empty() &&
+             r->slice_constraints.empty()) {
     return std::nullopt;  // e.g. only podIndexLabel: no placement asked for
   }
   if (!r->slice_required_topology.empty()) {
     out.slices.push_back({std::string(r->slice_required_topology), r->slice_size.value_or(1)});
   }
+  for (const auto& [level, size] : r->slice_constraints) {
+    out.slices.push_back({std::string(level), size});
+  }
+  out.group = std::string(r->pod_set_group_name);
   return out;
 }
 

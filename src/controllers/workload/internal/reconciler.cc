@@ -6,13 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "api/core/v1/pod_view.h"
 #include "api/kueue/queue_views.h"
 #include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/object_writers.h"
-#include "api/scheduling/v1/scheduling_v1.h"
 #include "common/status_macros.h"
 #include "controllers/workload/internal/workload_util.h"
 #include "registry/errors.h"
@@ -271,39 +269,7 @@ absl::StatusOr<Result> IntegrationReconciler::CreateWorkload(const Json& job) {
 
 absl::Status IntegrationReconciler::SetPriority(const Json& job, const std::vector<Json>& podsets,
                                                 Json& wl) {
-  using api::kueue::PriorityClassSource;
-  const api::Scheme& scheme = ctx_.client.scheme();
-  if (auto wpc = api::meta::GetLabel(job, kPriorityClassLabel); wpc && !wpc->empty()) {
-    const api::KindDef* k =
-        scheme.ByResource(api::kueue::kGroup, api::kueue::kStorageVersion,
-                          api::kueue::kWorkloadPriorityClasses);
-    if (!k) return absl::FailedPreconditionError("WorkloadPriorityClass is not served");
-    BATCHD_ASSIGN_OR_RETURN(Json obj, ctx_.client.Get(*k, "", *wpc));
-    api::kueue::SetPriorityClass(wl, PriorityClassSource::kWorkloadPriorityClass, obj);
-    return absl::OkStatus();
-  }
-  std::string pc = adapter_->PriorityClassName(job);
-  for (const Json& ps : podsets) {
-    if (!pc.empty()) break;
-    const api::kueue::PodSetView view = api::kueue::PodSetView::Parse(ps);
-    if (view.pod_template == nullptr) continue;
-    pc = std::string(api::core_v1::PodView::Parse(*view.pod_template).priority_class_name);
-  }
-  const api::KindDef* k = scheme.ByResource(api::scheduling_v1::kGroup, "v1", "priorityclasses");
-  if (!pc.empty()) {
-    if (!k) return absl::FailedPreconditionError("PriorityClass is not served");
-    BATCHD_ASSIGN_OR_RETURN(Json obj, ctx_.client.Get(*k, "", pc));
-    api::kueue::SetPriorityClass(wl, PriorityClassSource::kPriorityClass, obj);
-    return absl::OkStatus();
-  }
-  api::kueue::SetPriority(wl, 0);
-  if (!k) return absl::OkStatus();
-  BATCHD_ASSIGN_OR_RETURN(client::ListResult all, ctx_.client.List(*k, ""));
-  std::vector<const Json*> classes;
-  for (const Json& obj : all.items) classes.push_back(&obj);
-  const Json* def = api::scheduling_v1::GlobalDefault(classes);  // as the pods' admission picks
-  if (def != nullptr) api::kueue::SetPriorityClass(wl, PriorityClassSource::kPriorityClass, *def);
-  return absl::OkStatus();
+  return SetWorkloadPriority(ctx_.client, job, adapter_->PriorityClassName(job), podsets, wl);
 }
 
 }  // namespace batchd::controllers::workload::internal

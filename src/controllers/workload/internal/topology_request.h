@@ -1,15 +1,15 @@
 // Topology-aware scheduling in the job integrations: the pod template
 // annotations a user writes (kueue.x-k8s.io/podset-required-topology,
 // -preferred-topology, -unconstrained-topology, -slice-required-topology
-// with -slice-size) become the Workload pod set's `topologyRequest`, and the
+// with -slice-size, the multi-layer -slice-required-topology-constraints
+// (a JSON array of {"topology", "size"}, outermost first, at most 3) and
+// podset-group-name) become the Workload pod set's `topologyRequest`, and the
 // marks admission puts on a TAS pod template (the kueue.x-k8s.io/topology
 // scheduling gate, the tas and podset labels, the workload annotation) are
 // what stripping takes off again.
 //
 // Bad annotations are refused when the job is created or updated
-// (ValidateTopologyAnnotations); annotations batchd does not implement
-// (multi-layer slice constraints, pod set groups) are refused too, never
-// ignored.
+// (ValidateTopologyAnnotations), with Kueue's rules and field paths.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -29,8 +29,9 @@ std::optional<api::kueue::PodSetTopologyRequestValue> TopologyRequestFromTemplat
     const api::Json& pod_template, std::string_view pod_index_label);
 
 // Checks the topology annotations of `pod_template` (a pod set of
-// `pod_count` pods) and appends errors at `annotations_path` (the template's
-// metadata.annotations).
+// `pod_count` pods; 0 when not known, as for a plain pod, which skips the
+// checks of slice sizes against it) and appends errors at
+// `annotations_path` (the template's metadata.annotations).
 void ValidateTopologyAnnotations(const api::Json& pod_template, int32_t pod_count,
                                  const api::Path& annotations_path, api::ErrorList& errs);
 

@@ -13,6 +13,8 @@
 #include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
+#include "api/scheduling/v1/scheduling_v1.h"
+#include "common/status_macros.h"
 
 namespace batchd::controllers::workload::internal {
 
@@ -65,9 +67,15 @@ Json TemplateSignature(const Json* pod_template) {
 
 Json TopologySignature(const std::optional<api::kueue::PodSetTopologyRequestView>& r) {
   if (!r) return nullptr;
+  Json layers = Json::array();
+  for (const auto& [level, size] : r->slice_constraints) {
+    layers.push_back(Json::array({std::string(level), size}));
+  }
   return Json::array({std::string(r->required), std::string(r->preferred), r->unconstrained,
                       std::string(r->slice_required_topology),
-                      r->slice_size ? Json(*r->slice_size) : Json(nullptr)});
+                      r->slice_size ? Json(*r->slice_size) : Json(nullptr), std::move(layers),
+                      std::string(r->pod_set_group_name), std::string(r->sub_group_index_label),
+                      r->sub_group_count ? Json(*r->sub_group_count) : Json(nullptr)});
 }
 
 Json PodSetSignature(const PodSetView& ps) {
@@ -199,6 +207,44 @@ absl::StatusOr<std::vector<PodSetInfo>> PodSetsInfoFromAdmission(const Json& wl,
     out.push_back(std::move(info));
   }
   return out;
+}
+
+absl::Status SetWorkloadPriority(client::Client& client, const Json& job,
+                                 std::string priority_class, const std::vector<Json>& podsets,
+                                 Json& wl) {
+  using api::kueue::PriorityClassSource;
+  const api::Scheme& scheme = client.scheme();
+  if (auto wpc = api::meta::GetLabel(job, kPriorityClassLabel); wpc && !wpc->empty()) {
+    const api::KindDef* k =
+        scheme.ByResource(api::kueue::kGroup, api::kueue::kStorageVersion,
+                          api::kueue::kWorkloadPriorityClasses);
+    if (!k) return absl::FailedPreconditionError("WorkloadPriorityClass is not served");
+    BATCHD_ASSIGN_OR_RETURN(Json obj, client.Get(*k, "", *wpc));
+    api::kueue::SetPriorityClass(wl, PriorityClassSource::kWorkloadPriorityClass, obj);
+    return absl::OkStatus();
+  }
+  std::string pc = std::move(priority_class);
+  for (const Json& ps : podsets) {
+    if (!pc.empty()) break;
+    const PodSetView view = PodSetView::Parse(ps);
+    if (view.pod_template == nullptr) continue;
+    pc = std::string(PodView::Parse(*view.pod_template).priority_class_name);
+  }
+  const api::KindDef* k = scheme.ByResource(api::scheduling_v1::kGroup, "v1", "priorityclasses");
+  if (!pc.empty()) {
+    if (!k) return absl::FailedPreconditionError("PriorityClass is not served");
+    BATCHD_ASSIGN_OR_RETURN(Json obj, client.Get(*k, "", pc));
+    api::kueue::SetPriorityClass(wl, PriorityClassSource::kPriorityClass, obj);
+    return absl::OkStatus();
+  }
+  api::kueue::SetPriority(wl, 0);
+  if (!k) return absl::OkStatus();
+  BATCHD_ASSIGN_OR_RETURN(client::ListResult all, client.List(*k, ""));
+  std::vector<const Json*> classes;
+  for (const Json& obj : all.items) classes.push_back(&obj);
+  const Json* def = api::scheduling_v1::GlobalDefault(classes);  // as the pods' admission picks
+  if (def != nullptr) api::kueue::SetPriorityClass(wl, PriorityClassSource::kPriorityClass, *def);
+  return absl::OkStatus();
 }
 
 Json PodSetsInfoToJson(const std::vector<PodSetInfo>& infos) {

@@ -18,6 +18,7 @@
 
 #include "absl/time/time.h"
 #include "api/kueue/queue_views.h"
+#include "client/client.h"
 #include "controllers/workload/adapter.h"
 
 namespace batchd::controllers::workload::internal {
@@ -69,6 +70,15 @@ using FlavorLookup = std::function<std::shared_ptr<const Json>(const std::string
 // `spec.nodeLabels` and `spec.tolerations`. NotFound when a flavor is missing.
 absl::StatusOr<std::vector<PodSetInfo>> PodSetsInfoFromAdmission(const Json& wl,
                                                                  const FlavorLookup& flavors);
+
+// Sets the Workload's priority as Kueue picks it for `job`: the
+// WorkloadPriorityClass its kueue.x-k8s.io/priority-class label names, else
+// the PriorityClass `priority_class` (when empty, the first pod set
+// template's priorityClassName), else the global default PriorityClass,
+// else priority 0. NotFound when a named class does not exist.
+absl::Status SetWorkloadPriority(client::Client& client, const Json& job,
+                                 std::string priority_class, const std::vector<Json>& podsets,
+                                 Json& wl);
 
 Json PodSetsInfoToJson(const std::vector<PodSetInfo>& infos);
 std::optional<std::vector<PodSetInfo>> PodSetsInfoFromJson(const Json& j);

@@ -101,4 +101,24 @@ Phase2Result FindFitDomains(const Workspace& workspace, DomainOrder order,
 bool Descend(Workspace& workspace, DomainOrder order,
              const std::vector<std::pair<int, int64_t>>& chosen, int level, bool pooled);
 
+// ---- A pod set group (group_placement.cc) ----
+
+struct GroupPlacement {
+  Phase2Result result;
+  std::vector<int64_t> assigned;  // per domain, the request's pods (as Workspace::assigned)
+  int leader_leaf = -1;           // when result.ok
+};
+
+// Places a request with a leader (Request::leader; no slices, so a unit is a
+// pod). Phase 2a: from the request's level, the domain that holds the pods
+// with the leader among them (the tightest fit by `LeaderCounts`); required
+// fails without one, preferred goes up a level at a time and at the top
+// puts the leader in the domain where it displaces the fewest pods, then
+// spreads the rest over the others in `order`. The leader then walks down to the leaf
+// where it displaces the fewest pods (ties in `order`), whose count (and its
+// ancestors') drops by that much in `counts`, and the pods descend as they
+// would without a leader (Descend).
+GroupPlacement PlaceGroup(const Tree& tree, const Demand& demand, Counts& counts,
+                          const LeaderCounts& leader, DomainOrder order);
+
 }  // namespace batchd::queueing::topology::internal

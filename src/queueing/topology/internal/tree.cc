@@ -174,15 +174,21 @@ std::map<std::string, Amount> Tree::FreeOf(int leaf) const {
 }
 
 bool Tree::Eligible(const NodeInfo& node, const Request& request) const {
+  return Eligible(node, request.node_selector, request.required_affinity, request.tolerations);
+}
+
+bool Tree::Eligible(const NodeInfo& node, const std::map<std::string, std::string>& node_selector,
+                    const std::vector<NodeSelectorTerm>& required_affinity,
+                    const std::vector<api::core_v1::Toleration>& tolerations) const {
   for (const auto& taint : node.hard_taints) {
-    if (!api::core_v1::Tolerated(request.tolerations, taint)) return false;
+    if (!api::core_v1::Tolerated(tolerations, taint)) return false;
   }
-  for (const auto& [key, value] : request.node_selector) {
+  for (const auto& [key, value] : node_selector) {
     auto it = node.labels.find(key);
     if (it == node.labels.end() || it->second != value) return false;
   }
-  if (request.required_affinity.empty()) return true;
-  for (const NodeSelectorTerm& term : request.required_affinity) {
+  if (required_affinity.empty()) return true;
+  for (const NodeSelectorTerm& term : required_affinity) {
     if (term.empty()) continue;  // Kubernetes: an empty term matches no node
     bool all = true;
     for (const auto& requirement : term) {
@@ -252,6 +258,70 @@ void Tree::FillCounts(const Request& request, const ResolvedRequest& per_pod, co
         counts.slices[d] = slices;
       }
       if (level == demand.slice_level) counts.slices[d] = counts.pods[d] / demand.slice_size;
+    }
+  }
+}
+
+void Tree::FillLeaderCounts(const Request& request, const ResolvedRequest& per_pod,
+                            const ResolvedRequest& leader_pod, bool ignore_usage,
+                            const Counts& counts, LeaderCounts& out) const {
+  const int domains = domain_count();
+  out.ok.assign(domains, 0);
+  out.loss.assign(domains, 0);
+  if (domains == 0) return;
+  for (const auto& entry : leader_pod.per_pod) {
+    if (entry.resource < 0) return;  // no node has what the leader asks for
+  }
+  const Leader& leader = *request.leader;
+  const size_t resource_count = resources_.size();
+  std::vector<Amount> leader_amount(resource_count, 0);
+  for (const auto& entry : leader_pod.per_pod) leader_amount[entry.resource] += entry.amount;
+  const int lowest = lowest_level();
+  const int first_leaf = level_begin(lowest);
+  std::vector<Amount> worker_free(resource_count), leader_free(resource_count);
+  for (size_t j = 0; j < leaf_count(); ++j) {
+    std::fill(worker_free.begin(), worker_free.end(), 0);
+    std::fill(leader_free.begin(), leader_free.end(), 0);
+    bool shared = false;  // a node both the leader and the other pods may use
+    bool any_for_leader = false;
+    for (int k = leaf_node_begin_[j]; k < leaf_node_begin_[j + 1]; ++k) {
+      const bool for_workers = Eligible(nodes_[k], request);
+      const bool for_leader = Eligible(nodes_[k], leader.node_selector, leader.required_affinity,
+                                       leader.tolerations);
+      shared = shared || (for_workers && for_leader);
+      any_for_leader = any_for_leader || for_leader;
+      for (size_t r = 0; r < resource_count; ++r) {
+        if (for_workers) worker_free[r] += node_free_[k * resource_count + r];
+        if (for_leader) leader_free[r] += node_free_[k * resource_count + r];
+      }
+    }
+    const Amount* usage = &leaf_usage_[j * resource_count];
+    bool fits = any_for_leader;
+    for (const auto& entry : leader_pod.per_pod) {
+      const Amount left = leader_free[entry.resource] - (ignore_usage ? 0 : usage[entry.resource]);
+      fits = fits && left >= entry.amount;
+    }
+    if (!fits) continue;
+    const int leaf = first_leaf + static_cast<int>(j);
+    out.ok[leaf] = 1;
+    if (!shared) continue;  // the leader takes nothing the other pods could use here
+    int64_t with_leader = counts.pods[leaf];
+    for (const auto& entry : per_pod.per_pod) {
+      const Amount left = worker_free[entry.resource] -
+                          (ignore_usage ? 0 : usage[entry.resource]) -
+                          leader_amount[entry.resource];
+      with_leader = std::min<int64_t>(with_leader, left <= 0 ? 0 : left / entry.amount);
+    }
+    out.loss[leaf] = counts.pods[leaf] - with_leader;
+  }
+  // Roll up: a domain holds the leader on its cheapest leaf.
+  for (int level = lowest - 1; level >= 0; --level) {
+    for (int d = level_begin(level); d < level_end(level); ++d) {
+      for (int c = child_begin(d); c < child_end(d); ++c) {
+        if (!out.ok[c]) continue;
+        if (!out.ok[d] || out.loss[c] < out.loss[d]) out.loss[d] = out.loss[c];
+        out.ok[d] = 1;
+      }
     }
   }
 }

@@ -47,6 +47,18 @@ struct Counts {
   std::vector<int64_t> slices;
 };
 
+// Phase 1 for a pod set group's leader (Request::leader), per domain (global
+// index): whether the leader fits on some leaf below it, and `loss`, the
+// fewest of the request's pods the leader displaces on such a leaf. A domain
+// that holds the leader takes `Counts::pods - loss` of the other pods.
+struct LeaderCounts {
+  std::vector<char> ok;
+  std::vector<int64_t> loss;
+  int64_t with_leader(const Counts& counts, int domain) const {
+    return ok[domain] ? counts.pods[domain] - loss[domain] : 0;
+  }
+};
+
 // A request with its resource names resolved to the tree's indexes.
 struct ResolvedRequest {
   struct PerPod {
@@ -93,6 +105,11 @@ class Tree {
   // Phase 1 for `request` (filters) with `per_pod` and `demand`.
   void FillCounts(const Request& request, const ResolvedRequest& per_pod, const Demand& demand,
                   bool ignore_usage, Counts& counts) const;
+  // Phase 1 for `request.leader` (REQUIRES: set), after FillCounts filled
+  // `counts` for the same request (no slices).
+  void FillLeaderCounts(const Request& request, const ResolvedRequest& per_pod,
+                        const ResolvedRequest& leader_pod, bool ignore_usage,
+                        const Counts& counts, LeaderCounts& out) const;
 
  private:
   struct NodeInfo {
@@ -101,6 +118,10 @@ class Tree {
   };
 
   bool Eligible(const NodeInfo& node, const Request& request) const;
+  // The same filters, given one by one (a leader's are not a Request's).
+  bool Eligible(const NodeInfo& node, const std::map<std::string, std::string>& node_selector,
+                const std::vector<NodeSelectorTerm>& required_affinity,
+                const std::vector<api::core_v1::Toleration>& tolerations) const;
   int leaf_offset(int leaf) const { return leaf - level_begin(lowest_level()); }
 
   std::string topology_name_;
