@@ -26,6 +26,7 @@
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
 #include "controllers/topology/ungater.h"
+#include "controllers/workload/jobset_integration.h"
 #include "controllers/workload/pod_integration.h"
 #include "controllers/workload/workload_controller.h"
 #include "reconcile/context.h"
@@ -134,6 +135,9 @@ void Server::Impl::AddControllers() {
   if (i.queueing.FrameworkEnabled("pod")) {
     controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"));
   }
+  if (i.queueing.FrameworkEnabled(controllers::kJobSetFramework)) {
+    controllers::AddJobSetIntegration(i.ContextFor("jobset-kueue-controller"), jo);
+  }
   controllers::topology::AddTopologyUngater(i.ContextFor("kueue-topology-ungater"));
   i.queue_manager = controllers::queueing::AddQueueManager(i.ContextFor("kueue-admission"),
                                                            i.queueing);
@@ -184,6 +188,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
   if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
+  // Kueue's JobSet webhook (or, without the jobset framework, the refusal of queue names).
+  if (auto st = controllers::RegisterJobSetWebhooks(
+          *i.registry, jo, i.queueing.FrameworkEnabled(controllers::kJobSetFramework));
+      !st.ok()) {
+    return st;
+  }
   // Kueue's pod webhook, when the configuration enables the `pod` framework.
   if (i.queueing.FrameworkEnabled("pod")) {
     if (auto st = controllers::RegisterPodWebhooks(*i.registry, PodOptions(i.queueing)); !st.ok()) {

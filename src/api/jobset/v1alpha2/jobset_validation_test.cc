@@ -332,10 +332,6 @@ TEST(ValidateJobSetTest, NotYetSupportedFieldsAreForbidden) {
        {"spec.failurePolicy.rules[0].action: Forbidden: the RestartJob and "
         "RestartJobAndIgnoreMaxRestarts failure policy actions are not supported by batchd yet",
         "spec.failurePolicy.rules[1].action: Forbidden"}},
-      {"Kueue queue name",
-       [](Json& js) { js["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq"; },
-       {"metadata.labels[kueue.x-k8s.io/queue-name]: Forbidden: queueing a JobSet in Kueue is "
-        "not supported by batchd yet"}},
   });
 }
 

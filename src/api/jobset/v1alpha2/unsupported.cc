@@ -38,22 +38,8 @@ void RefuseRestartJobActions(const Json& js, ErrorList& errs) {
   }
 }
 
-// Kueue's queue-name label (or annotation) on the JobSet: the JobSet is not
-// yet a Kueue workload, and its child Jobs would not wait for admission.
-void RefuseQueueName(const Json& js, ErrorList& errs) {
-  constexpr char kQueueName[] = "kueue.x-k8s.io/queue-name";
-  for (const char* field : {"labels", "annotations"}) {
-    const Json& m = MemberAt(js, {"metadata", field});
-    if (m.is_object() && m.contains(kQueueName)) {
-      errs.push_back(Forbidden(Path("metadata").Child(field).Key(kQueueName),
-                               absl::StrCat("queueing a JobSet in Kueue", kNotYet)));
-    }
-  }
-}
-
 using Refusal = void (*)(const Json& js, ErrorList& errs);
-constexpr Refusal kRefusals[] = {RefuseVolumeClaimPolicies, RefuseRestartJobActions,
-                                 RefuseQueueName};
+constexpr Refusal kRefusals[] = {RefuseVolumeClaimPolicies, RefuseRestartJobActions};
 
 }  // namespace
 
