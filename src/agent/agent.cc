@@ -12,6 +12,7 @@
 #include "agent/internal/pod_spec.h"
 #include "agent/internal/pod_status.h"
 #include "agent/internal/volumes.h"
+#include "api/core/v1/claim_deletion.h"
 #include "api/core/v1/pod_view.h"
 #include "api/discovery/v1/endpoint_slice_view.h"
 #include "api/json_access.h"
@@ -65,6 +66,7 @@ struct PodState {
   absl::Duration poll;
   bool first_status_deferred = false;
   bool finished = false;   // The runtime said nothing runs or will run again.
+  bool claims_deleted = false;  // batchd.io/delete-claims done.
   api::Json last_written;  // The status this agent last wrote.
   // The pod's hosts file as last written ("" = it has none), and the
   // EndpointSlice generation it was rendered at.
@@ -285,6 +287,14 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
   if (!rt.reason.empty() && !st.failed_reason) st.failed_reason = {rt.reason, rt.message};
   if (DeferFirstStatus(pod, rt, st)) {
     return reconcile::Result::After(agent.opts_.first_status_delay);
+  }
+  if (rt.finished && !st.claims_deleted &&
+      meta::GetAnnotation(pod, api::core_v1::kDeleteClaimsAnnotation) == "true" &&
+      internal::ComputePhase(api::Member(pod, "spec"), rt, true) == "Succeeded") {
+    // Before it is reported Succeeded (api/core/v1/claim_deletion.h).
+    BATCHD_RETURN_IF_ERROR(
+        internal::DeleteClaimDirectories(pod, agent.opts_.data_dir + "/volumes"));
+    st.claims_deleted = true;
   }
   BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
   if (st.config_error || !st.mount_error.empty()) {

@@ -38,6 +38,29 @@ void Inject(Json& meta_holder, const std::vector<std::pair<const char*, std::str
   }
 }
 
+// volumeClaimPolicies: a persistentVolumeClaim volume "<claim>-<jobset>"
+// named after each claim the pod template mounts (upstream's addVolumes).
+void AddClaimVolumes(Json& pod_template, const JobSetView& js) {
+  if (js.spec.volume_claims.empty()) return;
+  Json& spec = MutableObject(pod_template, "spec");
+  for (const VolumeClaimView& claim : js.spec.volume_claims) {
+    bool mounted = false;
+    for (const char* list : {"initContainers", "containers"}) {
+      for (const Json& c : MemberArray(spec, list)) {
+        for (const Json& m : MemberArray(c, "volumeMounts")) {
+          mounted = mounted || StringMember(m, "name") == claim.name;
+        }
+      }
+    }
+    if (!mounted) continue;
+    Json& volumes = spec["volumes"];
+    if (!volumes.is_array()) volumes = Json::array();
+    volumes.push_back({{"name", std::string(claim.name)},
+                       {"persistentVolumeClaim",
+                        {{"claimName", ClaimName(claim.name, js.meta.name)}}}});
+  }
+}
+
 }  // namespace
 
 std::string JobKeyHash(std::string_view ns, std::string_view job_name) {
@@ -100,6 +123,7 @@ Json NewChildJob(const Json& jobset, const JobSetView& js, const ReplicatedJobVi
       }
     }
   }
+  AddClaimVolumes(pod_template, js);
   if (js.spec.InPlaceRestart()) {
     // The node agent re-runs the containers in place when the JobSet
     // controller names a newer generation (api/core/v1/restart_generation.h).

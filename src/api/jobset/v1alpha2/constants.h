@@ -29,6 +29,14 @@ inline constexpr char kGroupReplicasKey[] = "jobset.sigs.k8s.io/group-replicas";
 inline constexpr char kJobGroupIndexKey[] = "jobset.sigs.k8s.io/job-group-index";
 inline constexpr char kCoordinatorKey[] = "jobset.sigs.k8s.io/coordinator";
 
+// volumeClaimPolicies with retentionPolicy Delete: the JobSet's finalizer
+// (its claims are emptied before it goes), the annotation listing the nodes
+// its pods ran on (where claim directories may exist), and the label of the
+// pods that empty them.
+inline constexpr char kVolumeClaimsFinalizer[] = "batchd.io/jobset-volume-claims";
+inline constexpr char kClaimNodesAnnotation[] = "batchd.io/volume-claim-nodes";
+inline constexpr char kClaimCleanupLabel[] = "batchd.io/volume-claim-cleanup";
+
 // In-place restart: the attempt a pod's containers run, on the pod.
 inline constexpr char kInPlaceRestartAttemptKey[] = "jobset.sigs.k8s.io/in-place-restart-attempt";
 inline constexpr char kInPlaceRestartReason[] = "InPlaceRestart";
@@ -114,6 +122,8 @@ inline constexpr char kAnyOrder[] = "AnyOrder";
 inline constexpr char kInOrder[] = "InOrder";
 inline constexpr char kDependencyReady[] = "Ready";
 inline constexpr char kDependencyComplete[] = "Complete";
+inline constexpr char kRetentionDelete[] = "Delete";
+inline constexpr char kRetentionRetain[] = "Retain";
 inline constexpr char kTerminalCompleted[] = "Completed";
 inline constexpr char kTerminalFailed[] = "Failed";
 

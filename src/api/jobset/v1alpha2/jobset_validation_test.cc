@@ -276,6 +276,64 @@ TEST(ValidateJobSetTest, NetworkCoordinatorManagedByTtl) {
   });
 }
 
+// A claim `name` mounted by the workers' container.
+void AddClaim(Json& js, const std::string& name, Json spec = Json::object()) {
+  js["spec"]["volumeClaimPolicies"].push_back(
+      {{"templates", Json::array({{{"metadata", {{"name", name}}}, {"spec", spec}}})}});
+  Rjob(js, 1)["template"]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"].push_back(
+      {{"name", name}, {"mountPath", "/" + name}});
+}
+
+TEST(ValidateJobSetTest, VolumeClaimPolicies) {
+  RunCases({
+      {"a claim mounted by the workers",
+       [](Json& js) {
+         AddClaim(js, "ckpt", {{"accessModes", {"ReadWriteOnce"}},
+                               {"resources", {{"requests", {{"storage", "1Gi"}}}}}});
+       },
+       {}},
+      {"duplicate and bad names, too long",
+       [](Json& js) {
+         AddClaim(js, "ckpt");
+         js["spec"]["volumeClaimPolicies"].push_back(
+             {{"templates", Json::array({{{"metadata", {{"name", "ckpt"}}}}})}});
+         AddClaim(js, "bad.name");
+         AddClaim(js, std::string(61, 'c'));
+       },
+       {// A claim with a bad name gets no volume: its mount mounts nothing.
+        "spec.replicatedJobs[1].template.spec.template.spec.containers[0].volumeMounts[1].name: "
+        "Not found: \"bad.name\"",
+        "spec.volumeClaimPolicies[1].templates[0].metadata.name: Invalid value: \"ckpt\": names "
+        "must be unique for VolumeClaimPolicies template",
+        "spec.volumeClaimPolicies[2].templates[0].metadata.name: Invalid value: \"bad.name\": "
+        "must not contain dots",
+        "spec.volumeClaimPolicies[3].templates[0].metadata.name: Invalid value: \"" +
+            std::string(61, 'c') + "\": VolumeClaimPolicies template name is too long"}},
+      {"not mounted; a template volume of that name; a namespace",
+       [](Json& js) {
+         js["spec"]["volumeClaimPolicies"] = {
+             {{"templates",
+               Json::array({{{"metadata", {{"name", "data"}, {"namespace", "x"}}}}})}}};
+         Rjob(js, 0)["template"]["spec"]["template"]["spec"]["volumes"] = {
+             {{"name", "data"}, {"emptyDir", Json::object()}}};
+       },
+       {"spec.volumeClaimPolicies[0]: Invalid value: \"object\": namespace cannot be set",
+        "spec.replicatedJobs[0].template.spec.template.spec.volumes[0].name: Invalid value: "
+        "\"data\": volume name conflicts with VolumeClaimPolicy template name: data",
+        "spec.replicatedJobs: Invalid value: \"array\": replicatedJob containers don't have a "
+        "matching volumeMount: data from VolumeClaimPolicies"}},
+      {"what a node-local directory cannot honour",
+       [](Json& js) {
+         AddClaim(js, "ckpt", {{"volumeName", "pv-1"}, {"volumeMode", "Block"}});
+         js["spec"]["volumeClaimPolicies"][0]["retentionPolicy"] = {{"whenDeleted", "Keep"}};
+       },
+       {"spec.volumeClaimPolicies[0].retentionPolicy.whenDeleted: Unsupported value: \"Keep\"",
+        "spec.volumeClaimPolicies[0].templates[0].spec.volumeName: Forbidden: volumeName is not "
+        "supported by batchd: a claim is a new, empty node-local directory",
+        "spec.volumeClaimPolicies[0].templates[0].spec.volumeMode: Unsupported value: \"Block\""}},
+  });
+}
+
 TEST(ValidateJobSetTest, InPlaceRestartNeedsEveryPodAtOnce) {
   RunCases({
       {"parallelism == completions",
@@ -320,10 +378,6 @@ TEST(ValidateJobSetTest, ExclusivePlacementAnnotations) {
 
 TEST(ValidateJobSetTest, NotYetSupportedFieldsAreForbidden) {
   RunCases({
-      {"volumeClaimPolicies",
-       [](Json& js) { js["spec"]["volumeClaimPolicies"] = {{{"templates", Json::array({Json::object()})}}}; },
-       {"spec.volumeClaimPolicies: Forbidden: volumeClaimPolicies is not supported by batchd "
-        "yet"}},
       {"RestartJob actions",
        [](Json& js) {
          js["spec"]["failurePolicy"]["rules"] = {{{"name", "a"}, {"action", "RestartJob"}},

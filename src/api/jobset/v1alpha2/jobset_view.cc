@@ -110,7 +110,25 @@ JobSetSpecView JobSetSpecView::Parse(const Json& js) {
   if (std::optional<int64_t> ttl = AsOptionalInt(Member(spec, "ttlSecondsAfterFinished"))) {
     v.ttl_seconds_after_finished = static_cast<int32_t>(*ttl);
   }
+  for (const Json& p : MemberArray(spec, "volumeClaimPolicies")) {
+    const bool del =
+        StringMember(Member(p, "retentionPolicy"), "whenDeleted") != kRetentionRetain;
+    for (const Json& t : MemberArray(p, "templates")) {
+      v.volume_claims.push_back({StringMember(Member(t, "metadata"), "name"), del});
+    }
+  }
   return v;
+}
+
+bool JobSetSpecView::DeletesClaims() const {
+  for (const VolumeClaimView& c : volume_claims) {
+    if (c.delete_with_jobset) return true;
+  }
+  return false;
+}
+
+std::string ClaimName(std::string_view claim, std::string_view jobset) {
+  return absl::StrCat(Sv(claim), "-", Sv(jobset));
 }
 
 const ReplicatedJobView* JobSetSpecView::ReplicatedJob(std::string_view name) const {

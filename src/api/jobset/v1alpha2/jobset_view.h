@@ -73,6 +73,12 @@ struct CoordinatorView {
   int64_t pod_index = 0;
 };
 
+// One template of spec.volumeClaimPolicies: the claim "<name>-<jobset>".
+struct VolumeClaimView {
+  std::string_view name;
+  bool delete_with_jobset = true;  // retentionPolicy.whenDeleted Delete (the default).
+};
+
 struct JobSetSpecView {
   // spec.failurePolicy.restartStrategy is InPlaceRestart.
   bool InPlaceRestart() const {
@@ -90,6 +96,9 @@ struct JobSetSpecView {
   std::optional<CoordinatorView> coordinator;
   std::optional<std::string_view> managed_by;
   std::optional<int32_t> ttl_seconds_after_finished;
+  std::vector<VolumeClaimView> volume_claims;
+  // Some claim is deleted with the JobSet.
+  bool DeletesClaims() const;
 
   // REQUIRES: `js` is a JobSet that outlives the view.
   static JobSetSpecView Parse(const Json& js);
@@ -147,6 +156,9 @@ struct JobSetView {
   // "<js>-<rjob>-<jobIdx>-<podIdx>.<subdomain>" of spec.coordinator; "" when unset.
   std::string CoordinatorEndpoint() const;
 };
+
+// "<claim>-<jobset>", the claim a volumeClaimPolicies template names.
+std::string ClaimName(std::string_view claim, std::string_view jobset);
 
 // "<jobset>-<rjob>-<index>", the name of a child Job.
 std::string ChildJobName(std::string_view jobset, std::string_view rjob, int64_t index);

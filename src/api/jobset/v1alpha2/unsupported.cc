@@ -14,15 +14,6 @@ namespace {
 
 constexpr char kNotYet[] = " is not supported by batchd yet";
 
-// spec.volumeClaimPolicies: shared PVCs per JobSet.
-void RefuseVolumeClaimPolicies(const Json& js, ErrorList& errs) {
-  const Json& v = MemberAt(js, {"spec", "volumeClaimPolicies"});
-  if (v.is_array() && !v.empty()) {
-    errs.push_back(Forbidden(Path("spec").Child("volumeClaimPolicies"),
-                             absl::StrCat("volumeClaimPolicies", kNotYet)));
-  }
-}
-
 // Failure policy actions RestartJob / RestartJobAndIgnoreMaxRestarts
 // (upstream's alpha RestartJob gate).
 void RefuseRestartJobActions(const Json& js, ErrorList& errs) {
@@ -39,7 +30,7 @@ void RefuseRestartJobActions(const Json& js, ErrorList& errs) {
 }
 
 using Refusal = void (*)(const Json& js, ErrorList& errs);
-constexpr Refusal kRefusals[] = {RefuseVolumeClaimPolicies, RefuseRestartJobActions};
+constexpr Refusal kRefusals[] = {RefuseRestartJobActions};
 
 }  // namespace
 

@@ -90,6 +90,7 @@ void Dns1035(std::string_view value, const char* too_long, const Path& p, const 
 struct JobSetNames {
   std::string jobset;              // metadata.name (generated already under generateName).
   std::vector<std::string> rjobs;  // Replicated job names, in spec order.
+  std::vector<std::string> claims;  // volumeClaimPolicies template names.
   bool Has(std::string_view name) const {
     for (const std::string& r : rjobs) {
       if (r == name) return true;
@@ -146,11 +147,34 @@ void ValidateGeneratedNames(const Json& rjob, const JobSetNames& names, const Pa
 // The template as a batch/v1 JobTemplateSpec, checked on a copy with the Job
 // defaults the child Jobs will get (the stored template keeps what was
 // written).
-ErrorList ValidateTemplate(const Json& rjob, const Path& p) {
+ErrorList ValidateTemplate(const Json& rjob, const JobSetNames& names, const Path& p) {
   const Json* tmpl = FindMember(rjob, "template");
   if (tmpl == nullptr || !tmpl->is_object()) return {Required(p.Child("template"))};
   Json copy = *tmpl;
   batch_v1::SetDefaultsJobSpec(copy["spec"]);
+  // The claim volumes the child Jobs will get (volumeClaimPolicies), so that
+  // mounts of them are not mounts of nothing.
+  Json& pod_spec = copy["spec"]["template"]["spec"];
+  for (const std::string& claim : names.claims) {
+    if (!pod_spec.is_object()) break;
+    // Bad names and conflicts are the claim policies' validation's to report.
+    if (!validation::IsDNS1123Label(claim).empty()) continue;
+    bool declared = false, mounted = false;
+    for (const Json& v : MemberArray(pod_spec, "volumes")) {
+      declared = declared || StringMember(v, "name") == claim;
+    }
+    for (const char* list : {"initContainers", "containers"}) {
+      for (const Json& c : MemberArray(pod_spec, list)) {
+        for (const Json& m : MemberArray(c, "volumeMounts")) {
+          mounted = mounted || StringMember(m, "name") == claim;
+        }
+      }
+    }
+    if (declared || !mounted) continue;
+    pod_spec["volumes"].push_back(
+        {{"name", claim},
+         {"persistentVolumeClaim", {{"claimName", ClaimName(claim, names.jobset)}}}});
+  }
   return batch_v1::ValidateJobTemplateSpec(copy, p.Child("template"));
 }
 
@@ -175,7 +199,7 @@ void ValidateReplicatedJob(const Json& rjob, size_t index, const JobSetNames& na
   ValidateGeneratedNames(rjob, names, p, errs);
   const std::vector<std::string> earlier(names.rjobs.begin(), names.rjobs.begin() + index);
   ValidateDependsOn(rjob, index, earlier, p, errs);
-  AppendErrors(errs, ValidateTemplate(rjob, p));
+  AppendErrors(errs, ValidateTemplate(rjob, names, p));
 }
 
 void ValidateReplicatedJobs(const Json& spec, const JobSetNames& names, ErrorList& errs) {
@@ -318,6 +342,12 @@ ErrorList ValidateJobSet(const Json& js) {
   for (const Json& rjob : MemberArray(spec, "replicatedJobs")) {
     names.rjobs.emplace_back(StringMember(rjob, "name"));
   }
+  for (const Json& policy : MemberArray(spec, "volumeClaimPolicies")) {
+    for (const Json& t : MemberArray(policy, "templates")) {
+      const std::string_view claim = StringMember(MemberObject(t, "metadata"), "name");
+      if (!claim.empty()) names.claims.emplace_back(claim);
+    }
+  }
   ValidateNetwork(spec, errs);
   ValidateManagedBy(spec, errs);
   ValidateReplicatedJobs(spec, names, errs);
@@ -327,6 +357,7 @@ ErrorList ValidateJobSet(const Json& js) {
   internal::ValidateCoordinator(js, errs);
   ValidateTtl(spec, errs);
   ValidateInPlaceRestart(spec, errs);
+  internal::ValidateVolumeClaimPolicies(js, errs);
   ValidateExclusivePlacement(js, errs);
   AppendErrors(errs, ValidateUnsupported(js));
   return errs;
