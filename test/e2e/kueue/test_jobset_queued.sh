@@ -1,12 +1,12 @@
 # e2e-parallel
 # A queued JobSet (kueue.x-k8s.io/queue-name) waits for quota as one Workload
 # with a pod set per replicated job, and starts whole: its ClusterQueue has
-# 6 cpu; a 1-cpu Job runs first, then a JobSet of a 1-pod leader and 2 x 2
+# 6 cpu; a Job of 2 x 1 cpu runs first, then a JobSet of a 1-pod leader and 2 x 2
 # workers (5 cpu) — which fits only with that Job gone — is created
 # suspended, with its child Jobs suspended and no Workload of their own. Once
-# the Job ends, the JobSet is admitted, its child Jobs run on the flavor's
+# the Job is gone, the JobSet is admitted, its child Jobs run on the flavor's
 # node (its nodeSelector merged into every pod), and it completes; the
-# Workload is Finished.
+# Workload is Finished. (The Job is deleted to free its quota.)
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 NODE="node-$NS"
@@ -17,8 +17,8 @@ flavor "$FL" "$NODE"
 cluster_queue "$CQ" "$FL" 6 24Gi
 local_queue "$NS" lq "$CQ"
 
-# A Job of 2 x 1 cpu holds 2 of the 6 cpu for 8 s.
-queued_job blocker lq 1 8s "" 2
+# A Job of 2 x 1 cpu holds 2 of the 6 cpu until it is deleted.
+queued_job blocker lq 1 1h "" 2
 poll 30 wl_cond_is blocker Admitted True || fail "blocker not admitted"
 
 created=$(cat <<YAML | k create -f - -o jsonpath='{.spec.suspend}'
@@ -80,7 +80,8 @@ expect_eq "$(k get workloads.kueue.x-k8s.io -n "$NS" --no-headers | wc -l | tr -
 expect_eq "$(k get pods -n "$NS" -l jobset.sigs.k8s.io/jobset-name=train --no-headers 2>/dev/null | wc -l | tr -d ' ')" \
   "0" "pods while pending"
 
-# The blocker ends: the JobSet is admitted and runs whole on the flavor's node.
+# The blocker goes: the JobSet is admitted and runs whole on the flavor's node.
+k delete job -n "$NS" blocker --wait=false >/dev/null
 wl_admitted() { [[ $(k get workloads.kueue.x-k8s.io -n "$NS" "$WL" -o jsonpath='{.status.conditions[?(@.type=="Admitted")].status}') == True ]]; }
 poll 60 wl_admitted || fail "JobSet Workload not admitted: $(k get workloads.kueue.x-k8s.io -n "$NS" "$WL" -o jsonpath='{.status.conditions}')"
 five_pods() { [[ $(k get pods -n "$NS" -l jobset.sigs.k8s.io/jobset-name=train -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c "^$NODE$") == 5 ]]; }
