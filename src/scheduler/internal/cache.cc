@@ -372,7 +372,7 @@ bool Cache::Filter(const PodInfo& pod, const NodeInfo& n, const InterPodState& i
   // After resource fit, as kube-scheduler orders its filters; batchd's
   // preemption does not evict pods to resolve it.
   *resolvable = false;
-  return inter_pod.Passes(n.labels, reasons);
+  return inter_pod.empty() || inter_pod.Passes(n.labels, reasons);
 }
 
 bool Cache::UpsertNamespace(const std::string& name, Labels labels) {
