@@ -13,6 +13,7 @@
 #include "common/testing/fake_clock.h"
 #include "controllers/gc/gc_controller.h"
 #include "controllers/jobset/jobset_controller.h"
+#include "controllers/workload/internal/jobset_adapter.h"
 #include "controllers/workload/workload_controller.h"
 #include "gtest/gtest.h"
 #include "registry/errors.h"
@@ -221,6 +222,20 @@ TEST_F(JobSetIntegrationTest, WebhookRules) {
   auto u = c_.Update(jobsets_, js);
   ASSERT_FALSE(u.ok());
   EXPECT_NE(u.status().message().find("field is immutable"), std::string::npos) << u.status();
+}
+
+TEST(JobSetAdapterTest, TopologyRequestPerPodSet) {
+  Json js = MakeJobSet("js").ReplicatedJob("leader", 1, 1).ReplicatedJob("workers", 3, 4).Obj();
+  js["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["metadata"]["annotations"] = {
+      {"kueue.x-k8s.io/podset-required-topology", "rack"}};
+  auto podsets = workload::internal::JobSetAdapter().PodSets(js);
+  ASSERT_TRUE(podsets.ok()) << podsets.status();
+  ASSERT_EQ(podsets->size(), 2u);
+  EXPECT_FALSE((*podsets)[0].contains("topologyRequest"));
+  EXPECT_EQ((*podsets)[1]["count"], 12);
+  EXPECT_EQ((*podsets)[1]["topologyRequest"], Json::parse(R"({
+    "required": "rack", "podIndexLabel": "batch.kubernetes.io/job-completion-index",
+    "subGroupIndexLabel": "jobset.sigs.k8s.io/job-index", "subGroupCount": 3})"));
 }
 
 TEST(JobSetIntegrationDisabledTest, QueueNameRefusedWithoutTheFramework) {
