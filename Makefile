@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 PORT ?= 8080
 DATA_DIR ?= ./batchd-data
 
-.PHONY: deps configure build run test unit e2e fuzz bench clean
+.PHONY: deps configure build run test unit e2e fuzz bench demo clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -37,6 +37,11 @@ test: build
 
 bench: build
 	./bench/run.sh $(BUILD_DIR)
+
+# The distributed sort example (examples/distributed-sort): N numbers
+# (default 100 million) sorted by a JobSet; starts a server if none runs.
+demo: build
+	$(if $(N),N=$(N)) $(if $(WORKERS),WORKERS=$(WORKERS)) ./examples/distributed-sort/demo.sh
 
 clean:
 	rm -rf $(BUILD_DIR) build-fuzz

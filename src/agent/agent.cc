@@ -12,6 +12,7 @@
 #include "agent/internal/pod_spec.h"
 #include "agent/internal/pod_status.h"
 #include "agent/internal/volumes.h"
+#include "api/core/v1/claim_deletion.h"
 #include "api/core/v1/pod_view.h"
 #include "api/discovery/v1/endpoint_slice_view.h"
 #include "api/json_access.h"
@@ -65,6 +66,7 @@ struct PodState {
   absl::Duration poll;
   bool first_status_deferred = false;
   bool finished = false;   // The runtime said nothing runs or will run again.
+  bool claims_deleted = false;  // batchd.io/delete-claims done.
   api::Json last_written;  // The status this agent last wrote.
   // The pod's hosts file as last written ("" = it has none), and the
   // EndpointSlice generation it was rendered at.
@@ -74,6 +76,15 @@ struct PodState {
 };
 
 // "ns/subdomain": the headless Service whose slices name a pod's peers.
+// The pod's annotations ask its (controller-driven) containers for a newer
+// generation, or to start after a hold.
+bool RestartDue(const Json& pod, const PodSandboxStatus& rt) {
+  const internal::RestartRequest want = internal::RestartRequestOf(pod);
+  if (want.generation < 0 || rt.generation < 0 || rt.finished) return false;
+  return want.generation > rt.generation ||
+         (want.generation == rt.generation && rt.held && !want.hold);
+}
+
 std::string PeerGroupKey(std::string_view ns, std::string_view subdomain) {
   return absl::StrCat(Sv(ns), "/", Sv(subdomain));
 }
@@ -262,11 +273,28 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
   SyncHosts(pod, st);
   CheckDeadline(view, st);
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
+  if (RestartDue(pod, rt)) {
+    // A controller asks for the containers to run again in place (or to
+    // start after a hold): api/core/v1/restart_generation.h.
+    const internal::RestartRequest want = internal::RestartRequestOf(pod);
+    BATCHD_RETURN_IF_ERROR(agent.runtime_->RestartContainers(uid, want.generation, want.hold,
+                                                             TerminationGrace(view)));
+    BATCHD_ASSIGN_OR_RETURN(rt, agent.runtime_->Status(uid));
+    st.poll = agent.opts_.status_poll_min;
+  }
   st.finished = rt.finished;
   // The shim ended the pod itself (an emptyDir outgrew its sizeLimit).
   if (!rt.reason.empty() && !st.failed_reason) st.failed_reason = {rt.reason, rt.message};
   if (DeferFirstStatus(pod, rt, st)) {
     return reconcile::Result::After(agent.opts_.first_status_delay);
+  }
+  if (rt.finished && !st.claims_deleted &&
+      meta::GetAnnotation(pod, api::core_v1::kDeleteClaimsAnnotation) == "true" &&
+      internal::ComputePhase(api::Member(pod, "spec"), rt, true) == "Succeeded") {
+    // Before it is reported Succeeded (api/core/v1/claim_deletion.h).
+    BATCHD_RETURN_IF_ERROR(
+        internal::DeleteClaimDirectories(pod, agent.opts_.data_dir + "/volumes"));
+    st.claims_deleted = true;
   }
   BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
   if (st.config_error || !st.mount_error.empty()) {

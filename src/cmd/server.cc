@@ -20,11 +20,13 @@
 #include "controllers/gc/gc_controller.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/job/workload_with_job.h"
+#include "controllers/jobset/exclusive_placement.h"
 #include "controllers/jobset/jobset_controller.h"
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
 #include "controllers/topology/ungater.h"
+#include "controllers/workload/jobset_integration.h"
 #include "controllers/workload/pod_integration.h"
 #include "controllers/workload/workload_controller.h"
 #include "reconcile/context.h"
@@ -117,6 +119,7 @@ void Server::Impl::AddControllers() {
   controllers::AddJobController(i.ContextFor("job-controller"), job_options);
   controllers::AddCronJobController(i.ContextFor("cronjob-controller"));
   controllers::AddJobSetController(i.ContextFor("jobset"));
+  controllers::AddExclusivePlacementController(i.ContextFor("jobset"));
   controllers::AddGarbageCollector(i.ContextFor("garbage-collector-controller"));
   controllers::AddTtlAfterFinishedController(i.ContextFor("ttl-after-finished-controller"));
   controllers::AddNodeLifecycleController(i.ContextFor("node-controller"));
@@ -131,6 +134,9 @@ void Server::Impl::AddControllers() {
   controllers::AddJobIntegration(i.ContextFor("batch/job-kueue-controller"), jo);
   if (i.queueing.FrameworkEnabled("pod")) {
     controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"));
+  }
+  if (i.queueing.FrameworkEnabled(controllers::kJobSetFramework)) {
+    controllers::AddJobSetIntegration(i.ContextFor("jobset-kueue-controller"), jo);
   }
   controllers::topology::AddTopologyUngater(i.ContextFor("kueue-topology-ungater"));
   i.queue_manager = controllers::queueing::AddQueueManager(i.ContextFor("kueue-admission"),
@@ -176,10 +182,18 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   // kube-apiserver's Priority admission plugin and its built-in classes.
   registry::AddPriorityAdmission(*i.registry);
   if (auto st = registry::EnsureSystemPriorityClasses(*i.registry); !st.ok()) return st;
+  // JobSet's pod webhook (exclusive placement), after Priority: it reads spec.priority.
+  if (auto st = controllers::AddJobSetPodWebhook(*i.registry); !st.ok()) return st;
   // Kueue's Job webhook: queued Jobs are created suspended.
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
   if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
+  // Kueue's JobSet webhook (or, without the jobset framework, the refusal of queue names).
+  if (auto st = controllers::RegisterJobSetWebhooks(
+          *i.registry, jo, i.queueing.FrameworkEnabled(controllers::kJobSetFramework));
+      !st.ok()) {
+    return st;
+  }
   // Kueue's pod webhook, when the configuration enables the `pod` framework.
   if (i.queueing.FrameworkEnabled("pod")) {
     if (auto st = controllers::RegisterPodWebhooks(*i.registry, PodOptions(i.queueing)); !st.ok()) {

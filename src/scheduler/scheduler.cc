@@ -55,9 +55,11 @@ bool BoundAndUnchanged(const Json& old_pod, const Json& pod) {
     return phase == "Succeeded" || phase == "Failed";
   };
   const std::string n = node(pod);
-  // Deletion starting matters too: a terminating pod is no preemption victim.
+  // Deletion starting matters too: a terminating pod is no preemption victim;
+  // and labels, which other pods' inter-pod affinity matches.
   if (n.empty() || node(old_pod) != n || ended(old_pod) != ended(pod) ||
-      api::meta::IsBeingDeleted(old_pod) != api::meta::IsBeingDeleted(pod)) {
+      api::meta::IsBeingDeleted(old_pod) != api::meta::IsBeingDeleted(pod) ||
+      api::MemberAt(old_pod, {"metadata", "labels"}) != api::MemberAt(pod, {"metadata", "labels"})) {
     return false;
   }
   const Json& spec = api::Member(pod, "spec");
@@ -100,6 +102,7 @@ void Scheduler::ActivateNextOfLocked(const std::string& signature) {
 void Scheduler::RemovePendingLocked(const std::string& key) {
   auto it = pending_.find(key);
   if (it == pending_.end()) return;
+  affinity_waiters_.erase(key);
   if (it->second.active) active_.erase(KeyFor(*it->second.info));
   RemoveUnschedulableLocked(key, *it->second.info);
   if (!it->second.info->group_key.empty()) {
@@ -144,7 +147,9 @@ void Scheduler::OnPod(const ObjectRef& obj) {
           kick = kick || !active_.empty();
         }
       } else {
+        const bool newly_placed = cache_.NodeOf(key) != info->node_name;
         cache_.AddPod(*info, info->node_name, /*assumed=*/false);
+        if (newly_placed) kick = WakeAffinityWaitersLocked() || kick;
       }
     } else if (!Eligible(*info)) {
       RemovePendingLocked(key);
@@ -218,6 +223,32 @@ void Scheduler::OnNodeDelete(const ObjectRef& obj) {
   cache_.RemoveNode(api::meta::GetName(*obj));
 }
 
+void Scheduler::OnNamespace(const ObjectRef& obj, bool deleted) {
+  bool kick = false;
+  {
+    absl::MutexLock lock(&mu_);
+    const std::string name = api::meta::GetName(*obj);
+    if (deleted) {
+      cache_.RemoveNamespace(name);
+      return;
+    }
+    const Json& labels = api::MemberAt(*obj, {"metadata", "labels"});
+    if (cache_.UpsertNamespace(name, labels.is_object() ? api::StringMap(labels)
+                                                         : internal::Labels{})) {
+      MoveAllToActiveLocked();
+      kick = !active_.empty();
+    }
+  }
+  if (kick) Kick();
+}
+
+bool Scheduler::WakeAffinityWaitersLocked() {
+  if (affinity_waiters_.empty()) return false;
+  for (const std::string& key : affinity_waiters_) ActivateLocked(key);
+  affinity_waiters_.clear();
+  return !active_.empty();
+}
+
 bool Scheduler::NextDecisionLocked(Decision* d) {
   // A group member at the head takes its whole group; its decisions queue up.
   while (ready_.empty() && !active_.empty() && active_.begin()->gang) {
@@ -240,7 +271,12 @@ bool Scheduler::NextDecisionLocked(Decision* d) {
     memo_.clear();
     memo_generation_ = cache_.generation();
   }
-  auto memo = memo_.find(p.info->signature);
+  // A decision that depends on which pods are placed (inter-pod affinity)
+  // is neither shared with nor taken from pods of the same signature.
+  const bool memoizable = !cache_.PlacementSensitive(*p.info);
+  auto memo = memoizable ? memo_.find(p.info->signature) : memo_.end();
+  internal::FitError unshared;
+  const internal::FitError* error = memo == memo_.end() ? &unshared : &memo->second;
   if (memo == memo_.end()) {
     internal::ScheduleResult r = cache_.Schedule(*p.info);
     if (!r.node.empty()) {
@@ -248,16 +284,26 @@ bool Scheduler::NextDecisionLocked(Decision* d) {
       cache_.AddPod(*p.info, r.node, /*assumed=*/true);
       const std::string signature = p.info->signature;
       pending_.erase(key);
+      affinity_waiters_.erase(key);
       memo_generation_ = cache_.generation();  // Assuming frees nothing.
-      // There may be room for the next pod like it (it waits in its group).
+      // There may be room for the next pod like it (it waits in its group),
+      // and pods waiting for a pod to be attracted to may now find one.
       ActivateNextOfLocked(signature);
+      WakeAffinityWaitersLocked();
       return true;
     }
-    memo = memo_.emplace(p.info->signature, std::move(r.error)).first;
+    if (p.info->inter_pod != nullptr && !p.info->inter_pod->affinity.empty()) {
+      affinity_waiters_.insert(key);  // Retried when some pod is placed.
+    }
+    if (memoizable) {
+      error = &memo_.emplace(p.info->signature, std::move(r.error)).first->second;
+    } else {
+      unshared = std::move(r.error);
+    }
   }
   // It fits nowhere: DefaultPreemption's PostFilter, then the message.
   internal::PreemptionNote note = PreemptLocked(*p.info, d);
-  d->message = memo->second.Message(note);
+  d->message = error->Message(note);
   AddUnschedulableLocked(key, *p.info);
   p.unschedulable_since = ctx_.clock.Now();
   next_flush_ = std::min(next_flush_, p.unschedulable_since + opts_.unschedulable_flush);
@@ -401,6 +447,11 @@ void AddScheduler(reconcile::ControllerContext& ctx, SchedulerOptions opts) {
       .AddHandlers({[s](const ObjectRef& o) { s->OnNode(o); },
                     [s](const ObjectRef&, const ObjectRef& n) { s->OnNode(n); },
                     [s](const ObjectRef& o) { s->OnNodeDelete(o); }});
+  // Namespace labels, for inter-pod terms' namespaceSelector.
+  ctx.informers.For("", "v1", "namespaces")
+      .AddHandlers({[s](const ObjectRef& o) { s->OnNamespace(o, false); },
+                    [s](const ObjectRef&, const ObjectRef& n) { s->OnNamespace(n, false); },
+                    [s](const ObjectRef& o) { s->OnNamespace(o, true); }});
   // Group-defining objects: only their spec matters (status writes, such as
   // the scheduler's own PodGroupScheduled, are ignored).
   for (const char* plural : {sched_api::kPodGroups, sched_api::kWorkloads}) {

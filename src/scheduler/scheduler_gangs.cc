@@ -129,6 +129,7 @@ void Scheduler::ScheduleGroupLocked(const PodInfo& head) {
                                               " pods placed, minCount is ", min_count));
     }
     if (!a.unplaced.empty()) ParkGroupLocked(group_key, g, a.unplaced, a.fit_message);
+    if (!a.placed.empty()) WakeAffinityWaitersLocked();
     return;
   }
   // 5. Too few fit: nothing binds, nothing is held; the wait is timed.

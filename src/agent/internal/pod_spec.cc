@@ -3,8 +3,11 @@
 #include <map>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/core/v1/restart_generation.h"
 #include "api/json_access.h"
+#include "common/string_view.h"
 #include "api/resource/quantity.h"
 
 namespace batchd::agent::internal {
@@ -283,7 +286,23 @@ absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const Json& pod, const Json& all
       dst->push_back(std::move(*built));
     }
   }
+  const RestartRequest restart = RestartRequestOf(pod);
+  s.restart_generation = restart.generation;
+  s.restart_hold = restart.generation >= 0 && restart.hold;
   return s;
+}
+
+RestartRequest RestartRequestOf(const Json& pod) {
+  RestartRequest r;
+  const Json& annotations = api::MemberAt(pod, {"metadata", "annotations"});
+  int64_t g = -1;
+  if (absl::SimpleAtoi(
+          Sv(api::StringMember(annotations, api::core_v1::kRestartGenerationAnnotation)), &g) &&
+      g >= 0) {
+    r.generation = g;
+  }
+  r.hold = api::StringMember(annotations, api::core_v1::kRestartHoldAnnotation) == "true";
+  return r;
 }
 
 }  // namespace batchd::agent::internal

@@ -45,6 +45,15 @@ absl::StatusOr<std::string> ResolveResourceFieldRef(const api::Json& pod,
 absl::StatusOr<EnvList> ResolveEnv(const api::Json& pod, const api::Json& container,
                                    const api::Json& allocatable);
 
+// Controller-driven restarts (api/core/v1/restart_generation.h): the
+// generation the pod's annotations ask its containers to run (-1: none, or
+// not a non-negative integer) and whether they are held.
+struct RestartRequest {
+  int64_t generation = -1;
+  bool hold = false;
+};
+RestartRequest RestartRequestOf(const api::Json& pod);
+
 // The whole sandbox spec for `pod` (whose status.hostIP/podIP are filled).
 absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const api::Json& pod,
                                                 const api::Json& allocatable);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/core/v1/restart_generation.h"
 #include "api/json_access.h"
 #include "api/meta/time_util.h"
 
@@ -102,6 +103,58 @@ bool InitDone(const Json& cspec, const ContainerStatus* cs) {
   return cs->state == State::kTerminated && cs->exit_code == 0;
 }
 
+// Controller-driven restarts: between two runs of the containers (a failed
+// one waits for the controller, or they stop or are held for the next
+// generation).
+// A container has a run before the current one (a restart, in place or by policy).
+bool RanBefore(const PodSandboxStatus& rt) {
+  for (const auto* list : {&rt.init, &rt.app}) {
+    for (const ContainerStatus& c : *list) {
+      if (c.restart_count > 0) return true;
+    }
+  }
+  return false;
+}
+
+bool BetweenRuns(const PodSandboxStatus& rt) {
+  return rt.generation >= 0 && (rt.failed || rt.restarting || rt.held);
+}
+
+// Some container has run in this pod (a pod that ran does not go back to Pending).
+bool Ran(const PodSandboxStatus& rt) {
+  for (const auto* list : {&rt.init, &rt.app}) {
+    for (const ContainerStatus& c : *list) {
+      if (c.state != State::kWaiting || c.last_terminated || c.restart_count > 0) return true;
+    }
+  }
+  return false;
+}
+
+// The batchd.io/RestartGeneration condition (api/core/v1/restart_generation.h).
+void SetGenerationCondition(Json& conds, const Json& old, const PodSandboxStatus& rt,
+                            absl::Time now) {
+  namespace core = api::core_v1;
+  std::string message = absl::StrCat(core::kGenerationMessagePrefix, rt.generation);
+  const char* reason = core::kGenerationRunning;
+  if (rt.failed) {
+    reason = core::kGenerationContainerFailed;
+    for (const auto* list : {&rt.init, &rt.app}) {
+      for (const ContainerStatus& c : *list) {
+        if (c.state == State::kTerminated && c.exit_code != 0) {
+          absl::StrAppend(&message, ": container ", c.name, " exited with code ", c.exit_code);
+          break;
+        }
+      }
+    }
+  } else if (rt.restarting) {
+    reason = core::kGenerationRestarting;
+  } else if (rt.held) {
+    reason = core::kGenerationHeld;
+  }
+  SetCondition(conds, old, core::kRestartGenerationCondition, !BetweenRuns(rt), reason, message,
+               now);
+}
+
 std::vector<std::string> Names(const Json& list) {
   std::vector<std::string> v;
   if (list.is_array()) {
@@ -121,13 +174,17 @@ std::string ComputePhase(const Json& spec, const PodSandboxStatus& rt, bool term
       const ContainerStatus* cs = Find(rt.init, c.value("name", ""));
       bool sidecar = c.value("restartPolicy", "") == "Always";
       if (!sidecar && cs && cs->state == State::kTerminated && cs->exit_code != 0 &&
-          (policy == "Never" || terminal)) {
+          (policy == "Never" || terminal) && (terminal || !BetweenRuns(rt))) {
         return "Failed";
       }
       if (!InitDone(c, cs)) init_pending = true;
     }
   }
-  if (init_pending) return terminal ? "Failed" : "Pending";
+  if (init_pending) {
+    if (terminal) return "Failed";
+    // Re-running its init containers in place, a pod stays Running.
+    return rt.generation >= 0 && RanBefore(rt) ? "Running" : "Pending";
+  }
   int running = 0, waiting = 0, stopped = 0, succeeded = 0;
   for (const std::string& name : Names(api::Member(spec, "containers"))) {
     const ContainerStatus* cs = Find(rt.app, name);
@@ -149,7 +206,8 @@ std::string ComputePhase(const Json& spec, const PodSandboxStatus& rt, bool term
     if (running == 0 && waiting == 0 && stopped > 0 && stopped == succeeded) return "Succeeded";
     return "Failed";
   }
-  if (waiting > 0) return "Pending";
+  if (!terminal && BetweenRuns(rt)) return Ran(rt) ? "Running" : "Pending";
+  if (waiting > 0) return rt.generation >= 0 && RanBefore(rt) ? "Running" : "Pending";
   if (running > 0) return "Running";
   if (stopped == 0) return "Pending";
   if (policy == "Always") return "Running";
@@ -227,12 +285,14 @@ Json ComputePodStatus(const Json& pod, const PodSandboxStatus& rt, const StatusI
   SetCondition(conds, old_conds, "ContainersReady", ready, ready ? "" : why,
                ready || terminal ? "" : msg, in.now);
   SetCondition(conds, old_conds, "PodScheduled", true, "", "", in.now);
+  if (rt.found && rt.generation >= 0) SetGenerationCondition(conds, old_conds, rt, in.now);
   // Keep conditions others own (DisruptionTarget, readiness gates...).
   if (old_conds.is_array()) {
     for (const Json& c : old_conds) {
       std::string t = c.value("type", "");
       if (t != "PodReadyToStartContainers" && t != "Initialized" && t != "Ready" &&
-          t != "ContainersReady" && t != "PodScheduled") {
+          t != "ContainersReady" && t != "PodScheduled" &&
+          !(t == api::core_v1::kRestartGenerationCondition && rt.found && rt.generation >= 0)) {
         conds.push_back(c);
       }
     }

@@ -100,6 +100,54 @@ TEST(ComputePhaseTest, KubeletRulesPerRestartPolicy) {
   }
 }
 
+// Controller-driven restarts (api/core/v1/restart_generation.h).
+PodSandboxStatus Gen(PodSandboxStatus rt, int64_t generation, bool failed = false,
+                     bool restarting = false, bool held = false) {
+  rt.generation = generation;
+  rt.failed = failed;
+  rt.restarting = restarting;
+  rt.held = held;
+  return rt;
+}
+ContainerStatus Rerun(ContainerStatus c) {
+  c.restart_count = 1;
+  c.last_terminated = TerminatedState{143, 15, "Error", "", kT0, kT0 + absl::Seconds(1)};
+  return c;
+}
+
+TEST(ComputePhaseTest, ControllerDrivenPodsStayRunningBetweenRuns) {
+  struct Case {
+    std::string name;
+    Json spec;
+    PodSandboxStatus rt;
+    std::string want;
+  };
+  std::vector<Case> cases = {
+      {"a failed container waits: Running, not Failed", Spec("Never", 2),
+       Gen(Rt({Exited("c0", 3), Running("c1")}), 0, true), "Running"},
+      {"every container failed, waiting", Spec("Never", 1), Gen(Rt({Exited("c0", 3)}), 0, true),
+       "Running"},
+      {"a failed init container waits too", Spec("Never", 1, true),
+       Gen(Rt({Waiting("c0")}, {Exited("init", 1)}), 0, true), "Pending"},
+      {"stopping for the next generation", Spec("Never", 1),
+       Gen(Rt({Exited("c0", 143)}), 1, false, true), "Running"},
+      {"held after a run", Spec("Never", 1), Gen(Rt({Rerun(Waiting("c0"))}), 1, false, false, true),
+       "Running"},
+      {"held before any run", Spec("Never", 1), Gen(Rt({Waiting("c0")}), 0, false, false, true),
+       "Pending"},
+      {"re-running its init container", Spec("Never", 1, true),
+       Gen(Rt({Rerun(Waiting("c0"))}, {Rerun(Running("init"))}), 1), "Running"},
+      {"the next generation succeeds", Spec("Never", 1), Gen(Rt({Rerun(Exited("c0", 0))}), 1),
+       "Succeeded"},
+      {"deleted: terminal wins", Spec("Never", 1), Gen(Rt({Exited("c0", 3)}, {}, true), 0, true),
+       "Failed"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(ComputePhase(c.spec, c.rt, c.rt.finished), c.want);
+  }
+}
+
 Json Pod(const Json& spec) {
   return {{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "u1"}}},
           {"spec", spec},
@@ -180,6 +228,44 @@ TEST(ComputePodStatusTest, WaitingReasonsLastStateAndOverrides) {
   Json failed = Pod(Spec("Never", 1));
   failed["status"]["phase"] = "Failed";
   EXPECT_EQ(ComputePodStatus(failed, Rt({Running("c0")}), in)["phase"], "Failed");  // Terminal.
+}
+
+}  // namespace
+}  // namespace batchd::agent::internal
+
+namespace batchd::agent::internal {
+namespace {
+
+TEST(ComputePodStatusTest, RestartGenerationCondition) {
+  Json spec = Spec("Never", 2);
+  StatusInput in{kT0};
+  struct Case {
+    std::string name;
+    PodSandboxStatus rt;
+    std::string status, reason, message;
+  };
+  const std::vector<Case> cases = {
+      {"running", Gen(Rt({Running("c0"), Running("c1")}), 2), "True", "Running", "generation 2"},
+      {"failed", Gen(Rt({Running("c0"), Exited("c1", 4)}), 2, true), "False", "ContainerFailed",
+       "generation 2: container c1 exited with code 4"},
+      {"restarting", Gen(Rt({Running("c0"), Exited("c1", 4)}), 3, false, true), "False",
+       "Restarting", "generation 3"},
+      {"held", Gen(Rt({Waiting("c0"), Waiting("c1")}), 3, false, false, true), "False", "Held",
+       "generation 3"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Json st = ComputePodStatus(Pod(spec), c.rt, in);
+    const Json* cond = Cond(st, "batchd.io/RestartGeneration");
+    ASSERT_NE(cond, nullptr);
+    EXPECT_EQ((*cond)["status"], c.status);
+    EXPECT_EQ((*cond)["reason"], c.reason);
+    EXPECT_EQ((*cond)["message"], c.message);
+  }
+  // Not controller-driven: no such condition.
+  EXPECT_EQ(Cond(ComputePodStatus(Pod(spec), Rt({Running("c0"), Running("c1")}), in),
+                 "batchd.io/RestartGeneration"),
+            nullptr);
 }
 
 }  // namespace

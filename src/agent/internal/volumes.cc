@@ -163,4 +163,18 @@ absl::StatusOr<PodVolumes> ResolveVolumes(const Json& pod, const std::string& cl
   return out;
 }
 
+absl::Status DeleteClaimDirectories(const Json& pod, const std::string& claims_root) {
+  const std::string_view ns = api::StringMember(api::MemberObject(pod, "metadata"), "namespace");
+  for (const Json& v : api::MemberArray(api::MemberObject(pod, "spec"), "volumes")) {
+    const Json* pvc = api::FindMember(v, "persistentVolumeClaim");
+    if (pvc == nullptr || !pvc->is_object()) continue;
+    const std::string_view claim = api::StringMember(*pvc, "claimName");
+    if (!SafeName(claim) || !SafeName(ns)) continue;
+    std::error_code ec;
+    fs::remove_all(absl::StrCat(claims_root, "/", Sv(ns), "/", Sv(claim)), ec);
+    if (ec) return absl::InternalError(absl::StrCat("deleting claim ", Sv(claim), ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace batchd::agent::internal

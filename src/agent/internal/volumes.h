@@ -39,4 +39,8 @@ absl::Status CheckHostPath(const std::string& path, const std::string& type);
 // "x" : hostPath type check failed: /p is not a directory`.
 absl::StatusOr<PodVolumes> ResolveVolumes(const api::Json& pod, const std::string& claims_root);
 
+// Removes the directories of `pod`'s persistentVolumeClaim volumes under
+// `claims_root` (api/core/v1/claim_deletion.h); missing ones are fine.
+absl::Status DeleteClaimDirectories(const api::Json& pod, const std::string& claims_root);
+
 }  // namespace batchd::agent::internal

@@ -198,7 +198,9 @@ json ShimConfigToJson(const ShimConfig& c) {
           {"shimPath", c.shim_path},
           {"cgroupRoot", c.cgroup_root},
           {"backoffInitialMs", absl::ToInt64Milliseconds(c.backoff_initial)},
-          {"backoffMaxMs", absl::ToInt64Milliseconds(c.backoff_max)}};
+          {"backoffMaxMs", absl::ToInt64Milliseconds(c.backoff_max)},
+          {"restartGeneration", c.pod.restart_generation},
+          {"restartHold", c.pod.restart_hold}};
 }
 
 absl::StatusOr<ShimConfig> ShimConfigFromJson(const json& j) {
@@ -226,6 +228,8 @@ absl::StatusOr<ShimConfig> ShimConfigFromJson(const json& j) {
     c.cgroup_root = j.value("cgroupRoot", "");
     c.backoff_initial = absl::Milliseconds(j.value("backoffInitialMs", int64_t{10000}));
     c.backoff_max = absl::Milliseconds(j.value("backoffMaxMs", int64_t{300000}));
+    c.pod.restart_generation = j.value("restartGeneration", int64_t{-1});
+    c.pod.restart_hold = j.value("restartHold", false);
     return c;
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("pod spec: ", e.what()));
@@ -243,7 +247,11 @@ json PodStatusToJson(const PodSandboxStatus& s) {
           {"startedAt", TimeToJson(s.started_at)},
           {"shimPid", s.shim_pid},
           {"reason", s.reason},
-          {"message", s.message}};
+          {"message", s.message},
+          {"generation", s.generation},
+          {"held", s.held},
+          {"restarting", s.restarting},
+          {"failed", s.failed}};
 }
 
 absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
@@ -258,6 +266,10 @@ absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
     s.shim_pid = j.value("shimPid", 0);  // absent in states written before it existed
     s.reason = j.value("reason", "");
     s.message = j.value("message", "");
+    s.generation = j.value("generation", int64_t{-1});
+    s.held = j.value("held", false);
+    s.restarting = j.value("restarting", false);
+    s.failed = j.value("failed", false);
     return s;
   } catch (const json::exception& e) {
     return absl::DataLossError(absl::StrCat("pod state: ", e.what()));

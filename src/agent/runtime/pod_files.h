@@ -6,6 +6,8 @@
 //   <pod-dir>/state.json          PodSandboxStatus and the shim's pid (rewritten in
 //                                 place by the shim, see StateFile)
 //   <pod-dir>/stop                grace period in ms, written by Stop before SIGTERM
+//   <pod-dir>/restart             "<generation> <hold 0|1> <grace ms>", written by
+//                                 RestartContainers before SIGUSR1
 //   <pod-dir>/hosts               the pod's hosts file (pods with one), rewritten in place;
 //                                 bind-mounted over /etc/hosts in isolated pods
 //   <pod-dir>/volumes/<name>/     the pod's emptyDir volumes (a tmpfs in isolated pods
@@ -55,6 +57,7 @@ struct PodPaths {
   std::string Spec() const { return dir + "/spec.json"; }
   std::string State() const { return dir + "/state.json"; }
   std::string Stop() const { return dir + "/stop"; }
+  std::string Restart() const { return dir + "/restart"; }
   std::string Hosts() const { return dir + "/hosts"; }
   std::string Volume(const std::string& name) const { return dir + "/volumes/" + name; }
   std::string Log(const std::string& container, int run) const {

@@ -91,6 +91,15 @@ struct PodSandboxSpec {
   // kept current with WriteHosts. Without isolation BATCHD_HOSTS_FILE names it.
   std::string hosts;
   std::vector<VolumeSpec> volumes;
+  // Restarts by a controller (the pod annotation batchd.io/restart-generation;
+  // JobSet's in-place restart), -1 = none. Otherwise the containers run as
+  // generation `restart_generation`: a container that fails is not restarted
+  // by the restart policy but stays terminated, and the pod keeps running,
+  // until `RestartContainers` re-runs every container for a newer generation.
+  int64_t restart_generation = -1;
+  // With a generation: the containers do not start until released (a barrier
+  // the controller lifts with `RestartContainers(uid, generation, false, ...)`).
+  bool restart_hold = false;
 };
 
 // The previous run of a container (Kubernetes' lastState.terminated).
@@ -140,6 +149,15 @@ struct PodSandboxStatus {
   // an emptyDir outgrew its sizeLimit.
   std::string reason;
   std::string message;
+  // Controller-driven restarts (PodSandboxSpec::restart_generation >= 0): the
+  // generation the containers run, stop or are held for (-1 = none); whether
+  // they are held (stopped, waiting for a release), restarting (the previous
+  // generation's containers are stopping), or a container failed in this
+  // generation (it waits for a newer one).
+  int64_t generation = -1;
+  bool held = false;
+  bool restarting = false;
+  bool failed = false;
 };
 
 class PodRuntime {
@@ -161,6 +179,20 @@ class PodRuntime {
   // Asynchronous: returns at once; `Status` shows progress (`finished` once all
   // are gone). OK for an unknown or finished pod.
   virtual absl::Status Stop(const std::string& uid, absl::Duration grace) = 0;
+
+  // Controller-driven restarts (see PodSandboxSpec::restart_generation): for
+  // a newer `generation`, stops every container (SIGTERM to its process
+  // group, SIGKILL after `grace`) and runs them all again, init containers
+  // first, in the same sandbox (volumes, hosts file, pod directory); each
+  // re-run container's restart count goes up by one. With `hold` they stay
+  // stopped until a call for the same generation without it. Asynchronous
+  // (`Status` shows progress); an older generation changes nothing.
+  // FailedPrecondition when the pod is not running or not controller-driven.
+  virtual absl::Status RestartContainers(const std::string& uid, int64_t generation, bool hold,
+                                         absl::Duration grace) {
+    (void)uid, (void)generation, (void)hold, (void)grace;
+    return absl::UnimplementedError("this runtime cannot restart containers in place");
+  }
 
   // Deletes the pod directory (logs go too) and its cgroups.
   // REQUIRES: the supervisor is not alive (else FailedPrecondition).

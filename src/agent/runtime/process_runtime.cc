@@ -149,6 +149,8 @@ class ProcessRuntime : public PodRuntime {
   absl::Status Start(const PodSandboxSpec& spec) override;
   absl::StatusOr<PodSandboxStatus> Status(const std::string& uid) override;
   absl::Status Stop(const std::string& uid, absl::Duration grace) override;
+  absl::Status RestartContainers(const std::string& uid, int64_t generation, bool hold,
+                                 absl::Duration grace) override;
   absl::Status Remove(const std::string& uid) override;
   absl::Status WriteHosts(const std::string& uid, const std::string& content) override;
   std::vector<std::string> List() override;
@@ -537,6 +539,34 @@ absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) 
   if (pid <= 0) return absl::InternalError(absl::StrCat("no shim pid in ", paths.State()));
   absl::Status s = runner_->Signal(pid, SIGTERM, /*group=*/false);
   return absl::IsNotFound(s) ? absl::OkStatus() : s;
+}
+
+absl::Status ProcessRuntime::RestartContainers(const std::string& uid, int64_t generation,
+                                               bool hold, absl::Duration grace) {
+  if (!ValidUid(uid)) return absl::InvalidArgumentError("pod uid is not a file name");
+  absl::MutexLock lock(&mu_);
+  AwaitStarted(uid);
+  const PodPaths paths = Paths(uid);
+  if (Probe(paths) != Shim::kAlive) {
+    return absl::FailedPreconditionError(absl::StrCat("pod ", uid, " is not running"));
+  }
+  absl::StatusOr<nlohmann::json> j = ReadState(paths);
+  absl::StatusOr<PodSandboxStatus> st =
+      j.ok() ? PodStatusFromJson(*j) : absl::StatusOr<PodSandboxStatus>(j.status());
+  if (!st.ok()) return st.status();
+  if (st->generation < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pod ", uid, " was not started for controller-driven restarts"));
+  }
+  const int64_t ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(grace));
+  if (absl::Status w = WriteFileAtomic(paths.Restart(),
+                                      absl::StrCat(generation, " ", hold ? 1 : 0, " ", ms));
+      !w.ok()) {
+    return w;
+  }
+  if (st->shim_pid <= 0) return absl::InternalError(absl::StrCat("no shim pid in ", paths.State()));
+  absl::Status s = runner_->Signal(st->shim_pid, SIGUSR1, /*group=*/false);
+  return absl::IsNotFound(s) ? absl::FailedPreconditionError("the pod's shim is gone") : s;
 }
 
 absl::Status ProcessRuntime::Remove(const std::string& uid) {

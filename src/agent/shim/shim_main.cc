@@ -11,7 +11,9 @@
 //       DIR/state.json). Writes "ok\n" (or "busy\n" when another shim holds
 //       the pod, or "error: ...\n") to the ready fd once it holds the pod.
 //       SIGTERM stops the pod with the grace period found in DIR/stop
-//       (milliseconds; default: the spec's). Container logs go to
+//       (milliseconds; default: the spec's). SIGUSR1 re-runs the pod's
+//       containers as DIR/restart asks ("<generation> <hold> <grace ms>",
+//       Supervisor::RequestRestart). Container logs go to
 //       DIR/<container>.<run>.log; the shim's own diagnostics go to its
 //       stderr (the runtime's shared <root>/shims.log), each line prefixed
 //       with "batchd-shim <uid>: ".
@@ -93,6 +95,20 @@ absl::Duration StopGrace(const PodPaths& paths, const ShimConfig& config) {
   return absl::Seconds(config.pod.termination_grace_seconds);
 }
 
+// DIR/restart ("<generation> <hold 0|1> <grace ms>") into the supervisor;
+// a missing or malformed file asks nothing.
+void RequestRestart(Supervisor& sup, const PodPaths& paths) {
+  absl::StatusOr<std::string> text = ReadFile(paths.Restart());
+  if (!text.ok()) return;
+  std::vector<std::string> f = absl::StrSplit(*text, ' ', absl::SkipWhitespace());
+  int64_t generation = 0, hold = 0, ms = 0;
+  if (f.size() != 3 || !absl::SimpleAtoi(f[0], &generation) || !absl::SimpleAtoi(f[1], &hold) ||
+      !absl::SimpleAtoi(f[2], &ms) || ms < 0) {
+    return;
+  }
+  sup.RequestRestart(generation, hold != 0, absl::Milliseconds(ms));
+}
+
 absl::StatusOr<ShimConfig> ReadSpec(int fd, const std::string& path) {
   absl::StatusOr<std::string> text = ReadFd(fd, path);
   if (!text.ok()) return text.status();
@@ -142,6 +158,8 @@ int RunLoop(Supervisor& sup, int sfd, const PodPaths& paths, const ShimConfig& c
       while (read(sfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
         if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
           sup.RequestStop(StopGrace(paths, config));
+        } else if (si.ssi_signo == SIGUSR1) {
+          RequestRestart(sup, paths);
         }
       }
       ReapAll(sup);  // SIGCHLD coalesces: always sweep
@@ -230,7 +248,7 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   sigset_t mask;
   sigemptyset(&mask);
-  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&mask, sig);
   sigprocmask(SIG_BLOCK, &mask, nullptr);
   signal(SIGPIPE, SIG_IGN);
   int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);

@@ -53,6 +53,8 @@ Supervisor::Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runn
   }
   status_.found = true;
   status_.shim_pid = env_.shim_pid;
+  status_.generation = pod.restart_generation;
+  status_.held = pod.restart_generation >= 0 && pod.restart_hold;
   for (const VolumeSpec& v : pod.volumes) {
     if (env_.dir_usage && CheckedForUsage(v, env_.memory_volumes_are_tmpfs)) {
       usage_check_at_ = clock_.Now() + kEmptyDirCheckPeriod;
@@ -67,7 +69,7 @@ ContainerStatus& Supervisor::StatusOf(const Container& c) {
 void Supervisor::Begin() {
   status_.started_at = clock_.Now();
   status_.supervisor_alive = true;
-  Advance();
+  if (!status_.held) Advance();
   Persist();
 }
 
@@ -271,8 +273,20 @@ void Supervisor::AfterTermination(Container& c) {
     c.done = true;
     return;
   }
+  if (status_.restarting) {
+    c.done = true;
+    MaybeFinishRestart();
+    return;
+  }
   if (c.spec->restartable_init) {
     ScheduleRestart(c);
+    return;
+  }
+  if (Controlled() && !success) {
+    // The controller restarts the pod's containers (all of them, in place);
+    // the pod keeps running meanwhile.
+    c.done = true;
+    status_.failed = true;
     return;
   }
   const bool restart = policy == "Always" ? !c.init || !success
@@ -325,7 +339,7 @@ void Supervisor::ScheduleRestart(Container& c) {
 
 // Once every regular app container is done, sidecars are terminated and the pod ends.
 void Supervisor::CheckAppsDone() {
-  if (!in_app_phase_ || stopping_) return;
+  if (!in_app_phase_ || stopping_ || status_.failed) return;
   for (const Container& c : containers_) {
     if (!c.init && !c.done) return;
   }
@@ -336,6 +350,69 @@ void Supervisor::RequestStop(absl::Duration grace) {
   status_.stop_requested = true;
   BeginStopping(grace);
   Persist();
+}
+
+void Supervisor::RequestRestart(int64_t generation, bool hold, absl::Duration grace) {
+  if (!Controlled() || stopping_ || generation < status_.generation) return;
+  if (generation == status_.generation) {
+    if (status_.held && !hold) {  // The barrier lifts.
+      status_.held = false;
+      if (!status_.restarting) Advance();
+      Persist();
+    }
+    return;
+  }
+  status_.generation = generation;
+  status_.held = hold;
+  status_.failed = false;
+  status_.restarting = true;
+  restart_killed_ = false;
+  restart_kill_at_ = clock_.Now() + std::max(grace, absl::ZeroDuration());
+  for (Container& c : containers_) {
+    c.restart_at = absl::InfiniteFuture();
+    c.probe_at = absl::InfiniteFuture();
+    if (c.probe_pid != 0) {
+      (void)runner_.Signal(c.probe_pid, SIGKILL, true);
+      c.probe_pid = 0;  // Its exit is not waited for.
+    }
+    if (c.pid != 0) (void)runner_.Signal(c.pid, SIGTERM, true);
+  }
+  MaybeFinishRestart();
+  Persist();
+}
+
+void Supervisor::MaybeFinishRestart() {
+  if (!status_.restarting) return;
+  for (const Container& c : containers_) {
+    if (c.pid != 0) return;
+  }
+  status_.restarting = false;
+  restart_kill_at_ = absl::InfiniteFuture();
+  const bool has_init = !config_.pod.init_containers.empty();
+  for (Container& c : containers_) {
+    ContainerStatus& st = StatusOf(c);
+    if (st.state == State::kTerminated) {
+      st.last_terminated = TerminatedState{.exit_code = st.exit_code,
+                                           .signal = st.signal,
+                                           .reason = st.reason,
+                                           .message = st.message,
+                                           .started_at = st.started_at,
+                                           .finished_at = st.finished_at};
+    }
+    if (st.state != State::kWaiting || st.last_terminated) ++st.restart_count;
+    st.state = State::kWaiting;
+    st.reason = has_init ? "PodInitializing" : "ContainerCreating";
+    st.message.clear();
+    st.exit_code = st.signal = st.pid = 0;
+    st.ready = st.started = false;
+    c.done = false;
+    c.backoff = absl::ZeroDuration();
+    c.start_error.clear();
+    c.probe_successes = c.probe_failures = 0;
+  }
+  next_init_ = 0;
+  in_app_phase_ = false;
+  if (!status_.held) Advance();
 }
 
 void Supervisor::BeginStopping(absl::Duration grace) {
@@ -419,6 +496,13 @@ void Supervisor::Tick() {
       (void)runner_.Signal(c.probe_pid, SIGKILL, true);
     }
   }
+  if (status_.restarting && !restart_killed_ && restart_kill_at_ <= now) {
+    restart_killed_ = true;
+    for (Container& c : containers_) {
+      if (c.pid != 0) (void)runner_.Signal(c.pid, SIGKILL, true);
+    }
+    changed = true;
+  }
   if (!stopping_ && usage_check_at_ <= now) {
     usage_check_at_ = now + kEmptyDirCheckPeriod;
     CheckVolumeUsage();
@@ -441,6 +525,7 @@ absl::Time Supervisor::NextDeadline() const {
     if (c.probe_pid != 0 && !c.probe_timed_out) next = std::min(next, c.probe_deadline);
   }
   if (stopping_ && !killed_) next = std::min(next, kill_at_);
+  if (status_.restarting && !restart_killed_) next = std::min(next, restart_kill_at_);
   if (!stopping_) next = std::min(next, usage_check_at_);
   return next;
 }

@@ -11,9 +11,16 @@
 // container's cgroup and chdirs before exec'ing the command; exec failures
 // come back from the spawn (StartError).
 //
+// Controller-driven restarts (PodSandboxSpec::restart_generation >= 0, the
+// in-place restart of JobSet): a failed container is not restarted by the
+// restart policy and does not end the pod; `RequestRestart` for a newer
+// generation stops every container (SIGTERM, SIGKILL after the grace) and,
+// once all are gone, runs them all again from the first init container,
+// unless held (a barrier released by a request for the same generation).
+//
 // Thread-safety: single-threaded; driven by the shim's event loop (or a test):
 // `Begin`, then `OnExit` for every reaped child, `Tick` when `NextDeadline`
-// passes, `RequestStop` on SIGTERM, until `Done`.
+// passes, `RequestStop` on SIGTERM, `RequestRestart` on SIGUSR1, until `Done`.
 #pragma once
 
 #include <functional>
@@ -65,6 +72,11 @@ class Supervisor {
   void Tick();
   // SIGTERM to every container's group now, SIGKILL after `grace`; nothing restarts.
   void RequestStop(absl::Duration grace);
+  // Re-runs every container for `generation` (see the header comment); with
+  // `hold`, they stay stopped until a request for the same generation
+  // without it. Ignored for a pod that is not controller-driven, a stopping
+  // pod and older generations.
+  void RequestRestart(int64_t generation, bool hold, absl::Duration grace);
   // When `Tick` next has work (InfiniteFuture when none).
   absl::Time NextDeadline() const;
   // Nothing runs and nothing will: the shim may exit.
@@ -103,6 +115,10 @@ class Supervisor {
   void HandleProbeExit(Container& c, int wait_status);
   void CheckAppsDone();
   void BeginStopping(absl::Duration grace);
+  bool Controlled() const { return config_.pod.restart_generation >= 0; }
+  // Restarting and nothing runs any more: every container back to waiting
+  // (its last run in lastState, restart count + 1), then started unless held.
+  void MaybeFinishRestart();
   std::vector<std::string> ContainerEnv(const ContainerSpec& spec) const;
   // The bind mounts of a container (sub paths created), or why not.
   absl::StatusOr<std::vector<BindMount>> ContainerMounts(const ContainerSpec& spec) const;
@@ -127,6 +143,9 @@ class Supervisor {
   bool stopping_ = false;
   bool killed_ = false;
   absl::Time kill_at_ = absl::InfiniteFuture();
+  // A controller-driven restart: SIGKILL to what still runs at `restart_kill_at_`.
+  bool restart_killed_ = false;
+  absl::Time restart_kill_at_ = absl::InfiniteFuture();
   absl::Time usage_check_at_ = absl::InfiniteFuture();
 };
 

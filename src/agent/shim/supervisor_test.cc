@@ -270,6 +270,98 @@ TEST_F(SupervisorTest, StopTermsThenKillsAfterGrace) {
   EXPECT_EQ(sup->status().app[1].signal, SIGKILL);
 }
 
+// Controller-driven restarts (JobSet's in-place restart).
+TEST_F(SupervisorTest, ControlledPodWaitsOnAFailureUntilANewGeneration) {
+  ShimConfig config = Config({C("a"), C("b")}, "OnFailure", {C("init")});
+  config.pod.restart_generation = 0;
+  auto sup = Make(config);
+  sup->Begin();
+  sup->OnExit(runner_.PidOf("init"), Exited(0));
+  const int a = runner_.PidOf("a"), b = runner_.PidOf("b");
+  ASSERT_NE(a, 0);
+  sup->OnExit(a, Exited(3));  // Not restarted by OnFailure, and the pod keeps running.
+  EXPECT_EQ(runner_.Count("a"), 1);
+  EXPECT_TRUE(sup->status().failed);
+  EXPECT_EQ(sup->NextDeadline(), absl::InfiniteFuture());
+  EXPECT_FALSE(sup->Done());
+
+  // Generation 1: b is stopped (TERM, then KILL after the grace), then all
+  // of them run again from the init container.
+  sup->RequestRestart(1, /*hold=*/false, absl::Seconds(5));
+  EXPECT_TRUE(runner_.SentTo(b, SIGTERM));
+  EXPECT_TRUE(sup->status().restarting);
+  EXPECT_FALSE(sup->status().failed);
+  EXPECT_EQ(sup->status().generation, 1);
+  AdvanceToDeadline(*sup);
+  EXPECT_TRUE(runner_.SentTo(b, SIGKILL));
+  sup->OnExit(b, Killed(SIGKILL));
+  EXPECT_FALSE(sup->status().restarting);
+  EXPECT_EQ(runner_.Count("init"), 2);
+  EXPECT_EQ(runner_.Count("a"), 1);  // After the init container.
+  sup->OnExit(runner_.PidOf("init"), Exited(0));
+  EXPECT_EQ(runner_.Count("a"), 2);
+  EXPECT_EQ(runner_.Count("b"), 2);
+  const ContainerStatus& sa = sup->status().app[0];
+  EXPECT_EQ(sa.state, State::kRunning);
+  EXPECT_EQ(sa.restart_count, 1);
+  ASSERT_TRUE(sa.last_terminated.has_value());
+  EXPECT_EQ(sa.last_terminated->exit_code, 3);
+  EXPECT_EQ(sup->status().app[1].last_terminated->exit_code, 128 + SIGKILL);
+  EXPECT_EQ(sup->status().init[0].restart_count, 1);
+
+  // An older or the same generation changes nothing; success ends the pod.
+  sup->RequestRestart(1, false, absl::Seconds(5));
+  sup->RequestRestart(0, false, absl::Seconds(5));
+  EXPECT_EQ(runner_.Count("a"), 2);
+  sup->OnExit(runner_.PidOf("a"), Exited(0));
+  sup->OnExit(runner_.PidOf("b"), Exited(0));
+  EXPECT_TRUE(sup->Done());
+}
+
+TEST_F(SupervisorTest, HeldGenerationStartsOnlyWhenReleased) {
+  ShimConfig config = Config({C("a")}, "Never");
+  config.pod.restart_generation = 2;
+  config.pod.restart_hold = true;
+  auto sup = Make(config);
+  sup->Begin();
+  EXPECT_EQ(runner_.Count("a"), 0);  // Held from the start.
+  EXPECT_TRUE(sup->status().held);
+  sup->RequestRestart(2, /*hold=*/false, absl::Seconds(1));
+  EXPECT_EQ(runner_.Count("a"), 1);
+  EXPECT_FALSE(sup->status().held);
+  // A held restart stops a and waits.
+  const int a = runner_.PidOf("a");
+  sup->RequestRestart(3, /*hold=*/true, absl::Seconds(1));
+  sup->OnExit(a, Killed(SIGTERM));
+  EXPECT_EQ(runner_.Count("a"), 1);
+  EXPECT_TRUE(sup->status().held);
+  EXPECT_EQ(sup->status().app[0].state, State::kWaiting);
+  sup->RequestRestart(3, /*hold=*/false, absl::Seconds(1));
+  EXPECT_EQ(runner_.Count("a"), 2);
+  EXPECT_EQ(sup->status().app[0].restart_count, 1);
+}
+
+TEST_F(SupervisorTest, PodsWithoutAGenerationIgnoreRestartsAndStopWins) {
+  auto plain = Make(Config({C("a")}, "Never"));
+  plain->Begin();
+  plain->RequestRestart(1, false, absl::Seconds(1));
+  EXPECT_EQ(runner_.Count("a"), 1);
+  EXPECT_EQ(plain->status().generation, -1);
+  plain->OnExit(runner_.PidOf("a"), Exited(1));
+  EXPECT_TRUE(plain->Done());  // Never: the failure ends it.
+
+  ShimConfig config = Config({C("b")}, "Never");
+  config.pod.restart_generation = 0;
+  auto sup = Make(config);
+  sup->Begin();
+  const int b = runner_.PidOf("b");
+  sup->RequestRestart(1, false, absl::Seconds(5));
+  sup->RequestStop(absl::Seconds(5));  // Deleted mid-restart: nothing runs again.
+  sup->OnExit(b, Killed(SIGTERM));
+  EXPECT_TRUE(sup->Done());
+  EXPECT_EQ(runner_.Count("b"), 1);
+}
+
 TEST_F(SupervisorTest, StopDuringBackoffEndsWithTheLastRun) {
   ShimConfig config = Config({C("a")}, "Always");
   auto sup = Make(config);

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include "absl/synchronization/mutex.h"
 #include "api/batch/v1/job_status_writer.h"
 #include "api/batch/v1/job_writers.h"
+#include "api/core/v1/pod_view.h"
+#include "api/core/v1/restart_generation.h"
 #include "api/jobset/v1alpha2/child_job_writer.h"
 #include "api/jobset/v1alpha2/jobset_view.h"
 #include "api/jobset/v1alpha2/jobset_writers.h"
@@ -24,7 +27,9 @@
 #include "common/status_macros.h"
 #include "common/string_view.h"
 #include "controllers/jobset/internal/child_jobs.h"
+#include "controllers/jobset/internal/in_place.h"
 #include "controllers/jobset/internal/policies.h"
+#include "controllers/jobset/internal/volume_claims.h"
 #include "registry/errors.h"
 
 namespace batchd::controllers {
@@ -85,6 +90,26 @@ class ChildIndex {
   std::map<std::string, std::map<std::string, ObjectRef>> jobs_ ABSL_GUARDED_BY(mu_);
 };
 
+bool HasClaimVolume(const Json& pod) {
+  for (const Json& v : api::MemberArray(api::MemberObject(pod, "spec"), "volumes")) {
+    if (api::FindMember(v, "persistentVolumeClaim") != nullptr) return true;
+  }
+  return false;
+}
+
+// The JobSet "ns/name" of a pod the controller follows — one that restarts
+// in place, or one mounting a claim (its node may hold a claim directory) —
+// or "".
+std::string TrackedJobSetKey(const Json& pod) {
+  std::optional<std::string> name = api::meta::GetLabel(pod, js::kJobSetNameKey);
+  if (!name) return "";
+  if (!api::meta::GetAnnotation(pod, api::core_v1::kRestartGenerationAnnotation) &&
+      !HasClaimVolume(pod)) {
+    return "";
+  }
+  return api::meta::GetNamespace(pod) + "/" + *name;
+}
+
 struct PendingEvent {
   std::string type, reason, message;
 };
@@ -111,9 +136,12 @@ class JobSetReconciler : public reconcile::Reconciler {
         jobset_kind_(ctx.client.Kind(js::kGroup, js::kVersion, js::kPlural)),
         job_kind_(ctx.client.Kind("batch", "v1", "jobs")),
         service_kind_(ctx.client.Kind("", "v1", "services")),
+        pod_kind_(ctx.client.Kind("", "v1", "pods")),
         jobsets_(ctx.informers.For(jobset_kind_)),
         jobs_(ctx.informers.For(job_kind_)),
-        services_(ctx.informers.For(service_kind_)) {}
+        services_(ctx.informers.For(service_kind_)),
+        pods_(ctx.informers.For(pod_kind_)),
+        nodes_(ctx.informers.For("", "v1", "nodes")) {}
 
   absl::StatusOr<Result> Reconcile(const std::string& key) override;
   void Wire(reconcile::Controller& controller);
@@ -126,6 +154,14 @@ class JobSetReconciler : public reconcile::Reconciler {
   absl::Status CreateJob(Sync& s, const js::ReplicatedJobView& rjob, int64_t index);
   absl::Status DeleteJobs(const std::vector<ChildJob>& jobs);
   absl::Status EnsureHeadlessService(Sync& s);
+  absl::Status SyncInPlaceRestart(Sync& s);
+  // volumeClaimPolicies with Delete (internal/volume_claims.h): the
+  // finalizer and the nodes' annotation; returns whether it wrote the JobSet.
+  absl::StatusOr<bool> SyncClaimBookkeeping(Sync& s);
+  absl::StatusOr<Result> FinalizeClaims(Sync& s);
+  // The JobSet's pods (its uid), cleanup pods excluded.
+  std::vector<ObjectRef> PodsOf(const Sync& s) const;
+  void RememberWrite(const std::string& key, const Json& written);
   absl::Status SuspendJobs(Sync& s);
   absl::Status ResumeJobs(Sync& s);
   absl::Status ResumeJob(const ChildJob& job, const js::ReplicatedJobView& rjob);
@@ -140,9 +176,12 @@ class JobSetReconciler : public reconcile::Reconciler {
   const api::KindDef& jobset_kind_;
   const api::KindDef& job_kind_;
   const api::KindDef& service_kind_;
+  const api::KindDef& pod_kind_;
   client::Informer& jobsets_;
   client::Informer& jobs_;
   client::Informer& services_;
+  client::Informer& pods_;
+  client::Informer& nodes_;
   ChildIndex children_;
   // The resourceVersion of each JobSet's last status write: a reconcile that
   // reads an older copy (restarts not yet bumped) waits for the cache rather
@@ -165,6 +204,15 @@ void JobSetReconciler::Wire(reconcile::Controller& controller) {
     if (std::string key = OwningJobSetKey(*o); !key.empty()) q->Add(key);
   };
   services_.AddHandlers({.on_add = nullptr, .on_update = nullptr, .on_delete = enqueue_owner});
+  // In-place restarts and claim bookkeeping follow some JobSets' pods
+  // (TrackedJobSetKey).
+  auto enqueue_in_place = [q](const ObjectRef& p) {
+    if (std::string key = TrackedJobSetKey(*p); !key.empty()) q->Add(key);
+  };
+  pods_.AddHandlers({.on_add = enqueue_in_place,
+                     .on_update = [enqueue_in_place](const ObjectRef&,
+                                                     const ObjectRef& p) { enqueue_in_place(p); },
+                     .on_delete = enqueue_in_place});
   jobs_.AddHandlers({
       .on_add =
           [this, q](const ObjectRef& j) {
@@ -202,8 +250,13 @@ absl::StatusOr<Result> JobSetReconciler::Reconcile(const std::string& key) {
     return Result::After(absl::Milliseconds(100));
   }
   Sync s{key, cached, js::JobSetView::Parse(*cached), *cached, {}, {}, false, {}, {}};
-  if (s.view.meta.being_deleted() || s.view.ManagedByOther()) return Result::Done();
+  if (s.view.ManagedByOther()) return Result::Done();
   api::meta::EnsureTypeMeta(s.js, js::kApiVersion, js::kKind);
+  if (s.view.meta.being_deleted()) return FinalizeClaims(s);
+  if (s.view.spec.DeletesClaims()) {
+    BATCHD_ASSIGN_OR_RETURN(bool wrote, SyncClaimBookkeeping(s));
+    if (wrote) return Result::Done();  // Its watch event brings the JobSet back.
+  }
   // As upstream: a failed step writes no status (the next attempt
   // recomputes it from the Jobs).
   BATCHD_RETURN_IF_ERROR(SyncJobSet(s));
@@ -232,6 +285,10 @@ absl::Status JobSetReconciler::SyncJobSet(Sync& s) {
   if (!s.jobs.succeeded.empty() && SuccessPolicyMet(spec, s.jobs)) {
     SetCompleted(s);
     return absl::OkStatus();
+  }
+  if (spec.InPlaceRestart() && !spec.suspend) {
+    BATCHD_RETURN_IF_ERROR(SyncInPlaceRestart(s));
+    if (js::JobSetStatusView::Parse(s.js).Finished()) return absl::OkStatus();
   }
   BATCHD_RETURN_IF_ERROR(EnsureHeadlessService(s));
   BATCHD_RETURN_IF_ERROR(CreateJobs(s));
@@ -338,6 +395,138 @@ absl::Status JobSetReconciler::EnsureHeadlessService(Sync& s) {
   return created.status();
 }
 
+// In-place restart (internal/in_place.h): reads the pods of the current
+// attempt, asks them for the next generation or releases the barrier, and
+// keeps status.current/previousInPlaceRestartAttempt.
+absl::Status JobSetReconciler::SyncInPlaceRestart(Sync& s) {
+  const std::string ns(s.view.meta.namespace_);
+  const std::string attempt = std::to_string(s.view.status.restarts);
+  std::vector<InPlacePod> pods;
+  for (const ObjectRef& p :
+       pods_.ListMatching(ns, absl::StrCat(js::kJobSetNameKey, "=", Sv(s.view.meta.name)))) {
+    if (api::meta::GetLabel(*p, js::kJobSetUidKey) != std::string(s.view.meta.uid) ||
+        api::meta::GetLabel(*p, js::kRestartsKey) != attempt || api::meta::IsBeingDeleted(*p) ||
+        api::StringMember(api::Member(*p, "status"), "phase") == "Failed") {
+      continue;
+    }
+    pods.push_back(ParseInPlacePod(*p));
+  }
+  const InPlaceDecision d =
+      DecideInPlace(pods, s.view.spec.TotalPods(), s.view.status.restarts_count_towards_max,
+                    s.view.spec.failure_policy->max_restarts, s.view.status.current_in_place_attempt);
+  if (d.fail) {
+    SetFailed(s, js::kReachedMaxRestartsReason, js::kReachedMaxRestartsMessage);
+    return absl::OkStatus();
+  }
+  absl::Status first;
+  for (const InPlacePatch& patch : d.patches) {
+    auto r = ctx_.client.MergePatch(pod_kind_, patch.ns, patch.name, InPlacePatchBody(patch),
+                                    /*status=*/false);
+    if (!r.ok() && !IsReason(r.status(), "NotFound") && first.ok()) first = r.status();
+  }
+  BATCHD_RETURN_IF_ERROR(first);
+  if (d.started_generation >= 0) {
+    s.events.push_back({"Warning", js::kInPlaceRestartReason,
+                        absl::StrCat("restarting every pod in place (attempt ",
+                                     d.started_generation, "): ", d.restart_message)});
+    s.status_changed = true;  // The event goes out with the status write.
+  }
+  s.status_changed |= js::SetInPlaceRestartAttempts(s.js, d.current, d.previous);
+  return absl::OkStatus();
+}
+
+std::vector<ObjectRef> JobSetReconciler::PodsOf(const Sync& s) const {
+  std::vector<ObjectRef> out;
+  for (const ObjectRef& p : pods_.ListMatching(
+           std::string(s.view.meta.namespace_),
+           absl::StrCat(js::kJobSetNameKey, "=", Sv(s.view.meta.name)))) {
+    if (api::meta::GetLabel(*p, js::kJobSetUidKey) == std::string(s.view.meta.uid) &&
+        !api::meta::GetLabel(*p, js::kClaimCleanupLabel)) {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+void JobSetReconciler::RememberWrite(const std::string& key, const Json& written) {
+  int64_t rv = 0;
+  if (!absl::SimpleAtoi(api::meta::GetResourceVersion(written), &rv)) return;
+  absl::MutexLock lock(&written_mu_);
+  int64_t& last = written_rv_[key];
+  last = std::max(last, rv);
+}
+
+absl::StatusOr<bool> JobSetReconciler::SyncClaimBookkeeping(Sync& s) {
+  Json updated = *s.cached;
+  api::meta::EnsureTypeMeta(updated, js::kApiVersion, js::kKind);
+  bool changed = api::meta::AddFinalizer(updated, js::kVolumeClaimsFinalizer);
+  std::set<std::string> nodes = RecordedClaimNodes(updated);
+  const size_t before = nodes.size();
+  for (const ObjectRef& p : PodsOf(s)) {
+    const std::string_view node = api::core_v1::PodView::Parse(*p).node_name;
+    if (!node.empty() && HasClaimVolume(*p)) nodes.emplace(node);
+  }
+  if (nodes.size() != before) {
+    api::meta::SetAnnotation(updated, js::kClaimNodesAnnotation, ClaimNodesValue(nodes));
+    changed = true;
+  }
+  if (!changed) return false;
+  auto written = ctx_.client.Update(jobset_kind_, std::move(updated));
+  if (!written.ok()) return written.status();
+  RememberWrite(s.key, *written);
+  return true;
+}
+
+// A deleted JobSet with claims to delete: its Jobs go, then, once none of
+// its pods is left, a cleanup pod runs on each recorded node that still
+// exists (simulated nodes hold no directories); when all have succeeded the
+// cleanup pods and the finalizer go.
+absl::StatusOr<Result> JobSetReconciler::FinalizeClaims(Sync& s) {
+  if (!api::meta::HasFinalizer(s.js, js::kVolumeClaimsFinalizer)) return Result::Done();
+  const ChildJobs jobs = Classify(children_.For(s.key, s.view.meta.uid), s.view.status.restarts);
+  for (const auto* list : {&jobs.active, &jobs.succeeded, &jobs.failed, &jobs.previous}) {
+    BATCHD_RETURN_IF_ERROR(DeleteJobs(*list));
+  }
+  if (!PodsOf(s).empty()) return Result::After(absl::Milliseconds(500));
+  const std::string ns(s.view.meta.namespace_);
+  const std::vector<std::string> claims = ClaimsToDelete(s.view);
+  bool done = true;
+  size_t index = 0;
+  for (const std::string& node : RecordedClaimNodes(s.js)) {
+    const size_t i = index++;
+    ObjectRef n = nodes_.Get("", node);
+    if (!n || api::meta::GetAnnotation(*n, "batchd.io/simulated") == "true") continue;
+    const std::string name = ClaimCleanupPodName(s.view.meta.name, i);
+    ObjectRef pod = pods_.Get(ns, name);
+    if (!pod) {
+      auto created = ctx_.client.Create(pod_kind_, ns, NewClaimCleanupPod(s.view, node, i, claims));
+      if (!created.ok() && !IsReason(created.status(), "AlreadyExists")) return created.status();
+      done = false;
+      continue;
+    }
+    const std::string_view phase = api::StringMember(api::Member(*pod, "status"), "phase");
+    if (phase == "Succeeded") continue;
+    done = false;
+    if (phase == "Failed" && !api::meta::IsBeingDeleted(*pod)) {
+      ctx_.events.Event(s.js, "Warning", "VolumeClaimDeletionFailed",
+                        absl::StrCat("deleting the claims on node ", node, " failed; retrying"));
+      (void)ctx_.client.Delete(pod_kind_, ns, name, {});
+    }
+  }
+  if (!done) return Result::After(absl::Milliseconds(500));
+  for (const ObjectRef& p : pods_.ListMatching(
+           ns, absl::StrCat(js::kClaimCleanupLabel, "=", Sv(s.view.meta.uid)))) {
+    absl::Status st = ctx_.client.Delete(pod_kind_, ns, api::meta::GetName(*p), {});
+    if (!st.ok() && !IsReason(st, "NotFound")) return st;
+  }
+  Json updated = *s.cached;
+  api::meta::EnsureTypeMeta(updated, js::kApiVersion, js::kKind);
+  api::meta::RemoveFinalizer(updated, js::kVolumeClaimsFinalizer);
+  auto written = ctx_.client.Update(jobset_kind_, std::move(updated));
+  if (!written.ok() && !IsReason(written.status(), "NotFound")) return written.status();
+  return Result::Done();
+}
+
 // Deletes with foreground propagation (the Job goes once its pods have), as
 // upstream; Jobs already being deleted are left alone.
 absl::Status JobSetReconciler::DeleteJobs(const std::vector<ChildJob>& jobs) {
@@ -427,12 +616,7 @@ absl::Status JobSetReconciler::WriteStatus(Sync& s) {
   if (!s.status_changed) return absl::OkStatus();
   auto written = ctx_.client.UpdateStatus(jobset_kind_, s.js);
   if (!written.ok()) return written.status();
-  int64_t rv = 0;
-  if (absl::SimpleAtoi(api::meta::GetResourceVersion(*written), &rv)) {
-    absl::MutexLock lock(&written_mu_);
-    int64_t& last = written_rv_[s.key];
-    last = std::max(last, rv);
-  }
+  RememberWrite(s.key, *written);
   for (const PendingEvent& e : s.events) ctx_.events.Event(s.js, e.type, e.reason, e.message);
   return absl::OkStatus();
 }

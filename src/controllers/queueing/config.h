@@ -59,7 +59,7 @@ struct QueueingConfig {
   WaitForPodsReadyConfig wait_for_pods_ready;
   FairSharingConfig fair_sharing;
   bool manage_jobs_without_queue_name = false;
-  std::vector<std::string> frameworks = {"batch/job"};
+  std::vector<std::string> frameworks = {"batch/job", "jobset.x-k8s.io/jobset"};
   std::map<std::string, bool> feature_gates;
   // managedJobsNamespaceSelector (nullopt: Kueue's default, every namespace
   // but kube-system and kueue-system) and the v1beta1
@@ -81,7 +81,7 @@ struct QueueingConfig {
 //            blockAdmission defaults to enable, no recoveryTimeout);
 //            fairSharing needs `enable: true`.
 //   both:    requeuing timestamp Eviction, backoff base 60s, max 3600s,
-//            unlimited count; frameworks ["batch/job"].
+//            unlimited count; frameworks ["batch/job", "jobset.x-k8s.io/jobset"].
 // Errors are InvalidArgument naming the field, e.g.
 //   "invalid queueing configuration: waitForPodsReady.timeout: Invalid value: \"5x\": ..."
 absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml);

@@ -16,7 +16,7 @@ TEST(QueueingConfigTest, BuiltinDefaultIsOff) {
   EXPECT_FALSE(cfg.wait_for_pods_ready.enable);
   EXPECT_FALSE(cfg.fair_sharing.enable);
   EXPECT_FALSE(cfg.manage_jobs_without_queue_name);
-  EXPECT_EQ(cfg.frameworks, std::vector<std::string>{"batch/job"});
+  EXPECT_EQ(cfg.frameworks, (std::vector<std::string>{"batch/job", "jobset.x-k8s.io/jobset"}));
 }
 
 TEST(QueueingConfigTest, VersionDefaults) {

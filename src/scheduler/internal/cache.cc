@@ -102,12 +102,23 @@ std::shared_ptr<const PodInfo> ParsePod(const Json& pod, ResourceIndex& resource
   p->nonzero_mem = mem == reqs.end() ? kDefaultMemMilli : mem->second.milli();
   p->affinity = NodeAffinity::FromPodSpec(spec);
   p->tolerations = ParseTolerations(spec);
+  const Json& labels = api::MemberAt(pod, {"metadata", "labels"});
+  p->labels = std::make_shared<const Labels>(labels.is_object() ? api::StringMap(labels) : Labels{});
+  p->inter_pod = ParseInterPodTerms(pod, p->ns, *p->labels);
 
   std::string sig;
   for (const auto& [id, milli] : p->requests) absl::StrAppend(&sig, id, "=", milli, ";");
   absl::StrAppend(&sig, "|", api::Member(spec, "nodeSelector").dump(), "|",
                   api::Member(api::Member(spec, "affinity"), "nodeAffinity").dump(), "|",
                   api::Member(spec, "tolerations").dump());
+  if (p->inter_pod != nullptr) {
+    // Whom the terms attract and repel depends on the pod's own namespace
+    // and labels (the default namespace, matchLabelKeys, the self match).
+    const Json& a = api::Member(spec, "affinity");
+    absl::StrAppend(&sig, "|", p->ns, "|", labels.dump(), "|",
+                    api::Member(a, "podAffinity").dump(), "|",
+                    api::Member(a, "podAntiAffinity").dump());
+  }
   p->signature = std::move(sig);
   p->group_key = GroupKeyOf(pod);
   return p;
@@ -206,14 +217,22 @@ void Cache::AddPod(const PodInfo& pod, const std::string& node, bool assumed) {
   if (cur != placed_.end() && cur->second.node == node && cur->second.usage == pod.requests) {
     cur->second.assumed = assumed;  // Confirmation of an assumption: nothing freed.
     cur->second.deleting = cur->second.deleting || pod.deleting;
+    if (cur->second.labels != pod.labels && *cur->second.labels != *pod.labels) {
+      cur->second.labels = pod.labels;  // Relabelled: inter-pod matches may change.
+      ++generation_;
+    }
     return;
   }
   RemovePod(pod.key);
   Placed p{node, pod.requests, pod.nonzero_cpu, pod.nonzero_mem, assumed,
-           pod.priority, pod.created, pod.group_key, pod.deleting};
+           pod.priority, pod.created, pod.group_key, pod.deleting,
+           pod.ns, pod.labels, pod.inter_pod};
   auto it = nodes_.find(node);
   if (it != nodes_.end()) Apply(it->second, p, +1);
   ++priorities_[pod.priority];
+  if (pod.inter_pod != nullptr && !pod.inter_pod->anti_affinity.empty()) {
+    anti_affinity_pods_.insert(pod.key);
+  }
   placed_[pod.key] = std::move(p);
 }
 
@@ -224,6 +243,7 @@ bool Cache::RemovePod(const std::string& key) {
   if (n != nodes_.end()) Apply(n->second, it->second, -1);
   auto pr = priorities_.find(it->second.priority);
   if (pr != priorities_.end() && --pr->second <= 0) priorities_.erase(pr);
+  if (!anti_affinity_pods_.empty()) anti_affinity_pods_.erase(key);
   placed_.erase(it);
   ++generation_;
   return true;
@@ -343,12 +363,47 @@ bool Cache::FitsResources(const PodInfo& pod, const NodeInfo& n,
   return reasons->size() == before;
 }
 
-bool Cache::Filter(const PodInfo& pod, const NodeInfo& n, std::vector<std::string>* reasons,
-                   bool* resolvable) const {
+bool Cache::Filter(const PodInfo& pod, const NodeInfo& n, const InterPodState& inter_pod,
+                   std::vector<std::string>* reasons, bool* resolvable) const {
   *resolvable = false;
   if (!PassesStaticFilters(pod, n, reasons)) return false;
   *resolvable = true;
-  return FitsResources(pod, n, nullptr, reasons);
+  if (!FitsResources(pod, n, nullptr, reasons)) return false;
+  // After resource fit, as kube-scheduler orders its filters; batchd's
+  // preemption does not evict pods to resolve it.
+  *resolvable = false;
+  return inter_pod.empty() || inter_pod.Passes(n.labels, reasons);
+}
+
+bool Cache::UpsertNamespace(const std::string& name, Labels labels) {
+  auto it = namespace_labels_.find(name);
+  if (it != namespace_labels_.end() && it->second == labels) return false;
+  namespace_labels_[name] = std::move(labels);
+  ++generation_;
+  return true;
+}
+
+void Cache::RemoveNamespace(const std::string& name) { namespace_labels_.erase(name); }
+
+InterPodState Cache::InterPodFor(const PodInfo& pod) const {
+  auto placed_ref = [this](const Placed& p) {
+    const NodeInfo* n = node(p.node);
+    return PlacedPodRef{p.ns, p.labels.get(), p.inter_pod.get(),
+                        n == nullptr ? nullptr : &n->labels};
+  };
+  return InterPodState::Compute(
+      pod.ns, *pod.labels, pod.inter_pod.get(), namespace_labels_,
+      [&](auto fn) {
+        for (const auto& [key, p] : placed_) {
+          if (key != pod.key) fn(placed_ref(p));
+        }
+      },
+      [&](auto fn) {
+        for (const std::string& key : anti_affinity_pods_) {
+          auto it = placed_.find(key);
+          if (it != placed_.end() && key != pod.key) fn(placed_ref(it->second));
+        }
+      });
 }
 
 int64_t Cache::Score(const PodInfo& pod, const NodeInfo& n) const {
@@ -362,10 +417,11 @@ ScheduleResult Cache::Schedule(const PodInfo& pod) {
   r.error.num_nodes = num_nodes();
   int64_t best = -1;
   std::vector<std::string> reasons;
+  const InterPodState inter_pod = InterPodFor(pod);
   for (const auto& [name, n] : nodes_) {
     reasons.clear();
     bool resolvable = false;
-    if (!Filter(pod, n, &reasons, &resolvable)) {
+    if (!Filter(pod, n, inter_pod, &reasons, &resolvable)) {
       for (const auto& reason : reasons) ++r.error.reasons[reason];
       ++(resolvable ? r.error.resolvable_nodes : r.error.unresolvable_nodes);
       continue;

@@ -1,7 +1,8 @@
 // Internal to scheduler/: the scheduler's view of the cluster (nodes, what
-// is bound or assumed on them) and the scheduling algorithm over it —
-// filter (unschedulable, taints incl. readiness, node affinity, resource
-// fit), score (least allocated, tie-break by node name), and the
+// is bound or assumed on them, namespaces' labels) and the scheduling
+// algorithm over it — filter (unschedulable, taints incl. readiness, node
+// affinity, resource fit, required inter-pod affinity and anti-affinity:
+// pod_affinity.h), score (least allocated, tie-break by node name), and the
 // kube-scheduler style FitError message — and what preemption
 // (preemption.h) needs: the pods placed on each node with their priorities,
 // and the pods nominated to a node, whose requests lower-or-equal priority
@@ -18,8 +19,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "api/field_error.h"
+#include "scheduler/internal/pod_affinity.h"
 #include "scheduler/predicates.h"
 
 namespace batchd::scheduler::internal {
@@ -58,7 +61,11 @@ struct PodInfo {
   int64_t nonzero_cpu = 0, nonzero_mem = 0;  // Milli; defaults for scoring.
   NodeAffinity affinity;
   std::vector<Toleration> tolerations;
-  std::string signature;  // Equal for pods with identical scheduling constraints.
+  std::shared_ptr<const Labels> labels;           // metadata.labels; never null.
+  std::shared_ptr<const InterPodTerms> inter_pod;  // Required pod (anti-)affinity; null: none.
+  // Equal for pods with identical scheduling constraints (a pod with
+  // inter-pod terms: also the same namespace and labels).
+  std::string signature;
   // The pod's scheduling group (GroupKeyOf in gang.h), "" for none. Pods of a
   // group are scheduled together, by the group's policy.
   std::string group_key;
@@ -128,6 +135,10 @@ struct PlacedPod {
   absl::Time start;       // Creation time: the order victims are compared in.
   std::string group_key;  // Members of a gang are never victims (preemption.h).
   bool deleting = false;  // Being deleted (or already chosen as a victim).
+  // What inter-pod affinity looks at.
+  std::string ns;
+  std::shared_ptr<const Labels> labels;
+  std::shared_ptr<const InterPodTerms> inter_pod;
 };
 
 class Cache {
@@ -153,6 +164,22 @@ class Cache {
   // Filters and scores every node for `pod`.
   ScheduleResult Schedule(const PodInfo& pod);
 
+  // Namespaces' labels (for inter-pod terms' namespaceSelector); returns
+  // whether they changed.
+  bool UpsertNamespace(const std::string& name, Labels labels);
+  void RemoveNamespace(const std::string& name);
+  const NamespaceLabels& namespace_labels() const { return namespace_labels_; }
+  // Inter-pod affinity: the pre-filter state of `pod` over the placed pods
+  // (O(placed pods) when the pod has terms, O(placed pods with anti-affinity
+  // terms) otherwise).
+  InterPodState InterPodFor(const PodInfo& pod) const;
+  // Whether `pod`'s decision depends on which pods are placed, not only on
+  // capacity: it has inter-pod terms, or some placed pod has anti-affinity
+  // terms. Such decisions are not shared between pods of one signature.
+  bool PlacementSensitive(const PodInfo& pod) const {
+    return pod.inter_pod != nullptr || !anti_affinity_pods_.empty();
+  }
+
   // Preemption support.
   const std::map<std::string, NodeInfo>& nodes() const { return nodes_; }
   const PlacedPod* placed(const std::string& key) const;
@@ -163,7 +190,9 @@ class Cache {
   // higher priority than that has no one to preempt.
   int32_t LowestPriority() const;
   // The checks preemption cannot change: unschedulable, taints, readiness,
-  // node affinity. Appends the reason when false.
+  // node affinity. Appends the reason when false. (Preemption checks
+  // inter-pod affinity with InterPodFor: batchd does not evict pods to
+  // resolve it.)
   bool PassesStaticFilters(const PodInfo& pod, const NodeInfo& n,
                            std::vector<std::string>* reasons) const;
   // Resource fit of `pod` on `n` with `freed` (milli by resource id, may be
@@ -192,8 +221,8 @@ class Cache {
   };
   // Appends the reasons `pod` does not fit `n`; returns false when it does not
   // fit. `*resolvable` says whether only resources were missing.
-  bool Filter(const PodInfo& pod, const NodeInfo& n, std::vector<std::string>* reasons,
-              bool* resolvable) const;
+  bool Filter(const PodInfo& pod, const NodeInfo& n, const InterPodState& inter_pod,
+              std::vector<std::string>* reasons, bool* resolvable) const;
   int64_t Score(const PodInfo& pod, const NodeInfo& n) const;
   void Apply(NodeInfo& n, const Placed& p, int sign);
 
@@ -202,6 +231,11 @@ class Cache {
   absl::flat_hash_map<std::string, Placed> placed_;
   std::map<int32_t, int> priorities_;  // Priority -> number of placed pods.
   absl::flat_hash_map<std::string, Nominated> nominated_;
+  // Placed pods with required anti-affinity terms (the symmetric check
+  // looks only at these). Bound: a subset of `placed_`.
+  absl::flat_hash_set<std::string> anti_affinity_pods_;
+  // Bound: one entry per namespace in the informer.
+  NamespaceLabels namespace_labels_;
   uint64_t generation_ = 0;
 };
 

@@ -149,18 +149,33 @@ std::optional<std::vector<Victim>> SelectVictimsOnNode(const Cache& cache, const
 std::optional<Preemption> FindPreemption(const Cache& cache, const PodInfo& pod,
                                          const Gangs& gangs) {
   // The lower-priority pods by node: one pass over the placed pods.
+  // A pod the preemptor's required affinity needs is no victim (evicting
+  // it would unmake the placement it is evicted for).
+  auto attracts = [&pod, &cache](const PlacedPod& p) {
+    if (pod.inter_pod == nullptr || pod.inter_pod->affinity.empty() || p.labels == nullptr) {
+      return false;
+    }
+    for (const AffinityTerm& t : pod.inter_pod->affinity) {
+      if (t.Matches(p.ns, *p.labels, cache.namespace_labels())) return true;
+    }
+    return false;
+  };
   absl::flat_hash_map<std::string, std::vector<std::string>> lower;
   for (const auto& [key, p] : cache.placed_pods()) {
-    if (p.priority < pod.priority) lower[p.node].push_back(key);
+    if (p.priority < pod.priority && !attracts(p)) lower[p.node].push_back(key);
   }
   std::optional<Preemption> best;
   NodeRank best_rank;
   std::vector<std::string> reasons;
+  // Inter-pod affinity must hold with the victims still placed: batchd does
+  // not evict pods to resolve anti-affinity (kube-scheduler may).
+  const InterPodState inter_pod = cache.InterPodFor(pod);
   for (const auto& [name, n] : cache.nodes()) {
     auto on_node = lower.find(name);
     if (on_node == lower.end()) continue;
     reasons.clear();
     if (!cache.PassesStaticFilters(pod, n, &reasons)) continue;
+    if (!inter_pod.Passes(n.labels, &reasons)) continue;
     // Deterministic unit order whatever the hash map's.
     std::sort(on_node->second.begin(), on_node->second.end());
     std::optional<std::vector<Victim>> victims =

@@ -67,6 +67,7 @@ class Scheduler : public reconcile::Reconciler {
   void OnPodDelete(const ObjectRef& obj);
   void OnNode(const ObjectRef& obj);
   void OnNodeDelete(const ObjectRef& obj);
+  void OnNamespace(const ObjectRef& obj, bool deleted);
   // A PodGroup or Workload was added or changed (its policy) or deleted.
   void OnPolicyObject(const ObjectRef& obj, bool is_pod_group);
   void OnPolicyObjectDelete(const ObjectRef& obj, bool is_pod_group);
@@ -119,6 +120,9 @@ class Scheduler : public reconcile::Reconciler {
   // Activates the first unschedulable pod of `signature`, if any.
   void ActivateNextOfLocked(const std::string& signature) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MoveAllToActiveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A pod was placed: the pods waiting on required pod affinity get another
+  // attempt. Returns whether any pod is active.
+  bool WakeAffinityWaitersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Pops and decides the next pod; false when the active queue is empty.
   bool NextDecisionLocked(Decision* d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status BindOne(const Decision& d);
@@ -188,6 +192,9 @@ class Scheduler : public reconcile::Reconciler {
   // Failure memo for pods with equal constraints; valid for one cache generation.
   uint64_t memo_generation_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, internal::FitError> memo_ ABSL_GUARDED_BY(mu_);
+  // Unschedulable pods that failed with required pod affinity terms: any
+  // placement may satisfy them. Bound: a subset of `pending_`.
+  absl::flat_hash_set<std::string> affinity_waiters_ ABSL_GUARDED_BY(mu_);
 
   // Gang scheduling. Only pods of a group and PodGroup / Workload events
   // touch these; other pods never look at them.

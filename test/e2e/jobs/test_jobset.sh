@@ -172,5 +172,10 @@ expect_fail bad bad3 "  volumeClaimPolicies: [{templates: [{metadata: {name: dat
   replicatedJobs:
   - name: w
 $RJOB"
-expect_contains "$OUT" 'spec.volumeClaimPolicies: Forbidden: volumeClaimPolicies is not supported by batchd yet' "refused field"
+expect_contains "$OUT" "spec.replicatedJobs: Invalid value: \"array\": replicatedJob containers don't have a matching volumeMount: data from VolumeClaimPolicies" "claim without a mount"
+expect_fail bad bad4 "  failurePolicy: {rules: [{name: r, action: RestartJob}]}
+  replicatedJobs:
+  - name: w
+$RJOB"
+expect_contains "$OUT" 'spec.failurePolicy.rules[0].action: Forbidden: the RestartJob and RestartJobAndIgnoreMaxRestarts failure policy actions are not supported by batchd yet' "refused action"
 expect_absent jobset bad1

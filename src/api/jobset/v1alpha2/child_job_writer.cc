@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/batch/v1/cronjob_writers.h"
 #include "api/batch/v1/job_writers.h"
+#include "api/core/v1/restart_generation.h"
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "boost/uuid/detail/sha1.hpp"
@@ -34,6 +35,29 @@ void Inject(Json& meta_holder, const std::vector<std::pair<const char*, std::str
   for (const auto& [key, value] : entries) {
     meta::SetLabel(meta_holder, key, value);
     meta::SetAnnotation(meta_holder, key, value);
+  }
+}
+
+// volumeClaimPolicies: a persistentVolumeClaim volume "<claim>-<jobset>"
+// named after each claim the pod template mounts (upstream's addVolumes).
+void AddClaimVolumes(Json& pod_template, const JobSetView& js) {
+  if (js.spec.volume_claims.empty()) return;
+  Json& spec = MutableObject(pod_template, "spec");
+  for (const VolumeClaimView& claim : js.spec.volume_claims) {
+    bool mounted = false;
+    for (const char* list : {"initContainers", "containers"}) {
+      for (const Json& c : MemberArray(spec, list)) {
+        for (const Json& m : MemberArray(c, "volumeMounts")) {
+          mounted = mounted || StringMember(m, "name") == claim.name;
+        }
+      }
+    }
+    if (!mounted) continue;
+    Json& volumes = spec["volumes"];
+    if (!volumes.is_array()) volumes = Json::array();
+    volumes.push_back({{"name", std::string(claim.name)},
+                       {"persistentVolumeClaim",
+                        {{"claimName", ClaimName(claim.name, js.meta.name)}}}});
   }
 }
 
@@ -80,6 +104,43 @@ Json NewChildJob(const Json& jobset, const JobSetView& js, const ReplicatedJobVi
   Inject(pod_template, entries);
   if (js.spec.enable_dns_hostnames) {
     MutableObject(pod_template, "spec")["subdomain"] = std::string(js.Subdomain());
+  }
+  // Exclusive placement, as annotations only: the replicated job's own
+  // annotation over the JobSet's, each with its level's node-selector
+  // strategy annotation.
+  const Json none;
+  const Json& tmpl_annotations =
+      rjob.job_template != nullptr ? MemberAt(*rjob.job_template, {"metadata", "annotations"})
+                                   : none;
+  for (const Json* annotations :
+       {&MemberAt(jobset, {"metadata", "annotations"}), &tmpl_annotations}) {
+    if (!annotations->is_object() || !annotations->contains(kExclusiveKey)) continue;
+    for (Json* obj : {&job, &pod_template}) {
+      meta::SetAnnotation(*obj, kExclusiveKey, StringMember(*annotations, kExclusiveKey));
+      if (annotations->contains(kNodeSelectorStrategyKey)) {
+        meta::SetAnnotation(*obj, kNodeSelectorStrategyKey,
+                            StringMember(*annotations, kNodeSelectorStrategyKey));
+      }
+    }
+  }
+  AddClaimVolumes(pod_template, js);
+  if (js.spec.InPlaceRestart()) {
+    // The node agent re-runs the containers in place when the JobSet
+    // controller names a newer generation (api/core/v1/restart_generation.h).
+    const std::string attempt = std::to_string(js.status.current_in_place_attempt.value_or(0));
+    meta::SetAnnotation(pod_template, core_v1::kRestartGenerationAnnotation, attempt);
+    meta::SetAnnotation(pod_template, kInPlaceRestartAttemptKey, attempt);
+  }
+  if (meta::GetAnnotation(job, kExclusiveKey) && meta::GetAnnotation(job, kNodeSelectorStrategyKey)) {
+    // The user labelled each domain's nodes `namespaced-job: <ns>_<job>`
+    // and tainted them: the Job's pods select and tolerate exactly those.
+    Json& pod_spec = MutableObject(pod_template, "spec");
+    MutableObject(pod_spec, "nodeSelector")[kNamespacedJobKey] =
+        absl::StrCat(Sv(js.meta.namespace_), "_", name);
+    Json& tolerations = pod_spec["tolerations"];
+    if (!tolerations.is_array()) tolerations = Json::array();
+    tolerations.push_back(
+        {{"key", kNoScheduleTaintKey}, {"operator", "Exists"}, {"effect", "NoSchedule"}});
   }
   batch_v1::SetSuspend(job, js.spec.suspend);
   meta::SetOwnerReference(job, meta::NewControllerRef(jobset));

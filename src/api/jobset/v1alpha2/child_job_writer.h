@@ -25,6 +25,11 @@ namespace batchd::api::jobset_v1alpha2 {
 //  - spec.template.spec.subdomain = the JobSet's subdomain when DNS
 //    hostnames are enabled (the Job controller gives each pod of an Indexed
 //    Job the hostname "<job>-<completion index>");
+//  - with the InPlaceRestart restart strategy, the pod template annotations
+//    batchd.io/restart-generation and jobset.sigs.k8s.io/in-place-restart-attempt
+//    = status.currentInPlaceRestartAttempt (0 when unset);
+//  - exclusive placement annotations, and the node-selector strategy's
+//    nodeSelector and toleration (exclusive_placement.h of controllers/jobset);
 //  - spec.suspend = the JobSet's spec.suspend;
 //  - a controller owner reference to the JobSet (blockOwnerDeletion).
 // REQUIRES: `js` was parsed from `jobset`, which has apiVersion and kind;

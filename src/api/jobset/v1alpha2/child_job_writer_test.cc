@@ -89,6 +89,54 @@ TEST(ChildJobWriterTest, GroupIndexesAndNoSubdomainWithoutDns) {
   EXPECT_EQ(job["spec"]["suspend"], true);
 }
 
+TEST(ChildJobWriterTest, ExclusivePlacementAnnotations) {
+  struct Case {
+    std::string name;
+    Json jobset_annotations;   // On the JobSet.
+    Json template_annotations; // On the workers' job template.
+    std::string want_topology; // "" when none.
+    bool want_node_selector_strategy;
+  };
+  const std::string kEx = kExclusiveKey, kNs = kNodeSelectorStrategyKey;
+  const std::vector<Case> cases = {
+      {"none", nullptr, nullptr, "", false},
+      {"JobSet level", {{kEx, "rack"}}, nullptr, "rack", false},
+      {"template level overrides", {{kEx, "rack"}}, {{kEx, "zone"}}, "zone", false},
+      {"node-selector strategy at the JobSet level", {{kEx, "rack"}, {kNs, "true"}}, nullptr,
+       "rack", true},
+      {"node-selector strategy at the template level", nullptr, {{kEx, "rack"}, {kNs, "true"}},
+       "rack", true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Json stored = Stored();
+    if (!c.jobset_annotations.is_null()) stored["metadata"]["annotations"] = c.jobset_annotations;
+    if (!c.template_annotations.is_null()) {
+      stored["spec"]["replicatedJobs"][1]["template"]["metadata"]["annotations"] =
+          c.template_annotations;
+    }
+    const JobSetView js = JobSetView::Parse(stored);
+    const Json job = NewChildJob(stored, js, js.spec.replicated_jobs[1], 1);
+    const Json& tmpl = job["spec"]["template"];
+    for (const Json* obj : {&job, &tmpl}) {
+      const Json& annotations = (*obj)["metadata"]["annotations"];
+      EXPECT_EQ(annotations.value(kEx, ""), c.want_topology);
+      EXPECT_EQ(annotations.contains(kNs), c.want_node_selector_strategy);
+      EXPECT_FALSE((*obj)["metadata"]["labels"].contains(kEx));  // Annotation only.
+    }
+    const Json& spec = tmpl["spec"];
+    if (c.want_node_selector_strategy) {
+      EXPECT_EQ(spec["nodeSelector"], Json({{kNamespacedJobKey, "default_js-workers-1"}}));
+      EXPECT_EQ(spec["tolerations"],
+                Json::parse(R"([{"key": "alpha.jobset.sigs.k8s.io/no-schedule",
+                                 "operator": "Exists", "effect": "NoSchedule"}])"));
+    } else {
+      EXPECT_FALSE(spec.contains("nodeSelector"));
+      EXPECT_FALSE(spec.contains("tolerations"));
+    }
+  }
+}
+
 TEST(ChildJobWriterTest, HeadlessService) {
   Json stored = Stored();
   stored["spec"]["network"]["publishNotReadyAddresses"] = false;

@@ -29,9 +29,36 @@ inline constexpr char kGroupReplicasKey[] = "jobset.sigs.k8s.io/group-replicas";
 inline constexpr char kJobGroupIndexKey[] = "jobset.sigs.k8s.io/job-group-index";
 inline constexpr char kCoordinatorKey[] = "jobset.sigs.k8s.io/coordinator";
 
-// Annotations of features batchd does not implement yet (refused at create).
+// volumeClaimPolicies with retentionPolicy Delete: the JobSet's finalizer
+// (its claims are emptied before it goes), the annotation listing the nodes
+// its pods ran on (where claim directories may exist), and the label of the
+// pods that empty them.
+inline constexpr char kVolumeClaimsFinalizer[] = "batchd.io/jobset-volume-claims";
+inline constexpr char kClaimNodesAnnotation[] = "batchd.io/volume-claim-nodes";
+inline constexpr char kClaimCleanupLabel[] = "batchd.io/volume-claim-cleanup";
+
+// In-place restart: the attempt a pod's containers run, on the pod.
+inline constexpr char kInPlaceRestartAttemptKey[] = "jobset.sigs.k8s.io/in-place-restart-attempt";
+inline constexpr char kInPlaceRestartReason[] = "InPlaceRestart";
+
+// Exclusive placement: the annotation naming the node label whose domains
+// each get one child Job (on the JobSet or a replicated job template, copied
+// to the Jobs and pods as an annotation), and the one that says the user has
+// labelled and tainted the nodes for the node-selector strategy instead.
 inline constexpr char kExclusiveKey[] = "alpha.jobset.sigs.k8s.io/exclusive-topology";
 inline constexpr char kNodeSelectorStrategyKey[] = "alpha.jobset.sigs.k8s.io/node-selector";
+// Node-selector strategy: the node label naming the Job (`<ns>_<job>`) and
+// the taint its pods tolerate.
+inline constexpr char kNamespacedJobKey[] = "alpha.jobset.sigs.k8s.io/namespaced-job";
+inline constexpr char kNoScheduleTaintKey[] = "alpha.jobset.sigs.k8s.io/no-schedule";
+// The pod label holding spec.priority, so exclusive placement repels only
+// pods of the same priority (upstream issue 1057).
+inline constexpr char kPriorityKey[] = "jobset.sigs.k8s.io/priority";
+// Exclusive placement violations: the DisruptionTarget reason and message
+// of a follower pod deleted because it is outside its leader's domain.
+inline constexpr char kExclusivePlacementViolationReason[] = "ExclusivePlacementViolation";
+inline constexpr char kExclusivePlacementViolationMessage[] =
+    "Pod violated JobSet exclusive placement policy";
 
 // spec.managedBy: the value (or absence) that means "this controller".
 inline constexpr char kJobSetControllerName[] = "jobset.sigs.k8s.io/jobset-controller";
@@ -95,6 +122,8 @@ inline constexpr char kAnyOrder[] = "AnyOrder";
 inline constexpr char kInOrder[] = "InOrder";
 inline constexpr char kDependencyReady[] = "Ready";
 inline constexpr char kDependencyComplete[] = "Complete";
+inline constexpr char kRetentionDelete[] = "Delete";
+inline constexpr char kRetentionRetain[] = "Retain";
 inline constexpr char kTerminalCompleted[] = "Completed";
 inline constexpr char kTerminalFailed[] = "Failed";
 

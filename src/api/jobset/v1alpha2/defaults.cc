@@ -47,6 +47,16 @@ void SetDefaultsJobSet(Json& js) {
   if (!network.is_object()) network = Json::object();
   SetIfUnset(network, "enableDNSHostnames", true);
   SetIfUnset(network, "publishNotReadyAddresses", true);
+  // Upstream's webhook: a claim policy without a retention policy deletes
+  // its claims with the JobSet.
+  if (Json* vcps = FindMutableMemberAt(spec, {"volumeClaimPolicies"}); vcps && vcps->is_array()) {
+    for (Json& p : *vcps) {
+      if (!p.is_object()) continue;
+      Json& retention = p["retentionPolicy"];
+      if (!retention.is_object()) retention = Json::object();
+      SetIfUnset(retention, "whenDeleted", kRetentionDelete);
+    }
+  }
   if (Json* policy = FindMutableMemberAt(spec, {"failurePolicy"}); policy && policy->is_object()) {
     if (StringMember(*policy, "restartStrategy").empty()) (*policy)["restartStrategy"] = kRecreate;
     if (Json* rules = FindMutableMemberAt(*policy, {"rules"}); rules && rules->is_array()) {

@@ -276,16 +276,108 @@ TEST(ValidateJobSetTest, NetworkCoordinatorManagedByTtl) {
   });
 }
 
+// A claim `name` mounted by the workers' container.
+void AddClaim(Json& js, const std::string& name, Json spec = Json::object()) {
+  js["spec"]["volumeClaimPolicies"].push_back(
+      {{"templates", Json::array({{{"metadata", {{"name", name}}}, {"spec", spec}}})}});
+  Rjob(js, 1)["template"]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"].push_back(
+      {{"name", name}, {"mountPath", "/" + name}});
+}
+
+TEST(ValidateJobSetTest, VolumeClaimPolicies) {
+  RunCases({
+      {"a claim mounted by the workers",
+       [](Json& js) {
+         AddClaim(js, "ckpt", {{"accessModes", {"ReadWriteOnce"}},
+                               {"resources", {{"requests", {{"storage", "1Gi"}}}}}});
+       },
+       {}},
+      {"duplicate and bad names, too long",
+       [](Json& js) {
+         AddClaim(js, "ckpt");
+         js["spec"]["volumeClaimPolicies"].push_back(
+             {{"templates", Json::array({{{"metadata", {{"name", "ckpt"}}}}})}});
+         AddClaim(js, "bad.name");
+         AddClaim(js, std::string(61, 'c'));
+       },
+       {// A claim with a bad name gets no volume: its mount mounts nothing.
+        "spec.replicatedJobs[1].template.spec.template.spec.containers[0].volumeMounts[1].name: "
+        "Not found: \"bad.name\"",
+        "spec.volumeClaimPolicies[1].templates[0].metadata.name: Invalid value: \"ckpt\": names "
+        "must be unique for VolumeClaimPolicies template",
+        "spec.volumeClaimPolicies[2].templates[0].metadata.name: Invalid value: \"bad.name\": "
+        "must not contain dots",
+        "spec.volumeClaimPolicies[3].templates[0].metadata.name: Invalid value: \"" +
+            std::string(61, 'c') + "\": VolumeClaimPolicies template name is too long"}},
+      {"not mounted; a template volume of that name; a namespace",
+       [](Json& js) {
+         js["spec"]["volumeClaimPolicies"] = {
+             {{"templates",
+               Json::array({{{"metadata", {{"name", "data"}, {"namespace", "x"}}}}})}}};
+         Rjob(js, 0)["template"]["spec"]["template"]["spec"]["volumes"] = {
+             {{"name", "data"}, {"emptyDir", Json::object()}}};
+       },
+       {"spec.volumeClaimPolicies[0]: Invalid value: \"object\": namespace cannot be set",
+        "spec.replicatedJobs[0].template.spec.template.spec.volumes[0].name: Invalid value: "
+        "\"data\": volume name conflicts with VolumeClaimPolicy template name: data",
+        "spec.replicatedJobs: Invalid value: \"array\": replicatedJob containers don't have a "
+        "matching volumeMount: data from VolumeClaimPolicies"}},
+      {"what a node-local directory cannot honour",
+       [](Json& js) {
+         AddClaim(js, "ckpt", {{"volumeName", "pv-1"}, {"volumeMode", "Block"}});
+         js["spec"]["volumeClaimPolicies"][0]["retentionPolicy"] = {{"whenDeleted", "Keep"}};
+       },
+       {"spec.volumeClaimPolicies[0].retentionPolicy.whenDeleted: Unsupported value: \"Keep\"",
+        "spec.volumeClaimPolicies[0].templates[0].spec.volumeName: Forbidden: volumeName is not "
+        "supported by batchd: a claim is a new, empty node-local directory",
+        "spec.volumeClaimPolicies[0].templates[0].spec.volumeMode: Unsupported value: \"Block\""}},
+  });
+}
+
+TEST(ValidateJobSetTest, InPlaceRestartNeedsEveryPodAtOnce) {
+  RunCases({
+      {"parallelism == completions",
+       [](Json& js) { js["spec"]["failurePolicy"]["restartStrategy"] = "InPlaceRestart"; },
+       {}},
+      {"completions unset or different",
+       [](Json& js) {
+         js["spec"]["failurePolicy"]["restartStrategy"] = "InPlaceRestart";
+         Rjob(js, 0)["template"]["spec"].erase("completions");
+         Rjob(js, 0)["template"]["spec"]["completionMode"] = "NonIndexed";
+         Rjob(js, 1)["template"]["spec"]["completions"] = 4;
+       },
+       {"spec.replicatedJobs[0].template.spec.completions: Invalid value: null: must be set and "
+        "equal to parallelism with the InPlaceRestart restart strategy",
+        "spec.replicatedJobs[1].template.spec.completions: Invalid value: 4"}},
+  });
+}
+
+TEST(ValidateJobSetTest, ExclusivePlacementAnnotations) {
+  const std::string kEx = "alpha.jobset.sigs.k8s.io/exclusive-topology";
+  const std::string kNs = "alpha.jobset.sigs.k8s.io/node-selector";
+  RunCases({
+      {"on the JobSet", [&](Json& js) { js["metadata"]["annotations"][kEx] = "rack"; }, {}},
+      {"on a template with the node-selector strategy",
+       [&](Json& js) {
+         Rjob(js, 1)["template"]["metadata"]["annotations"] = {{kEx, "cloud.io/rack"}, {kNs, "true"}};
+       },
+       {}},
+      {"not a label key",
+       [&](Json& js) { js["metadata"]["annotations"][kEx] = "rack name"; },
+       {"metadata.annotations[" + kEx + "]: Invalid value: \"rack name\": must be a node label "
+        "key: name part must consist of alphanumeric characters"}},
+      {"node-selector without exclusive-topology at its level",
+       [&](Json& js) {
+         js["metadata"]["annotations"][kEx] = "rack";
+         Rjob(js, 1)["template"]["metadata"]["annotations"] = {{kNs, "true"}};
+       },
+       {"spec.replicatedJobs[1].template.metadata.annotations[" + kNs + "]: Invalid value: "
+        "\"true\": has no effect without the " + kEx + " annotation beside it"}},
+  });
+}
+
 TEST(ValidateJobSetTest, NotYetSupportedFieldsAreForbidden) {
   RunCases({
-      {"volumeClaimPolicies",
-       [](Json& js) { js["spec"]["volumeClaimPolicies"] = {{{"templates", Json::array({Json::object()})}}}; },
-       {"spec.volumeClaimPolicies: Forbidden: volumeClaimPolicies is not supported by batchd "
-        "yet"}},
-      {"InPlaceRestart",
-       [](Json& js) { js["spec"]["failurePolicy"]["restartStrategy"] = "InPlaceRestart"; },
-       {"spec.failurePolicy.restartStrategy: Forbidden: the InPlaceRestart restart strategy is "
-        "not supported by batchd yet"}},
       {"RestartJob actions",
        [](Json& js) {
          js["spec"]["failurePolicy"]["rules"] = {{{"name", "a"}, {"action", "RestartJob"}},
@@ -294,26 +386,6 @@ TEST(ValidateJobSetTest, NotYetSupportedFieldsAreForbidden) {
        {"spec.failurePolicy.rules[0].action: Forbidden: the RestartJob and "
         "RestartJobAndIgnoreMaxRestarts failure policy actions are not supported by batchd yet",
         "spec.failurePolicy.rules[1].action: Forbidden"}},
-      {"exclusive topology on the JobSet",
-       [](Json& js) {
-         js["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] = "rack";
-       },
-       {"metadata.annotations[alpha.jobset.sigs.k8s.io/exclusive-topology]: Forbidden: "
-        "exclusive placement is not supported by batchd yet"}},
-      {"exclusive placement on a template",
-       [](Json& js) {
-         Rjob(js, 1)["template"]["metadata"]["annotations"] = {
-             {"alpha.jobset.sigs.k8s.io/exclusive-topology", "rack"},
-             {"alpha.jobset.sigs.k8s.io/node-selector", "true"}};
-       },
-       {"spec.replicatedJobs[1].template.metadata.annotations[alpha.jobset.sigs.k8s.io/"
-        "exclusive-topology]: Forbidden",
-        "spec.replicatedJobs[1].template.metadata.annotations[alpha.jobset.sigs.k8s.io/"
-        "node-selector]: Forbidden"}},
-      {"Kueue queue name",
-       [](Json& js) { js["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq"; },
-       {"metadata.labels[kueue.x-k8s.io/queue-name]: Forbidden: queueing a JobSet in Kueue is "
-        "not supported by batchd yet"}},
   });
 }
 

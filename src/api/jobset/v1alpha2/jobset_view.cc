@@ -39,6 +39,11 @@ ReplicatedJobView ParseReplicatedJob(const Json& r) {
   v.replicas = Int32Member(r, "replicas", 1);
   if (const Json* t = FindMember(r, "template"); t != nullptr && t->is_object()) {
     v.job_template = t;
+    const Json& spec = Member(*t, "spec");
+    v.parallelism = Int32Member(spec, "parallelism", 1);
+    if (std::optional<int64_t> c = AsOptionalInt(Member(spec, "completions"))) {
+      v.completions = static_cast<int32_t>(*c);
+    }
   }
   for (const Json& d : MemberArray(r, "dependsOn")) {
     v.depends_on.push_back({StringMember(d, "name"), StringMember(d, "status") == kDependencyComplete
@@ -54,6 +59,8 @@ FailurePolicyView ParseFailurePolicy(const Json& p) {
   std::string_view strategy = StringMember(p, "restartStrategy");
   if (strategy == kBlockingRecreate) {
     v.restart_strategy = RestartStrategy::kBlockingRecreate;
+  } else if (strategy == kInPlaceRestart) {
+    v.restart_strategy = RestartStrategy::kInPlaceRestart;
   } else if (!strategy.empty() && strategy != kRecreate) {
     v.restart_strategy = RestartStrategy::kOther;
   }
@@ -103,7 +110,25 @@ JobSetSpecView JobSetSpecView::Parse(const Json& js) {
   if (std::optional<int64_t> ttl = AsOptionalInt(Member(spec, "ttlSecondsAfterFinished"))) {
     v.ttl_seconds_after_finished = static_cast<int32_t>(*ttl);
   }
+  for (const Json& p : MemberArray(spec, "volumeClaimPolicies")) {
+    const bool del =
+        StringMember(Member(p, "retentionPolicy"), "whenDeleted") != kRetentionRetain;
+    for (const Json& t : MemberArray(p, "templates")) {
+      v.volume_claims.push_back({StringMember(Member(t, "metadata"), "name"), del});
+    }
+  }
   return v;
+}
+
+bool JobSetSpecView::DeletesClaims() const {
+  for (const VolumeClaimView& c : volume_claims) {
+    if (c.delete_with_jobset) return true;
+  }
+  return false;
+}
+
+std::string ClaimName(std::string_view claim, std::string_view jobset) {
+  return absl::StrCat(Sv(claim), "-", Sv(jobset));
 }
 
 const ReplicatedJobView* JobSetSpecView::ReplicatedJob(std::string_view name) const {
@@ -111,6 +136,12 @@ const ReplicatedJobView* JobSetSpecView::ReplicatedJob(std::string_view name) co
     if (r.name == name) return &r;
   }
   return nullptr;
+}
+
+int64_t JobSetSpecView::TotalPods() const {
+  int64_t total = 0;
+  for (const ReplicatedJobView& r : replicated_jobs) total += int64_t{r.replicas} * r.parallelism;
+  return total;
 }
 
 int64_t JobSetSpecView::GlobalReplicas() const {
@@ -125,6 +156,10 @@ JobSetStatusView JobSetStatusView::Parse(const Json& js) {
   v.restarts = Int32Member(status, "restarts", 0);
   v.restarts_count_towards_max = Int32Member(status, "restartsCountTowardsMax", 0);
   v.terminal_state = StringMember(status, "terminalState");
+  for (auto [field, dst] : {std::pair{"previousInPlaceRestartAttempt", &v.previous_in_place_attempt},
+                            std::pair{"currentInPlaceRestartAttempt", &v.current_in_place_attempt}}) {
+    if (const Json& a = Member(status, field); a.is_number_integer()) *dst = a.get<int32_t>();
+  }
   for (const Json& r : MemberArray(status, "replicatedJobsStatus")) {
     v.replicated_jobs.push_back({StringMember(r, "name"), Int32Member(r, "ready", 0),
                                  Int32Member(r, "succeeded", 0), Int32Member(r, "failed", 0),

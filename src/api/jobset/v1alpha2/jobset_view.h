@@ -30,7 +30,7 @@ enum class FailurePolicyAction {
   kRestartJobSet,
   kRestartJobSetAndIgnoreMaxRestarts,
 };
-enum class RestartStrategy { kRecreate, kBlockingRecreate, kOther };
+enum class RestartStrategy { kRecreate, kBlockingRecreate, kInPlaceRestart, kOther };
 
 struct DependsOnView {
   std::string_view name;
@@ -42,6 +42,8 @@ struct ReplicatedJobView {
   std::string_view group_name;
   int32_t replicas = 1;
   const Json* job_template = nullptr;  // The JobTemplateSpec `template`, or nullptr.
+  int32_t parallelism = 1;             // template.spec.parallelism (default 1).
+  std::optional<int32_t> completions;  // template.spec.completions.
   std::vector<DependsOnView> depends_on;
 };
 
@@ -71,7 +73,18 @@ struct CoordinatorView {
   int64_t pod_index = 0;
 };
 
+// One template of spec.volumeClaimPolicies: the claim "<name>-<jobset>".
+struct VolumeClaimView {
+  std::string_view name;
+  bool delete_with_jobset = true;  // retentionPolicy.whenDeleted Delete (the default).
+};
+
 struct JobSetSpecView {
+  // spec.failurePolicy.restartStrategy is InPlaceRestart.
+  bool InPlaceRestart() const {
+    return failure_policy && failure_policy->restart_strategy == RestartStrategy::kInPlaceRestart;
+  }
+
   std::vector<ReplicatedJobView> replicated_jobs;
   bool enable_dns_hostnames = false;  // As upstream: only an explicit true enables.
   std::string_view subdomain;
@@ -83,6 +96,9 @@ struct JobSetSpecView {
   std::optional<CoordinatorView> coordinator;
   std::optional<std::string_view> managed_by;
   std::optional<int32_t> ttl_seconds_after_finished;
+  std::vector<VolumeClaimView> volume_claims;
+  // Some claim is deleted with the JobSet.
+  bool DeletesClaims() const;
 
   // REQUIRES: `js` is a JobSet that outlives the view.
   static JobSetSpecView Parse(const Json& js);
@@ -90,6 +106,8 @@ struct JobSetSpecView {
   const ReplicatedJobView* ReplicatedJob(std::string_view name) const;
   // Σ replicas.
   int64_t GlobalReplicas() const;
+  // Σ replicas × parallelism: the pods the JobSet runs at once.
+  int64_t TotalPods() const;
 };
 
 struct ReplicatedJobStatusView {
@@ -105,6 +123,9 @@ struct JobSetStatusView {
   int32_t restarts = 0;
   int32_t restarts_count_towards_max = 0;
   std::string_view terminal_state;
+  // In-place restarts: the attempt every pod runs, and the one given up last.
+  std::optional<int32_t> current_in_place_attempt;
+  std::optional<int32_t> previous_in_place_attempt;
   std::vector<ReplicatedJobStatusView> replicated_jobs;
   const Json* conditions = nullptr;  // status.conditions; read with api/meta/conditions.h.
 
@@ -135,6 +156,9 @@ struct JobSetView {
   // "<js>-<rjob>-<jobIdx>-<podIdx>.<subdomain>" of spec.coordinator; "" when unset.
   std::string CoordinatorEndpoint() const;
 };
+
+// "<claim>-<jobset>", the claim a volumeClaimPolicies template names.
+std::string ClaimName(std::string_view claim, std::string_view jobset);
 
 // "<jobset>-<rjob>-<index>", the name of a child Job.
 std::string ChildJobName(std::string_view jobset, std::string_view rjob, int64_t index);

@@ -84,4 +84,19 @@ bool SetRestarts(Json& js, int32_t restarts, int32_t restarts_count_towards_max)
   return changed;
 }
 
+bool SetInPlaceRestartAttempts(Json& js, std::optional<int32_t> current,
+                               std::optional<int32_t> previous) {
+  Json& status = MutableObject(js, "status");
+  bool changed = false;
+  for (auto [field, value] : {std::pair{"currentInPlaceRestartAttempt", current},
+                              std::pair{"previousInPlaceRestartAttempt", previous}}) {
+    if (!value) continue;
+    const Json& old = Member(status, field);
+    if (old.is_number_integer() && old.get<int64_t>() == *value) continue;
+    status[field] = *value;
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace batchd::api::jobset_v1alpha2

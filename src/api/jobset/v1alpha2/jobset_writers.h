@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,5 +47,10 @@ bool SetTerminalState(Json& js, std::string_view state);
 // status.restarts and status.restartsCountTowardsMax (the latter written
 // only when non-zero, as upstream's omitempty).
 bool SetRestarts(Json& js, int32_t restarts, int32_t restarts_count_towards_max);
+
+// status.currentInPlaceRestartAttempt / previousInPlaceRestartAttempt
+// (nullopt: left as they are).
+bool SetInPlaceRestartAttempts(Json& js, std::optional<int32_t> current,
+                               std::optional<int32_t> previous);
 
 }  // namespace batchd::api::jobset_v1alpha2

@@ -84,17 +84,18 @@ SchemaPtr FailurePolicySchema() {
 }
 
 SchemaPtr VolumeClaimPolicySchema() {
-  // Refused by validation until batchd implements it; kept as written.
+  // A PersistentVolumeClaim template: claims are node-local directories in
+  // batchd; validation refuses the fields that bind or fill a volume.
   SchemaPtr claim = SchemaBuilder(Schema::Type::kObject)
-                        .Doc("A PersistentVolumeClaim template.")
+                        .Doc("A PersistentVolumeClaim template: the claim <name>-<jobset>, a "
+                             "node-local directory on each node that runs the JobSet's pods.")
                         .PreserveUnknown()
                         .Build();
   SchemaPtr retention = Object(Ref("VolumeRetentionPolicy"), "Lifecycle of the claims.")
                             .Field("whenDeleted", Str("Delete or Retain.").Enum({"Delete",
                                                                                  "Retain"}))
                             .Build();
-  return Object(Ref("VolumeClaimPolicy"), "Shared volume claims (not supported by batchd "
-                                          "yet).")
+  return Object(Ref("VolumeClaimPolicy"), "Volume claims shared by the JobSet's pods.")
       .Field("templates", ArrayOf(claim, "Claim templates.").ListType("atomic"))
       .Field("retentionPolicy", retention)
       .Build();
@@ -155,10 +156,10 @@ SchemaPtr JobSetStatusSchema() {
       .Field("terminalState", Str("Completed or Failed once the JobSet finished."))
       .Field("replicatedJobsStatus", ArrayOf(rjob_status, "Per replicated job counts.")
                                          .MergeKey("name"))
-      .Field("previousInPlaceRestartAttempt", Int32("In-place restart (not supported by "
-                                                    "batchd)."))
-      .Field("currentInPlaceRestartAttempt", Int32("In-place restart (not supported by "
-                                                   "batchd)."))
+      .Field("previousInPlaceRestartAttempt",
+             Int32("In-place restart: the attempt the pods last left (restarted in place)."))
+      .Field("currentInPlaceRestartAttempt",
+             Int32("In-place restart: the attempt every pod of the JobSet runs."))
       .Build();
 }
 

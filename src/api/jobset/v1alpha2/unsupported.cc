@@ -14,25 +14,6 @@ namespace {
 
 constexpr char kNotYet[] = " is not supported by batchd yet";
 
-// spec.volumeClaimPolicies: shared PVCs per JobSet.
-void RefuseVolumeClaimPolicies(const Json& js, ErrorList& errs) {
-  const Json& v = MemberAt(js, {"spec", "volumeClaimPolicies"});
-  if (v.is_array() && !v.empty()) {
-    errs.push_back(Forbidden(Path("spec").Child("volumeClaimPolicies"),
-                             absl::StrCat("volumeClaimPolicies", kNotYet)));
-  }
-}
-
-// spec.failurePolicy.restartStrategy InPlaceRestart (upstream's alpha
-// InPlaceRestart gate).
-void RefuseInPlaceRestart(const Json& js, ErrorList& errs) {
-  if (StringMember(MemberAt(js, {"spec", "failurePolicy"}), "restartStrategy") ==
-      kInPlaceRestart) {
-    errs.push_back(Forbidden(Path("spec").Child("failurePolicy").Child("restartStrategy"),
-                             absl::StrCat("the InPlaceRestart restart strategy", kNotYet)));
-  }
-}
-
 // Failure policy actions RestartJob / RestartJobAndIgnoreMaxRestarts
 // (upstream's alpha RestartJob gate).
 void RefuseRestartJobActions(const Json& js, ErrorList& errs) {
@@ -48,47 +29,8 @@ void RefuseRestartJobActions(const Json& js, ErrorList& errs) {
   }
 }
 
-// Exclusive placement (alpha.jobset.sigs.k8s.io/exclusive-topology) and its
-// node-selector strategy, on the JobSet or on a replicated job template.
-void RefusePlacementAnnotations(const Json& annotations, const Path& p, ErrorList& errs) {
-  if (!annotations.is_object()) return;
-  for (const char* key : {kExclusiveKey, kNodeSelectorStrategyKey}) {
-    if (annotations.contains(key)) {
-      errs.push_back(Forbidden(p.Key(key), absl::StrCat("exclusive placement", kNotYet)));
-    }
-  }
-}
-void RefuseExclusivePlacement(const Json& js, ErrorList& errs) {
-  RefusePlacementAnnotations(MemberAt(js, {"metadata", "annotations"}),
-                             Path("metadata").Child("annotations"), errs);
-  const Json& rjobs = MemberAt(js, {"spec", "replicatedJobs"});
-  if (!rjobs.is_array()) return;
-  for (size_t i = 0; i < rjobs.size(); ++i) {
-    RefusePlacementAnnotations(
-        MemberAt(rjobs[i], {"template", "metadata", "annotations"}),
-        Path("spec").Child("replicatedJobs").Index(i).Child("template").Child("metadata").Child(
-            "annotations"),
-        errs);
-  }
-}
-
-// Kueue's queue-name label (or annotation) on the JobSet: the JobSet is not
-// yet a Kueue workload, and its child Jobs would not wait for admission.
-void RefuseQueueName(const Json& js, ErrorList& errs) {
-  constexpr char kQueueName[] = "kueue.x-k8s.io/queue-name";
-  for (const char* field : {"labels", "annotations"}) {
-    const Json& m = MemberAt(js, {"metadata", field});
-    if (m.is_object() && m.contains(kQueueName)) {
-      errs.push_back(Forbidden(Path("metadata").Child(field).Key(kQueueName),
-                               absl::StrCat("queueing a JobSet in Kueue", kNotYet)));
-    }
-  }
-}
-
 using Refusal = void (*)(const Json& js, ErrorList& errs);
-constexpr Refusal kRefusals[] = {RefuseVolumeClaimPolicies, RefuseInPlaceRestart,
-                                 RefuseRestartJobActions, RefuseExclusivePlacement,
-                                 RefuseQueueName};
+constexpr Refusal kRefusals[] = {RefuseRestartJobActions};
 
 }  // namespace
 

@@ -90,6 +90,7 @@ void Dns1035(std::string_view value, const char* too_long, const Path& p, const 
 struct JobSetNames {
   std::string jobset;              // metadata.name (generated already under generateName).
   std::vector<std::string> rjobs;  // Replicated job names, in spec order.
+  std::vector<std::string> claims;  // volumeClaimPolicies template names.
   bool Has(std::string_view name) const {
     for (const std::string& r : rjobs) {
       if (r == name) return true;
@@ -146,11 +147,34 @@ void ValidateGeneratedNames(const Json& rjob, const JobSetNames& names, const Pa
 // The template as a batch/v1 JobTemplateSpec, checked on a copy with the Job
 // defaults the child Jobs will get (the stored template keeps what was
 // written).
-ErrorList ValidateTemplate(const Json& rjob, const Path& p) {
+ErrorList ValidateTemplate(const Json& rjob, const JobSetNames& names, const Path& p) {
   const Json* tmpl = FindMember(rjob, "template");
   if (tmpl == nullptr || !tmpl->is_object()) return {Required(p.Child("template"))};
   Json copy = *tmpl;
   batch_v1::SetDefaultsJobSpec(copy["spec"]);
+  // The claim volumes the child Jobs will get (volumeClaimPolicies), so that
+  // mounts of them are not mounts of nothing.
+  Json& pod_spec = copy["spec"]["template"]["spec"];
+  for (const std::string& claim : names.claims) {
+    if (!pod_spec.is_object()) break;
+    // Bad names and conflicts are the claim policies' validation's to report.
+    if (!validation::IsDNS1123Label(claim).empty()) continue;
+    bool declared = false, mounted = false;
+    for (const Json& v : MemberArray(pod_spec, "volumes")) {
+      declared = declared || StringMember(v, "name") == claim;
+    }
+    for (const char* list : {"initContainers", "containers"}) {
+      for (const Json& c : MemberArray(pod_spec, list)) {
+        for (const Json& m : MemberArray(c, "volumeMounts")) {
+          mounted = mounted || StringMember(m, "name") == claim;
+        }
+      }
+    }
+    if (declared || !mounted) continue;
+    pod_spec["volumes"].push_back(
+        {{"name", claim},
+         {"persistentVolumeClaim", {{"claimName", ClaimName(claim, names.jobset)}}}});
+  }
   return batch_v1::ValidateJobTemplateSpec(copy, p.Child("template"));
 }
 
@@ -175,7 +199,7 @@ void ValidateReplicatedJob(const Json& rjob, size_t index, const JobSetNames& na
   ValidateGeneratedNames(rjob, names, p, errs);
   const std::vector<std::string> earlier(names.rjobs.begin(), names.rjobs.begin() + index);
   ValidateDependsOn(rjob, index, earlier, p, errs);
-  AppendErrors(errs, ValidateTemplate(rjob, p));
+  AppendErrors(errs, ValidateTemplate(rjob, names, p));
 }
 
 void ValidateReplicatedJobs(const Json& spec, const JobSetNames& names, ErrorList& errs) {
@@ -251,6 +275,64 @@ void ValidateTtl(const Json& spec, ErrorList& errs) {
   }
 }
 
+// InPlaceRestart restarts every pod of the JobSet together: each replicated
+// job runs all its pods at once (upstream's controller requires the same).
+void ValidateInPlaceRestart(const Json& spec, ErrorList& errs) {
+  if (StringMember(MemberObject(spec, "failurePolicy"), "restartStrategy") != kInPlaceRestart) {
+    return;
+  }
+  const Json& rjobs = MemberArray(spec, "replicatedJobs");
+  for (size_t i = 0; i < rjobs.size(); ++i) {
+    const Json& job_spec = MemberAt(rjobs[i], {"template", "spec"});
+    const Json& completions = Member(job_spec, "completions");
+    const Json& parallelism = Member(job_spec, "parallelism");
+    if (completions.is_number_integer() && parallelism.is_number_integer() &&
+        completions == parallelism) {
+      continue;
+    }
+    errs.push_back(Invalid(
+        Path("spec").Child("replicatedJobs").Index(i).Child("template").Child("spec").Child(
+            "completions"),
+        completions,
+        "must be set and equal to parallelism with the InPlaceRestart restart strategy (all "
+        "pods of the JobSet run, and restart, together)"));
+  }
+}
+
+// Exclusive placement annotations, on the JobSet (`annotations`) or a
+// replicated job template: the topology is a node label key (it becomes
+// the pod affinity's topologyKey); the node-selector strategy only
+// qualifies an exclusive-topology annotation at the same level (upstream
+// ignores it elsewhere; batchd refuses what it would ignore).
+void ValidatePlacementAnnotations(const Json& annotations, const Path& p, ErrorList& errs) {
+  if (!annotations.is_object()) return;
+  if (const Json* topology = FindMember(annotations, kExclusiveKey)) {
+    const std::string value = topology->is_string() ? topology->get<std::string>() : "";
+    for (const std::string& msg : validation::IsQualifiedName(value)) {
+      errs.push_back(Invalid(p.Key(kExclusiveKey), value,
+                             absl::StrCat("must be a node label key: ", msg)));
+    }
+  } else if (annotations.contains(kNodeSelectorStrategyKey)) {
+    errs.push_back(Invalid(p.Key(kNodeSelectorStrategyKey),
+                           std::string(StringMember(annotations, kNodeSelectorStrategyKey)),
+                           absl::StrCat("has no effect without the ", kExclusiveKey,
+                                        " annotation beside it")));
+  }
+}
+
+void ValidateExclusivePlacement(const Json& js, ErrorList& errs) {
+  ValidatePlacementAnnotations(MemberAt(js, {"metadata", "annotations"}),
+                               Path("metadata").Child("annotations"), errs);
+  const Json& rjobs = MemberAt(js, {"spec", "replicatedJobs"});
+  for (size_t i = 0; rjobs.is_array() && i < rjobs.size(); ++i) {
+    ValidatePlacementAnnotations(
+        MemberAt(rjobs[i], {"template", "metadata", "annotations"}),
+        Path("spec").Child("replicatedJobs").Index(i).Child("template").Child("metadata").Child(
+            "annotations"),
+        errs);
+  }
+}
+
 }  // namespace
 
 ErrorList ValidateJobSet(const Json& js) {
@@ -260,6 +342,12 @@ ErrorList ValidateJobSet(const Json& js) {
   for (const Json& rjob : MemberArray(spec, "replicatedJobs")) {
     names.rjobs.emplace_back(StringMember(rjob, "name"));
   }
+  for (const Json& policy : MemberArray(spec, "volumeClaimPolicies")) {
+    for (const Json& t : MemberArray(policy, "templates")) {
+      const std::string_view claim = StringMember(MemberObject(t, "metadata"), "name");
+      if (!claim.empty()) names.claims.emplace_back(claim);
+    }
+  }
   ValidateNetwork(spec, errs);
   ValidateManagedBy(spec, errs);
   ValidateReplicatedJobs(spec, names, errs);
@@ -268,6 +356,9 @@ ErrorList ValidateJobSet(const Json& js) {
   ValidateStartupPolicy(spec, errs);
   internal::ValidateCoordinator(js, errs);
   ValidateTtl(spec, errs);
+  ValidateInPlaceRestart(spec, errs);
+  internal::ValidateVolumeClaimPolicies(js, errs);
+  ValidateExclusivePlacement(js, errs);
   AppendErrors(errs, ValidateUnsupported(js));
   return errs;
 }

@@ -31,4 +31,7 @@ void ValidateFailurePolicy(const Json& spec, const std::vector<std::string>& rjo
 // range, and the endpoint is a valid label value.
 void ValidateCoordinator(const Json& js, ErrorList& errs);
 
+// spec.volumeClaimPolicies (volume_claims_validation.cc).
+void ValidateVolumeClaimPolicies(const Json& js, ErrorList& errs);
+
 }  // namespace batchd::api::jobset_v1alpha2::internal
