@@ -323,6 +323,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::unique_ptr<WorkerPool> pool;
   std::unique_ptr<ssl::context> tls;
   std::unique_ptr<net::io_context> ioc;
+  // Keeps the I/O threads running while handlers may still write (after
+  // the acceptor closed, no operation may be pending).
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::unique_ptr<net::steady_timer> accept_retry;
   std::vector<std::thread> io_threads;
@@ -1010,6 +1013,7 @@ absl::StatusOr<int> HttpServer::Start() {
                     cap(i.opts.max_long_running_requests) + 16;  // + exempt health checks
   i.pool = std::make_unique<WorkerPool>(max_workers, i.opts.worker_idle_exit,
                                         i.opts.can_start_thread);
+  i.work.emplace(i.ioc->get_executor());
   i.Accept();
   for (int t = 0; t < std::max(1, i.opts.io_threads); ++t) {
     i.io_threads.emplace_back([ioc = i.ioc.get()] {
@@ -1051,6 +1055,7 @@ void HttpServer::Stop() {
     i.active_cv.WaitWithTimeout(&i.active_mu, absl::Seconds(5));
   }
   i.pool->Stop();
+  i.work.reset();
   i.ioc->stop();
   for (auto& t : i.io_threads) t.join();
   i.io_threads.clear();

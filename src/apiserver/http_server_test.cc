@@ -469,6 +469,18 @@ TEST_F(HttpServerTest, StopWaitsForInflightAndEndsStreams) {
   server_.reset();  // Nothing may run after this.
 }
 
+TEST_F(HttpServerTest, StopEndsALoneStream) {
+  // Nothing else pending: the stream's last writes still need the I/O threads.
+  Start();
+  Raw stream(port_);
+  stream.Send(Get("/stream"));
+  ASSERT_TRUE(gate_.WaitArrived(1));
+  server_->Stop();
+  EXPECT_TRUE(stream_ended_.HasBeenNotified());
+  std::string r = stream.ReadResponse();  // Ends with the last chunk.
+  EXPECT_TRUE(absl::StrContains(r, "tick")) << r;
+}
+
 TEST(ClassifyRequestTest, KubeApiserverKinds) {
   auto kind = [](std::string method, std::string path, std::string query = "") {
     HttpRequest r;

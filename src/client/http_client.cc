@@ -1,18 +1,28 @@
 #include "client/http_client.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <chrono>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <yaml-cpp/yaml.h>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,67 +35,167 @@ namespace batchd::client {
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace asio = boost::asio;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using api::Json;
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+Clock::duration Chrono(absl::Duration d) { return absl::ToChronoNanoseconds(d); }
+
+// One connection with its own io_context: every operation runs
+// asynchronously under a deadline on the calling thread (Run), so a dead or
+// silent server ends in a timeout instead of a hung thread.
 struct Conn {
-  explicit Conn(asio::io_context& ioc) : sock(ioc) {}
-  tcp::socket sock;
+  Conn() = default;
+  asio::io_context ioc{1};
+  std::unique_ptr<beast::tcp_stream> tcp;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buf;
+  Clock::time_point idle_since;
+
+  beast::tcp_stream& Lowest() { return tls ? beast::get_lowest_layer(*tls) : *tcp; }
+
+  // Starts `op(stream, handler)` and runs it to completion or `deadline`
+  // (time_point::max(): none).
+  template <class Op>
+  beast::error_code Run(Clock::time_point deadline, Op op) {
+    beast::error_code result = asio::error::would_block;
+    if (deadline == Clock::time_point::max()) {
+      Lowest().expires_never();
+    } else {
+      Lowest().expires_at(deadline);
+    }
+    auto done = [&result](beast::error_code ec, auto&&...) { result = ec; };
+    if (tls) {
+      op(*tls, done);
+    } else {
+      op(*tcp, done);
+    }
+    ioc.restart();
+    ioc.run();
+    return result;
+  }
 };
 
 struct Endpoint {
   std::string host;
   std::string port;
+  bool https = false;
 };
 
 absl::StatusOr<Endpoint> ParseServer(std::string s) {
-  if (absl::StartsWith(s, "http://")) s = s.substr(7);
-  if (absl::StartsWith(s, "https://")) {
-    return absl::InvalidArgumentError("https servers are not supported yet: " + s);
+  Endpoint e;
+  if (absl::StartsWith(s, "http://")) {
+    s = s.substr(7);
+  } else if (absl::StartsWith(s, "https://")) {
+    s = s.substr(8);
+    e.https = true;
   }
   while (!s.empty() && s.back() == '/') s.pop_back();
   size_t colon = s.rfind(':');
-  if (s.empty() || colon == std::string::npos || colon + 1 == s.size()) {
-    return absl::InvalidArgumentError("server must be http://HOST:PORT, got " + s);
+  if (s.empty() || colon == std::string::npos || colon + 1 == s.size() ||
+      s.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError("server must be http[s]://HOST:PORT, got " + s);
   }
-  Endpoint e{s.substr(0, colon), s.substr(colon + 1)};
+  e.host = s.substr(0, colon);
+  e.port = s.substr(colon + 1);
   if (e.host.size() > 2 && e.host.front() == '[' && e.host.back() == ']') {
     e.host = e.host.substr(1, e.host.size() - 2);
   }
   return e;
 }
 
-absl::StatusOr<std::unique_ptr<Conn>> Connect(asio::io_context& ioc, const Endpoint& ep) {
-  auto c = std::make_unique<Conn>(ioc);
-  beast::error_code ec;
-  tcp::resolver resolver(ioc);
-  auto results = resolver.resolve(ep.host, ep.port, ec);
+void SetKeepAlive(int fd, const HttpClientOptions& o) {
+  int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  int idle = std::max<int>(1, static_cast<int>(absl::ToInt64Seconds(o.keepalive_idle)));
+  int intvl = std::max<int>(1, static_cast<int>(absl::ToInt64Seconds(o.keepalive_interval)));
+  int cnt = std::max(1, o.keepalive_count);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+  // Unacknowledged writes give up after the same time.
+  unsigned int user_timeout = static_cast<unsigned int>((idle + intvl * cnt) * 1000);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+}
+
+absl::StatusOr<std::unique_ptr<Conn>> Connect(const Endpoint& ep, const HttpClientOptions& o,
+                                              ssl::context* tls) {
+  auto c = std::make_unique<Conn>();
+  c->tcp = std::make_unique<beast::tcp_stream>(c->ioc);
+  const Clock::time_point deadline = Clock::now() + Chrono(o.connect_timeout);
+  tcp::resolver resolver(c->ioc);
+  beast::error_code ec = asio::error::would_block;
+  tcp::resolver::results_type results;
+  resolver.async_resolve(ep.host, ep.port,
+                         [&](beast::error_code e, tcp::resolver::results_type r) {
+                           ec = e;
+                           results = std::move(r);
+                         });
+  c->ioc.run_until(deadline);
+  if (ec == asio::error::would_block) {
+    resolver.cancel();
+    c->ioc.restart();
+    c->ioc.run();
+    return absl::UnavailableError(absl::StrCat("resolve ", ep.host, ": timed out"));
+  }
   if (ec) return absl::UnavailableError(absl::StrCat("resolve ", ep.host, ": ", ec.message()));
-  asio::connect(c->sock, results, ec);
+  ec = c->Run(deadline, [&](auto& s, auto done) {
+    beast::get_lowest_layer(s).async_connect(results, std::move(done));
+  });
   if (ec) {
     return absl::UnavailableError(
         absl::StrCat("connect ", ep.host, ":", ep.port, ": ", ec.message()));
   }
-  c->sock.set_option(tcp::no_delay(true), ec);
+  beast::error_code ignored;
+  c->tcp->socket().set_option(tcp::no_delay(true), ignored);
+  SetKeepAlive(c->tcp->socket().native_handle(), o);
+  if (!ep.https) return c;
+  c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*c->tcp), *tls);
+  c->tcp.reset();
+  beast::error_code aec;
+  asio::ip::make_address(ep.host, aec);
+  if (aec && !SSL_set_tlsext_host_name(c->tls->native_handle(), ep.host.c_str())) {
+    return absl::UnavailableError("TLS: cannot set the server name " + ep.host);
+  }
+  c->tls->set_verify_callback(ssl::host_name_verification(ep.host));
+  ec = c->Run(deadline, [](auto& s, auto done) {
+    if constexpr (!std::is_same_v<std::decay_t<decltype(s)>, beast::tcp_stream>) {
+      s.async_handshake(ssl::stream_base::client, std::move(done));
+    }
+  });
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("TLS handshake with ", ep.host, ":", ep.port, ": ", ec.message()));
+  }
   return c;
+}
+
+// Overload so Conn::Run can call the same lambda on either stream type.
+template <class Stream, class Parser, class Done>
+void AsyncReadSome(Stream& s, beast::flat_buffer& b, Parser& p, Done done) {
+  http::async_read_some(s, b, p, std::move(done));
 }
 
 // Reads the body of the response whose header `p` has parsed, handing each
 // piece to `fn` (false stops). Returns a transport error or OK.
 absl::Status ReadBody(Conn& c, http::response_parser<http::buffer_body>& p,
+                      Clock::time_point deadline,
                       const std::function<bool(std::string_view)>& fn) {
   char tmp[64 * 1024];
   while (!p.is_done()) {
     p.get().body().data = tmp;
     p.get().body().size = sizeof(tmp);
-    beast::error_code ec;
-    http::read_some(c.sock, c.buf, p, ec);
+    beast::error_code ec = c.Run(deadline, [&](auto& s, auto done) {
+      AsyncReadSome(s, c.buf, p, std::move(done));
+    });
     if (ec == http::error::need_buffer) ec = {};
     size_t n = sizeof(tmp) - p.get().body().size;
     if (n > 0 && !fn(std::string_view(tmp, n))) return absl::CancelledError("stopped");
+    if (ec == beast::error::timeout) return absl::DeadlineExceededError("read: timed out");
     if (ec) return absl::UnavailableError("read: " + ec.message());
   }
   return absl::OkStatus();
@@ -124,10 +234,12 @@ absl::StatusCode CodeForReason(const std::string& reason, int http_code) {
   }
 }
 
-void Fill(http::request<http::string_body>& req, const Endpoint& ep, const std::string& ua) {
+void Fill(http::request<http::string_body>& req, const Endpoint& ep,
+          const HttpClientOptions& o) {
   req.set(http::field::host, ep.host + ":" + ep.port);
-  req.set(http::field::user_agent, ua);
+  req.set(http::field::user_agent, o.user_agent);
   req.set(http::field::accept, "application/json");
+  if (!o.bearer_token.empty()) req.set(http::field::authorization, "Bearer " + o.bearer_token);
   req.keep_alive(true);
 }
 
@@ -148,13 +260,14 @@ void SetTypeMeta(const api::KindDef& k, Json& obj) {
 class HttpWatchStream : public WatchStream {
  public:
   HttpWatchStream(std::unique_ptr<Conn> conn,
-                  std::unique_ptr<http::response_parser<http::buffer_body>> parser)
-      : conn_(std::move(conn)), parser_(std::move(parser)) {
+                  std::unique_ptr<http::response_parser<http::buffer_body>> parser,
+                  size_t max_event_bytes)
+      : conn_(std::move(conn)), parser_(std::move(parser)), max_event_bytes_(max_event_bytes) {
     reader_ = std::thread([this] { Read(); });
   }
   ~HttpWatchStream() override {
     stop_ = true;
-    ::shutdown(conn_->sock.native_handle(), SHUT_RDWR);
+    ::shutdown(conn_->Lowest().socket().native_handle(), SHUT_RDWR);
     reader_.join();
   }
 
@@ -176,16 +289,19 @@ class HttpWatchStream : public WatchStream {
  private:
   void Read() {
     std::string pending;
-    (void)ReadBody(*conn_, *parser_, [&](std::string_view data) {
+    // No deadline: a watch may stay quiet for long; TCP keepalive ends it
+    // when the server is gone.
+    (void)ReadBody(*conn_, *parser_, Clock::time_point::max(), [&](std::string_view data) {
       pending.append(data);
       size_t start = 0;
       for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
         Deliver(std::string_view(pending).substr(start, nl - start));
       }
       pending.erase(0, start);
+      if (pending.size() > max_event_bytes_) return false;  // One event larger than allowed.
       return !stop_.load();
     });
-    if (!pending.empty()) Deliver(pending);
+    if (!pending.empty() && pending.size() <= max_event_bytes_) Deliver(pending);
     absl::MutexLock lock(&mu_);
     ended_ = true;
     cv_.SignalAll();
@@ -201,6 +317,7 @@ class HttpWatchStream : public WatchStream {
 
   std::unique_ptr<Conn> conn_;
   std::unique_ptr<http::response_parser<http::buffer_body>> parser_;
+  const size_t max_event_bytes_;
   std::atomic<bool> stop_{false};
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
@@ -209,25 +326,59 @@ class HttpWatchStream : public WatchStream {
   std::thread reader_;
 };
 
-// Sends `req` and parses the header; on non-2xx reads the body and returns
-// the decoded error.
+// Sends `req` and parses the header before `deadline`; on non-2xx reads the
+// body and returns the decoded error.
 absl::StatusOr<std::unique_ptr<http::response_parser<http::buffer_body>>> OpenStream(
-    Conn& c, http::request<http::string_body>& req) {
-  beast::error_code ec;
-  http::write(c.sock, req, ec);
+    Conn& c, http::request<http::string_body>& req, Clock::time_point deadline) {
+  beast::error_code ec =
+      c.Run(deadline, [&](auto& s, auto done) { http::async_write(s, req, std::move(done)); });
   if (ec) return absl::UnavailableError("write: " + ec.message());
   auto p = std::make_unique<http::response_parser<http::buffer_body>>();
   p->body_limit(boost::none);
-  http::read_header(c.sock, c.buf, *p, ec);
+  ec = c.Run(deadline, [&](auto& s, auto done) {
+    http::async_read_header(s, c.buf, *p, std::move(done));
+  });
+  if (ec == beast::error::timeout) return absl::DeadlineExceededError("read: timed out");
   if (ec) return absl::UnavailableError("read: " + ec.message());
   int code = p->get().result_int();
   if (code >= 200 && code < 300) return p;
   std::string body;
-  (void)ReadBody(c, *p, [&](std::string_view d) {
+  (void)ReadBody(c, *p, deadline, [&](std::string_view d) {
     body.append(d);
     return body.size() < (1 << 20);
   });
   return StatusFromResponse(code, body);
+}
+
+absl::StatusOr<std::unique_ptr<ssl::context>> MakeTlsContext(const HttpClientOptions& o) {
+  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
+  beast::error_code ec;
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                   ec);
+  ctx->set_verify_mode(ssl::verify_peer);
+  if (!o.ca_data.empty()) {
+    ctx->add_certificate_authority(asio::buffer(o.ca_data), ec);
+    if (ec) return absl::InvalidArgumentError("certificate-authority-data: " + ec.message());
+  } else if (!o.ca_file.empty()) {
+    ctx->load_verify_file(o.ca_file, ec);
+    if (ec) return absl::InvalidArgumentError("certificate authority " + o.ca_file + ": " + ec.message());
+  } else {
+    ctx->set_default_verify_paths(ec);
+  }
+  if (!o.client_cert_data.empty()) {
+    ctx->use_certificate_chain(asio::buffer(o.client_cert_data), ec);
+  } else if (!o.client_cert_file.empty()) {
+    ctx->use_certificate_chain_file(o.client_cert_file, ec);
+  }
+  if (ec) return absl::InvalidArgumentError("client certificate: " + ec.message());
+  if (!o.client_key_data.empty()) {
+    ctx->use_private_key(asio::buffer(o.client_key_data), ssl::context::pem, ec);
+  } else if (!o.client_key_file.empty()) {
+    ctx->use_private_key_file(o.client_key_file, ssl::context::pem, ec);
+  }
+  if (ec) return absl::InvalidArgumentError("client key: " + ec.message());
+  return ctx;
 }
 
 }  // namespace
@@ -273,18 +424,40 @@ absl::Status StatusFromResponse(int http_code, const std::string& body) {
 struct HttpClient::Impl {
   Endpoint ep;
   HttpClientOptions opts;
-  asio::io_context ioc;
+  std::unique_ptr<ssl::context> tls;
   absl::Mutex mu;
   std::vector<std::unique_ptr<Conn>> idle ABSL_GUARDED_BY(mu);
 
+  static absl::StatusOr<std::unique_ptr<Impl>> New(const std::string& server,
+                                                   HttpClientOptions opts) {
+    auto ep = ParseServer(server);
+    if (!ep.ok()) return ep.status();
+    auto impl = std::make_unique<Impl>();
+    impl->ep = *ep;
+    impl->opts = std::move(opts);
+    if (ep->https) {
+      auto ctx = MakeTlsContext(impl->opts);
+      if (!ctx.ok()) return ctx.status();
+      impl->tls = std::move(*ctx);
+    }
+    return impl;
+  }
+
+  absl::StatusOr<std::unique_ptr<Conn>> NewConn() { return Connect(ep, opts, tls.get()); }
+
+  // A pooled connection idle for less than idle_timeout, or null.
   std::unique_ptr<Conn> TakeIdle() {
     absl::MutexLock lock(&mu);
-    if (idle.empty()) return nullptr;
-    auto c = std::move(idle.back());
-    idle.pop_back();
-    return c;
+    const Clock::time_point now = Clock::now();
+    while (!idle.empty()) {
+      auto c = std::move(idle.back());
+      idle.pop_back();
+      if (now - c->idle_since < Chrono(opts.idle_timeout)) return c;
+    }
+    return nullptr;
   }
   void Release(std::unique_ptr<Conn> c) {
+    c->idle_since = Clock::now();
     absl::MutexLock lock(&mu);
     if (static_cast<int>(idle.size()) < opts.max_idle_connections) idle.push_back(std::move(c));
   }
@@ -297,12 +470,9 @@ HttpClient::~HttpClient() = default;
 
 absl::StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(
     const std::string& server, std::shared_ptr<const api::Scheme> scheme, HttpClientOptions opts) {
-  auto ep = ParseServer(server);
-  if (!ep.ok()) return ep.status();
-  auto impl = std::make_unique<Impl>();
-  impl->ep = *ep;
-  impl->opts = std::move(opts);
-  return std::unique_ptr<HttpClient>(new HttpClient(std::move(scheme), std::move(impl)));
+  auto impl = Impl::New(server, std::move(opts));
+  if (!impl.ok()) return impl.status();
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(scheme), std::move(*impl)));
 }
 
 absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
@@ -310,33 +480,46 @@ absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
                                                     const std::string& body,
                                                     const std::string& content_type) {
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
-  Fill(req, impl_->ep, impl_->opts.user_agent);
+  Fill(req, impl_->ep, impl_->opts);
   if (!body.empty()) {
     req.set(http::field::content_type, content_type);
     req.body() = body;
   }
   req.prepare_payload();
+  const Clock::time_point deadline = Clock::now() + Chrono(impl_->opts.request_timeout);
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::unique_ptr<Conn> c = attempt == 0 ? impl_->TakeIdle() : nullptr;
     bool reused = c != nullptr;
     if (!c) {
-      auto fresh = Connect(impl_->ioc, impl_->ep);
+      auto fresh = impl_->NewConn();
       if (!fresh.ok()) return fresh.status();
       c = std::move(*fresh);
     }
-    beast::error_code ec;
-    http::write(c->sock, req, ec);
+    beast::error_code ec =
+        c->Run(deadline, [&](auto& s, auto done) { http::async_write(s, req, std::move(done)); });
     if (ec) {
-      if (reused) continue;  // The server closed an idle connection.
+      if (reused && ec != beast::error::timeout) continue;  // The server closed an idle connection.
       return absl::UnavailableError("write: " + ec.message());
     }
     http::response_parser<http::string_body> p;
-    p.body_limit(boost::none);
-    http::read(c->sock, c->buf, p, ec);
+    p.header_limit(1 << 20);
+    p.body_limit(impl_->opts.max_response_bytes);
+    ec = c->Run(deadline, [&](auto& s, auto done) {
+      http::async_read(s, c->buf, p, std::move(done));
+    });
     if (ec) {
       bool closed = ec == http::error::end_of_stream || ec == asio::error::eof ||
-                    ec == asio::error::connection_reset;
+                    ec == asio::error::connection_reset || ec == ssl::error::stream_truncated;
       if (reused && closed && !p.got_some()) continue;
+      if (ec == beast::error::timeout) {
+        return absl::DeadlineExceededError(absl::StrCat(method, " ", target, ": no response within ",
+                                                        absl::FormatDuration(impl_->opts.request_timeout)));
+      }
+      if (ec == http::error::body_limit) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            method, " ", target, ": the response is larger than ", impl_->opts.max_response_bytes,
+            " bytes"));
+      }
       return absl::UnavailableError("read: " + ec.message());
     }
     auto res = p.release();
@@ -430,32 +613,131 @@ absl::StatusOr<std::unique_ptr<WatchStream>> HttpClient::Watch(const api::KindDe
   std::string target = ResourcePath(k, ns) + "?watch=true&allowWatchBookmarks=true";
   if (!rv.empty()) absl::StrAppend(&target, "&resourceVersion=", UrlEncode(rv));
   absl::StrAppend(&target, SelectorQuery(sel));
-  auto c = Connect(impl_->ioc, impl_->ep);
+  auto c = impl_->NewConn();
   if (!c.ok()) return c.status();
   http::request<http::string_body> req{http::verb::get, target, 11};
-  Fill(req, impl_->ep, impl_->opts.user_agent);
+  Fill(req, impl_->ep, impl_->opts);
   req.prepare_payload();
-  auto p = OpenStream(**c, req);
+  auto p = OpenStream(**c, req, Clock::now() + Chrono(impl_->opts.request_timeout));
   if (!p.ok()) return p.status();
-  return std::unique_ptr<WatchStream>(new HttpWatchStream(std::move(*c), std::move(*p)));
+  return std::unique_ptr<WatchStream>(
+      new HttpWatchStream(std::move(*c), std::move(*p), impl_->opts.max_watch_event_bytes));
 }
 
 absl::Status StreamGet(const std::string& base_url, const std::string& target,
-                       const std::function<bool(std::string_view)>& write) {
-  auto ep = ParseServer(base_url);
-  if (!ep.ok()) return ep.status();
-  asio::io_context ioc;
-  auto c = Connect(ioc, *ep);
+                       const std::function<bool(std::string_view)>& write,
+                       const HttpClientOptions& opts) {
+  HttpClientOptions o = opts;
+  o.user_agent = "batchd-log-proxy";
+  auto impl = HttpClient::Impl::New(base_url, o);  // Public for this use.
+  if (!impl.ok()) return impl.status();
+  auto c = (*impl)->NewConn();
   if (!c.ok()) return c.status();
   http::request<http::string_body> req{http::verb::get, target, 11};
-  Fill(req, *ep, "batchd-log-proxy");
+  Fill(req, (*impl)->ep, o);
   req.keep_alive(false);
   req.prepare_payload();
-  auto p = OpenStream(**c, req);
+  auto p = OpenStream(**c, req, Clock::now() + Chrono(o.request_timeout));
   if (!p.ok()) return p.status();
-  absl::Status st = ReadBody(**c, **p, write);
+  // The log body (a follow) may last: no deadline, keepalive instead.
+  absl::Status st = ReadBody(**c, **p, Clock::time_point::max(), write);
   if (absl::IsCancelled(st)) return absl::OkStatus();
   return st;
+}
+
+namespace {
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+absl::StatusOr<KubeconfigServer> LoadKubeconfig(const std::string& path, HttpClientOptions base) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("kubeconfig ", path, ": ", e.what()));
+  }
+  auto find = [&](const char* list, const std::string& name) -> YAML::Node {
+    if (!root[list] || !root[list].IsSequence()) return YAML::Node();
+    for (const auto& item : root[list]) {
+      if (item["name"] && item["name"].as<std::string>("") == name) return item;
+    }
+    return YAML::Node();
+  };
+  try {
+    std::string ctx_name = root["current-context"] ? root["current-context"].as<std::string>("") : "";
+    YAML::Node ctx = find("contexts", ctx_name);
+    if (!ctx && root["contexts"] && root["contexts"].IsSequence() && root["contexts"].size() > 0) {
+      ctx = root["contexts"][0];
+    }
+    if (!ctx || !ctx["context"]) {
+      return absl::InvalidArgumentError("kubeconfig " + path + ": no current context");
+    }
+    const std::string cluster_name = ctx["context"]["cluster"].as<std::string>("");
+    const std::string user_name = ctx["context"]["user"].as<std::string>("");
+    YAML::Node cluster = find("clusters", cluster_name);
+    if (!cluster || !cluster["cluster"] || !cluster["cluster"]["server"]) {
+      return absl::InvalidArgumentError("kubeconfig " + path + ": no server for cluster " +
+                                        cluster_name);
+    }
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    auto file = [&](const YAML::Node& n) {
+      std::filesystem::path f(n.as<std::string>(""));
+      return (f.is_relative() ? dir / f : f).string();
+    };
+    auto data = [&](const YAML::Node& n) -> absl::StatusOr<std::string> {
+      std::string out;
+      if (!absl::Base64Unescape(n.as<std::string>(""), &out)) {
+        return absl::InvalidArgumentError("kubeconfig " + path + ": bad base64 data");
+      }
+      return out;
+    };
+    KubeconfigServer k;
+    k.options = std::move(base);
+    const YAML::Node c = cluster["cluster"];
+    k.server = c["server"].as<std::string>();
+    if (c["certificate-authority-data"]) {
+      auto d = data(c["certificate-authority-data"]);
+      if (!d.ok()) return d.status();
+      k.options.ca_data = *d;
+    } else if (c["certificate-authority"]) {
+      k.options.ca_file = file(c["certificate-authority"]);
+    }
+    YAML::Node user = find("users", user_name);
+    if (user && user["user"]) {
+      const YAML::Node u = user["user"];
+      if (u["client-certificate-data"]) {
+        auto d = data(u["client-certificate-data"]);
+        if (!d.ok()) return d.status();
+        k.options.client_cert_data = *d;
+      } else if (u["client-certificate"]) {
+        k.options.client_cert_file = file(u["client-certificate"]);
+      }
+      if (u["client-key-data"]) {
+        auto d = data(u["client-key-data"]);
+        if (!d.ok()) return d.status();
+        k.options.client_key_data = *d;
+      } else if (u["client-key"]) {
+        k.options.client_key_file = file(u["client-key"]);
+      }
+      if (u["token"]) {
+        k.options.bearer_token = u["token"].as<std::string>("");
+      } else if (u["tokenFile"]) {
+        std::string t = ReadWholeFile(file(u["tokenFile"]));
+        while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+        k.options.bearer_token = t;
+      }
+    }
+    return k;
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("kubeconfig ", path, ": ", e.what()));
+  }
 }
 
 }  // namespace batchd::client

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/time/time.h"
 #include "client/client.h"
 
 namespace batchd::client {
@@ -23,11 +24,51 @@ struct HttpClientOptions {
   std::string user_agent = "batchd-agent";
   // Idle keep-alive connections kept for reuse.
   int max_idle_connections = 8;
+
+  // Bounds. A request's whole response must arrive within request_timeout
+  // (watches: no limit; TCP keepalive notices a dead peer instead);
+  // a pooled connection idle longer than idle_timeout is closed rather than
+  // reused (the server closes its end after 90 s).
+  absl::Duration connect_timeout = absl::Seconds(10);
+  absl::Duration request_timeout = absl::Seconds(90);
+  absl::Duration idle_timeout = absl::Seconds(60);
+  // TCP keepalive on every connection: probes after keepalive_idle of
+  // silence, every keepalive_interval, giving up after keepalive_count.
+  absl::Duration keepalive_idle = absl::Seconds(30);
+  absl::Duration keepalive_interval = absl::Seconds(10);
+  int keepalive_count = 3;
+  // Largest response body (LIST of many objects) and largest watch event.
+  size_t max_response_bytes = 512u << 20;
+  size_t max_watch_event_bytes = 16u << 20;
+
+  // HTTPS ("https://" servers). The server is verified against the CA
+  // (file or PEM data; the system's CAs when neither is set) and its name.
+  std::string ca_file;
+  std::string ca_data;
+  // Optional client certificate and key (files or PEM data).
+  std::string client_cert_file;
+  std::string client_key_file;
+  std::string client_cert_data;
+  std::string client_key_data;
+  // Optional bearer token, sent as "Authorization: Bearer ...".
+  std::string bearer_token;
 };
+
+// A server and the options to reach it, from a kubeconfig file (its current
+// context): server, certificate-authority[-data], client-certificate[-data],
+// client-key[-data] and token. Relative file names are taken from the
+// kubeconfig's directory.
+struct KubeconfigServer {
+  std::string server;
+  HttpClientOptions options;
+};
+absl::StatusOr<KubeconfigServer> LoadKubeconfig(const std::string& path,
+                                                HttpClientOptions base = {});
 
 class HttpClient : public Client {
  public:
-  // `server` is "http://host:port" (the scheme may be omitted).
+  // `server` is "http://host:port" or "https://host:port" (the scheme may
+  // be omitted: http).
   static absl::StatusOr<std::unique_ptr<HttpClient>> Create(
       const std::string& server, std::shared_ptr<const api::Scheme> scheme,
       HttpClientOptions opts = {});
@@ -61,8 +102,9 @@ class HttpClient : public Client {
                               const std::string& body = "",
                               const std::string& content_type = "application/json");
 
+  struct Impl;  // Public only for StreamGet in http_client.cc.
+
  private:
-  struct Impl;
   HttpClient(std::shared_ptr<const api::Scheme> scheme, std::unique_ptr<Impl> impl);
   absl::StatusOr<api::Json> DoJson(const std::string& method, const std::string& target,
                                    const api::Json* body,
@@ -85,6 +127,7 @@ absl::Status StatusFromResponse(int http_code, const std::string& body);
 // early). A non-2xx answer becomes an error via StatusFromResponse before
 // anything is written. Used by the log proxy to reach a node's agent.
 absl::Status StreamGet(const std::string& base_url, const std::string& target,
-                       const std::function<bool(std::string_view)>& write);
+                       const std::function<bool(std::string_view)>& write,
+                       const HttpClientOptions& opts = {});
 
 }  // namespace batchd::client

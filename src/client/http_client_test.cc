@@ -1,9 +1,19 @@
 #include "client/http_client.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "api/testing/builders.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http_server.h"
 #include "gtest/gtest.h"
+#include "common/pki.h"
+#include "common/testing/temp_dir.h"
 #include "registry/errors.h"
 #include "store/memory/memory_store.h"
 
@@ -167,6 +177,151 @@ TEST_F(HttpClientTest, ConnectionFailureIsUnavailable) {
   auto r = (*c)->Get(Jobs(), "default", "a");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_FALSE(HttpClient::Create("ftp//nope", api::BuiltinScheme()).ok());
+}
+
+// A server with TLS and a handler that echoes what it learned of the client.
+class HttpsClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pki = pki::EnsureServingPki(dir_.path() + "/pki", {});
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    pki_ = *pki;
+    ca_ = {Read(pki_.ca_cert_file), Read(pki_.ca_key_file)};
+    apiserver::HttpServerOptions o;
+    o.address = "127.0.0.1";
+    o.port = 0;
+    o.tls = apiserver::TlsServerFiles{pki_.cert_file, pki_.key_file, pki_.client_ca_file};
+    http_ = std::make_unique<apiserver::HttpServer>(
+        o, [](const apiserver::HttpRequest& r, apiserver::ResponseWriter& w) {
+          if (r.path == "/big") {
+            return w.Send(200, {{"Content-Type", "text/plain"}}, std::string(2 << 20, 'x'));
+          }
+          std::string body = "cn=" + (r.peer_cert ? r.peer_cert->common_name : "") +
+                             " auth=" + r.Header("authorization");
+          w.Send(200, {{"Content-Type", "text/plain"}}, body);
+        });
+    auto port = http_->Start();
+    ASSERT_TRUE(port.ok()) << port.status();
+    url_ = "https://127.0.0.1:" + std::to_string(*port);
+  }
+  static std::string Read(const std::string& f) {
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  absl::StatusOr<HttpClient::Response> Whoami(HttpClientOptions o, const std::string& path = "/whoami") {
+    auto c = HttpClient::Create(url_, api::BuiltinScheme(), o);
+    if (!c.ok()) return c.status();
+    return (*c)->Do("GET", path);
+  }
+
+  ScopedTempDir dir_{"batchd-https-client"};
+  pki::ServingPki pki_;
+  pki::KeyPair ca_;
+  std::unique_ptr<apiserver::HttpServer> http_;
+  std::string url_;
+};
+
+TEST_F(HttpsClientTest, VerifiesTheServerAndSendsCredentials) {
+  HttpClientOptions o;
+  o.ca_file = pki_.ca_cert_file;
+  o.bearer_token = "t0ken";
+  auto r = Whoami(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->body, "cn= auth=Bearer t0ken");
+
+  pki::CertRequest req;
+  req.common_name = "system:node:n1";
+  req.organizations = {"system:nodes"};
+  req.client_auth = true;
+  auto node = pki::Issue(ca_, req);
+  ASSERT_TRUE(node.ok());
+  HttpClientOptions withcert;
+  withcert.ca_data = ca_.cert_pem;
+  withcert.client_cert_data = node->cert_pem;
+  withcert.client_key_data = node->key_pem;
+  r = Whoami(withcert);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->body, "cn=system:node:n1 auth=");
+}
+
+TEST_F(HttpsClientTest, RefusesAServerItCannotVerify) {
+  auto other = pki::NewCa("other");
+  ASSERT_TRUE(other.ok());
+  HttpClientOptions o;
+  o.ca_data = other->cert_pem;
+  auto r = Whoami(o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "TLS handshake")) << r.status();
+}
+
+TEST_F(HttpsClientTest, ResponseSizeLimit) {
+  HttpClientOptions o;
+  o.ca_file = pki_.ca_cert_file;
+  o.max_response_bytes = 1 << 20;
+  auto r = Whoami(o, "/big");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  o.max_response_bytes = 4 << 20;
+  r = Whoami(o, "/big");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->body.size(), 2u << 20);
+}
+
+TEST(HttpClientTimeoutTest, SilentServerTimesOut) {
+  // A listening socket nobody accepts on: connect succeeds, no answer comes.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(::listen(fd, 16), 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  std::string url = "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  HttpClientOptions o;
+  o.request_timeout = absl::Milliseconds(200);
+  auto c = HttpClient::Create(url, api::BuiltinScheme(), o);
+  ASSERT_TRUE(c.ok());
+  auto r = (*c)->Do("GET", "/api");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  // A TLS handshake with the silent server ends at the connect timeout.
+  HttpClientOptions t;
+  t.connect_timeout = absl::Milliseconds(200);
+  auto tc = HttpClient::Create("https" + url.substr(4), api::BuiltinScheme(), t);
+  ASSERT_TRUE(tc.ok());
+  r = (*tc)->Do("GET", "/api");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  ::close(fd);
+}
+
+TEST(KubeconfigTest, ReadsServerCaAndCredentials) {
+  ScopedTempDir dir("batchd-kubeconfig");
+  std::string path = dir.path() + "/config";
+  {
+    std::ofstream out(path);
+    out << "apiVersion: v1\nkind: Config\ncurrent-context: b\n"
+        << "clusters:\n"
+        << "- name: ca\n  cluster:\n    server: https://10.0.0.1:6443\n"
+        << "    certificate-authority-data: " << absl::Base64Escape("PEM-CA") << "\n"
+        << "- name: cb\n  cluster:\n    server: https://10.0.0.2:6443\n"
+        << "    certificate-authority: pki/ca.crt\n"
+        << "contexts:\n"
+        << "- name: a\n  context:\n    cluster: ca\n    user: ua\n"
+        << "- name: b\n  context:\n    cluster: cb\n    user: ub\n"
+        << "users:\n"
+        << "- name: ua\n  user:\n    token: abc\n"
+        << "- name: ub\n  user:\n    client-certificate: /etc/n.crt\n    client-key: n.key\n"
+        << "    token: xyz\n";
+  }
+  auto k = LoadKubeconfig(path);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->server, "https://10.0.0.2:6443");
+  EXPECT_EQ(k->options.ca_file, dir.path() + "/pki/ca.crt");
+  EXPECT_EQ(k->options.client_cert_file, "/etc/n.crt");
+  EXPECT_EQ(k->options.client_key_file, dir.path() + "/n.key");
+  EXPECT_EQ(k->options.bearer_token, "xyz");
+  EXPECT_FALSE(LoadKubeconfig(dir.path() + "/missing").ok());
 }
 
 TEST(ResourcePathTest, CoreAndGroupedKinds) {

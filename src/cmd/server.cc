@@ -1,5 +1,10 @@
 #include "cmd/server.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +17,7 @@
 #include "cmd/feature_gates.h"
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/pki.h"
 #include "agent/agent.h"
 #include "agent/sim/sim_kubelet.h"
 #include "client/in_process_client.h"
@@ -80,6 +86,8 @@ struct Server::Impl {
   controllers::queueing::QueueingConfig queueing;
   std::shared_ptr<controllers::queueing::QueueManager> queue_manager;
   FeatureGates gates;
+  std::string scheme = "http";
+  std::string ca_file;
 };
 
 namespace {
@@ -228,11 +236,54 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   ao.extra_metrics = [obs, impl](std::string* out) {
     obs->AppendPrometheus(out);
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
+    if (impl->http) impl->http->AppendPrometheus(out);
   };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
   i.AddControllers();
   return s;
 }
+
+namespace {
+
+bool IsLoopbackAddress(const std::string& host) {
+  in_addr a4{};
+  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  in6_addr a6{};
+  return inet_pton(AF_INET6, host.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+// Names for the generated serving certificate: the listen address, or for a
+// wildcard the host name and every interface address; plus --tls-san.
+std::vector<std::string> ServingNames(const std::string& host,
+                                      const std::vector<std::string>& extra) {
+  std::vector<std::string> names = extra;
+  if (host != "0.0.0.0" && host != "::") {
+    names.push_back(host);
+    return names;
+  }
+  char hn[256] = {};
+  if (gethostname(hn, sizeof(hn) - 1) == 0 && hn[0]) names.push_back(hn);
+  ifaddrs* ifs = nullptr;
+  if (getifaddrs(&ifs) == 0) {
+    for (ifaddrs* i = ifs; i; i = i->ifa_next) {
+      if (!i->ifa_addr) continue;
+      char buf[INET6_ADDRSTRLEN] = {};
+      if (i->ifa_addr->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf,
+                  sizeof(buf));
+      } else if (i->ifa_addr->sa_family == AF_INET6) {
+        auto* a6 = reinterpret_cast<sockaddr_in6*>(i->ifa_addr);
+        if (IN6_IS_ADDR_LINKLOCAL(&a6->sin6_addr)) continue;
+        inet_ntop(AF_INET6, &a6->sin6_addr, buf, sizeof(buf));
+      }
+      if (buf[0]) names.push_back(buf);
+    }
+    freeifaddrs(ifs);
+  }
+  return names;
+}
+
+}  // namespace
 
 absl::StatusOr<int> Server::Start() {
   Impl& i = *impl_;
@@ -242,6 +293,53 @@ absl::StatusOr<int> Server::Start() {
     return absl::InvalidArgumentError("--listen must be HOST:PORT");
   }
   ho.address = i.opts.listen.substr(0, colon);
+  if (ho.address.size() > 2 && ho.address.front() == '[' && ho.address.back() == ']') {
+    ho.address = ho.address.substr(1, ho.address.size() - 2);
+  }
+  const bool loopback = IsLoopbackAddress(ho.address);
+  using Https = ServerOptions::Https;
+  const bool have_cert = !i.opts.tls_cert_file.empty() || !i.opts.tls_private_key_file.empty();
+  if (have_cert && (i.opts.tls_cert_file.empty() || i.opts.tls_private_key_file.empty())) {
+    return absl::InvalidArgumentError(
+        "--tls-cert-file and --tls-private-key-file must be given together");
+  }
+  if (have_cert && i.opts.serve_https == Https::kNever) {
+    return absl::InvalidArgumentError("--serve-https=never contradicts --tls-cert-file");
+  }
+  const bool https =
+      have_cert || i.opts.serve_https == Https::kAlways ||
+      (i.opts.serve_https == Https::kAuto && !loopback && !i.opts.insecure_serve_unauthenticated);
+  if (!https && !loopback && !i.opts.insecure_serve_unauthenticated) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to serve plain HTTP on ", ho.address,
+        ": anyone who can reach it could run commands on every node. Serve HTTPS (the default "
+        "beyond loopback, or --tls-cert-file/--tls-private-key-file), listen on 127.0.0.1, or "
+        "pass --insecure-serve-unauthenticated (only for tests inside a network namespace)"));
+  }
+  if (https) {
+    apiserver::TlsServerFiles tls;
+    if (have_cert) {
+      tls.cert_file = i.opts.tls_cert_file;
+      tls.key_file = i.opts.tls_private_key_file;
+    } else {
+      auto pki = pki::EnsureServingPki(
+          (std::filesystem::path(i.opts.data_dir) / "pki").string(),
+          ServingNames(ho.address, i.opts.tls_sans));
+      if (!pki.ok()) return pki.status();
+      tls.cert_file = pki->cert_file;
+      tls.key_file = pki->key_file;
+      tls.client_ca_file = pki->client_ca_file;
+      i.ca_file = pki->ca_cert_file;
+    }
+    if (!i.opts.client_ca_file.empty()) tls.client_ca_file = i.opts.client_ca_file;
+    ho.tls = tls;
+    i.scheme = "https";
+  }
+  ho.max_connections = i.opts.max_connections;
+  ho.max_requests_inflight = i.opts.max_requests_inflight;
+  ho.max_mutating_requests_inflight = i.opts.max_mutating_requests_inflight;
+  ho.max_long_running_requests = i.opts.max_long_running_requests;
+  ho.request_timeout = absl::Seconds(i.opts.request_timeout_seconds);
   apiserver::ApiServer* api = i.api.get();
   i.http = std::make_unique<apiserver::HttpServer>(
       ho, [api](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
@@ -255,6 +353,9 @@ absl::StatusOr<int> Server::Start() {
   }
   return port;
 }
+
+const std::string& Server::scheme() const { return impl_->scheme; }
+const std::string& Server::ca_file() const { return impl_->ca_file; }
 
 void Server::Stop() {
   if (!impl_) return;

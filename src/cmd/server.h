@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,6 +31,27 @@ struct ServerOptions {
   std::string config_file;
   // Kubernetes feature gates, "Name=true,Other=false" (feature_gates.h).
   std::string feature_gates;
+
+  // Serving (docs/operations.md#serving-bounds-and-tls). HTTPS with the
+  // given certificate and key; without them, with a CA and certificate the
+  // server creates in DATA_DIR/pki on first start. Which of plain HTTP and
+  // HTTPS `--listen` serves is `serve_https`: kAuto is HTTPS beyond loopback
+  // (or when a certificate is given) and plain HTTP on loopback.
+  enum class Https { kAuto, kAlways, kNever };
+  Https serve_https = Https::kAuto;
+  std::string tls_cert_file;
+  std::string tls_private_key_file;
+  // Client certificates verify against this bundle (default: the generated CA).
+  std::string client_ca_file;
+  std::vector<std::string> tls_sans;  // Extra names/IPs in the generated certificate.
+  // Allows plain HTTP beyond loopback (tests inside network namespaces only).
+  bool insecure_serve_unauthenticated = false;
+  // Bounds (kube-apiserver's flags where one exists).
+  int max_connections = 10000;
+  int max_requests_inflight = 400;
+  int max_mutating_requests_inflight = 200;
+  int max_long_running_requests = 1000;
+  int request_timeout_seconds = 60;
 };
 
 class Server {
@@ -38,6 +60,10 @@ class Server {
   ~Server();
   // Starts serving; returns the bound port.
   absl::StatusOr<int> Start();
+  // After Start: "http" or "https", and the CA that verifies the serving
+  // certificate ("" for plain HTTP or a certificate given by flag).
+  const std::string& scheme() const;
+  const std::string& ca_file() const;
   void Stop();
 
  private:
