@@ -2,6 +2,8 @@
 //   batchd server [--listen 127.0.0.1:8080] [--data-dir DIR] ...
 //   batchd agent --server URL --node-name N [--data-dir DIR] [--labels k=v,...]
 //                [--taints k=v:NoSchedule,...] [--log-port P] [--node-ip IP]
+#include <sys/resource.h>
+
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -33,9 +35,12 @@ int RunServer(const batchd::cmd::ServerOptions& opts) {
     return 1;
   }
   std::string host = opts.listen.substr(0, opts.listen.rfind(':'));
-  std::cout << "batchd server listening on http://" << host << ":" << *port << "\n"
-            << "  kubectl -s http://" << host << ":" << *port << " get namespaces\n"
-            << "  or: build/bin/batchctl kubeconfig --server http://" << host << ":" << *port
+  const std::string url = (*server)->scheme() + "://" + host + ":" + std::to_string(*port);
+  const std::string& ca = (*server)->ca_file();
+  const std::string ca_flag = ca.empty() ? "" : " --certificate-authority " + ca;
+  std::cout << "batchd server listening on " << url << "\n"
+            << "  kubectl -s " << url << ca_flag << " get namespaces\n"
+            << "  or: build/bin/batchctl kubeconfig --server " << url
             << " > ~/.kube/config" << std::endl;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -54,6 +59,13 @@ struct AgentCommand {
   std::string node_ip = "127.0.0.1";
   std::string shim_path;
   int log_port = 10250;
+  // Reaching an https server: its CA, an optional client certificate and
+  // token, or all of it from a kubeconfig.
+  std::string kubeconfig;
+  std::string certificate_authority;
+  std::string client_certificate;
+  std::string client_key;
+  std::string token;
 };
 
 // `batchd agent`: a NodeAgent against a remote server. SIGTERM stops the
@@ -65,7 +77,23 @@ int RunAgent(const AgentCommand& cmd) {
     std::cerr << "batchd agent: " << s.message() << "\n";
     return 1;
   };
-  auto client = batchd::client::HttpClient::Create(cmd.server, batchd::api::BuiltinScheme());
+  batchd::client::HttpClientOptions co;
+  std::string server = cmd.server;
+  if (!cmd.kubeconfig.empty()) {
+    auto k = batchd::client::LoadKubeconfig(cmd.kubeconfig);
+    if (!k.ok()) return fail(k.status());
+    co = k->options;
+    if (server.empty()) server = k->server;
+  }
+  if (server.empty()) return fail(absl::InvalidArgumentError("--server or --kubeconfig is required"));
+  if (!cmd.certificate_authority.empty()) {
+    co.ca_file = cmd.certificate_authority;
+    co.ca_data.clear();
+  }
+  if (!cmd.client_certificate.empty()) co.client_cert_file = cmd.client_certificate;
+  if (!cmd.client_key.empty()) co.client_key_file = cmd.client_key;
+  if (!cmd.token.empty()) co.bearer_token = cmd.token;
+  auto client = batchd::client::HttpClient::Create(server, batchd::api::BuiltinScheme(), co);
   if (!client.ok()) return fail(client.status());
   auto labels = agent::ParseLabels(cmd.labels);
   if (!labels.ok()) return fail(labels.status());
@@ -102,7 +130,7 @@ int RunAgent(const AgentCommand& cmd) {
   agent::NodeAgent node(o, **client, clock, agent::NewProcessRuntime(ro), *probe);
   if (auto st = node.Start(); !st.ok()) return fail(st);
   running = &node;
-  std::cout << "batchd agent: node " << o.node_name << " registered with " << cmd.server
+  std::cout << "batchd agent: node " << o.node_name << " registered with " << server
             << ", logs on " << cmd.node_ip << ":" << *port
             << (o.pod_isolation ? "; pods get their own mount and UTS namespaces"
                                 : "; no pod isolation (not root): peer names and volume mounts "
@@ -126,14 +154,64 @@ const std::map<std::string, batchd::cmd::StoreSync> kStoreSyncs = {
 
 }  // namespace
 
+// A server holds a descriptor per connection: use the hard limit (as Go
+// programs do), not the often small soft one.
+void RaiseFileLimit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+const std::map<std::string, batchd::cmd::ServerOptions::Https> kServeHttps = {
+    {"auto", batchd::cmd::ServerOptions::Https::kAuto},
+    {"always", batchd::cmd::ServerOptions::Https::kAlways},
+    {"never", batchd::cmd::ServerOptions::Https::kNever}};
+
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
+  RaiseFileLimit();
   CLI::App app{"batchd: Kubernetes batch, Kueue-style queueing and JobSet in one program"};
   app.require_subcommand(0, 1);
   batchd::cmd::ServerOptions opts;
   auto* server = app.add_subcommand("server", "Run the API server with the embedded store");
   for (CLI::App* a : {&app, server}) {
-    a->add_option("--listen", opts.listen, "HOST:PORT to serve plain HTTP on")
+    a->add_option("--listen", opts.listen,
+                  "HOST:PORT to serve on: plain HTTP on loopback, HTTPS beyond it "
+                  "(see --serve-https)")
+        ->capture_default_str();
+    a->add_option("--serve-https", opts.serve_https,
+                  "auto (HTTPS beyond loopback or with --tls-cert-file; plain HTTP on "
+                  "loopback), always, or never")
+        ->transform(CLI::CheckedTransformer(kServeHttps))
+        ->default_str("auto");
+    a->add_option("--tls-cert-file", opts.tls_cert_file,
+                  "Serving certificate (PEM, with its chain); default: DATA_DIR/pki/apiserver.crt, "
+                  "created with a CA (DATA_DIR/pki/ca.crt) on first start");
+    a->add_option("--tls-private-key-file", opts.tls_private_key_file,
+                  "Key of --tls-cert-file (PEM)");
+    a->add_option("--client-ca-file", opts.client_ca_file,
+                  "CA bundle client certificates are verified against (default: the generated "
+                  "CA)");
+    a->add_option("--tls-san", opts.tls_sans,
+                  "Extra host name or IP for the generated serving certificate (repeatable)");
+    a->add_flag("--insecure-serve-unauthenticated", opts.insecure_serve_unauthenticated,
+                "Allow plain HTTP beyond loopback: ONLY for tests inside a network namespace");
+    a->add_option("--max-connections", opts.max_connections,
+                  "Open connections at most; more are closed at once (0: no limit)")
+        ->capture_default_str();
+    a->add_option("--max-requests-inflight", opts.max_requests_inflight,
+                  "Read-only requests in flight at most; more get 429 (0: no limit)")
+        ->capture_default_str();
+    a->add_option("--max-mutating-requests-inflight", opts.max_mutating_requests_inflight,
+                  "Mutating requests in flight at most; more get 429 (0: no limit)")
+        ->capture_default_str();
+    a->add_option("--max-long-running-requests", opts.max_long_running_requests,
+                  "Watches and log/exec streams open at most; more get 429 (0: no limit)")
+        ->capture_default_str();
+    a->add_option("--request-timeout", opts.request_timeout_seconds,
+                  "Seconds a non-long-running request may take before 504 (0: no limit)")
         ->capture_default_str();
     a->add_option("--data-dir", opts.data_dir, "Directory of the embedded SQLite store")
         ->capture_default_str();
@@ -152,7 +230,16 @@ int main(int argc, char** argv) {
   }
   AgentCommand agent_cmd;
   auto* agent = app.add_subcommand("agent", "Run a node agent against a remote batchd server");
-  agent->add_option("--server", agent_cmd.server, "The API server, http://HOST:PORT")->required();
+  agent->add_option("--server", agent_cmd.server,
+                    "The API server, https://HOST:PORT (or http:// on loopback)");
+  agent->add_option("--kubeconfig", agent_cmd.kubeconfig,
+                    "A kubeconfig naming the server, its CA and this node's credentials");
+  agent->add_option("--certificate-authority", agent_cmd.certificate_authority,
+                    "CA file that verifies an https server (the server's DATA_DIR/pki/ca.crt)");
+  agent->add_option("--client-certificate", agent_cmd.client_certificate,
+                    "Client certificate file for the server");
+  agent->add_option("--client-key", agent_cmd.client_key, "Key of --client-certificate");
+  agent->add_option("--token", agent_cmd.token, "Bearer token for the server");
   agent->add_option("--node-name", agent_cmd.node_name, "This node's name")->required();
   agent->add_option("--data-dir", agent_cmd.data_dir, "Where pods, logs and state live")
       ->capture_default_str();
