@@ -131,8 +131,21 @@ void ApiServer::Handle(const HttpRequest& req, ResponseWriter& w) {
     void EndStream() override { inner.EndStream(); }
     bool ClientGone() override { return inner.ClientGone(); }
   } capture(w, &code);
+  // Query parameters and paths are echoed in messages and objects: replace
+  // invalid UTF-8 there as in bodies (a copy only when some is found).
+  std::optional<HttpRequest> fixed;
+  bool bad = !internal::IsValidUtf8(req.path);
+  for (const auto& [k, v] : req.query) bad = bad || !internal::IsValidUtf8(k) || !internal::IsValidUtf8(v);
+  if (bad) {
+    fixed = req;
+    fixed->path = internal::ReplaceInvalidUtf8(req.path);
+    fixed->query.clear();
+    for (const auto& [k, v] : req.query) {
+      fixed->query.emplace(internal::ReplaceInvalidUtf8(k), internal::ReplaceInvalidUtf8(v));
+    }
+  }
   try {
-    Serve(req, capture, &verb, &resource);
+    Serve(fixed ? *fixed : req, capture, &verb, &resource);
   } catch (const std::exception& e) {
     // Nothing a request sends may crash the server: report it instead.
     BATCHD_LOG_ERROR("request {} {} failed: {}", req.method, req.path, e.what());
@@ -193,7 +206,9 @@ bool ApiServer::ServeNonResource(const HttpRequest& req, ResponseWriter& w) {
 }
 
 void ApiServer::SendError(const HttpRequest& req, ResponseWriter& w, const absl::Status& s) {
-  w.Send(HttpCodeFor(s), {{"Content-Type", kJson}}, StatusBodyFor(s).dump());
+  // Replace, not throw, on invalid UTF-8 that a message may echo.
+  w.Send(HttpCodeFor(s), {{"Content-Type", kJson}},
+         StatusBodyFor(s).dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 void ApiServer::SendObject(const HttpRequest& req, ResponseWriter& w, int code, const Route& r,
@@ -321,12 +336,15 @@ void ApiServer::ServePatch(const HttpRequest& req, const Route& r, ResponseWrite
   }
   std::vector<std::string>* dups =
       *type == registry::PatchType::kJson ? nullptr : &opts->duplicate_fields;
-  absl::StatusOr<Json> patch = *type == registry::PatchType::kApply
-                                   ? api::ParseYaml(req.body, dups)
-                                   : api::ParseJson(req.body, dups);
+  const std::string fixed =
+      internal::IsValidUtf8(req.body) ? std::string() : internal::ReplaceInvalidUtf8(req.body);
+  const std::string& text = fixed.empty() ? req.body : fixed;
+  absl::StatusOr<Json> patch = *type == registry::PatchType::kApply ? api::ParseYaml(text, dups)
+                                                                    : api::ParseJson(text, dups);
   if (!patch.ok()) {
     return SendError(req, w, registry::BadRequest(std::string(patch.status().message())));
   }
+  internal::ReplaceInvalidUtf8(*patch);
   if (*type == registry::PatchType::kApply && req.Param("fieldManager").empty()) {
     return SendError(req, w,
                      registry::BadRequest(

@@ -1,5 +1,7 @@
 #include "apiserver/apiserver.h"
 
+#include "apiserver/internal/negotiate.h"
+
 #include "api/testing/builders.h"
 #include "common/testing/fake_clock.h"
 #include "gtest/gtest.h"
@@ -143,6 +145,48 @@ TEST_F(ApiServerTest, MetricsCountRequests) {
             std::string::npos)
       << m.body();
   EXPECT_NE(m.body().find("apiserver_request_duration_seconds_bucket"), std::string::npos);
+}
+
+// Invalid UTF-8 is decoded as kube-apiserver does (each bad byte becomes
+// U+FFFD), then validated: never a 500.
+TEST_F(ApiServerTest, InvalidUtf8IsReplacedThenValidated) {
+  auto name = Do("POST", "/api/v1/namespaces",
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"a\xff\"}}");
+  EXPECT_EQ(name.code(), 422) << name.body();
+  EXPECT_EQ(Body(name)["details"]["causes"][0]["field"], "metadata.name") << name.body();
+  EXPECT_NE(name.body().find("a\xEF\xBF\xBD"), std::string::npos) << name.body();
+  auto label = Do("POST", "/api/v1/namespaces",
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"l\","
+                  "\"labels\":{\"x\":\"b\xc3\"}}}");
+  EXPECT_EQ(label.code(), 422) << label.body();
+  EXPECT_NE(label.body().find("metadata.labels"), std::string::npos) << label.body();
+  // A free-text field keeps the replacement character.
+  auto ann = Do("POST", "/api/v1/namespaces",
+                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"n\","
+                "\"annotations\":{\"x\":\"\xe2\x82 ok \xe2\x82\xac\"}}}");
+  ASSERT_EQ(ann.code(), 201) << ann.body();
+  Json got = Body(Do("GET", "/api/v1/namespaces/n"));
+  EXPECT_EQ(got["metadata"]["annotations"]["x"], "\xEF\xBF\xBD\xEF\xBF\xBD ok \xe2\x82\xac");
+  // A patch body too.
+  auto patch = Do("PATCH", "/api/v1/namespaces/n",
+                  "{\"metadata\":{\"labels\":{\"y\":\"\x80\"}}}",
+                  {{"content-type", "application/merge-patch+json"}});
+  EXPECT_EQ(patch.code(), 422) << patch.body();
+  // A selector echoed in an error message.
+  auto sel = Do("GET", "/api/v1/namespaces?labelSelector=a%FF%3D%3D%3D");
+  EXPECT_GE(sel.code(), 400);
+  EXPECT_LT(sel.code(), 500) << sel.body();
+}
+
+TEST(Utf8Test, ReplacesEachInvalidByte) {
+  EXPECT_TRUE(internal::IsValidUtf8("plain \xe2\x82\xac \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(internal::IsValidUtf8("\xc0\xaf"));          // Overlong.
+  EXPECT_FALSE(internal::IsValidUtf8("\xed\xa0\x80"));      // A surrogate.
+  EXPECT_FALSE(internal::IsValidUtf8("\xf4\x90\x80\x80"));  // Past U+10FFFF.
+  EXPECT_EQ(internal::ReplaceInvalidUtf8("a\xff" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(internal::ReplaceInvalidUtf8("\xe2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(internal::ReplaceInvalidUtf8("\xed\xa0\x80"),
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
 }  // namespace

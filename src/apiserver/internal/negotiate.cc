@@ -26,14 +26,98 @@ Output NegotiateOutput(const HttpRequest& req) {
   return Output::kJson;
 }
 
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // Allowed range of the second byte.
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // No overlong forms,
+      if (c == 0xED) hi = 0x9F;  // no surrogates.
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;  // Nothing past U+10FFFF.
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+    if (c1 < lo || c1 > hi) return false;
+    for (int k = 2; k < len; ++k) {
+      const unsigned char ck = static_cast<unsigned char>(s[i + k]);
+      if (ck < 0x80 || ck > 0xBF) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string ReplaceInvalidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  size_t i = 0;
+  while (i < s.size()) {
+    // The longest valid sequence starting here (1 to 4 bytes), if any.
+    size_t len = 0;
+    for (size_t l = 1; l <= 4 && i + l <= s.size(); ++l) {
+      if (IsValidUtf8(s.substr(i, l))) {
+        len = l;
+        break;
+      }
+    }
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD for this one byte (as Go's decoder).
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+void ReplaceInvalidUtf8(Json& j) {
+  if (j.is_string()) {
+    auto& str = j.get_ref<std::string&>();
+    if (!IsValidUtf8(str)) str = ReplaceInvalidUtf8(str);
+  } else if (j.is_array()) {
+    for (auto& e : j) ReplaceInvalidUtf8(e);
+  } else if (j.is_object()) {
+    bool bad_key = false;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!IsValidUtf8(it.key())) bad_key = true;
+      ReplaceInvalidUtf8(it.value());
+    }
+    if (bad_key) {
+      Json fixed = Json::object();
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        fixed[ReplaceInvalidUtf8(it.key())] = std::move(it.value());
+      }
+      j = std::move(fixed);
+    }
+  }
+}
+
 absl::StatusOr<Json> DecodeBody(const HttpRequest& req, std::vector<std::string>* dups) {
   std::string ct = req.Header("content-type");
   if (ct.empty()) ct = "application/json";
   if (req.body.empty()) return registry::BadRequest("the request body is empty");
   // kubectl's typed commands (create namespace/job/cronjob) send protobuf.
-  auto j = api::protobuf::IsProtobufContentType(ct)
-               ? api::protobuf::DecodeKubernetesProtobuf(req.body)
-               : api::ParseBody(req.body, ct, dups);
+  const bool protobuf = api::protobuf::IsProtobufContentType(ct);
+  std::string fixed;
+  if (!protobuf && !IsValidUtf8(req.body)) fixed = ReplaceInvalidUtf8(req.body);
+  auto j = protobuf ? api::protobuf::DecodeKubernetesProtobuf(req.body)
+                    : api::ParseBody(fixed.empty() ? req.body : fixed, ct, dups);
   if (!j.ok()) {
     if (j.status().code() == absl::StatusCode::kUnimplemented) {
       return registry::UnsupportedMediaType("the body of the request was in an unknown format - "
@@ -42,6 +126,7 @@ absl::StatusOr<Json> DecodeBody(const HttpRequest& req, std::vector<std::string>
     }
     return registry::BadRequest(std::string(j.status().message()));
   }
+  ReplaceInvalidUtf8(*j);
   return j;
 }
 
