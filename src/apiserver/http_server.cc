@@ -164,6 +164,37 @@ std::string TooManyRequestsBody() {
                     R"({"retryAfterSeconds":1})");
 }
 
+HttpRequest ToHttpRequest(http::request<http::string_body>& req) {
+  HttpRequest r;
+  r.method = std::string(req.method_string());
+  std::string_view target(req.target().data(), req.target().size());
+  size_t q = target.find('?');
+  r.path = UrlDecode(target.substr(0, q), false);
+  if (q != std::string_view::npos) r.query = ParseQuery(target.substr(q + 1));
+  for (const auto& f : req) {
+    std::string name(f.name_string());
+    absl::AsciiStrToLower(&name);
+    std::string value(f.value());
+    auto [it, inserted] = r.headers.emplace(name, value);
+    if (!inserted) it->second += "," + value;
+  }
+  r.body = std::move(req.body());
+  return r;
+}
+
+// The answer to a request the parser refuses: 413, 431, 400, or 0 when the
+// error is the connection's (closed, timed out).
+int CodeForReadError(beast::error_code ec) {
+  if (ec == http::error::body_limit) return 413;
+  if (ec == http::error::header_limit) return 431;
+  if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message &&
+      ec != http::error::need_more) {
+    return 400;
+  }
+  return 0;
+}
+
 bool ExpectsContinue(beast::string_view v) {
   return absl::EqualsIgnoreCase(absl::string_view(v.data(), v.size()), "100-continue");
 }
@@ -577,22 +608,21 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
 
   // Answers a request the transport refuses, then closes.
   bool ReplyToReadError(beast::error_code ec) {
-    if (ec == http::error::body_limit) {
-      Reply(413, StatusJson(413, "RequestEntityTooLarge",
-                            "the request body is larger than the limit"),
-            {}, false);
-      return true;
+    switch (CodeForReadError(ec)) {
+      case 413:
+        Reply(413, StatusJson(413, "RequestEntityTooLarge",
+                              "the request body is larger than the limit"),
+              {}, false);
+        return true;
+      case 431:
+        Reply(431, StatusJson(431, "BadRequest", "request headers too large"), {}, false);
+        return true;
+      case 400:
+        Reply(400, StatusJson(400, "BadRequest", "malformed HTTP request"), {}, false);
+        return true;
+      default:
+        return false;
     }
-    if (ec == http::error::header_limit) {
-      Reply(431, StatusJson(431, "BadRequest", "request headers too large"), {}, false);
-      return true;
-    }
-    if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
-        ec != http::error::end_of_stream && ec != http::error::partial_message) {
-      Reply(400, StatusJson(400, "BadRequest", "malformed HTTP request"), {}, false);
-      return true;
-    }
-    return false;
   }
 
   void OnHeader(beast::error_code ec) {
@@ -631,21 +661,7 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
     }
     if (srv_->stopping) return Close();
     Tcp().expires_never();
-    auto& req = parser_->get();
-    HttpRequest r;
-    r.method = std::string(req.method_string());
-    std::string_view target(req.target().data(), req.target().size());
-    size_t q = target.find('?');
-    r.path = UrlDecode(target.substr(0, q), false);
-    if (q != std::string_view::npos) r.query = ParseQuery(target.substr(q + 1));
-    for (const auto& f : req) {
-      std::string name(f.name_string());
-      absl::AsciiStrToLower(&name);
-      std::string value(f.value());
-      auto [it, inserted] = r.headers.emplace(name, value);
-      if (!inserted) it->second += "," + value;
-    }
-    r.body = std::move(req.body());
+    HttpRequest r = ToHttpRequest(parser_->get());
     r.remote = remote_;
     r.loopback = loopback_;
     r.peer_cert = peer_cert_;
@@ -1119,6 +1135,33 @@ void HttpServer::AppendPrometheus(std::string* out) const {
       "# HELP batchd_http_request_timeouts_total Requests answered 504 Timeout.\n"
       "# TYPE batchd_http_request_timeouts_total counter\n",
       "batchd_http_request_timeouts_total ", s.timeouts, "\n");
+}
+
+RawRequest ParseRawRequest(std::string_view wire, size_t max_header_bytes,
+                           size_t max_body_bytes) {
+  RawRequest out;
+  http::request_parser<http::string_body> p;
+  p.eager(true);
+  p.header_limit(static_cast<uint32_t>(std::min<size_t>(max_header_bytes, UINT32_MAX)));
+  p.body_limit(max_body_bytes);
+  beast::error_code ec;
+  while (!wire.empty() && !p.is_done()) {
+    size_t n = p.put(net::buffer(wire.data(), wire.size()), ec);
+    if (ec == http::error::need_more) {
+      ec = {};
+      if (n == 0) break;  // Needs bytes we do not have.
+    }
+    if (ec) {
+      out.error_code = CodeForReadError(ec);
+      if (out.error_code == 0) out.error_code = 400;
+      return out;
+    }
+    wire.remove_prefix(n);
+  }
+  if (!p.is_done()) return out;  // Incomplete.
+  out.complete = true;
+  out.request = ToHttpRequest(p.get());
+  return out;
 }
 
 }  // namespace batchd::apiserver

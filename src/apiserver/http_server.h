@@ -125,6 +125,18 @@ class HttpServer {
 enum class RequestKind { kExempt, kReadOnly, kMutating, kLongRunning };
 RequestKind ClassifyRequest(const HttpRequest& req);
 
+// Parses one request from raw bytes as a connection does (fuzzing, tests).
+// `error_code` is what the server answers a malformed request with (400,
+// 413, 431) or 0; `complete` is false when the bytes end mid-request (the
+// server would wait for more, up to its timeouts).
+struct RawRequest {
+  int error_code = 0;
+  bool complete = false;
+  HttpRequest request;
+};
+RawRequest ParseRawRequest(std::string_view wire, size_t max_header_bytes,
+                           size_t max_body_bytes);
+
 // Parses the `timeout` query parameter (a Go duration: "30s", "1m30s",
 // "500ms"); nullopt when malformed.
 std::optional<absl::Duration> ParseGoDuration(std::string_view s);

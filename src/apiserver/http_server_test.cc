@@ -512,6 +512,29 @@ TEST(ClassifyRequestTest, KubeApiserverKinds) {
   EXPECT_EQ(kind("GET", "/version"), RequestKind::kReadOnly);
 }
 
+TEST(ParseRawRequestTest, WireForms) {
+  auto ok = ParseRawRequest("POST /a%20b?x=1&y=%ff HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nx-a: 2\r\n"
+                            "Content-Length: 3\r\n\r\nabc",
+                            1024, 1024);
+  ASSERT_TRUE(ok.complete);
+  EXPECT_EQ(ok.error_code, 0);
+  EXPECT_EQ(ok.request.method, "POST");
+  EXPECT_EQ(ok.request.path, "/a b");
+  EXPECT_EQ(ok.request.Param("y"), "\xff");
+  EXPECT_EQ(ok.request.Header("x-a"), "1,2");
+  EXPECT_EQ(ok.request.body, "abc");
+  auto truncated = ParseRawRequest("PUT /a HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc", 1024, 1024);
+  EXPECT_FALSE(truncated.complete);
+  EXPECT_EQ(truncated.error_code, 0);
+  EXPECT_EQ(ParseRawRequest("PUT /a HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n",
+                            1024, 1024).error_code, 400);
+  EXPECT_EQ(ParseRawRequest("PUT /a HTTP/1.1\r\nContent-Length: 2000\r\n\r\n", 1024, 1024)
+                .error_code, 413);
+  EXPECT_EQ(ParseRawRequest("GET /a HTTP/1.1\r\nX: " + std::string(3000, 'a') + "\r\n\r\n", 1024,
+                            1024).error_code, 431);
+  EXPECT_EQ(ParseRawRequest("\x16\x03\x01\x02\x00\r\n\r\n", 1024, 1024).error_code, 400);
+}
+
 TEST(ParseGoDurationTest, Forms) {
   EXPECT_EQ(ParseGoDuration("30s"), absl::Seconds(30));
   EXPECT_EQ(ParseGoDuration("1m30s"), absl::Seconds(90));
