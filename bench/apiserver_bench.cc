@@ -1,7 +1,7 @@
 // apiserver_bench: a load client for a running `batchd server` (plain main,
 // not google-benchmark: it measures a real server over real sockets).
 //
-//   apiserver_bench --port P [--creates 20000] [--conns 16] [--list-runs 5]
+//   apiserver_bench --port P [--tls-ca CA_FILE] [--creates 20000] [--conns 16] [--list-runs 5]
 //                   [--watchers 100] [--updates 2000]
 //
 // Phases (each in its own namespace, created first):
@@ -15,6 +15,8 @@
 // HTTP error.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -41,7 +43,10 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
   std::exit(1);
 }
 
-// A minimal HTTP/1.1 keep-alive client over one socket.
+// With --tls-ca FILE: HTTPS, verifying the server against FILE.
+SSL_CTX* g_tls = nullptr;
+
+// A minimal HTTP/1.1 keep-alive client over one socket (TLS when g_tls).
 class Conn {
  public:
   explicit Conn(int port) {
@@ -55,8 +60,20 @@ class Conn {
     }
     int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (g_tls) {
+      ssl_ = SSL_new(g_tls);
+      SSL_set_fd(ssl_, fd_);
+      SSL_set1_host(ssl_, "127.0.0.1");
+      if (SSL_connect(ssl_) != 1) {
+        ERR_print_errors_fp(stderr);
+        Die("TLS handshake failed");
+      }
+    }
   }
-  ~Conn() { close(fd_); }
+  ~Conn() {
+    if (ssl_) SSL_free(ssl_);
+    close(fd_);
+  }
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
 
@@ -72,7 +89,8 @@ class Conn {
     req += "\r\n" + body;
     size_t off = 0;
     while (off < req.size()) {
-      ssize_t n = write(fd_, req.data() + off, req.size() - off);
+      ssize_t n = ssl_ ? SSL_write(ssl_, req.data() + off, static_cast<int>(req.size() - off))
+                       : write(fd_, req.data() + off, req.size() - off);
       if (n <= 0) Die("write failed");
       off += static_cast<size_t>(n);
     }
@@ -133,12 +151,13 @@ class Conn {
  private:
   void Fill() {
     char tmp[65536];
-    ssize_t n = read(fd_, tmp, sizeof(tmp));
+    ssize_t n = ssl_ ? SSL_read(ssl_, tmp, sizeof(tmp)) : read(fd_, tmp, sizeof(tmp));
     if (n <= 0) Die("connection closed by the server");
     buf_.append(tmp, static_cast<size_t>(n));
   }
 
   int fd_ = -1;
+  SSL* ssl_ = nullptr;
   std::string buf_;
   bool chunked_ = false;
   long length_ = -1;
@@ -323,6 +342,12 @@ int main(int argc, char** argv) {
   int port = IntFlag(argc, argv, "--port", 0);
   if (port <= 0) Die("usage: apiserver_bench --port P [--creates N] [--conns C] [--list-runs R] "
                      "[--watchers W] [--updates U]");
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--tls-ca") != 0) continue;
+    g_tls = SSL_CTX_new(TLS_client_method());
+    if (SSL_CTX_load_verify_locations(g_tls, argv[i + 1], nullptr) != 1) Die("cannot load the CA");
+    SSL_CTX_set_verify(g_tls, SSL_VERIFY_PEER, nullptr);
+  }
   int creates = IntFlag(argc, argv, "--creates", 20000);
   int list_n = std::min(creates, 10000);
   BenchCreates(port, creates, IntFlag(argc, argv, "--conns", 16), list_n);
