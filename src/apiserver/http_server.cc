@@ -732,9 +732,43 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
   }
 
  public:
+  // Writes a whole response without making the worker wait: the handler
+  // returns at once and the connection goes on when both are done.
+  template <class Res>
+  void AsyncSend(std::shared_ptr<Res> res) {
+    net::post(stream_.get_executor(), [self = this->shared_from_this(), res] {
+      if (self->closed_ || self->cut_) {
+        absl::MutexLock lock(&self->rmu_);
+        self->failed_ = true;
+        return;
+      }
+      self->write_pending_ = true;
+      self->Tcp().expires_after(ToChrono(self->srv_->opts.write_timeout));
+      http::async_write(self->stream_, *res, [self, res](beast::error_code ec, size_t) {
+        self->write_pending_ = false;
+        if (ec) {
+          absl::MutexLock lock(&self->rmu_);
+          self->failed_ = true;
+        }
+        if (self->finish_after_write_) {
+          self->finish_after_write_ = false;
+          self->Continue();
+        }
+      });
+    });
+  }
+
   void OnHandlerDone() {
     timer_.cancel();
     handler_active_ = false;
+    if (write_pending_) {
+      finish_after_write_ = true;  // The write's completion goes on.
+      return;
+    }
+    Continue();
+  }
+
+  void Continue() {
     bool failed;
     {
       absl::MutexLock lock(&rmu_);
@@ -809,6 +843,8 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
   // Strand state.
   std::atomic<bool> handler_active_{false};
   bool reply_in_flight_ = false;
+  bool write_pending_ = false;      // An AsyncSend in flight.
+  bool finish_after_write_ = false;  // The handler returned meanwhile.
   bool close_after_reply_ = false;
   std::atomic<bool> cut_{false};
   std::atomic<bool> closed_{false};
@@ -840,7 +876,7 @@ class ConnWriter : public ResponseWriter {
     res->keep_alive(s_.KeepAlive());
     res->body() = std::move(body);
     res->prepare_payload();
-    s_.SyncWrite([res](Stream& st, auto done) { http::async_write(st, *res, std::move(done)); });
+    s_.AsyncSend(std::move(res));
   }
 
   bool StartStream(int code, const HeaderList& headers) override {
