@@ -3,7 +3,9 @@
 // Workloads and ResourceFlavors), `create simulated-nodes` (a generated
 // topology of simulated Nodes), plus `version` and `kubeconfig`.
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -57,23 +59,77 @@ int WithNodeCommands(const std::string& server, Fn fn) {
   return 0;
 }
 
-void PrintKubeconfig(const std::string& server, const std::string& name) {
+std::string Base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    for (int s : {18, 12, 6, 0}) out += t[(v >> s) & 63];
+  }
+  if (i < in.size()) {
+    uint32_t v = uint8_t(in[i]) << 16;
+    if (i + 1 < in.size()) v |= uint8_t(in[i + 1]) << 8;
+    out += t[v >> 18];
+    out += t[(v >> 12) & 63];
+    out += i + 1 < in.size() ? t[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+struct KubeconfigFlags {
+  std::string name = "batchd";
+  std::string data_dir = "./batchd-data";
+  std::string token;
+  std::string ca_file;
+  std::string ns = "default";
+};
+
+// A kubeconfig for `server`: the token given, else the admin token the
+// server wrote to DATA/admin.token (when readable); the CA given, else
+// DATA/pki/ca.crt (when present), embedded as certificate-authority-data.
+void PrintKubeconfig(const std::string& server, const KubeconfigFlags& f) {
+  std::string token = f.token;
+  if (token.empty()) token = ReadFirstLine(f.data_dir + "/admin.token");
+  std::string ca_path = f.ca_file.empty() ? f.data_dir + "/pki/ca.crt" : f.ca_file;
+  std::string ca;
+  if (std::ifstream in(ca_path); in) {
+    std::stringstream buf;
+    buf << in.rdbuf();
+    ca = buf.str();
+  }
   std::cout << "apiVersion: v1\n"
             << "kind: Config\n"
             << "clusters:\n"
-            << "- name: " << name << "\n"
+            << "- name: " << f.name << "\n"
             << "  cluster:\n"
-            << "    server: " << server << "\n"
-            << "users:\n"
-            << "- name: " << name << "\n"
-            << "  user: {}\n"
-            << "contexts:\n"
-            << "- name: " << name << "\n"
+            << "    server: " << server << "\n";
+  if (!ca.empty() && server.rfind("https://", 0) == 0) {
+    std::cout << "    certificate-authority-data: " << Base64(ca) << "\n";
+  }
+  std::cout << "users:\n"
+            << "- name: " << f.name << "\n";
+  if (token.empty()) {
+    std::cout << "  user: {}\n";
+  } else {
+    std::cout << "  user:\n"
+              << "    token: " << token << "\n";
+  }
+  std::cout << "contexts:\n"
+            << "- name: " << f.name << "\n"
             << "  context:\n"
-            << "    cluster: " << name << "\n"
-            << "    user: " << name << "\n"
-            << "    namespace: default\n"
-            << "current-context: " << name << "\n";
+            << "    cluster: " << f.name << "\n"
+            << "    user: " << f.name << "\n"
+            << "    namespace: " << f.ns << "\n"
+            << "current-context: " << f.name << "\n";
 }
 
 }  // namespace
@@ -88,10 +144,17 @@ int main(int argc, char** argv) {
   app.add_subcommand("version", "Print the batchctl version")->callback([] {
     std::cout << "batchctl v0.2.0 (Kubernetes API v1.32, kueue.x-k8s.io/v1beta2)\n";
   });
-  std::string kc_name = "batchd";
+  KubeconfigFlags kcf;
   auto* kc = app.add_subcommand("kubeconfig", "Print a kubeconfig that points kubectl at batchd");
-  kc->add_option("--name", kc_name, "cluster, user and context name")->capture_default_str();
-  kc->callback([&] { PrintKubeconfig(server, kc_name); });
+  kc->add_option("--name", kcf.name, "cluster, user and context name")->capture_default_str();
+  kc->add_option("--data-dir", kcf.data_dir,
+                 "The server's data directory: its admin.token and pki/ca.crt are used when "
+                 "readable")
+      ->capture_default_str();
+  kc->add_option("--token", kcf.token, "Bearer token of the user (instead of the admin token)");
+  kc->add_option("--certificate-authority", kcf.ca_file, "CA file (default DATA/pki/ca.crt)");
+  kc->add_option("-n,--namespace", kcf.ns, "The context's namespace")->capture_default_str();
+  kc->callback([&] { PrintKubeconfig(server, kcf); });
 
   // list clusterqueues|localqueues|workloads
   batchd::cli::ListFlags lf;

@@ -149,6 +149,24 @@ int main(int argc, char** argv) {
     a->add_option("--feature-gates", opts.feature_gates,
                   "Kubernetes feature gates, Name=true|false,...: WorkloadWithJob (default "
                   "true: Indexed Jobs with parallelism == completions > 1 are gang-scheduled)");
+    a->add_option("--token-auth-file", opts.token_auth_file,
+                  "Bearer tokens, Kubernetes' CSV: token,user,uid,\"group1,group2\"");
+    a->add_option("--authorization-mode", opts.authorization_mode, "RBAC or AlwaysAllow")
+        ->capture_default_str();
+    a->add_flag("--allow-loopback-admin", opts.allow_loopback_admin,
+                "Requests from 127.0.0.1/::1 without credentials act as the admin "
+                "(system:masters); for a single-user machine");
+    a->add_option("--audit-log-path", opts.audit_log_path,
+                  "Write audit.k8s.io/v1 events (Metadata level) to this file ('-': stdout)");
+    a->add_option("--audit-log-maxsize", opts.audit_log_maxsize_mb,
+                  "Rotate the audit log at this many megabytes")->capture_default_str();
+    a->add_option("--audit-log-maxbackup", opts.audit_log_maxbackup,
+                  "Rotated audit log files to keep")->capture_default_str();
+    a->add_option("--service-account-issuer", opts.service_account_issuer,
+                  "Issuer (iss) of ServiceAccount tokens")->capture_default_str();
+    a->add_option("--api-audiences", opts.api_audiences,
+                  "Audiences ServiceAccount tokens must carry (default: the issuer)")
+        ->delimiter(',');
   }
   AgentCommand agent_cmd;
   auto* agent = app.add_subcommand("agent", "Run a node agent against a remote batchd server");

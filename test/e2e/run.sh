@@ -77,7 +77,7 @@ wait_healthy() {
 
 PORT=$(free_port)
 mkdir -p "$WORK/data" "$WORK/cache" "$WORK/logs"
-"$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --no-local-node \
+"$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/data" --no-local-node \
   >"$WORK/logs/server.log" 2>&1 &
 SERVER_PID=$!
 if ! wait_healthy "$PORT" "$SERVER_PID" 30; then
@@ -183,7 +183,7 @@ run_suite() {
   TEST_TIMEOUT=${E2E_JOBS_TIMEOUT:-240}
   PORT=$(free_port)
   mkdir -p "$WORK/$suite-data"
-  "$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/$suite-data" "$@" \
+  "$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/$suite-data" "$@" \
     >"$WORK/logs/$suite-server.log" 2>&1 &
   SUITE_PID=$!
   if ! wait_healthy "$PORT" "$SUITE_PID" 30; then
