@@ -94,7 +94,7 @@ bool ApiServer::Admit(const HttpRequest& req, const Route* r, ResponseWriter& w,
                                                cert ? &*cert : nullptr, req.loopback);
     if (!u.ok()) {
       BATCHD_LOG_DEBUG("unauthorized {} {} from {}: {}", req.method, req.path, req.remote,
-                       u.status().message());
+                       std::string(u.status().message()));
       SendError(req, w, registry::ApiError(absl::StatusCode::kUnauthenticated, "Unauthorized",
                                            "Unauthorized"));
       return false;
