@@ -49,7 +49,7 @@ declare -A allowed=(
   [scheduler]="common api store registry client reconcile"
   [agent]="common api store registry client reconcile apiserver auth"
   [controllers]="common api store registry client reconcile queueing"
-  [cli]="common api store registry client"
+  [cli]="common api store registry client auth"
   [cmd]="*"
 )
 while IFS= read -r line; do

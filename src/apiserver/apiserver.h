@@ -98,6 +98,9 @@ class ApiServer {
   // Refuses an RBAC write granting what its author does not hold.
   absl::Status CheckEscalation(const Route& r, const api::Json& obj);
   bool NeedsEscalationCheck(const Route& r) const;
+  // NodeRestriction: a node (system:node:<name> in system:nodes) writes only
+  // its own Node and Lease and the pods bound to it.
+  absl::Status AdmitNode(const HttpRequest& req, const Route& r, const Scope& scope);
   static bool ServesReview(const api::KindDef& k, const std::string& subresource);
   // Resolves the verb (`verb` gets its metrics label) and calls its handler.
   void ServeResource(const HttpRequest& req, const Route& r, ResponseWriter& w,

@@ -146,7 +146,73 @@ bool ApiServer::Admit(const HttpRequest& req, const Route* r, ResponseWriter& w,
     SendError(req, w, auth::ForbiddenStatus(scope.user, a, d.reason));
     return false;
   }
+  if (r) {
+    if (absl::Status st = AdmitNode(req, *r, scope); !st.ok()) {
+      scope.decision = "forbid";
+      SendError(req, w, st);
+      return false;
+    }
+  }
   return true;
+}
+
+absl::Status ApiServer::AdmitNode(const HttpRequest& req, const Route& r, const Scope& scope) {
+  const auth::UserInfo& u = scope.user;
+  const auth::Attributes& a = scope.attrs;
+  if (!absl::StartsWith(u.name, auth::kNodeUserPrefix) || !u.InGroup(auth::kNodesGroup)) {
+    return absl::OkStatus();
+  }
+  const std::string node = u.name.substr(std::string_view(auth::kNodeUserPrefix).size());
+  std::string name = a.name;  // A create names its object in the body.
+  auto forbid = [&](const std::string& why) {
+    api::KindDef k;
+    k.group = a.api_group;
+    k.plural = a.resource;
+    return registry::Forbidden(k, name, why);
+  };
+  const bool write = a.verb == "create" || a.verb == "update" || a.verb == "patch" ||
+                     a.verb == "delete" || a.verb == "deletecollection";
+  if (!write) return absl::OkStatus();
+  if (a.verb == "create" && a.subresource.empty()) {
+    auto b = internal::DecodeBody(req, nullptr);
+    if (b.ok() && b->is_object()) name = api::CopyStringMember(api::MemberObject(*b, "metadata"), "name");
+  }
+  if (a.api_group.empty() && a.resource == "nodes") {
+    const std::string& target = name;
+    if (target != node) {
+      return forbid(absl::StrCat("node \"", node, "\" is not allowed to modify node \"", target, "\""));
+    }
+    return absl::OkStatus();
+  }
+  if (a.api_group == "coordination.k8s.io" && a.resource == "leases") {
+    if (a.ns != "kube-node-lease" || name != node) {
+      return forbid("can only access node lease with the same name as the requesting node");
+    }
+    return absl::OkStatus();
+  }
+  if (a.api_group.empty() && a.resource == "pods") {
+    if (a.verb == "create") {
+      return forbid(absl::StrCat("pod does not have \"kubernetes.io/config.mirror\" annotation, node \"",
+                                 node, "\" can only create mirror pods"));
+    }
+    if (a.name.empty()) return forbid(absl::StrCat("node \"", node, "\" can only modify pods one at a time"));
+    auto pod = registry_.Get(*r.kind, a.ns, a.name);
+    if (!pod.ok()) return absl::OkStatus();  // The handler answers NotFound.
+    std::string bound = api::CopyStringMember(api::MemberObject((*pod)->Decode(), "spec"), "nodeName");
+    if (bound != node) {
+      if (a.subresource == "status") {
+        return forbid(absl::StrCat("node \"", node,
+                                   "\" can only update pod status for pods with spec.nodeName set to itself"));
+      }
+      return forbid(absl::StrCat("node \"", node, "\" can only ", a.verb,
+                                 " pods with spec.nodeName set to itself"));
+    }
+    return absl::OkStatus();
+  }
+  if (a.api_group.empty() && a.resource == "serviceaccounts" && a.subresource == "token") {
+    return forbid("node requested token not bound to a pod");
+  }
+  return absl::OkStatus();
 }
 
 void ApiServer::Audit(const HttpRequest& req, const Scope& scope, int code, absl::Time start) {

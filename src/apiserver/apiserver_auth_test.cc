@@ -261,6 +261,58 @@ TEST_F(ApiServerAuthTest, EscalationThroughTheApi) {
   EXPECT_EQ(patch(R"({"rules":[{"verbs":["list"],"apiGroups":["batch"],"resources":["jobs"]}]})").code(), 200);
 }
 
+TEST_F(ApiServerAuthTest, NodeRestriction) {
+  auto node_token = [&](const std::string& n) {
+    auth::ServiceAccountClaims c;
+    c.node = n;
+    c.issued_at = clock_.Now();
+    c.expires = c.issued_at + absl::Hours(1);
+    return sa_->Issue(c);
+  };
+  const std::string n1 = node_token("n1");
+  auto node = [](const std::string& n) {
+    return Json({{"metadata", {{"name", n}}}}).dump();
+  };
+  EXPECT_EQ(Do(n1, "POST", "/api/v1/nodes", node("n1")).code(), 201);
+  auto other = Do(n1, "POST", "/api/v1/nodes", node("n2"));
+  EXPECT_EQ(other.code(), 403);
+  EXPECT_EQ(Body(other)["message"], "nodes \"n2\" is forbidden: node \"n1\" is not allowed to modify node \"n2\"");
+  ASSERT_EQ(Do("admin", "POST", "/api/v1/nodes", node("n2")).code(), 201);
+  EXPECT_EQ(Do(n1, "DELETE", "/api/v1/nodes/n2").code(), 403);
+  EXPECT_EQ(Do(n1, "GET", "/api/v1/nodes/n2").code(), 200);  // reads are not restricted
+  // Leases: only its own, in kube-node-lease.
+  auto lease = [](const std::string& n) { return Json({{"metadata", {{"name", n}}}, {"spec", {{"holderIdentity", n}}}}).dump(); };
+  ASSERT_EQ(Do("admin", "POST", "/api/v1/namespaces", R"({"metadata":{"name":"kube-node-lease"}})").code(), 201);
+  EXPECT_EQ(Do(n1, "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", lease("n1")).code(), 201);
+  auto bad_lease = Do(n1, "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", lease("n2"));
+  EXPECT_EQ(bad_lease.code(), 403);
+  EXPECT_NE(Body(bad_lease)["message"].get<std::string>().find(
+                "can only access node lease with the same name as the requesting node"),
+            std::string::npos);
+  // Pods: status of its own pods only; no creates.
+  auto pod = [](const std::string& name, const std::string& on) {
+    return Json({{"metadata", {{"name", name}}},
+                 {"spec", {{"nodeName", on}, {"containers", Json::array({{{"name", "c"}, {"image", "x"}}})}}}})
+        .dump();
+  };
+  ASSERT_EQ(Do("admin", "POST", "/api/v1/namespaces/team-a/pods", pod("mine", "n1")).code(), 201);
+  ASSERT_EQ(Do("admin", "POST", "/api/v1/namespaces/team-a/pods", pod("theirs", "n2")).code(), 201);
+  EXPECT_EQ(Do(n1, "POST", "/api/v1/namespaces/team-a/pods", pod("x", "n1")).code(), 403);
+  Json mine = Body(Do(n1, "GET", "/api/v1/namespaces/team-a/pods/mine"));
+  mine["status"]["phase"] = "Running";
+  EXPECT_EQ(Do(n1, "PUT", "/api/v1/namespaces/team-a/pods/mine/status", mine.dump()).code(), 200);
+  Json theirs = Body(Do(n1, "GET", "/api/v1/namespaces/team-a/pods/theirs"));
+  theirs["status"]["phase"] = "Failed";
+  auto w = Do(n1, "PUT", "/api/v1/namespaces/team-a/pods/theirs/status", theirs.dump());
+  EXPECT_EQ(w.code(), 403);
+  EXPECT_NE(w.body().find("node \\\"n1\\\" can only update pod status for pods with spec.nodeName set to itself"),
+            std::string::npos) << w.body();
+  EXPECT_EQ(Do(n1, "DELETE", "/api/v1/namespaces/team-a/pods/theirs").code(), 403);
+  EXPECT_EQ(Do(n1, "DELETE", "/api/v1/namespaces/team-a/pods/mine").code(), 200);
+  // Nodes may not mint service account tokens.
+  EXPECT_EQ(Do(n1, "POST", "/api/v1/namespaces/team-a/serviceaccounts/bot/token", "{}").code(), 403);
+}
+
 TEST_F(ApiServerAuthTest, AuditLogRecordsWhoDidWhat) {
   Do("alice", "POST", "/apis/batch/v1/namespaces/team-b/jobs", Job("j"));
   Do("nope", "GET", "/api/v1/namespaces");

@@ -124,6 +124,10 @@ absl::StatusOr<UserInfo> Authenticator::Authenticate(std::string_view authorizat
       }
       if (opts_.service_accounts && ServiceAccountTokens::LooksLikeJwt(token)) {
         auto c = opts_.service_accounts->Verify(token, opts_.now());
+        if (c.ok() && !c->node.empty()) {
+          return UserInfo{absl::StrCat(kNodeUserPrefix, c->node), "",
+                          {kNodesGroup, kAuthenticatedGroup}, {}};
+        }
         if (c.ok()) {
           std::optional<std::string> uid;
           if (opts_.service_account_uid) uid = opts_.service_account_uid(c->ns, c->name);

@@ -157,6 +157,19 @@ TEST_F(AuthenticatorTest, ServiceAccountTokens) {
             absl::StatusCode::kUnauthenticated);
 }
 
+TEST_F(AuthenticatorTest, NodeTokens) {
+  ServiceAccountClaims c;
+  c.node = "n1";
+  c.issued_at = kNow;
+  c.expires = kNow + absl::Hours(1);
+  auto u = authn_->Authenticate("Bearer " + sa_->Issue(c), nullptr, false);
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(u->name, "system:node:n1");
+  EXPECT_EQ(u->groups, (std::vector<std::string>{kNodesGroup, kAuthenticatedGroup}));
+  now_ = kNow + absl::Hours(2);
+  EXPECT_FALSE(authn_->Authenticate("Bearer " + sa_->Issue(c), nullptr, false).ok());
+}
+
 TEST_F(AuthenticatorTest, MalformedJwtsNeverCrash) {
   for (const char* t : {"a.b.c", "...", "eyJhbGciOiJub25lIn0.e30.", "x.y", "a.b.c.d",
                         "eyJhbGciOiJSUzI1NiJ9.eyJleHAiOiJ4In0.AAAA", "====.====.===="}) {

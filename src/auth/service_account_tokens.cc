@@ -164,16 +164,16 @@ std::string ServiceAccountTokens::Issue(const ServiceAccountClaims& c) const {
   Json header = {{"alg", "RS256"}, {"typ", "JWT"}};
   std::vector<std::string> aud = c.audiences.empty() ? opts_.api_audiences : c.audiences;
   int64_t iat = absl::ToUnixSeconds(c.issued_at), exp = absl::ToUnixSeconds(c.expires);
-  Json payload = {
-      {"aud", aud},
-      {"exp", exp},
-      {"iat", iat},
-      {"iss", opts_.issuer},
-      {"jti", c.jti},
-      {"kubernetes.io",
-       {{"namespace", c.ns}, {"serviceaccount", {{"name", c.name}, {"uid", c.uid}}}}},
-      {"nbf", iat},
-      {"sub", absl::StrCat(kServiceAccountPrefix, c.ns, ":", c.name)}};
+  Json payload = {{"aud", aud}, {"exp", exp}, {"iat", iat}, {"iss", opts_.issuer},
+                  {"jti", c.jti}, {"nbf", iat}};
+  if (!c.node.empty()) {
+    payload["kubernetes.io"] = {{"node", {{"name", c.node}}}};
+    payload["sub"] = absl::StrCat(kNodeUserPrefix, c.node);
+  } else {
+    payload["kubernetes.io"] = {{"namespace", c.ns},
+                                {"serviceaccount", {{"name", c.name}, {"uid", c.uid}}}};
+    payload["sub"] = absl::StrCat(kServiceAccountPrefix, c.ns, ":", c.name);
+  }
   std::string signing_input =
       absl::StrCat(Base64UrlEncode(header.dump()), ".", Base64UrlEncode(payload.dump()));
   std::string sig;
@@ -253,13 +253,21 @@ absl::StatusOr<ServiceAccountClaims> ServiceAccountTokens::Verify(std::string_vi
     auto it = o.find(k);
     return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
+  c.jti = str(p, "jti");
+  if (auto node = k8s->find("node"); node != k8s->end() && node->is_object() &&
+                                     !k8s->contains("serviceaccount")) {
+    c.node = str(*node, "name");
+    if (c.node.empty() || str(p, "sub") != absl::StrCat(kNodeUserPrefix, c.node)) {
+      return Unauth("malformed node claims");
+    }
+    return c;
+  }
   c.ns = str(*k8s, "namespace");
   auto sa = k8s->find("serviceaccount");
   if (sa != k8s->end() && sa->is_object()) {
     c.name = str(*sa, "name");
     c.uid = str(*sa, "uid");
   }
-  c.jti = str(p, "jti");
   if (c.ns.empty() || c.name.empty() ||
       str(p, "sub") != absl::StrCat(kServiceAccountPrefix, c.ns, ":", c.name)) {
     return Unauth("malformed service account claims");

@@ -21,9 +21,13 @@
 namespace batchd::auth {
 
 struct ServiceAccountClaims {
+  // A ServiceAccount token names its namespace, name and uid; a node
+  // credential (`batchctl create node-token`) names only `node`, and
+  // authenticates as system:node:<node> in system:nodes.
   std::string ns;
   std::string name;
   std::string uid;
+  std::string node;
   std::vector<std::string> audiences;
   absl::Time issued_at;
   absl::Time expires;

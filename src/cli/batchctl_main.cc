@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "api/kind.h"
+#include "auth/service_account_tokens.h"
 #include "cli/node_commands.h"
 #include "cli/queue_commands.h"
 #include "client/http_client.h"
@@ -259,6 +260,41 @@ int main(int argc, char** argv) {
       return;
     }
     rc = WithCommands(server, [&](QueueCommands& c) { return c.Create("resourceflavor", "", *obj); });
+  });
+
+  // create node-token NAME [--data-dir DIR] [--duration 8760h]: a node agent's
+  // credential, signed with the server's key (so only who can read the data
+  // directory can mint one); the agent authenticates as system:node:NAME.
+  std::string nt_name, nt_data = "./batchd-data", nt_issuer = "https://batchd.local";
+  int64_t nt_hours = 24 * 365;
+  auto* cnt = create->add_subcommand("node-token", "Print a node agent's bearer token (system:node:NAME)");
+  cnt->add_option("name", nt_name, "the node's name")->required();
+  cnt->add_option("--data-dir", nt_data, "the server's data directory (its pki/sa.key signs)")
+      ->capture_default_str();
+  cnt->add_option("--hours", nt_hours, "validity in hours")->capture_default_str();
+  cnt->add_option("--service-account-issuer", nt_issuer, "the server's --service-account-issuer")
+      ->capture_default_str();
+  cnt->callback([&] {
+    std::string key = nt_data + "/pki/sa.key";
+    if (!std::ifstream(key)) {
+      std::cerr << "error: cannot read " << key << " (run on the server with --data-dir)\n";
+      rc = 1;
+      return;
+    }
+    batchd::auth::ServiceAccountTokens::Options o;
+    o.issuer = nt_issuer;
+    auto tokens = batchd::auth::ServiceAccountTokens::LoadOrCreate(key, o);
+    if (!tokens.ok() || nt_hours <= 0) {
+      std::cerr << "error: " << (tokens.ok() ? "--hours must be positive" : tokens.status().message()) << "\n";
+      rc = 1;
+      return;
+    }
+    batchd::auth::ServiceAccountClaims c;
+    c.node = nt_name;
+    c.issued_at = absl::Now();
+    c.expires = c.issued_at + absl::Hours(nt_hours);
+    c.jti = batchd::auth::RandomHex(16);
+    std::cout << (*tokens)->Issue(c) << "\n";
   });
 
   // create simulated-nodes --levels block=4,rack=8,hostname=20 --cpu 96 --memory 256Gi [...]

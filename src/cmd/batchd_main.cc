@@ -4,6 +4,7 @@
 //                [--taints k=v:NoSchedule,...] [--log-port P] [--node-ip IP]
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -54,6 +55,9 @@ struct AgentCommand {
   std::string node_ip = "127.0.0.1";
   std::string shim_path;
   int log_port = 10250;
+  // The node's credential (`batchctl create node-token NAME`): the agent
+  // authenticates as system:node:NAME.
+  std::string token_file;
 };
 
 // `batchd agent`: a NodeAgent against a remote server. SIGTERM stops the
@@ -65,7 +69,16 @@ int RunAgent(const AgentCommand& cmd) {
     std::cerr << "batchd agent: " << s.message() << "\n";
     return 1;
   };
-  auto client = batchd::client::HttpClient::Create(cmd.server, batchd::api::BuiltinScheme());
+  batchd::client::HttpClientOptions co;
+  if (!cmd.token_file.empty()) {
+    std::ifstream in(cmd.token_file);
+    std::getline(in, co.bearer_token);
+    if (co.bearer_token.empty()) {
+      std::cerr << "batchd agent: no token in " << cmd.token_file << "\n";
+      return 1;
+    }
+  }
+  auto client = batchd::client::HttpClient::Create(cmd.server, batchd::api::BuiltinScheme(), co);
   if (!client.ok()) return fail(client.status());
   auto labels = agent::ParseLabels(cmd.labels);
   if (!labels.ok()) return fail(labels.status());
@@ -182,6 +195,8 @@ int main(int argc, char** argv) {
                     "Address the node publishes (InternalIP) and serves logs on")
       ->capture_default_str();
   agent->add_option("--shim", agent_cmd.shim_path, "The batchd-shim executable");
+  agent->add_option("--token-file", agent_cmd.token_file,
+                    "File with this node's bearer token (batchctl create node-token NAME)");
   bool version = false;
   app.add_flag("--version", version, "Print the version");
   CLI11_PARSE(app, argc, argv);
