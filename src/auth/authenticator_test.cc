@@ -197,7 +197,7 @@ TEST(ServiceAccountTokensTest, KeyPersistsAcrossRestarts) {
   std::string dir = ::testing::TempDir() + "/sa-key-test-" + RandomHex(4);
   auto a = ServiceAccountTokens::LoadOrCreate(dir + "/pki/sa.key", {});
   ASSERT_TRUE(a.ok()) << a.status();
-  ServiceAccountClaims c{"ns", "n", "u", {}, kNow, kNow + absl::Hours(1), "j"};
+  ServiceAccountClaims c{"ns", "n", "u", "", {}, kNow, kNow + absl::Hours(1), "j"};
   std::string token = (*a)->Issue(c);
   auto b = ServiceAccountTokens::LoadOrCreate(dir + "/pki/sa.key", {});
   ASSERT_TRUE(b.ok()) << b.status();
