@@ -6,7 +6,7 @@
 #   plain: --authorization-mode AlwaysAllow --allow-loopback-admin, no credentials
 #          (no token lookup, no RBAC: the cost before security);
 #   rbac:  --token-auth-file with user `bench` (not in system:masters), bound
-#          to ClusterRole edit in bench-a/bench-b by RoleBindings and allowed
+#          to ClusterRole edit in bench-a, bench-b and bench-w by RoleBindings and allowed
 #          to create namespaces by a ClusterRoleBinding, every request with
 #          its bearer token (SHA-256 lookup + RBAC decision + audit off).
 # Rounds alternate the modes (plain, rbac, plain, rbac, ...) so a loaded
@@ -51,9 +51,10 @@ run() {  # run MODE N
     local k=(kubectl -s "http://127.0.0.1:$port" --request-timeout=30s)
     "${k[@]}" create namespace bench-a >/dev/null
     "${k[@]}" create namespace bench-b >/dev/null
+    "${k[@]}" create namespace bench-w >/dev/null
     "${k[@]}" create clusterrole ns-creator --verb=create --resource=namespaces >/dev/null
     "${k[@]}" create clusterrolebinding bench-ns --clusterrole=ns-creator --group=bench-users >/dev/null
-    for ns in bench-a bench-b; do
+    for ns in bench-a bench-b bench-w; do
       "${k[@]}" create rolebinding bench-edit --clusterrole=edit --user=bench -n "$ns" >/dev/null
     done
     token_args=(--token "$TOKEN")

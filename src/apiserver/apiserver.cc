@@ -138,6 +138,13 @@ void ApiServer::Handle(const HttpRequest& req, ResponseWriter& w) {
     metrics_.Observe(verb, resource, code, absl::ToDoubleSeconds(clock_.Now() - start));
   }
   if (opts_.audit) Audit(req, scope, code, start);
+  // A client's next request sees its RBAC write (the authorizer's watch
+  // would see it a moment later).
+  if (opts_.authorizer && code >= 200 && code < 300 && scope.has_attrs &&
+      scope.attrs.api_group == auth::kRbacGroup && scope.attrs.verb != "get" &&
+      scope.attrs.verb != "list" && scope.attrs.verb != "watch") {
+    opts_.authorizer->Invalidate();
+  }
 }
 
 void ApiServer::Serve(const HttpRequest& req, ResponseWriter& w, Scope& scope, std::string* verb,

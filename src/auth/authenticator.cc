@@ -93,13 +93,11 @@ absl::StatusOr<TokenTable> TokenTable::Parse(std::string_view csv, const std::st
   return t;
 }
 
-void TokenTable::Add(const std::string& token, UserInfo user) {
-  by_hash_[Sha256Hex(token)] = std::move(user);
-}
+void TokenTable::Add(const std::string& token, UserInfo user) { by_token_[token] = std::move(user); }
 
 const UserInfo* TokenTable::Find(std::string_view token) const {
-  auto it = by_hash_.find(Sha256Hex(token));
-  return it == by_hash_.end() ? nullptr : &it->second;
+  auto it = by_token_.find(std::string(token));
+  return it == by_token_.end() ? nullptr : &it->second;
 }
 
 absl::StatusOr<UserInfo> Authenticator::Authenticate(std::string_view authorization,

@@ -426,23 +426,43 @@ std::vector<PolicyRule> AlwaysAllowAuthorizer::RulesFor(const UserInfo&, const s
 
 // ---- RbacAuthorizer ----
 
-struct RbacAuthorizer::Watch {
-  std::unique_ptr<registry::WatchCache::Subscription> sub;
-};
-
 namespace {
 constexpr char kRbacPrefix[] = "/registry/rbac.authorization.k8s.io/";
 }  // namespace
 
-RbacAuthorizer::RbacAuthorizer(registry::Registry& registry) : registry_(registry) {}
-RbacAuthorizer::~RbacAuthorizer() = default;
+RbacAuthorizer::RbacAuthorizer(registry::Registry& registry) : registry_(registry) {
+  watcher_ = std::thread([this] { WatchLoop(); });
+}
+
+RbacAuthorizer::~RbacAuthorizer() {
+  stop_ = true;
+  watcher_.join();
+}
+
+void RbacAuthorizer::WatchLoop() {
+  registry::WatchCache& cache = registry_.cache();
+  std::unique_ptr<registry::WatchCache::Subscription> sub;
+  while (!stop_) {
+    if (!sub || sub->closed()) {
+      auto s = cache.Watch(kRbacPrefix, cache.Revision());
+      Invalidate();  // Whatever happened before the (re)subscription.
+      if (!s.ok()) {
+        BATCHD_LOG_WARN("rbac: cannot watch RBAC objects: {}", s.status().ToString());
+        absl::SleepFor(absl::Milliseconds(200));
+        continue;
+      }
+      sub = std::move(*s);
+    }
+    registry::CacheEvent ev;
+    if (!sub->Next(&ev, absl::Milliseconds(200))) continue;
+    while (sub->Next(&ev, absl::ZeroDuration())) {
+    }
+    Invalidate();
+  }
+}
 
 std::shared_ptr<const RbacPolicy> RbacAuthorizer::Rebuild() {
   registry::WatchCache& cache = registry_.cache();
-  if (!watch_) watch_ = std::make_unique<Watch>();
-  // Subscribe first, then read: a write between the two shows as an event.
-  auto sub = cache.Watch(kRbacPrefix, cache.Revision());
-  if (sub.ok()) watch_->sub = std::move(*sub);
   RbacPolicy::Objects objs;
   int64_t rev = 0;
   bool more = false;
@@ -456,27 +476,25 @@ std::shared_ptr<const RbacPolicy> RbacAuthorizer::Rebuild() {
       out->push_back(o->Shared());
     }
   }
-  policy_ = RbacPolicy::Build(objs);
-  return policy_;
+  return RbacPolicy::Build(objs);
 }
 
 std::shared_ptr<const RbacPolicy> RbacAuthorizer::Policy() {
+  std::shared_ptr<const Snapshot> snap = snapshot_.load(std::memory_order_acquire);
+  uint64_t gen = generation_.load(std::memory_order_acquire);
+  if (snap && snap->generation == gen) return snap->policy;
   std::shared_ptr<const RbacPolicy> p;
-  bool reconcile = false;
   {
     absl::MutexLock lock(&mu_);
-    bool dirty = !policy_ || !watch_ || !watch_->sub || watch_->sub->closed();
-    registry::CacheEvent ev;
-    while (!dirty && watch_->sub->Next(&ev, absl::ZeroDuration())) dirty = true;
-    // Drain what else is queued: one rebuild covers all of it.
-    if (dirty) {
-      p = Rebuild();
-      reconcile = !p->aggregation_updates().empty();
-    } else {
-      p = policy_;
-    }
+    snap = snapshot_.load(std::memory_order_acquire);
+    gen = generation_.load(std::memory_order_acquire);
+    if (snap && snap->generation == gen) return snap->policy;
+    // Read the generation before the objects: a change while listing
+    // leaves the snapshot one generation behind, so the next call rebuilds.
+    p = Rebuild();
+    snapshot_.store(std::make_shared<const Snapshot>(Snapshot{p, gen}), std::memory_order_release);
   }
-  if (reconcile) ReconcileAggregation();
+  if (!p->aggregation_updates().empty()) ReconcileAggregation();
   return p;
 }
 
@@ -485,9 +503,10 @@ void RbacAuthorizer::ReconcileAggregation() {
   std::shared_ptr<const RbacPolicy> p;
   {
     absl::MutexLock lock(&mu_);
-    p = policy_ ? policy_ : Rebuild();
+    p = Rebuild();
   }
   const api::KindDef* k = registry_.scheme().ByResource(kRbacGroup, "v1", "clusterroles");
+  bool changed = false;
   for (const auto& [name, rules] : p->aggregation_updates()) {
     Json patch = {{"rules", rules}};
     registry::WriteOptions wo;
@@ -495,8 +514,13 @@ void RbacAuthorizer::ReconcileAggregation() {
     auto res = registry_.Patch(*k, "", name, registry::PatchType::kMerge, patch, false, wo);
     if (!res.ok()) {
       BATCHD_LOG_WARN("clusterrole aggregation of {}: {}", name, res.status().ToString());
+    } else {
+      changed = true;
     }
   }
+  // Only a write changes what the next build sees (a failing write must not
+  // make every request rebuild).
+  if (changed) Invalidate();
   reconcile_mu_.Unlock();
 }
 

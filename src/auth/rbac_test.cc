@@ -270,9 +270,12 @@ class RbacAuthorizerTest : public ::testing::Test {
       ASSERT_TRUE(reg_->Create(*ns, "", {{"metadata", {{"name", n}}}}, {}).ok());
     }
   }
+  // Writes as the API server does: then invalidates the snapshot, so the
+  // next decision sees the write.
   void Create(const char* plural, const std::string& ns, Json obj) {
     auto r = reg_->Create(*kinds_[plural], ns, std::move(obj), {});
     ASSERT_TRUE(r.ok()) << r.status();
+    authz_->Invalidate();
   }
 
   FakeClock clock_;
@@ -336,7 +339,26 @@ TEST_F(RbacAuthorizerTest, WritesAreSeenByTheNextDecision) {
   EXPECT_TRUE(authz_->Authorize(alice_, create).allowed);
   EXPECT_FALSE(authz_->Authorize(alice_, Res("create", "batch", "jobs", "team-b")).allowed);
   ASSERT_TRUE(reg_->Delete(*kinds_["rolebindings"], "team-a", "alice-edit", {}).ok());
+  authz_->Invalidate();
   EXPECT_FALSE(authz_->Authorize(alice_, create).allowed);
+}
+
+TEST_F(RbacAuthorizerTest, InProcessWritesAreSeenThroughTheWatch) {
+  // No Invalidate: the authorizer's watch of the cache notices the binding
+  // (written in-process, as a namespace deletion removes RoleBindings).
+  Attributes create = Res("create", "batch", "jobs", "team-a");
+  EXPECT_FALSE(authz_->Authorize(alice_, create).allowed);
+  auto r = reg_->Create(*kinds_["rolebindings"], "team-a",
+                        Binding("team-a", "w", "ClusterRole", "edit",
+                                Json::array({{{"kind", "User"}, {"name", "alice"},
+                                              {"apiGroup", kRbacGroup}}})),
+                        {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!authz_->Authorize(alice_, create).allowed && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_TRUE(authz_->Authorize(alice_, create).allowed);
 }
 
 TEST_F(RbacAuthorizerTest, EscalationPrevention) {
