@@ -125,10 +125,13 @@ exec_one() {
   local tmp="$WORK/t-${name//\//-}"
   mkdir -p "$tmp"
   : >"$tmp/reason"
-  local rc=0
+  local rc=0 limit=$TEST_TIMEOUT own
+  # A test that starts servers of its own may raise its limit: `# e2e-timeout: N`.
+  own=$(sed -n 's/^# e2e-timeout: \([0-9][0-9]*\)$/\1/p' "$script" | head -n 1)
+  [[ -n "$own" ]] && ((own > limit)) && limit=$own
   env PORT="$PORT" E2E_NAME="${name//\//-}" E2E_TMP="$tmp" E2E_CACHE="$WORK/cache" \
       E2E_REASON="$tmp/reason" E2E_LIB="$HERE/lib.sh" BIN_DIR="$BIN_DIR" "$@" \
-      timeout -k 5 "$TEST_TIMEOUT" bash "$script" >"$tmp/log" 2>&1 </dev/null || rc=$?
+      timeout -k 5 "$limit" bash "$script" >"$tmp/log" 2>&1 </dev/null || rc=$?
   echo "$rc" >"$tmp/rc"
 }
 report_one() {  # report_one NAME

@@ -2,7 +2,9 @@
 # --allow-loopback-admin, a token file): two users in two namespaces, a
 # view-only user, anonymous requests, a ServiceAccount token from
 # `kubectl create token`, `kubectl auth can-i [--list]` and `auth whoami`,
-# escalation prevention, the 401/403 counts in /metrics and the audit log.
+# escalation prevention, node credentials (NodeRestriction), the 401/403
+# counts in /metrics and the audit log.
+# e2e-timeout: 240
 source "$E2E_LIB"
 BATCHD="${BIN_DIR:?}/batchd"
 DATA="$E2E_TMP/rbac-data"
