@@ -34,10 +34,13 @@ int RunServer(const batchd::cmd::ServerOptions& opts) {
     return 1;
   }
   std::string host = opts.listen.substr(0, opts.listen.rfind(':'));
-  std::cout << "batchd server listening on http://" << host << ":" << *port << "\n"
-            << "  kubectl -s http://" << host << ":" << *port << " get namespaces\n"
-            << "  or: build/bin/batchctl kubeconfig --server http://" << host << ":" << *port
-            << " > ~/.kube/config" << std::endl;
+  std::cout << "batchd server listening on http://" << host << ":" << *port << "\n";
+  if (opts.allow_loopback_admin) {
+    std::cout << "  kubectl -s http://" << host << ":" << *port << " get namespaces"
+              << "   (loopback requests without credentials act as the admin)\n";
+  }
+  std::cout << "  admin kubeconfig: build/bin/batchctl kubeconfig --server http://" << host << ":"
+            << *port << " --data-dir " << opts.data_dir << " > ~/.kube/config" << std::endl;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   while (!g_stop) pause();
