@@ -46,6 +46,10 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 // With --tls-ca FILE: HTTPS, verifying the server against FILE.
 SSL_CTX* g_tls = nullptr;
 
+// `--token T`: every request carries `Authorization: Bearer T` (the
+// authentication + RBAC path; docs/security.md).
+std::string g_auth_header;
+
 // A minimal HTTP/1.1 keep-alive client over one socket (TLS when g_tls).
 class Conn {
  public:
@@ -81,7 +85,7 @@ class Conn {
             const std::string& content_type = "application/json",
             const std::string& accept = "application/json") {
     std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: " +
-                      accept + "\r\n";
+                      accept + "\r\n" + g_auth_header;
     if (!body.empty()) {
       req += "Content-Type: " + content_type + "\r\nContent-Length: " +
              std::to_string(body.size()) + "\r\n";
@@ -341,8 +345,11 @@ int IntFlag(int argc, char** argv, const char* name, int def) {
 int main(int argc, char** argv) {
   int port = IntFlag(argc, argv, "--port", 0);
   if (port <= 0) Die("usage: apiserver_bench --port P [--creates N] [--conns C] [--list-runs R] "
-                     "[--watchers W] [--updates U]");
+                     "[--watchers W] [--updates U] [--token T] [--tls-ca CA_FILE]");
   for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--token") == 0) {
+      g_auth_header = std::string("Authorization: Bearer ") + argv[i + 1] + "\r\n";
+    }
     if (std::strcmp(argv[i], "--tls-ca") != 0) continue;
     g_tls = SSL_CTX_new(TLS_client_method());
     if (SSL_CTX_load_verify_locations(g_tls, argv[i + 1], nullptr) != 1) Die("cannot load the CA");

@@ -34,7 +34,7 @@ run_mode() {  # run_mode SYNC[+tls] -> $WORK/MODE.out
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   mkdir -p "$WORK/data-$mode"
-  "$BATCHD" server --listen "127.0.0.1:$port" --data-dir "$WORK/data-$mode" --no-local-node \
+  "$BATCHD" server --listen "127.0.0.1:$port" --allow-loopback-admin --data-dir "$WORK/data-$mode" --no-local-node \
     --store-sync "$sync" "${tls[@]}" >"$WORK/server-$mode.log" 2>&1 &
   PID=$!
   local deadline=$((SECONDS + 30))

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -38,10 +39,13 @@ int RunServer(const batchd::cmd::ServerOptions& opts) {
   const std::string url = (*server)->scheme() + "://" + host + ":" + std::to_string(*port);
   const std::string& ca = (*server)->ca_file();
   const std::string ca_flag = ca.empty() ? "" : " --certificate-authority " + ca;
-  std::cout << "batchd server listening on " << url << "\n"
-            << "  kubectl -s " << url << ca_flag << " get namespaces\n"
-            << "  or: build/bin/batchctl kubeconfig --server " << url
-            << " > ~/.kube/config" << std::endl;
+  std::cout << "batchd server listening on " << url << "\n";
+  if (opts.allow_loopback_admin) {
+    std::cout << "  kubectl -s " << url << ca_flag << " get namespaces"
+              << "   (loopback requests without credentials act as the admin)\n";
+  }
+  std::cout << "  admin kubeconfig: build/bin/batchctl kubeconfig --server " << url
+            << " --data-dir " << opts.data_dir << " > ~/.kube/config" << std::endl;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   while (!g_stop) pause();
@@ -66,6 +70,9 @@ struct AgentCommand {
   std::string client_certificate;
   std::string client_key;
   std::string token;
+  // The node's credential (`batchctl create node-token NAME`): the agent
+  // authenticates as system:node:NAME.
+  std::string token_file;
 };
 
 // `batchd agent`: a NodeAgent against a remote server. SIGTERM stops the
@@ -93,6 +100,14 @@ int RunAgent(const AgentCommand& cmd) {
   if (!cmd.client_certificate.empty()) co.client_cert_file = cmd.client_certificate;
   if (!cmd.client_key.empty()) co.client_key_file = cmd.client_key;
   if (!cmd.token.empty()) co.bearer_token = cmd.token;
+  if (!cmd.token_file.empty()) {
+    std::ifstream in(cmd.token_file);
+    std::getline(in, co.bearer_token);
+    if (co.bearer_token.empty()) {
+      std::cerr << "batchd agent: no token in " << cmd.token_file << "\n";
+      return 1;
+    }
+  }
   auto client = batchd::client::HttpClient::Create(server, batchd::api::BuiltinScheme(), co);
   if (!client.ok()) return fail(client.status());
   auto labels = agent::ParseLabels(cmd.labels);
@@ -227,6 +242,24 @@ int main(int argc, char** argv) {
     a->add_option("--feature-gates", opts.feature_gates,
                   "Kubernetes feature gates, Name=true|false,...: WorkloadWithJob (default "
                   "true: Indexed Jobs with parallelism == completions > 1 are gang-scheduled)");
+    a->add_option("--token-auth-file", opts.token_auth_file,
+                  "Bearer tokens, Kubernetes' CSV: token,user,uid,\"group1,group2\"");
+    a->add_option("--authorization-mode", opts.authorization_mode, "RBAC or AlwaysAllow")
+        ->capture_default_str();
+    a->add_flag("--allow-loopback-admin", opts.allow_loopback_admin,
+                "Requests from 127.0.0.1/::1 without credentials act as the admin "
+                "(system:masters); for a single-user machine");
+    a->add_option("--audit-log-path", opts.audit_log_path,
+                  "Write audit.k8s.io/v1 events (Metadata level) to this file ('-': stdout)");
+    a->add_option("--audit-log-maxsize", opts.audit_log_maxsize_mb,
+                  "Rotate the audit log at this many megabytes")->capture_default_str();
+    a->add_option("--audit-log-maxbackup", opts.audit_log_maxbackup,
+                  "Rotated audit log files to keep")->capture_default_str();
+    a->add_option("--service-account-issuer", opts.service_account_issuer,
+                  "Issuer (iss) of ServiceAccount tokens")->capture_default_str();
+    a->add_option("--api-audiences", opts.api_audiences,
+                  "Audiences ServiceAccount tokens must carry (default: the issuer)")
+        ->delimiter(',');
   }
   AgentCommand agent_cmd;
   auto* agent = app.add_subcommand("agent", "Run a node agent against a remote batchd server");
@@ -251,6 +284,8 @@ int main(int argc, char** argv) {
                     "Address the node publishes (InternalIP) and serves logs on")
       ->capture_default_str();
   agent->add_option("--shim", agent_cmd.shim_path, "The batchd-shim executable");
+  agent->add_option("--token-file", agent_cmd.token_file,
+                    "File with this node's bearer token (batchctl create node-token NAME)");
   bool version = false;
   app.add_flag("--version", version, "Print the version");
   CLI11_PARSE(app, argc, argv);

@@ -20,7 +20,7 @@ trap cleanup EXIT
 start_server() {
   local name=$1; shift
   SPORT=$(free_port)
-  "${BIN_DIR:?}/batchd" server --listen "127.0.0.1:$SPORT" --data-dir "$E2E_TMP/$name" \
+  "${BIN_DIR:?}/batchd" server --listen "127.0.0.1:$SPORT" --allow-loopback-admin --data-dir "$E2E_TMP/$name" \
     --store memory --no-local-node "$@" >"$E2E_TMP/$name.log" 2>&1 &
   SPID=$!
   PIDS+=("$SPID")

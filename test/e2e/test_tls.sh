@@ -18,7 +18,7 @@ LOAD="$(dirname "${BASH_SOURCE[0]}")/http_load.py"
 
 SPORT=$(free_port)
 DATA="$E2E_TMP/data"
-"${BIN_DIR:?}/batchd" server --listen "127.0.0.1:$SPORT" --data-dir "$DATA" --store memory \
+"${BIN_DIR:?}/batchd" server --listen "127.0.0.1:$SPORT" --allow-loopback-admin --data-dir "$DATA" --store memory \
   --no-local-node --serve-https always --tls-san batchd.e2e.test >"$E2E_TMP/server.log" 2>&1 &
 SPID=$!
 PIDS+=("$SPID")
