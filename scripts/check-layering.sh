@@ -49,6 +49,7 @@ declare -A allowed=(
   [agent]="common api store registry client reconcile apiserver"
   [controllers]="common api store registry client reconcile queueing"
   [cli]="common api store registry client"
+  [sim]="common api store registry client reconcile queueing scheduler agent controllers"
   [cmd]="*"
 )
 while IFS= read -r line; do
