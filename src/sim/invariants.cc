@@ -7,6 +7,7 @@
 #include "api/kueue/queue_views.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
+#include "common/string_view.h"
 #include "scheduler/predicates.h"
 
 namespace batchd::sim {
@@ -65,7 +66,7 @@ void InvariantChecker::OnWorkload(const Json* old_obj, const Json* new_obj) {
         if (!psa.resource_usage) continue;
         for (const auto& ra : api::kueue::ParseResourceList(*psa.resource_usage)) {
           for (const auto& [res, flavor] : psa.resource_flavors) {
-            if (res == ra.name) a.usage[absl::StrCat(flavor, "/", res)] += ra.amount;
+            if (res == ra.name) a.usage[absl::StrCat(Sv(flavor), "/", Sv(res))] += ra.amount;
           }
         }
       }
@@ -190,7 +191,7 @@ void InvariantChecker::OnClusterQueue(const Json* obj, bool deleted) {
   for (const auto& g : groups.groups) {
     for (const auto& f : g.flavors) {
       for (const auto& r : f.resources) {
-        cq.limits[absl::StrCat(f.name, "/", r.name)] =
+        cq.limits[absl::StrCat(Sv(f.name), "/", Sv(r.name))] =
             Limit{r.nominal_quota, r.borrowing_limit, r.lending_limit};
       }
     }
@@ -209,7 +210,7 @@ void InvariantChecker::OnCohort(const Json* obj, bool deleted) {
   for (const auto& g : groups.groups) {
     for (const auto& f : g.flavors) {
       for (const auto& r : f.resources) {
-        cohort_quota_[name][absl::StrCat(f.name, "/", r.name)] += r.nominal_quota;
+        cohort_quota_[name][absl::StrCat(Sv(f.name), "/", Sv(r.name))] += r.nominal_quota;
       }
     }
   }

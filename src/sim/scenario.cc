@@ -13,6 +13,7 @@
 #include "api/codec/codec.h"
 #include "api/meta/object_meta.h"
 #include "api/resource/quantity.h"
+#include "common/string_view.h"
 
 namespace batchd::sim {
 
@@ -20,7 +21,7 @@ using api::Json;
 
 namespace {
 
-absl::Status DocError(const ScenarioObject& o, std::string_view field, std::string_view msg) {
+absl::Status DocError(const ScenarioObject& o, absl::string_view field, absl::string_view msg) {
   return absl::InvalidArgumentError(
       absl::StrCat(o.source, ": ", o.Where(), ": ", field, ": ", msg));
 }
@@ -101,7 +102,7 @@ absl::Status CheckTemplates(const ScenarioObject& o) {
 }
 
 // Splits "a,b,\"c,d\"" (RFC 4180 quotes) into fields.
-std::vector<std::string> SplitCsv(std::string_view line) {
+std::vector<std::string> SplitCsv(absl::string_view line) {
   std::vector<std::string> out(1);
   bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
@@ -137,7 +138,7 @@ const std::set<std::string>& TraceColumns() {
 // One trace row (column -> text) to objects.
 absl::Status TraceRow(const std::map<std::string, std::string>& row, const std::string& source,
                       int line, std::set<int64_t>& priorities, std::vector<ScenarioObject>& out) {
-  auto err = [&](std::string_view col, std::string_view msg) {
+  auto err = [&](absl::string_view col, absl::string_view msg) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": line ", line, ": ", col, ": ", msg));
   };
   auto get = [&](const char* k) -> std::string {
@@ -168,7 +169,7 @@ absl::Status TraceRow(const std::map<std::string, std::string>& row, const std::
     return err("exit_code", absl::StrCat("Invalid value: \"", get("exit_code"), "\": must be an integer 0-255"));
   }
   Json requests = Json::object();
-  auto add = [&](const std::string& name, const std::string& qty, std::string_view col) -> absl::Status {
+  auto add = [&](const std::string& name, const std::string& qty, absl::string_view col) -> absl::Status {
     if (qty.empty()) return absl::OkStatus();
     auto q = api::Quantity::Parse(qty);
     if (!q.ok()) return err(col, absl::StrCat("Invalid value: \"", qty, "\": quantities must match the regular expression"));
@@ -179,7 +180,7 @@ absl::Status TraceRow(const std::map<std::string, std::string>& row, const std::
   if (auto st = add("memory", get("memory"), "memory"); !st.ok()) return st;
   if (auto st = add("nvidia.com/gpu", get("gpu"), "gpu"); !st.ok()) return st;
   if (!get("requests").empty()) {
-    for (std::string_view kv : absl::StrSplit(get("requests"), ';', absl::SkipWhitespace())) {
+    for (absl::string_view kv : absl::StrSplit(get("requests"), ';', absl::SkipWhitespace())) {
       std::pair<std::string, std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
       p.first = std::string(absl::StripAsciiWhitespace(p.first));
       p.second = std::string(absl::StripAsciiWhitespace(p.second));
@@ -257,24 +258,26 @@ std::string ScenarioObject::Where() const {
                       ")");
 }
 
-absl::StatusOr<absl::Duration> ParseSimDuration(std::string_view s) {
+absl::StatusOr<absl::Duration> ParseSimDuration(std::string_view s_in) {
+  absl::string_view s = Sv(s_in);
   double secs = 0;
   if (absl::SimpleAtod(s, &secs)) {
     if (!(secs > -1e12 && secs < 1e12)) return absl::InvalidArgumentError("out of range");
     return absl::Nanoseconds(static_cast<int64_t>(secs * 1e9 + (secs < 0 ? -0.5 : 0.5)));
   }
-  return agent::sim::ParseGoDuration(s);
+  return agent::sim::ParseGoDuration(s_in);
 }
 
-absl::StatusOr<std::vector<ScenarioObject>> ParseScenario(std::string_view text,
+absl::StatusOr<std::vector<ScenarioObject>> ParseScenario(std::string_view text_in,
                                                           const std::string& source,
                                                           const api::Scheme& scheme) {
+  absl::string_view text = Sv(text_in);
   // Parse documents one by one, so a syntax error names its document.
   std::vector<std::string> docs;
   {
     std::string cur;
-    for (std::string_view line : absl::StrSplit(text, '\n')) {
-      std::string_view t = absl::StripTrailingAsciiWhitespace(line);
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      absl::string_view t = absl::StripTrailingAsciiWhitespace(line);
       if (t == "---" || absl::StartsWith(t, "--- ")) {
         docs.push_back(std::move(cur));
         cur.clear();
@@ -343,21 +346,22 @@ absl::StatusOr<std::vector<ScenarioObject>> ParseScenario(std::string_view text,
   return out;
 }
 
-absl::StatusOr<std::vector<ScenarioObject>> ParseTrace(std::string_view text,
+absl::StatusOr<std::vector<ScenarioObject>> ParseTrace(std::string_view text_in,
                                                        const std::string& source) {
+  absl::string_view text = Sv(text_in);
   std::vector<ScenarioObject> out;
   std::set<int64_t> priorities;
-  std::string_view first = absl::StripLeadingAsciiWhitespace(text);
+  absl::string_view first = absl::StripLeadingAsciiWhitespace(text);
   bool jsonl = !first.empty() && first[0] == '{';
   std::vector<std::string> header;
   int line_no = 0;
-  for (std::string_view line : absl::StrSplit(text, '\n')) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_no;
-    std::string_view t = absl::StripAsciiWhitespace(line);
+    absl::string_view t = absl::StripAsciiWhitespace(line);
     if (t.empty() || t[0] == '#') continue;
     std::map<std::string, std::string> row;
     if (jsonl) {
-      auto j = api::ParseJson(t);
+      auto j = api::ParseJson(std::string_view(t.data(), t.size()));
       if (!j.ok() || !j->is_object()) {
         return absl::InvalidArgumentError(absl::StrCat(
             source, ": line ", line_no, ": not a JSON object",

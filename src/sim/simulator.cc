@@ -16,6 +16,7 @@
 #include "api/meta/object_meta.h"
 #include "api/scheduling/v1alpha2/scheduling_v1alpha2.h"
 #include "client/in_process_client.h"
+#include "common/string_view.h"
 #include "common/testing/fake_clock.h"
 #include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/endpointslice/endpointslice_controller.h"
@@ -363,7 +364,7 @@ void Simulator::Impl::OnWorkload(const Json* old_obj, const Json* new_obj) {
       if (view.has_admission && psa.resource_usage) {
         for (const auto& ra : api::kueue::ParseResourceList(*psa.resource_usage)) {
           for (const auto& [res, fl] : psa.resource_flavors) {
-            if (res == ra.name) usage[absl::StrCat(fl, "/", res)] += ra.amount;
+            if (res == ra.name) usage[absl::StrCat(Sv(fl), "/", Sv(res))] += ra.amount;
           }
         }
       }

@@ -86,8 +86,8 @@ std::unique_ptr<Simulator> Load(const std::string& text, SimOptions o = {}) {
 std::vector<std::string> EventsOf(const std::string& events, const std::string& kind,
                                   const std::string& name) {
   std::vector<std::string> out;
-  for (std::string_view line : absl::StrSplit(events, '\n', absl::SkipEmpty())) {
-    Json e = Json::parse(line);
+  for (absl::string_view line : absl::StrSplit(events, '\n', absl::SkipEmpty())) {
+    Json e = Json::parse(std::string(line));
     if (e["kind"] == kind && e["name"] == name) {
       out.push_back(absl::StrCat(e["t"].dump(), " ", e["event"].get<std::string>()));
     }
