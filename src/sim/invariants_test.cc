@@ -130,8 +130,9 @@ TEST(InvariantsTest, AdmittedTwice) {
 
 TEST(InvariantsTest, NodesAndBindings) {
   InvariantChecker c;
-  Json n = Node("n1", "4");
+  Json n = Node("n1", "4"), n2 = Node("n2", "4");
   c.OnNode(&n, false);
+  c.OnNode(&n2, false);
   Json p1 = Pod("p1", "n1", "3"), p2u = Pod("p2", "", "2"), p2 = Pod("p2", "n1", "2");
   c.OnPod(nullptr, &p1);
   c.OnPod(nullptr, &p2u);

@@ -375,6 +375,7 @@ void Simulator::Impl::OnWorkload(const Json* old_obj, const Json* new_obj) {
   }
   std::string event_cq = admission_cq.empty() ? w.cq : admission_cq;
   if (added) {
+    if (!first_submit) first_submit = Now();
     Emit("Workload", *new_obj, "Created", event_cq, Json::object(), "");
     both([&](QueueStat& q, bool is_cq) {
       Touch(q, w.cq, is_cq);
@@ -442,6 +443,7 @@ void Simulator::Impl::OnJob(const char* kind, const Json* old_obj, const Json* n
   if (!lq) lq = api::meta::GetAnnotation(*new_obj, "kueue.x-k8s.io/queue-name");
   std::string cq = lq ? CqOfQueue(ns, *lq) : "";
   if (!old_obj) {
+    if (!first_submit) first_submit = Now();
     Emit(kind, *new_obj, "Created", cq, Json::object(), "");
     ++jobs_by_state[absl::StrCat(kind, "/total")];
   }
@@ -583,7 +585,6 @@ absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
                                                      p.status().message()));
     }
   }
-  if (!first_submit) first_submit = Now();
   return absl::OkStatus();
 }
 
@@ -787,8 +788,8 @@ Json Simulator::Summary() const {
   }
   if (!i.all_finished && i.first_submit) makespan = absl::ToDoubleSeconds(i.Now() - *i.first_submit);
   s["makespanSeconds"] = makespan;
-  s["steps"] = i.steps;
-  s["reconciles"] = i.reconciles;
+  // How the engine got there (changes with any controller's implementation).
+  s["engine"] = {{"steps", i.steps}, {"reconciles", i.reconciles}};
   double span = absl::ToDoubleSeconds(i.Now());
   auto queue_json = [&](const QueueStat& q, const Usage& nominal) {
     Json j;
@@ -863,6 +864,21 @@ Json Simulator::Summary() const {
   s["jobs"] = std::move(jobs);
   // Pending work: what never finished, with why (bounded).
   constexpr size_t kMaxPending = 1000;
+  // Why the pods of unfinished work wait: the first unschedulable pod's
+  // PodScheduled message per owner (one pass over the pods).
+  std::map<std::string, std::string> why;
+  if (!i.unfinished.empty()) {
+    for (const ObjectRef& p : i.informers->For("", "v1", "pods").List()) {
+      const Json* c = api::meta::FindCondition(*p, "PodScheduled");
+      if (!c || c->value("status", "") != "False") continue;
+      auto owner = api::meta::GetControllerRef(*p);
+      std::string key = owner ? absl::StrCat(owner->kind, " ", api::meta::GetNamespace(*p), "/",
+                                             owner->name)
+                              : "Pod " + KeyOf(*p);
+      why.emplace(key, absl::StrCat("pod ", api::meta::GetName(*p), ": ",
+                                    c->value("reason", ""), ": ", c->value("message", "")));
+    }
+  }
   Json pending = Json::array();
   size_t total_pending = 0;
   for (const std::string& u : i.unfinished) {
@@ -874,6 +890,7 @@ Json Simulator::Summary() const {
     Json p = {{"kind", kind},
               {"namespace", slash == std::string::npos ? "" : key.substr(0, slash)},
               {"name", slash == std::string::npos ? key : key.substr(slash + 1)}};
+    if (auto w = why.find(u); w != why.end()) p["message"] = w->second;
     pending.push_back(std::move(p));
   }
   // Workloads still waiting for quota, with the queue manager's message.
@@ -909,7 +926,8 @@ std::string Simulator::Table() const {
                         FormatSeconds(Elapsed()),
                         s["finished"].get<bool>() ? "all work finished" : "stopped at --until",
                         FormatSeconds(absl::Seconds(s["makespanSeconds"].get<double>())),
-                        s["steps"].get<int64_t>(), s["reconciles"].get<int64_t>());
+                        s["engine"]["steps"].get<int64_t>(),
+                        s["engine"]["reconciles"].get<int64_t>());
   auto wait = [](const Json& w, const char* p) {
     return w.contains(p) ? absl::StrFormat("%.0f", w[p].get<double>()) : std::string("-");
   };
