@@ -116,6 +116,11 @@ TEST(SimulatorTest, QueueingRunsToCompletionOnTheVirtualClock) {
   EXPECT_EQ(s["clusterQueues"][0]["waitSeconds"]["max"], 110.0);  // j4: created 20s, admitted 130s.
   EXPECT_GT(s["clusterQueues"][0]["utilisation"]["default/cpu"].get<double>(), 0.5);
   EXPECT_EQ(s["jobs"]["Job"]["succeeded"], 4);
+  std::string svg = sim->Svg();
+  EXPECT_THAT(svg, HasSubstr("<svg"));
+  EXPECT_THAT(svg, HasSubstr(">cq (pending max 2)</text>"));
+  EXPECT_THAT(svg, HasSubstr("<path d=\"M"));
+  EXPECT_THAT(sim->Table(), HasSubstr("cq                              4        0        0        4"));
 }
 
 TEST(SimulatorTest, SameScenarioAndSeedGiveIdenticalOutput) {
