@@ -214,6 +214,16 @@ absl::Status TraceRow(const std::map<std::string, std::string>& row, const std::
     }
     labels["kueue.x-k8s.io/priority-class"] = prio;
   }
+  // Extended resources (GPUs) cannot be overcommitted: their limits are
+  // required and equal to the requests.
+  Json limits = Json::object();
+  for (auto it = requests.begin(); it != requests.end(); ++it) {
+    if (it.key() != "cpu" && it.key() != "memory" && it.key() != "ephemeral-storage") {
+      limits[it.key()] = *it;
+    }
+  }
+  Json resources = {{"requests", requests}};
+  if (!limits.empty()) resources["limits"] = limits;
   Json annotations = {{"batchd.io/sim-duration", absl::FormatDuration(*duration)}};
   if (*duration == absl::ZeroDuration()) annotations["batchd.io/sim-duration"] = "0s";
   if (exit_code != 0) annotations["batchd.io/sim-exit-code"] = std::to_string(exit_code);
@@ -232,7 +242,7 @@ absl::Status TraceRow(const std::map<std::string, std::string>& row, const std::
             {"containers",
              Json::array({{{"name", "main"},
                            {"image", "trace"},
-                           {"resources", {{"requests", requests}}}}})}}}}}}}};
+                           {"resources", resources}}})}}}}}}}};
   ScenarioObject o;
   o.line = line;
   o.source = source;

@@ -6,6 +6,7 @@
 #                                   and "# sim-expect-error:" lines check the
 #                                   exit code and stderr.
 #   run.sh determinism BATCHD NAME  two runs, byte-identical events, state, summary.
+#   run.sh sacct BATCHD FILE        tools/sacct-to-trace FILE must give trace.csv.
 #   run.sh bad BATCHD FILE          bad/FILE (a scenario, or a trace run against
 #                                   queueing.yaml) exits 2 with the "# expect:"
 #                                   message and writes no output file.
@@ -75,6 +76,12 @@ bad)
   for o in events summary state plot.svg; do
     [[ ! -e "$tmp/$o" ]] || fail "$o was written"
   done
+  ;;
+sacct)
+  # tools/sacct-to-trace on Slurm's sacct --parsable2 output: must give trace.csv.
+  python3 ../../tools/sacct-to-trace "$name" >"$tmp/trace.csv" 2>"$tmp/stderr"
+  diff -u trace.csv "$tmp/trace.csv" || fail "converted trace differs from trace.csv"
+  grep -qF "skipped 1 jobs that never started" "$tmp/stderr" || fail "no skipped-job note"
   ;;
 *) fail "unknown mode" ;;
 esac
