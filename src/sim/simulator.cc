@@ -678,6 +678,7 @@ absl::StatusOr<bool> Simulator::Step() {
   while (i.next_object < i.objects.size() &&
          SimEpoch() + i.objects[i.next_object].create_at <= now) {
     if (auto st = i.Submit(i.objects[i.next_object]); !st.ok()) return st;
+    i.objects[i.next_object].object = Json();  // Submitted: the store holds it now.
     ++i.next_object;
   }
   int n = i.manager->RunUntilIdle(i.opts.max_reconciles_per_step);
