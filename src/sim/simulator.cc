@@ -200,6 +200,7 @@ struct Simulator::Impl {
   std::vector<ScenarioObject> objects;
   size_t next_object = 0;
   bool started = false, done = false, all_finished = false;
+  std::string stop = "running";  // finished | until | invariant | livelock
   int64_t steps = 0, reconciles = 0;
 
   std::string events;
@@ -685,6 +686,8 @@ absl::StatusOr<bool> Simulator::Step() {
   i.reconciles += n;
   ++i.steps;
   if (n >= i.opts.max_reconciles_per_step) {
+    i.done = true;
+    i.stop = "livelock";
     return absl::ResourceExhaustedError(absl::StrCat(
         "t=", FormatSeconds(i.Now()), "s: controllers did not settle after ", n,
         " reconciles (a livelock)"));
@@ -694,6 +697,8 @@ absl::StatusOr<bool> Simulator::Step() {
     std::string msg = absl::StrCat("invariant violated at t=", FormatSeconds(i.Now()), "s");
     for (const auto& b : bad) absl::StrAppend(&msg, "\n  ", b);
     i.done = true;
+    i.stop = "invariant";
+    i.Flush();
     return absl::FailedPreconditionError(msg);
   }
   // Plot points of the ClusterQueues that changed.
@@ -722,6 +727,7 @@ absl::StatusOr<bool> Simulator::Step() {
   if (i.next_object == i.objects.size() && i.unfinished.empty()) {
     i.all_finished = true;
     i.done = true;
+    i.stop = "finished";
     i.Flush();
     return false;
   }
@@ -733,6 +739,7 @@ absl::StatusOr<bool> Simulator::Step() {
   if (next > end) {
     if (end > i.clock.Now()) i.clock.AdvanceTo(end);
     i.done = true;
+    i.stop = "until";
     i.Flush();
     return false;
   }
@@ -783,6 +790,9 @@ Json Simulator::Summary() const {
   s["untilSeconds"] = absl::ToDoubleSeconds(i.opts.until);
   s["endSeconds"] = absl::ToDoubleSeconds(i.Now());
   s["finished"] = i.all_finished;
+  // Why the run ended: finished (all work), until (--until reached),
+  // invariant (a violation), livelock (controllers did not settle).
+  s["stoppedBy"] = i.stop;
   double makespan = 0;
   if (i.first_submit && i.last_finish) {
     makespan = absl::ToDoubleSeconds(*i.last_finish - *i.first_submit);
@@ -925,7 +935,9 @@ std::string Simulator::Table() const {
   std::string out;
   absl::StrAppendFormat(&out, "simulated %s s (%s), makespan %s s, %d steps, %d reconciles\n",
                         FormatSeconds(Elapsed()),
-                        s["finished"].get<bool>() ? "all work finished" : "stopped at --until",
+                        s["stoppedBy"] == "finished" ? "all work finished"
+                        : s["stoppedBy"] == "until"  ? "stopped at --until"
+                                                     : "stopped by " + s["stoppedBy"].get<std::string>(),
                         FormatSeconds(absl::Seconds(s["makespanSeconds"].get<double>())),
                         s["engine"]["steps"].get<int64_t>(),
                         s["engine"]["reconciles"].get<int64_t>());
