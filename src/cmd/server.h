@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,6 +31,17 @@ struct ServerOptions {
   std::string config_file;
   // Kubernetes feature gates, "Name=true,Other=false" (feature_gates.h).
   std::string feature_gates;
+  // Security (docs/security.md). Authentication always runs; the first
+  // start writes DATA/admin.token (batchd-admin in system:masters) and the
+  // ServiceAccount signing key DATA/pki/sa.key.
+  std::string token_auth_file;            // --token-auth-file (Kubernetes' CSV)
+  std::string authorization_mode = "RBAC";  // --authorization-mode: RBAC or AlwaysAllow
+  bool allow_loopback_admin = false;      // --allow-loopback-admin
+  std::string audit_log_path;             // --audit-log-path ("-" = stdout)
+  int audit_log_maxsize_mb = 100;         // --audit-log-maxsize
+  int audit_log_maxbackup = 10;           // --audit-log-maxbackup
+  std::string service_account_issuer = "https://batchd.local";  // --service-account-issuer
+  std::vector<std::string> api_audiences;  // --api-audiences (default: the issuer)
 };
 
 class Server {
