@@ -3,6 +3,7 @@
 // layers (controllers, scheduler, node agent) are wired here too.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -30,7 +31,17 @@ struct ServerOptions {
   std::string config_file;
   // Kubernetes feature gates, "Name=true,Other=false" (feature_gates.h).
   std::string feature_gates;
+  // The local node agent's pods (docs/security.md "Pods"): their directories
+  // ("" = <data_dir>-pods, beside the data directory, never inside it), the
+  // unprivileged user they run as when the server is root, and their pids.max.
+  std::string pod_root;
+  std::string pod_user = "batchd-pod";
+  int64_t pod_pids_limit = 4096;
 };
+
+// The default --pod-root of a server whose data directory is `data_dir`:
+// its sibling "<data_dir>-pods".
+std::string DefaultPodRoot(const std::string& data_dir);
 
 class Server {
  public:
