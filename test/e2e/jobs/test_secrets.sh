@@ -43,8 +43,16 @@ data: {a: "1"}
 YAML
 expect_fail k patch configmap frozen -n "$NS" --type=merge -p '{"data":{"a":"2"}}'
 expect_contains "$OUT" "data: Forbidden: field is immutable when \`immutable\` is set" "immutable configmap"
-expect_fail k create secret generic bad -n "$NS" --from-literal='bad key=x'
+# (kubectl create secret checks keys itself; a manifest reaches the server.)
+expect_fail k apply -f - <<YAML
+apiVersion: v1
+kind: Secret
+metadata: {name: bad, namespace: $NS}
+data: {"bad key": eA==, pw: "not base64 at all"}
+YAML
 expect_contains "$OUT" "data[bad key]: Invalid value: \"bad key\": a valid config key must consist of alphanumeric characters" "invalid key"
+expect_contains "$OUT" "data[pw]: Invalid value: \"<secret contents redacted>\": illegal base64 data" "bad base64, value redacted"
+expect_not_contains "$OUT" "not base64 at all" "the error message"
 
 # env: secretKeyRef, configMapKeyRef, envFrom with a prefix.
 cat <<YAML | k apply -f - >/dev/null || fail "create envpod"

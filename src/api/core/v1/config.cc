@@ -64,6 +64,31 @@ SchemaPtr ConfigMapSchema() {
   return s;
 }
 
+// Go's base64.StdEncoding, as Kubernetes decodes []byte: the standard
+// alphabet, padded to a multiple of 4 ('\r' and '\n' ignored). absl's
+// decoder alone also takes unpadded input and whitespace.
+bool DecodeStdBase64(const std::string& in, std::string* out) {
+  std::string s;
+  s.reserve(in.size());
+  for (char c : in) {
+    if (c != '\r' && c != '\n') s.push_back(c);
+  }
+  if (s.size() % 4 != 0) return false;
+  size_t pad = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '=') {
+      ++pad;
+      continue;
+    }
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '+' || c == '/';
+    if (!ok || pad > 0) return false;  // a character after padding
+  }
+  if (pad > 2) return false;
+  return absl::Base64Unescape(s, out);
+}
+
 // Checks the keys of `map` at `path` and adds the decoded size of its
 // values to `total`. `base64`: values are base64 (checked; a bad one is
 // reported without its value when `redact`).
@@ -80,7 +105,7 @@ void CheckData(ErrorList& errs, const Json& map, const Path& path, bool base64, 
       continue;
     }
     std::string decoded;
-    if (!absl::Base64Unescape(v, &decoded)) {
+    if (!DecodeStdBase64(v, &decoded)) {
       errs.push_back(Invalid(p, redact ? Json(kRedacted) : Json(v), "illegal base64 data"));
       continue;
     }

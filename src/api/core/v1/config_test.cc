@@ -29,7 +29,8 @@ TEST(SecretTest, StringDataIsMergedIntoDataOnWrite) {
 }
 
 TEST(SecretTest, ValidationNeverEchoesValues) {
-  Json s = Secret({{"bad key", "YQ=="}, {"pw", "not base64!!s3cr3t"}});
+  Json s = Secret({{"bad key", "YQ=="}, {"pw", "not base64!!s3cr3t"}, {"nopad", "YWJj"},
+                   {"unpadded", "YQ"}, {"spaces", "YW Jj"}, {"lines", "YW\nJj"}});
   SetDefaultsSecret(s);
   const std::string msg = Msg(ValidateSecret(s));
   EXPECT_NE(msg.find("data[bad key]: Invalid value: \"bad key\": a valid config key must consist "
@@ -41,6 +42,11 @@ TEST(SecretTest, ValidationNeverEchoesValues) {
             std::string::npos)
       << msg;
   EXPECT_EQ(msg.find("s3cr3t"), std::string::npos) << msg;
+  // Go's StdEncoding: padding required, no spaces; line breaks ignored.
+  EXPECT_NE(msg.find("data[unpadded]: Invalid value"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("data[spaces]: Invalid value"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("data[nopad]"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("data[lines]"), std::string::npos) << msg;
 }
 
 TEST(SecretTest, TypesRequireTheirKeysAndSizeIsBounded) {
