@@ -13,9 +13,9 @@
 #include "agent/internal/pod_spec.h"
 #include "agent/internal/pod_status.h"
 #include "agent/internal/security.h"
-#include "api/core/v1/pod_security.h"
 #include "agent/internal/volumes.h"
 #include "api/core/v1/claim_deletion.h"
+#include "api/core/v1/pod_security.h"
 #include "api/core/v1/pod_view.h"
 #include "api/discovery/v1/endpoint_slice_view.h"
 #include "api/json_access.h"
@@ -364,12 +364,6 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
     return absl::OkStatus();
   }
   st.config_error.reset();
-  for (const std::string& w : env_warnings) Warn(pod, "InvalidEnvironmentVariableNames", w);
-  const std::vector<std::string> unapplied = api::core_v1::UnappliedSecurityFields(pod);
-  if (!unapplied.empty()) {
-    Warn(pod, "SecurityContextNotApplied",
-         absl::StrCat("batchd does not apply: ", absl::StrJoin(unapplied, "; ")));
-  }
   // Volumes first: a failed hostPath check keeps the pod ContainerCreating
   // (retried), as the kubelet's FailedMount does.
   absl::StatusOr<internal::PodVolumes> volumes =
@@ -406,6 +400,13 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   // A re-adopted pod keeps its sandbox: bring its hosts file up to date.
   if (!spec->hosts.empty()) (void)agent.runtime_->WriteHosts(spec->uid, spec->hosts);
   st.started = true;
+  // What the kubelet would warn about, once per start.
+  for (const std::string& w : env_warnings) Warn(pod, "InvalidEnvironmentVariableNames", w);
+  const std::vector<std::string> unapplied = api::core_v1::UnappliedSecurityFields(pod);
+  if (!unapplied.empty()) {
+    Warn(pod, "SecurityContextNotApplied",
+         absl::StrCat("batchd does not apply: ", absl::StrJoin(unapplied, "; ")));
+  }
   if (!o.pod_isolation && !view.subdomain.empty()) {
     Warn(pod, "PeerNamesNotResolvable",
          "peer names resolve only with a root agent: this pod's hosts file is not its "
