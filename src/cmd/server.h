@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -37,6 +38,17 @@ struct ServerOptions {
   std::string pod_root;
   std::string pod_user = "batchd-pod";
   int64_t pod_pids_limit = 4096;
+  // Security (docs/security.md). Authentication always runs; the first
+  // start writes DATA/admin.token (batchd-admin in system:masters) and the
+  // ServiceAccount signing key DATA/pki/sa.key.
+  std::string token_auth_file;            // --token-auth-file (Kubernetes' CSV)
+  std::string authorization_mode = "RBAC";  // --authorization-mode: RBAC or AlwaysAllow
+  bool allow_loopback_admin = false;      // --allow-loopback-admin
+  std::string audit_log_path;             // --audit-log-path ("-" = stdout)
+  int audit_log_maxsize_mb = 100;         // --audit-log-maxsize
+  int audit_log_maxbackup = 10;           // --audit-log-maxbackup
+  std::string service_account_issuer = "https://batchd.local";  // --service-account-issuer
+  std::vector<std::string> api_audiences;  // --api-audiences (default: the issuer)
 };
 
 // The default --pod-root of a server whose data directory is `data_dir`:
