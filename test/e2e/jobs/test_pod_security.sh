@@ -29,7 +29,8 @@ cleanup() {
   kill_under "$DATA"
 }
 trap cleanup EXIT
-"$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$DATA" --pod-pids-limit 64 >>"$LOG" 2>&1 &
+"$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$DATA" --allow-loopback-admin \
+  --pod-pids-limit 64 >>"$LOG" 2>&1 &
 PID=$!
 deadline=$((SECONDS + 30))
 until [[ $(curl -s -m 2 "$SERVER/healthz" 2>/dev/null) == ok ]]; do
