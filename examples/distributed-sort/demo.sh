@@ -82,7 +82,12 @@ if [[ -z ${NODE:-} ]]; then
   done
   [[ -n $NODE ]] || { echo "demo: the server has no node that runs real processes" >&2; exit 1; }
 fi
-if [[ -z ${DATA:-} ]]; then DATA=$(mktemp -d /tmp/dsort-data.XXXXXX); fi
+if [[ -z ${DATA:-} ]]; then
+  DATA=$(mktemp -d /tmp/dsort-data.XXXXXX)
+  # The phases run as the node's unprivileged pod user (docs/security.md
+  # "Pods"), not as whoever runs this script: they must be able to write here.
+  chmod 1777 "$DATA"
+fi
 MADE_DATA=1
 
 # --- submit ----------------------------------------------------------------

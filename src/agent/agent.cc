@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/internal/hosts.h"
@@ -11,8 +12,10 @@
 #include "agent/internal/node.h"
 #include "agent/internal/pod_spec.h"
 #include "agent/internal/pod_status.h"
+#include "agent/internal/security.h"
 #include "agent/internal/volumes.h"
 #include "api/core/v1/claim_deletion.h"
+#include "api/core/v1/pod_security.h"
 #include "api/core/v1/pod_view.h"
 #include "api/discovery/v1/endpoint_slice_view.h"
 #include "api/json_access.h"
@@ -73,6 +76,8 @@ struct PodState {
   std::string hosts;
   uint64_t hosts_generation = 0;
   std::string mount_error;  // The last FailedMount reported ("" = none).
+  std::string config_error_reported;  // The last "Failed" event's text ("" = none).
+  std::string limits_reported;        // The last limits warning reported as an event.
 };
 
 // "ns/subdomain": the headless Service whose slices name a pod's peers.
@@ -106,6 +111,13 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
                                                       PodState& st);
   absl::StatusOr<reconcile::Result> ReconcileOrphan(const std::string& uid);
   absl::Status EnsureStarted(const Json& pod, PodState& st);
+  std::string ClaimsRoot() const;
+  // A Secret or ConfigMap for a container's env (nullopt: not found).
+  absl::StatusOr<std::optional<Json>> LookupForEnv(std::string_view resource,
+                                                   const std::string& ns,
+                                                   const std::string& name);
+  // Events for what the runtime reported: limits it could not apply.
+  void ReportRuntimeWarnings(const Json& pod, const PodSandboxStatus& rt, PodState& st);
   // The pod's hosts file from the EndpointSlices of its subdomain's Service.
   std::string RenderHosts(const Json& pod) const;
   // Rewrites a started pod's hosts file when its peers changed.
@@ -250,6 +262,20 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::Reconcile(const std::string& 
   return ReconcilePod(*pod);
 }
 
+std::string NodeAgent::Impl::ClaimsRoot() const {
+  return agent.opts_.claims_root.empty() ? agent.opts_.data_dir + "/volumes"
+                                         : agent.opts_.claims_root;
+}
+
+absl::StatusOr<std::optional<Json>> NodeAgent::Impl::LookupForEnv(std::string_view resource,
+                                                                  const std::string& ns,
+                                                                  const std::string& name) {
+  auto got = client.Get(client.Kind("", "v1", std::string(resource)), ns, name);
+  if (got.ok()) return std::optional<Json>(*std::move(got));
+  if (IsReason(got.status(), "NotFound")) return std::optional<Json>();
+  return got.status();
+}
+
 absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod) {
   const PodView view = PodView::Parse(pod);
   if (view.node_name != agent.opts_.node_name) return reconcile::Result::Done();
@@ -283,6 +309,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
     st.poll = agent.opts_.status_poll_min;
   }
   st.finished = rt.finished;
+  ReportRuntimeWarnings(pod, rt, st);
   // The shim ended the pod itself (an emptyDir outgrew its sizeLimit).
   if (!rt.reason.empty() && !st.failed_reason) st.failed_reason = {rt.reason, rt.message};
   if (DeferFirstStatus(pod, rt, st)) {
@@ -293,7 +320,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
       internal::ComputePhase(api::Member(pod, "spec"), rt, true) == "Succeeded") {
     // Before it is reported Succeeded (api/core/v1/claim_deletion.h).
     BATCHD_RETURN_IF_ERROR(
-        internal::DeleteClaimDirectories(pod, agent.opts_.data_dir + "/volumes"));
+        internal::DeleteClaimDirectories(pod, ClaimsRoot()));
     st.claims_deleted = true;
   }
   BATCHD_RETURN_IF_ERROR(WriteStatus(pod, rt, st));
@@ -310,16 +337,37 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   Json p = pod;
   p["status"]["hostIP"] = o.host_ip;
   p["status"]["podIP"] = o.host_ip;
-  auto spec = internal::BuildSandboxSpec(p, capacity);
+  internal::SandboxInputs in;
+  in.allocatable = capacity;
+  in.identity = internal::NodeIdentity{.agent_is_root = o.agent_is_root,
+                                       .agent_uid = o.agent_uid,
+                                       .agent_gid = o.agent_gid,
+                                       .pod_user = o.pod_user,
+                                       .pod_uid = o.pod_uid,
+                                       .pod_gid = o.pod_gid,
+                                       .lookup_uid = internal::LookupUserGroups};
+  in.pids_limit = o.pod_pids_limit;
+  in.lookup = [this](std::string_view resource, const std::string& ns, const std::string& name) {
+    return LookupForEnv(resource, ns, name);
+  };
+  std::vector<std::string> env_warnings;
+  auto spec = internal::BuildSandboxSpec(p, in, &env_warnings);
   if (!spec.ok()) {
+    // The kubelet's CreateContainerConfigError: the pod waits (retried), with
+    // a Warning event "Failed" "Error: <text>" once per distinct text. The
+    // text never holds a Secret's value (pod_spec.h).
     st.config_error = std::string(spec.status().message());
+    if (st.config_error_reported != *st.config_error) {
+      Warn(pod, "Failed", "Error: " + *st.config_error);
+      st.config_error_reported = *st.config_error;
+    }
     return absl::OkStatus();
   }
   st.config_error.reset();
   // Volumes first: a failed hostPath check keeps the pod ContainerCreating
   // (retried), as the kubelet's FailedMount does.
   absl::StatusOr<internal::PodVolumes> volumes =
-      internal::ResolveVolumes(pod, o.data_dir + "/volumes");
+      internal::ResolveVolumes(pod, ClaimsRoot(), spec->owner_uid, spec->owner_gid);
   if (!volumes.ok()) {
     const std::string message(volumes.status().message());
     if (st.mount_error != message) Warn(pod, "FailedMount", message);
@@ -352,6 +400,13 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   // A re-adopted pod keeps its sandbox: bring its hosts file up to date.
   if (!spec->hosts.empty()) (void)agent.runtime_->WriteHosts(spec->uid, spec->hosts);
   st.started = true;
+  // What the kubelet would warn about, once per start.
+  for (const std::string& w : env_warnings) Warn(pod, "InvalidEnvironmentVariableNames", w);
+  const std::vector<std::string> unapplied = api::core_v1::UnappliedSecurityFields(pod);
+  if (!unapplied.empty()) {
+    Warn(pod, "SecurityContextNotApplied",
+         absl::StrCat("batchd does not apply: ", absl::StrJoin(unapplied, "; ")));
+  }
   if (!o.pod_isolation && !view.subdomain.empty()) {
     Warn(pod, "PeerNamesNotResolvable",
          "peer names resolve only with a root agent: this pod's hosts file is not its "
@@ -431,6 +486,13 @@ void NodeAgent::Impl::OnSlice(const client::ObjectRef& slice) {
     keys.assign(it->second.begin(), it->second.end());
   }
   for (const std::string& k : keys) controller->queue().Add(k);
+}
+
+void NodeAgent::Impl::ReportRuntimeWarnings(const Json& pod, const PodSandboxStatus& rt,
+                                            PodState& st) {
+  if (rt.limits_warning.empty() || rt.limits_warning == st.limits_reported) return;
+  st.limits_reported = rt.limits_warning;
+  Warn(pod, "CgroupLimitsNotApplied", rt.limits_warning);
 }
 
 void NodeAgent::Impl::Warn(const Json& pod, const std::string& reason,

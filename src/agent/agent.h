@@ -84,7 +84,31 @@ struct AgentOptions {
   // Where Warning events about pods go (FailedMount, ...). Null: the agent
   // writes them itself, as component "kubelet".
   reconcile::EventRecorder* events = nullptr;
+  // Persistent volume claim directories ("" = <data_dir>/volumes).
+  std::string claims_root;
+  // Who pods run as (docs/security.md "Pods"). A root agent (agent_is_root)
+  // runs containers without securityContext.runAsUser as the dedicated pod
+  // user (ResolvePodUser fills uid and gid); a non-root agent runs them as
+  // itself (agent_uid / agent_gid) and refuses any other identity.
+  bool agent_is_root = false;
+  int64_t agent_uid = -1;  // -1: not managed (unit tests): no identity checks
+  int64_t agent_gid = -1;
+  std::string pod_user;
+  int64_t pod_uid = -1;
+  int64_t pod_gid = -1;
+  // pids.max of every pod (kubelet's podPidsLimit); 0 = none.
+  int64_t pod_pids_limit = 0;
 };
+
+// The default dedicated pod user and pids limit (--pod-user, --pod-pids-limit).
+inline constexpr char kDefaultPodUser[] = "batchd-pod";
+inline constexpr int64_t kDefaultPodPidsLimit = 4096;
+
+// Fills the identity fields of `o` from this process: its uid/gid and, when
+// it is root, the pod user `name` (looked up; created with `useradd
+// --system` when missing). FailedPrecondition with what to do when the user
+// neither exists nor can be created, or is root.
+absl::Status ResolvePodUser(const std::string& name, AgentOptions& o);
 
 // Whether this process may give pods their own mount and UTS namespaces:
 // it is root and a child can unshare both and make its mounts private.
@@ -144,11 +168,16 @@ std::unique_ptr<apiserver::PodLogSource> NewProxyLogSource(client::Client& clien
                                                            apiserver::PodLogSource* local);
 
 // The agent of `batchd server` for this machine: a ProcessRuntime under
-// <data_dir>/pods, the system HostProbe, node name = the host name unless
+// `pod_root`, the system HostProbe, node name = the host name unless
 // given. The caller starts it (NodeAgent::Start) after the API is up.
 struct LocalAgentOptions {
   std::string node_name;  // "" = host name.
   std::string data_dir;
+  // Pods and claim directories: <pod_root>/<uid>, <pod_root>/claims. Never the
+  // store's directory (its files must stay out of pods' reach).
+  std::string pod_root;
+  std::string pod_user = kDefaultPodUser;
+  int64_t pod_pids_limit = kDefaultPodPidsLimit;
   std::string shim_path;  // "" = batchd-shim next to /proc/self/exe.
   int log_port = 0;
   client::Informer* shared_pods = nullptr;  // see AgentOptions::shared_pods

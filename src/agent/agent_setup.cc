@@ -1,10 +1,14 @@
 // Option parsing, the log proxy, the isolation probe and the local agent factory.
+#include <pwd.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +19,10 @@
 #include "absl/strings/strip.h"
 #include "agent/agent.h"
 #include "agent/internal/logs.h"
+#include "agent/runtime/process_runner.h"
 #include "api/meta/object_meta.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
 #include "client/http_client.h"
 #include "registry/errors.h"
 
@@ -147,6 +154,82 @@ std::unique_ptr<apiserver::PodLogSource> NewProxyLogSource(client::Client& clien
   return std::make_unique<ProxyLogSource>(client, std::move(local_node), local);
 }
 
+namespace {
+
+std::optional<std::pair<int64_t, int64_t>> LookupUserName(const std::string& name) {
+  struct passwd pw;
+  struct passwd* found = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return std::nullopt;
+  }
+  return std::make_pair(static_cast<int64_t>(pw.pw_uid), static_cast<int64_t>(pw.pw_gid));
+}
+
+// Runs `useradd` for the pod user: a system account with its own group,
+// no home directory and no login shell. The error says what failed.
+absl::Status CreateSystemUser(const std::string& name) {
+  PosixProcessRunner runner;
+  for (const char* useradd : {"/usr/sbin/useradd", "/sbin/useradd"}) {
+    if (access(useradd, X_OK) != 0) continue;
+    absl::StatusOr<int> pid = runner.Spawn(SpawnRequest{
+        .argv = {useradd, "--system", "--user-group", "--no-create-home", "--home-dir",
+                 "/nonexistent", "--shell", "/usr/sbin/nologin", "--comment",
+                 "batchd pods", name},
+        .env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"},
+        .stderr_fd = 2});
+    if (!pid.ok()) return pid.status();
+    int status = 0;
+    while (waitpid(*pid, &status, 0) < 0) {
+      if (errno != EINTR) return absl::InternalError("waitpid useradd");
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat(useradd, " exited with status ", WEXITSTATUS(status)));
+  }
+  return absl::NotFoundError("useradd is not installed");
+}
+
+}  // namespace
+
+absl::Status ResolvePodUser(const std::string& name, AgentOptions& o) {
+  o.agent_uid = geteuid();
+  o.agent_gid = getegid();
+  o.agent_is_root = o.agent_uid == 0;
+  if (!o.agent_is_root) {
+    // Pods run as this process's user; the flag names nobody to switch to.
+    o.pod_user.clear();
+    o.pod_uid = o.agent_uid;
+    o.pod_gid = o.agent_gid;
+    return absl::OkStatus();
+  }
+  if (name.empty()) {
+    return absl::FailedPreconditionError(
+        "--pod-user is empty: a root agent needs an unprivileged user to run pods as");
+  }
+  std::optional<std::pair<int64_t, int64_t>> ids = LookupUserName(name);
+  if (!ids) {
+    absl::Status created = CreateSystemUser(name);
+    ids = LookupUserName(name);
+    if (!ids) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "pod user \"", name, "\" does not exist and could not be created (",
+          created.ok() ? "useradd succeeded but the user is not found" : created.message(),
+          "): create it (useradd --system ", name, ") or pass --pod-user an existing "
+          "unprivileged user"));
+    }
+    BATCHD_LOG_INFO("created the pod user {} (uid {})", name, ids->first);
+  }
+  if (ids->first == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--pod-user ", name, " is root (uid 0): pods must not run as root by default; run "
+        "them as root with securityContext.runAsUser: 0 in a privileged namespace instead"));
+  }
+  o.pod_user = name;
+  o.pod_uid = ids->first;
+  o.pod_gid = ids->second;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions& opts,
                                                          client::Client& client, Clock& clock) {
   auto probe = NewSystemHostProbe();
@@ -162,11 +245,18 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions
   o.pod_isolation = CanIsolatePods();
   o.node_hosts = ReadNodeHosts();
   o.first_status_delay = o.status_poll_min;  // `true`-like pods: one status write
+  o.pod_pids_limit = opts.pod_pids_limit;
+  BATCHD_RETURN_IF_ERROR(ResolvePodUser(opts.pod_user, o));
+  const std::string pod_root =
+      opts.pod_root.empty() ? (std::filesystem::path(o.data_dir) / "pods").string() : opts.pod_root;
+  o.claims_root = (std::filesystem::path(pod_root) / "claims").string();
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(o.data_dir) / "pods", ec);
-  if (ec) return absl::InternalError(absl::StrCat("create ", o.data_dir, "/pods: ", ec.message()));
+  std::filesystem::create_directories(pod_root, ec);
+  if (ec) return absl::InternalError(absl::StrCat("create ", pod_root, ": ", ec.message()));
+  // Pods may reach their own directories by path, not list their neighbours.
+  chmod(pod_root.c_str(), 0711);
   ProcessRuntimeOptions ro;
-  ro.root = (std::filesystem::path(o.data_dir) / "pods").string();
+  ro.root = pod_root;
   ro.shim_path = o.shim_path;
   auto runtime = NewProcessRuntime(ro);
   auto agent = std::make_unique<NodeAgent>(std::move(o), client, clock, std::move(runtime),

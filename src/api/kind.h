@@ -64,6 +64,10 @@ struct KindDef {
   std::function<ErrorList(const Json& obj, const Json& old)> validate_update;
   // Validation on update of the status subresource. May be null.
   std::function<ErrorList(const Json& obj, const Json& old)> validate_status_update;
+  // Warnings for the client (`Warning: 299` headers) about a valid object
+  // being created or updated, such as fields accepted but not applied
+  // (Kubernetes' WarningsOnCreate/WarningsOnUpdate). May be null.
+  std::function<std::vector<std::string>(const Json& obj)> warnings;
   // Mutation applied to a new object before validation (e.g. reset status,
   // set pod phase Pending). May be null.
   std::function<void(Json& obj)> prepare_for_create;

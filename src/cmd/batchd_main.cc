@@ -4,6 +4,7 @@
 //                [--taints k=v:NoSchedule,...] [--log-port P] [--node-ip IP]
 //   batchd simulate -f scenario.yaml [--until D] [--events F] [--state F] [--summary F] ...
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <csignal>
 #include <filesystem>
@@ -72,6 +73,9 @@ struct AgentCommand {
   std::string client_certificate;
   std::string client_key;
   std::string token;
+  std::string pod_root;
+  std::string pod_user = batchd::agent::kDefaultPodUser;
+  int64_t pod_pids_limit = batchd::agent::kDefaultPodPidsLimit;
   // The node's credential (`batchctl create node-token NAME`): the agent
   // authenticates as system:node:NAME.
   std::string token_file;
@@ -125,9 +129,14 @@ int RunAgent(const AgentCommand& cmd) {
   o.host_ip = cmd.node_ip;
   o.pod_isolation = agent::CanIsolatePods();
   o.node_hosts = agent::ReadNodeHosts();
+  o.pod_pids_limit = cmd.pod_pids_limit;
+  if (auto st = agent::ResolvePodUser(cmd.pod_user, o); !st.ok()) return fail(st);
+  const std::string pod_root =
+      cmd.pod_root.empty() ? (std::filesystem::path(o.data_dir) / "pods").string() : cmd.pod_root;
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(o.data_dir) / "pods", ec);
-  if (ec) return fail(absl::InternalError("create " + o.data_dir + ": " + ec.message()));
+  std::filesystem::create_directories(pod_root, ec);
+  if (ec) return fail(absl::InternalError("create " + pod_root + ": " + ec.message()));
+  chmod(pod_root.c_str(), 0711);
   std::atomic<agent::NodeAgent*> running{nullptr};
   batchd::apiserver::HttpServer logs(
       {cmd.node_ip, cmd.log_port},
@@ -140,7 +149,7 @@ int RunAgent(const AgentCommand& cmd) {
   if (!port.ok()) return fail(port.status());
   o.log_port = *port;
   batchd::agent::ProcessRuntimeOptions ro;
-  ro.root = (std::filesystem::path(o.data_dir) / "pods").string();
+  ro.root = pod_root;
   ro.shim_path = o.shim_path;
   auto probe = agent::NewSystemHostProbe();
   batchd::RealClock clock;
@@ -244,6 +253,16 @@ int main(int argc, char** argv) {
     a->add_option("--feature-gates", opts.feature_gates,
                   "Kubernetes feature gates, Name=true|false,...: WorkloadWithJob (default "
                   "true: Indexed Jobs with parallelism == completions > 1 are gang-scheduled)");
+    a->add_option("--pod-root", opts.pod_root,
+                  "Where the local node's pods (working dirs, logs) and claim directories "
+                  "live; never inside --data-dir (default: <data-dir>-pods)");
+    a->add_option("--pod-user", opts.pod_user,
+                  "The unprivileged user pods run as when the server runs as root and a pod "
+                  "sets no runAsUser (created with useradd when missing)")
+        ->capture_default_str();
+    a->add_option("--pod-pids-limit", opts.pod_pids_limit,
+                  "pids.max of every pod's cgroup (kubelet's podPidsLimit; 0: none)")
+        ->capture_default_str();
     a->add_option("--token-auth-file", opts.token_auth_file,
                   "Bearer tokens, Kubernetes' CSV: token,user,uid,\"group1,group2\"");
     a->add_option("--authorization-mode", opts.authorization_mode, "RBAC or AlwaysAllow")
@@ -277,6 +296,15 @@ int main(int argc, char** argv) {
   agent->add_option("--token", agent_cmd.token, "Bearer token for the server");
   agent->add_option("--node-name", agent_cmd.node_name, "This node's name")->required();
   agent->add_option("--data-dir", agent_cmd.data_dir, "Where pods, logs and state live")
+      ->capture_default_str();
+  agent->add_option("--pod-root", agent_cmd.pod_root,
+                    "Where pods (working dirs, logs) live (default: <data-dir>/pods)");
+  agent->add_option("--pod-user", agent_cmd.pod_user,
+                    "The unprivileged user pods run as when the agent runs as root and a pod "
+                    "sets no runAsUser (created with useradd when missing)")
+      ->capture_default_str();
+  agent->add_option("--pod-pids-limit", agent_cmd.pod_pids_limit,
+                    "pids.max of every pod's cgroup (kubelet's podPidsLimit; 0: none)")
       ->capture_default_str();
   agent->add_option("--labels", agent_cmd.labels, "Extra node labels: k=v,k2=v2");
   agent->add_option("--taints", agent_cmd.taints, "Node taints: k=v:NoSchedule,k2:NoExecute");

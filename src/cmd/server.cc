@@ -43,6 +43,7 @@
 #include "controllers/workload/workload_controller.h"
 #include "reconcile/context.h"
 #include "reconcile/events.h"
+#include "registry/pod_security_admission.h"
 #include "registry/priority_admission.h"
 #include "registry/registry.h"
 #include "scheduler/scheduler.h"
@@ -125,6 +126,23 @@ controllers::PodIntegrationOptions PodOptions(const controllers::queueing::Queue
   if (q.pod_namespace_selector) o.namespace_selectors.push_back(*q.pod_namespace_selector);
   if (q.pod_selector) o.pod_selector = *q.pod_selector;
   return o;
+}
+
+
+// The pod root must not be the store's directory nor lie inside it: pods
+// write there as their own users, and nothing of theirs may reach state.db.
+absl::Status CheckPodRoot(const std::string& pod_root, const std::string& data_dir) {
+  std::error_code ec;
+  const std::filesystem::path pods = std::filesystem::weakly_canonical(pod_root, ec);
+  const std::filesystem::path data = std::filesystem::weakly_canonical(data_dir, ec);
+  auto p = pods.begin();
+  for (auto d = data.begin(); d != data.end(); ++d, ++p) {
+    if (d->empty()) continue;
+    if (p == pods.end() || *p != *d) return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--pod-root ", pod_root, " is inside the data directory ", data_dir,
+      ": pods must not share the store's directory; choose another --pod-root"));
 }
 
 // DATA/admin.token: read, or created (mode 0600) with 32 random bytes.
@@ -254,6 +272,12 @@ void Server::Impl::AddControllers() {
 Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() { Stop(); }
 
+std::string DefaultPodRoot(const std::string& data_dir) {
+  std::string d = data_dir;
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  return d + "-pods";
+}
+
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts) {
   std::unique_ptr<Server> s(new Server());
   Impl& i = *s->impl_;
@@ -289,6 +313,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   if (auto st = i.registry->Start(); !st.ok()) return st;
   // kube-apiserver's Priority admission plugin and its built-in classes.
   registry::AddPriorityAdmission(*i.registry);
+  registry::AddPodSecurityAdmission(*i.registry);
   if (auto st = registry::EnsureSystemPriorityClasses(*i.registry); !st.ok()) return st;
   // JobSet's pod webhook (exclusive placement), after Priority: it reads spec.priority.
   if (auto st = controllers::AddJobSetPodWebhook(*i.registry); !st.ok()) return st;
@@ -319,6 +344,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   if (opts.local_node) {
     agent::LocalAgentOptions lo;
     lo.data_dir = opts.data_dir;
+    lo.pod_root = opts.pod_root.empty() ? DefaultPodRoot(opts.data_dir) : opts.pod_root;
+    lo.pod_user = opts.pod_user;
+    lo.pod_pids_limit = opts.pod_pids_limit;
+    if (auto st = CheckPodRoot(lo.pod_root, opts.data_dir); !st.ok()) return st;
     lo.shared_pods = &i.informers->For("", "v1", "pods");
     lo.shared_endpoint_slices = &i.informers->For("discovery.k8s.io", "v1", "endpointslices");
     i.agent_events = std::make_unique<reconcile::ComponentEventRecorder>(*i.events, "kubelet");

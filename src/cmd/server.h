@@ -3,6 +3,7 @@
 // layers (controllers, scheduler, node agent) are wired here too.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,12 @@ struct ServerOptions {
   int max_mutating_requests_inflight = 200;
   int max_long_running_requests = 1000;
   int request_timeout_seconds = 60;
+  // The local node agent's pods (docs/security.md "Pods"): their directories
+  // ("" = <data_dir>-pods, beside the data directory, never inside it), the
+  // unprivileged user they run as when the server is root, and their pids.max.
+  std::string pod_root;
+  std::string pod_user = "batchd-pod";
+  int64_t pod_pids_limit = 4096;
   // Security (docs/security.md). Authentication always runs; the first
   // start writes DATA/admin.token (batchd-admin in system:masters) and the
   // ServiceAccount signing key DATA/pki/sa.key.
@@ -64,6 +71,10 @@ struct ServerOptions {
   std::string service_account_issuer = "https://batchd.local";  // --service-account-issuer
   std::vector<std::string> api_audiences;  // --api-audiences (default: the issuer)
 };
+
+// The default --pod-root of a server whose data directory is `data_dir`:
+// its sibling "<data_dir>-pods".
+std::string DefaultPodRoot(const std::string& data_dir);
 
 class Server {
  public:

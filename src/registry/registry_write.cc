@@ -269,6 +269,9 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
     errs.insert(errs.end(), more.begin(), more.end());
   }
   if (!errs.empty()) return Invalid(k, name, errs);
+  if (k.warnings && opts.warnings) {
+    for (std::string& w : k.warnings(obj)) opts.warnings->push_back(std::move(w));
+  }
   if (auto st = CheckNamespace(k, ns, name); !st.ok()) return st;
   std::string key = StoreKey(k, ns, name);
   if (opts.dry_run && cache_->Get(key)) return AlreadyExists(k, name);
@@ -396,6 +399,9 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
                      : (k.validate_update ? k.validate_update(obj, old) : api::ErrorList{});
   errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return Invalid(k, name, errs);
+  if (!status && k.warnings && opts.warnings) {
+    for (std::string& w : k.warnings(obj)) opts.warnings->push_back(std::move(w));
+  }
   if (EqualIgnoringResourceVersion(obj, old)) {
     // No-op update: nothing is written and the resourceVersion stays.
     obj["metadata"]["resourceVersion"] = std::to_string(current->revision);

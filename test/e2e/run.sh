@@ -28,6 +28,10 @@ command -v kubectl >/dev/null || { echo "run.sh: kubectl not found in PATH" >&2;
 command -v curl >/dev/null || { echo "run.sh: curl not found in PATH" >&2; exit 2; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
+# Pods run as the unprivileged pod user (docs/security.md "Pods"): the
+# scratch directories their volumes and mount paths lie in must be
+# traversable, as /tmp itself is.
+chmod 711 "$WORK"
 SERVER_PID=""
 SUITE_PID=""
 stop_server() {  # stop_server PID: SIGTERM, then SIGKILL after 5 s.

@@ -17,6 +17,8 @@ ROOTS = [  # (apiVersion, kind, message)
     ('v1', 'Event', '.k8s.io.api.core.v1.Event'),
     ('v1', 'Binding', '.k8s.io.api.core.v1.Binding'),
     ('v1', 'Service', '.k8s.io.api.core.v1.Service'),
+    ('v1', 'Secret', '.k8s.io.api.core.v1.Secret'),
+    ('v1', 'ConfigMap', '.k8s.io.api.core.v1.ConfigMap'),
     ('batch/v1', 'Job', '.k8s.io.api.batch.v1.Job'),
     ('batch/v1', 'CronJob', '.k8s.io.api.batch.v1.CronJob'),
     ('coordination.k8s.io/v1', 'Lease', '.k8s.io.api.coordination.v1.Lease'),

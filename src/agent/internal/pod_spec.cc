@@ -2,11 +2,14 @@
 
 #include <map>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/core/v1/restart_generation.h"
 #include "api/json_access.h"
+#include "common/status_macros.h"
 #include "common/string_view.h"
 #include "api/resource/quantity.h"
 
@@ -52,9 +55,50 @@ const Json* FindContainer(const Json& pod, const std::string& name) {
   return nullptr;
 }
 
+// A Secret's or ConfigMap's string data: Secret `data` decoded from base64,
+// ConfigMap `data` as is (the kubelet reads neither binaryData nor stringData).
+std::map<std::string, std::string> DataOf(const Json& obj, bool secret) {
+  std::map<std::string, std::string> out;
+  const Json& data = api::MemberObject(obj, "data");
+  for (auto it = data.begin(); it != data.end(); ++it) {
+    if (!it.value().is_string()) continue;
+    std::string v = it.value().get<std::string>();
+    if (secret) {
+      std::string decoded;
+      if (!absl::Base64Unescape(v, &decoded)) continue;
+      v = std::move(decoded);
+    }
+    out[it.key()] = std::move(v);
+  }
+  return out;
+}
+
+// The object `ref` names (`name`, `optional`) for env: nullopt when it is
+// missing and optional; FailedPrecondition "secret \"db\" not found" otherwise.
+absl::StatusOr<std::optional<Json>> Referenced(const Json& pod, const Json& ref, bool secret,
+                                               const ObjectLookup& lookup) {
+  const std::string name = api::CopyStringMember(ref, "name");
+  const std::string ns = api::CopyStringMember(api::MemberObject(pod, "metadata"), "namespace");
+  std::optional<Json> obj;
+  if (lookup) {
+    absl::StatusOr<std::optional<Json>> got = lookup(secret ? "secrets" : "configmaps", ns, name);
+    if (!got.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("failed to get ", secret ? "secret" : "configmap",
+                                                        " \"", name, "\": ", got.status().message()));
+    }
+    obj = *std::move(got);
+  }
+  if (!obj && !ref.value("optional", false)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(secret ? "secret" : "configmap", " \"", name, "\" not found"));
+  }
+  return obj;
+}
+
 absl::StatusOr<std::optional<std::string>> ResolveValueFrom(const Json& pod, const Json& container,
                                                            const Json& from,
-                                                           const Json& allocatable) {
+                                                           const Json& allocatable,
+                                                           const ObjectLookup& lookup) {
   if (from.contains("fieldRef")) {
     auto v = ResolveFieldRef(pod, api::CopyStringMember(from["fieldRef"], "fieldPath"));
     if (!v.ok()) return v.status();
@@ -67,13 +111,30 @@ absl::StatusOr<std::optional<std::string>> ResolveValueFrom(const Json& pod, con
   }
   for (const char* kind : {"configMapKeyRef", "secretKeyRef"}) {
     if (!from.contains(kind)) continue;
+    const bool secret = kind == std::string("secretKeyRef");
     const Json& ref = from[kind];
+    BATCHD_ASSIGN_OR_RETURN(std::optional<Json> obj, Referenced(pod, ref, secret, lookup));
+    if (!obj) return std::optional<std::string>();
+    const std::string key = api::CopyStringMember(ref, "key");
+    std::map<std::string, std::string> data = DataOf(*obj, secret);
+    auto it = data.find(key);
+    if (it != data.end()) return std::optional<std::string>(std::move(it->second));
     if (ref.value("optional", false)) return std::optional<std::string>();
     return absl::FailedPreconditionError(absl::StrCat(
-        kind == std::string("configMapKeyRef") ? "configmap" : "secret", " \"",
-        api::CopyStringMember(ref, "name"), "\" not found"));
+        "couldn't find key ", key, " in ", secret ? "Secret " : "ConfigMap ",
+        api::CopyStringMember(api::MemberObject(*obj, "metadata"), "namespace"), "/",
+        api::CopyStringMember(ref, "name")));
   }
   return std::optional<std::string>();
+}
+
+// The kubelet's (relaxed) rule for envFrom keys: printable ASCII, no '='.
+bool ValidEnvName(const std::string& name) {
+  if (name.empty()) return false;
+  for (char ch : name) {
+    if (ch < 32 || ch > 126 || ch == '=') return false;
+  }
+  return true;
 }
 
 ContainerSpec BaseContainer(const Json& c) {
@@ -101,9 +162,16 @@ ContainerSpec BaseContainer(const Json& c) {
 }
 
 absl::StatusOr<ContainerSpec> BuildContainer(const Json& pod, const Json& c,
-                                             const Json& allocatable) {
+                                             const SandboxInputs& in,
+                                             std::vector<std::string>* warnings) {
   ContainerSpec out = BaseContainer(c);
-  auto env = ResolveEnv(pod, c, allocatable);
+  BATCHD_ASSIGN_OR_RETURN(ContainerIdentity id, ResolveContainerIdentity(pod, c, in.identity));
+  out.uid = id.uid;
+  out.gid = id.gid;
+  out.groups = id.groups;
+  out.no_new_privs = id.no_new_privs;
+  out.drop_all_capabilities = id.drop_all_capabilities;
+  auto env = ResolveEnv(pod, c, in.allocatable, in.lookup, warnings);
   if (!env.ok()) return env.status();
   std::map<std::string, std::string, std::less<>> vars(env->begin(), env->end());
   auto lookup = [&](std::string_view name) -> std::optional<std::string> {
@@ -226,7 +294,8 @@ absl::StatusOr<std::string> ResolveResourceFieldRef(const Json& pod, const Json&
 }
 
 absl::StatusOr<EnvList> ResolveEnv(const Json& pod, const Json& container,
-                                   const Json& allocatable) {
+                                   const Json& allocatable, const ObjectLookup& objects,
+                                   std::vector<std::string>* warnings) {
   EnvList out;
   std::map<std::string, std::string, std::less<>> vars;
   auto set = [&](const std::string& k, std::string v) {
@@ -249,13 +318,38 @@ absl::StatusOr<EnvList> ResolveEnv(const Json& pod, const Json& container,
     if (it == vars.end()) return std::nullopt;
     return it->second;
   };
+  for (const Json& from : api::MemberArray(container, "envFrom")) {
+    const bool secret = from.contains("secretRef");
+    const Json& ref = api::MemberObject(from, secret ? "secretRef" : "configMapRef");
+    if (ref.empty()) continue;
+    BATCHD_ASSIGN_OR_RETURN(std::optional<Json> obj, Referenced(pod, ref, secret, objects));
+    if (!obj) continue;
+    const std::string prefix = api::CopyStringMember(from, "prefix");
+    std::vector<std::string> invalid;
+    for (auto& [key, value] : DataOf(*obj, secret)) {
+      const std::string name = prefix + key;
+      if (!ValidEnvName(name)) {
+        invalid.push_back(name);
+        continue;
+      }
+      set(name, std::move(value));
+    }
+    if (!invalid.empty() && warnings != nullptr) {
+      warnings->push_back(absl::StrCat(
+          "Keys [", absl::StrJoin(invalid, ", "), "] from the EnvFrom ",
+          secret ? "secret " : "configMap ",
+          api::CopyStringMember(api::MemberObject(*obj, "metadata"), "namespace"), "/",
+          api::CopyStringMember(ref, "name"),
+          " were skipped since they are considered invalid environment variable names."));
+    }
+  }
   const Json& env = api::Member(container, "env");
   if (!env.is_array()) return out;
   for (const Json& e : env) {
     std::string name = api::CopyStringMember(e, "name");
     if (name.empty()) continue;
     if (e.contains("valueFrom")) {
-      auto v = ResolveValueFrom(pod, container, e["valueFrom"], allocatable);
+      auto v = ResolveValueFrom(pod, container, e["valueFrom"], allocatable, objects);
       if (!v.ok()) return v.status();
       if (*v) set(name, **v);
       continue;
@@ -266,6 +360,13 @@ absl::StatusOr<EnvList> ResolveEnv(const Json& pod, const Json& container,
 }
 
 absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const Json& pod, const Json& allocatable) {
+  SandboxInputs in;
+  in.allocatable = allocatable;
+  return BuildSandboxSpec(pod, in);
+}
+
+absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const Json& pod, const SandboxInputs& in,
+                                                std::vector<std::string>* warnings) {
   PodSandboxSpec s;
   const Json& meta = api::Member(pod, "metadata");
   const Json& spec = api::Member(pod, "spec");
@@ -281,7 +382,7 @@ absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const Json& pod, const Json& all
     const Json& cs = api::Member(spec, list);
     if (!cs.is_array()) continue;
     for (const Json& c : cs) {
-      auto built = BuildContainer(pod, c, allocatable);
+      auto built = BuildContainer(pod, c, in, warnings);
       if (!built.ok()) return built.status();
       dst->push_back(std::move(*built));
     }
@@ -289,6 +390,8 @@ absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const Json& pod, const Json& all
   const RestartRequest restart = RestartRequestOf(pod);
   s.restart_generation = restart.generation;
   s.restart_hold = restart.generation >= 0 && restart.hold;
+  std::tie(s.owner_uid, s.owner_gid) = PodOwner(pod, in.identity);
+  s.pids_limit = in.pids_limit;
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/internal/security.h"
 #include "agent/runtime/pod_runtime.h"
 #include "api/field_error.h"
 
@@ -38,12 +39,26 @@ absl::StatusOr<std::string> ResolveResourceFieldRef(const api::Json& pod,
                                                     const api::Json& ref,
                                                     const api::Json& allocatable);
 
+// Reads a Secret or ConfigMap for env (`resource` "secrets" or "configmaps"):
+// nullopt when it does not exist.
+using ObjectLookup = std::function<absl::StatusOr<std::optional<api::Json>>(
+    std::string_view resource, const std::string& ns, const std::string& name)>;
+
 // The container's environment in Kubernetes order: HOSTNAME first (unless the
-// container sets it), then `env` entries, each expanded against those before.
-// Errors (a ConfigMap/Secret reference that is not optional, a bad fieldRef)
-// are what the kubelet reports as CreateContainerConfigError.
+// container sets it), then `envFrom` sources (ConfigMap data, Secret data
+// decoded; `prefix` prepended; later sources overwrite), then `env` entries,
+// each expanded against those before (`valueFrom.configMapKeyRef` /
+// `secretKeyRef` read through `lookup`; null: every such reference is "not
+// found"). Errors (a missing ConfigMap/Secret or key that is not optional, a
+// bad fieldRef) are what the kubelet reports as CreateContainerConfigError,
+// with its messages (`secret "db" not found`, `couldn't find key password in
+// Secret team-b/db`); they never hold a value. envFrom keys that are no valid
+// variable names are skipped and reported in `warnings` (the kubelet's
+// InvalidEnvironmentVariableNames event text).
 absl::StatusOr<EnvList> ResolveEnv(const api::Json& pod, const api::Json& container,
-                                   const api::Json& allocatable);
+                                   const api::Json& allocatable,
+                                   const ObjectLookup& lookup = nullptr,
+                                   std::vector<std::string>* warnings = nullptr);
 
 // Controller-driven restarts (api/core/v1/restart_generation.h): the
 // generation the pod's annotations ask its containers to run (-1: none, or
@@ -54,8 +69,20 @@ struct RestartRequest {
 };
 RestartRequest RestartRequestOf(const api::Json& pod);
 
+// What the node contributes to a sandbox spec.
+struct SandboxInputs {
+  api::Json allocatable;  // for resourceFieldRef defaults
+  NodeIdentity identity;  // who containers run as (security.h)
+  int64_t pids_limit = 0;  // the node's podPidsLimit (0 = none)
+  ObjectLookup lookup;    // Secrets and ConfigMaps for env
+};
+
 // The whole sandbox spec for `pod` (whose status.hostIP/podIP are filled).
+// Without `in.identity` (agent_is_root false, agent_uid -1) containers run
+// as the shim's own user.
 absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const api::Json& pod,
                                                 const api::Json& allocatable);
+absl::StatusOr<PodSandboxSpec> BuildSandboxSpec(const api::Json& pod, const SandboxInputs& in,
+                                                std::vector<std::string>* warnings = nullptr);
 
 }  // namespace batchd::agent::internal

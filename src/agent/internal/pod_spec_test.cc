@@ -162,5 +162,103 @@ TEST(BuildSandboxSpecTest, CommandArgsLimitsProbe) {
   EXPECT_FALSE(BuildSandboxSpec(no_cmd, Json::object()).ok());
 }
 
+// Secrets and ConfigMaps for env: "db" (password=s3cr3t-value, user=admin)
+// and "cfg" (mode=fast, "bad key"=x) in namespace ns.
+ObjectLookup TestLookup() {
+  return [](std::string_view resource, const std::string& ns,
+            const std::string& name) -> absl::StatusOr<std::optional<Json>> {
+    if (ns != "ns") return std::optional<Json>();
+    if (resource == "secrets" && name == "db") {
+      return std::optional<Json>(Json::parse(R"({"metadata": {"name": "db", "namespace": "ns"},
+        "data": {"password": "czNjcjN0LXZhbHVl", "user": "YWRtaW4="}})"));
+    }
+    if (resource == "configmaps" && name == "cfg") {
+      return std::optional<Json>(Json::parse(R"({"metadata": {"name": "cfg", "namespace": "ns"},
+        "data": {"mode": "fast", "bad=key": "x"}})"));
+    }
+    return std::optional<Json>();
+  };
+}
+
+Json EnvPod(Json env, Json env_from = Json::array()) {
+  Json pod = TestPod();
+  Json& c = pod["spec"]["containers"][0];
+  c["env"] = std::move(env);
+  if (!env_from.empty()) c["envFrom"] = std::move(env_from);
+  return pod;
+}
+
+absl::StatusOr<EnvList> Env(const Json& pod, std::vector<std::string>* warnings = nullptr) {
+  return ResolveEnv(pod, pod["spec"]["containers"][0], Json::object(), TestLookup(), warnings);
+}
+
+std::string Value(const EnvList& env, const std::string& name) {
+  for (const auto& [k, v] : env) {
+    if (k == name) return v;
+  }
+  return "<unset>";
+}
+
+TEST(ResolveEnvTest, SecretAndConfigMapKeyRefs) {
+  Json pod = EnvPod(Json::parse(R"([
+    {"name": "PASS", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}},
+    {"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "mode"}}},
+    {"name": "OPT", "valueFrom": {"secretKeyRef": {"name": "db", "key": "nope", "optional": true}}},
+    {"name": "GONE", "valueFrom": {"configMapKeyRef": {"name": "none", "key": "k", "optional": true}}},
+    {"name": "URL", "value": "db://$(PASS)@host"}])"));
+  absl::StatusOr<EnvList> env = Env(pod);
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(Value(*env, "PASS"), "s3cr3t-value");  // decoded from base64
+  EXPECT_EQ(Value(*env, "MODE"), "fast");
+  EXPECT_EQ(Value(*env, "OPT"), "<unset>");
+  EXPECT_EQ(Value(*env, "GONE"), "<unset>");
+  EXPECT_EQ(Value(*env, "URL"), "db://s3cr3t-value@host");
+}
+
+TEST(ResolveEnvTest, MissingObjectsAndKeysAreKubeletErrorsWithoutValues) {
+  struct Case {
+    std::string name;
+    Json env;
+    std::string want;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"secret", Json::parse(R"([{"name": "A", "valueFrom": {"secretKeyRef": {"name": "x", "key": "k"}}}])"),
+            "secret \"x\" not found"},
+           {"configmap", Json::parse(R"([{"name": "A", "valueFrom": {"configMapKeyRef": {"name": "x", "key": "k"}}}])"),
+            "configmap \"x\" not found"},
+           {"secret key", Json::parse(R"([{"name": "A", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pw"}}}])"),
+            "couldn't find key pw in Secret ns/db"},
+           {"configmap key", Json::parse(R"([{"name": "A", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "k"}}}])"),
+            "couldn't find key k in ConfigMap ns/cfg"},
+       }) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<EnvList> env = Env(EnvPod(c.env));
+    EXPECT_TRUE(absl::IsFailedPrecondition(env.status()));
+    EXPECT_EQ(env.status().message(), c.want);
+  }
+  // A missing envFrom source too.
+  absl::StatusOr<EnvList> env =
+      Env(EnvPod(Json::array(), Json::parse(R"([{"secretRef": {"name": "zz"}}])")));
+  EXPECT_EQ(env.status().message(), "secret \"zz\" not found");
+}
+
+TEST(ResolveEnvTest, EnvFromWithPrefixThenEnvOverrides) {
+  Json pod = EnvPod(Json::parse(R"([{"name": "DB_user", "value": "override"}])"),
+                    Json::parse(R"([{"secretRef": {"name": "db"}, "prefix": "DB_"},
+                                    {"configMapRef": {"name": "cfg"}},
+                                    {"configMapRef": {"name": "other", "optional": true}}])"));
+  std::vector<std::string> warnings;
+  absl::StatusOr<EnvList> env = Env(pod, &warnings);
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(Value(*env, "DB_password"), "s3cr3t-value");
+  EXPECT_EQ(Value(*env, "DB_user"), "override");  // env wins over envFrom
+  EXPECT_EQ(Value(*env, "mode"), "fast");
+  EXPECT_EQ(Value(*env, "bad=key"), "<unset>");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "Keys [bad=key] from the EnvFrom configMap ns/cfg were skipped since they are "
+            "considered invalid environment variable names.");
+}
+
 }  // namespace
 }  // namespace batchd::agent::internal

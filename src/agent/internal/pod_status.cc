@@ -286,12 +286,19 @@ Json ComputePodStatus(const Json& pod, const PodSandboxStatus& rt, const StatusI
                ready || terminal ? "" : msg, in.now);
   SetCondition(conds, old_conds, "PodScheduled", true, "", "", in.now);
   if (rt.found && rt.generation >= 0) SetGenerationCondition(conds, old_conds, rt, in.now);
+  // Limits the shim could not apply (a host without usable cgroups).
+  const bool limits_warned = rt.found && !rt.limits_warning.empty();
+  if (limits_warned) {
+    SetCondition(conds, old_conds, kResourceLimitsCondition, false, "CgroupLimitsNotApplied",
+                 rt.limits_warning, in.now);
+  }
   // Keep conditions others own (DisruptionTarget, readiness gates...).
   if (old_conds.is_array()) {
     for (const Json& c : old_conds) {
       std::string t = c.value("type", "");
       if (t != "PodReadyToStartContainers" && t != "Initialized" && t != "Ready" &&
           t != "ContainersReady" && t != "PodScheduled" &&
+          !(t == kResourceLimitsCondition && limits_warned) &&
           !(t == api::core_v1::kRestartGenerationCondition && rt.found && rt.generation >= 0)) {
         conds.push_back(c);
       }

@@ -15,6 +15,10 @@
 
 namespace batchd::agent::internal {
 
+// The pod condition (status False, reason CgroupLimitsNotApplied) that says
+// which of the pod's cpu/memory/pids limits the node could not apply.
+inline constexpr char kResourceLimitsCondition[] = "batchd.io/ResourceLimitsApplied";
+
 struct StatusInput {
   absl::Time now;
   std::string host_ip = "127.0.0.1";

@@ -196,6 +196,26 @@ TEST(ComputePodStatusTest, RunningThenSucceeded) {
   EXPECT_EQ(ComputePodStatus(pod, Rt({Exited("c0", 0)}, {}, true), later), done);
 }
 
+TEST(ComputePodStatusTest, LimitsNotAppliedIsACondition) {
+  Json spec = Spec("Never", 1);
+  PodSandboxStatus rt = Rt({Running("c0")});
+  rt.limits_warning = "pids.max not applied: no cgroup v1 pids hierarchy is mounted";
+  StatusInput in{kT0 + absl::Seconds(1)};
+  Json st = ComputePodStatus(Pod(spec), rt, in);
+  const Json* c = Cond(st, kResourceLimitsCondition);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "False");
+  EXPECT_EQ((*c)["reason"], "CgroupLimitsNotApplied");
+  EXPECT_EQ((*c)["message"], rt.limits_warning);
+  // Written once: the same input keeps it as it is.
+  Json pod = Pod(spec);
+  pod["status"] = st;
+  EXPECT_EQ(ComputePodStatus(pod, rt, StatusInput{kT0 + absl::Seconds(9)}), st);
+  // Without a warning there is no such condition.
+  EXPECT_EQ(Cond(ComputePodStatus(Pod(spec), Rt({Running("c0")}), in), kResourceLimitsCondition),
+            nullptr);
+}
+
 TEST(ComputePodStatusTest, WaitingReasonsLastStateAndOverrides) {
   Json spec = Spec("OnFailure", 1, true);
   StatusInput in{kT0};

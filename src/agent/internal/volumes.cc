@@ -38,8 +38,14 @@ bool SafeName(std::string_view s) {
   return true;
 }
 
+// Gives what the agent created for a pod to the pod's user (-1: unchanged).
+void GiveTo(const std::string& path, int64_t uid, int64_t gid) {
+  if (uid < 0 && gid < 0) return;
+  (void)!lchown(path.c_str(), static_cast<uid_t>(uid), static_cast<gid_t>(gid));
+}
+
 absl::StatusOr<VolumeSpec> Resolve(const Json& v, std::string_view ns,
-                                   const std::string& claims_root) {
+                                   const std::string& claims_root, int64_t uid, int64_t gid) {
   VolumeSpec out;
   out.name = std::string(api::StringMember(v, "name"));
   if (const Json* ed = api::FindMember(v, "emptyDir"); ed != nullptr && ed->is_object()) {
@@ -56,7 +62,8 @@ absl::StatusOr<VolumeSpec> Resolve(const Json& v, std::string_view ns,
   if (const Json* hp = api::FindMember(v, "hostPath"); hp != nullptr && hp->is_object()) {
     out.type = VolumeSpec::Type::kHost;
     out.host_path = std::string(api::StringMember(*hp, "path"));
-    if (absl::Status s = CheckHostPath(out.host_path, std::string(api::StringMember(*hp, "type")));
+    if (absl::Status s = CheckHostPath(out.host_path, std::string(api::StringMember(*hp, "type")),
+                                       uid, gid);
         !s.ok()) {
       return MountFailed(out.name, s);
     }
@@ -71,8 +78,16 @@ absl::StatusOr<VolumeSpec> Resolve(const Json& v, std::string_view ns,
     out.type = VolumeSpec::Type::kHost;
     out.host_path = absl::StrCat(claims_root, "/", Sv(ns), "/", claim);
     std::error_code ec;
+    const bool existed = fs::exists(out.host_path, ec);
     fs::create_directories(out.host_path, ec);
     if (ec) return MountFailed(out.name, absl::InternalError(ec.message()));
+    // A new claim directory (or one a root-run pod of an older release
+    // left) belongs to the pod's user and group (fsGroup when set).
+    struct stat st;
+    if (!existed || (uid > 0 && stat(out.host_path.c_str(), &st) == 0 && st.st_uid == 0)) {
+      GiveTo(out.host_path, uid, gid);
+      if (uid >= 0) chmod(out.host_path.c_str(), 0770);
+    }
     return out;
   }
   return MountFailed(out.name, absl::UnimplementedError("this volume type is not supported by "
@@ -88,7 +103,8 @@ bool PodVolumes::any_mount() const {
   return false;
 }
 
-absl::Status CheckHostPath(const std::string& path, const std::string& type) {
+absl::Status CheckHostPath(const std::string& path, const std::string& type, int64_t uid,
+                           int64_t gid) {
   struct stat st;
   const bool exists = stat(path.c_str(), &st) == 0;
   if (type.empty()) return absl::OkStatus();
@@ -98,6 +114,7 @@ absl::Status CheckHostPath(const std::string& path, const std::string& type) {
       fs::create_directories(path, ec);
       if (ec) return absl::InternalError(absl::StrCat("mkdir ", path, ": ", ec.message()));
       chmod(path.c_str(), 0755);
+      GiveTo(path, uid, gid);
       return absl::OkStatus();
     }
     return S_ISDIR(st.st_mode) ? absl::OkStatus() : TypeCheckFailed(path, "a directory");
@@ -109,6 +126,7 @@ absl::Status CheckHostPath(const std::string& path, const std::string& type) {
         return absl::InternalError(absl::StrCat("create ", path, ": ", std::strerror(errno)));
       }
       close(fd);
+      GiveTo(path, uid, gid);
       return absl::OkStatus();
     }
     return S_ISREG(st.st_mode) ? absl::OkStatus() : TypeCheckFailed(path, "a file");
@@ -134,13 +152,14 @@ absl::Status CheckHostPath(const std::string& path, const std::string& type) {
   return absl::InvalidArgumentError(absl::StrCat("hostPath type \"", type, "\" is not known"));
 }
 
-absl::StatusOr<PodVolumes> ResolveVolumes(const Json& pod, const std::string& claims_root) {
+absl::StatusOr<PodVolumes> ResolveVolumes(const Json& pod, const std::string& claims_root,
+                                          int64_t uid, int64_t gid) {
   PodVolumes out;
   const Json& spec = api::MemberObject(pod, "spec");
   const std::string_view ns = api::StringMember(api::MemberObject(pod, "metadata"), "namespace");
   std::map<std::string, bool> claim_read_only;  // Volume name -> persistentVolumeClaim.readOnly.
   for (const Json& v : api::MemberArray(spec, "volumes")) {
-    absl::StatusOr<VolumeSpec> r = Resolve(v, ns, claims_root);
+    absl::StatusOr<VolumeSpec> r = Resolve(v, ns, claims_root, uid, gid);
     if (!r.ok()) return r.status();
     if (const Json* pvc = api::FindMember(v, "persistentVolumeClaim"); pvc && pvc->is_object()) {
       claim_read_only[r->name] = api::BoolMember(*pvc, "readOnly");

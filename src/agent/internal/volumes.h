@@ -29,15 +29,22 @@ struct PodVolumes {
 };
 
 // The kubelet's hostPath type check of `path` for `type` ("" checks
-// nothing); creates the path for DirectoryOrCreate / FileOrCreate.
+// nothing); creates the path for DirectoryOrCreate / FileOrCreate, owned by
+// `uid`:`gid` (the pod's user; -1 = unchanged) so a non-root pod can use
+// what it asked to be created (the kubelet leaves it root's: pods there
+// usually run as root).
 // FailedPrecondition "hostPath type check failed: PATH is not a directory"
 // (..."a file", "a socket file", ...).
-absl::Status CheckHostPath(const std::string& path, const std::string& type);
+absl::Status CheckHostPath(const std::string& path, const std::string& type, int64_t uid = -1,
+                           int64_t gid = -1);
 
 // The volumes and mounts of `pod` (REQUIRES: a Pod object). Errors read as
 // the kubelet's FailedMount messages: `MountVolume.SetUp failed for volume
 // "x" : hostPath type check failed: /p is not a directory`.
-absl::StatusOr<PodVolumes> ResolveVolumes(const api::Json& pod, const std::string& claims_root);
+// New claim directories (and the hostPaths it creates) go to `uid`:`gid`
+// (the pod's owner; -1 = unchanged), claim directories with mode 0770.
+absl::StatusOr<PodVolumes> ResolveVolumes(const api::Json& pod, const std::string& claims_root,
+                                          int64_t uid = -1, int64_t gid = -1);
 
 // Removes the directories of `pod`'s persistentVolumeClaim volumes under
 // `claims_root` (api/core/v1/claim_deletion.h); missing ones are fine.

@@ -87,6 +87,31 @@ TEST(VolumesTest, ResolvesEveryKindAndMount) {
   EXPECT_TRUE(v->mounts.at("main").empty());
 }
 
+TEST(VolumesTest, WhatTheAgentCreatesBelongsToThePodUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give files away";
+  ScopedTempDir tmp;
+  Json volumes = Json::array({
+      {{"name", "data"}, {"hostPath", {{"path", tmp.path() + "/data"}, {"type", "DirectoryOrCreate"}}}},
+      {{"name", "f"}, {"hostPath", {{"path", tmp.path() + "/f"}, {"type", "FileOrCreate"}}}},
+      {{"name", "ckpt"}, {"persistentVolumeClaim", {{"claimName", "ckpt"}}}},
+  });
+  fs::create_directories(tmp.path() + "/old");  // exists: keeps its owner
+  volumes.push_back({{"name", "old"}, {"hostPath", {{"path", tmp.path() + "/old"}, {"type", "Directory"}}}});
+  absl::StatusOr<PodVolumes> v =
+      ResolveVolumes(Pod(volumes, Json::array()), tmp.path() + "/claims", 4321, 4322);
+  ASSERT_TRUE(v.ok()) << v.status();
+  struct stat st;
+  for (const char* p : {"/data", "/f", "/claims/ml/ckpt"}) {
+    ASSERT_EQ(stat((tmp.path() + p).c_str(), &st), 0) << p;
+    EXPECT_EQ(st.st_uid, 4321u) << p;
+    EXPECT_EQ(st.st_gid, 4322u) << p;
+  }
+  ASSERT_EQ(stat((tmp.path() + "/claims/ml/ckpt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0770u);
+  ASSERT_EQ(stat((tmp.path() + "/old").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+}
+
 TEST(VolumesTest, FailedMountMessages) {
   ScopedTempDir tmp;
   Json missing = Json::array(

@@ -56,6 +56,7 @@ absl::StatusOr<std::string> Cgroups::CreateContainer(const std::string& uid,
   // Delegate the controllers down the tree; harmless when already enabled.
   for (const std::string& parent : {root_, batchd, pod}) {
     WriteKnob(parent + "/cgroup.subtree_control", "+cpu +memory");
+    WriteKnob(parent + "/cgroup.subtree_control", "+pids");  // separately: may be absent
   }
   if (cpu_limit_millis > 0 && !WriteKnob(dir + "/cpu.max", CpuMaxValue(cpu_limit_millis))) {
     return absl::InternalError(absl::StrCat("cannot write ", dir, "/cpu.max"));
@@ -68,6 +69,61 @@ absl::StatusOr<std::string> Cgroups::CreateContainer(const std::string& uid,
   }
   return dir;
 }
+
+bool Cgroups::HasPids() const {
+  std::ifstream in(root_ + "/cgroup.controllers");
+  std::string c;
+  while (in >> c) {
+    if (c == "pids") return true;
+  }
+  return false;
+}
+
+absl::Status Cgroups::SetPodPidsMax(const std::string& uid, int64_t pids_max) const {
+  const std::string pod = PodDir(uid);
+  std::error_code ec;
+  std::filesystem::create_directories(pod, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cgroup mkdir ", pod, ": ", ec.message()));
+  for (const std::string& parent : {root_, root_ + "/batchd"}) {
+    WriteKnob(parent + "/cgroup.subtree_control", "+pids");
+  }
+  if (!WriteKnob(pod + "/pids.max", std::to_string(pids_max))) {
+    return absl::InternalError(absl::StrCat("cannot write ", pod, "/pids.max"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PidsV1> PidsV1::Find() {
+  std::ifstream in("/proc/self/mounts");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string dev, dir, type, opts;
+    if (!(f >> dev >> dir >> type >> opts) || type != "cgroup") continue;
+    bool pids = false;
+    std::istringstream o(opts);
+    for (std::string opt; std::getline(o, opt, ',');) pids |= opt == "pids";
+    if (!pids) continue;
+    if (access(dir.c_str(), W_OK) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(dir, " is not writable"));
+    }
+    return PidsV1(dir);
+  }
+  return absl::FailedPreconditionError("no cgroup v1 pids hierarchy is mounted");
+}
+
+absl::StatusOr<std::string> PidsV1::CreatePod(const std::string& uid, int64_t pids_max) const {
+  const std::string dir = PodDir(uid);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cgroup mkdir ", dir, ": ", ec.message()));
+  if (!WriteKnob(dir + "/pids.max", std::to_string(pids_max))) {
+    return absl::InternalError(absl::StrCat("cannot write ", dir, "/pids.max"));
+  }
+  return dir;
+}
+
+void PidsV1::RemovePod(const std::string& uid) const { rmdir(PodDir(uid).c_str()); }
 
 int64_t Cgroups::OomKills(const std::string& dir) {
   std::ifstream in(dir + "/memory.events");

@@ -58,7 +58,12 @@ json ContainerSpecToJson(const ContainerSpec& c) {
           {"readinessTimeoutSeconds", c.readiness_timeout_seconds},
           {"readinessFailureThreshold", c.readiness_failure_threshold},
           {"readinessSuccessThreshold", c.readiness_success_threshold},
-          {"restartableInit", c.restartable_init}};
+          {"restartableInit", c.restartable_init},
+          {"uid", c.uid},
+          {"gid", c.gid},
+          {"groups", c.groups},
+          {"noNewPrivs", c.no_new_privs},
+          {"dropAllCapabilities", c.drop_all_capabilities}};
 }
 
 ContainerSpec ContainerSpecFromJson(const json& j) {
@@ -79,6 +84,11 @@ ContainerSpec ContainerSpecFromJson(const json& j) {
   c.readiness_failure_threshold = j.value("readinessFailureThreshold", 3);
   c.readiness_success_threshold = j.value("readinessSuccessThreshold", 1);
   c.restartable_init = j.value("restartableInit", false);
+  c.uid = j.value("uid", int64_t{-1});
+  c.gid = j.value("gid", int64_t{-1});
+  c.groups = j.value("groups", std::vector<int64_t>{});
+  c.no_new_privs = j.value("noNewPrivs", false);
+  c.drop_all_capabilities = j.value("dropAllCapabilities", false);
   for (const auto& m : j.value("mounts", json::array())) {
     c.mounts.push_back({.volume = m.at("volume").get<std::string>(),
                         .mount_path = m.at("mountPath").get<std::string>(),
@@ -200,7 +210,10 @@ json ShimConfigToJson(const ShimConfig& c) {
           {"backoffInitialMs", absl::ToInt64Milliseconds(c.backoff_initial)},
           {"backoffMaxMs", absl::ToInt64Milliseconds(c.backoff_max)},
           {"restartGeneration", c.pod.restart_generation},
-          {"restartHold", c.pod.restart_hold}};
+          {"restartHold", c.pod.restart_hold},
+          {"ownerUid", c.pod.owner_uid},
+          {"ownerGid", c.pod.owner_gid},
+          {"pidsLimit", c.pod.pids_limit}};
 }
 
 absl::StatusOr<ShimConfig> ShimConfigFromJson(const json& j) {
@@ -230,6 +243,9 @@ absl::StatusOr<ShimConfig> ShimConfigFromJson(const json& j) {
     c.backoff_max = absl::Milliseconds(j.value("backoffMaxMs", int64_t{300000}));
     c.pod.restart_generation = j.value("restartGeneration", int64_t{-1});
     c.pod.restart_hold = j.value("restartHold", false);
+    c.pod.owner_uid = j.value("ownerUid", int64_t{-1});
+    c.pod.owner_gid = j.value("ownerGid", int64_t{-1});
+    c.pod.pids_limit = j.value("pidsLimit", int64_t{0});
     return c;
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("pod spec: ", e.what()));
@@ -251,7 +267,8 @@ json PodStatusToJson(const PodSandboxStatus& s) {
           {"generation", s.generation},
           {"held", s.held},
           {"restarting", s.restarting},
-          {"failed", s.failed}};
+          {"failed", s.failed},
+          {"limitsWarning", s.limits_warning}};
 }
 
 absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
@@ -270,6 +287,7 @@ absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
     s.held = j.value("held", false);
     s.restarting = j.value("restarting", false);
     s.failed = j.value("failed", false);
+    s.limits_warning = j.value("limitsWarning", "");
     return s;
   } catch (const json::exception& e) {
     return absl::DataLossError(absl::StrCat("pod state: ", e.what()));

@@ -10,6 +10,9 @@
 //                                 RestartContainers before SIGUSR1
 //   <pod-dir>/hosts               the pod's hosts file (pods with one), rewritten in place;
 //                                 bind-mounted over /etc/hosts in isolated pods
+//   <pod-dir>/work/               the containers' default working directory, owned by
+//                                 the pod's user, mode 0700 (the pod dir itself is
+//                                 root's, 0711: containers cannot touch the files above)
 //   <pod-dir>/volumes/<name>/     the pod's emptyDir volumes (a tmpfs in isolated pods
 //                                 for medium Memory), deleted with the pod directory
 //   <pod-dir>/<container>.<run>.log   stdout+stderr of run <run> (= restart count);
@@ -59,6 +62,7 @@ struct PodPaths {
   std::string Stop() const { return dir + "/stop"; }
   std::string Restart() const { return dir + "/restart"; }
   std::string Hosts() const { return dir + "/hosts"; }
+  std::string Work() const { return dir + "/work"; }
   std::string Volume(const std::string& name) const { return dir + "/volumes/" + name; }
   std::string Log(const std::string& container, int run) const {
     return dir + "/" + container + "." + std::to_string(run) + ".log";

@@ -72,6 +72,17 @@ struct ContainerSpec {
   // where the pod is isolated; otherwise only BATCHD_VOLUME_<NAME> points at
   // each volume's directory.
   std::vector<MountSpec> mounts;
+  // The identity the container's processes run as (securityContext, or the
+  // agent's dedicated pod user): -1 = the shim's own (a non-root agent).
+  // `groups` are the supplementary groups (set only when uid >= 0).
+  int64_t uid = -1;
+  int64_t gid = -1;
+  std::vector<int64_t> groups;
+  // securityContext.allowPrivilegeEscalation: false (PR_SET_NO_NEW_PRIVS).
+  bool no_new_privs = false;
+  // securityContext.capabilities.drop contains ALL: the capability bounding
+  // set is emptied (and a root container keeps no capability).
+  bool drop_all_capabilities = false;
 };
 
 struct PodSandboxSpec {
@@ -100,6 +111,13 @@ struct PodSandboxSpec {
   // With a generation: the containers do not start until released (a barrier
   // the controller lifts with `RestartContainers(uid, generation, false, ...)`).
   bool restart_hold = false;
+  // Owner of the pod's working directory (<pod-dir>/work, mode 0700), its
+  // emptyDir volumes and its log files: the pod-level user and group (fsGroup
+  // when set). -1 = the shim's own (a non-root agent).
+  int64_t owner_uid = -1;
+  int64_t owner_gid = -1;
+  // The pod's pids.max (kubelet's podPidsLimit), 0 = none.
+  int64_t pids_limit = 0;
 };
 
 // The previous run of a container (Kubernetes' lastState.terminated).
@@ -149,6 +167,9 @@ struct PodSandboxStatus {
   // an emptyDir outgrew its sizeLimit.
   std::string reason;
   std::string message;
+  // Resource limits the pod asked for (cpu.max, memory.max, pids.max) that
+  // the shim could not apply, and why ("" = all applied, or none asked).
+  std::string limits_warning;
   // Controller-driven restarts (PodSandboxSpec::restart_generation >= 0): the
   // generation the containers run, stop or are held for (-1 = none); whether
   // they are held (stopped, waiting for a release), restarting (the previous
@@ -222,7 +243,7 @@ class PodRuntime {
 };
 
 struct ProcessRuntimeOptions {
-  std::string root;       // pods live in <root>/<uid>/ (e.g. <data-dir>/pods)
+  std::string root;       // pods live in <root>/<uid>/ (never inside the store's directory)
   std::string shim_path;  // the `batchd-shim` executable
   // cgroup v2 mount; per-container cgroups go under <cgroup_root>/batchd/<uid>/<name>.
   // Used only when it is a writable cgroup2 mount ("" = never use cgroups).

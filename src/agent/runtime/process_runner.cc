@@ -7,6 +7,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,7 +105,13 @@ struct PreparedMount {
 struct ChildArgs {
   std::vector<std::pair<int, int>> redirects;  // (src or -1 for /dev/null, dst)
   const char* cgroup_procs = nullptr;
+  const char* pids_procs = nullptr;
   const char* cwd = nullptr;
+  long uid = -1;
+  long gid = -1;
+  std::vector<gid_t> groups;
+  bool no_new_privs = false;
+  bool drop_all_capabilities = false;
   bool new_process_group = false;
   bool new_session = false;
   bool die_with_parent = false;
@@ -114,7 +121,8 @@ struct ChildArgs {
   char** envp = nullptr;
   char** sh_argv = nullptr;  // "/bin/sh", <slot for the script>, argv[1..]
   const std::vector<PreparedMount>* mounts = nullptr;  // made in the child's new mount namespace
-  volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect, 4 = mount, 5 = mount point
+  volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect, 4 = mount, 5 = mount point,
+                               // 6 = set user, 7 = capabilities / no_new_privs
   volatile int err_no = 0;
   volatile int err_index = 0;  // the failed mount
 };
@@ -208,7 +216,38 @@ int ChildMain(void* arg) {
     }
     if (fd >= 0) close(fd);
   }
+  if (a.pids_procs != nullptr) {
+    int fd = open(a.pids_procs, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) {
+      ChildWarn(2, "batchd-shim: cannot join cgroup ", a.pids_procs);
+    }
+    if (fd >= 0) close(fd);
+  }
   if (a.cwd != nullptr && chdir(a.cwd) != 0) ChildFail(a, 1, errno);
+  if (a.drop_all_capabilities) {
+    // Every capability leaves the bounding set: nothing can be regained
+    // through a set-user-ID or file-capability program.
+    for (int cap = 0; cap <= 63; ++cap) {
+      if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) ChildFail(a, 7, errno);
+    }
+  }
+  // Raw system calls: glibc's setuid family would signal every thread of
+  // the (memory-sharing) parent to change them too.
+  if (a.uid >= 0) {
+    if (syscall(SYS_setgroups, a.groups.size(), a.groups.data()) != 0) ChildFail(a, 6, errno);
+    if (a.gid >= 0 && syscall(SYS_setresgid, a.gid, a.gid, a.gid) != 0) ChildFail(a, 6, errno);
+    if (syscall(SYS_setresuid, a.uid, a.uid, a.uid) != 0) ChildFail(a, 6, errno);
+  }
+  if (a.drop_all_capabilities && (a.uid == 0 || (a.uid < 0 && geteuid() == 0))) {
+    // Root keeps its permitted/effective sets across exec unless they are cleared.
+    struct {
+      uint32_t version;
+      int pid;
+    } header = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+    uint32_t data[6] = {0, 0, 0, 0, 0, 0};
+    if (syscall(SYS_capset, &header, data) != 0) ChildFail(a, 7, errno);
+  }
+  if (a.no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ChildFail(a, 7, errno);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -282,6 +321,13 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   for (const auto& r : req.extra_fds) a.redirects.push_back(r);
   const std::string procs = req.cgroup.empty() ? "" : req.cgroup + "/cgroup.procs";
   a.cgroup_procs = procs.empty() ? nullptr : procs.c_str();
+  const std::string pids_procs = req.pids_cgroup.empty() ? "" : req.pids_cgroup + "/cgroup.procs";
+  a.pids_procs = pids_procs.empty() ? nullptr : pids_procs.c_str();
+  a.uid = static_cast<long>(req.uid);
+  a.gid = static_cast<long>(req.gid);
+  for (int64_t g : req.groups) a.groups.push_back(static_cast<gid_t>(g));
+  a.no_new_privs = req.no_new_privs;
+  a.drop_all_capabilities = req.drop_all_capabilities;
   a.cwd = req.cwd.empty() ? nullptr : req.cwd.c_str();
   a.new_process_group = req.new_process_group;
   a.new_session = req.new_session;
@@ -316,6 +362,10 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   const char* reason = std::strerror(a.err_no);
   if (a.err_stage == 1) return absl::InternalError(absl::StrCat("chdir ", req.cwd, ": ", reason));
   if (a.err_stage == 3) return absl::InternalError(absl::StrCat("redirect: ", reason));
+  if (a.err_stage == 6) {
+    return absl::InternalError(absl::StrCat("set user ", req.uid, ":", req.gid, ": ", reason));
+  }
+  if (a.err_stage == 7) return absl::InternalError(absl::StrCat("drop privileges: ", reason));
   if (a.err_stage == 4) {
     if (a.err_index < 0) return absl::InternalError(absl::StrCat("make / private: ", reason));
     const BindMount& m = *mounts[static_cast<size_t>(a.err_index)].mount;
@@ -332,7 +382,10 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
 
 absl::StatusOr<int> PosixProcessRunner::Spawn(const SpawnRequest& req) {
   if (req.argv.empty()) return absl::InvalidArgumentError("spawn: empty argv");
-  if (!req.cgroup.empty() || req.die_with_parent || !req.mounts.empty()) return VforkSpawn(req);
+  if (!req.cgroup.empty() || !req.pids_cgroup.empty() || req.die_with_parent ||
+      !req.mounts.empty() || req.uid >= 0 || req.no_new_privs || req.drop_all_capabilities) {
+    return VforkSpawn(req);
+  }
   SpawnArgs args;
   if (absl::Status s = args.Configure(req); !s.ok()) return s;
   std::vector<char*> argv, envp;

@@ -38,8 +38,17 @@ struct SpawnRequest {
   std::vector<std::pair<int, int>> extra_fds;  // dup2(first, second) in the child
   bool new_process_group = false;  // the child leads its own process group
   bool new_session = false;        // setsid (detached from the caller's session)
-  // Child-side steps (either one selects the vfork path):
+  // Child-side steps (any one selects the vfork path):
   std::string cgroup;              // join this cgroup v2 dir ("" = stay; failure: a warning)
+  std::string pids_cgroup;         // and this cgroup v1 pids dir ("" = none; failure: a warning)
+  // Run as this user (-1 = the caller's): after the mounts, cgroups and the
+  // chdir, the child sets `groups` (supplementary), then gid, then uid (real,
+  // effective and saved). Needs CAP_SETUID/CAP_SETGID; a failure is an error.
+  int64_t uid = -1;
+  int64_t gid = -1;
+  std::vector<int64_t> groups;
+  bool no_new_privs = false;       // PR_SET_NO_NEW_PRIVS before exec
+  bool drop_all_capabilities = false;  // empty the bounding set (and, for uid 0, every set)
   bool die_with_parent = false;    // PR_SET_PDEATHSIG(SIGKILL); exits 137 if the caller is already gone
   // Non-empty: the child gets a new mount namespace (a copy of the caller's,
   // which must be private: see the shim) with these binds. Needs CAP_SYS_ADMIN.
@@ -51,8 +60,9 @@ class ProcessRunner {
   virtual ~ProcessRunner() = default;
   // Starts a process; returns its pid. The child starts with an empty signal
   // mask and default signal dispositions. When the program cannot be executed
-  // (or `cwd` entered, or a mount made) the error says so, as
-  // `exec: "ARGV0": REASON`, `chdir DIR: REASON` or `mount SRC on DST: REASON`
+  // (or `cwd` entered, or a mount made, or the user set) the error says so, as
+  // `exec: "ARGV0": REASON`, `chdir DIR: REASON`, `mount SRC on DST: REASON`
+  // or `set user UID:GID: REASON`
   // on the vfork path, and no child is left behind.
   virtual absl::StatusOr<int> Spawn(const SpawnRequest& req) = 0;
   // kill(pid, sig), or kill(-pid, sig) for the whole process group.

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -233,6 +234,45 @@ TEST_F(ProcessRunnerTest, MountsAreTheChildsOwn) {
   ASSERT_FALSE(pid.ok());
   EXPECT_EQ(pid.status().message(), "mount " + dir_ + "/missing on " + dir_ +
                                         "/mnt2: No such file or directory");
+}
+
+TEST_F(ProcessRunnerTest, ChildRunsAsTheRequestedUserWithoutPrivileges) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (CAP_SETUID) to switch users";
+  chmod(dir_.c_str(), 0777);  // the child (uid 4321) writes its output here
+  SpawnRequest req;
+  req.argv = {"/bin/sh", "-c",
+              "echo $(id -u) $(id -g) $(id -G); grep -E '^(CapBnd|CapEff|NoNewPrivs)' "
+              "/proc/self/status"};
+  req.env = {"PATH=/usr/bin:/bin"};
+  req.stdout_fd = Out("id");
+  req.uid = 4321;
+  req.gid = 4322;
+  req.groups = {4322, 5000};
+  req.no_new_privs = true;
+  req.drop_all_capabilities = true;
+  absl::StatusOr<int> pid = runner_.Spawn(req);
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  EXPECT_EQ(WaitExit(*pid), 0);
+  const std::string out = Slurp(dir_ + "/id");
+  EXPECT_NE(out.find("4321 4322 4322 5000\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("CapEff:\t0000000000000000"), std::string::npos) << out;
+  EXPECT_NE(out.find("CapBnd:\t0000000000000000"), std::string::npos) << out;
+  EXPECT_NE(out.find("NoNewPrivs:\t1"), std::string::npos) << out;
+}
+
+TEST_F(ProcessRunnerTest, RootChildWithDropAllKeepsNoCapability) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  SpawnRequest req;
+  req.argv = {"/bin/sh", "-c", "id -u; grep -E '^CapEff' /proc/self/status"};
+  req.env = {"PATH=/usr/bin:/bin"};
+  req.stdout_fd = Out("root");
+  req.uid = 0;
+  req.gid = 0;
+  req.drop_all_capabilities = true;
+  absl::StatusOr<int> pid = runner_.Spawn(req);
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  EXPECT_EQ(WaitExit(*pid), 0);
+  EXPECT_EQ(Slurp(dir_ + "/root"), "0\nCapEff:\t0000000000000000\n");
 }
 
 }  // namespace

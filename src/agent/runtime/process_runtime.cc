@@ -401,7 +401,9 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
   AwaitStarted(spec.uid);
   const PodPaths paths = Paths(spec.uid);
   // A directory this call creates holds nothing yet: no state, no shim, no stop file.
-  bool fresh = mkdir(paths.dir.c_str(), 0755) == 0;
+  // 0711: the pod's user may reach its volumes and hosts file by path but
+  // neither list nor change the shim's files (its own directory is work/).
+  bool fresh = mkdir(paths.dir.c_str(), 0711) == 0;
   if (!fresh && errno == ENOENT) {  // no root yet
     if (absl::Status s = MakeDirs(paths.dir); !s.ok()) return s;
     fresh = true;
@@ -421,7 +423,8 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
   //   no containers, as one whose shim never started), and the next Start
   //   rewrites it, since it skips only when state.json exists or a shim is
   //   alive. No shim is spawned before the write completed.
-  int fd = open(paths.Spec().c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  // 0600: the resolved environment may hold Secret values.
+  int fd = open(paths.Spec().c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("open ", paths.Spec(), ": ", std::strerror(errno)));
   }
@@ -579,6 +582,9 @@ absl::Status ProcessRuntime::Remove(const std::string& uid) {
     return absl::FailedPreconditionError(absl::StrCat("pod ", uid, " is still running"));
   }
   if (absl::StatusOr<Cgroups> cg = Cgroups::Open(opts_.cgroup_root); cg.ok()) cg->RemovePod(uid);
+  if (!opts_.cgroup_root.empty()) {
+    if (absl::StatusOr<PidsV1> v1 = PidsV1::Find(); v1.ok()) v1->RemovePod(uid);
+  }
   return RemoveTree(paths.dir);
 }
 

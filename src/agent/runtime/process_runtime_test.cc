@@ -182,7 +182,8 @@ TEST_F(ProcessRuntimeTest, InitContainersRunInOrderBeforeApps) {
     EXPECT_LE(c.finished_at, s.app[0].started_at) << c.name;
   }
   EXPECT_EQ(Log("init", "main"), "one\ntwo\n");
-  EXPECT_EQ(*ReadFile(root_ + "/init/order"), "one\ntwo\nthree\n");
+  // Containers start in the pod's work/ directory, not among the shim's files.
+  EXPECT_EQ(*ReadFile(root_ + "/init/work/order"), "one\ntwo\nthree\n");
 }
 
 TEST_F(ProcessRuntimeTest, FailedInitUnderNeverFailsPodWithoutApps) {
@@ -334,7 +335,7 @@ TEST_F(ProcessRuntimeTest, ReadoptsRunningPodAfterRuntimeRestart) {
   PodSandboxStatus s = *rt_->Status("adopt");
   EXPECT_TRUE(s.supervisor_alive);
   EXPECT_EQ(s.app[0].state, State::kRunning);
-  ASSERT_TRUE(WriteFileAtomic(root_ + "/adopt/go", "").ok());
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/adopt/work/go", "").ok());
   s = WaitFinished("adopt");
   EXPECT_EQ(s.app[0].exit_code, 7);
   EXPECT_EQ(s.app[0].reason, "Error");
@@ -384,7 +385,7 @@ TEST_F(ProcessRuntimeTest, ContainerExitIsHintedToWatchChanges) {
   rt_ = NewRuntime();  // the agent "restarts"; the shim keeps running
   Hints after;
   rt_->WatchChanges(after.Callback());
-  ASSERT_TRUE(WriteFileAtomic(root_ + "/adopted/go", "").ok());
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/adopted/work/go", "").ok());
   ASSERT_TRUE(after.Await("adopted"));
   EXPECT_EQ(rt_->Status("adopted")->app[0].state, State::kTerminated);
   rt_->WatchChanges(nullptr);
@@ -417,7 +418,7 @@ TEST_F(ProcessRuntimeTest, StartIsIdempotentAndNeverRerunsAPod) {
   WaitFinished("once");
   ASSERT_TRUE(rt_->Start(p).ok());
   WaitFinished("once");
-  EXPECT_EQ(*ReadFile(root_ + "/once/runs"), "x\n");
+  EXPECT_EQ(*ReadFile(root_ + "/once/work/runs"), "x\n");
 }
 
 TEST_F(ProcessRuntimeTest, StartRewritesAPartialSpecLeftByACrashedStart) {
@@ -454,8 +455,19 @@ TEST_F(ProcessRuntimeTest, PodDirHoldsFewFilesAndShimsShareOneQuietLog) {
     files.push_back(e.path().filename().string());
   }
   std::sort(files.begin(), files.end());
+  // work/ is the one inode more that running pods as their own user costs:
+  // the containers' directory, apart from the shim's root-owned files.
   EXPECT_EQ(files,
-            (std::vector<std::string>{"main.0.log", "spec.json", "state.json"}));
+            (std::vector<std::string>{"main.0.log", "spec.json", "state.json", "work"}));
+  struct stat st;
+  ASSERT_EQ(stat((root_ + "/few").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0711u);
+  ASSERT_EQ(stat((root_ + "/few/work").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ASSERT_EQ(stat((root_ + "/few/spec.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);  // the resolved env may hold Secret values
+  ASSERT_EQ(stat((root_ + "/few/main.0.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
   EXPECT_EQ(Log("few", "main"), "hi\n");
   // One shared shim log; no cgroup root configured is not worth a warning.
   EXPECT_EQ(*ReadFile(root_ + "/shims.log"), "");

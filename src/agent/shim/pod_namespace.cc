@@ -45,9 +45,21 @@ void AddUsage(int dir_fd, dev_t dev, int depth, int64_t stop_above, int64_t& tot
 }  // namespace
 
 absl::Status PrepareEmptyDirs(const ShimConfig& config, const PodPaths& paths) {
-  for (const VolumeSpec& v : config.pod.volumes) {
+  const PodSandboxSpec& pod = config.pod;
+  const uid_t uid = static_cast<uid_t>(pod.owner_uid);  // -1: unchanged
+  const gid_t gid = static_cast<gid_t>(pod.owner_gid);
+  // The working directory: the pod user's alone.
+  if (mkdir(paths.Work().c_str(), 0700) != 0 && errno != EEXIST) {
+    return Errno(absl::StrCat("mkdir ", paths.Work()));
+  }
+  if ((pod.owner_uid >= 0 || pod.owner_gid >= 0) && chown(paths.Work().c_str(), uid, gid) != 0) {
+    return Errno(absl::StrCat("chown ", paths.Work()));
+  }
+  if (chmod(paths.Work().c_str(), 0700) != 0) return Errno(absl::StrCat("chmod ", paths.Work()));
+  for (const VolumeSpec& v : pod.volumes) {
     if (v.type != VolumeSpec::Type::kEmptyDir) continue;
     if (absl::Status s = MakeDirs(paths.Volume(v.name)); !s.ok()) return s;
+    if (pod.owner_uid >= 0 || pod.owner_gid >= 0) (void)!chown(paths.Volume(v.name).c_str(), uid, gid);
     chmod(paths.Volume(v.name).c_str(), 0777);  // emptyDirs are world-writable, as the kubelet's
   }
   return absl::OkStatus();

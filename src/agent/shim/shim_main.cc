@@ -266,9 +266,16 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
     if (cg.ok()) {
       env.cgroups = *cg;
     } else {
+      env.cgroups_error = std::string(cg.status().message());
       std::fprintf(stderr, "batchd-shim %s: warning: no cgroup limits: %s\n",
                    config->pod.uid.c_str(), cg.status().ToString().c_str());
     }
+    if (config->pod.pids_limit > 0 && (!env.cgroups || !env.cgroups->HasPids())) {
+      absl::StatusOr<PidsV1> v1 = PidsV1::Find();
+      if (v1.ok()) env.pids_v1 = *v1;
+    }
+  } else {
+    env.cgroups_error = "cgroups are disabled on this node";
   }
   PosixProcessRunner runner;
   WallClock clock;

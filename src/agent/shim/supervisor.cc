@@ -66,8 +66,37 @@ ContainerStatus& Supervisor::StatusOf(const Container& c) {
   return c.init ? status_.init[c.index] : status_.app[c.index];
 }
 
+void Supervisor::WarnLimits(const std::string& what) {
+  if (status_.limits_warning.find(what) != std::string::npos) return;
+  if (!status_.limits_warning.empty()) status_.limits_warning += "; ";
+  status_.limits_warning += what;
+}
+
+void Supervisor::ApplyPidsLimit() {
+  const int64_t limit = config_.pod.pids_limit;
+  if (limit <= 0) return;
+  if (env_.cgroups && env_.cgroups->HasPids()) {
+    absl::Status s = env_.cgroups->SetPodPidsMax(config_.pod.uid, limit);
+    if (!s.ok()) WarnLimits(absl::StrCat("pids.max not applied: ", s.message()));
+    return;
+  }
+  if (env_.pids_v1) {
+    absl::StatusOr<std::string> dir = env_.pids_v1->CreatePod(config_.pod.uid, limit);
+    if (dir.ok()) {
+      pids_cgroup_ = *dir;
+    } else {
+      WarnLimits(absl::StrCat("pids.max not applied: ", dir.status().message()));
+    }
+    return;
+  }
+  WarnLimits(absl::StrCat("pids.max not applied: ",
+                          env_.cgroups ? "the cgroup v2 root has no pids controller"
+                                       : env_.cgroups_error));
+}
+
 void Supervisor::Begin() {
   status_.started_at = clock_.Now();
+  ApplyPidsLimit();
   status_.supervisor_alive = true;
   if (!status_.held) Advance();
   Persist();
@@ -154,7 +183,7 @@ absl::StatusOr<std::vector<BindMount>> Supervisor::ContainerMounts(
 }
 
 std::string Supervisor::WorkingDir(const ContainerSpec& spec) const {
-  return spec.working_dir.empty() ? paths_.dir : spec.working_dir;
+  return spec.working_dir.empty() ? paths_.Work() : spec.working_dir;
 }
 
 // Spawns `argv` in the container's context: its own process group, its
@@ -171,7 +200,13 @@ absl::StatusOr<int> Supervisor::SpawnInContainer(const Container& c,
   req.stderr_fd = log_fd;
   req.new_process_group = true;
   req.cgroup = c.cgroup;
+  req.pids_cgroup = pids_cgroup_;
   req.die_with_parent = true;
+  req.uid = c.spec->uid;
+  req.gid = c.spec->gid;
+  req.groups = c.spec->groups;
+  req.no_new_privs = c.spec->no_new_privs;
+  req.drop_all_capabilities = c.spec->drop_all_capabilities;
   if (config_.pod.isolate) {
     absl::StatusOr<std::vector<BindMount>> mounts = ContainerMounts(*c.spec);
     if (!mounts.ok()) return mounts.status();
@@ -192,11 +227,20 @@ void Supervisor::StartContainer(Container& c) {
     } else {
       std::fprintf(stderr, "batchd-shim %s: %s\n", config_.pod.uid.c_str(),
                    dir.status().ToString().c_str());
+      WarnLimits(absl::StrCat("container ", c.spec->name, ": ", dir.status().message()));
     }
+  } else if (!env_.cgroups &&
+             (c.spec->cpu_limit_millis > 0 || c.spec->memory_limit_bytes > 0)) {
+    WarnLimits(absl::StrCat("cpu and memory limits not applied: ", env_.cgroups_error));
   }
   if (!c.cgroup.empty()) c.oom_base = Cgroups::OomKills(c.cgroup);
   const std::string log = paths_.Log(c.spec->name, st.restart_count);
-  int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (log_fd >= 0 && config_.pod.owner_uid >= 0) {
+    // The pod's own output: its user owns the file (the directory stays root's).
+    (void)!fchown(log_fd, static_cast<uid_t>(config_.pod.owner_uid),
+                  static_cast<gid_t>(config_.pod.owner_gid));
+  }
   absl::StatusOr<int> pid = absl::InvalidArgumentError("container has no command");
   if (!c.spec->argv.empty()) pid = SpawnInContainer(c, c.spec->argv, log_fd);
   if (log_fd >= 0) close(log_fd);

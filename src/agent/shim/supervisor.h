@@ -41,6 +41,9 @@ struct SupervisorEnv {
   std::string pod_dir;
   std::vector<std::string> base_env;  // "K=V" every container starts with (PATH, HOSTNAME)
   std::optional<Cgroups> cgroups;     // nullopt = no limits
+  std::string cgroups_error;          // why `cgroups` is nullopt (for the pod's limits warning)
+  // pids.max on a hybrid host (cgroups without the pids controller); nullopt = none.
+  std::optional<PidsV1> pids_v1;
   int shim_pid = 0;                   // recorded in state.json (Stop signals it)
   // Called once state.json records a container's exit (and with it perhaps
   // the pod's end): the shim hints the runtime (kEventsSocketName).
@@ -128,6 +131,10 @@ class Supervisor {
   // storage eviction).
   void CheckVolumeUsage();
   std::string WorkingDir(const ContainerSpec& spec) const;
+  // Records a limit that could not be applied (PodSandboxStatus::limits_warning).
+  void WarnLimits(const std::string& what);
+  // The pod's pids.max, once, before the first container.
+  void ApplyPidsLimit();
   void Persist();
 
   ShimConfig config_;
@@ -147,6 +154,7 @@ class Supervisor {
   bool restart_killed_ = false;
   absl::Time restart_kill_at_ = absl::InfiniteFuture();
   absl::Time usage_check_at_ = absl::InfiniteFuture();
+  std::string pids_cgroup_;  // the pod's v1 pids group ("" = none)
 };
 
 }  // namespace batchd::agent

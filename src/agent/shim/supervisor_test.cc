@@ -435,6 +435,72 @@ TEST_F(SupervisorTest, CgroupLimitsAndOomKilled) {
   EXPECT_EQ(sup->status().app[0].exit_code, 137);
 }
 
+TEST_F(SupervisorTest, ContainersRunAsTheirIdentity) {
+  ContainerSpec c = C("a");
+  c.uid = 1234;
+  c.gid = 2345;
+  c.groups = {2345, 3000};
+  c.no_new_privs = true;
+  c.drop_all_capabilities = true;
+  auto sup = Make(Config({c}));
+  sup->Begin();
+  const SpawnRequest& req = runner_.requests.back();
+  EXPECT_EQ(req.uid, 1234);
+  EXPECT_EQ(req.gid, 2345);
+  EXPECT_EQ(req.groups, (std::vector<int64_t>{2345, 3000}));
+  EXPECT_TRUE(req.no_new_privs);
+  EXPECT_TRUE(req.drop_all_capabilities);
+}
+
+TEST_F(SupervisorTest, PidsLimitOnThePodGroup) {
+  const std::string cg_root = dir_ + "/cg";
+  std::filesystem::create_directories(cg_root);
+  std::ofstream(cg_root + "/cgroup.controllers") << "cpu memory pids\n";
+  ShimConfig config = Config({C("a"), C("b")});
+  config.pod.pids_limit = 100;
+  auto sup = Make(config, Cgroups::OpenForTest(cg_root));
+  sup->Begin();
+  // One limit for the whole pod: its containers' groups are below it.
+  EXPECT_EQ(*ReadFile(cg_root + "/batchd/u1/pids.max"), "100");
+  EXPECT_EQ(runner_.requests.back().cgroup, cg_root + "/batchd/u1/b");
+  EXPECT_EQ(sup->status().limits_warning, "");
+}
+
+TEST_F(SupervisorTest, PidsLimitFromTheV1HierarchyOnHybridHosts) {
+  const std::string cg_root = dir_ + "/cg", v1 = dir_ + "/pids";
+  std::filesystem::create_directories(cg_root);
+  std::filesystem::create_directories(v1);
+  std::ofstream(cg_root + "/cgroup.controllers") << "hugetlb\n";  // no pids in v2
+  ShimConfig config = Config({C("a")});
+  config.pod.pids_limit = 64;
+  SupervisorEnv env{.pod_dir = dir_, .base_env = {"PATH=/bin"},
+                    .cgroups = Cgroups::OpenForTest(cg_root),
+                    .pids_v1 = PidsV1::OpenForTest(v1), .shim_pid = 77};
+  Supervisor sup(config, std::move(env), runner_, clock_);
+  sup.Begin();
+  EXPECT_EQ(*ReadFile(v1 + "/batchd/u1/pids.max"), "64");
+  EXPECT_EQ(runner_.requests.back().pids_cgroup, v1 + "/batchd/u1");  // each container joins
+  EXPECT_EQ(sup.status().limits_warning, "");
+}
+
+TEST_F(SupervisorTest, LimitsThatCannotBeAppliedAreReported) {
+  ContainerSpec c = C("a");
+  c.memory_limit_bytes = 64 << 20;
+  ShimConfig config = Config({c});
+  config.pod.pids_limit = 64;
+  SupervisorEnv env{.pod_dir = dir_, .base_env = {"PATH=/bin"},
+                    .cgroups_error = "/sys/fs/cgroup is not a cgroup2 mount", .shim_pid = 77};
+  Supervisor sup(config, std::move(env), runner_, clock_);
+  sup.Begin();
+  EXPECT_EQ(sup.status().limits_warning,
+            "pids.max not applied: /sys/fs/cgroup is not a cgroup2 mount; cpu and memory limits "
+            "not applied: /sys/fs/cgroup is not a cgroup2 mount");
+  // In state.json too: the agent turns it into a condition and an event.
+  absl::StatusOr<PodSandboxStatus> st = PodStatusFromJson(*ReadJsonFile(dir_ + "/state.json"));
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->limits_warning, sup.status().limits_warning);
+}
+
 TEST_F(SupervisorTest, ContainerRequestAndStateFile) {
   ContainerSpec c = C("a");
   c.argv = {"run", "x"};
@@ -446,8 +512,9 @@ TEST_F(SupervisorTest, ContainerRequestAndStateFile) {
   EXPECT_EQ(req.env, (std::vector<std::string>{"PATH=/opt", "K=v"}));
   EXPECT_EQ(req.argv, (std::vector<std::string>{"run", "x"}));  // no wrapper in between
   EXPECT_TRUE(req.die_with_parent);
-  EXPECT_EQ(req.cwd, dir_);
+  EXPECT_EQ(req.cwd, dir_ + "/work");  // the pod user's directory, not the shim's
   EXPECT_EQ(req.cgroup, "");
+  EXPECT_EQ(req.uid, -1);  // a spec without an identity: the shim's own
   absl::StatusOr<nlohmann::json> j = ReadJsonFile(dir_ + "/state.json");
   ASSERT_TRUE(j.ok());
   absl::StatusOr<PodSandboxStatus> st = PodStatusFromJson(*j);

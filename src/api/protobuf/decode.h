@@ -31,7 +31,7 @@ inline constexpr size_t kMaxProtobufBodyBytes = 64u << 20;
 
 // Decodes `k8s\0` + runtime.Unknown{typeMeta, raw, contentEncoding,
 // contentType} whose `raw` is the protobuf encoding of the object named by
-// typeMeta (apiVersion/kind), e.g. v1 Namespace/Pod/Node/Event/Binding/Service,
+// typeMeta (apiVersion/kind), e.g. v1 Namespace/Pod/Node/Event/Binding/Service/Secret/ConfigMap,
 // batch/v1 Job/CronJob, coordination.k8s.io/v1 Lease, policy/v1 Eviction,
 // DeleteOptions. The result carries `apiVersion` and `kind`.
 //

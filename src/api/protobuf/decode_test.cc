@@ -124,6 +124,27 @@ TEST(DecodeKubernetesProtobuf, PodWithResourcesEnvTolerationsProbes) {
   EXPECT_EQ(*got, want) << got->dump();
 }
 
+// `kubectl create secret generic` / `create configmap` bodies: Secret data
+// (map<string, bytes>) comes out base64, as encoding/json writes []byte.
+TEST(DecodeKubernetesProtobuf, SecretAndConfigMap) {
+  std::string body = Envelope("v1", "Secret",
+                              Encoder().Msg(1, Meta("db", "ns")).Entry(2, "password", "s3cr3t")
+                                  .Str(3, "Opaque").Varint(5, 1));
+  auto got = DecodeKubernetesProtobuf(body);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, MustJson(R"({"apiVersion": "v1", "kind": "Secret",
+    "metadata": {"name": "db", "namespace": "ns", "creationTimestamp": null},
+    "data": {"password": "czNjcjN0"}, "type": "Opaque", "immutable": true})"))
+      << got->dump();
+  body = Envelope("v1", "ConfigMap", Encoder().Msg(1, Meta("cfg", "ns")).Entry(2, "mode", "fast"));
+  got = DecodeKubernetesProtobuf(body);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, MustJson(R"({"apiVersion": "v1", "kind": "ConfigMap",
+    "metadata": {"name": "cfg", "namespace": "ns", "creationTimestamp": null},
+    "data": {"mode": "fast"}})"))
+      << got->dump();
+}
+
 // Pointer fields (proto2 `optional` without gogoproto nullable=false) keep
 // zero values; value fields with omitempty drop them; fields without
 // omitempty keep them.

@@ -24,13 +24,14 @@ proc_alive() { pgrep -f -- "$1" >/dev/null; }
 proc_gone() { ! pgrep -f -- "$1" >/dev/null; }
 
 # procs_under DIR [REGEX]: pids of processes whose working directory is under
-# DIR (pod processes, their children included) or whose command line matches
-# DIR or REGEX (shims, markers). Never this shell or its ancestors' group.
+# DIR or DIR-pods (a server's default pod root beside its data dir: pod
+# processes, their children included) or whose command line matches DIR or
+# REGEX (shims, markers). Never this shell or its ancestors' group.
 procs_under() {
   local d cwd
   for d in /proc/[0-9]*; do
     cwd=$(readlink "$d/cwd" 2>/dev/null) || continue
-    [[ $cwd == "$1" || $cwd == "$1"/* ]] && echo "${d#/proc/}"
+    [[ $cwd == "$1" || $cwd == "$1"/* || $cwd == "$1"-pods/* ]] && echo "${d#/proc/}"
   done
   pgrep -f -- "$1${2:+|$2}" || true
 }

@@ -10,6 +10,7 @@ source "$(dirname "$0")/lib.sh"
 ensure_ns
 RUNS="$E2E_TMP/runs"
 mkdir -p "$RUNS"
+chmod 777 "$RUNS"  # the pods (the unprivileged pod user) write and remove files here
 
 cat <<YAML | k create -f - >/dev/null
 apiVersion: jobset.x-k8s.io/v1alpha2

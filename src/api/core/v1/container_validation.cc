@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "api/core/v1/internal/config.h"
 #include "api/core/v1/internal/service.h"
 #include "api/core/v1/internal/validation.h"
 #include "api/json_access.h"
@@ -102,6 +103,100 @@ void ValidateValueFrom(ErrorList& errs, const Json& env, const Path& p) {
   }
 }
 
+// configMapKeyRef / secretKeyRef: a name and a valid key.
+void ValidateKeyRefs(ErrorList& errs, const Json& vf, const Path& vp) {
+  for (const char* ref : {"configMapKeyRef", "secretKeyRef"}) {
+    const Json* r = FindMember(vf, ref);
+    if (r == nullptr) continue;
+    const Path rp = vp.Child(ref);
+    if (StringMember(*r, "name").empty()) errs.push_back(Required(rp.Child("name"), ""));
+    const std::string key(StringMember(*r, "key"));
+    if (key.empty()) {
+      errs.push_back(Required(rp.Child("key"), ""));
+    } else {
+      for (const std::string& m : internal::IsConfigMapKey(key)) {
+        errs.push_back(Invalid(rp.Child("key"), key, m));
+      }
+    }
+  }
+}
+
+void ValidateEnvFrom(ErrorList& errs, const Json& list, const Path& path) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json& from = list[i];
+    const Path p = path.Index(i);
+    const std::string prefix(StringMember(from, "prefix"));
+    if (!prefix.empty() && !ValidEnvName(prefix)) {
+      errs.push_back(Invalid(p.Child("prefix"), prefix,
+                             "a valid environment variable name must consist only of printable "
+                             "ASCII characters other than '='"));
+    }
+    int sources = 0;
+    for (const char* ref : {"configMapRef", "secretRef"}) {
+      const Json* r = FindMember(from, ref);
+      if (r == nullptr) continue;
+      ++sources;
+      if (StringMember(*r, "name").empty()) errs.push_back(Required(p.Child(ref).Child("name"), ""));
+    }
+    if (sources == 0) {
+      errs.push_back(Invalid(p, "", "must specify one of: `configMapRef` or `secretRef`"));
+    } else if (sources > 1) {
+      errs.push_back(Invalid(p, "", "may not have more than one field specified at a time"));
+    }
+  }
+}
+
+void ValidateId(ErrorList& errs, const Json& sc, const char* field, const Path& p) {
+  const Json* v = FindMember(sc, field);
+  if (v == nullptr || !v->is_number_integer()) return;
+  const int64_t id = v->get<int64_t>();
+  if (id < 0 || id > 2147483647) {
+    errs.push_back(Invalid(p.Child(field), id, "must be between 0 and 2147483647, inclusive"));
+  }
+}
+
+// What batchd refuses of a container's securityContext (pod_security.h says
+// what it honours and what it only warns about).
+void ValidateContainerSecurityContext(ErrorList& errs, const Json& sc, const Path& p) {
+  ValidateId(errs, sc, "runAsUser", p);
+  ValidateId(errs, sc, "runAsGroup", p);
+  const Json* priv = FindMember(sc, "privileged");
+  if (priv != nullptr && priv->is_boolean() && priv->get<bool>()) {
+    errs.push_back(Forbidden(p.Child("privileged"),
+                             "batchd does not run privileged containers (a pod is a host "
+                             "process: there is no container to be privileged in); to run as "
+                             "root, set runAsUser: 0 in a namespace labelled "
+                             "pod-security.kubernetes.io/enforce=privileged"));
+  }
+  if (!MemberArray(MemberObject(sc, "capabilities"), "add").empty()) {
+    errs.push_back(Forbidden(p.Child("capabilities").Child("add"),
+                             "batchd cannot add capabilities: a container keeps only those of "
+                             "the user it runs as"));
+  }
+}
+
+}  // namespace
+
+void ValidatePodSecurityContext(ErrorList& errs, const Json& sc, const Path& p) {
+  ValidateId(errs, sc, "runAsUser", p);
+  ValidateId(errs, sc, "runAsGroup", p);
+  ValidateId(errs, sc, "fsGroup", p);
+  const Json& groups = MemberArray(sc, "supplementalGroups");
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (groups[i].is_number_integer() &&
+        (groups[i].get<int64_t>() < 0 || groups[i].get<int64_t>() > 2147483647)) {
+      errs.push_back(Invalid(p.Child("supplementalGroups").Index(i), groups[i],
+                             "must be between 0 and 2147483647, inclusive"));
+    }
+  }
+  const std::string policy(StringMember(sc, "supplementalGroupsPolicy"));
+  if (!policy.empty() && policy != "Merge" && policy != "Strict") {
+    errs.push_back(NotSupported(p.Child("supplementalGroupsPolicy"), policy, {"Merge", "Strict"}));
+  }
+}
+
+namespace {
+
 void ValidateEnv(ErrorList& errs, const Json& env_list, const Path& path) {
   for (size_t i = 0; i < env_list.size(); ++i) {
     const Json& env = env_list[i];
@@ -115,6 +210,7 @@ void ValidateEnv(ErrorList& errs, const Json& env_list, const Path& path) {
                                                     "other than '='"));
     }
     ValidateValueFrom(errs, env, p);
+    if (const Json* vf = FindMember(env, "valueFrom")) ValidateKeyRefs(errs, *vf, p.Child("valueFrom"));
   }
 }
 
@@ -154,6 +250,9 @@ void ValidateContainer(ErrorList& errs, const Json& c, const Path& p, ContainerC
             {"File", "FallbackToLogsOnError"}, true);
   ValidatePorts(errs, MemberArray(c, "ports"), p.Child("ports"), ctx.port_names);
   ValidateEnv(errs, MemberArray(c, "env"), p.Child("env"));
+  ValidateEnvFrom(errs, MemberArray(c, "envFrom"), p.Child("envFrom"));
+  ValidateContainerSecurityContext(errs, MemberObject(c, "securityContext"),
+                                   p.Child("securityContext"));
   ValidateResources(errs, MemberObject(c, "resources"), p.Child("resources"));
   ValidateVolumeMounts(errs, MemberArray(c, "volumeMounts"), p.Child("volumeMounts"), ctx.volumes);
   if (!MemberArray(c, "volumeDevices").empty()) {

@@ -1,4 +1,4 @@
-// core/v1 kinds (Namespace, Pod, Node, Event, Service) and the shared building blocks
+// core/v1 kinds (Namespace, Pod, Node, Event, Service, Secret, ConfigMap) and the shared building blocks
 // other groups embed: ObjectMeta, ListMeta, LabelSelector, PodTemplateSpec,
 // pod defaulting and validation. Schemas are built once and cached; all
 // functions are thread-safe after first use.
@@ -35,7 +35,7 @@ ErrorList ValidatePodSpec(const Json& spec, const Path& path);
 std::string ContainerNames(const Json& pod_spec);
 std::string ContainerImages(const Json& pod_spec);
 
-// Adds Namespace, Pod, Node, Event and Service to `scheme`.
+// Adds Namespace, Pod, Node, Event, Service, Secret and ConfigMap to `scheme`.
 void RegisterKinds(Scheme& scheme);
 
 }  // namespace batchd::api::core_v1

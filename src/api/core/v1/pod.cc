@@ -2,6 +2,7 @@
 // update validation and field selectors.
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/pods.h"
+#include "api/core/v1/pod_security.h"
 #include "api/core/v1/internal/schemas.h"
 #include "api/json_access.h"
 #include "api/validation/object_meta.h"
@@ -158,6 +159,8 @@ KindDef PodKind() {
   k.categories = {"all"};
   k.subresources = {"status", "log", "binding", "eviction"};
   k.schema = PodSchema();
+  // securityContext fields batchd accepts without applying them (pod_security.h).
+  k.warnings = [](const Json& pod) { return UnappliedSecurityFields(pod); };
   k.has_status_subresource = true;
   k.set_defaults = [](Json& obj) { SetDefaultsPod(obj); };
   k.prepare_for_create = [](Json& obj) {

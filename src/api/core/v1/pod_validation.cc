@@ -337,6 +337,8 @@ ErrorList ValidatePodSpec(const Json& spec, const Path& path) {
   ContainerContext ctx;
   ctx.volumes = ValidateVolumes(errs, MemberArray(spec, "volumes"), path.Child("volumes"));
   ValidateContainers(errs, spec, path, ctx);
+  ValidatePodSecurityContext(errs, MemberObject(spec, "securityContext"),
+                             path.Child("securityContext"));
   ValidatePolicies(errs, spec, path);
   ValidateNames(errs, spec, path);
   AppendErrors(errs, validation::ValidateLabels(MemberObject(spec, "nodeSelector"),

@@ -1,5 +1,6 @@
 // core/v1 RegisterKinds, the QoS class, and the small public helpers.
 #include "api/core/v1/core_v1.h"
+#include "api/core/v1/internal/config.h"
 #include "api/core/v1/internal/pods.h"
 #include "api/core/v1/internal/schemas.h"
 #include "api/core/v1/internal/service.h"
@@ -58,6 +59,8 @@ void RegisterKinds(Scheme& scheme) {
   scheme.Add(internal::NodeKind());
   scheme.Add(internal::EventKind());
   scheme.Add(internal::ServiceKind());
+  scheme.Add(internal::SecretKind());
+  scheme.Add(internal::ConfigMapKind());
   scheme.Add(internal::ServiceAccountKind());
 }
 

@@ -107,6 +107,26 @@ const FieldDesc kCoreV1ClusterTrustBundleProjection_fields[] = {
 };
 const MessageDesc kCoreV1ClusterTrustBundleProjection = {"ClusterTrustBundleProjection", kCoreV1ClusterTrustBundleProjection_fields, 5};
 
+const FieldDesc kCoreV1ConfigMap_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "data", FieldType::kMap, 0, &kCoreV1ConfigMap_DataEntry},
+    {3, "binaryData", FieldType::kMap, 0, &kCoreV1ConfigMap_BinaryDataEntry},
+    {4, "immutable", FieldType::kBool, kPointer, nullptr},
+};
+const MessageDesc kCoreV1ConfigMap = {"ConfigMap", kCoreV1ConfigMap_fields, 4};
+
+const FieldDesc kCoreV1ConfigMap_BinaryDataEntry_fields[] = {
+    {1, "key", FieldType::kString, kKeepZero, nullptr},
+    {2, "value", FieldType::kBytes, kKeepZero, nullptr},
+};
+const MessageDesc kCoreV1ConfigMap_BinaryDataEntry = {"ConfigMap.BinaryDataEntry", kCoreV1ConfigMap_BinaryDataEntry_fields, 2};
+
+const FieldDesc kCoreV1ConfigMap_DataEntry_fields[] = {
+    {1, "key", FieldType::kString, kKeepZero, nullptr},
+    {2, "value", FieldType::kString, kKeepZero, nullptr},
+};
+const MessageDesc kCoreV1ConfigMap_DataEntry = {"ConfigMap.DataEntry", kCoreV1ConfigMap_DataEntry_fields, 2};
+
 const FieldDesc kCoreV1ConfigMapEnvSource_fields[] = {
     {1, "localObjectReference", FieldType::kMessage, kInline, &kCoreV1LocalObjectReference},
     {2, "optional", FieldType::kBool, kPointer, nullptr},

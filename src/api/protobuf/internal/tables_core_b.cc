@@ -442,6 +442,27 @@ const FieldDesc kCoreV1SeccompProfile_fields[] = {
 };
 const MessageDesc kCoreV1SeccompProfile = {"SeccompProfile", kCoreV1SeccompProfile_fields, 2};
 
+const FieldDesc kCoreV1Secret_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "data", FieldType::kMap, 0, &kCoreV1Secret_DataEntry},
+    {3, "type", FieldType::kString, 0, nullptr},
+    {4, "stringData", FieldType::kMap, 0, &kCoreV1Secret_StringDataEntry},
+    {5, "immutable", FieldType::kBool, kPointer, nullptr},
+};
+const MessageDesc kCoreV1Secret = {"Secret", kCoreV1Secret_fields, 5};
+
+const FieldDesc kCoreV1Secret_DataEntry_fields[] = {
+    {1, "key", FieldType::kString, kKeepZero, nullptr},
+    {2, "value", FieldType::kBytes, kKeepZero, nullptr},
+};
+const MessageDesc kCoreV1Secret_DataEntry = {"Secret.DataEntry", kCoreV1Secret_DataEntry_fields, 2};
+
+const FieldDesc kCoreV1Secret_StringDataEntry_fields[] = {
+    {1, "key", FieldType::kString, kKeepZero, nullptr},
+    {2, "value", FieldType::kString, kKeepZero, nullptr},
+};
+const MessageDesc kCoreV1Secret_StringDataEntry = {"Secret.StringDataEntry", kCoreV1Secret_StringDataEntry_fields, 2};
+
 const FieldDesc kCoreV1SecretEnvSource_fields[] = {
     {1, "localObjectReference", FieldType::kMessage, kInline, &kCoreV1LocalObjectReference},
     {2, "optional", FieldType::kBool, kPointer, nullptr},

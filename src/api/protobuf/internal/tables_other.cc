@@ -499,6 +499,8 @@ const KindDesc kKinds[] = {
     {"v1", "Event", &kCoreV1Event},
     {"v1", "Binding", &kCoreV1Binding},
     {"v1", "Service", &kCoreV1Service},
+    {"v1", "Secret", &kCoreV1Secret},
+    {"v1", "ConfigMap", &kCoreV1ConfigMap},
     {"batch/v1", "Job", &kBatchV1Job},
     {"batch/v1", "CronJob", &kBatchV1CronJob},
     {"coordination.k8s.io/v1", "Lease", &kCoordinationV1Lease},

@@ -19,6 +19,8 @@ struct ContainerContext {
 };
 
 void ValidateContainer(ErrorList& errs, const Json& c, const Path& p, ContainerContext& ctx);
+// A pod's securityContext: ids in range, supplementalGroupsPolicy.
+void ValidatePodSecurityContext(ErrorList& errs, const Json& sc, const Path& p);
 void ValidateProbe(ErrorList& errs, const Json& probe, const Path& p, bool success_must_be_one);
 void ValidateVolumeMounts(ErrorList& errs, const Json& mounts, const Path& path,
                           const std::set<std::string>& volumes);
