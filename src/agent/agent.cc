@@ -33,6 +33,25 @@ namespace meta = api::meta;
 namespace {
 
 constexpr char kHeartbeatKey[] = "@heartbeat";
+constexpr char kDiskKey[] = "@disk";
+constexpr char kDiskPressureTaint[] = "node.kubernetes.io/disk-pressure";
+
+// Bytes as the kubelet's eviction messages print them ("1234Ki").
+std::string KiB(int64_t bytes) { return absl::StrCat((std::max<int64_t>(bytes, 0) + 1023) / 1024, "Ki"); }
+
+// Whether the pod tolerates node.kubernetes.io/disk-pressure:NoSchedule.
+bool ToleratesDiskPressure(const Json& pod) {
+  for (const Json& t : api::MemberArray(api::MemberObject(pod, "spec"), "tolerations")) {
+    if (!t.is_object()) continue;
+    const std::string key = t.value("key", "");
+    const std::string op = t.value("operator", "Equal");
+    const std::string effect = t.value("effect", "");
+    if ((key.empty() && op == "Exists") || (key == kDiskPressureTaint)) {
+      if (effect.empty() || effect == "NoSchedule") return true;
+    }
+  }
+  return false;
+}
 constexpr char kOrphanPrefix[] = "@orphan/";
 
 bool IsReason(const absl::Status& s, const char* reason) {
@@ -99,6 +118,10 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
 
   absl::StatusOr<reconcile::Result> Reconcile(const std::string& key) override;
   absl::Status Heartbeat();
+  // The disk-pressure check (kDiskKey): condition, reclaim, eviction.
+  void CheckDisk();
+  // Evicts the running pod with the largest logs; false when there is none.
+  bool EvictLargestLogs(int64_t threshold, int64_t available);
   absl::Status RegisterNode();
   absl::Status RenewLease();
   absl::StatusOr<reconcile::Result> ReconcilePod(const Json& pod);
@@ -153,6 +176,10 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   // when it was rendered at an older generation.
   std::atomic<uint64_t> slice_generation{1};
   std::atomic<int64_t> status_writes{0};
+  // Disk pressure (CheckDisk, one reconcile at a time; read by others).
+  std::atomic<bool> disk_pressure{false};
+  std::atomic<bool> force_node_report{false};
+  absl::Time pressure_clear_since = absl::InfiniteFuture();  // CheckDisk only
 };
 
 PodState& NodeAgent::Impl::StateOf(const std::string& uid) {
@@ -222,6 +249,10 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::Reconcile(const std::string& 
       BATCHD_LOG_WARN("node {}: heartbeat failed: {}", agent.opts_.node_name, hb.ToString());
     }
     return reconcile::Result::After(agent.opts_.heartbeat_period);
+  }
+  if (key == kDiskKey) {
+    CheckDisk();
+    return reconcile::Result::After(agent.opts_.eviction_check_period);
   }
   if (absl::StartsWith(key, kOrphanPrefix)) {
     return ReconcileOrphan(key.substr(sizeof(kOrphanPrefix) - 1));
@@ -307,6 +338,13 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
 absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   if (st.started) return absl::OkStatus();
   const AgentOptions& o = agent.opts_;
+  // The kubelet's eviction admission: a new pod that does not tolerate the
+  // disk-pressure taint is refused while the node has DiskPressure.
+  if (disk_pressure.load() && !st.failed_reason && !ToleratesDiskPressure(pod) &&
+      !agent.runtime_->Status(meta::GetUid(pod)).value_or(PodSandboxStatus{}).found) {
+    st.failed_reason = {"Evicted", "The node had condition: [DiskPressure]. "};
+    return absl::OkStatus();
+  }
   Json p = pod;
   p["status"]["hostIP"] = o.host_ip;
   p["status"]["podIP"] = o.host_ip;
@@ -582,7 +620,8 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileOrphan(const std::st
 
 absl::Status NodeAgent::Impl::Heartbeat() {
   BATCHD_RETURN_IF_ERROR(RenewLease());
-  if (clock.Now() - last_node_report < agent.opts_.node_status_report_period) {
+  if (clock.Now() - last_node_report < agent.opts_.node_status_report_period &&
+      !force_node_report.exchange(false)) {
     return absl::OkStatus();
   }
   BATCHD_RETURN_IF_ERROR(RegisterNode());
@@ -613,7 +652,9 @@ absl::Status NodeAgent::Impl::RegisterNode() {
     }
   }
   Json node = *existing;
-  node["status"] = internal::NodeStatus(o, capacity, facts, *existing, now);
+  NodeFacts f = facts;
+  f.disk_pressure = disk_pressure.load();
+  node["status"] = internal::NodeStatus(o, capacity, f, *existing, now);
   auto r = client.UpdateStatus(node_kind, std::move(node));
   return r.status();
 }
@@ -635,6 +676,105 @@ absl::Status NodeAgent::Impl::RenewLease() {
   return u.status();
 }
 
+void NodeAgent::Impl::CheckDisk() {
+  const AgentOptions& o = agent.opts_;
+  if (o.eviction_nodefs_available_fraction <= 0 && o.eviction_nodefs_available_bytes <= 0) return;
+  const int64_t capacity_bytes = probe.DiskBytes(o.data_dir);
+  int64_t available = probe.DiskAvailableBytes(o.data_dir);
+  if (capacity_bytes <= 0 || available < 0) return;
+  const int64_t threshold =
+      o.eviction_nodefs_available_bytes > 0
+          ? o.eviction_nodefs_available_bytes
+          : static_cast<int64_t>(static_cast<double>(capacity_bytes) *
+                                 o.eviction_nodefs_available_fraction);
+  const absl::Time now = clock.Now();
+  bool under = available < threshold;
+  if (under) {
+    // Reclaim first (the kubelet's container GC): logs of finished pods.
+    bool reclaimed = false;
+    for (const std::string& uid : agent.runtime_->List()) {
+      auto rt = agent.runtime_->Status(uid);
+      if (!rt.ok() || !rt->finished || rt->supervisor_alive) continue;
+      if (agent.runtime_->LogBytes(uid) <= 0) continue;
+      reclaimed |= agent.runtime_->RemoveLogs(uid).ok();
+    }
+    if (reclaimed) {
+      available = probe.DiskAvailableBytes(o.data_dir);
+      under = available >= 0 && available < threshold;
+    }
+  }
+  const bool was = disk_pressure.load();
+  if (under) {
+    pressure_clear_since = absl::InfiniteFuture();
+    if (!was) {
+      BATCHD_LOG_WARN("node {}: disk pressure: {} available, threshold {}", o.node_name,
+                      KiB(available), KiB(threshold));
+      disk_pressure = true;
+      force_node_report = true;
+      controller->queue().Add(kHeartbeatKey);
+    }
+    (void)EvictLargestLogs(threshold, available);
+    return;
+  }
+  if (!was) return;
+  if (pressure_clear_since == absl::InfiniteFuture()) pressure_clear_since = now;
+  if (now - pressure_clear_since < o.eviction_pressure_transition_period) return;
+  BATCHD_LOG_INFO("node {}: disk pressure cleared ({} available)", o.node_name, KiB(available));
+  disk_pressure = false;
+  pressure_clear_since = absl::InfiniteFuture();
+  force_node_report = true;
+  controller->queue().Add(kHeartbeatKey);
+}
+
+bool NodeAgent::Impl::EvictLargestLogs(int64_t threshold, int64_t available) {
+  // Running pods of this node (known to the informer), by log bytes.
+  struct Candidate {
+    int64_t bytes;
+    std::string uid, key;
+  };
+  std::vector<Candidate> candidates;
+  {
+    absl::MutexLock lock(&mu);
+    for (const auto& [uid, st] : states) {
+      if (!st.started || st.finished || st.failed_reason || st.stop_requested) continue;
+      auto k = uid_key.find(uid);
+      if (k == uid_key.end()) continue;
+      candidates.push_back({0, uid, k->second});
+    }
+  }
+  for (Candidate& c : candidates) c.bytes = agent.runtime_->LogBytes(c.uid);
+  if (candidates.empty()) return false;
+  const Candidate& victim = *std::max_element(
+      candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+        return a.bytes != b.bytes ? a.bytes < b.bytes : a.uid > b.uid;
+      });
+  std::vector<std::string> parts = absl::StrSplit(victim.key, absl::MaxSplits('/', 1));
+  client::ObjectRef pod = parts.size() == 2 ? pods->Get(parts[0], parts[1]) : nullptr;
+  if (!pod || meta::GetUid(*pod) != victim.uid) return false;
+  std::string message = absl::StrCat("The node was low on resource: ephemeral-storage. ",
+                                     "Threshold quantity: ", KiB(threshold),
+                                     ", available: ", KiB(available), ". ");
+  for (const Json& c : api::MemberArray(api::MemberObject(*pod, "spec"), "containers")) {
+    absl::StrAppend(&message, "Container ", c.value("name", ""), " was using ",
+                    KiB(victim.bytes), ", request is 0, has larger consumption of "
+                    "ephemeral-storage. ");
+    break;  // the pod's log bytes are counted for the pod, named for its first container
+  }
+  BATCHD_LOG_WARN("node {}: evicting pod {} ({} of logs): disk pressure", agent.opts_.node_name,
+                  victim.key, KiB(victim.bytes));
+  {
+    absl::MutexLock lock(&mu);
+    auto it = states.find(victim.uid);
+    if (it == states.end()) return false;
+    it->second.failed_reason = {"Evicted", message};
+    it->second.stop_requested = true;
+  }
+  Warn(*pod, "Evicted", message);
+  (void)agent.runtime_->Stop(victim.uid, absl::ZeroDuration());
+  controller->queue().Add(victim.key);
+  return true;
+}
+
 NodeAgent::NodeAgent(AgentOptions opts, client::Client& client, Clock& clock,
                      std::unique_ptr<PodRuntime> runtime, HostProbe& probe)
     : opts_(std::move(opts)), runtime_(std::move(runtime)),
@@ -650,6 +790,7 @@ absl::Status NodeAgent::Sync() {
   BATCHD_RETURN_IF_ERROR(impl_->Heartbeat());
   BATCHD_RETURN_IF_ERROR(impl_->mgr.SyncAll());
   impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
+  impl_->controller->queue().Add(kDiskKey);
   // Re-adoption: every sandbox on disk is reconciled as an orphan candidate;
   // those whose pod still exists are left to the pod's own reconcile.
   for (const std::string& uid : runtime_->List()) {
@@ -678,6 +819,7 @@ absl::Status NodeAgent::Start() {
     impl->controller->queue().Add(key);
   });
   impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
+  impl_->controller->queue().Add(kDiskKey);
   for (const std::string& uid : runtime_->List()) {
     impl_->controller->queue().Add(kOrphanPrefix + uid);
   }

@@ -30,6 +30,22 @@ struct ServerOptions {
   std::string config_file;
   // Kubernetes feature gates, "Name=true,Other=false" (feature_gates.h).
   std::string feature_gates;
+  // The local node agent's log rotation and disk-pressure eviction
+  // (kubelet's containerLogMaxSize/Files, evictionHard nodefs.available,
+  // evictionPressureTransitionPeriod; agent/agent.h).
+  std::string container_log_max_size = "10Mi";
+  int container_log_max_files = 5;
+  std::string eviction_hard = "nodefs.available<10%";
+  std::string eviction_pressure_transition_period = "5m";
+  // Node failure (kube-apiserver's DefaultTolerationSeconds admission and
+  // kube-controller-manager's node lifecycle controller).
+  int64_t default_not_ready_toleration_seconds = 300;
+  int64_t default_unreachable_toleration_seconds = 300;
+  double node_eviction_rate = 0.1;
+  double secondary_node_eviction_rate = 0.01;
+  double unhealthy_zone_threshold = 0.55;
+  int large_cluster_size_threshold = 50;
+  std::string node_monitor_grace_period = "40s";
 };
 
 class Server {

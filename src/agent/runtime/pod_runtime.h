@@ -220,6 +220,20 @@ class PodRuntime {
     (void)on_change;
   }
 
+  // Bytes of a pod's container logs (every run, rotated files included):
+  // what the agent's disk-pressure eviction ranks pods by. 0 when unknown.
+  virtual int64_t LogBytes(const std::string& uid) {
+    (void)uid;
+    return 0;
+  }
+  // Deletes the logs of a finished pod (disk-pressure reclaim, as the
+  // kubelet's container GC removes dead containers). FailedPrecondition
+  // while its supervisor is alive.
+  virtual absl::Status RemoveLogs(const std::string& uid) {
+    (void)uid;
+    return absl::UnimplementedError("this runtime cannot remove logs");
+  }
+
   // The log file of a container's current run (or, with `previous`, of the
   // run before it); "" when there is none. Files are raw stdout+stderr.
   virtual std::string LogPath(const std::string& uid, const std::string& container,

@@ -160,6 +160,8 @@ class ProcessRuntime : public PodRuntime {
   void WatchChanges(std::function<void(const std::string& uid)> on_change) override;
   std::string LogPath(const std::string& uid, const std::string& container,
                       bool previous) override;
+  int64_t LogBytes(const std::string& uid) override;
+  absl::Status RemoveLogs(const std::string& uid) override;
 
  private:
   enum class Shim { kNoPod, kAlive, kDead };
@@ -684,6 +686,46 @@ std::vector<std::string> ProcessRuntime::List() {
   }
   std::sort(uids.begin(), uids.end());
   return uids;
+}
+
+namespace {
+// Whether `name` is a container log of the current layout: <c>.<run>.log
+// or a rotation of one (<c>.<run>.log.<n>).
+bool IsLogFile(const std::string& name) {
+  const size_t at = name.find(".log");
+  return at != std::string::npos && at > 0 &&
+         (at + 4 == name.size() || name[at + 4] == '.');
+}
+}  // namespace
+
+int64_t ProcessRuntime::LogBytes(const std::string& uid) {
+  if (!ValidUid(uid)) return 0;
+  int64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(Paths(uid).dir, ec)) {
+    if (!IsLogFile(e.path().filename().string())) continue;
+    const uintmax_t n = e.file_size(ec);
+    if (!ec) total += static_cast<int64_t>(n);
+  }
+  return total;
+}
+
+absl::Status ProcessRuntime::RemoveLogs(const std::string& uid) {
+  if (!ValidUid(uid)) return absl::InvalidArgumentError("pod uid is not a file name");
+  {
+    absl::MutexLock lock(&mu_);
+    AwaitStarted(uid);
+    if (Probe(Paths(uid)) == Shim::kAlive) {
+      return absl::FailedPreconditionError(absl::StrCat("pod ", uid, " is still running"));
+    }
+  }
+  std::error_code ec;
+  std::vector<std::string> logs;
+  for (const auto& e : std::filesystem::directory_iterator(Paths(uid).dir, ec)) {
+    if (IsLogFile(e.path().filename().string())) logs.push_back(e.path().string());
+  }
+  for (const std::string& p : logs) unlink(p.c_str());
+  return absl::OkStatus();
 }
 
 std::string ProcessRuntime::LogPath(const std::string& uid, const std::string& container,
