@@ -138,6 +138,11 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   void OnSlice(const client::ObjectRef& slice);
   void Warn(const Json& pod, const std::string& reason, const std::string& message);
   absl::Status WriteStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
+  // Whether `pod` (the API's latest) is terminal while its sandbox here
+  // still runs: ended by someone else (an eviction), perhaps replaced.
+  bool SupersededCopy(const Json& pod, const PodState& st);
+  // Stops the pod's sandbox at once (no grace).
+  void KillSuperseded(const std::string& uid, PodState& st);
   bool DeferFirstStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
   reconcile::Result Poll(const PodView& pod, PodState& st);
   void CheckDeadline(const PodView& pod, PodState& st);
@@ -295,8 +300,11 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
     auto rt = agent.runtime_->Status(uid);
     if (rt.ok() && rt->finished) st.finished = true;
     if (rt.ok() && rt->found && !rt->finished && !st.stop_requested) {
+      // The API says the pod ended but it runs here: ended by someone else
+      // (an eviction while this agent was away); its replacement may run
+      // already, so this copy stops now, without a grace period.
       st.stop_requested = true;
-      BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, TerminationGrace(view)));
+      BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, absl::ZeroDuration()));
     }
     return reconcile::Result::Done();
   }
@@ -514,6 +522,27 @@ bool NodeAgent::Impl::DeferFirstStatus(const Json& pod, const PodSandboxStatus& 
   return true;
 }
 
+bool NodeAgent::Impl::SupersededCopy(const Json& pod, const PodState& st) {
+  const std::string_view phase = api::StringMember(api::MemberObject(pod, "status"), "phase");
+  if (phase != "Failed" && phase != "Succeeded") return false;
+  // This agent ended it itself (deadline, eviction): it stops with its grace.
+  if (st.failed_reason || st.stop_requested) return false;
+  const std::string_view written = api::StringMember(st.last_written, "phase");
+  if (written == "Failed" || written == "Succeeded") return false;
+  // Terminal in the API while this sandbox still runs: someone else ended it.
+  auto rt = agent.runtime_->Status(meta::GetUid(pod));
+  return rt.ok() && rt->found && !rt->finished;
+}
+
+void NodeAgent::Impl::KillSuperseded(const std::string& uid, PodState& st) {
+  auto rt = agent.runtime_->Status(uid);
+  if (!rt.ok() || !rt->found || rt->finished) return;
+  BATCHD_LOG_WARN("node {}: pod {} was ended or replaced while this agent was away: killing "
+                  "its copy here", agent.opts_.node_name, uid);
+  st.stop_requested = true;
+  (void)agent.runtime_->Stop(uid, absl::ZeroDuration());
+}
+
 absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatus& rt,
                                           PodState& st) {
   internal::StatusInput in;
@@ -539,11 +568,20 @@ absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatu
                   {"status", status}};
   auto r = client.UpdateStatus(pod_kind, std::move(updated));
   if (!r.ok() && IsReason(r.status(), "Conflict")) {
-    // The cached copy is stale (a finalizer or label changed): write over
-    // the latest version, recomputed from it.
+    // The cached copy is stale (a finalizer or label changed, or this agent
+    // was cut off while the pod was evicted and replaced): look at the
+    // latest version first.
     auto fresh = client.Get(pod_kind, meta::GetNamespace(pod), meta::GetName(pod));
-    if (!fresh.ok()) return fresh.status();
-    if (meta::GetUid(*fresh) != meta::GetUid(pod)) return absl::OkStatus();
+    const std::string uid = meta::GetUid(pod);
+    if (!fresh.ok() && !IsReason(fresh.status(), "NotFound")) return fresh.status();
+    if (!fresh.ok() || meta::GetUid(*fresh) != uid || SupersededCopy(*fresh, st)) {
+      // Gone, replaced by a namesake, or declared Failed/Succeeded by
+      // someone else (the taint manager evicted it while this agent was
+      // away): its replacement may run elsewhere. This copy is killed now,
+      // before anything of it is reported (an index never runs twice).
+      KillSuperseded(uid, st);
+      return absl::OkStatus();
+    }
     status = internal::ComputePodStatus(*fresh, rt, in);
     (*fresh)["status"] = status;
     r = client.UpdateStatus(pod_kind, std::move(*fresh));
@@ -567,6 +605,9 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileDeleting(const Json&
     grace = std::min(grace, *view.meta.deletion_grace_period_seconds);
   }
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
+  // Deleted after someone else declared it Failed (the taint manager's
+  // eviction): no grace, its replacement may already run.
+  if (view.terminal()) grace = 0;
   if (rt.found && !rt.finished) {
     if (!st.stop_requested) {
       st.stop_requested = true;

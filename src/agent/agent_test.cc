@@ -234,6 +234,38 @@ TEST_F(AgentTest, DeletionStopsWithGraceThenDeletesAndRemoves) {
   EXPECT_EQ(runtime_->removed(), (std::vector<std::string>{uid}));
 }
 
+// The taint manager evicted a pod (Failed, DisruptionTarget, deleted) while
+// it still runs here (this agent was cut off): the copy is killed at once,
+// not after its grace period, and nothing of it is reported over the
+// eviction.
+TEST_F(AgentTest, EvictedPodStillRunningHereIsKilledAtOnce) {
+  StartAgent();
+  Json pod = Create(MakePod("p"));
+  const std::string uid = api::meta::GetUid(pod);
+  SetApp(uid, Running());
+  Tick(absl::Seconds(1));
+  Json cur = GetPod("p");
+  ASSERT_EQ(cur["status"]["phase"], "Running");
+  cur["status"]["phase"] = "Failed";
+  cur["status"]["conditions"].push_back({{"type", "DisruptionTarget"},
+                                         {"status", "True"},
+                                         {"reason", "DeletionByTaintManager"},
+                                         {"message", "Taint manager: deleting pod"}});
+  const int64_t writes = agent_->status_writes();
+  ASSERT_TRUE(client_.UpdateStatus(Pods(), cur).ok());
+  ASSERT_TRUE(client_.Delete(Pods(), "default", "p").ok());
+  agent_->RunUntilIdle();
+  ASSERT_FALSE(runtime_->stops().empty());
+  EXPECT_EQ(runtime_->stops()[0].first, uid);
+  EXPECT_EQ(runtime_->stops()[0].second, absl::ZeroDuration());
+  SetApp(uid, Exited(137), /*finished=*/true);
+  Tick(absl::Seconds(2));
+  EXPECT_EQ(registry::GetPayload(client_.Get(Pods(), "default", "p").status()).reason, "NotFound");
+  // Nothing of the copy was reported over the eviction (the status written
+  // while deleting is the Failed one computed over the evicted pod).
+  EXPECT_LE(agent_->status_writes(), writes + 1);
+}
+
 TEST_F(AgentTest, ActiveDeadlineFailsAndStopsThePod) {
   StartAgent();
   Json p = MakePod("p");
