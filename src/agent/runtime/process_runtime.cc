@@ -507,7 +507,14 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& path
   // reboot); otherwise by each recorded process group, only when it is
   // verifiably the container's: same boot, same start time (proc_identity.h).
   bool cgroup_killed = false;
-  if (!opts_.cgroup_root.empty()) {
+  const std::string boot = BootId();
+  const bool other_boot = !st.boot_id.empty() && st.boot_id != boot;
+  if (other_boot) {
+    // Nothing of that boot runs any more: its pids and even a cgroup of the
+    // same name (in a simulated reboot) are not its processes.
+    BATCHD_LOG_WARN("pod runtime: {} was recorded in another boot ({}, now {}); nothing of it "
+                    "is signalled", paths.dir, st.boot_id, boot);
+  } else if (!opts_.cgroup_root.empty()) {
     if (absl::StatusOr<Cgroups> cg = Cgroups::Open(opts_.cgroup_root); cg.ok()) {
       cgroup_killed = KillCgroup(cg->PodDir(paths.dir.substr(paths.dir.find_last_of('/') + 1))).ok();
     }
@@ -515,7 +522,7 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& path
   for (auto* list : {&st.init, &st.app}) {
     for (ContainerStatus& c : *list) {
       if (c.state != ContainerStatus::State::kRunning) continue;
-      if (c.pid > 0 && !cgroup_killed) {
+      if (c.pid > 0 && !cgroup_killed && !other_boot) {
         const absl::Status k = SignalRecorded(
             ProcessIdentity{.pid = c.pid, .start_ticks = c.start_ticks, .boot_id = st.boot_id},
             SIGKILL, /*group=*/true);
