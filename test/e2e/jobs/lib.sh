@@ -131,10 +131,10 @@ start_remote_agent() {
 node_ready_is() {
   [[ $(k get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == "$2" ]]
 }
-# pinned_spec NODE: pod spec lines (6-space indent) that put a pod on NODE only.
+# pinned_spec NODE [INDENT]: pod spec lines (indented by INDENT, default 6
+# spaces: a Job's template) that put a pod on NODE only.
 pinned_spec() {
-  cat <<YAML
-      nodeSelector: {$1: "yes"}
-      tolerations: [{key: $1, operator: Exists}]
-YAML
+  local in=${2-      }
+  printf '%snodeSelector: {%s: "yes"}\n%stolerations: [{key: %s, operator: Exists}]\n' \
+    "$in" "$1" "$in" "$1"
 }

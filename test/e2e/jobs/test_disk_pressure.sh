@@ -1,6 +1,6 @@
 # e2e-parallel
 # DiskPressure: an agent whose data dir is a small tmpfs (8Mi) with
-# --eviction-hard nodefs.available<3Mi reports DiskPressure=True once a
+# --eviction-hard nodefs.available<4Mi reports DiskPressure=True once a
 # chatty pod's logs fill it, the node gets the disk-pressure:NoSchedule
 # taint, the chatty pod is evicted (Failed, reason Evicted, the kubelet's
 # message) while a quiet one keeps running, the filesystem never fills, and
@@ -24,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 start_remote_agent "$NODE" "$ADIR/data" --container-log-max-size 1Mi --container-log-max-files 5 \
-  --eviction-hard 'nodefs.available<3Mi' --eviction-pressure-transition-period 5s
+  --eviction-hard 'nodefs.available<4Mi' --eviction-pressure-transition-period 5s
 
 pod_yaml() {  # NAME COMMAND
   cat <<YAML
@@ -34,7 +34,7 @@ metadata: {name: $1, namespace: $NS}
 spec:
   restartPolicy: Never
   terminationGracePeriodSeconds: 1
-$(pinned_spec "$NODE")
+$(pinned_spec "$NODE" "  ")
   containers:
   - name: main
     image: busybox
@@ -44,7 +44,7 @@ YAML
 pod_yaml quiet "sleep 300" | k create -f - >/dev/null
 phase() { k get pod -n "$NS" "$1" -o jsonpath='{.status.phase}'; }
 poll 60 eval '[[ $(phase quiet) == Running ]]' || fail "quiet pod not Running: $(phase quiet)"
-# 5 files of 1Mi of logs on an 8Mi filesystem: past the 3Mi threshold.
+# 5 files of 1Mi of logs on an 8Mi filesystem: past the 4Mi threshold.
 pod_yaml chatty 'while :; do echo aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; done' |
   k create -f - >/dev/null
 
@@ -65,7 +65,7 @@ $taint_seen || fail "no disk-pressure taint; taints: $(k get node "$NODE" -o jso
 expect_eq "$(phase chatty)" Failed "chatty pod's phase"
 expect_eq "$(k get pod -n "$NS" chatty -o jsonpath='{.status.reason}')" Evicted "chatty pod's reason"
 expect_match "$(k get pod -n "$NS" chatty -o jsonpath='{.status.message}')" \
-  '^The node was low on resource: ephemeral-storage\. Threshold quantity: 3072Ki, available: [0-9]+Ki\. Container main was using [0-9]+Ki' \
+  '^The node was low on resource: ephemeral-storage\. Threshold quantity: 4096Ki, available: [0-9]+Ki\. Container main was using [0-9]+Ki' \
   "eviction message"
 expect_eq "$(phase quiet)" Running "quiet pod's phase"
 # A new pod is not scheduled there while the taint holds.

@@ -25,7 +25,7 @@ kind: Pod
 metadata: {name: before-reboot, namespace: $NS}
 spec:
   restartPolicy: Never
-$(pinned_spec "$NODE")
+$(pinned_spec "$NODE" "  ")
   containers:
   - name: main
     image: busybox
