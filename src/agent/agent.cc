@@ -177,6 +177,9 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   // "ns/subdomain" -> keys of this node's pods with that subdomain: whom an
   // EndpointSlice event concerns. Bounded by the pods on this node.
   std::map<std::string, std::set<std::string>> peer_groups ABSL_GUARDED_BY(mu);
+  // Pods the disk-pressure check decided to evict (uid -> reason, message),
+  // until their reconcile takes them. Bounded by the pods on this node.
+  std::map<std::string, std::pair<std::string, std::string>> evictions ABSL_GUARDED_BY(mu);
   // Bumped by every EndpointSlice event: a pod's hosts file is re-rendered
   // when it was rendered at an older generation.
   std::atomic<uint64_t> slice_generation{1};
@@ -197,6 +200,7 @@ PodState& NodeAgent::Impl::StateOf(const std::string& uid) {
 void NodeAgent::Impl::Forget(const std::string& uid) {
   absl::MutexLock lock(&mu);
   states.erase(uid);
+  evictions.erase(uid);
 }
 
 void NodeAgent::Impl::Setup() {
@@ -291,6 +295,20 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
   if (view.node_name != agent.opts_.node_name) return reconcile::Result::Done();
   const std::string uid(view.meta.uid);
   PodState& st = StateOf(uid);
+  std::optional<std::pair<std::string, std::string>> evicted;
+  {
+    absl::MutexLock lock(&mu);
+    if (auto e = evictions.find(uid); e != evictions.end()) {
+      evicted = std::move(e->second);
+      evictions.erase(e);
+    }
+  }
+  if (evicted && !view.terminal() && !view.meta.being_deleted()) {
+    // The disk-pressure check chose this pod (EvictLargestLogs).
+    if (!st.failed_reason) st.failed_reason = std::move(evicted);
+    st.stop_requested = true;
+    BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, absl::ZeroDuration()));
+  }
   if (view.meta.being_deleted()) return ReconcileDeleting(pod, view, st);
   if (view.terminal()) {
     // Finished pods stay (with their logs) until deleted; make sure nothing
@@ -776,13 +794,16 @@ bool NodeAgent::Impl::EvictLargestLogs(int64_t threshold, int64_t available) {
   std::vector<Candidate> candidates;
   {
     absl::MutexLock lock(&mu);
-    for (const auto& [uid, st] : states) {
-      if (!st.started || st.finished || st.failed_reason || st.stop_requested) continue;
-      auto k = uid_key.find(uid);
-      if (k == uid_key.end()) continue;
-      candidates.push_back({0, uid, k->second});
+    for (const auto& [uid, key] : uid_key) {
+      if (!evictions.contains(uid)) candidates.push_back({0, uid, key});
     }
   }
+  // Only pods whose containers run (a PodState belongs to its pod's
+  // reconcile: the runtime is asked instead).
+  std::erase_if(candidates, [this](const Candidate& c) {
+    auto rt = agent.runtime_->Status(c.uid);
+    return !rt.ok() || !rt->found || rt->finished || rt->stop_requested;
+  });
   for (Candidate& c : candidates) c.bytes = agent.runtime_->LogBytes(c.uid);
   if (candidates.empty()) return false;
   const Candidate& victim = *std::max_element(
@@ -804,14 +825,12 @@ bool NodeAgent::Impl::EvictLargestLogs(int64_t threshold, int64_t available) {
   BATCHD_LOG_WARN("node {}: evicting pod {} ({} of logs): disk pressure", agent.opts_.node_name,
                   victim.key, KiB(victim.bytes));
   {
+    // The pod's own reconcile takes it from here (ReconcilePod): it records
+    // the reason before anything else and stops the pod at once.
     absl::MutexLock lock(&mu);
-    auto it = states.find(victim.uid);
-    if (it == states.end()) return false;
-    it->second.failed_reason = {"Evicted", message};
-    it->second.stop_requested = true;
+    evictions[victim.uid] = {"Evicted", message};
   }
   Warn(*pod, "Evicted", message);
-  (void)agent.runtime_->Stop(victim.uid, absl::ZeroDuration());
   controller->queue().Add(victim.key);
   return true;
 }
