@@ -3,24 +3,27 @@
 # queues on real pods (the server's local node and one remote `batchd agent`)
 # while the server and the agent are killed with SIGKILL at random and
 # restarted on the same data directories. Bounded in time: SOAK_MINUTES
-# (default 10) of load with kills, then a calm tail (a fifth of the time, at
-# least 30 s) with the same load and no kills, then a drain.
+# (default 10) of load with kills, then a calm tail (a quarter of the time, at
+# least 60 s) with the same load and no kills, then a drain.
 #
 # Checks at the end:
-#   - no acknowledged write lost: every Job whose create was answered 201 exists;
+#   - no acknowledged write lost: every Job whose create was answered 201
+#     exists, or was seen Complete and deleted by the soak's reaper;
 #   - no job double-counted: each Job is Complete with succeeded == 1 and has
-#     exactly one Succeeded pod and one Workload;
+#     at most one Succeeded pod and one Workload (checked by the reaper, which
+#     then deletes it, so the number of objects stays steady, and at the end);
 #   - quota never exceeded: a sampler lists the Workloads all along (one LIST is
 #     one snapshot) and flags admitted usage above the ClusterQueue's quota;
 #   - no stray process: once everything is done, no pod process (marker) and
 #     no pod shim is left;
 #   - memory flat after warm-up: the server's RSS during the calm tail (after
-#     its first third) grows by less than 10% + 16 MiB.
+#     its first half) grows by less than 10% + 16 MiB.
 # Usage: BIN_DIR=build/bin [SOAK_MINUTES=3] test/soak/soak.sh
 # Prints a summary line per check and "SOAK PASS" / "SOAK FAIL"; exit status 1
 # on failure. KEEP_WORK=1 keeps the work directory (logs, data).
 set -euo pipefail
 BIN_DIR=${BIN_DIR:?set BIN_DIR to the directory holding batchd and batchd-shim}
+BIN_DIR=$(cd "$BIN_DIR" && pwd)
 BATCHD="$BIN_DIR/batchd"
 [[ -x "$BATCHD" ]] || { echo "soak: $BATCHD not found" >&2; exit 2; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-soak.XXXXXX")
@@ -164,7 +167,7 @@ def submitter():
     i = 0
     while not stop_submit.is_set():
         # Keep a bounded backlog: at most 300 unfinished Jobs ahead.
-        if len(acked) - done_count[0] > 300:
+        if len(acked) - len(verified) - done_count[0] > 300:
             time.sleep(0.2)
             continue
         attempted[0] += 1
@@ -197,6 +200,59 @@ def cond(obj, t):
 stop_sampling = threading.Event()
 stats = {"samples": 0, "max": {}, "rss": []}
 done_count = [0]
+verified = set()  # Complete, counted once, then deleted by the reaper
+double = [0]
+
+
+def check_job(j, succeeded_pods, wl_count):
+    """Problems of a Complete Job (and counts it)."""
+    n, st = j["metadata"]["name"], j.get("status") or {}
+    if st.get("succeeded") != 1 or succeeded_pods.get(n, 0) > 1 or wl_count.get(n, 0) > 1:
+        double[0] += 1
+        if double[0] <= 5:
+            problem(f"job {n}: succeeded={st.get('succeeded')}, {succeeded_pods.get(n, 0)} "
+                    f"Succeeded pods, {wl_count.get(n, 0)} Workloads")
+
+
+def group_counts(pods, wls):
+    succeeded, wl_by_job = {}, {}
+    for p in pods:
+        if (p.get("status") or {}).get("phase") == "Succeeded":
+            jn = p["metadata"].get("labels", {}).get("job-name", "")
+            succeeded[jn] = succeeded.get(jn, 0) + 1
+    for wl in wls:
+        for o in wl["metadata"].get("ownerReferences", []):
+            if o.get("kind") == "Job":
+                wl_by_job[o["name"]] = wl_by_job.get(o["name"], 0) + 1
+    return succeeded, wl_by_job
+
+
+stop_reaper = threading.Event()
+
+
+def reaper():
+    """Checks Complete Jobs and deletes them (Background): a steady object count."""
+    while not stop_reaper.is_set():
+        time.sleep(2)
+        try:
+            st1, raw1 = call("GET", f"/apis/batch/v1/namespaces/{NS}/jobs", timeout=20)
+            st2, raw2 = call("GET", f"/api/v1/namespaces/{NS}/pods", timeout=20)
+            st3, raw3 = call("GET", f"{KQ}/namespaces/{NS}/workloads", timeout=20)
+            if st1 != 200 or st2 != 200 or st3 != 200:
+                continue
+            succeeded, wl_by_job = group_counts(json.loads(raw2)["items"], json.loads(raw3)["items"])
+            for j in json.loads(raw1)["items"]:
+                n = j["metadata"]["name"]
+                if cond(j, "Complete") != "True" or n in verified or stop_reaper.is_set():
+                    continue
+                check_job(j, succeeded, wl_by_job)
+                # Checked: whatever becomes of the delete (a crash may cut its
+                # answer), the Job is accounted for.
+                verified.add(n)
+                call("DELETE", f"/apis/batch/v1/namespaces/{NS}/jobs/{n}",
+                     {"propagationPolicy": "Background"}, timeout=10)
+        except (OSError, http.client.HTTPException, ValueError):
+            pass
 
 
 def sampler():
@@ -243,8 +299,10 @@ def main():
     start_agent()
     threading.Thread(target=sampler, daemon=True).start()
     threading.Thread(target=submitter, daemon=True).start()
+    th_r = threading.Thread(target=reaper, daemon=True)
+    th_r.start()
     chaos_end = t0 + MINUTES * 60
-    calm = max(30.0, MINUTES * 60 / 5)
+    calm = max(60.0, MINUTES * 60 / 4)
     kills = {"server": 0, "agent": 0}
     while time.time() < chaos_end:
         time.sleep(rnd.uniform(10, 30))
@@ -271,9 +329,12 @@ def main():
             jobs = must("GET", f"/apis/batch/v1/namespaces/{NS}/jobs")["items"]
         except RuntimeError:
             continue
-        if all(cond(j, "Complete") == "True" for j in jobs) and len(jobs) >= len(acked):
+        present = {j["metadata"]["name"] for j in jobs}
+        if all(cond(j, "Complete") == "True" for j in jobs) and acked <= present | verified:
             break
         time.sleep(1)
+    stop_reaper.set()
+    th_r.join(30)
     time.sleep(2)
     stop_sampling.set()
     elapsed = time.time() - t0
@@ -281,31 +342,21 @@ def main():
     pods = must("GET", f"/api/v1/namespaces/{NS}/pods")["items"]
     wls = must("GET", f"{KQ}/namespaces/{NS}/workloads")["items"]
     names = {j["metadata"]["name"] for j in jobs}
-    lost = sorted(acked - names)
+    lost = sorted(acked - names - verified)
     if lost:
         problem(f"{len(lost)} acknowledged Jobs lost: {lost[:5]}")
-    succeeded = {}
-    for p in pods:
-        if (p.get("status") or {}).get("phase") == "Succeeded":
-            jn = p["metadata"].get("labels", {}).get("job-name", "")
-            succeeded[jn] = succeeded.get(jn, 0) + 1
-    wl_by_job = {}
-    for wl in wls:
-        for o in wl["metadata"].get("ownerReferences", []):
-            if o.get("kind") == "Job":
-                wl_by_job[o["name"]] = wl_by_job.get(o["name"], 0) + 1
-    double = incomplete = 0
+    succeeded, wl_by_job = group_counts(pods, wls)
+    incomplete = 0
     for j in jobs:
         n, st = j["metadata"]["name"], j.get("status") or {}
+        if n in verified:
+            continue
         if cond(j, "Complete") != "True":
             incomplete += 1
             if incomplete <= 5:
                 problem(f"job {n} not Complete: {st}")
-        elif st.get("succeeded") != 1 or succeeded.get(n, 0) > 1 or wl_by_job.get(n, 0) != 1:
-            double += 1
-            if double <= 5:
-                problem(f"job {n}: succeeded={st.get('succeeded')}, {succeeded.get(n, 0)} "
-                        f"Succeeded pods, {wl_by_job.get(n, 0)} Workloads")
+        else:
+            check_job(j, succeeded, wl_by_job)
     # Stray processes: nothing of the pods may be left once all are done.
     time.sleep(3)
     strays = subprocess.run(["pgrep", "-f", "--", f": {MARK}"], capture_output=True, text=True).stdout.split()
@@ -315,10 +366,10 @@ def main():
         problem(f"{len(strays)} pod processes left: {strays[:5]}")
     if shims:
         problem(f"{len(shims)} pod shims left: {shims[:5]}")
-    # Memory: after the first third of the calm tail (warm-up), the server's
+    # Memory: after the first half of the calm tail (warm-up), the server's
     # RSS grows by less than 10% + 16 MiB.
     rss = stats["rss"]
-    warm = [r for t, r in rss if t >= calm / 3]
+    warm = [r for t, r in rss if t >= calm / 2]
     if len(warm) >= 2:
         base, peak, last = warm[0], max(warm), warm[-1]
         flat = peak <= base * 1.10 + 16 * 1024
@@ -329,9 +380,15 @@ def main():
             problem(f"server RSS grew from {base} KiB to {peak} KiB after warm-up")
     else:
         problem("too few RSS samples")
-    complete = sum(1 for j in jobs if cond(j, "Complete") == "True")
-    print(f"jobs: {len(acked)} acknowledged ({attempted[0]} create attempts), {len(jobs)} stored, "
-          f"{complete} Complete, {double} double-counted, {len(lost)} lost; kills: {kills}; "
+    try:
+        events = len(must("GET", f"/api/v1/namespaces/{NS}/events")["items"])
+        print(f"{events} Events stored in the namespace at the end", flush=True)
+    except RuntimeError:
+        pass
+    complete = sum(1 for j in jobs if cond(j, "Complete") == "True" and j["metadata"]["name"] not in verified)
+    print(f"jobs: {len(acked)} acknowledged ({attempted[0]} create attempts), "
+          f"{len(verified)} verified Complete and deleted, {complete} more Complete, "
+          f"{double[0]} double-counted, {len(lost)} lost; kills: {kills}; "
           f"{stats['samples']} quota samples, max admitted {stats['max']} of {QUOTA_MILLI}; "
           f"{elapsed:.0f}s", flush=True)
     if stats["samples"] < 20:
