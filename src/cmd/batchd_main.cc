@@ -2,8 +2,10 @@
 //   batchd server [--listen 127.0.0.1:8080] [--data-dir DIR] ...
 //   batchd agent --server URL --node-name N [--data-dir DIR] [--labels k=v,...]
 //                [--taints k=v:NoSchedule,...] [--log-port P] [--node-ip IP]
+//   batchd simulate -f scenario.yaml [--until D] [--events F] [--state F] [--summary F] ...
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -16,6 +18,7 @@
 #include "client/http_client.h"
 #include "cmd/server.h"
 #include "common/logging.h"
+#include "sim/simulate_command.h"
 
 namespace {
 
@@ -34,10 +37,13 @@ int RunServer(const batchd::cmd::ServerOptions& opts) {
     return 1;
   }
   std::string host = opts.listen.substr(0, opts.listen.rfind(':'));
-  std::cout << "batchd server listening on http://" << host << ":" << *port << "\n"
-            << "  kubectl -s http://" << host << ":" << *port << " get namespaces\n"
-            << "  or: build/bin/batchctl kubeconfig --server http://" << host << ":" << *port
-            << " > ~/.kube/config" << std::endl;
+  std::cout << "batchd server listening on http://" << host << ":" << *port << "\n";
+  if (opts.allow_loopback_admin) {
+    std::cout << "  kubectl -s http://" << host << ":" << *port << " get namespaces"
+              << "   (loopback requests without credentials act as the admin)\n";
+  }
+  std::cout << "  admin kubeconfig: build/bin/batchctl kubeconfig --server http://" << host << ":"
+            << *port << " --data-dir " << opts.data_dir << " > ~/.kube/config" << std::endl;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   while (!g_stop) pause();
@@ -59,6 +65,9 @@ struct AgentCommand {
   int container_log_max_files = 5;
   std::string eviction_hard = "nodefs.available<10%";
   std::string eviction_pressure_transition_period = "5m";
+  // The node's credential (`batchctl create node-token NAME`): the agent
+  // authenticates as system:node:NAME.
+  std::string token_file;
 };
 
 // `batchd agent`: a NodeAgent against a remote server. SIGTERM stops the
@@ -70,7 +79,16 @@ int RunAgent(const AgentCommand& cmd) {
     std::cerr << "batchd agent: " << s.message() << "\n";
     return 1;
   };
-  auto client = batchd::client::HttpClient::Create(cmd.server, batchd::api::BuiltinScheme());
+  batchd::client::HttpClientOptions co;
+  if (!cmd.token_file.empty()) {
+    std::ifstream in(cmd.token_file);
+    std::getline(in, co.bearer_token);
+    if (co.bearer_token.empty()) {
+      std::cerr << "batchd agent: no token in " << cmd.token_file << "\n";
+      return 1;
+    }
+  }
+  auto client = batchd::client::HttpClient::Create(cmd.server, batchd::api::BuiltinScheme(), co);
   if (!client.ok()) return fail(client.status());
   auto labels = agent::ParseLabels(cmd.labels);
   if (!labels.ok()) return fail(labels.status());
@@ -208,6 +226,24 @@ int main(int argc, char** argv) {
     a->add_option("--feature-gates", opts.feature_gates,
                   "Kubernetes feature gates, Name=true|false,...: WorkloadWithJob (default "
                   "true: Indexed Jobs with parallelism == completions > 1 are gang-scheduled)");
+    a->add_option("--token-auth-file", opts.token_auth_file,
+                  "Bearer tokens, Kubernetes' CSV: token,user,uid,\"group1,group2\"");
+    a->add_option("--authorization-mode", opts.authorization_mode, "RBAC or AlwaysAllow")
+        ->capture_default_str();
+    a->add_flag("--allow-loopback-admin", opts.allow_loopback_admin,
+                "Requests from 127.0.0.1/::1 without credentials act as the admin "
+                "(system:masters); for a single-user machine");
+    a->add_option("--audit-log-path", opts.audit_log_path,
+                  "Write audit.k8s.io/v1 events (Metadata level) to this file ('-': stdout)");
+    a->add_option("--audit-log-maxsize", opts.audit_log_maxsize_mb,
+                  "Rotate the audit log at this many megabytes")->capture_default_str();
+    a->add_option("--audit-log-maxbackup", opts.audit_log_maxbackup,
+                  "Rotated audit log files to keep")->capture_default_str();
+    a->add_option("--service-account-issuer", opts.service_account_issuer,
+                  "Issuer (iss) of ServiceAccount tokens")->capture_default_str();
+    a->add_option("--api-audiences", opts.api_audiences,
+                  "Audiences ServiceAccount tokens must carry (default: the issuer)")
+        ->delimiter(',');
   }
   AgentCommand agent_cmd;
   auto* agent = app.add_subcommand("agent", "Run a node agent against a remote batchd server");
@@ -236,6 +272,24 @@ int main(int argc, char** argv) {
                     agent_cmd.eviction_pressure_transition_period,
                     "How long the disk must stay above the threshold before DiskPressure clears")
       ->capture_default_str();
+  agent->add_option("--token-file", agent_cmd.token_file,
+                    "File with this node's bearer token (batchctl create node-token NAME)");
+  batchd::sim::SimulateCommand sim_cmd;
+  auto* simulate = app.add_subcommand(
+      "simulate", "Run a scenario on simulated nodes and a virtual clock (docs/simulation.md)");
+  simulate->add_option("-f,--filename", sim_cmd.scenario, "Scenario: multi-document YAML");
+  simulate->add_option("--trace", sim_cmd.trace, "Job trace to replay: CSV or JSON Lines");
+  simulate->add_option("--until", sim_cmd.until, "Virtual time bound (Go duration or Nd; 30d)");
+  simulate->add_option("--events", sim_cmd.events, "Write workload and job transitions (JSON Lines)");
+  simulate->add_option("--state", sim_cmd.state, "Write every object at the end (a JSON List)");
+  simulate->add_option("--summary", sim_cmd.summary, "Write the summary (JSON)");
+  simulate->add_option("--plot", sim_cmd.plot, "Write quota usage and pending per ClusterQueue (SVG)");
+  simulate->add_option("--seed", sim_cmd.seed, "Seed of UIDs and generated names")
+      ->capture_default_str();
+  simulate->add_option("--config", sim_cmd.config, "Queueing configuration file");
+  simulate->add_option("--compare", sim_cmd.compare,
+                       "Run again under this queueing configuration and print both side by side");
+  simulate->add_flag("-q,--quiet", sim_cmd.quiet, "No summary table on stderr");
   bool version = false;
   app.add_flag("--version", version, "Print the version");
   CLI11_PARSE(app, argc, argv);
@@ -244,6 +298,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   spdlog::set_level(spdlog::level::info);
+  if (simulate->parsed()) {
+    spdlog::set_level(spdlog::level::warn);
+    return batchd::sim::RunSimulate(sim_cmd);
+  }
   if (agent->parsed()) return RunAgent(agent_cmd);
   return RunServer(opts);
 }

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -46,6 +47,17 @@ struct ServerOptions {
   double unhealthy_zone_threshold = 0.55;
   int large_cluster_size_threshold = 50;
   std::string node_monitor_grace_period = "40s";
+  // Security (docs/security.md). Authentication always runs; the first
+  // start writes DATA/admin.token (batchd-admin in system:masters) and the
+  // ServiceAccount signing key DATA/pki/sa.key.
+  std::string token_auth_file;            // --token-auth-file (Kubernetes' CSV)
+  std::string authorization_mode = "RBAC";  // --authorization-mode: RBAC or AlwaysAllow
+  bool allow_loopback_admin = false;      // --allow-loopback-admin
+  std::string audit_log_path;             // --audit-log-path ("-" = stdout)
+  int audit_log_maxsize_mb = 100;         // --audit-log-maxsize
+  int audit_log_maxbackup = 10;           // --audit-log-maxbackup
+  std::string service_account_issuer = "https://batchd.local";  // --service-account-issuer
+  std::vector<std::string> api_audiences;  // --api-audiences (default: the issuer)
 };
 
 class Server {

@@ -102,7 +102,7 @@ def spawn(name, argv):
 
 
 def start_server():
-    spawn("server", [BATCHD, "server", "--listen", f"127.0.0.1:{PORT}", "--data-dir",
+    spawn("server", [BATCHD, "server", "--listen", f"127.0.0.1:{PORT}", "--allow-loopback-admin", "--data-dir",
                      os.path.join(WORK, "data"), "--config", os.path.join(WORK, "config.yaml")])
     deadline = time.time() + 60
     while time.time() < deadline:
