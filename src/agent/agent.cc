@@ -36,6 +36,25 @@ namespace meta = api::meta;
 namespace {
 
 constexpr char kHeartbeatKey[] = "@heartbeat";
+constexpr char kDiskKey[] = "@disk";
+constexpr char kDiskPressureTaint[] = "node.kubernetes.io/disk-pressure";
+
+// Bytes as the kubelet's eviction messages print them ("1234Ki").
+std::string KiB(int64_t bytes) { return absl::StrCat((std::max<int64_t>(bytes, 0) + 1023) / 1024, "Ki"); }
+
+// Whether the pod tolerates node.kubernetes.io/disk-pressure:NoSchedule.
+bool ToleratesDiskPressure(const Json& pod) {
+  for (const Json& t : api::MemberArray(api::MemberObject(pod, "spec"), "tolerations")) {
+    if (!t.is_object()) continue;
+    const std::string key = t.value("key", "");
+    const std::string op = t.value("operator", "Equal");
+    const std::string effect = t.value("effect", "");
+    if ((key.empty() && op == "Exists") || (key == kDiskPressureTaint)) {
+      if (effect.empty() || effect == "NoSchedule") return true;
+    }
+  }
+  return false;
+}
 constexpr char kOrphanPrefix[] = "@orphan/";
 
 bool IsReason(const absl::Status& s, const char* reason) {
@@ -104,6 +123,10 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
 
   absl::StatusOr<reconcile::Result> Reconcile(const std::string& key) override;
   absl::Status Heartbeat();
+  // The disk-pressure check (kDiskKey): condition, reclaim, eviction.
+  void CheckDisk();
+  // Evicts the running pod with the largest logs; false when there is none.
+  bool EvictLargestLogs(int64_t threshold, int64_t available);
   absl::Status RegisterNode();
   absl::Status RenewLease();
   absl::StatusOr<reconcile::Result> ReconcilePod(const Json& pod);
@@ -127,6 +150,11 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   void OnSlice(const client::ObjectRef& slice);
   void Warn(const Json& pod, const std::string& reason, const std::string& message);
   absl::Status WriteStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
+  // Whether `pod` (the API's latest) is terminal while its sandbox here
+  // still runs: ended by someone else (an eviction), perhaps replaced.
+  bool SupersededCopy(const Json& pod, const PodState& st);
+  // Stops the pod's sandbox at once (no grace).
+  void KillSuperseded(const std::string& uid, PodState& st);
   bool DeferFirstStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
   reconcile::Result Poll(const PodView& pod, PodState& st);
   void CheckDeadline(const PodView& pod, PodState& st);
@@ -161,10 +189,17 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   // "ns/subdomain" -> keys of this node's pods with that subdomain: whom an
   // EndpointSlice event concerns. Bounded by the pods on this node.
   std::map<std::string, std::set<std::string>> peer_groups ABSL_GUARDED_BY(mu);
+  // Pods the disk-pressure check decided to evict (uid -> reason, message),
+  // until their reconcile takes them. Bounded by the pods on this node.
+  std::map<std::string, std::pair<std::string, std::string>> evictions ABSL_GUARDED_BY(mu);
   // Bumped by every EndpointSlice event: a pod's hosts file is re-rendered
   // when it was rendered at an older generation.
   std::atomic<uint64_t> slice_generation{1};
   std::atomic<int64_t> status_writes{0};
+  // Disk pressure (CheckDisk, one reconcile at a time; read by others).
+  std::atomic<bool> disk_pressure{false};
+  std::atomic<bool> force_node_report{false};
+  absl::Time pressure_clear_since = absl::InfiniteFuture();  // CheckDisk only
 };
 
 PodState& NodeAgent::Impl::StateOf(const std::string& uid) {
@@ -177,6 +212,7 @@ PodState& NodeAgent::Impl::StateOf(const std::string& uid) {
 void NodeAgent::Impl::Forget(const std::string& uid) {
   absl::MutexLock lock(&mu);
   states.erase(uid);
+  evictions.erase(uid);
 }
 
 void NodeAgent::Impl::Setup() {
@@ -235,6 +271,10 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::Reconcile(const std::string& 
     }
     return reconcile::Result::After(agent.opts_.heartbeat_period);
   }
+  if (key == kDiskKey) {
+    CheckDisk();
+    return reconcile::Result::After(agent.opts_.eviction_check_period);
+  }
   if (absl::StartsWith(key, kOrphanPrefix)) {
     return ReconcileOrphan(key.substr(sizeof(kOrphanPrefix) - 1));
   }
@@ -281,6 +321,20 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
   if (view.node_name != agent.opts_.node_name) return reconcile::Result::Done();
   const std::string uid(view.meta.uid);
   PodState& st = StateOf(uid);
+  std::optional<std::pair<std::string, std::string>> evicted;
+  {
+    absl::MutexLock lock(&mu);
+    if (auto e = evictions.find(uid); e != evictions.end()) {
+      evicted = std::move(e->second);
+      evictions.erase(e);
+    }
+  }
+  if (evicted && !view.terminal() && !view.meta.being_deleted()) {
+    // The disk-pressure check chose this pod (EvictLargestLogs).
+    if (!st.failed_reason) st.failed_reason = std::move(evicted);
+    st.stop_requested = true;
+    BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, absl::ZeroDuration()));
+  }
   if (view.meta.being_deleted()) return ReconcileDeleting(pod, view, st);
   if (view.terminal()) {
     // Finished pods stay (with their logs) until deleted; make sure nothing
@@ -290,8 +344,11 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
     auto rt = agent.runtime_->Status(uid);
     if (rt.ok() && rt->finished) st.finished = true;
     if (rt.ok() && rt->found && !rt->finished && !st.stop_requested) {
+      // The API says the pod ended but it runs here: ended by someone else
+      // (an eviction while this agent was away); its replacement may run
+      // already, so this copy stops now, without a grace period.
       st.stop_requested = true;
-      BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, TerminationGrace(view)));
+      BATCHD_RETURN_IF_ERROR(agent.runtime_->Stop(uid, absl::ZeroDuration()));
     }
     return reconcile::Result::Done();
   }
@@ -334,6 +391,13 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcilePod(const Json& pod)
 absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   if (st.started) return absl::OkStatus();
   const AgentOptions& o = agent.opts_;
+  // The kubelet's eviction admission: a new pod that does not tolerate the
+  // disk-pressure taint is refused while the node has DiskPressure.
+  if (disk_pressure.load() && !st.failed_reason && !ToleratesDiskPressure(pod) &&
+      !agent.runtime_->Status(meta::GetUid(pod)).value_or(PodSandboxStatus{}).found) {
+    st.failed_reason = {"Evicted", "The node had condition: [DiskPressure]. "};
+    return absl::OkStatus();
+  }
   Json p = pod;
   p["status"]["hostIP"] = o.host_ip;
   p["status"]["podIP"] = o.host_ip;
@@ -538,6 +602,27 @@ bool NodeAgent::Impl::DeferFirstStatus(const Json& pod, const PodSandboxStatus& 
   return true;
 }
 
+bool NodeAgent::Impl::SupersededCopy(const Json& pod, const PodState& st) {
+  const std::string_view phase = api::StringMember(api::MemberObject(pod, "status"), "phase");
+  if (phase != "Failed" && phase != "Succeeded") return false;
+  // This agent ended it itself (deadline, eviction): it stops with its grace.
+  if (st.failed_reason || st.stop_requested) return false;
+  const std::string_view written = api::StringMember(st.last_written, "phase");
+  if (written == "Failed" || written == "Succeeded") return false;
+  // Terminal in the API while this sandbox still runs: someone else ended it.
+  auto rt = agent.runtime_->Status(meta::GetUid(pod));
+  return rt.ok() && rt->found && !rt->finished;
+}
+
+void NodeAgent::Impl::KillSuperseded(const std::string& uid, PodState& st) {
+  auto rt = agent.runtime_->Status(uid);
+  if (!rt.ok() || !rt->found || rt->finished) return;
+  BATCHD_LOG_WARN("node {}: pod {} was ended or replaced while this agent was away: killing "
+                  "its copy here", agent.opts_.node_name, uid);
+  st.stop_requested = true;
+  (void)agent.runtime_->Stop(uid, absl::ZeroDuration());
+}
+
 absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatus& rt,
                                           PodState& st) {
   internal::StatusInput in;
@@ -563,11 +648,20 @@ absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatu
                   {"status", status}};
   auto r = client.UpdateStatus(pod_kind, std::move(updated));
   if (!r.ok() && IsReason(r.status(), "Conflict")) {
-    // The cached copy is stale (a finalizer or label changed): write over
-    // the latest version, recomputed from it.
+    // The cached copy is stale (a finalizer or label changed, or this agent
+    // was cut off while the pod was evicted and replaced): look at the
+    // latest version first.
     auto fresh = client.Get(pod_kind, meta::GetNamespace(pod), meta::GetName(pod));
-    if (!fresh.ok()) return fresh.status();
-    if (meta::GetUid(*fresh) != meta::GetUid(pod)) return absl::OkStatus();
+    const std::string uid = meta::GetUid(pod);
+    if (!fresh.ok() && !IsReason(fresh.status(), "NotFound")) return fresh.status();
+    if (!fresh.ok() || meta::GetUid(*fresh) != uid || SupersededCopy(*fresh, st)) {
+      // Gone, replaced by a namesake, or declared Failed/Succeeded by
+      // someone else (the taint manager evicted it while this agent was
+      // away): its replacement may run elsewhere. This copy is killed now,
+      // before anything of it is reported (an index never runs twice).
+      KillSuperseded(uid, st);
+      return absl::OkStatus();
+    }
     status = internal::ComputePodStatus(*fresh, rt, in);
     (*fresh)["status"] = status;
     r = client.UpdateStatus(pod_kind, std::move(*fresh));
@@ -591,6 +685,9 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileDeleting(const Json&
     grace = std::min(grace, *view.meta.deletion_grace_period_seconds);
   }
   BATCHD_ASSIGN_OR_RETURN(PodSandboxStatus rt, agent.runtime_->Status(uid));
+  // Deleted after someone else declared it Failed (the taint manager's
+  // eviction): no grace, its replacement may already run.
+  if (view.terminal()) grace = 0;
   if (rt.found && !rt.finished) {
     if (!st.stop_requested) {
       st.stop_requested = true;
@@ -644,7 +741,8 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileOrphan(const std::st
 
 absl::Status NodeAgent::Impl::Heartbeat() {
   BATCHD_RETURN_IF_ERROR(RenewLease());
-  if (clock.Now() - last_node_report < agent.opts_.node_status_report_period) {
+  if (clock.Now() - last_node_report < agent.opts_.node_status_report_period &&
+      !force_node_report.exchange(false)) {
     return absl::OkStatus();
   }
   BATCHD_RETURN_IF_ERROR(RegisterNode());
@@ -675,7 +773,9 @@ absl::Status NodeAgent::Impl::RegisterNode() {
     }
   }
   Json node = *existing;
-  node["status"] = internal::NodeStatus(o, capacity, facts, *existing, now);
+  NodeFacts f = facts;
+  f.disk_pressure = disk_pressure.load();
+  node["status"] = internal::NodeStatus(o, capacity, f, *existing, now);
   auto r = client.UpdateStatus(node_kind, std::move(node));
   return r.status();
 }
@@ -697,6 +797,106 @@ absl::Status NodeAgent::Impl::RenewLease() {
   return u.status();
 }
 
+void NodeAgent::Impl::CheckDisk() {
+  const AgentOptions& o = agent.opts_;
+  if (o.eviction_nodefs_available_fraction <= 0 && o.eviction_nodefs_available_bytes <= 0) return;
+  const int64_t capacity_bytes = probe.DiskBytes(o.data_dir);
+  int64_t available = probe.DiskAvailableBytes(o.data_dir);
+  if (capacity_bytes <= 0 || available < 0) return;
+  const int64_t threshold =
+      o.eviction_nodefs_available_bytes > 0
+          ? o.eviction_nodefs_available_bytes
+          : static_cast<int64_t>(static_cast<double>(capacity_bytes) *
+                                 o.eviction_nodefs_available_fraction);
+  const absl::Time now = clock.Now();
+  bool under = available < threshold;
+  if (under) {
+    // Reclaim first (the kubelet's container GC): logs of finished pods.
+    bool reclaimed = false;
+    for (const std::string& uid : agent.runtime_->List()) {
+      auto rt = agent.runtime_->Status(uid);
+      if (!rt.ok() || !rt->finished || rt->supervisor_alive) continue;
+      if (agent.runtime_->LogBytes(uid) <= 0) continue;
+      reclaimed |= agent.runtime_->RemoveLogs(uid).ok();
+    }
+    if (reclaimed) {
+      available = probe.DiskAvailableBytes(o.data_dir);
+      under = available >= 0 && available < threshold;
+    }
+  }
+  const bool was = disk_pressure.load();
+  if (under) {
+    pressure_clear_since = absl::InfiniteFuture();
+    if (!was) {
+      BATCHD_LOG_WARN("node {}: disk pressure: {} available, threshold {}", o.node_name,
+                      KiB(available), KiB(threshold));
+      disk_pressure = true;
+      force_node_report = true;
+      controller->queue().Add(kHeartbeatKey);
+    }
+    (void)EvictLargestLogs(threshold, available);
+    return;
+  }
+  if (!was) return;
+  if (pressure_clear_since == absl::InfiniteFuture()) pressure_clear_since = now;
+  if (now - pressure_clear_since < o.eviction_pressure_transition_period) return;
+  BATCHD_LOG_INFO("node {}: disk pressure cleared ({} available)", o.node_name, KiB(available));
+  disk_pressure = false;
+  pressure_clear_since = absl::InfiniteFuture();
+  force_node_report = true;
+  controller->queue().Add(kHeartbeatKey);
+}
+
+bool NodeAgent::Impl::EvictLargestLogs(int64_t threshold, int64_t available) {
+  // Running pods of this node (known to the informer), by log bytes.
+  struct Candidate {
+    int64_t bytes;
+    std::string uid, key;
+  };
+  std::vector<Candidate> candidates;
+  {
+    absl::MutexLock lock(&mu);
+    for (const auto& [uid, key] : uid_key) {
+      if (!evictions.contains(uid)) candidates.push_back({0, uid, key});
+    }
+  }
+  // Only pods whose containers run (a PodState belongs to its pod's
+  // reconcile: the runtime is asked instead).
+  std::erase_if(candidates, [this](const Candidate& c) {
+    auto rt = agent.runtime_->Status(c.uid);
+    return !rt.ok() || !rt->found || rt->finished || rt->stop_requested;
+  });
+  for (Candidate& c : candidates) c.bytes = agent.runtime_->LogBytes(c.uid);
+  if (candidates.empty()) return false;
+  const Candidate& victim = *std::max_element(
+      candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+        return a.bytes != b.bytes ? a.bytes < b.bytes : a.uid > b.uid;
+      });
+  std::vector<std::string> parts = absl::StrSplit(victim.key, absl::MaxSplits('/', 1));
+  client::ObjectRef pod = parts.size() == 2 ? pods->Get(parts[0], parts[1]) : nullptr;
+  if (!pod || meta::GetUid(*pod) != victim.uid) return false;
+  std::string message = absl::StrCat("The node was low on resource: ephemeral-storage. ",
+                                     "Threshold quantity: ", KiB(threshold),
+                                     ", available: ", KiB(available), ". ");
+  for (const Json& c : api::MemberArray(api::MemberObject(*pod, "spec"), "containers")) {
+    absl::StrAppend(&message, "Container ", c.value("name", ""), " was using ",
+                    KiB(victim.bytes), ", request is 0, has larger consumption of "
+                    "ephemeral-storage. ");
+    break;  // the pod's log bytes are counted for the pod, named for its first container
+  }
+  BATCHD_LOG_WARN("node {}: evicting pod {} ({} of logs): disk pressure", agent.opts_.node_name,
+                  victim.key, KiB(victim.bytes));
+  {
+    // The pod's own reconcile takes it from here (ReconcilePod): it records
+    // the reason before anything else and stops the pod at once.
+    absl::MutexLock lock(&mu);
+    evictions[victim.uid] = {"Evicted", message};
+  }
+  Warn(*pod, "Evicted", message);
+  controller->queue().Add(victim.key);
+  return true;
+}
+
 NodeAgent::NodeAgent(AgentOptions opts, client::Client& client, Clock& clock,
                      std::unique_ptr<PodRuntime> runtime, HostProbe& probe)
     : opts_(std::move(opts)), runtime_(std::move(runtime)),
@@ -712,6 +912,7 @@ absl::Status NodeAgent::Sync() {
   BATCHD_RETURN_IF_ERROR(impl_->Heartbeat());
   BATCHD_RETURN_IF_ERROR(impl_->mgr.SyncAll());
   impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
+  impl_->controller->queue().Add(kDiskKey);
   // Re-adoption: every sandbox on disk is reconciled as an orphan candidate;
   // those whose pod still exists are left to the pod's own reconcile.
   for (const std::string& uid : runtime_->List()) {
@@ -740,6 +941,7 @@ absl::Status NodeAgent::Start() {
     impl->controller->queue().Add(key);
   });
   impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
+  impl_->controller->queue().Add(kDiskKey);
   for (const std::string& uid : runtime_->List()) {
     impl_->controller->queue().Add(kOrphanPrefix + uid);
   }

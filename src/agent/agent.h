@@ -98,6 +98,22 @@ struct AgentOptions {
   int64_t pod_gid = -1;
   // pids.max of every pod (kubelet's podPidsLimit); 0 = none.
   int64_t pod_pids_limit = 0;
+  // Container log rotation (kubelet's containerLogMaxSize / containerLogMaxFiles):
+  // given to the runtime by the factories.
+  int64_t container_log_max_bytes = 10 << 20;
+  int container_log_max_files = 5;
+  // Hard eviction on the filesystem of data_dir (kubelet's evictionHard
+  // `nodefs.available<10%`): below the threshold the Node gets
+  // DiskPressure=True (the node-lifecycle controller adds the
+  // node.kubernetes.io/disk-pressure:NoSchedule taint), new pods are refused
+  // (Failed, Evicted), logs of finished pods are deleted, and then running
+  // pods are evicted largest-log-first, one per check. The condition clears
+  // once the filesystem stayed above the threshold for the transition period.
+  // A byte threshold, when set (> 0), replaces the fraction; both 0: off.
+  double eviction_nodefs_available_fraction = 0.10;
+  int64_t eviction_nodefs_available_bytes = 0;
+  absl::Duration eviction_check_period = absl::Seconds(10);  // kubelet's housekeeping
+  absl::Duration eviction_pressure_transition_period = absl::Minutes(5);
 };
 
 // The default dedicated pod user and pids limit (--pod-user, --pod-pids-limit).
@@ -109,6 +125,12 @@ inline constexpr int64_t kDefaultPodPidsLimit = 4096;
 // --system` when missing). FailedPrecondition with what to do when the user
 // neither exists nor can be created, or is root.
 absl::Status ResolvePodUser(const std::string& name, AgentOptions& o);
+
+// "nodefs.available<10%" or "nodefs.available<2Gi" (kubelet's --eviction-hard,
+// the nodefs signal only; "" turns eviction off) into `opts`.
+absl::Status ParseEvictionHard(const std::string& s, AgentOptions& opts);
+// A byte quantity ("10Mi", "512Ki", "1048576") as a positive number of bytes.
+absl::StatusOr<int64_t> ParseByteQuantity(const std::string& s);
 
 // Whether this process may give pods their own mount and UTS namespaces:
 // it is root and a child can unshare both and make its mounts private.
@@ -183,6 +205,12 @@ struct LocalAgentOptions {
   client::Informer* shared_pods = nullptr;  // see AgentOptions::shared_pods
   client::Informer* shared_endpoint_slices = nullptr;  // see AgentOptions
   reconcile::EventRecorder* events = nullptr;          // see AgentOptions::events
+  // See AgentOptions (the same defaults).
+  int64_t container_log_max_bytes = 10 << 20;
+  int container_log_max_files = 5;
+  double eviction_nodefs_available_fraction = 0.10;
+  int64_t eviction_nodefs_available_bytes = 0;
+  absl::Duration eviction_pressure_transition_period = absl::Minutes(5);
 };
 // `batchd-shim` next to the running executable.
 std::string DefaultShimPath();

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -23,6 +25,7 @@
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "api/resource/quantity.h"
 #include "client/http_client.h"
 #include "registry/errors.h"
 
@@ -41,6 +44,48 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string
         std::string(absl::StripAsciiWhitespace(p[1]));
   }
   return out;
+}
+
+absl::StatusOr<int64_t> ParseByteQuantity(const std::string& s) {
+  absl::StatusOr<api::Quantity> q = api::Quantity::Parse(s);
+  if (!q.ok()) return absl::InvalidArgumentError(absl::StrCat("invalid quantity \"", s, "\""));
+  const int64_t v = q->Value();
+  if (v <= 0) return absl::InvalidArgumentError(absl::StrCat("\"", s, "\" is not positive"));
+  return v;
+}
+
+absl::Status ParseEvictionHard(const std::string& s, AgentOptions& opts) {
+  const std::string text(absl::StripAsciiWhitespace(s));
+  if (text.empty()) {
+    opts.eviction_nodefs_available_fraction = 0;
+    opts.eviction_nodefs_available_bytes = 0;
+    return absl::OkStatus();
+  }
+  constexpr absl::string_view kSignal = "nodefs.available<";
+  if (!absl::StartsWith(text, kSignal)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid eviction threshold \"", text, "\": only nodefs.available<PERCENT% or "
+        "nodefs.available<QUANTITY is supported"));
+  }
+  std::string value(text.substr(kSignal.size()));
+  if (absl::EndsWith(value, "%")) {
+    double pct = 0;
+    if (!absl::SimpleAtod(value.substr(0, value.size() - 1), &pct) || pct <= 0 || pct >= 100) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid eviction threshold \"", text, "\": want 0 < percent < 100"));
+    }
+    opts.eviction_nodefs_available_fraction = pct / 100;
+    opts.eviction_nodefs_available_bytes = 0;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<int64_t> bytes = ParseByteQuantity(value);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid eviction threshold \"", text, "\": ", bytes.status().message()));
+  }
+  opts.eviction_nodefs_available_bytes = *bytes;
+  opts.eviction_nodefs_available_fraction = 0;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Json> ParseTaints(const std::string& s) {
@@ -250,6 +295,11 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions
   const std::string pod_root =
       opts.pod_root.empty() ? (std::filesystem::path(o.data_dir) / "pods").string() : opts.pod_root;
   o.claims_root = (std::filesystem::path(pod_root) / "claims").string();
+  o.container_log_max_bytes = opts.container_log_max_bytes;
+  o.container_log_max_files = opts.container_log_max_files;
+  o.eviction_nodefs_available_fraction = opts.eviction_nodefs_available_fraction;
+  o.eviction_nodefs_available_bytes = opts.eviction_nodefs_available_bytes;
+  o.eviction_pressure_transition_period = opts.eviction_pressure_transition_period;
   std::error_code ec;
   std::filesystem::create_directories(pod_root, ec);
   if (ec) return absl::InternalError(absl::StrCat("create ", pod_root, ": ", ec.message()));
@@ -258,6 +308,8 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions
   ProcessRuntimeOptions ro;
   ro.root = pod_root;
   ro.shim_path = o.shim_path;
+  ro.log_max_bytes = o.container_log_max_bytes;
+  ro.log_max_files = o.container_log_max_files;
   auto runtime = NewProcessRuntime(ro);
   auto agent = std::make_unique<NodeAgent>(std::move(o), client, clock, std::move(runtime),
                                            *probe);

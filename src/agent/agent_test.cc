@@ -1,5 +1,7 @@
 #include "agent/agent.h"
 
+#include "absl/strings/match.h"
+
 #include "agent/testing/fake_pod_runtime.h"
 #include "api/meta/object_meta.h"
 #include "client/in_process_client.h"
@@ -19,6 +21,8 @@ class FakeHostProbe : public HostProbe {
   int CpuCount() override { return 4; }
   int64_t MemoryBytes() override { return int64_t{8} << 30; }
   int64_t DiskBytes(const std::string&) override { return int64_t{100} << 30; }
+  int64_t DiskAvailableBytes(const std::string&) override { return available; }
+  int64_t available = int64_t{50} << 30;
   int GpuCount() override { return 2; }
   NodeFacts Facts() override { return {"host1", "amd64", "6.1.0", "Debian", "m", "b"}; }
 };
@@ -51,6 +55,7 @@ class AgentTest : public ::testing::Test {
     o.taints = Json::array({{{"key", "gpu"}, {"effect", "NoSchedule"}}});
     o.log_port = 10250;
     o.first_status_delay = first_status_delay_;
+    o.eviction_pressure_transition_period = absl::Seconds(30);
     agent_ = std::make_unique<NodeAgent>(o, client_, clock_,
                                          std::unique_ptr<PodRuntime>(runtime_), probe_);
     ASSERT_TRUE(agent_->Sync().ok());
@@ -229,6 +234,38 @@ TEST_F(AgentTest, DeletionStopsWithGraceThenDeletesAndRemoves) {
   EXPECT_EQ(runtime_->removed(), (std::vector<std::string>{uid}));
 }
 
+// The taint manager evicted a pod (Failed, DisruptionTarget, deleted) while
+// it still runs here (this agent was cut off): the copy is killed at once,
+// not after its grace period, and nothing of it is reported over the
+// eviction.
+TEST_F(AgentTest, EvictedPodStillRunningHereIsKilledAtOnce) {
+  StartAgent();
+  Json pod = Create(MakePod("p"));
+  const std::string uid = api::meta::GetUid(pod);
+  SetApp(uid, Running());
+  Tick(absl::Seconds(1));
+  Json cur = GetPod("p");
+  ASSERT_EQ(cur["status"]["phase"], "Running");
+  cur["status"]["phase"] = "Failed";
+  cur["status"]["conditions"].push_back({{"type", "DisruptionTarget"},
+                                         {"status", "True"},
+                                         {"reason", "DeletionByTaintManager"},
+                                         {"message", "Taint manager: deleting pod"}});
+  const int64_t writes = agent_->status_writes();
+  ASSERT_TRUE(client_.UpdateStatus(Pods(), cur).ok());
+  ASSERT_TRUE(client_.Delete(Pods(), "default", "p").ok());
+  agent_->RunUntilIdle();
+  ASSERT_FALSE(runtime_->stops().empty());
+  EXPECT_EQ(runtime_->stops()[0].first, uid);
+  EXPECT_EQ(runtime_->stops()[0].second, absl::ZeroDuration());
+  SetApp(uid, Exited(137), /*finished=*/true);
+  Tick(absl::Seconds(2));
+  EXPECT_EQ(registry::GetPayload(client_.Get(Pods(), "default", "p").status()).reason, "NotFound");
+  // Nothing of the copy was reported over the eviction (the status written
+  // while deleting is the Failed one computed over the evicted pod).
+  EXPECT_LE(agent_->status_writes(), writes + 1);
+}
+
 TEST_F(AgentTest, ActiveDeadlineFailsAndStopsThePod) {
   StartAgent();
   Json p = MakePod("p");
@@ -292,6 +329,97 @@ TEST_F(AgentTest, ForceDeletedPodIsCleanedUp) {
   runtime_->SetStatus(uid, dead);
   Tick(absl::Seconds(2));
   EXPECT_FALSE(runtime_->Has(uid));
+}
+
+// The node filesystem below nodefs.available<10%: DiskPressure=True, logs of
+// finished pods go first, then running pods are evicted largest-log-first
+// (one per check: Failed, reason Evicted, the kubelet's message,
+// DisruptionTarget), new pods are refused; the condition clears only after
+// the transition period above the threshold.
+TEST_F(AgentTest, DiskPressureReclaimsThenEvictsLargestLogsFirst) {
+  StartAgent();
+  const Json small = Create(MakePod("small"));
+  const Json big = Create(MakePod("big"));
+  const Json done = Create(MakePod("done"));
+  const std::string small_uid = api::meta::GetUid(small), big_uid = api::meta::GetUid(big),
+                    done_uid = api::meta::GetUid(done);
+  SetApp(small_uid, Running());
+  SetApp(big_uid, Running());
+  SetApp(done_uid, Exited(0), /*finished=*/true);
+  runtime_->SetLogBytes(small_uid, 10 << 20);
+  runtime_->SetLogBytes(big_uid, 300 << 20);
+  runtime_->SetLogBytes(done_uid, 1 << 30);
+  Tick(absl::Seconds(1));
+  auto disk_pressure = [&] {
+    auto node = client_.Get(client_.Kind("", "v1", "nodes"), "", "n1");
+    for (const Json& c : (*node)["status"]["conditions"]) {
+      if (c["type"] == "DiskPressure") return c["status"].get<std::string>();
+    }
+    return std::string("missing");
+  };
+  EXPECT_EQ(disk_pressure(), "False");
+
+  probe_.available = int64_t{5} << 30;  // 5% of 100Gi free: below 10%
+  Tick(absl::Seconds(11));
+  EXPECT_EQ(disk_pressure(), "True");
+  // The finished pod's logs were reclaimed; the pod with the larger logs
+  // is evicted, the other keeps running (one eviction per check).
+  EXPECT_EQ(runtime_->logs_removed(), std::vector<std::string>{done_uid});
+  Json evicted = GetPod("big");
+  EXPECT_EQ(evicted["status"]["phase"], "Failed");
+  EXPECT_EQ(evicted["status"]["reason"], "Evicted");
+  EXPECT_TRUE(absl::StartsWith(evicted["status"]["message"].get<std::string>(),
+                               "The node was low on resource: ephemeral-storage. "
+                               "Threshold quantity: 10485760Ki, available: 5242880Ki. "
+                               "Container c was using 307200Ki"))
+      << evicted["status"]["message"];
+  bool disruption = false;
+  for (const Json& c : evicted["status"]["conditions"]) {
+    disruption |= c["type"] == "DisruptionTarget" && c["status"] == "True" &&
+                  c["reason"] == "TerminationByKubelet";
+  }
+  EXPECT_TRUE(disruption);
+  bool stopped_now = false;
+  for (const auto& [uid, grace] : runtime_->stops()) {
+    stopped_now |= uid == big_uid && grace == absl::ZeroDuration();
+  }
+  EXPECT_TRUE(stopped_now);
+  EXPECT_NE(GetPod("small")["status"]["phase"], "Failed");
+
+  // A new pod is refused while the node has DiskPressure.
+  Create(MakePod("late"));
+  Tick(absl::Seconds(1));
+  Json late = GetPod("late");
+  EXPECT_EQ(late["status"]["phase"], "Failed");
+  EXPECT_EQ(late["status"]["message"], "The node had condition: [DiskPressure]. ");
+  EXPECT_FALSE(runtime_->Has(api::meta::GetUid(late)));
+
+  // Space returns: the condition holds for the transition period, then clears.
+  probe_.available = int64_t{50} << 30;
+  Tick(absl::Seconds(20));
+  EXPECT_EQ(disk_pressure(), "True");
+  Tick(absl::Seconds(20));
+  EXPECT_EQ(disk_pressure(), "False");
+  EXPECT_NE(GetPod("small")["status"]["phase"], "Failed");
+}
+
+TEST(ParseOptionsTest, EvictionHardAndByteQuantities) {
+  AgentOptions o;
+  ASSERT_TRUE(ParseEvictionHard("nodefs.available<15%", o).ok());
+  EXPECT_DOUBLE_EQ(o.eviction_nodefs_available_fraction, 0.15);
+  EXPECT_EQ(o.eviction_nodefs_available_bytes, 0);
+  ASSERT_TRUE(ParseEvictionHard("nodefs.available<2Gi", o).ok());
+  EXPECT_EQ(o.eviction_nodefs_available_bytes, int64_t{2} << 30);
+  EXPECT_EQ(o.eviction_nodefs_available_fraction, 0);
+  ASSERT_TRUE(ParseEvictionHard("", o).ok());
+  EXPECT_EQ(o.eviction_nodefs_available_bytes, 0);
+  EXPECT_FALSE(ParseEvictionHard("memory.available<100Mi", o).ok());
+  EXPECT_FALSE(ParseEvictionHard("nodefs.available<150%", o).ok());
+  EXPECT_FALSE(ParseEvictionHard("nodefs.available<lots", o).ok());
+  EXPECT_EQ(*ParseByteQuantity("10Mi"), 10 << 20);
+  EXPECT_EQ(*ParseByteQuantity("4096"), 4096);
+  EXPECT_FALSE(ParseByteQuantity("0").ok());
+  EXPECT_FALSE(ParseByteQuantity("ten").ok());
 }
 
 TEST(ParseOptionsTest, LabelsAndTaints) {

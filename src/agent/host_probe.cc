@@ -56,6 +56,11 @@ class SystemHostProbe : public HostProbe {
     if (statvfs(path.empty() ? "." : path.c_str(), &s) != 0) return 0;
     return static_cast<int64_t>(s.f_blocks) * static_cast<int64_t>(s.f_frsize);
   }
+  int64_t DiskAvailableBytes(const std::string& path) override {
+    struct statvfs s;
+    if (statvfs(path.empty() ? "." : path.c_str(), &s) != 0) return -1;
+    return static_cast<int64_t>(s.f_bavail) * static_cast<int64_t>(s.f_frsize);
+  }
   int GpuCount() override {
     // Runs once at registration; popen's fork cost does not matter here.
     FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");

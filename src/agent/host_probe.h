@@ -17,6 +17,9 @@ struct NodeFacts {
   std::string os_image;
   std::string machine_id;
   std::string boot_id;
+  // Set by the agent (not the probe): the node filesystem is past the
+  // eviction threshold (Node condition DiskPressure).
+  bool disk_pressure = false;
 };
 
 class HostProbe {
@@ -25,6 +28,12 @@ class HostProbe {
   virtual int CpuCount() = 0;
   virtual int64_t MemoryBytes() = 0;
   virtual int64_t DiskBytes(const std::string& path) = 0;
+  // Bytes available to unprivileged writers on the filesystem of `path`
+  // (statvfs f_bavail); -1 when unknown (no disk-pressure checks).
+  virtual int64_t DiskAvailableBytes(const std::string& path) {
+    (void)path;
+    return -1;
+  }
   virtual int GpuCount() = 0;
   virtual NodeFacts Facts() = 0;
 };

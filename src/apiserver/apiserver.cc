@@ -468,6 +468,7 @@ void ApiServer::ServePodLog(const HttpRequest& req, const Route& r, ResponseWrit
   }
   bool started = false;
   auto write = [&](std::string_view data) {
+    if (data.empty()) return !w.ClientGone();  // a liveness check (PodLogSource)
     if (!started) {
       started = true;
       if (!w.StartStream(200, {{"Content-Type", "text/plain"}})) return false;

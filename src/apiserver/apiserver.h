@@ -43,7 +43,9 @@ class PodLogSource {
     std::optional<int64_t> limit_bytes;
   };
   virtual ~PodLogSource() = default;
-  // Writes the log through `write` (false: the client is gone; stop). Returns
+  // Writes the log through `write` (false: the client is gone; stop). An
+  // empty write sends nothing: a follow that has nothing to send asks that
+  // way whether the client is still there. Returns
   // an error (NotFound, BadRequest...) only before anything was written.
   virtual absl::Status StreamLog(const api::Json& pod, const Options& opts,
                                  const std::function<bool(std::string_view)>& write) = 0;

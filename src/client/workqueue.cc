@@ -3,10 +3,12 @@
 #include "absl/time/clock.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace batchd::client {
 
-WorkQueue::WorkQueue(Clock& clock, RateLimit limit) : clock_(clock), limit_(limit) {}
+WorkQueue::WorkQueue(Clock& clock, RateLimit limit)
+    : clock_(clock), limit_(limit), bucket_tokens_(limit.burst) {}
 
 WorkQueue::~WorkQueue() {
   ShutDown();
@@ -49,13 +51,44 @@ void WorkQueue::AddAfter(const std::string& key, absl::Duration delay) {
 
 void WorkQueue::AddRateLimited(const std::string& key) {
   int n;
+  absl::Duration bucket_wait = absl::ZeroDuration();
   {
     absl::MutexLock lock(&mu_);
     n = failures_[key]++;
+    if (limit_.qps > 0) {
+      // A reservation on the bucket (golang.org/x/time/rate): refill since
+      // the last one, take a token, wait until it would have been there.
+      const absl::Time now = clock_.Now();
+      if (bucket_at_ != absl::InfinitePast()) {
+        bucket_tokens_ = std::min<double>(
+            limit_.burst, bucket_tokens_ + absl::ToDoubleSeconds(now - bucket_at_) * limit_.qps);
+      }
+      bucket_at_ = now;
+      bucket_tokens_ -= 1;
+      if (bucket_tokens_ < 0) bucket_wait = absl::Seconds(-bucket_tokens_ / limit_.qps);
+    }
   }
   absl::Duration d = limit_.base;
   for (int i = 0; i < n && d < limit_.max; ++i) d *= 2;
-  AddAfter(key, std::min(d, limit_.max));
+  AddAfter(key, std::max(std::min(d, limit_.max), bucket_wait));
+}
+
+int WorkQueue::RetryBackedOff(absl::Duration horizon) {
+  std::vector<std::string> due;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time limit = clock_.Now() + horizon;
+    for (const auto& [key, failures] : failures_) {
+      auto t = timer_due_.find(key);
+      if (failures == 0 || t == timer_due_.end() || t->second <= limit) continue;
+      clock_.Cancel(timers_[key]);
+      timers_.erase(key);
+      timer_due_.erase(t);
+      due.push_back(key);
+    }
+  }
+  for (const std::string& key : due) Add(key);
+  return static_cast<int>(due.size());
 }
 
 void WorkQueue::Forget(const std::string& key) {

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "agent/agent.h"
+#include "agent/runtime/log_files.h"
 #include "apiserver/http_server.h"
 #include "client/http_client.h"
 #include "cmd/server.h"
@@ -76,6 +77,10 @@ struct AgentCommand {
   std::string pod_root;
   std::string pod_user = batchd::agent::kDefaultPodUser;
   int64_t pod_pids_limit = batchd::agent::kDefaultPodPidsLimit;
+  std::string container_log_max_size = "10Mi";
+  int container_log_max_files = 5;
+  std::string eviction_hard = "nodefs.available<10%";
+  std::string eviction_pressure_transition_period = "5m";
   // The node's credential (`batchctl create node-token NAME`): the agent
   // authenticates as system:node:NAME.
   std::string token_file;
@@ -133,6 +138,19 @@ int RunAgent(const AgentCommand& cmd) {
   if (auto st = agent::ResolvePodUser(cmd.pod_user, o); !st.ok()) return fail(st);
   const std::string pod_root =
       cmd.pod_root.empty() ? (std::filesystem::path(o.data_dir) / "pods").string() : cmd.pod_root;
+  if (auto st = agent::ParseEvictionHard(cmd.eviction_hard, o); !st.ok()) return fail(st);
+  auto log_max = agent::ParseByteQuantity(cmd.container_log_max_size);
+  if (!log_max.ok()) return fail(log_max.status());
+  if (*log_max < batchd::agent::kMinLogMaxBytes || cmd.container_log_max_files < batchd::agent::kMinLogMaxFiles) {
+    return fail(absl::InvalidArgumentError(
+        "--container-log-max-size must be at least 1Ki and --container-log-max-files at least 2"));
+  }
+  o.container_log_max_bytes = *log_max;
+  o.container_log_max_files = cmd.container_log_max_files;
+  if (!absl::ParseDuration(cmd.eviction_pressure_transition_period,
+                           &o.eviction_pressure_transition_period)) {
+    return fail(absl::InvalidArgumentError("--eviction-pressure-transition-period: want a duration"));
+  }
   std::error_code ec;
   std::filesystem::create_directories(pod_root, ec);
   if (ec) return fail(absl::InternalError("create " + pod_root + ": " + ec.message()));
@@ -151,6 +169,8 @@ int RunAgent(const AgentCommand& cmd) {
   batchd::agent::ProcessRuntimeOptions ro;
   ro.root = pod_root;
   ro.shim_path = o.shim_path;
+  ro.log_max_bytes = o.container_log_max_bytes;
+  ro.log_max_files = o.container_log_max_files;
   auto probe = agent::NewSystemHostProbe();
   batchd::RealClock clock;
   agent::NodeAgent node(o, **client, clock, agent::NewProcessRuntime(ro), *probe);
@@ -250,6 +270,45 @@ int main(int argc, char** argv) {
         ->default_str("normal");
     a->add_flag("!--no-local-node", opts.local_node, "Do not run a node agent for this machine");
     a->add_option("--config", opts.config_file, "Queueing configuration file");
+    a->add_option("--container-log-max-size", opts.container_log_max_size,
+                  "The local node: size at which a container's log is rotated")
+        ->capture_default_str();
+    a->add_option("--container-log-max-files", opts.container_log_max_files,
+                  "The local node: log files kept per container run")
+        ->capture_default_str();
+    a->add_option("--eviction-hard", opts.eviction_hard,
+                  "The local node: disk-pressure threshold, nodefs.available<PERCENT% or "
+                  "<QUANTITY (\"\": off)")
+        ->capture_default_str();
+    a->add_option("--eviction-pressure-transition-period",
+                  opts.eviction_pressure_transition_period,
+                  "The local node: how long the disk must stay above the threshold before "
+                  "DiskPressure clears")
+        ->capture_default_str();
+    a->add_option("--default-not-ready-toleration-seconds",
+                  opts.default_not_ready_toleration_seconds,
+                  "tolerationSeconds of the not-ready:NoExecute toleration added to every pod")
+        ->capture_default_str();
+    a->add_option("--default-unreachable-toleration-seconds",
+                  opts.default_unreachable_toleration_seconds,
+                  "tolerationSeconds of the unreachable:NoExecute toleration added to every pod")
+        ->capture_default_str();
+    a->add_option("--node-eviction-rate", opts.node_eviction_rate,
+                  "Nodes per second whose pods may be evicted (NoExecute taints added)")
+        ->capture_default_str();
+    a->add_option("--secondary-node-eviction-rate", opts.secondary_node_eviction_rate,
+                  "The rate in a partially disrupted zone of a large cluster")
+        ->capture_default_str();
+    a->add_option("--unhealthy-zone-threshold", opts.unhealthy_zone_threshold,
+                  "Share of not-Ready nodes (at least 3) that makes a zone partially disrupted")
+        ->capture_default_str();
+    a->add_option("--large-cluster-size-threshold", opts.large_cluster_size_threshold,
+                  "Nodes above which a partially disrupted zone still evicts, at the "
+                  "secondary rate")
+        ->capture_default_str();
+    a->add_option("--node-monitor-grace-period", opts.node_monitor_grace_period,
+                  "How long a node's heartbeat may be silent before it is Unknown")
+        ->capture_default_str();
     a->add_option("--feature-gates", opts.feature_gates,
                   "Kubernetes feature gates, Name=true|false,...: WorkloadWithJob (default "
                   "true: Indexed Jobs with parallelism == completions > 1 are gang-scheduled)");
@@ -314,6 +373,19 @@ int main(int argc, char** argv) {
                     "Address the node publishes (InternalIP) and serves logs on")
       ->capture_default_str();
   agent->add_option("--shim", agent_cmd.shim_path, "The batchd-shim executable");
+  agent->add_option("--container-log-max-size", agent_cmd.container_log_max_size,
+                    "Size at which a container's log is rotated (kubelet's containerLogMaxSize)")
+      ->capture_default_str();
+  agent->add_option("--container-log-max-files", agent_cmd.container_log_max_files,
+                    "Log files kept per container run, the current one included")
+      ->capture_default_str();
+  agent->add_option("--eviction-hard", agent_cmd.eviction_hard,
+                    "Disk-pressure threshold: nodefs.available<PERCENT% or <QUANTITY (\"\": off)")
+      ->capture_default_str();
+  agent->add_option("--eviction-pressure-transition-period",
+                    agent_cmd.eviction_pressure_transition_period,
+                    "How long the disk must stay above the threshold before DiskPressure clears")
+      ->capture_default_str();
   agent->add_option("--token-file", agent_cmd.token_file,
                     "File with this node's bearer token (batchctl create node-token NAME)");
   batchd::sim::SimulateCommand sim_cmd;

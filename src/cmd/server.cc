@@ -25,6 +25,7 @@
 #include "common/logging.h"
 #include "common/pki.h"
 #include "agent/agent.h"
+#include "agent/runtime/log_files.h"
 #include "agent/sim/sim_kubelet.h"
 #include "client/in_process_client.h"
 #include "controllers/cronjob/cronjob_controller.h"
@@ -34,6 +35,7 @@
 #include "controllers/job/workload_with_job.h"
 #include "controllers/jobset/exclusive_placement.h"
 #include "controllers/jobset/jobset_controller.h"
+#include "controllers/nodelifecycle/default_tolerations.h"
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
@@ -56,6 +58,7 @@ namespace batchd::cmd {
 struct Server::Impl {
   ServerOptions opts;
   RealClock clock;
+  controllers::NodeLifecycleOptions node_lifecycle;  // from opts, checked in Create
   std::unique_ptr<store::Store> backend;
   std::unique_ptr<store::ObservableStore> store;
   std::unique_ptr<registry::Registry> registry;
@@ -248,7 +251,7 @@ void Server::Impl::AddControllers() {
   controllers::AddExclusivePlacementController(i.ContextFor("jobset"));
   controllers::AddGarbageCollector(i.ContextFor("garbage-collector-controller"));
   controllers::AddTtlAfterFinishedController(i.ContextFor("ttl-after-finished-controller"));
-  controllers::AddNodeLifecycleController(i.ContextFor("node-controller"));
+  controllers::AddNodeLifecycleController(i.ContextFor("node-controller"), i.node_lifecycle);
   controllers::endpointslice::AddEndpointSliceController(
       i.ContextFor("endpointslice-controller"));
   agent::sim::AddSimulatedKubelet(i.ContextFor("kubelet"));
@@ -308,12 +311,38 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
         absl::StrCat("--feature-gates: ", std::string(gates.status().message())));
   }
   i.gates = *gates;
+  if (!absl::ParseDuration(opts.node_monitor_grace_period, &i.node_lifecycle.grace) ||
+      i.node_lifecycle.grace <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--node-monitor-grace-period: want a positive duration");
+  }
+  if (opts.node_eviction_rate < 0 || opts.secondary_node_eviction_rate < 0 ||
+      opts.unhealthy_zone_threshold <= 0 || opts.unhealthy_zone_threshold > 1 ||
+      opts.large_cluster_size_threshold < 0) {
+    return absl::InvalidArgumentError(
+        "--node-eviction-rate and --secondary-node-eviction-rate must not be negative, "
+        "--unhealthy-zone-threshold must be in (0, 1], --large-cluster-size-threshold >= 0");
+  }
+  i.node_lifecycle.eviction_rate = opts.node_eviction_rate;
+  i.node_lifecycle.secondary_eviction_rate = opts.secondary_node_eviction_rate;
+  i.node_lifecycle.unhealthy_zone_threshold = opts.unhealthy_zone_threshold;
+  i.node_lifecycle.large_cluster_size_threshold = opts.large_cluster_size_threshold;
   i.store = std::make_unique<store::ObservableStore>(*i.backend, i.clock);
   i.registry = std::make_unique<registry::Registry>(*i.store, api::BuiltinScheme(), i.clock);
   if (auto st = i.registry->Start(); !st.ok()) return st;
   // kube-apiserver's Priority admission plugin and its built-in classes.
   registry::AddPriorityAdmission(*i.registry);
   registry::AddPodSecurityAdmission(*i.registry);
+  // kube-apiserver's DefaultTolerationSeconds admission plugin.
+  if (opts.default_not_ready_toleration_seconds < 0 ||
+      opts.default_unreachable_toleration_seconds < 0) {
+    return absl::InvalidArgumentError("default toleration seconds must not be negative");
+  }
+  if (auto st = controllers::AddDefaultTolerationSeconds(
+          *i.registry, {.not_ready_seconds = opts.default_not_ready_toleration_seconds,
+                        .unreachable_seconds = opts.default_unreachable_toleration_seconds});
+      !st.ok()) {
+    return st;
+  }
   if (auto st = registry::EnsureSystemPriorityClasses(*i.registry); !st.ok()) return st;
   // JobSet's pod webhook (exclusive placement), after Priority: it reads spec.priority.
   if (auto st = controllers::AddJobSetPodWebhook(*i.registry); !st.ok()) return st;
@@ -352,6 +381,27 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     lo.shared_endpoint_slices = &i.informers->For("discovery.k8s.io", "v1", "endpointslices");
     i.agent_events = std::make_unique<reconcile::ComponentEventRecorder>(*i.events, "kubelet");
     lo.events = i.agent_events.get();
+    agent::AgentOptions eviction;
+    if (auto st = agent::ParseEvictionHard(opts.eviction_hard, eviction); !st.ok()) return st;
+    lo.eviction_nodefs_available_fraction = eviction.eviction_nodefs_available_fraction;
+    lo.eviction_nodefs_available_bytes = eviction.eviction_nodefs_available_bytes;
+    auto log_max = agent::ParseByteQuantity(opts.container_log_max_size);
+    if (!log_max.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--container-log-max-size: ",
+                                                     log_max.status().message()));
+    }
+    if (*log_max < agent::kMinLogMaxBytes || opts.container_log_max_files < agent::kMinLogMaxFiles) {
+      return absl::InvalidArgumentError(
+          "--container-log-max-size must be at least 1Ki and --container-log-max-files at least 2");
+    }
+    lo.container_log_max_bytes = *log_max;
+    lo.container_log_max_files = opts.container_log_max_files;
+    absl::Duration transition;
+    if (!absl::ParseDuration(opts.eviction_pressure_transition_period, &transition) ||
+        transition < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("--eviction-pressure-transition-period: want a duration");
+    }
+    lo.eviction_pressure_transition_period = transition;
     auto a = agent::NewLocalAgent(lo, *i.client, i.clock);
     if (!a.ok()) return a.status();
     i.agent = std::move(*a);

@@ -59,6 +59,22 @@ struct ServerOptions {
   std::string pod_root;
   std::string pod_user = "batchd-pod";
   int64_t pod_pids_limit = 4096;
+  // The local node agent's log rotation and disk-pressure eviction
+  // (kubelet's containerLogMaxSize/Files, evictionHard nodefs.available,
+  // evictionPressureTransitionPeriod; agent/agent.h).
+  std::string container_log_max_size = "10Mi";
+  int container_log_max_files = 5;
+  std::string eviction_hard = "nodefs.available<10%";
+  std::string eviction_pressure_transition_period = "5m";
+  // Node failure (kube-apiserver's DefaultTolerationSeconds admission and
+  // kube-controller-manager's node lifecycle controller).
+  int64_t default_not_ready_toleration_seconds = 300;
+  int64_t default_unreachable_toleration_seconds = 300;
+  double node_eviction_rate = 0.1;
+  double secondary_node_eviction_rate = 0.01;
+  double unhealthy_zone_threshold = 0.55;
+  int large_cluster_size_threshold = 50;
+  std::string node_monitor_grace_period = "40s";
   // Security (docs/security.md). Authentication always runs; the first
   // start writes DATA/admin.token (batchd-admin in system:masters) and the
   // ServiceAccount signing key DATA/pki/sa.key.

@@ -7,7 +7,7 @@ namespace batchd::reconcile {
 
 Controller::Controller(std::string name, Reconciler& reconciler, Clock& clock,
                        client::RateLimit limit)
-    : name_(std::move(name)), reconciler_(reconciler), queue_(clock, limit) {}
+    : name_(std::move(name)), reconciler_(reconciler), clock_(clock), queue_(clock, limit) {}
 
 Controller::~Controller() { Stop(); }
 
@@ -31,10 +31,16 @@ bool Controller::ProcessOne() {
 
 void Controller::Start(int workers) {
   for (int i = 0; i < workers; ++i) {
-    workers_.emplace_back([this] {
+    workers_.emplace_back([this, first = i == 0] {
       SetThreadName(name_);
       std::string key;
+      absl::Time next_retry = clock_.Now() + kRetryFailuresEvery;
       while (!stop_) {
+        if (first && clock_.Now() >= next_retry) {
+          const int n = queue_.RetryBackedOff(kRetryFailuresEvery);
+          if (n > 0) BATCHD_LOG_DEBUG("{}: retrying {} backed-off keys", name_, n);
+          next_retry = clock_.Now() + kRetryFailuresEvery;
+        }
         if (!queue_.Get(&key, absl::Milliseconds(500))) continue;
         absl::StatusOr<Result> r;
         try {

@@ -1,8 +1,17 @@
 // The reconciler runtime (DESIGN.md "one clock, one loop"). A controller is a
 // Reconciler — `Reconcile(key) -> {requeue_after}` over informer caches —
 // plus a WorkQueue of keys. Informer handlers enqueue keys; `Controller`
-// pops them and reconciles, retrying failures with per-key backoff and
-// honouring requeue_after through the injected Clock.
+// pops them and reconciles, retrying failures with client-go's default
+// controller rate limiter (per key 5 ms doubling to 1000 s, and 10 qps /
+// burst 100 overall: client/workqueue.h) and honouring requeue_after through
+// the injected Clock.
+//
+// Recovery: a failing key comes back at once on any event of its object or
+// of what its reconciler watches (the informer handlers Add it), and, in
+// server mode, every `retry_failures_every` (30 s) each key whose backoff
+// would run longer than that is retried: so a Job whose cause of failure
+// was fixed (without an event) recovers within ~30 s, never 1000 s later,
+// while a still-failing key costs at most one reconcile per 30 s.
 //
 // Server mode: `Start(workers)` runs worker threads. Simulate mode and tests:
 // `ProcessOne()` / `Manager::RunUntilIdle()` on one thread, deterministic.
@@ -51,6 +60,8 @@ class Controller {
   // Reconciles one ready key; false when none was ready.
   bool ProcessOne();
   void Start(int workers);
+  // The periodic retry of backed-off keys (server mode; see above).
+  static constexpr absl::Duration kRetryFailuresEvery = absl::Seconds(30);
   void Stop();
 
  private:
@@ -58,6 +69,7 @@ class Controller {
 
   std::string name_;
   Reconciler& reconciler_;
+  Clock& clock_;
   client::WorkQueue queue_;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;

@@ -228,7 +228,10 @@ run_suite() {
 
 # --- The jobs suite: its own server with the local node (pods are host
 # processes under batchd-shim supervisors). ---
-run_suite jobs "$HERE/jobs"
+# Pods tolerate a lost node for 5 s (not the default 300 s), so node-failure
+# tests see evictions within a minute.
+run_suite jobs "$HERE/jobs" --default-unreachable-toleration-seconds 5 \
+  --default-not-ready-toleration-seconds 5
 
 # --- The kueue suite: queueing and admission on simulated nodes only, with
 # the queueing configuration in kueue/config.yaml. ---

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <vector>
@@ -32,6 +33,8 @@ class Emitter {
   Emitter(const WriteFn& write, const PodLogSource::Options& o) : write_(write), o_(o) {
     if (o.limit_bytes) left_ = *o.limit_bytes;
   }
+  // Sends nothing; false once the client is gone (see PodLogSource).
+  bool Alive() { return write_(std::string_view()); }
   // False once the client is gone or the limit is reached.
   bool Emit(std::string_view data, absl::Time stamp) {
     if (!o_.timestamps) return Raw(data);
@@ -77,7 +80,13 @@ class Fd {
   ~Fd() {
     if (fd_ >= 0) close(fd_);
   }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  void reset(int fd) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
 
  private:
   int fd_;
@@ -135,7 +144,7 @@ class LocalLogSource : public PodLogSource {
     size_t total = 0;
     if (!Drain(fd.get(), &pos, em, started, &total)) return absl::OkStatus();
     if (!o.follow || o.previous) return absl::OkStatus();
-    Follow(uid, o.container, started, path, fd.get(), &pos, em);
+    Follow(uid, o.container, started, path, fd, &pos, em);
     return absl::OkStatus();
   }
 
@@ -153,21 +162,43 @@ class LocalLogSource : public PodLogSource {
   }
 
   // Streams what the running container appends until it stops running (or
-  // restarts into a new log) or the client goes away. Woken by inotify.
+  // restarts into a new log) or the client goes away (noticed within the
+  // poll period even while the container is silent). Woken by inotify. When
+  // the shim rotates the file (log_files.h: the path now names a new file),
+  // the old one is read to its end and the new one followed from its start,
+  // so nothing written is skipped.
   void Follow(const std::string& uid, const std::string& container, absl::Time started,
-              const std::string& path, int fd, off_t* pos, Emitter& em) {
+              const std::string& path, Fd& fd, off_t* pos, Emitter& em) {
     Fd in(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-    if (in.get() >= 0) inotify_add_watch(in.get(), path.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
+    int wd = in.get() >= 0 ? inotify_add_watch(in.get(), path.c_str(), IN_MODIFY | IN_CLOSE_WRITE)
+                           : -1;
     size_t total = 0;
     for (;;) {
       size_t before = total;
-      if (!Drain(fd, pos, em, clock_.Now(), &total)) return;
+      if (!Drain(fd.get(), pos, em, clock_.Now(), &total)) return;
       if (total != before) continue;
+      struct stat now_at_path, following;
+      if (stat(path.c_str(), &now_at_path) == 0 && fstat(fd.get(), &following) == 0 &&
+          (now_at_path.st_ino != following.st_ino || now_at_path.st_dev != following.st_dev)) {
+        // Rotated: the old file is complete (the shim closed it before the
+        // rename); what is left of it was drained above.
+        const int next = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (next >= 0) {
+          fd.reset(next);
+          *pos = 0;
+          if (in.get() >= 0) {
+            if (wd >= 0) inotify_rm_watch(in.get(), wd);
+            wd = inotify_add_watch(in.get(), path.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
+          }
+          continue;
+        }
+      }
+      if (!em.Alive()) return;
       auto st = rt_.Status(uid);
       if (!st.ok()) return;
       const ContainerStatus* cs = FindContainer(*st, container);
       if (!cs || cs->state != ContainerStatus::State::kRunning || cs->started_at != started) {
-        Drain(fd, pos, em, clock_.Now(), &total);
+        Drain(fd.get(), pos, em, clock_.Now(), &total);
         return;
       }
       struct pollfd p = {in.get(), POLLIN, 0};
@@ -249,6 +280,7 @@ void ServeContainerLogs(const apiserver::HttpRequest& req, apiserver::ResponseWr
   o.container = parts[3];
   bool started = false;
   auto write = [&](std::string_view data) {
+    if (data.empty()) return !w.ClientGone();  // a liveness check (PodLogSource)
     if (!started) {
       started = true;
       if (!w.StartStream(200, {{"Content-Type", "text/plain"}})) return false;

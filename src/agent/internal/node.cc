@@ -45,8 +45,11 @@ Json NodeStatus(const AgentOptions& opts, const Json& capacity, const NodeFacts&
   Json conds = Json::array();
   conds.push_back(Condition("MemoryPressure", false, "KubeletHasSufficientMemory",
                             "kubelet has sufficient memory available", old_conds, now));
-  conds.push_back(Condition("DiskPressure", false, "KubeletHasNoDiskPressure",
-                            "kubelet has no disk pressure", old_conds, now));
+  conds.push_back(facts.disk_pressure
+                      ? Condition("DiskPressure", true, "KubeletHasDiskPressure",
+                                  "kubelet has disk pressure", old_conds, now)
+                      : Condition("DiskPressure", false, "KubeletHasNoDiskPressure",
+                                  "kubelet has no disk pressure", old_conds, now));
   conds.push_back(Condition("PIDPressure", false, "KubeletHasSufficientPID",
                             "kubelet has sufficient PID available", old_conds, now));
   conds.push_back(Condition("Ready", true, "KubeletReady", "batchd agent is posting ready status",

@@ -292,10 +292,18 @@ Json ComputePodStatus(const Json& pod, const PodSandboxStatus& rt, const StatusI
     SetCondition(conds, old_conds, kResourceLimitsCondition, false, "CgroupLimitsNotApplied",
                  rt.limits_warning, in.now);
   }
+  // A pod the agent evicted (disk pressure, an emptyDir past its sizeLimit)
+  // gets the kubelet's DisruptionTarget condition.
+  const bool evicted = phase == "Failed" && in.failed_reason && in.failed_reason->first == "Evicted";
+  if (evicted) {
+    SetCondition(conds, old_conds, "DisruptionTarget", true, "TerminationByKubelet",
+                 in.failed_reason->second, in.now);
+  }
   // Keep conditions others own (DisruptionTarget, readiness gates...).
   if (old_conds.is_array()) {
     for (const Json& c : old_conds) {
       std::string t = c.value("type", "");
+      if (evicted && t == "DisruptionTarget") continue;
       if (t != "PodReadyToStartContainers" && t != "Initialized" && t != "Ready" &&
           t != "ContainersReady" && t != "PodScheduled" &&
           !(t == kResourceLimitsCondition && limits_warned) &&

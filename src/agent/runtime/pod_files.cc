@@ -157,7 +157,8 @@ json ContainerStatusToJson(const ContainerStatus& c) {
             {"restartCount", c.restart_count},
             {"ready", c.ready},
             {"started", c.started},
-            {"pid", c.pid}};
+            {"pid", c.pid},
+            {"startTicks", c.start_ticks}};
   if (c.last_terminated) j["lastTerminated"] = TerminatedToJson(*c.last_terminated);
   return j;
 }
@@ -179,6 +180,7 @@ ContainerStatus ContainerStatusFromJson(const json& j) {
   c.ready = j.value("ready", false);
   c.started = j.value("started", false);
   c.pid = j.value("pid", 0);
+  c.start_ticks = j.value("startTicks", uint64_t{0});
   if (auto it = j.find("lastTerminated"); it != j.end() && it->is_object()) {
     c.last_terminated = TerminatedFromJson(*it);
   }
@@ -209,6 +211,8 @@ json ShimConfigToJson(const ShimConfig& c) {
           {"cgroupRoot", c.cgroup_root},
           {"backoffInitialMs", absl::ToInt64Milliseconds(c.backoff_initial)},
           {"backoffMaxMs", absl::ToInt64Milliseconds(c.backoff_max)},
+          {"logMaxBytes", c.log_rotation.max_bytes},
+          {"logMaxFiles", c.log_rotation.max_files},
           {"restartGeneration", c.pod.restart_generation},
           {"restartHold", c.pod.restart_hold},
           {"ownerUid", c.pod.owner_uid},
@@ -241,6 +245,8 @@ absl::StatusOr<ShimConfig> ShimConfigFromJson(const json& j) {
     c.cgroup_root = j.value("cgroupRoot", "");
     c.backoff_initial = absl::Milliseconds(j.value("backoffInitialMs", int64_t{10000}));
     c.backoff_max = absl::Milliseconds(j.value("backoffMaxMs", int64_t{300000}));
+    c.log_rotation.max_bytes = j.value("logMaxBytes", LogRotation{}.max_bytes);
+    c.log_rotation.max_files = j.value("logMaxFiles", LogRotation{}.max_files);
     c.pod.restart_generation = j.value("restartGeneration", int64_t{-1});
     c.pod.restart_hold = j.value("restartHold", false);
     c.pod.owner_uid = j.value("ownerUid", int64_t{-1});
@@ -262,6 +268,8 @@ json PodStatusToJson(const PodSandboxStatus& s) {
           {"stopRequested", s.stop_requested},
           {"startedAt", TimeToJson(s.started_at)},
           {"shimPid", s.shim_pid},
+          {"shimStartTicks", s.shim_start_ticks},
+          {"bootId", s.boot_id},
           {"reason", s.reason},
           {"message", s.message},
           {"generation", s.generation},
@@ -281,6 +289,8 @@ absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const json& j) {
     s.stop_requested = j.value("stopRequested", false);
     s.started_at = TimeFromJson(j, "startedAt");
     s.shim_pid = j.value("shimPid", 0);  // absent in states written before it existed
+    s.shim_start_ticks = j.value("shimStartTicks", uint64_t{0});
+    s.boot_id = j.value("bootId", "");
     s.reason = j.value("reason", "");
     s.message = j.value("message", "");
     s.generation = j.value("generation", int64_t{-1});
@@ -305,17 +315,6 @@ absl::Status WriteFd(int fd, const std::string& content, const std::string& path
   return absl::OkStatus();
 }
 
-namespace {
-
-absl::Status WriteWhole(const std::string& path, const std::string& content) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::InternalError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
-  absl::Status s = WriteFd(fd, content, path);
-  close(fd);  // no fsync: the state must survive process crashes, not power loss
-  return s;
-}
-
-}  // namespace
 
 absl::Status RewriteInPlace(const std::string& path, const std::string& content) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -329,10 +328,32 @@ absl::Status RewriteInPlace(const std::string& path, const std::string& content)
 }
 
 absl::Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  // Temp file, fsync, rename, fsync of the directory: after a crash or a
+  // power loss the file is the old content or the new, never a mix, and a
+  // rename that returned is on disk.
   const std::string tmp = path + ".tmp";
-  BATCHD_RETURN_IF_ERROR(WriteWhole(tmp, content));
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("open ", tmp, ": ", std::strerror(errno)));
+  absl::Status s = WriteFd(fd, content, tmp);
+  if (s.ok() && fsync(fd) != 0) {
+    s = absl::InternalError(absl::StrCat("fsync ", tmp, ": ", std::strerror(errno)));
+  }
+  close(fd);
+  if (!s.ok()) {
+    unlink(tmp.c_str());
+    return s;
+  }
   if (rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("rename ", tmp, ": ", std::strerror(errno)));
+    const int err = errno;
+    unlink(tmp.c_str());
+    return absl::InternalError(absl::StrCat("rename ", tmp, ": ", std::strerror(err)));
+  }
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)fsync(dfd);
+    close(dfd);
   }
   return absl::OkStatus();
 }
@@ -366,27 +387,11 @@ StateFile::~StateFile() {
 }
 
 absl::Status StateFile::Write(const std::string& content) {
-  if (fd_ < 0) {
-    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) return absl::InternalError(absl::StrCat("open ", path_, ": ", std::strerror(errno)));
-  }
-  // A file system without OFD locks gets the write unlocked: readers retry
-  // what does not parse, as they do for other unlocked writers.
-  const bool locked = LockWhole(fd_, F_WRLCK) == 0;
-  absl::Status s;
-  size_t off = 0;
-  while (s.ok() && off < content.size()) {
-    const ssize_t n = pwrite(fd_, content.data() + off, content.size() - off,
-                             static_cast<off_t>(off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) s = absl::InternalError(absl::StrCat("write ", path_, ": ", std::strerror(errno)));
-    if (n > 0) off += static_cast<size_t>(n);
-  }
-  if (s.ok() && ftruncate(fd_, static_cast<off_t>(content.size())) != 0) {
-    s = absl::InternalError(absl::StrCat("truncate ", path_, ": ", std::strerror(errno)));
-  }
-  if (locked) (void)LockWhole(fd_, F_UNLCK);
-  return s;
+  // Atomic and durable (WriteFileAtomic): a shim killed mid-write, or a
+  // power loss, leaves the previous state, never a partial one. (Earlier
+  // shims rewrote one inode in place under an OFD lock; readers still take
+  // no lock they could wait on.)
+  return WriteFileAtomic(path_, content);
 }
 
 absl::StatusOr<std::string> ReadFileShared(const std::string& path) {

@@ -37,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/runtime/log_files.h"
 #include "agent/runtime/pod_runtime.h"
 #include "nlohmann/json.hpp"
 
@@ -52,6 +53,8 @@ struct ShimConfig {
   // The pod has a hosts file (<pod-dir>/hosts): read from spec.json, where
   // `pod.hosts` (the content) is not kept.
   bool has_hosts = false;
+  // Container log rotation (the agent's --container-log-max-size/-files).
+  LogRotation log_rotation;
 };
 
 struct PodPaths {
@@ -85,24 +88,20 @@ absl::StatusOr<ShimConfig> ShimConfigFromJson(const nlohmann::json& j);
 nlohmann::json PodStatusToJson(const PodSandboxStatus& s);
 absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const nlohmann::json& j);
 
-// File helpers. `WriteFileAtomic` writes a temp file and renames it over `path`
-// (atomic against process crashes; no fsync, since pods do not survive a reboot).
+// File helpers. `WriteFileAtomic` writes a temp file, fsyncs it, renames it
+// over `path` and fsyncs the directory (atomic against crashes and power loss).
 absl::Status WriteFileAtomic(const std::string& path, const std::string& content);
-// state.json as the shim writes it: one inode for the pod's life, rewritten
-// in place under an OFD write lock (fcntl F_OFD_SETLKW, on the whole file);
-// readers read it under a read lock (ReadFileShared), so they never see a
-// write half done. Nothing is created or freed per write. A writer killed
-// in the middle of a write may leave it partial: readers treat content that
-// does not parse as no state (the supervisor is gone then anyway). Where the
-// file system has no OFD locks, both sides go on unlocked (readers retry
-// what does not parse).
+// state.json as the shim writes it: each write is a WriteFileAtomic, so a
+// reader (no lock needed) sees a whole state, the previous or the next. A
+// shim of an earlier release rewrote the file in place under an OFD write
+// lock; content that does not parse is retried by readers.
 class StateFile {
  public:
   explicit StateFile(std::string path) : path_(std::move(path)) {}
   ~StateFile();
   StateFile(const StateFile&) = delete;
   StateFile& operator=(const StateFile&) = delete;
-  // Replaces the whole content (opening, creating, the file on first use).
+  // Replaces the whole content.
   absl::Status Write(const std::string& content);
 
  private:

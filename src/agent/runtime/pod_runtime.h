@@ -148,6 +148,9 @@ struct ContainerStatus {
   bool ready = false;  // running and (no readiness probe or probe passing)
   bool started = false;
   int pid = 0;  // the container's main process (= its process group) while running
+  // `pid`'s start time (/proc/PID/stat field 22; 0 = not recorded): with the
+  // pod's boot_id, what makes `pid` safe to signal later (proc_identity.h).
+  uint64_t start_ticks = 0;
   std::optional<TerminatedState> last_terminated;
 };
 
@@ -163,6 +166,8 @@ struct PodSandboxStatus {
   bool stop_requested = false;
   absl::Time started_at = absl::InfinitePast();  // when the shim started the pod
   int shim_pid = 0;  // the supervisor's pid as it recorded it (0 = not recorded)
+  uint64_t shim_start_ticks = 0;  // its start time (proc_identity.h; 0 = not recorded)
+  std::string boot_id;            // the boot the shim ran in ("" = not recorded)
   // Why the supervisor ended the pod itself ("" = it did not): "Evicted" when
   // an emptyDir outgrew its sizeLimit.
   std::string reason;
@@ -236,6 +241,20 @@ class PodRuntime {
     (void)on_change;
   }
 
+  // Bytes of a pod's container logs (every run, rotated files included):
+  // what the agent's disk-pressure eviction ranks pods by. 0 when unknown.
+  virtual int64_t LogBytes(const std::string& uid) {
+    (void)uid;
+    return 0;
+  }
+  // Deletes the logs of a finished pod (disk-pressure reclaim, as the
+  // kubelet's container GC removes dead containers). FailedPrecondition
+  // while its supervisor is alive.
+  virtual absl::Status RemoveLogs(const std::string& uid) {
+    (void)uid;
+    return absl::UnimplementedError("this runtime cannot remove logs");
+  }
+
   // The log file of a container's current run (or, with `previous`, of the
   // run before it); "" when there is none. Files are raw stdout+stderr.
   virtual std::string LogPath(const std::string& uid, const std::string& container,
@@ -252,6 +271,9 @@ struct ProcessRuntimeOptions {
   absl::Duration backoff_initial = absl::Seconds(10);
   absl::Duration backoff_max = absl::Minutes(5);
   absl::Duration start_timeout = absl::Seconds(10);  // for the shim to take the pod
+  // Container log rotation by size and count (log_files.h); kubelet's defaults.
+  int64_t log_max_bytes = 10 << 20;
+  int log_max_files = 5;
 };
 
 // The real runtime (one `batchd-shim` per pod, forked by a `batchd-shim

@@ -41,6 +41,7 @@
 #include "agent/runtime/cgroup.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_runtime.h"
+#include "agent/runtime/proc_identity.h"
 #include "agent/runtime/process_runner.h"
 #include "common/logging.h"
 #include "common/thread_name.h"
@@ -88,12 +89,14 @@ std::string ReadReady(int fd, absl::Duration timeout, bool& timed_out) {
   return std::string(absl::StripAsciiWhitespace(out));
 }
 
-// state.json, read under the shim's lock (StateFile). A shim of the previous
-// release rewrote its spare inode unlocked (rename-exchange), so a read that
-// raced two of its writes could see a partial file: such a read is retried.
+// state.json, read without a lock: the shim replaces it atomically
+// (StateFile), so no call here ever waits on a pod's file lock while holding
+// the runtime's mutex. Shims of earlier releases rewrote it in place, so a
+// read that raced one of their writes could see a partial file: such a read
+// is retried.
 absl::StatusOr<nlohmann::json> ReadState(const PodPaths& paths) {
   auto read = [&]() -> absl::StatusOr<nlohmann::json> {
-    absl::StatusOr<std::string> text = ReadFileShared(paths.State());
+    absl::StatusOr<std::string> text = ReadFile(paths.State());
     if (!text.ok()) return text.status();
     return ParseJsonFile(*text, paths.State());
   };
@@ -157,6 +160,8 @@ class ProcessRuntime : public PodRuntime {
   void WatchChanges(std::function<void(const std::string& uid)> on_change) override;
   std::string LogPath(const std::string& uid, const std::string& container,
                       bool previous) override;
+  int64_t LogBytes(const std::string& uid) override;
+  absl::Status RemoveLogs(const std::string& uid) override;
 
  private:
   enum class Shim { kNoPod, kAlive, kDead };
@@ -185,6 +190,9 @@ class ProcessRuntime : public PodRuntime {
   void AwaitStarted(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<PodSandboxStatus> ReadStatus(const PodPaths& paths, bool alive)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Signals a live shim (not its group) at `pid`, verified where its state
+  // recorded its start time.
+  absl::Status SignalShim(const absl::StatusOr<PodSandboxStatus>& st, int pid, int sig);
 
   const ProcessRuntimeOptions opts_;
   std::unique_ptr<ProcessRunner> runner_;
@@ -206,6 +214,20 @@ class ProcessRuntime : public PodRuntime {
   int events_stop_fd_ = -1;
   std::thread events_thread_;
 };
+
+absl::Status ProcessRuntime::SignalShim(const absl::StatusOr<PodSandboxStatus>& st, int pid,
+                                        int sig) {
+  // The shim holds the pod's flock (the caller checked), so it runs in this
+  // boot; its recorded start time, where there is one, makes sure the pid
+  // is still it (through a pidfd). A shim of an earlier release recorded
+  // none: its pid is signalled as is, as before.
+  if (st.ok() && st->shim_pid == pid && st->shim_start_ticks != 0) {
+    return SignalRecorded(ProcessIdentity{.pid = pid, .start_ticks = st->shim_start_ticks,
+                                          .boot_id = st->boot_id.empty() ? BootId() : st->boot_id},
+                          sig, /*group=*/false);
+  }
+  return runner_->Signal(pid, sig, /*group=*/false);
+}
 
 void ProcessRuntime::AwaitStarted(const std::string& uid) {
   while (starting_.contains(uid)) started_cv_.Wait(&mu_);
@@ -436,7 +458,9 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
                     .shim_path = opts_.shim_path,
                     .cgroup_root = opts_.cgroup_root,
                     .backoff_initial = opts_.backoff_initial,
-                    .backoff_max = opts_.backoff_max};
+                    .backoff_max = opts_.backoff_max,
+                    .log_rotation = {.max_bytes = opts_.log_max_bytes,
+                                     .max_files = opts_.log_max_files}};
   const std::string text = ShimConfigToJson(config).dump(2);
   absl::Status s = WriteFd(fd, text, paths.Spec());
   if (s.ok() && !fresh && ftruncate(fd, static_cast<off_t>(text.size())) != 0) {
@@ -481,10 +505,34 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& path
     if (st.finished) return st;
   }
   const absl::Time now = absl::Now();
+  // What the dead shim left running is killed through the pod's cgroup when
+  // there is one (it holds every process of the pod, and does not outlive a
+  // reboot); otherwise by each recorded process group, only when it is
+  // verifiably the container's: same boot, same start time (proc_identity.h).
+  bool cgroup_killed = false;
+  const std::string boot = BootId();
+  const bool other_boot = !st.boot_id.empty() && st.boot_id != boot;
+  if (other_boot) {
+    // Nothing of that boot runs any more: its pids and even a cgroup of the
+    // same name (in a simulated reboot) are not its processes.
+    BATCHD_LOG_WARN("pod runtime: {} was recorded in another boot ({}, now {}); nothing of it "
+                    "is signalled", paths.dir, st.boot_id, boot);
+  } else if (!opts_.cgroup_root.empty()) {
+    if (absl::StatusOr<Cgroups> cg = Cgroups::Open(opts_.cgroup_root); cg.ok()) {
+      cgroup_killed = KillCgroup(cg->PodDir(paths.dir.substr(paths.dir.find_last_of('/') + 1))).ok();
+    }
+  }
   for (auto* list : {&st.init, &st.app}) {
     for (ContainerStatus& c : *list) {
       if (c.state != ContainerStatus::State::kRunning) continue;
-      if (c.pid > 0) (void)runner_->Signal(c.pid, SIGKILL, /*group=*/true);
+      if (c.pid > 0 && !cgroup_killed && !other_boot) {
+        const absl::Status k = SignalRecorded(
+            ProcessIdentity{.pid = c.pid, .start_ticks = c.start_ticks, .boot_id = st.boot_id},
+            SIGKILL, /*group=*/true);
+        if (!k.ok() && !absl::IsNotFound(k)) {
+          BATCHD_LOG_WARN("pod runtime: container {} of {}: {}", c.name, paths.dir, k.ToString());
+        }
+      }
       c.state = ContainerStatus::State::kTerminated;
       c.reason = "ContainerStatusUnknown";
       c.message = "The container could not be located when the pod was terminated";
@@ -493,6 +541,7 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& path
       c.finished_at = now;
       c.ready = false;
       c.pid = 0;
+      c.start_ticks = 0;
     }
   }
   st.finished = true;
@@ -540,7 +589,7 @@ absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) 
   int pid = st.ok() ? st->shim_pid : 0;
   if (pid <= 0) pid = LegacyShimPid(paths);
   if (pid <= 0) return absl::InternalError(absl::StrCat("no shim pid in ", paths.State()));
-  absl::Status s = runner_->Signal(pid, SIGTERM, /*group=*/false);
+  absl::Status s = SignalShim(st, pid, SIGTERM);
   return absl::IsNotFound(s) ? absl::OkStatus() : s;
 }
 
@@ -568,7 +617,7 @@ absl::Status ProcessRuntime::RestartContainers(const std::string& uid, int64_t g
     return w;
   }
   if (st->shim_pid <= 0) return absl::InternalError(absl::StrCat("no shim pid in ", paths.State()));
-  absl::Status s = runner_->Signal(st->shim_pid, SIGUSR1, /*group=*/false);
+  absl::Status s = SignalShim(st, st->shim_pid, SIGUSR1);
   return absl::IsNotFound(s) ? absl::FailedPreconditionError("the pod's shim is gone") : s;
 }
 
@@ -650,6 +699,46 @@ std::vector<std::string> ProcessRuntime::List() {
   }
   std::sort(uids.begin(), uids.end());
   return uids;
+}
+
+namespace {
+// Whether `name` is a container log of the current layout: <c>.<run>.log
+// or a rotation of one (<c>.<run>.log.<n>).
+bool IsLogFile(const std::string& name) {
+  const size_t at = name.find(".log");
+  return at != std::string::npos && at > 0 &&
+         (at + 4 == name.size() || name[at + 4] == '.');
+}
+}  // namespace
+
+int64_t ProcessRuntime::LogBytes(const std::string& uid) {
+  if (!ValidUid(uid)) return 0;
+  int64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(Paths(uid).dir, ec)) {
+    if (!IsLogFile(e.path().filename().string())) continue;
+    const uintmax_t n = e.file_size(ec);
+    if (!ec) total += static_cast<int64_t>(n);
+  }
+  return total;
+}
+
+absl::Status ProcessRuntime::RemoveLogs(const std::string& uid) {
+  if (!ValidUid(uid)) return absl::InvalidArgumentError("pod uid is not a file name");
+  {
+    absl::MutexLock lock(&mu_);
+    AwaitStarted(uid);
+    if (Probe(Paths(uid)) == Shim::kAlive) {
+      return absl::FailedPreconditionError(absl::StrCat("pod ", uid, " is still running"));
+    }
+  }
+  std::error_code ec;
+  std::vector<std::string> logs;
+  for (const auto& e : std::filesystem::directory_iterator(Paths(uid).dir, ec)) {
+    if (IsLogFile(e.path().filename().string())) logs.push_back(e.path().string());
+  }
+  for (const std::string& p : logs) unlink(p.c_str());
+  return absl::OkStatus();
 }
 
 std::string ProcessRuntime::LogPath(const std::string& uid, const std::string& container,

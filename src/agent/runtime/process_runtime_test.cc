@@ -22,8 +22,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "absl/strings/str_split.h"
+#include "agent/runtime/log_files.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_runtime.h"
+#include "agent/runtime/proc_identity.h"
 #include "gtest/gtest.h"
 
 namespace batchd::agent {
@@ -409,6 +412,93 @@ TEST_F(ProcessRuntimeTest, KilledShimTakesContainersWithIt) {
   }
   EXPECT_TRUE(gone);
   prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+// The shim copies a fast writer's output through a pipe into rotated files:
+// the kept files hold the newest lines, consecutive (nothing dropped), and
+// never more than max_files x max_bytes.
+TEST_F(ProcessRuntimeTest, LogsAreRotatedUnderAFastWriterWithoutLoss) {
+  rt_ = NewProcessRuntime({.root = root_,
+                           .shim_path = BATCHD_SHIM_PATH,
+                           .cgroup_root = "",
+                           .log_max_bytes = 4096,
+                           .log_max_files = 3});
+  ASSERT_TRUE(rt_->Start(Pod("chatty", Sh("seq 1 20000"))).ok());
+  PodSandboxStatus s = WaitFinished("chatty");
+  EXPECT_EQ(s.app[0].exit_code, 0);
+  const std::string current = rt_->LogPath("chatty", "main", false);
+  ASSERT_FALSE(current.empty());
+  std::vector<std::string> rotated = RotatedLogFiles(current);
+  ASSERT_EQ(rotated.size(), 2u);
+  EXPECT_LE(LogBytes(current), 3 * 4096);
+  std::string all;
+  for (auto it = rotated.rbegin(); it != rotated.rend(); ++it) all += *ReadFile(*it);
+  all += *ReadFile(current);
+  std::vector<std::string> lines = absl::StrSplit(all, '\n', absl::SkipEmpty());
+  ASSERT_GT(lines.size(), 100u);
+  int prev = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(lines[0], &prev));
+  for (size_t i = 1; i < lines.size(); ++i) {
+    int n = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(lines[i], &n)) << lines[i];
+    ASSERT_EQ(n, prev + 1) << "a line is missing or split";
+    prev = n;
+  }
+  EXPECT_EQ(prev, 20000);
+}
+
+// A pod whose shim died, recorded as running `pid` (its own group) in
+// `boot_id` with `ticks`: what the runtime finds on disk after a crash.
+void WriteDeadPod(const std::string& dir, int pid, uint64_t ticks, const std::string& boot_id) {
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir + "/spec.json", "{}").ok());
+  PodSandboxStatus st;
+  st.app.push_back(ContainerStatus{.name = "main", .state = State::kRunning, .pid = pid,
+                                   .start_ticks = ticks});
+  st.boot_id = boot_id;
+  ASSERT_TRUE(WriteFileAtomic(dir + "/state.json", PodStatusToJson(st).dump()).ok());
+}
+
+// A recorded process group is killed only when it is verifiably the
+// container's: after a reboot (another boot id), or when the pid now belongs
+// to a process that started at another time, an unrelated process that
+// holds the recorded pid is left alone.
+TEST_F(ProcessRuntimeTest, RecordedGroupsAreKilledOnlyWhenVerified) {
+  const std::string boot_file = root_ + "/boot_id";
+  ASSERT_TRUE(WriteFileAtomic(boot_file, "boot-now\n").ok());
+  setenv(kBootIdFileEnv, boot_file.c_str(), 1);
+  auto spawn = [] {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      for (;;) pause();
+    }
+    setpgid(pid, pid);
+    return pid;
+  };
+  auto alive = [](int pid) { return waitpid(pid, nullptr, WNOHANG) == 0; };
+  const int stranger = spawn();
+  const uint64_t ticks = ProcessStartTicks(stranger).value_or(0);
+  ASSERT_GT(ticks, 0u);
+  WriteDeadPod(root_ + "/rebooted", stranger, ticks, "boot-before");
+  WriteDeadPod(root_ + "/reused", stranger, ticks + 7, "boot-now");
+  WriteDeadPod(root_ + "/unrecorded", stranger, 0, "");
+  for (const char* uid : {"rebooted", "reused", "unrecorded"}) {
+    SCOPED_TRACE(uid);
+    absl::StatusOr<PodSandboxStatus> s = rt_->Status(uid);
+    ASSERT_TRUE(s.ok());
+    EXPECT_TRUE(s->finished);
+    EXPECT_EQ(s->app[0].reason, "ContainerStatusUnknown");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(alive(stranger));
+  }
+  // The same boot and start time: it is the container's group, and goes.
+  WriteDeadPod(root_ + "/same", stranger, ticks, "boot-now");
+  ASSERT_TRUE(rt_->Status("same").ok());
+  int status = 0;
+  EXPECT_EQ(waitpid(stranger, &status, 0), stranger);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  unsetenv(kBootIdFileEnv);
 }
 
 TEST_F(ProcessRuntimeTest, StartIsIdempotentAndNeverRerunsAPod) {

@@ -13,8 +13,9 @@
 //       SIGTERM stops the pod with the grace period found in DIR/stop
 //       (milliseconds; default: the spec's). SIGUSR1 re-runs the pod's
 //       containers as DIR/restart asks ("<generation> <hold> <grace ms>",
-//       Supervisor::RequestRestart). Container logs go to
-//       DIR/<container>.<run>.log; the shim's own diagnostics go to its
+//       Supervisor::RequestRestart). Container logs go through a pipe per
+//       container run that the shim copies to DIR/<container>.<run>.log,
+//       rotated by size and count (log_files.h); the shim's own diagnostics go to its
 //       stderr (the runtime's shared <root>/shims.log), each line prefixed
 //       with "batchd-shim <uid>: ".
 //
@@ -57,6 +58,7 @@
 #include "absl/time/clock.h"
 #include "agent/runtime/cgroup.h"
 #include "agent/runtime/pod_files.h"
+#include "agent/runtime/proc_identity.h"
 #include "agent/runtime/process_runner.h"
 #include "agent/shim/pod_namespace.h"
 #include "agent/shim/supervisor.h"
@@ -152,8 +154,15 @@ int RunLoop(Supervisor& sup, int sfd, const PodPaths& paths, const ShimConfig& c
                      : wait <= absl::ZeroDuration()
                          ? 0
                          : static_cast<int>(absl::ToInt64Milliseconds(wait)) + 1;
-    struct pollfd p = {sfd, POLLIN, 0};
-    if (poll(&p, 1, timeout_ms) > 0) {
+    // The signalfd first, then every container's log pipe (log_files.h).
+    std::vector<struct pollfd> fds{{sfd, POLLIN, 0}};
+    for (int fd : sup.LogFds()) fds.push_back({fd, POLLIN, 0});
+    if (poll(fds.data(), fds.size(), timeout_ms) > 0) {
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents != 0) sup.PumpLog(fds[i].fd);
+      }
+    }
+    if ((fds[0].revents & POLLIN) != 0) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
         if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
@@ -256,6 +265,10 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
   SupervisorEnv env{.pod_dir = pod_dir,
                     .base_env = BaseEnv(*config),
                     .shim_pid = getpid(),
+                    .boot_id = BootId(),
+                    .shim_start_ticks = ProcessStartTicks(getpid()).value_or(0),
+                    .start_ticks = [](int pid) { return ProcessStartTicks(pid).value_or(0); },
+                    .pipe_logs = true,
                     .exited = [&hint] { hint.Send(); },
                     .dir_usage = DirUsage,
                     .memory_volumes_are_tmpfs = config->pod.isolate};
@@ -286,6 +299,7 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
   int rc = RunLoop(sup, sfd, paths, *config, clock);
   ReapAll(sup);
   KillRemainingChildren();
+  sup.DrainLogs();  // every writer is gone: the pipes end at EOF
   return rc;
 }
 

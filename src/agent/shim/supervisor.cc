@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 
@@ -53,6 +54,8 @@ Supervisor::Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runn
   }
   status_.found = true;
   status_.shim_pid = env_.shim_pid;
+  status_.shim_start_ticks = env_.shim_start_ticks;
+  status_.boot_id = env_.boot_id;
   status_.generation = pod.restart_generation;
   status_.held = pod.restart_generation >= 0 && pod.restart_hold;
   for (const VolumeSpec& v : pod.volumes) {
@@ -60,6 +63,48 @@ Supervisor::Supervisor(ShimConfig config, SupervisorEnv env, ProcessRunner& runn
       usage_check_at_ = clock_.Now() + kEmptyDirCheckPeriod;
     }
   }
+}
+
+Supervisor::~Supervisor() {
+  for (const auto& [fd, log] : log_pipes_) close(fd);
+}
+
+std::vector<int> Supervisor::LogFds() const {
+  std::vector<int> fds;
+  fds.reserve(log_pipes_.size());
+  for (const auto& [fd, log] : log_pipes_) fds.push_back(fd);
+  return fds;
+}
+
+void Supervisor::PumpLog(int fd, size_t budget) {
+  auto it = log_pipes_.find(fd);
+  if (it == log_pipes_.end()) return;
+  char buf[64 * 1024];
+  size_t copied = 0;
+  while (copied < budget) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {  // EOF: every writer is gone
+      const int64_t dropped = it->second->dropped_bytes();
+      if (dropped > 0) {
+        std::fprintf(stderr, "batchd-shim %s: %lld log bytes dropped (could not write)\n",
+                     config_.pod.uid.c_str(), static_cast<long long>(dropped));
+      }
+      close(fd);
+      log_pipes_.erase(it);
+      for (Container& c : containers_) {
+        if (c.log_fd == fd) c.log_fd = -1;
+      }
+      return;
+    }
+    (void)it->second->Append(std::string_view(buf, static_cast<size_t>(n)));
+    copied += static_cast<size_t>(n);
+  }
+}
+
+void Supervisor::DrainLogs() {
+  for (int fd : LogFds()) PumpLog(fd, SIZE_MAX);
 }
 
 ContainerStatus& Supervisor::StatusOf(const Container& c) {
@@ -235,15 +280,31 @@ void Supervisor::StartContainer(Container& c) {
   }
   if (!c.cgroup.empty()) c.oom_base = Cgroups::OomKills(c.cgroup);
   const std::string log = paths_.Log(c.spec->name, st.restart_count);
-  int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (log_fd >= 0 && config_.pod.owner_uid >= 0) {
-    // The pod's own output: its user owns the file (the directory stays root's).
-    (void)!fchown(log_fd, static_cast<uid_t>(config_.pod.owner_uid),
-                  static_cast<gid_t>(config_.pod.owner_gid));
+  // Logs of runs before the previous one go (the kubelet keeps the last
+  // dead container's): a crash-looping container's logs stay bounded.
+  if (st.restart_count >= 2) RemoveLogFiles(paths_.Log(c.spec->name, st.restart_count - 2));
+  // The pod's own output: its user owns the files (the directory stays root's).
+  int log_fd = -1;
+  if (env_.pipe_logs) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) == 0) {
+      (void)fcntl(p[0], F_SETPIPE_SZ, 1 << 20);  // fewer wake-ups for a chatty writer
+      (void)fcntl(p[0], F_SETFL, O_NONBLOCK);
+      log_pipes_[p[0]] = std::make_unique<RotatingLog>(
+          log, config_.log_rotation, config_.pod.owner_uid, config_.pod.owner_gid);
+      c.log_fd = p[0];
+      log_fd = p[1];
+    }
+  } else {
+    log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (log_fd >= 0 && config_.pod.owner_uid >= 0) {
+      (void)!fchown(log_fd, static_cast<uid_t>(config_.pod.owner_uid),
+                    static_cast<gid_t>(config_.pod.owner_gid));
+    }
   }
   absl::StatusOr<int> pid = absl::InvalidArgumentError("container has no command");
   if (!c.spec->argv.empty()) pid = SpawnInContainer(c, c.spec->argv, log_fd);
-  if (log_fd >= 0) close(log_fd);
+  if (log_fd >= 0) close(log_fd);  // the container holds the write end now
   st.state = State::kRunning;
   st.reason.clear();
   st.message.clear();
@@ -263,6 +324,7 @@ void Supervisor::StartContainer(Container& c) {
   }
   c.pid = *pid;
   st.pid = *pid;
+  st.start_ticks = env_.start_ticks ? env_.start_ticks(*pid) : 0;
 }
 
 void Supervisor::OnExit(int pid, int wait_status) {
@@ -284,6 +346,12 @@ void Supervisor::OnExit(int pid, int wait_status) {
 void Supervisor::HandleExit(Container& c, int wait_status) {
   ContainerStatus& st = StatusOf(c);
   if (c.pid != 0) (void)runner_.Signal(c.pid, SIGKILL, /*group=*/true);  // leftovers die with it
+  // What the container wrote before it exited is in its pipe: into the log
+  // before the exit is recorded (a reader of a terminated container's log
+  // sees all of its main process's output). Bounded: a leftover that has
+  // not died yet cannot keep the shim here.
+  if (c.log_fd >= 0) PumpLog(c.log_fd, 16 << 20);
+  c.log_fd = -1;
   if (c.probe_pid != 0) (void)runner_.Signal(c.probe_pid, SIGKILL, /*group=*/true);
   const ExitInfo e = DecodeWaitStatus(wait_status);
   st.state = State::kTerminated;
@@ -292,6 +360,7 @@ void Supervisor::HandleExit(Container& c, int wait_status) {
   st.finished_at = clock_.Now();
   st.ready = false;
   st.pid = 0;
+  st.start_ticks = 0;
   st.message.clear();
   if (!c.start_error.empty()) {
     st.reason = "StartError";

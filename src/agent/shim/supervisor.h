@@ -24,12 +24,15 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "agent/runtime/cgroup.h"
+#include "agent/runtime/log_files.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_runtime.h"
 #include "agent/runtime/process_runner.h"
@@ -45,6 +48,15 @@ struct SupervisorEnv {
   // pids.max on a hybrid host (cgroups without the pids controller); nullopt = none.
   std::optional<PidsV1> pids_v1;
   int shim_pid = 0;                   // recorded in state.json (Stop signals it)
+  // Recorded with the pids (proc_identity.h): the boot, the shim's start
+  // time, and how a spawned pid's start time is read (null: not recorded).
+  std::string boot_id;
+  uint64_t shim_start_ticks = 0;
+  std::function<uint64_t(int pid)> start_ticks;
+  // Containers write to a pipe that the shim copies into rotated log files
+  // (log_files.h; the shim's loop calls PumpLog when one is readable).
+  // False: each container writes its log file directly (no rotation).
+  bool pipe_logs = false;
   // Called once state.json records a container's exit (and with it perhaps
   // the pod's end): the shim hints the runtime (kEventsSocketName).
   std::function<void()> exited;
@@ -86,12 +98,24 @@ class Supervisor {
   bool Done() const;
   const PodSandboxStatus& status() const { return status_; }
 
+  ~Supervisor();
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+  // The read ends of the containers' log pipes still open (pipe_logs).
+  std::vector<int> LogFds() const;
+  // Copies what `fd` holds (at most `budget` bytes) into its log; closes it
+  // at EOF (every writer gone). Never blocks.
+  void PumpLog(int fd, size_t budget = 1 << 20);
+  // Copies what every log pipe holds (at exit, once the writers are gone).
+  void DrainLogs();
+
  private:
   struct Container {
     const ContainerSpec* spec = nullptr;
     bool init = false;
     size_t index = 0;  // into status_.init or status_.app
     int pid = 0;
+    int log_fd = -1;  // the read end of the current run's log pipe (pipe_logs)
     std::string cgroup;
     int64_t oom_base = 0;
     std::string start_error;
@@ -155,6 +179,9 @@ class Supervisor {
   absl::Time restart_kill_at_ = absl::InfiniteFuture();
   absl::Time usage_check_at_ = absl::InfiniteFuture();
   std::string pids_cgroup_;  // the pod's v1 pids group ("" = none)
+  // Open log pipes (read end -> the run's log): a run's pipe stays until
+  // EOF, past its container's exit, so output of its leftovers is kept.
+  std::map<int, std::unique_ptr<RotatingLog>> log_pipes_;
 };
 
 }  // namespace batchd::agent

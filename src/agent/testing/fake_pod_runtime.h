@@ -78,7 +78,31 @@ class FakePodRuntime : public PodRuntime {
     return it == logs_.end() ? "" : it->second;
   }
 
+  int64_t LogBytes(const std::string& uid) override {
+    absl::MutexLock lock(&mu_);
+    auto it = log_bytes_.find(uid);
+    return it == log_bytes_.end() ? 0 : it->second;
+  }
+  absl::Status RemoveLogs(const std::string& uid) override {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.find(uid);
+    if (it != pods_.end() && it->second.status.supervisor_alive) {
+      return absl::FailedPreconditionError("running");
+    }
+    log_bytes_.erase(uid);
+    logs_removed_.push_back(uid);
+    return absl::OkStatus();
+  }
+
   // --- Scripting ---
+  void SetLogBytes(const std::string& uid, int64_t bytes) {
+    absl::MutexLock lock(&mu_);
+    log_bytes_[uid] = bytes;
+  }
+  std::vector<std::string> logs_removed() {
+    absl::MutexLock lock(&mu_);
+    return logs_removed_;
+  }
   // Replaces the recorded status of a started (or adopted) pod.
   void SetStatus(const std::string& uid, PodSandboxStatus st) {
     absl::MutexLock lock(&mu_);
@@ -140,6 +164,8 @@ class FakePodRuntime : public PodRuntime {
   ScopedTempDir log_dir_{"batchd-fake-runtime"};
   std::map<std::string, Pod> pods_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> logs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> log_bytes_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> logs_removed_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<std::string, absl::Duration>> stops_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> removed_ ABSL_GUARDED_BY(mu_);
   int start_calls_ ABSL_GUARDED_BY(mu_) = 0;

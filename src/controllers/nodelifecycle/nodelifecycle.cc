@@ -1,6 +1,7 @@
 #include "controllers/nodelifecycle/nodelifecycle.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "registry/errors.h"
 
@@ -50,22 +52,60 @@ bool Unhealthy(std::string_view ready) {
   return ready == api::meta::kConditionUnknown || ready == api::meta::kConditionFalse;
 }
 
-// Makes the node's unreachable / not-ready taints (NoSchedule and NoExecute)
-// those for `ready`; false when nothing changed.
-bool SetHealthTaints(Json& node, std::string_view ready, absl::Time now) {
+// What may happen to the NoExecute taint the node's readiness calls for.
+enum class NoExecute { kAdd, kKeep, kRemove };
+
+// Makes the node's unreachable / not-ready taints those for `ready`: the
+// NoSchedule one always, the NoExecute one as `no_execute` says (kKeep:
+// neither added nor removed); the other key's taints go. Pressure
+// conditions get their NoSchedule taints. False when nothing changed.
+bool SetHealthTaints(Json& node, std::string_view ready, absl::Time now, NoExecute no_execute) {
   const std::string_view want = HealthTaintKey(ready);
   const std::string added = api::meta::FormatRfc3339(now);
   std::vector<Taint> stale;
   std::vector<Taint> wanted;
   for (const char* key : {kUnreachableTaint, kNotReadyTaint}) {
     for (TaintEffect effect : {TaintEffect::kNoSchedule, TaintEffect::kNoExecute}) {
-      (key == want ? wanted : stale).push_back(Taint{key, "", effect, added});
+      const Taint t{key, "", effect, added};
+      if (key != want) {
+        stale.push_back(t);
+      } else if (effect == TaintEffect::kNoSchedule || no_execute == NoExecute::kAdd) {
+        wanted.push_back(t);
+      } else if (no_execute == NoExecute::kRemove) {
+        stale.push_back(t);
+      }
     }
+  }
+  const NodeView view = NodeView::Parse(node);
+  for (const auto& [type, key] : {std::pair{"DiskPressure", kDiskPressureTaint},
+                                  std::pair{"MemoryPressure", kMemoryPressureTaint},
+                                  std::pair{"PIDPressure", kPidPressureTaint}}) {
+    const api::core_v1::NodeConditionView* c = view.Condition(type);
+    const Taint t{key, "", TaintEffect::kNoSchedule, added};
+    (c != nullptr && c->status == api::meta::kConditionTrue ? wanted : stale).push_back(t);
   }
   bool changed = api::core_v1::RemoveNodeTaints(node, stale);
   if (api::core_v1::AddMissingNodeTaints(node, wanted)) changed = true;
   return changed;
 }
+
+bool HasHealthNoExecute(const NodeView& node) {
+  for (const Taint& t : node.taints) {
+    if (t.effect == TaintEffect::kNoExecute &&
+        (t.key == kUnreachableTaint || t.key == kNotReadyTaint)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string ZoneOf(const NodeView& node) {
+  if (auto z = node.meta.Label("topology.kubernetes.io/zone")) return std::string(*z);
+  if (auto z = node.meta.Label("failure-domain.beta.kubernetes.io/zone")) return std::string(*z);
+  return "";
+}
+
+enum class ZoneState { kNormal, kPartialDisruption, kFullDisruption };
 
 class NodeLifecycle : public Reconciler {
  public:
@@ -87,7 +127,11 @@ class NodeLifecycle : public Reconciler {
   void OnPod(const ObjectRef& pod, bool deleted);
   // Observes the node's heartbeat signal; returns when it was last seen changing.
   absl::Time Probe(const NodeView& node);
-  absl::StatusOr<Json> Sync(const Json& node, const std::string& name, bool expired);
+  absl::StatusOr<Json> SyncStatus(const Json& node, const std::string& name, bool expired);
+  // Per zone (non-simulated nodes; `name` counted as `ready`): its state.
+  std::map<std::string, ZoneState> ZoneStates(const std::string& name, bool ready);
+  // Decides the node's NoExecute health taint; `retry` is when to look again.
+  NoExecute DecideNoExecute(const NodeView& node, bool unhealthy, absl::Time* retry);
   // Evicts due pods; returns the next due time (InfiniteFuture when none).
   absl::StatusOr<absl::Time> Evict(const NodeView& node, std::string_view ready);
   absl::Status EvictPod(const Json& pod, const PodView& view);
@@ -103,6 +147,9 @@ class NodeLifecycle : public Reconciler {
   absl::flat_hash_map<std::string, Health> health_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> unhealthy_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> pods_by_node_ ABSL_GUARDED_BY(mu_);
+  // Per zone: when the next NoExecute taint may be added (token bucket, burst 1).
+  std::map<std::string, absl::Time> zone_next_taint_ ABSL_GUARDED_BY(mu_);
+  bool all_disrupted_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 void NodeLifecycle::Register(std::shared_ptr<NodeLifecycle> self) {
@@ -163,9 +210,9 @@ absl::Time NodeLifecycle::Probe(const NodeView& node) {
   return it->second.probe;
 }
 
-// Writes the node's conditions and taints; returns the node as written.
-absl::StatusOr<Json> NodeLifecycle::Sync(const Json& node, const std::string& name,
-                                         bool expired) {
+// Writes the node's conditions; returns the node as written.
+absl::StatusOr<Json> NodeLifecycle::SyncStatus(const Json& node, const std::string& name,
+                                               bool expired) {
   absl::Time now = ctx_.clock.Now();
   Json cur = node;
   Json status_copy = node;
@@ -178,12 +225,103 @@ absl::StatusOr<Json> NodeLifecycle::Sync(const Json& node, const std::string& na
                         absl::StrCat("Node ", name, " status is now: NodeNotReady"));
     }
   }
-  const std::string ready(NodeView::Parse(cur).ReadyStatus());
-  Json spec_copy = cur;
-  if (SetHealthTaints(spec_copy, ready, now)) {
-    BATCHD_ASSIGN_OR_RETURN(cur, ctx_.client.Update(nodes_.kind(), std::move(spec_copy)));
-  }
   return cur;
+}
+
+std::map<std::string, ZoneState> NodeLifecycle::ZoneStates(const std::string& name, bool ready) {
+  // A node counts as Ready when its condition says so and its heartbeat has
+  // not expired by this controller's clock (its condition may not have
+  // been rewritten yet: nodes lost together count as lost together).
+  const absl::Time now = ctx_.clock.Now();
+  std::map<std::string, std::pair<int, int>> counts;  // zone -> (ready, not ready)
+  for (const ObjectRef& n : nodes_.List()) {
+    const NodeView v = NodeView::Parse(*n);
+    if (v.meta.Annotation(kSimulatedAnnotation).value_or("") == "true") continue;
+    bool r = ready;
+    if (v.meta.name != name) {
+      r = v.ReadyStatus() == api::meta::kConditionTrue;
+      absl::MutexLock lock(&mu_);
+      auto h = health_.find(std::string(v.meta.name));
+      if (h != health_.end() && now >= h->second.probe + opts_.grace) r = false;
+    }
+    auto& c = counts[ZoneOf(v)];
+    (r ? c.first : c.second)++;
+  }
+  std::map<std::string, ZoneState> out;
+  for (const auto& [zone, c] : counts) {
+    const auto [ready_nodes, not_ready] = c;
+    if (ready_nodes == 0 && not_ready > 0) {
+      out[zone] = ZoneState::kFullDisruption;
+    } else if (not_ready > 2 && static_cast<double>(not_ready) / (not_ready + ready_nodes) >=
+                                    opts_.unhealthy_zone_threshold) {
+      out[zone] = ZoneState::kPartialDisruption;
+    } else {
+      out[zone] = ZoneState::kNormal;
+    }
+  }
+  return out;
+}
+
+NoExecute NodeLifecycle::DecideNoExecute(const NodeView& node, bool unhealthy,
+                                         absl::Time* retry) {
+  const std::string name(node.meta.name);
+  const absl::Time now = ctx_.clock.Now();
+  const std::map<std::string, ZoneState> zones = ZoneStates(name, !unhealthy);
+  bool all_full = !zones.empty();
+  for (const auto& [z, st] : zones) all_full &= st == ZoneState::kFullDisruption;
+  bool transition = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (all_full != all_disrupted_) {
+      transition = true;
+      all_disrupted_ = all_full;
+      if (!all_full) {
+        // As Kubernetes: every node starts a fresh grace period, since none
+        // could be heard while the server was cut off.
+        for (auto& [n, h] : health_) h.probe = now;
+      }
+    }
+  }
+  if (transition) {
+    BATCHD_LOG_WARN(all_full ? "nodelifecycle: no node is Ready: entering full-disruption mode, "
+                               "no pod is evicted"
+                             : "nodelifecycle: nodes are Ready again: leaving full-disruption mode");
+    for (const ObjectRef& n : nodes_.List()) controller_->queue().Add(api::meta::GetName(*n));
+  }
+  if (!unhealthy) return NoExecute::kRemove;
+  if (all_full) {
+    *retry = now + opts_.monitor_period;
+    return NoExecute::kRemove;
+  }
+  // Already tainted (perhaps with the other key): the taint stays or is
+  // swapped at once, as Kubernetes swaps it without the rate limiter.
+  if (HasHealthNoExecute(node)) return NoExecute::kAdd;
+  const std::string zone = ZoneOf(node);
+  auto it = zones.find(zone);
+  const ZoneState state = it == zones.end() ? ZoneState::kNormal : it->second;
+  int zone_size = 0;
+  for (const ObjectRef& n : nodes_.List()) {
+    const NodeView v = NodeView::Parse(*n);
+    if (v.meta.Annotation(kSimulatedAnnotation).value_or("") != "true" && ZoneOf(v) == zone) {
+      ++zone_size;
+    }
+  }
+  double rate = opts_.eviction_rate;
+  if (state == ZoneState::kPartialDisruption) {
+    rate = zone_size > opts_.large_cluster_size_threshold ? opts_.secondary_eviction_rate : 0;
+  }
+  if (rate <= 0) {
+    *retry = now + opts_.monitor_period;
+    return NoExecute::kKeep;
+  }
+  absl::MutexLock lock(&mu_);
+  absl::Time& next = zone_next_taint_[zone];
+  if (now < next) {
+    *retry = next;
+    return NoExecute::kKeep;
+  }
+  next = now + absl::Seconds(1.0 / rate);
+  return NoExecute::kAdd;
 }
 
 // `view` is parsed from `pod`, the informer's object.
@@ -203,9 +341,16 @@ absl::Status NodeLifecycle::EvictPod(const Json& pod, const PodView& view) {
 absl::StatusOr<absl::Time> NodeLifecycle::Evict(const NodeView& node, std::string_view ready) {
   const std::string key(HealthTaintKey(ready));
   Taint taint{key, "", TaintEffect::kNoExecute, ""};
+  bool tainted = false;
   for (const Taint& t : node.taints) {
-    if (t.key == key && t.effect == TaintEffect::kNoExecute) taint = t;
+    if (t.key == key && t.effect == TaintEffect::kNoExecute) {
+      taint = t;
+      tainted = true;
+    }
   }
+  // Pods are evicted only from a node with the NoExecute taint (rate-limited
+  // and withheld in full disruption: DecideNoExecute).
+  if (!tainted) return absl::InfiniteFuture();
   absl::Time now = ctx_.clock.Now();
   auto parsed = api::meta::ParseRfc3339(taint.time_added);
   absl::Time added = parsed.ok() ? *parsed : now;
@@ -257,7 +402,17 @@ absl::StatusOr<Result> NodeLifecycle::Reconcile(const std::string& name) {
   absl::Time now = ctx_.clock.Now();
   absl::Time expires = Probe(*cached) + opts_.grace;
   bool expired = now >= expires;
-  BATCHD_ASSIGN_OR_RETURN(const Json node, Sync(*ref, name, expired));
+  BATCHD_ASSIGN_OR_RETURN(Json node, SyncStatus(*ref, name, expired));
+  absl::Time retry = absl::InfiniteFuture();
+  {
+    const NodeView before = NodeView::Parse(node);
+    const std::string ready_now(before.ReadyStatus());
+    const NoExecute ne = DecideNoExecute(before, Unhealthy(ready_now), &retry);
+    Json spec_copy = node;
+    if (SetHealthTaints(spec_copy, ready_now, now, ne)) {
+      BATCHD_ASSIGN_OR_RETURN(node, ctx_.client.Update(nodes_.kind(), std::move(spec_copy)));
+    }
+  }
   const NodeView view = NodeView::Parse(node);  // `node` is not edited from here on.
   const std::string_view ready = view.ReadyStatus();
   bool unhealthy = Unhealthy(ready);
@@ -269,7 +424,7 @@ absl::StatusOr<Result> NodeLifecycle::Reconcile(const std::string& name) {
       unhealthy_.erase(name);
     }
   }
-  absl::Time next = expired ? absl::InfiniteFuture() : expires;
+  absl::Time next = std::min(expired ? absl::InfiniteFuture() : expires, retry);
   if (unhealthy) {
     BATCHD_ASSIGN_OR_RETURN(absl::Time due, Evict(view, ready));
     next = std::min(next, due);

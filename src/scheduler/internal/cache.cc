@@ -179,7 +179,14 @@ bool Cache::UpsertNode(const Json& node) {
 
   auto it = nodes_.find(name);
   if (it == nodes_.end()) {
-    nodes_.emplace(name, std::move(fresh));
+    NodeInfo& added = nodes_.emplace(name, std::move(fresh)).first->second;
+    // A node deleted and created again (an agent re-registering) still runs
+    // the pods bound to it: their accounting, kept in `placed_`, is applied
+    // again, so it does not start over at zero usage and over-commit.
+    // O(placed pods), once per new node.
+    for (const auto& [key, p] : placed_) {
+      if (p.node == name) Apply(added, p, +1);
+    }
     ++generation_;
     return true;
   }
@@ -199,7 +206,8 @@ bool Cache::UpsertNode(const Json& node) {
 
 void Cache::RemoveNode(const std::string& name) {
   if (nodes_.erase(name) > 0) ++generation_;
-  // Pods placed there keep their `placed_` entry; they are removed by their own events.
+  // Pods placed there keep their `placed_` entry; they are removed by their
+  // own events, or counted again if the node comes back (UpsertNode).
 }
 
 void Cache::Apply(NodeInfo& n, const Placed& p, int sign) {

@@ -173,6 +173,28 @@ TEST(CacheTest, AssumedPodsConsumeCapacityAndSpread) {
   EXPECT_EQ(cache.Schedule(*p9).node, "a");
 }
 
+// A node deleted and registered again keeps counting the pods bound to it:
+// no over-commit after an agent re-registers; a pod that leaves while the
+// node is gone is not counted when it comes back.
+TEST(CacheTest, RecreatedNodeKeepsItsBoundPods) {
+  Cache cache;
+  cache.UpsertNode(Node("a", "2"));
+  auto p1 = ParsePod(Pod("p1", "1"), cache.resources());
+  auto p2 = ParsePod(Pod("p2", "1"), cache.resources());
+  cache.AddPod(*p1, "a", false);
+  cache.AddPod(*p2, "a", false);
+  cache.RemoveNode("a");
+  cache.UpsertNode(Node("a", "2"));
+  EXPECT_EQ(cache.node("a")->Used(kCpu), 2000);
+  auto p3 = ParsePod(Pod("p3", "1"), cache.resources());
+  EXPECT_EQ(cache.Schedule(*p3).node, "");  // full: no over-commit
+  cache.RemoveNode("a");
+  EXPECT_TRUE(cache.RemovePod("ns/p2"));
+  cache.UpsertNode(Node("a", "2"));
+  EXPECT_EQ(cache.node("a")->Used(kCpu), 1000);
+  EXPECT_EQ(cache.Schedule(*p3).node, "a");
+}
+
 TEST(CacheTest, NodeUpdateReportsRelevantChanges) {
   Cache cache;
   EXPECT_TRUE(cache.UpsertNode(Node("a", "2")));

@@ -112,3 +112,30 @@ ${3:-}
         command: ["sh", "-c", "sleep 300; echo $2"]
 YAML
 }
+
+# start_remote_agent NODE DIR [AGENT_FLAGS...]: starts `batchd agent` for Node
+# NODE with data dir DIR, labelled and tainted "NODE=yes" (NoSchedule) so only
+# pods that ask land there; sets AGENT_PID and waits until the node is Ready.
+# The agent's output goes to DIR.log.
+start_remote_agent() {
+  local node=$1 dir=$2 port
+  shift 2
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+  mkdir -p "$dir"
+  "${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$node" --data-dir "$dir" \
+    --log-port "$port" --labels "$node=yes" --taints "$node=yes:NoSchedule" "$@" \
+    >"$dir.log" 2>&1 &
+  AGENT_PID=$!
+  poll 30 node_ready_is "$node" True ||
+    fail "node $node not Ready within 30s; agent log: $(tail -n 3 "$dir.log" | tr '\n' ' ')"
+}
+node_ready_is() {
+  [[ $(k get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == "$2" ]]
+}
+# pinned_spec NODE [INDENT]: pod spec lines (indented by INDENT, default 6
+# spaces: a Job's template) that put a pod on NODE only.
+pinned_spec() {
+  local in=${2-      }
+  printf '%snodeSelector: {%s: "yes"}\n%stolerations: [{key: %s, operator: Exists}]\n' \
+    "$in" "$1" "$in" "$1"
+}
