@@ -35,6 +35,9 @@ class ObservableStore : public Store {
   absl::StatusOr<KeyValue> Get(std::string_view key) override;
   absl::StatusOr<RangeResult> Range(std::string_view prefix, std::string_view start_after,
                                     int64_t limit) override;
+  absl::StatusOr<RangeResult> RangeAtRevision(std::string_view prefix,
+                                              std::string_view start_after, int64_t limit,
+                                              int64_t revision) override;
   absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override;
   std::vector<absl::StatusOr<KeyValue>> CreateMany(
       std::vector<std::pair<std::string, std::string>> kvs) override;
@@ -47,6 +50,7 @@ class ObservableStore : public Store {
   absl::Status Compact(int64_t revision) override;
   int64_t Revision() override { return inner_->Revision(); }
   int64_t OldestWatchableRevision() override { return inner_->OldestWatchableRevision(); }
+  int64_t CompactedRevision() override { return inner_->CompactedRevision(); }
 
   // Appends `batchd_store_operations_total`, the
   // `batchd_store_operation_duration_seconds` histogram and the

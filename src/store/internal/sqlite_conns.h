@@ -30,12 +30,13 @@ struct SqliteWriteOp {
 
 struct SqliteWriteConn {
   std::unique_ptr<SqliteDb> db;
-  std::unique_ptr<SqliteStmt> begin, commit, rollback, select, insert, update, erase, set_meta;
+  std::unique_ptr<SqliteStmt> begin, commit, rollback, select, insert, compact, set_meta;
 };
 
 struct SqliteReadConn {
   std::unique_ptr<SqliteDb> db;
-  std::unique_ptr<SqliteStmt> begin, commit, get, revision, range_bounded, range_open;
+  std::unique_ptr<SqliteStmt> begin, commit, get, revision, compacted, range_bounded, range_open,
+      history_bounded, history_open, prev;
 };
 
 }  // namespace batchd::store::internal

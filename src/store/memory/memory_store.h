@@ -34,6 +34,11 @@ class MemoryStore : public Store {
   absl::StatusOr<KeyValue> Get(std::string_view key) override;
   absl::StatusOr<RangeResult> Range(std::string_view prefix, std::string_view start_after,
                                     int64_t limit) override;
+  // Reads a past revision by undoing the ring's later events on the current
+  // state: any revision the ring still covers (OldestWatchableRevision on).
+  absl::StatusOr<RangeResult> RangeAtRevision(std::string_view prefix,
+                                              std::string_view start_after, int64_t limit,
+                                              int64_t revision) override;
   absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override;
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;

@@ -87,21 +87,9 @@ absl::Status SqliteStore::TryBatch(const std::vector<SqliteWriteOp*>& batch,
   BATCHD_RETURN_IF_ERROR(RunOnce(*w.begin));
   int64_t rev = writer_revision_;
   absl::Status st;
-  bool deleted = false;
   for (SqliteWriteOp* op : batch) {
-    const size_t before = events->size();
     st = ApplyOp(*op, &rev, events);
     if (!st.ok()) break;
-    deleted |= events->size() > before && events->back().type == Event::Type::kDelete;
-  }
-  // The revision is max(mod_rev) over kv unless the newest write was a delete
-  // (whose revision no row keeps): only then is it written to meta. Most
-  // commits thus write the rows' pages alone, not also the meta page.
-  if (st.ok() && deleted) {
-    ScopedReset reset(*w.set_meta);
-    w.set_meta->BindText(1, "revision");
-    w.set_meta->BindInt64(2, rev);
-    st = w.set_meta->Run();
   }
   if (st.ok()) st = RunOnce(*w.commit);
   if (!st.ok()) {
@@ -114,15 +102,22 @@ absl::Status SqliteStore::TryBatch(const std::vector<SqliteWriteOp*>& batch,
 
 namespace {
 
-// Reads `key` into `kv`; false when absent.
+// Reads `key`'s newest version into `kv`; false when absent or deleted.
 absl::StatusOr<bool> SelectKey(SqliteStmt& select, std::string_view key, KeyValue* kv) {
   ScopedReset reset(select);
   select.BindText(1, key);
   BATCHD_ASSIGN_OR_RETURN(bool row, select.Step());
-  if (!row) return false;
+  if (!row || select.ColumnInt64(3) != 0) return false;
   *kv = KeyValue{std::string(key), select.ColumnString(0), select.ColumnInt64(1),
                  select.ColumnInt64(2)};
   return true;
+}
+
+absl::Status SetMeta(SqliteStmt& set_meta, std::string_view name, int64_t value) {
+  ScopedReset reset(set_meta);
+  set_meta.BindText(1, name);
+  set_meta.BindInt64(2, value);
+  return set_meta.Run();
 }
 
 absl::Status CheckExpected(const SqliteWriteOp& op, const KeyValue& current) {
@@ -140,10 +135,14 @@ absl::Status CheckExpected(const SqliteWriteOp& op, const KeyValue& current) {
 absl::Status SqliteStore::ApplyOp(SqliteWriteOp& op, int64_t* rev, std::vector<Event>* events) {
   internal::SqliteWriteConn& w = *writer_;
   if (op.kind == SqliteWriteOp::Kind::kCompact) {
-    ScopedReset reset(*w.set_meta);
-    w.set_meta->BindText(1, "compacted");
-    w.set_meta->BindInt64(2, op.expected);
-    BATCHD_RETURN_IF_ERROR(w.set_meta->Run());
+    {
+      ScopedReset reset(*w.compact);
+      w.compact->BindInt64(1, op.expected);
+      BATCHD_RETURN_IF_ERROR(w.compact->Run());
+    }
+    // The newest row may have been a tombstone it removed.
+    BATCHD_RETURN_IF_ERROR(SetMeta(*w.set_meta, "revision", *rev));
+    BATCHD_RETURN_IF_ERROR(SetMeta(*w.set_meta, "compacted", op.expected));
     compacted_.store(op.expected);  // Only grows; a rollback leaves it ahead harmlessly.
     op.result = KeyValue{};
     return absl::OkStatus();
@@ -165,16 +164,17 @@ absl::Status SqliteStore::ApplyOp(SqliteWriteOp& op, int64_t* rev, std::vector<E
     op.result = st;
     return absl::OkStatus();
   }
-  SqliteStmt& stmt = op.kind == SqliteWriteOp::Kind::kCreate   ? *w.insert
-                     : op.kind == SqliteWriteOp::Kind::kUpdate ? *w.update
-                                                               : *w.erase;
   {
+    // Every write appends the key's version at `next`; a delete's is a
+    // tombstone that keeps the create revision.
+    const bool del = op.kind == SqliteWriteOp::Kind::kDelete;
+    SqliteStmt& stmt = *w.insert;
     ScopedReset reset(stmt);
-    stmt.BindText(1, op.key);
-    if (op.kind != SqliteWriteOp::Kind::kDelete) {
-      stmt.BindBlob(2, op.value);
-      stmt.BindInt64(3, next);
-    }
+    stmt.BindInt64(1, next);
+    stmt.BindText(2, op.key);
+    stmt.BindBlob(3, del ? std::string_view() : std::string_view(op.value));
+    stmt.BindInt64(4, exists ? event.prev.create_revision : next);
+    stmt.BindInt64(5, del ? 1 : 0);
     BATCHD_RETURN_IF_ERROR(stmt.Run());
   }
   *rev = next;

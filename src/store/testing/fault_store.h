@@ -65,6 +65,12 @@ class FaultStore : public Store {
     RunHook();
     return inner_.Range(prefix, start_after, limit);
   }
+  absl::StatusOr<RangeResult> RangeAtRevision(std::string_view prefix,
+                                              std::string_view start_after, int64_t limit,
+                                              int64_t revision) override {
+    RunHook();
+    return inner_.RangeAtRevision(prefix, start_after, limit, revision);
+  }
   absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override {
     return Write([&] { return inner_.Create(key, std::move(value)); });
   }
@@ -87,6 +93,7 @@ class FaultStore : public Store {
   }
   int64_t Revision() override { return inner_.Revision(); }
   int64_t OldestWatchableRevision() override { return inner_.OldestWatchableRevision(); }
+  int64_t CompactedRevision() override { return inner_.CompactedRevision(); }
 
  private:
   struct Fault {
