@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace batchd::cmd {
 
@@ -30,6 +31,12 @@ struct ServerOptions {
   std::string config_file;
   // Kubernetes feature gates, "Name=true,Other=false" (feature_gates.h).
   std::string feature_gates;
+  // kube-apiserver's --etcd-compaction-interval: how often the store's
+  // revision history is compacted (to the revision one interval ago); 0: never.
+  absl::Duration compaction_interval = absl::Minutes(5);
+  // kube-apiserver's --event-ttl: Events are deleted this long after their
+  // last write; 0: kept.
+  absl::Duration event_ttl = absl::Hours(1);
 };
 
 class Server {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "api/testing/builders.h"
 #include "common/testing/fake_clock.h"
 #include "gtest/gtest.h"
@@ -172,6 +173,47 @@ TEST_F(RegistryListTest, BookmarkNeverPassesAnUnsentEvent) {
   ASSERT_TRUE(
       reg_->Create(*jobs_, "kube-system", MakeJob("z", "kube-system").Obj(), WriteOptions{}).ok());
   EXPECT_EQ((*w)->Revision(), store_.Revision());
+}
+
+// PUT with metadata.uid: a precondition (409 on mismatch, kube's message).
+TEST_F(RegistryListTest, UpdateHonoursUidPrecondition) {
+  Json j = MustCreate("u");
+  Json stale = j;
+  stale["metadata"]["uid"] = "00000000-0000-0000-0000-000000000000";
+  stale["metadata"].erase("resourceVersion");
+  auto r = reg_->Update(*jobs_, "default", "u", stale, false, WriteOptions{});
+  EXPECT_EQ(Reason(r.status()), "Conflict");
+  EXPECT_EQ(r.status().message(),
+            absl::StrCat("Operation cannot be fulfilled on jobs.batch \"u\": Precondition failed: "
+                         "UID in precondition: 00000000-0000-0000-0000-000000000000, UID in "
+                         "object meta: ",
+                         j["metadata"]["uid"].get<std::string>()));
+  Json good = j;
+  good["metadata"].erase("resourceVersion");
+  good["metadata"]["labels"]["x"] = "y";
+  EXPECT_TRUE(reg_->Update(*jobs_, "default", "u", good, false, WriteOptions{}).ok());
+}
+
+// Removing the last finalizer of a deleting object deletes it in the same
+// commit: one revision, no stored finalizer-less intermediate state.
+TEST_F(RegistryListTest, EmptyingFinalizersDeletesInOneCommit) {
+  auto c = reg_->Create(*jobs_, "default", MakeJob("f").Finalizer("example.com/hold").Obj(),
+                        WriteOptions{});
+  ASSERT_TRUE(c.ok());
+  DeleteOptions bg;
+  bg.propagation_policy = "Background";
+  ASSERT_TRUE(reg_->Delete(*jobs_, "default", "f", bg).ok());
+  const int64_t before = store_.Revision();
+  auto cur = reg_->Get(*jobs_, "default", "f");
+  ASSERT_TRUE(cur.ok());
+  Json live = (*cur)->Decode();
+  live["metadata"]["finalizers"] = Json::array();
+  auto u = reg_->Update(*jobs_, "default", "f", live, false, WriteOptions{});
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(store_.Revision(), before + 1);
+  EXPECT_EQ(u->value("metadata", Json::object()).value("resourceVersion", ""),
+            std::to_string(before + 1));
+  EXPECT_FALSE(reg_->Get(*jobs_, "default", "f").ok());
 }
 
 }  // namespace

@@ -95,6 +95,16 @@ absl::StatusOr<KeyValue> ObservableStore::Delete(std::string_view key,
   return r;
 }
 
+absl::StatusOr<KeyValue> ObservableStore::DeleteWithFinalValue(std::string_view key,
+                                                               int64_t expected_mod_revision,
+                                                               std::string final_value) {
+  absl::Time start = clock_.Now();
+  absl::StatusOr<KeyValue> r =
+      inner_->DeleteWithFinalValue(key, expected_mod_revision, std::move(final_value));
+  Record(Operation::kDelete, r.status(), start);
+  return r;
+}
+
 absl::StatusOr<std::unique_ptr<WatchHandle>> ObservableStore::Watch(std::string_view prefix,
                                                                     int64_t after_revision,
                                                                     WatchCallback cb) {

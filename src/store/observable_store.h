@@ -44,6 +44,8 @@ class ObservableStore : public Store {
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;
+  absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key, int64_t expected_mod_revision,
+                                                std::string final_value) override;
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view prefix,
                                                      int64_t after_revision,
                                                      WatchCallback cb) override;

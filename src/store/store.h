@@ -118,6 +118,19 @@ class Store {
   virtual absl::StatusOr<KeyValue> Delete(std::string_view key,
                                           int64_t expected_mod_revision) = 0;
 
+  // Deletes `key` as Delete does, in one revision, but its delete event (and
+  // the returned entry) carries `final_value` as the key's last value: what a
+  // write that empties a deleting object's finalizers stored, had it been
+  // stored. The default is not atomic (an Update, then a Delete); backends
+  // override it.
+  virtual absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key,
+                                                        int64_t expected_mod_revision,
+                                                        std::string final_value) {
+    absl::StatusOr<KeyValue> u = Update(key, std::move(final_value), expected_mod_revision);
+    if (!u.ok()) return u.status();
+    return Delete(key, u->mod_revision);
+  }
+
   // Calls `cb` for every change to a key with `prefix` whose revision is
   // > `after_revision`, first replaying retained history. `after_revision` of
   // -1 means "from now on". OutOfRange when history after `after_revision` is

@@ -24,6 +24,7 @@ struct SqliteWriteOp {
   std::string_view key;
   std::string value;
   int64_t expected = 0;  // Expected mod revision, or the compaction revision.
+  bool final_value = false;  // kDelete: `value` is the key's last value.
   absl::StatusOr<KeyValue> result = absl::UnknownError("write not executed");
   bool done = false;
 };

@@ -141,6 +141,18 @@ absl::StatusOr<KeyValue> MemoryStore::Update(std::string_view key, std::string v
 
 absl::StatusOr<KeyValue> MemoryStore::Delete(std::string_view key,
                                              int64_t expected_mod_revision) {
+  return DeleteImpl(key, expected_mod_revision, std::nullopt);
+}
+
+absl::StatusOr<KeyValue> MemoryStore::DeleteWithFinalValue(std::string_view key,
+                                                           int64_t expected_mod_revision,
+                                                           std::string final_value) {
+  return DeleteImpl(key, expected_mod_revision, std::move(final_value));
+}
+
+absl::StatusOr<KeyValue> MemoryStore::DeleteImpl(std::string_view key,
+                                                 int64_t expected_mod_revision,
+                                                 std::optional<std::string> final_value) {
   absl::MutexLock write_lock(&write_mu_);
   Event event;
   event.type = Event::Type::kDelete;
@@ -155,6 +167,7 @@ absl::StatusOr<KeyValue> MemoryStore::Delete(std::string_view key,
     event.prev = std::move(it->second);
     data_.erase(it);
     event.kv = event.prev;
+    if (final_value) event.kv.value = std::move(*final_value);
     event.kv.mod_revision = revision_;
   }
   KeyValue result = event.kv;

@@ -126,7 +126,7 @@ absl::StatusOr<int64_t> ReadMeta(SqliteDb& db, std::string_view name) {
 
 absl::StatusOr<std::unique_ptr<SqliteWriteConn>> OpenWriter(const SqliteOptions& options) {
   auto w = std::make_unique<SqliteWriteConn>();
-  BATCHD_ASSIGN_OR_RETURN(w->db, SqliteDb::Open(options.path, /*create=*/true));
+  BATCHD_ASSIGN_OR_RETURN(w->db, SqliteDb::Open(options.path, /*create=*/true, options.vfs));
   BATCHD_RETURN_IF_ERROR(ConfigureConnection(*w->db, options.sync));
   if (options.quick_check_on_open) {
     BATCHD_ASSIGN_OR_RETURN(std::string check, w->db->QueryString("PRAGMA quick_check"));
@@ -156,7 +156,7 @@ absl::StatusOr<std::unique_ptr<SqliteWriteConn>> OpenWriter(const SqliteOptions&
 
 absl::StatusOr<std::unique_ptr<SqliteReadConn>> OpenReader(const SqliteOptions& options) {
   auto r = std::make_unique<SqliteReadConn>();
-  BATCHD_ASSIGN_OR_RETURN(r->db, SqliteDb::Open(options.path, /*create=*/false));
+  BATCHD_ASSIGN_OR_RETURN(r->db, SqliteDb::Open(options.path, /*create=*/false, options.vfs));
   sqlite3_busy_timeout(r->db->raw(), 10000);
   SqliteDb& db = *r->db;
   BATCHD_ASSIGN_OR_RETURN(r->begin, db.Prepare("BEGIN"));
@@ -381,10 +381,8 @@ absl::Status SqliteStore::ReadHistory(std::string_view prefix, int64_t after, in
           }
         }
         if (deleted) {
-          // A delete's event carries the last value the key held.
+          // A tombstone keeps the last value its event carried.
           e.type = Event::Type::kDelete;
-          e.kv.value = e.prev.value;
-          e.kv.create_revision = e.prev.create_revision;
         }
         if (!emit(e)) break;
       }
@@ -444,6 +442,18 @@ absl::StatusOr<KeyValue> SqliteStore::Delete(std::string_view key,
   op.kind = SqliteWriteOp::Kind::kDelete;
   op.key = key;
   op.expected = expected_mod_revision;
+  return Submit(op);
+}
+
+absl::StatusOr<KeyValue> SqliteStore::DeleteWithFinalValue(std::string_view key,
+                                                           int64_t expected_mod_revision,
+                                                           std::string final_value) {
+  SqliteWriteOp op;
+  op.kind = SqliteWriteOp::Kind::kDelete;
+  op.key = key;
+  op.expected = expected_mod_revision;
+  op.value = std::move(final_value);
+  op.final_value = true;
   return Submit(op);
 }
 

@@ -68,6 +68,16 @@ struct SqliteOptions {
   int read_pool_size = 4;
   // Run `PRAGMA quick_check` on open (linear in database size).
   bool quick_check_on_open = true;
+  // Tests only: the SQLite VFS to open the files with (store/testing/
+  // lazy_vfs.h), and a failpoint called at named points of every commit —
+  // "beforeCommit" (changes applied in the open transaction), "afterCommit"
+  // (committed; events not yet delivered, writers not yet answered), and
+  // "compactBeforeCommit" / "compactAfterCommit" for a compaction's. A non-OK
+  // status before a commit rolls the batch back (its writes fail with it);
+  // after, the batch stays committed and delivered but its writers get the
+  // status (a lost acknowledgement). It may also end the process (a crash).
+  std::string vfs;
+  std::function<absl::Status(std::string_view point)> failpoint;
   // The hub's in-memory ring: none, replays read `log`.
   internal::WatchHubOptions history{/*max_events=*/0, /*max_bytes=*/0};
 };
@@ -94,6 +104,8 @@ class SqliteStore : public Store, private internal::HistorySource {
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;
+  absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key, int64_t expected_mod_revision,
+                                                std::string final_value) override;
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view prefix,
                                                      int64_t after_revision,
                                                      WatchCallback cb) override;

@@ -1,5 +1,6 @@
 // The write path of SqliteStore: the queue and group commit (see
 // sqlite_store.h).
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,16 @@ using internal::SqliteWriteOp;
 // thread (no hand-off to a writer thread and back, which cost two context
 // switches per write), and under contention one leader still commits a
 // whole batch at once.
+namespace {
+
+bool IsCompaction(const std::vector<SqliteWriteOp*>& batch) {
+  return std::any_of(batch.begin(), batch.end(), [](const SqliteWriteOp* op) {
+    return op->kind == SqliteWriteOp::Kind::kCompact;
+  });
+}
+
+}  // namespace
+
 absl::StatusOr<KeyValue> SqliteStore::Submit(SqliteWriteOp& op) {
   SubmitAll({&op});
   return std::move(op.result);
@@ -54,6 +65,21 @@ void SqliteStore::SubmitAll(const std::vector<SqliteWriteOp*>& ops) {
     }
     queue_mu_.Unlock();
     std::vector<Event> events = ExecuteBatch(batch);
+    for (const SqliteWriteOp* o : batch) {
+      if (o->kind == SqliteWriteOp::Kind::kCompact && o->result.ok()) {
+        compacted_.store(std::max(compacted_.load(), o->expected));
+      }
+    }
+    if (options_.failpoint) {
+      // Committed, not yet delivered or answered.
+      absl::Status lost =
+          options_.failpoint(IsCompaction(batch) ? "compactAfterCommit" : "afterCommit");
+      if (!lost.ok()) {
+        for (SqliteWriteOp* o : batch) {
+          if (o->result.ok()) o->result = lost;
+        }
+      }
+    }
     // Deliver before acknowledging: watchers see a write before its author.
     hub_.Publish(std::move(events));
     revision_.store(writer_revision_);
@@ -90,6 +116,9 @@ absl::Status SqliteStore::TryBatch(const std::vector<SqliteWriteOp*>& batch,
   for (SqliteWriteOp* op : batch) {
     st = ApplyOp(*op, &rev, events);
     if (!st.ok()) break;
+  }
+  if (st.ok() && options_.failpoint) {
+    st = options_.failpoint(IsCompaction(batch) ? "compactBeforeCommit" : "beforeCommit");
   }
   if (st.ok()) st = RunOnce(*w.commit);
   if (!st.ok()) {
@@ -143,8 +172,7 @@ absl::Status SqliteStore::ApplyOp(SqliteWriteOp& op, int64_t* rev, std::vector<E
     // The newest row may have been a tombstone it removed.
     BATCHD_RETURN_IF_ERROR(SetMeta(*w.set_meta, "revision", *rev));
     BATCHD_RETURN_IF_ERROR(SetMeta(*w.set_meta, "compacted", op.expected));
-    compacted_.store(op.expected);  // Only grows; a rollback leaves it ahead harmlessly.
-    op.result = KeyValue{};
+    op.result = KeyValue{};  // compacted_ moves once this commits (SubmitAll)
     return absl::OkStatus();
   }
   Event event;
@@ -166,13 +194,15 @@ absl::Status SqliteStore::ApplyOp(SqliteWriteOp& op, int64_t* rev, std::vector<E
   }
   {
     // Every write appends the key's version at `next`; a delete's is a
-    // tombstone that keeps the create revision.
+    // tombstone with the create revision and the last value (what its
+    // event carries, also when replayed).
     const bool del = op.kind == SqliteWriteOp::Kind::kDelete;
     SqliteStmt& stmt = *w.insert;
     ScopedReset reset(stmt);
     stmt.BindInt64(1, next);
     stmt.BindText(2, op.key);
-    stmt.BindBlob(3, del ? std::string_view() : std::string_view(op.value));
+    stmt.BindBlob(3, del && !op.final_value ? std::string_view(event.prev.value)
+                                            : std::string_view(op.value));
     stmt.BindInt64(4, exists ? event.prev.create_revision : next);
     stmt.BindInt64(5, del ? 1 : 0);
     BATCHD_RETURN_IF_ERROR(stmt.Run());
@@ -181,6 +211,8 @@ absl::Status SqliteStore::ApplyOp(SqliteWriteOp& op, int64_t* rev, std::vector<E
   if (op.kind == SqliteWriteOp::Kind::kDelete) {
     event.type = Event::Type::kDelete;
     event.kv = event.prev;
+    // Copied: a batch that fails later is retried from `op`.
+    if (op.final_value) event.kv.value = op.value;
   } else {
     // Copy the value: a batch that fails later is retried from `op`.
     event.kv = KeyValue{std::string(op.key), op.value,

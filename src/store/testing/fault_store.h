@@ -81,6 +81,12 @@ class FaultStore : public Store {
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override {
     return Write([&] { return inner_.Delete(key, expected_mod_revision); });
   }
+  absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key, int64_t expected_mod_revision,
+                                                std::string final_value) override {
+    return Write([&] {
+      return inner_.DeleteWithFinalValue(key, expected_mod_revision, std::move(final_value));
+    });
+  }
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view prefix,
                                                      int64_t after_revision,
                                                      WatchCallback cb) override {

@@ -528,8 +528,36 @@ TYPED_TEST_P(StoreConformanceTest, WatchFromCompactedRevisionReplays) {
   EXPECT_TRUE(ev[2].prev.key.empty());
 }
 
+// A delete that records the key's final value: one revision, and its event
+// (live and replayed) carries that value.
+TYPED_TEST_P(StoreConformanceTest, DeleteWithFinalValueIsOneRevision) {
+  Store& s = *this->store_;
+  ASSERT_TRUE(s.Create("/f/a", "held").ok());  // 1
+  EXPECT_EQ(s.DeleteWithFinalValue("/f/a", 7, "final").status().code(),
+            absl::StatusCode::kAborted);
+  EventRecorder live;
+  auto h = s.Watch("/f/", -1, live.Callback());
+  ASSERT_TRUE(h.ok());
+  absl::StatusOr<KeyValue> d = s.DeleteWithFinalValue("/f/a", 1, "final");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->mod_revision, 2);
+  EXPECT_EQ(d->value, "final");
+  EXPECT_EQ(s.Revision(), 2);
+  EXPECT_EQ(s.Get("/f/a").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(live.WaitForCount(1));
+  EXPECT_EQ(live.Events()[0].type, Event::Type::kDelete);
+  EXPECT_EQ(live.Events()[0].kv.value, "final");
+  EXPECT_EQ(live.Events()[0].prev.value, "held");
+  EventRecorder replay;
+  auto r = s.Watch("/f/", 1, replay.Callback());
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(replay.WaitForCount(1));
+  EXPECT_EQ(replay.Events()[0].kv.value, "final");
+  EXPECT_EQ(replay.Events()[0].prev.value, "held");
+}
+
 REGISTER_TYPED_TEST_SUITE_P(StoreConformanceTest, RangeAtPastRevision,
-                            WatchFromCompactedRevisionReplays, CreateGetUpdateDelete, ErrorCodes,
+                            WatchFromCompactedRevisionReplays, DeleteWithFinalValueIsOneRevision, CreateGetUpdateDelete, ErrorCodes,
                             UnconditionalWrites, RevisionsAreGlobalAndMonotonic, Range,
                             WatchFromNow, WatchReplaysHistory, WatchFiltersByPrefix,
                             DeleteEventCarriesPrevValue, WatchFutureRevision,
