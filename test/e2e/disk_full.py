@@ -2,7 +2,8 @@
 """Client for test_disk_full.sh (stdlib only).
 
   disk_full.py fill PORT NS FILLER OUT.json
-      Creates Leases (with a 64 KiB annotation) until a create fails; the
+      Creates 20 Leases, fills the disk (FILLER), then creates Leases (with
+      a 64 KiB annotation) until a create fails; the
       failure must be a 500 (or 507) Status naming the full disk. Meanwhile
       reads must keep working. Then removes FILLER (space returns) and
       retries a create until it succeeds (within 30 s). Writes every
@@ -41,9 +42,32 @@ def die(msg):
     sys.exit(1)
 
 
+def fill_disk(path):
+    """Writes zeros to `path` until the file system is full."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for size in (65536, 4096, 512):
+            chunk = b"\0" * size
+            try:
+                while True:
+                    os.write(fd, chunk)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+
+
 def fill(port, ns, filler, out):
     base = f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
     acked = {}
+    # Some writes while there is space, then the disk fills up.
+    for i in range(20):
+        name = f"ok{i:03d}"
+        st, body = req(port, "POST", base, lease(name))
+        if st != 201:
+            die(f"create {name} with space left: {st} {body}")
+        acked[name] = body["metadata"]["resourceVersion"]
+    fill_disk(filler)
     failure = None
     for i in range(5000):
         name = f"df{i:05d}"
@@ -73,7 +97,7 @@ def fill(port, ns, filler, out):
         if st3 != 200 or len(lst["items"]) != len(acked):
             die(f"list while full: {st3}, {len(lst['items']) if lst else None} items, "
                 f"want {len(acked)}")
-        st4, one = req(port, "GET", f"{base}/df00000")
+        st4, one = req(port, "GET", f"{base}/ok000")
         if st4 != 200:
             die(f"get while full: {st4}")
     os.remove(filler)
