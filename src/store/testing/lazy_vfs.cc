@@ -6,9 +6,11 @@
 
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace batchd::store::testing {
 namespace {
@@ -25,8 +27,9 @@ struct FileLog {
   std::vector<Region> undo;
 };
 
-std::mutex g_mu;
-std::map<std::string, FileLog>* g_files = new std::map<std::string, FileLog>();
+absl::Mutex g_mu(absl::kConstInit);
+std::map<std::string, FileLog>* g_files ABSL_GUARDED_BY(g_mu) = new std::map<std::string, FileLog>();
+// Set once by Register (under g_mu), read by the VFS methods afterwards.
 sqlite3_vfs* g_base = nullptr;
 sqlite3_vfs g_vfs;
 
@@ -48,7 +51,7 @@ sqlite3_int64 SizeOf(sqlite3_file* real) {
 void SavePreImage(LazyFile* f, sqlite3_int64 offset, sqlite3_int64 n) {
   sqlite3_file* real = f->real();
   const sqlite3_int64 size = SizeOf(real);
-  std::lock_guard<std::mutex> lock(g_mu);
+  absl::MutexLock lock(&g_mu);
   FileLog& log = (*g_files)[*f->path];
   if (log.synced_size < 0) log.synced_size = size;
   if (offset >= size) return;
@@ -81,7 +84,7 @@ int Sync(sqlite3_file* f, int flags) {
   int rc = L(f)->real()->pMethods->xSync(L(f)->real(), flags);
   if (rc == SQLITE_OK) {
     const sqlite3_int64 size = SizeOf(L(f)->real());
-    std::lock_guard<std::mutex> lock(g_mu);
+    absl::MutexLock lock(&g_mu);
     FileLog& log = (*g_files)[*L(f)->path];
     log.undo.clear();
     log.synced_size = size;
@@ -138,7 +141,7 @@ int Open(sqlite3_vfs*, const char* name, sqlite3_file* f, int flags, int* out_fl
 }
 int Delete(sqlite3_vfs*, const char* name, int sync_dir) {
   {
-    std::lock_guard<std::mutex> lock(g_mu);
+    absl::MutexLock lock(&g_mu);
     g_files->erase(name);
   }
   return g_base->xDelete(g_base, name, sync_dir);
@@ -164,7 +167,7 @@ int CurrentTimeInt64(sqlite3_vfs*, sqlite3_int64* t) {
 }  // namespace
 
 absl::Status LazyVfs::Register() {
-  std::lock_guard<std::mutex> lock(g_mu);
+  absl::MutexLock lock(&g_mu);
   if (g_base != nullptr) return absl::OkStatus();
   g_base = sqlite3_vfs_find(nullptr);
   if (g_base == nullptr) return absl::InternalError("no default SQLite VFS");
@@ -194,7 +197,7 @@ absl::Status LazyVfs::Register() {
 }
 
 void LazyVfs::DropUnsynced() {
-  std::lock_guard<std::mutex> lock(g_mu);
+  absl::MutexLock lock(&g_mu);
   for (auto& [path, log] : *g_files) {
     int fd = ::open(path.c_str(), O_WRONLY);
     if (fd < 0) continue;
@@ -212,7 +215,7 @@ void LazyVfs::DropUnsynced() {
 }
 
 size_t LazyVfs::UnsyncedRegions() {
-  std::lock_guard<std::mutex> lock(g_mu);
+  absl::MutexLock lock(&g_mu);
   size_t n = 0;
   for (const auto& [path, log] : *g_files) n += log.undo.size();
   return n;
