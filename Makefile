@@ -17,7 +17,7 @@ build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
-	$(BUILD_DIR)/bin/batchd server --listen 127.0.0.1:$(PORT) --data-dir $(DATA_DIR)
+	$(BUILD_DIR)/bin/batchd server --listen 127.0.0.1:$(PORT) --data-dir $(DATA_DIR) --allow-loopback-admin
 
 unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300

@@ -41,6 +41,10 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
   std::exit(1);
 }
 
+// `--token T`: every request carries `Authorization: Bearer T` (the
+// authentication + RBAC path; docs/security.md).
+std::string g_auth_header;
+
 // A minimal HTTP/1.1 keep-alive client over one socket.
 class Conn {
  public:
@@ -64,7 +68,7 @@ class Conn {
             const std::string& content_type = "application/json",
             const std::string& accept = "application/json") {
     std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: " +
-                      accept + "\r\n";
+                      accept + "\r\n" + g_auth_header;
     if (!body.empty()) {
       req += "Content-Type: " + content_type + "\r\nContent-Length: " +
              std::to_string(body.size()) + "\r\n";
@@ -322,7 +326,12 @@ int IntFlag(int argc, char** argv, const char* name, int def) {
 int main(int argc, char** argv) {
   int port = IntFlag(argc, argv, "--port", 0);
   if (port <= 0) Die("usage: apiserver_bench --port P [--creates N] [--conns C] [--list-runs R] "
-                     "[--watchers W] [--updates U]");
+                     "[--watchers W] [--updates U] [--token T]");
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--token") == 0) {
+      g_auth_header = std::string("Authorization: Bearer ") + argv[i + 1] + "\r\n";
+    }
+  }
   int creates = IntFlag(argc, argv, "--creates", 20000);
   int list_n = std::min(creates, 10000);
   BenchCreates(port, creates, IntFlag(argc, argv, "--conns", 16), list_n);

@@ -46,7 +46,7 @@ start_server() {  # start_server NAME [flags...] -> PID, PORT
   local name=$1; shift
   PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   mkdir -p "$WORK/data-$name"
-  "$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/data-$name" "$@" \
+  "$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/data-$name" "$@" \
     >"$WORK/server-$name.log" 2>&1 &
   PID=$!
   local deadline=$((SECONDS + 30))

@@ -30,7 +30,7 @@ cleanup() {
 trap cleanup EXIT
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-"$BATCHD" server --no-local-node --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" \
+"$BATCHD" server --no-local-node --allow-loopback-admin --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" \
   >"$WORK/server.log" 2>&1 &
 PID=$!
 deadline=$((SECONDS + 30))

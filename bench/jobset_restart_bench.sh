@@ -24,7 +24,7 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 SERVER="http://127.0.0.1:$PORT"
 export KUBECONFIG=/dev/null
 k() { kubectl -s "$SERVER" --request-timeout=30s "$@"; }
-(cd "$WORK" && exec "$BUILD/bin/batchd" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" \
+(cd "$WORK" && exec "$BUILD/bin/batchd" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/data" \
   >"$WORK/server.log" 2>&1) &
 SERVER_PID=$!
 cleanup() {

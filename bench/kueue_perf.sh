@@ -26,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-"$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --no-local-node \
+"$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/data" --no-local-node \
   ${SERVER_FLAGS:-} >"$WORK/server.log" 2>&1 &
 PID=$!
 deadline=$((SECONDS + 30))

@@ -25,7 +25,7 @@ run_mode() {  # run_mode SYNC -> $WORK/SYNC.out
   local port
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   mkdir -p "$WORK/data-$1"
-  "$BATCHD" server --listen "127.0.0.1:$port" --data-dir "$WORK/data-$1" --no-local-node \
+  "$BATCHD" server --listen "127.0.0.1:$port" --allow-loopback-admin --data-dir "$WORK/data-$1" --no-local-node \
     --store-sync "$1" >"$WORK/server-$1.log" 2>&1 &
   PID=$!
   local deadline=$((SECONDS + 30))

@@ -5,13 +5,13 @@
 # leak or timeout. Crashing inputs are kept in build-fuzz/artifacts/.
 #
 # Environment: FUZZ_SECONDS (per target, default 20), FUZZ_JOBS (targets run
-# at once, default 2), FUZZ_TARGETS (default: all five), BUILD_DIR.
+# at once, default 2), FUZZ_TARGETS (default: all six), BUILD_DIR.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$ROOT/build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-20}
 JOBS=${FUZZ_JOBS:-2}
-TARGETS=(${FUZZ_TARGETS:-fuzz_codec fuzz_normalize fuzz_patch fuzz_http fuzz_protobuf})
+TARGETS=(${FUZZ_TARGETS:-fuzz_codec fuzz_normalize fuzz_patch fuzz_http fuzz_protobuf fuzz_auth})
 
 have_fuzzer_rt() {
   command -v clang++ >/dev/null &&

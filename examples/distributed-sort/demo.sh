@@ -62,7 +62,7 @@ if [[ -z ${SERVER:-} ]]; then
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     SERVER="http://127.0.0.1:$port"
     echo "demo: starting batchd server on $SERVER (data in $WORK)"
-    (cd "$WORK" && exec "$BIN_DIR/batchd" server --listen "127.0.0.1:$port" --data-dir "$WORK/batchd" \
+    (cd "$WORK" && exec "$BIN_DIR/batchd" server --listen "127.0.0.1:$port" --allow-loopback-admin --data-dir "$WORK/batchd" \
       >"$WORK/server.log" 2>&1) &
     STARTED_PID=$!
     for _ in $(seq 300); do healthy "$SERVER" && break; sleep 0.1; done

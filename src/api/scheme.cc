@@ -4,6 +4,7 @@
 #include "api/jobset/v1alpha2/jobset_v1alpha2.h"
 #include "api/kind.h"
 #include "api/kueue/kueue.h"
+#include "api/rbac/v1/rbac_v1.h"
 #include "api/scheduling/v1/scheduling_v1.h"
 #include "api/scheduling/v1alpha2/scheduling_v1alpha2.h"
 
@@ -24,6 +25,8 @@ std::shared_ptr<const Scheme> BuiltinScheme() {
     scheduling_v1alpha2::RegisterKinds(*s);
     discovery_v1::RegisterKinds(*s);
     jobset_v1alpha2::RegisterKinds(*s);
+    rbac_v1::RegisterKinds(*s);
+    rbac_v1::RegisterReviewKinds(*s);
     return s;
   }();
   return scheme;

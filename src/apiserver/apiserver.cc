@@ -10,6 +10,7 @@
 #include "api/json_access.h"
 #include "apiserver/internal/discovery.h"
 #include "apiserver/internal/negotiate.h"
+#include "apiserver/internal/route.h"
 #include "apiserver/internal/table.h"
 #include "apiserver/status_mapping.h"
 #include "common/logging.h"
@@ -23,13 +24,6 @@ using internal::Output;
 struct ApiServer::Discovery {
   explicit Discovery(const api::Scheme& s) : docs(s) {}
   internal::DiscoveryDocs docs;
-};
-
-struct ApiServer::Route {
-  const api::KindDef* kind = nullptr;
-  std::string ns;
-  std::string name;
-  std::string subresource;
 };
 
 namespace {
@@ -134,29 +128,41 @@ void ApiServer::Handle(const HttpRequest& req, ResponseWriter& w) {
     void EndStream() override { inner.EndStream(); }
     bool ClientGone() override { return inner.ClientGone(); }
   } capture(w, &code);
+  Scope scope;
   try {
-    Serve(req, capture, &verb, &resource);
+    Serve(req, capture, scope, &verb, &resource);
   } catch (const std::exception& e) {
     // Nothing a request sends may crash the server: report it instead.
     BATCHD_LOG_ERROR("request {} {} failed: {}", req.method, req.path, e.what());
     if (code == 0) SendError(req, capture, registry::Internal(e.what()));
   }
-  if (!resource.empty()) {
+  // Refusals (401/403) are counted for non-resource paths too.
+  if (!resource.empty() || code == 401 || code == 403) {
     metrics_.Observe(verb, resource, code, absl::ToDoubleSeconds(clock_.Now() - start));
+  }
+  if (opts_.audit) Audit(req, scope, code, start);
+  // A client's next request sees its RBAC write (the authorizer's watch
+  // would see it a moment later).
+  if (opts_.authorizer && code >= 200 && code < 300 && scope.has_attrs &&
+      scope.attrs.api_group == auth::kRbacGroup && scope.attrs.verb != "get" &&
+      scope.attrs.verb != "list" && scope.attrs.verb != "watch") {
+    opts_.authorizer->Invalidate();
   }
 }
 
-void ApiServer::Serve(const HttpRequest& req, ResponseWriter& w, std::string* verb,
+void ApiServer::Serve(const HttpRequest& req, ResponseWriter& w, Scope& scope, std::string* verb,
                       std::string* resource) {
-  if (ServeNonResource(req, w)) return;
   Route r;
   absl::Status st = ParseRoute(registry_.scheme(), req.path, this, &r.kind, &r.ns, &r.name,
                                &r.subresource);
+  if (st.ok()) *resource = ResourceLabel(this, r.kind, r.subresource);
+  if (!Admit(req, st.ok() ? &r : nullptr, w, scope)) return;
+  if (ServeNonResource(req, w)) return;
   if (!st.ok()) {
     SendError(req, w, st);
     return;
   }
-  *resource = ResourceLabel(this, r.kind, r.subresource);
+  r.user = &scope.user;
   ServeResource(req, r, w, verb);
 }
 
@@ -300,6 +306,15 @@ absl::StatusOr<ApiServer::Verb> ApiServer::ResolveVerb(const HttpRequest& req, c
 
 void ApiServer::ServeResource(const HttpRequest& req, const Route& r, ResponseWriter& w,
                               std::string* verb) {
+  if (ServesReview(*r.kind, r.subresource)) {
+    *verb = "CREATE";
+    const bool token = r.subresource == "token";
+    if (req.method != "POST" || r.name.empty() == token) {
+      return SendError(req, w, registry::MethodNotAllowed(absl::StrCat(
+                                   req.method, " is not supported on ", r.kind->plural)));
+    }
+    return token ? ServeTokenRequest(req, r, w) : ServeReview(req, r, w);
+  }
   absl::StatusOr<Verb> v = ResolveVerb(req, r, verb);
   if (!v.ok()) return SendError(req, w, v.status());
   switch (*v) {
@@ -329,6 +344,7 @@ void ApiServer::ServeCreate(const HttpRequest& req, const Route& r, ResponseWrit
   if (!body.ok()) return SendError(req, w, body.status());
   std::vector<std::string> warnings;
   opts->warnings = &warnings;
+  if (auto st = CheckEscalation(r, *body); !st.ok()) return SendError(req, w, st);
   auto created = registry_.Create(*r.kind, r.ns, std::move(*body), *opts);
   if (!created.ok()) return SendError(req, w, created.status());
   SendObject(req, w, 201, r, *created, warnings);
@@ -341,6 +357,7 @@ void ApiServer::ServeUpdate(const HttpRequest& req, const Route& r, ResponseWrit
   opts->warnings = &warnings;
   auto body = internal::DecodeBody(req, &opts->duplicate_fields);
   if (!body.ok()) return SendError(req, w, body.status());
+  if (auto st = CheckEscalation(r, *body); !st.ok()) return SendError(req, w, st);
   auto res = registry_.Update(*r.kind, r.ns, r.name, std::move(*body),
                               /*status=*/r.subresource == "status", *opts);
   if (!res.ok()) return SendError(req, w, res.status());
@@ -374,6 +391,17 @@ void ApiServer::ServePatch(const HttpRequest& req, const Route& r, ResponseWrite
                      registry::BadRequest(
                          "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
                          "value: is required for apply patch"));
+  }
+  if (NeedsEscalationCheck(r)) {
+    // The escalation check judges the patched object: preview it first.
+    registry::WriteOptions preview = *opts;
+    preview.dry_run = true;
+    std::vector<std::string> ignored;
+    preview.warnings = &ignored;
+    auto res = registry_.Patch(*r.kind, r.ns, r.name, *type, *patch,
+                               /*status=*/r.subresource == "status", preview);
+    if (!res.ok()) return SendError(req, w, res.status());
+    if (auto st = CheckEscalation(r, *res); !st.ok()) return SendError(req, w, st);
   }
   auto res = registry_.Patch(*r.kind, r.ns, r.name, *type, *patch,
                              /*status=*/r.subresource == "status", *opts);

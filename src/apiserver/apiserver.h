@@ -19,6 +19,14 @@
 #include "common/clock.h"
 #include "registry/registry.h"
 
+namespace batchd::auth {
+class Authenticator;
+class Authorizer;
+class AuditLog;
+class ServiceAccountTokens;
+struct UserInfo;
+}  // namespace batchd::auth
+
 namespace batchd::apiserver {
 
 // Where pod logs come from: the local node agent's files, or a proxy to a
@@ -52,6 +60,17 @@ struct ApiServerOptions {
   // /readyz checks besides `ping`, as kube-apiserver's ("etcd",
   // "informer-sync"): each a name and OK or why not. Ready when all pass.
   std::function<std::vector<std::pair<std::string, absl::Status>>()> ready_checks;
+  // Security (auth/). Without an authenticator every request acts as the
+  // local admin (unit tests, fuzzing); `batchd server` always sets one.
+  // A refused credential is 401, a denied request 403 with Kubernetes'
+  // message; both are counted in apiserver_request_total{code}.
+  const auth::Authenticator* authenticator = nullptr;
+  // Null: everything is allowed (and the review APIs answer "allowed").
+  auth::Authorizer* authorizer = nullptr;
+  // Null: no audit log.
+  auth::AuditLog* audit = nullptr;
+  // Serves serviceaccounts/NAME/token when set.
+  const auth::ServiceAccountTokens* service_account_tokens = nullptr;
 };
 
 class ApiServer {
@@ -69,7 +88,23 @@ class ApiServer {
   enum class Verb {
     kGet, kList, kWatch, kCreate, kUpdate, kPatch, kDelete, kDeleteCollection, kBind, kLog
   };
-  void Serve(const HttpRequest& req, ResponseWriter& w, std::string* verb, std::string* resource);
+  struct Scope;  // Who asks for what (identity and authorization attributes).
+  void Serve(const HttpRequest& req, ResponseWriter& w, Scope& scope, std::string* verb,
+             std::string* resource);
+  // Authentication, attributes and authorization; false when the request was refused (sent).
+  // `r`: the resource the path names, null for a non-resource request.
+  bool Admit(const HttpRequest& req, const Route* r, ResponseWriter& w, Scope& scope);
+  void Audit(const HttpRequest& req, const Scope& scope, int code, absl::Time start);
+  // The review kinds (authorization.k8s.io, authentication.k8s.io) and TokenRequest.
+  void ServeReview(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  void ServeTokenRequest(const HttpRequest& req, const Route& r, ResponseWriter& w);
+  // Refuses an RBAC write granting what its author does not hold.
+  absl::Status CheckEscalation(const Route& r, const api::Json& obj);
+  bool NeedsEscalationCheck(const Route& r) const;
+  // NodeRestriction: a node (system:node:<name> in system:nodes) writes only
+  // its own Node and Lease and the pods bound to it.
+  absl::Status AdmitNode(const HttpRequest& req, const Route& r, const Scope& scope);
+  static bool ServesReview(const api::KindDef& k, const std::string& subresource);
   // Resolves the verb (`verb` gets its metrics label) and calls its handler.
   void ServeResource(const HttpRequest& req, const Route& r, ResponseWriter& w,
                      std::string* verb);

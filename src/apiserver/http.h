@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,10 @@ struct HttpRequest {
   std::map<std::string, std::string> headers; // Lower-case names.
   std::string body;
   std::string remote;                         // "ip:port", for logs.
+  // Set when the client presented a certificate that verified against the client CA.
+  struct PeerCertificate { std::string common_name; std::vector<std::string> organizations; };
+  std::optional<PeerCertificate> peer_cert;
+  bool loopback = false;  // The peer address is 127.0.0.0/8 or ::1.
 
   std::string Header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

@@ -215,8 +215,15 @@ void HttpServer::Impl::Serve(tcp::socket sock) {
   timeval tv{60, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   std::string remote;
+  bool loopback = false;
   auto rep = sock.remote_endpoint(ec);
-  if (!ec) remote = absl::StrCat(rep.address().to_string(), ":", rep.port());
+  if (!ec) {
+    remote = absl::StrCat(rep.address().to_string(), ":", rep.port());
+    // A v4-mapped ::ffff:127.x.y.z peer is loopback too.
+    loopback = rep.address().is_loopback() ||
+               (rep.address().is_v6() && rep.address().to_v6().is_v4_mapped() &&
+                net::ip::make_address_v4(net::ip::v4_mapped, rep.address().to_v6()).is_loopback());
+  }
   beast::flat_buffer buf;
   while (!stopping) {
     http::request_parser<http::string_body> parser;
@@ -255,6 +262,7 @@ void HttpServer::Impl::Serve(tcp::socket sock) {
     }
     r.body = std::move(req.body());
     r.remote = remote;
+    r.loopback = loopback;
     BeastWriter w(sock, req.keep_alive(), req.version());
     handler(r, w);
     if (!w.sent()) w.Send(500, {{"Content-Type", "text/plain"}}, "no response");

@@ -3,12 +3,15 @@
 // Workloads and ResourceFlavors), `create simulated-nodes` (a generated
 // topology of simulated Nodes), plus `version` and `kubeconfig`.
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "api/kind.h"
+#include "auth/service_account_tokens.h"
 #include "cli/node_commands.h"
 #include "cli/queue_commands.h"
 #include "client/http_client.h"
@@ -57,23 +60,77 @@ int WithNodeCommands(const std::string& server, Fn fn) {
   return 0;
 }
 
-void PrintKubeconfig(const std::string& server, const std::string& name) {
+std::string Base64(const std::string& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    for (int s : {18, 12, 6, 0}) out += t[(v >> s) & 63];
+  }
+  if (i < in.size()) {
+    uint32_t v = uint8_t(in[i]) << 16;
+    if (i + 1 < in.size()) v |= uint8_t(in[i + 1]) << 8;
+    out += t[v >> 18];
+    out += t[(v >> 12) & 63];
+    out += i + 1 < in.size() ? t[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+struct KubeconfigFlags {
+  std::string name = "batchd";
+  std::string data_dir = "./batchd-data";
+  std::string token;
+  std::string ca_file;
+  std::string ns = "default";
+};
+
+// A kubeconfig for `server`: the token given, else the admin token the
+// server wrote to DATA/admin.token (when readable); the CA given, else
+// DATA/pki/ca.crt (when present), embedded as certificate-authority-data.
+void PrintKubeconfig(const std::string& server, const KubeconfigFlags& f) {
+  std::string token = f.token;
+  if (token.empty()) token = ReadFirstLine(f.data_dir + "/admin.token");
+  std::string ca_path = f.ca_file.empty() ? f.data_dir + "/pki/ca.crt" : f.ca_file;
+  std::string ca;
+  if (std::ifstream in(ca_path); in) {
+    std::stringstream buf;
+    buf << in.rdbuf();
+    ca = buf.str();
+  }
   std::cout << "apiVersion: v1\n"
             << "kind: Config\n"
             << "clusters:\n"
-            << "- name: " << name << "\n"
+            << "- name: " << f.name << "\n"
             << "  cluster:\n"
-            << "    server: " << server << "\n"
-            << "users:\n"
-            << "- name: " << name << "\n"
-            << "  user: {}\n"
-            << "contexts:\n"
-            << "- name: " << name << "\n"
+            << "    server: " << server << "\n";
+  if (!ca.empty() && server.rfind("https://", 0) == 0) {
+    std::cout << "    certificate-authority-data: " << Base64(ca) << "\n";
+  }
+  std::cout << "users:\n"
+            << "- name: " << f.name << "\n";
+  if (token.empty()) {
+    std::cout << "  user: {}\n";
+  } else {
+    std::cout << "  user:\n"
+              << "    token: " << token << "\n";
+  }
+  std::cout << "contexts:\n"
+            << "- name: " << f.name << "\n"
             << "  context:\n"
-            << "    cluster: " << name << "\n"
-            << "    user: " << name << "\n"
-            << "    namespace: default\n"
-            << "current-context: " << name << "\n";
+            << "    cluster: " << f.name << "\n"
+            << "    user: " << f.name << "\n"
+            << "    namespace: " << f.ns << "\n"
+            << "current-context: " << f.name << "\n";
 }
 
 }  // namespace
@@ -88,10 +145,17 @@ int main(int argc, char** argv) {
   app.add_subcommand("version", "Print the batchctl version")->callback([] {
     std::cout << "batchctl v0.2.0 (Kubernetes API v1.32, kueue.x-k8s.io/v1beta2)\n";
   });
-  std::string kc_name = "batchd";
+  KubeconfigFlags kcf;
   auto* kc = app.add_subcommand("kubeconfig", "Print a kubeconfig that points kubectl at batchd");
-  kc->add_option("--name", kc_name, "cluster, user and context name")->capture_default_str();
-  kc->callback([&] { PrintKubeconfig(server, kc_name); });
+  kc->add_option("--name", kcf.name, "cluster, user and context name")->capture_default_str();
+  kc->add_option("--data-dir", kcf.data_dir,
+                 "The server's data directory: its admin.token and pki/ca.crt are used when "
+                 "readable")
+      ->capture_default_str();
+  kc->add_option("--token", kcf.token, "Bearer token of the user (instead of the admin token)");
+  kc->add_option("--certificate-authority", kcf.ca_file, "CA file (default DATA/pki/ca.crt)");
+  kc->add_option("-n,--namespace", kcf.ns, "The context's namespace")->capture_default_str();
+  kc->callback([&] { PrintKubeconfig(server, kcf); });
 
   // list clusterqueues|localqueues|workloads
   batchd::cli::ListFlags lf;
@@ -196,6 +260,41 @@ int main(int argc, char** argv) {
       return;
     }
     rc = WithCommands(server, [&](QueueCommands& c) { return c.Create("resourceflavor", "", *obj); });
+  });
+
+  // create node-token NAME [--data-dir DIR] [--duration 8760h]: a node agent's
+  // credential, signed with the server's key (so only who can read the data
+  // directory can mint one); the agent authenticates as system:node:NAME.
+  std::string nt_name, nt_data = "./batchd-data", nt_issuer = "https://batchd.local";
+  int64_t nt_hours = 24 * 365;
+  auto* cnt = create->add_subcommand("node-token", "Print a node agent's bearer token (system:node:NAME)");
+  cnt->add_option("name", nt_name, "the node's name")->required();
+  cnt->add_option("--data-dir", nt_data, "the server's data directory (its pki/sa.key signs)")
+      ->capture_default_str();
+  cnt->add_option("--hours", nt_hours, "validity in hours")->capture_default_str();
+  cnt->add_option("--service-account-issuer", nt_issuer, "the server's --service-account-issuer")
+      ->capture_default_str();
+  cnt->callback([&] {
+    std::string key = nt_data + "/pki/sa.key";
+    if (!std::ifstream(key)) {
+      std::cerr << "error: cannot read " << key << " (run on the server with --data-dir)\n";
+      rc = 1;
+      return;
+    }
+    batchd::auth::ServiceAccountTokens::Options o;
+    o.issuer = nt_issuer;
+    auto tokens = batchd::auth::ServiceAccountTokens::LoadOrCreate(key, o);
+    if (!tokens.ok() || nt_hours <= 0) {
+      std::cerr << "error: " << (tokens.ok() ? "--hours must be positive" : tokens.status().message()) << "\n";
+      rc = 1;
+      return;
+    }
+    batchd::auth::ServiceAccountClaims c;
+    c.node = nt_name;
+    c.issued_at = absl::Now();
+    c.expires = c.issued_at + absl::Hours(nt_hours);
+    c.jti = batchd::auth::RandomHex(16);
+    std::cout << (*tokens)->Issue(c) << "\n";
   });
 
   // create simulated-nodes --levels block=4,rack=8,hostname=20 --cpu 96 --memory 256Gi [...]

@@ -311,6 +311,9 @@ absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
                                                     const std::string& content_type) {
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
   Fill(req, impl_->ep, impl_->opts.user_agent);
+  if (!impl_->opts.bearer_token.empty()) {
+    req.set(http::field::authorization, "Bearer " + impl_->opts.bearer_token);
+  }
   if (!body.empty()) {
     req.set(http::field::content_type, content_type);
     req.body() = body;
@@ -434,6 +437,9 @@ absl::StatusOr<std::unique_ptr<WatchStream>> HttpClient::Watch(const api::KindDe
   if (!c.ok()) return c.status();
   http::request<http::string_body> req{http::verb::get, target, 11};
   Fill(req, impl_->ep, impl_->opts.user_agent);
+  if (!impl_->opts.bearer_token.empty()) {
+    req.set(http::field::authorization, "Bearer " + impl_->opts.bearer_token);
+  }
   req.prepare_payload();
   auto p = OpenStream(**c, req);
   if (!p.ok()) return p.status();

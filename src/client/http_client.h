@@ -23,6 +23,8 @@ struct HttpClientOptions {
   std::string user_agent = "batchd-agent";
   // Idle keep-alive connections kept for reuse.
   int max_idle_connections = 8;
+  // Sent as `Authorization: Bearer <token>` when not empty.
+  std::string bearer_token;
 };
 
 class HttpClient : public Client {

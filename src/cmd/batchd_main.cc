@@ -4,6 +4,7 @@
 //                [--taints k=v:NoSchedule,...] [--log-port P] [--node-ip IP]
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -34,10 +35,13 @@ int RunServer(const batchd::cmd::ServerOptions& opts) {
     return 1;
   }
   std::string host = opts.listen.substr(0, opts.listen.rfind(':'));
-  std::cout << "batchd server listening on http://" << host << ":" << *port << "\n"
-            << "  kubectl -s http://" << host << ":" << *port << " get namespaces\n"
-            << "  or: build/bin/batchctl kubeconfig --server http://" << host << ":" << *port
-            << " > ~/.kube/config" << std::endl;
+  std::cout << "batchd server listening on http://" << host << ":" << *port << "\n";
+  if (opts.allow_loopback_admin) {
+    std::cout << "  kubectl -s http://" << host << ":" << *port << " get namespaces"
+              << "   (loopback requests without credentials act as the admin)\n";
+  }
+  std::cout << "  admin kubeconfig: build/bin/batchctl kubeconfig --server http://" << host << ":"
+            << *port << " --data-dir " << opts.data_dir << " > ~/.kube/config" << std::endl;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   while (!g_stop) pause();
@@ -55,6 +59,9 @@ struct AgentCommand {
   std::string node_ip = "127.0.0.1";
   std::string shim_path;
   int log_port = 10250;
+  // The node's credential (`batchctl create node-token NAME`): the agent
+  // authenticates as system:node:NAME.
+  std::string token_file;
 };
 
 // `batchd agent`: a NodeAgent against a remote server. SIGTERM stops the
@@ -66,7 +73,16 @@ int RunAgent(const AgentCommand& cmd) {
     std::cerr << "batchd agent: " << s.message() << "\n";
     return 1;
   };
-  auto client = batchd::client::HttpClient::Create(cmd.server, batchd::api::BuiltinScheme());
+  batchd::client::HttpClientOptions co;
+  if (!cmd.token_file.empty()) {
+    std::ifstream in(cmd.token_file);
+    std::getline(in, co.bearer_token);
+    if (co.bearer_token.empty()) {
+      std::cerr << "batchd agent: no token in " << cmd.token_file << "\n";
+      return 1;
+    }
+  }
+  auto client = batchd::client::HttpClient::Create(cmd.server, batchd::api::BuiltinScheme(), co);
   if (!client.ok()) return fail(client.status());
   auto labels = agent::ParseLabels(cmd.labels);
   if (!labels.ok()) return fail(labels.status());
@@ -158,6 +174,24 @@ int main(int argc, char** argv) {
     a->add_option("--feature-gates", opts.feature_gates,
                   "Kubernetes feature gates, Name=true|false,...: WorkloadWithJob (default "
                   "true: Indexed Jobs with parallelism == completions > 1 are gang-scheduled)");
+    a->add_option("--token-auth-file", opts.token_auth_file,
+                  "Bearer tokens, Kubernetes' CSV: token,user,uid,\"group1,group2\"");
+    a->add_option("--authorization-mode", opts.authorization_mode, "RBAC or AlwaysAllow")
+        ->capture_default_str();
+    a->add_flag("--allow-loopback-admin", opts.allow_loopback_admin,
+                "Requests from 127.0.0.1/::1 without credentials act as the admin "
+                "(system:masters); for a single-user machine");
+    a->add_option("--audit-log-path", opts.audit_log_path,
+                  "Write audit.k8s.io/v1 events (Metadata level) to this file ('-': stdout)");
+    a->add_option("--audit-log-maxsize", opts.audit_log_maxsize_mb,
+                  "Rotate the audit log at this many megabytes")->capture_default_str();
+    a->add_option("--audit-log-maxbackup", opts.audit_log_maxbackup,
+                  "Rotated audit log files to keep")->capture_default_str();
+    a->add_option("--service-account-issuer", opts.service_account_issuer,
+                  "Issuer (iss) of ServiceAccount tokens")->capture_default_str();
+    a->add_option("--api-audiences", opts.api_audiences,
+                  "Audiences ServiceAccount tokens must carry (default: the issuer)")
+        ->delimiter(',');
   }
   AgentCommand agent_cmd;
   auto* agent = app.add_subcommand("agent", "Run a node agent against a remote batchd server");
@@ -173,6 +207,8 @@ int main(int argc, char** argv) {
                     "Address the node publishes (InternalIP) and serves logs on")
       ->capture_default_str();
   agent->add_option("--shim", agent_cmd.shim_path, "The batchd-shim executable");
+  agent->add_option("--token-file", agent_cmd.token_file,
+                    "File with this node's bearer token (batchctl create node-token NAME)");
   bool version = false;
   app.add_flag("--version", version, "Print the version");
   CLI11_PARSE(app, argc, argv);

@@ -6,9 +6,15 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
 #include "api/kind.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http_server.h"
+#include "auth/audit.h"
+#include "auth/authenticator.h"
+#include "auth/bootstrap_policy.h"
+#include "auth/rbac.h"
+#include "auth/service_account_tokens.h"
 #include "cmd/feature_gates.h"
 #include "common/clock.h"
 #include "common/logging.h"
@@ -88,6 +94,12 @@ struct Server::Impl {
   std::unique_ptr<controllers::EventTtlSweeper> event_ttl;
   // Kueue's objectRetentionPolicies.workloads.afterFinished, when configured.
   std::unique_ptr<controllers::FinishedRetentionSweeper> workload_retention;
+  // Security: authentication, authorization, audit (auth/).
+  std::unique_ptr<auth::ServiceAccountTokens> sa_tokens;
+  std::unique_ptr<auth::Authenticator> authenticator;
+  std::unique_ptr<auth::Authorizer> authorizer;
+  std::unique_ptr<auth::AuditLog> audit;
+  absl::Status SetUpSecurity();
 };
 
 namespace {
@@ -115,7 +127,95 @@ controllers::PodIntegrationOptions PodOptions(const controllers::queueing::Queue
   return o;
 }
 
+// DATA/admin.token: read, or created (mode 0600) with 32 random bytes.
+absl::StatusOr<std::string> AdminToken(const std::string& data_dir) {
+  std::filesystem::path p = std::filesystem::path(data_dir) / "admin.token";
+  std::error_code ec;
+  if (std::filesystem::exists(p, ec)) {
+    std::ifstream in(p);
+    std::string token;
+    std::getline(in, token);
+    if (token.size() < 16) return absl::InvalidArgumentError(p.string() + ": token too short");
+    return token;
+  }
+  std::string token = auth::RandomHex(32);
+  std::string tmp = p.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return absl::InvalidArgumentError("cannot write " + p.string());
+    out << token << "\n";
+  }
+  std::filesystem::permissions(tmp, std::filesystem::perms::owner_read |
+                                        std::filesystem::perms::owner_write,
+                               ec);
+  std::filesystem::rename(tmp, p, ec);
+  if (ec) return absl::InvalidArgumentError("cannot write " + p.string());
+  return token;
+}
+
 }  // namespace
+
+absl::Status Server::Impl::SetUpSecurity() {
+  std::error_code ec;
+  std::filesystem::create_directories(opts.data_dir, ec);
+  if (ec) return absl::InvalidArgumentError("cannot create data dir " + opts.data_dir);
+  if (auto st = auth::EnsureDefaultPolicy(*registry); !st.ok()) return st;
+  auth::AuthenticatorOptions ao;
+  if (!opts.token_auth_file.empty()) {
+    std::ifstream in(opts.token_auth_file);
+    if (!in) return absl::InvalidArgumentError("--token-auth-file: cannot read " + opts.token_auth_file);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    std::vector<std::string> warnings;
+    auto t = auth::TokenTable::Parse(buf.str(), opts.token_auth_file, &warnings);
+    if (!t.ok()) return t.status();
+    for (const auto& w : warnings) BATCHD_LOG_WARN("{}", w);
+    ao.tokens = std::move(*t);
+  }
+  auto admin = AdminToken(opts.data_dir);
+  if (!admin.ok()) return admin.status();
+  ao.tokens.Add(*admin, auth::LocalAdminUser());
+  auth::ServiceAccountTokens::Options so;
+  so.issuer = opts.service_account_issuer;
+  so.api_audiences = opts.api_audiences;
+  auto sa = auth::ServiceAccountTokens::LoadOrCreate(
+      (std::filesystem::path(opts.data_dir) / "pki" / "sa.key").string(), so);
+  if (!sa.ok()) return sa.status();
+  sa_tokens = std::move(*sa);
+  ao.service_accounts = sa_tokens.get();
+  const api::KindDef* sa_kind = registry->scheme().ByResource("", "v1", "serviceaccounts");
+  registry::Registry* reg = registry.get();
+  ao.service_account_uid = [reg, sa_kind](const std::string& ns,
+                                          const std::string& name) -> std::optional<std::string> {
+    auto o = reg->Get(*sa_kind, ns, name);
+    if (!o.ok()) return std::nullopt;
+    return api::CopyStringMember(api::MemberObject(*(*o)->Shared(), "metadata"), "uid");
+  };
+  ao.allow_loopback_admin = opts.allow_loopback_admin;
+  RealClock* c = &clock;
+  ao.now = [c] { return c->Now(); };
+  authenticator = std::make_unique<auth::Authenticator>(std::move(ao));
+  if (opts.authorization_mode == "RBAC") {
+    auto rbac = std::make_unique<auth::RbacAuthorizer>(*registry);
+    rbac->ReconcileAggregation();
+    authorizer = std::move(rbac);
+  } else if (opts.authorization_mode == "AlwaysAllow") {
+    authorizer = std::make_unique<auth::AlwaysAllowAuthorizer>();
+  } else {
+    return absl::InvalidArgumentError("--authorization-mode must be RBAC or AlwaysAllow, not " +
+                                      opts.authorization_mode);
+  }
+  if (!opts.audit_log_path.empty()) {
+    auth::AuditOptions au;
+    au.path = opts.audit_log_path;
+    au.max_size_mb = opts.audit_log_maxsize_mb;
+    au.max_backups = opts.audit_log_maxbackup;
+    auto log = auth::AuditLog::Open(au);
+    if (!log.ok()) return log.status();
+    audit = std::move(*log);
+  }
+  return absl::OkStatus();
+}
 
 // The controllers `batchd server` runs, listed explicitly (STYLE.md practice
 // 14). Each reports its Events under the component name its Kubernetes or
@@ -229,8 +329,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   }
   i.logs = agent::NewProxyLogSource(*i.client, i.agent ? i.agent->options().node_name : "",
                                     i.agent ? &i.agent->logs() : nullptr);
+  if (auto st = i.SetUpSecurity(); !st.ok()) return st;
   apiserver::ApiServerOptions ao;
   ao.logs = i.logs.get();
+  ao.authenticator = i.authenticator.get();
+  ao.authorizer = i.authorizer.get();
+  ao.audit = i.audit.get();
+  ao.service_account_tokens = i.sa_tokens.get();
   store::ObservableStore* obs = i.store.get();
   Impl* impl = &i;
   ao.ready_checks = [impl]() {

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -37,6 +38,17 @@ struct ServerOptions {
   // kube-apiserver's --event-ttl: Events are deleted this long after their
   // last write; 0: kept.
   absl::Duration event_ttl = absl::Hours(1);
+  // Security (docs/security.md). Authentication always runs; the first
+  // start writes DATA/admin.token (batchd-admin in system:masters) and the
+  // ServiceAccount signing key DATA/pki/sa.key.
+  std::string token_auth_file;            // --token-auth-file (Kubernetes' CSV)
+  std::string authorization_mode = "RBAC";  // --authorization-mode: RBAC or AlwaysAllow
+  bool allow_loopback_admin = false;      // --allow-loopback-admin
+  std::string audit_log_path;             // --audit-log-path ("-" = stdout)
+  int audit_log_maxsize_mb = 100;         // --audit-log-maxsize
+  int audit_log_maxbackup = 10;           // --audit-log-maxbackup
+  std::string service_account_issuer = "https://batchd.local";  // --service-account-issuer
+  std::vector<std::string> api_audiences;  // --api-audiences (default: the issuer)
 };
 
 class Server {

@@ -24,6 +24,17 @@ namespace {
 constexpr int kMaxGenerateNameAttempts = 8;
 
 bool IsNamespaceKind(const api::KindDef& k) { return k.group.empty() && k.plural == "namespaces"; }
+// RBAC objects are named like path segments (Kubernetes' ValidateRBACName),
+// so the default roles can be "system:node" and the like.
+bool IsRbacKind(const api::KindDef& k) { return k.group == "rbac.authorization.k8s.io"; }
+api::validation::Messages RbacNameValidator(std::string_view name, bool /*prefix*/) {
+  api::validation::Messages m;
+  if (name.empty()) return m;  // Required is reported by ValidateObjectMeta.
+  if (name == "." || name == "..") m.push_back("may not be '" + std::string(name) + "'");
+  if (name.find('/') != std::string_view::npos) m.push_back("may not contain '/'");
+  if (name.find('%') != std::string_view::npos) m.push_back("may not contain '%'");
+  return m;
+}
 
 // Fields of metadata that only the server sets; clients' values are replaced
 // by the old object's on update.
@@ -249,8 +260,9 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
   std::string name = api::CopyStringMember(obj["metadata"], "name");
   api::ErrorList errs = api::validation::ValidateObjectMeta(
       obj["metadata"], k.namespaced,
-      IsNamespaceKind(k) ? api::validation::NameValidator(api::validation::NameIsDNSLabel)
-                         : api::validation::NameValidator(api::validation::NameIsDNSSubdomain),
+      IsRbacKind(k)        ? api::validation::NameValidator(RbacNameValidator)
+      : IsNamespaceKind(k) ? api::validation::NameValidator(api::validation::NameIsDNSLabel)
+                           : api::validation::NameValidator(api::validation::NameIsDNSSubdomain),
       api::Path("metadata"));
   if (k.validate_create) {
     auto more = k.validate_create(obj);
@@ -383,8 +395,9 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
   // references, finalizers), and change only what may change.
   api::ErrorList errs = api::validation::ValidateObjectMeta(
       obj["metadata"], k.namespaced,
-      IsNamespaceKind(k) ? api::validation::NameValidator(api::validation::NameIsDNSLabel)
-                         : api::validation::NameValidator(api::validation::NameIsDNSSubdomain),
+      IsRbacKind(k)        ? api::validation::NameValidator(RbacNameValidator)
+      : IsNamespaceKind(k) ? api::validation::NameValidator(api::validation::NameIsDNSLabel)
+                           : api::validation::NameValidator(api::validation::NameIsDNSSubdomain),
       api::Path("metadata"));
   api::ErrorList meta_update =
       api::validation::ValidateObjectMetaUpdate(obj["metadata"], old_meta, api::Path("metadata"));

@@ -31,7 +31,7 @@ fail() {
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 
 start_server() {  # start_server SYNC
-  "$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" --no-local-node \
+  "$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/data" --no-local-node \
     --store-sync "$1" >>"$WORK/server.log" 2>&1 &
   PID=$!
   local deadline=$((SECONDS + 30))

@@ -82,7 +82,7 @@ def must(method, path, body=None, ok=(200, 201), ctype="application/json"):
 
 def start_server():
     log = open(os.path.join(WORK, "server.log"), "ab")
-    p = subprocess.Popen([BATCHD, "server", "--listen", f"127.0.0.1:{PORT}",
+    p = subprocess.Popen([BATCHD, "server", "--allow-loopback-admin", "--listen", f"127.0.0.1:{PORT}",
                           "--data-dir", os.path.join(WORK, "data"), "--no-local-node"],
                          stdout=log, stderr=subprocess.STDOUT)
     server[0] = p

@@ -27,6 +27,22 @@ ROOTS = [  # (apiVersion, kind, message)
      '.k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions'),
     ('policy/v1', 'DeleteOptions', '.k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions'),
     ('policy/v1', 'Eviction', '.k8s.io.api.policy.v1.Eviction'),
+    ('v1', 'ServiceAccount', '.k8s.io.api.core.v1.ServiceAccount'),
+    ('authentication.k8s.io/v1', 'TokenRequest', '.k8s.io.api.authentication.v1.TokenRequest'),
+    ('authentication.k8s.io/v1', 'SelfSubjectReview',
+     '.k8s.io.api.authentication.v1.SelfSubjectReview'),
+    ('authorization.k8s.io/v1', 'SelfSubjectAccessReview',
+     '.k8s.io.api.authorization.v1.SelfSubjectAccessReview'),
+    ('authorization.k8s.io/v1', 'SelfSubjectRulesReview',
+     '.k8s.io.api.authorization.v1.SelfSubjectRulesReview'),
+    ('authorization.k8s.io/v1', 'SubjectAccessReview',
+     '.k8s.io.api.authorization.v1.SubjectAccessReview'),
+    ('authorization.k8s.io/v1', 'LocalSubjectAccessReview',
+     '.k8s.io.api.authorization.v1.LocalSubjectAccessReview'),
+    ('rbac.authorization.k8s.io/v1', 'Role', '.k8s.io.api.rbac.v1.Role'),
+    ('rbac.authorization.k8s.io/v1', 'ClusterRole', '.k8s.io.api.rbac.v1.ClusterRole'),
+    ('rbac.authorization.k8s.io/v1', 'RoleBinding', '.k8s.io.api.rbac.v1.RoleBinding'),
+    ('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', '.k8s.io.api.rbac.v1.ClusterRoleBinding'),
 ]
 META = '.k8s.io.apimachinery.pkg.apis.meta.v1.'
 SPECIAL = {
@@ -50,10 +66,15 @@ MANUAL_KEEP = {('.k8s.io.api.core.v1.NamespaceCondition', 'type'),
 SCALAR = {9: 'kString', 12: 'kBytes', 8: 'kBool', 5: 'kInt32', 3: 'kInt64'}
 PREFIX = {'.k8s.io.api.core.v1.': 'CoreV1', '.k8s.io.api.batch.v1.': 'BatchV1',
           '.k8s.io.api.coordination.v1.': 'CoordinationV1', '.k8s.io.api.policy.v1.': 'PolicyV1',
+          '.k8s.io.api.authentication.v1.': 'AuthenticationV1',
+          '.k8s.io.api.authorization.v1.': 'AuthorizationV1', '.k8s.io.api.rbac.v1.': 'RbacV1',
           META: 'MetaV1'}
 # Go embeds these structs with `json:",inline"`: their fields sit in the parent object.
 INLINE = {('.k8s.io.api.core.v1.Probe', 'handler'), ('.k8s.io.api.core.v1.Volume', 'volumeSource'),
           ('.k8s.io.api.core.v1.EphemeralContainer', 'ephemeralContainerCommon')}
+
+# Go JSON names that differ from the proto field name.
+JSON_NAMES = {('.k8s.io.api.authentication.v1.BoundObjectReference', 'uID'): 'uid'}
 
 def ident(tn):
     for p, short in PREFIX.items():
@@ -129,7 +150,8 @@ def emit(tn, msgs, keep):
         if (tn, f['name']) in keep:
             flags.append('kKeepZero')
         fl = ' | '.join(flags) or '0'
-        rows.append(f'    {{{f["num"]}, "{f["name"]}", FieldType::{ftype}, {fl}, {sub}}},\n')
+        jname = JSON_NAMES.get((tn, f['name']), f['name'])
+        rows.append(f'    {{{f["num"]}, "{jname}", FieldType::{ftype}, {fl}, {sub}}},\n')
     short = tn.rsplit('.', 1)[1] if not m['map'] else tn.rsplit('.', 2)[1] + '.' + tn.rsplit('.', 1)[1]
     i = ident(tn)
     return (f'\nconst FieldDesc {i}_fields[] = {{\n' + ''.join(rows) + '};\n'

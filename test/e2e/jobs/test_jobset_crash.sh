@@ -14,7 +14,7 @@ SERVER="http://127.0.0.1:$PORT"
 PID=""
 
 start_server() {
-  "$BATCHD" server --listen "127.0.0.1:$PORT" --data-dir "$DATA" >>"$LOG" 2>&1 &
+  "$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$DATA" >>"$LOG" 2>&1 &
   PID=$!
   local deadline=$((SECONDS + 30))
   until [[ $(curl -s -m 2 "$SERVER/healthz" 2>/dev/null) == ok ]]; do

@@ -3,6 +3,7 @@
 #include "api/core/v1/internal/pods.h"
 #include "api/core/v1/internal/schemas.h"
 #include "api/core/v1/internal/service.h"
+#include "api/core/v1/internal/service_account.h"
 #include "api/json_access.h"
 
 namespace batchd::api::core_v1 {
@@ -57,6 +58,7 @@ void RegisterKinds(Scheme& scheme) {
   scheme.Add(internal::NodeKind());
   scheme.Add(internal::EventKind());
   scheme.Add(internal::ServiceKind());
+  scheme.Add(internal::ServiceAccountKind());
 }
 
 }  // namespace batchd::api::core_v1

@@ -493,6 +493,14 @@ const FieldDesc kCoreV1Service_fields[] = {
 };
 const MessageDesc kCoreV1Service = {"Service", kCoreV1Service_fields, 3};
 
+const FieldDesc kCoreV1ServiceAccount_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "secrets", FieldType::kMessage, kRepeated, &kCoreV1ObjectReference},
+    {3, "imagePullSecrets", FieldType::kMessage, kRepeated, &kCoreV1LocalObjectReference},
+    {4, "automountServiceAccountToken", FieldType::kBool, kPointer, nullptr},
+};
+const MessageDesc kCoreV1ServiceAccount = {"ServiceAccount", kCoreV1ServiceAccount_fields, 4};
+
 const FieldDesc kCoreV1ServiceAccountTokenProjection_fields[] = {
     {1, "audience", FieldType::kString, 0, nullptr},
     {2, "expirationSeconds", FieldType::kInt64, kPointer, nullptr},

@@ -4,6 +4,185 @@
 
 namespace batchd::api::protobuf::internal {
 
+const FieldDesc kAuthenticationV1BoundObjectReference_fields[] = {
+    {1, "kind", FieldType::kString, 0, nullptr},
+    {2, "apiVersion", FieldType::kString, 0, nullptr},
+    {3, "name", FieldType::kString, 0, nullptr},
+    {4, "uid", FieldType::kString, 0, nullptr},
+};
+const MessageDesc kAuthenticationV1BoundObjectReference = {"BoundObjectReference", kAuthenticationV1BoundObjectReference_fields, 4};
+
+const FieldDesc kAuthenticationV1ExtraValue_fields[] = {
+    {1, "items", FieldType::kString, kRepeated | kKeepZero, nullptr},
+};
+const MessageDesc kAuthenticationV1ExtraValue = {"v1.ExtraValue", kAuthenticationV1ExtraValue_fields, 1};
+
+const FieldDesc kAuthenticationV1SelfSubjectReview_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "status", FieldType::kMessage, 0, &kAuthenticationV1SelfSubjectReviewStatus},
+};
+const MessageDesc kAuthenticationV1SelfSubjectReview = {"SelfSubjectReview", kAuthenticationV1SelfSubjectReview_fields, 2};
+
+const FieldDesc kAuthenticationV1SelfSubjectReviewStatus_fields[] = {
+    {1, "userInfo", FieldType::kMessage, 0, &kAuthenticationV1UserInfo},
+};
+const MessageDesc kAuthenticationV1SelfSubjectReviewStatus = {"SelfSubjectReviewStatus", kAuthenticationV1SelfSubjectReviewStatus_fields, 1};
+
+const FieldDesc kAuthenticationV1TokenRequest_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "spec", FieldType::kMessage, 0, &kAuthenticationV1TokenRequestSpec},
+    {3, "status", FieldType::kMessage, 0, &kAuthenticationV1TokenRequestStatus},
+};
+const MessageDesc kAuthenticationV1TokenRequest = {"TokenRequest", kAuthenticationV1TokenRequest_fields, 3};
+
+const FieldDesc kAuthenticationV1TokenRequestSpec_fields[] = {
+    {1, "audiences", FieldType::kString, kRepeated, nullptr},
+    {3, "boundObjectRef", FieldType::kMessage, kPointer, &kAuthenticationV1BoundObjectReference},
+    {4, "expirationSeconds", FieldType::kInt64, kPointer, nullptr},
+};
+const MessageDesc kAuthenticationV1TokenRequestSpec = {"TokenRequestSpec", kAuthenticationV1TokenRequestSpec_fields, 3};
+
+const FieldDesc kAuthenticationV1TokenRequestStatus_fields[] = {
+    {1, "token", FieldType::kString, 0, nullptr},
+    {2, "expirationTimestamp", FieldType::kTime, 0, nullptr},
+};
+const MessageDesc kAuthenticationV1TokenRequestStatus = {"TokenRequestStatus", kAuthenticationV1TokenRequestStatus_fields, 2};
+
+const FieldDesc kAuthenticationV1UserInfo_fields[] = {
+    {1, "username", FieldType::kString, 0, nullptr},
+    {2, "uid", FieldType::kString, 0, nullptr},
+    {3, "groups", FieldType::kString, kRepeated, nullptr},
+    {4, "extra", FieldType::kMap, 0, &kAuthenticationV1UserInfo_ExtraEntry},
+};
+const MessageDesc kAuthenticationV1UserInfo = {"UserInfo", kAuthenticationV1UserInfo_fields, 4};
+
+const FieldDesc kAuthenticationV1UserInfo_ExtraEntry_fields[] = {
+    {1, "key", FieldType::kString, kKeepZero, nullptr},
+    {2, "value", FieldType::kMap, kKeepZero, &kAuthenticationV1ExtraValue},
+};
+const MessageDesc kAuthenticationV1UserInfo_ExtraEntry = {"UserInfo.ExtraEntry", kAuthenticationV1UserInfo_ExtraEntry_fields, 2};
+
+const FieldDesc kAuthorizationV1ExtraValue_fields[] = {
+    {1, "items", FieldType::kString, kRepeated | kKeepZero, nullptr},
+};
+const MessageDesc kAuthorizationV1ExtraValue = {"v1.ExtraValue", kAuthorizationV1ExtraValue_fields, 1};
+
+const FieldDesc kAuthorizationV1FieldSelectorAttributes_fields[] = {
+    {1, "rawSelector", FieldType::kString, 0, nullptr},
+    {2, "requirements", FieldType::kMessage, kRepeated, &kMetaV1FieldSelectorRequirement},
+};
+const MessageDesc kAuthorizationV1FieldSelectorAttributes = {"FieldSelectorAttributes", kAuthorizationV1FieldSelectorAttributes_fields, 2};
+
+const FieldDesc kAuthorizationV1LabelSelectorAttributes_fields[] = {
+    {1, "rawSelector", FieldType::kString, 0, nullptr},
+    {2, "requirements", FieldType::kMessage, kRepeated, &kMetaV1LabelSelectorRequirement},
+};
+const MessageDesc kAuthorizationV1LabelSelectorAttributes = {"LabelSelectorAttributes", kAuthorizationV1LabelSelectorAttributes_fields, 2};
+
+const FieldDesc kAuthorizationV1LocalSubjectAccessReview_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "spec", FieldType::kMessage, 0, &kAuthorizationV1SubjectAccessReviewSpec},
+    {3, "status", FieldType::kMessage, 0, &kAuthorizationV1SubjectAccessReviewStatus},
+};
+const MessageDesc kAuthorizationV1LocalSubjectAccessReview = {"LocalSubjectAccessReview", kAuthorizationV1LocalSubjectAccessReview_fields, 3};
+
+const FieldDesc kAuthorizationV1NonResourceAttributes_fields[] = {
+    {1, "path", FieldType::kString, 0, nullptr},
+    {2, "verb", FieldType::kString, 0, nullptr},
+};
+const MessageDesc kAuthorizationV1NonResourceAttributes = {"NonResourceAttributes", kAuthorizationV1NonResourceAttributes_fields, 2};
+
+const FieldDesc kAuthorizationV1NonResourceRule_fields[] = {
+    {1, "verbs", FieldType::kString, kRepeated, nullptr},
+    {2, "nonResourceURLs", FieldType::kString, kRepeated, nullptr},
+};
+const MessageDesc kAuthorizationV1NonResourceRule = {"NonResourceRule", kAuthorizationV1NonResourceRule_fields, 2};
+
+const FieldDesc kAuthorizationV1ResourceAttributes_fields[] = {
+    {1, "namespace", FieldType::kString, 0, nullptr},
+    {2, "verb", FieldType::kString, 0, nullptr},
+    {3, "group", FieldType::kString, 0, nullptr},
+    {4, "version", FieldType::kString, 0, nullptr},
+    {5, "resource", FieldType::kString, 0, nullptr},
+    {6, "subresource", FieldType::kString, 0, nullptr},
+    {7, "name", FieldType::kString, 0, nullptr},
+    {8, "fieldSelector", FieldType::kMessage, kPointer, &kAuthorizationV1FieldSelectorAttributes},
+    {9, "labelSelector", FieldType::kMessage, kPointer, &kAuthorizationV1LabelSelectorAttributes},
+};
+const MessageDesc kAuthorizationV1ResourceAttributes = {"ResourceAttributes", kAuthorizationV1ResourceAttributes_fields, 9};
+
+const FieldDesc kAuthorizationV1ResourceRule_fields[] = {
+    {1, "verbs", FieldType::kString, kRepeated, nullptr},
+    {2, "apiGroups", FieldType::kString, kRepeated, nullptr},
+    {3, "resources", FieldType::kString, kRepeated, nullptr},
+    {4, "resourceNames", FieldType::kString, kRepeated, nullptr},
+};
+const MessageDesc kAuthorizationV1ResourceRule = {"ResourceRule", kAuthorizationV1ResourceRule_fields, 4};
+
+const FieldDesc kAuthorizationV1SelfSubjectAccessReview_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "spec", FieldType::kMessage, 0, &kAuthorizationV1SelfSubjectAccessReviewSpec},
+    {3, "status", FieldType::kMessage, 0, &kAuthorizationV1SubjectAccessReviewStatus},
+};
+const MessageDesc kAuthorizationV1SelfSubjectAccessReview = {"SelfSubjectAccessReview", kAuthorizationV1SelfSubjectAccessReview_fields, 3};
+
+const FieldDesc kAuthorizationV1SelfSubjectAccessReviewSpec_fields[] = {
+    {1, "resourceAttributes", FieldType::kMessage, kPointer, &kAuthorizationV1ResourceAttributes},
+    {2, "nonResourceAttributes", FieldType::kMessage, kPointer, &kAuthorizationV1NonResourceAttributes},
+};
+const MessageDesc kAuthorizationV1SelfSubjectAccessReviewSpec = {"SelfSubjectAccessReviewSpec", kAuthorizationV1SelfSubjectAccessReviewSpec_fields, 2};
+
+const FieldDesc kAuthorizationV1SelfSubjectRulesReview_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "spec", FieldType::kMessage, 0, &kAuthorizationV1SelfSubjectRulesReviewSpec},
+    {3, "status", FieldType::kMessage, 0, &kAuthorizationV1SubjectRulesReviewStatus},
+};
+const MessageDesc kAuthorizationV1SelfSubjectRulesReview = {"SelfSubjectRulesReview", kAuthorizationV1SelfSubjectRulesReview_fields, 3};
+
+const FieldDesc kAuthorizationV1SelfSubjectRulesReviewSpec_fields[] = {
+    {1, "namespace", FieldType::kString, 0, nullptr},
+};
+const MessageDesc kAuthorizationV1SelfSubjectRulesReviewSpec = {"SelfSubjectRulesReviewSpec", kAuthorizationV1SelfSubjectRulesReviewSpec_fields, 1};
+
+const FieldDesc kAuthorizationV1SubjectAccessReview_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "spec", FieldType::kMessage, 0, &kAuthorizationV1SubjectAccessReviewSpec},
+    {3, "status", FieldType::kMessage, 0, &kAuthorizationV1SubjectAccessReviewStatus},
+};
+const MessageDesc kAuthorizationV1SubjectAccessReview = {"SubjectAccessReview", kAuthorizationV1SubjectAccessReview_fields, 3};
+
+const FieldDesc kAuthorizationV1SubjectAccessReviewSpec_fields[] = {
+    {1, "resourceAttributes", FieldType::kMessage, kPointer, &kAuthorizationV1ResourceAttributes},
+    {2, "nonResourceAttributes", FieldType::kMessage, kPointer, &kAuthorizationV1NonResourceAttributes},
+    {3, "user", FieldType::kString, 0, nullptr},
+    {4, "groups", FieldType::kString, kRepeated, nullptr},
+    {5, "extra", FieldType::kMap, 0, &kAuthorizationV1SubjectAccessReviewSpec_ExtraEntry},
+    {6, "uid", FieldType::kString, 0, nullptr},
+};
+const MessageDesc kAuthorizationV1SubjectAccessReviewSpec = {"SubjectAccessReviewSpec", kAuthorizationV1SubjectAccessReviewSpec_fields, 6};
+
+const FieldDesc kAuthorizationV1SubjectAccessReviewSpec_ExtraEntry_fields[] = {
+    {1, "key", FieldType::kString, kKeepZero, nullptr},
+    {2, "value", FieldType::kMap, kKeepZero, &kAuthorizationV1ExtraValue},
+};
+const MessageDesc kAuthorizationV1SubjectAccessReviewSpec_ExtraEntry = {"SubjectAccessReviewSpec.ExtraEntry", kAuthorizationV1SubjectAccessReviewSpec_ExtraEntry_fields, 2};
+
+const FieldDesc kAuthorizationV1SubjectAccessReviewStatus_fields[] = {
+    {1, "allowed", FieldType::kBool, 0, nullptr},
+    {2, "reason", FieldType::kString, 0, nullptr},
+    {3, "evaluationError", FieldType::kString, 0, nullptr},
+    {4, "denied", FieldType::kBool, 0, nullptr},
+};
+const MessageDesc kAuthorizationV1SubjectAccessReviewStatus = {"SubjectAccessReviewStatus", kAuthorizationV1SubjectAccessReviewStatus_fields, 4};
+
+const FieldDesc kAuthorizationV1SubjectRulesReviewStatus_fields[] = {
+    {1, "resourceRules", FieldType::kMessage, kRepeated, &kAuthorizationV1ResourceRule},
+    {2, "nonResourceRules", FieldType::kMessage, kRepeated, &kAuthorizationV1NonResourceRule},
+    {3, "incomplete", FieldType::kBool, 0, nullptr},
+    {4, "evaluationError", FieldType::kString, 0, nullptr},
+};
+const MessageDesc kAuthorizationV1SubjectRulesReviewStatus = {"SubjectRulesReviewStatus", kAuthorizationV1SubjectRulesReviewStatus_fields, 4};
+
 const FieldDesc kBatchV1CronJob_fields[] = {
     {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
     {2, "spec", FieldType::kMessage, 0, &kBatchV1CronJobSpec},
@@ -153,6 +332,62 @@ const FieldDesc kPolicyV1Eviction_fields[] = {
 };
 const MessageDesc kPolicyV1Eviction = {"Eviction", kPolicyV1Eviction_fields, 2};
 
+const FieldDesc kRbacV1AggregationRule_fields[] = {
+    {1, "clusterRoleSelectors", FieldType::kMessage, kRepeated, &kMetaV1LabelSelector},
+};
+const MessageDesc kRbacV1AggregationRule = {"AggregationRule", kRbacV1AggregationRule_fields, 1};
+
+const FieldDesc kRbacV1ClusterRole_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "rules", FieldType::kMessage, kRepeated, &kRbacV1PolicyRule},
+    {3, "aggregationRule", FieldType::kMessage, kPointer, &kRbacV1AggregationRule},
+};
+const MessageDesc kRbacV1ClusterRole = {"ClusterRole", kRbacV1ClusterRole_fields, 3};
+
+const FieldDesc kRbacV1ClusterRoleBinding_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "subjects", FieldType::kMessage, kRepeated, &kRbacV1Subject},
+    {3, "roleRef", FieldType::kMessage, 0, &kRbacV1RoleRef},
+};
+const MessageDesc kRbacV1ClusterRoleBinding = {"ClusterRoleBinding", kRbacV1ClusterRoleBinding_fields, 3};
+
+const FieldDesc kRbacV1PolicyRule_fields[] = {
+    {1, "verbs", FieldType::kString, kRepeated, nullptr},
+    {2, "apiGroups", FieldType::kString, kRepeated, nullptr},
+    {3, "resources", FieldType::kString, kRepeated, nullptr},
+    {4, "resourceNames", FieldType::kString, kRepeated, nullptr},
+    {5, "nonResourceURLs", FieldType::kString, kRepeated, nullptr},
+};
+const MessageDesc kRbacV1PolicyRule = {"PolicyRule", kRbacV1PolicyRule_fields, 5};
+
+const FieldDesc kRbacV1Role_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "rules", FieldType::kMessage, kRepeated, &kRbacV1PolicyRule},
+};
+const MessageDesc kRbacV1Role = {"Role", kRbacV1Role_fields, 2};
+
+const FieldDesc kRbacV1RoleBinding_fields[] = {
+    {1, "metadata", FieldType::kMessage, 0, &kMetaV1ObjectMeta},
+    {2, "subjects", FieldType::kMessage, kRepeated, &kRbacV1Subject},
+    {3, "roleRef", FieldType::kMessage, 0, &kRbacV1RoleRef},
+};
+const MessageDesc kRbacV1RoleBinding = {"RoleBinding", kRbacV1RoleBinding_fields, 3};
+
+const FieldDesc kRbacV1RoleRef_fields[] = {
+    {1, "apiGroup", FieldType::kString, 0, nullptr},
+    {2, "kind", FieldType::kString, 0, nullptr},
+    {3, "name", FieldType::kString, 0, nullptr},
+};
+const MessageDesc kRbacV1RoleRef = {"RoleRef", kRbacV1RoleRef_fields, 3};
+
+const FieldDesc kRbacV1Subject_fields[] = {
+    {1, "kind", FieldType::kString, 0, nullptr},
+    {2, "apiGroup", FieldType::kString, 0, nullptr},
+    {3, "name", FieldType::kString, 0, nullptr},
+    {4, "namespace", FieldType::kString, 0, nullptr},
+};
+const MessageDesc kRbacV1Subject = {"Subject", kRbacV1Subject_fields, 4};
+
 const FieldDesc kMetaV1Condition_fields[] = {
     {1, "type", FieldType::kString, kKeepZero, nullptr},
     {2, "status", FieldType::kString, kKeepZero, nullptr},
@@ -172,6 +407,13 @@ const FieldDesc kMetaV1DeleteOptions_fields[] = {
     {6, "ignoreStoreReadErrorWithClusterBreakingPotential", FieldType::kBool, kPointer, nullptr},
 };
 const MessageDesc kMetaV1DeleteOptions = {"DeleteOptions", kMetaV1DeleteOptions_fields, 6};
+
+const FieldDesc kMetaV1FieldSelectorRequirement_fields[] = {
+    {1, "key", FieldType::kString, 0, nullptr},
+    {2, "operator", FieldType::kString, 0, nullptr},
+    {3, "values", FieldType::kString, kRepeated, nullptr},
+};
+const MessageDesc kMetaV1FieldSelectorRequirement = {"FieldSelectorRequirement", kMetaV1FieldSelectorRequirement_fields, 3};
 
 const FieldDesc kMetaV1LabelSelector_fields[] = {
     {1, "matchLabels", FieldType::kMap, 0, &kMetaV1LabelSelector_MatchLabelsEntry},
@@ -266,6 +508,17 @@ const KindDesc kKinds[] = {
     {"coordination.k8s.io/v1", "DeleteOptions", &kMetaV1DeleteOptions},
     {"policy/v1", "DeleteOptions", &kMetaV1DeleteOptions},
     {"policy/v1", "Eviction", &kPolicyV1Eviction},
+    {"v1", "ServiceAccount", &kCoreV1ServiceAccount},
+    {"authentication.k8s.io/v1", "TokenRequest", &kAuthenticationV1TokenRequest},
+    {"authentication.k8s.io/v1", "SelfSubjectReview", &kAuthenticationV1SelfSubjectReview},
+    {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &kAuthorizationV1SelfSubjectAccessReview},
+    {"authorization.k8s.io/v1", "SelfSubjectRulesReview", &kAuthorizationV1SelfSubjectRulesReview},
+    {"authorization.k8s.io/v1", "SubjectAccessReview", &kAuthorizationV1SubjectAccessReview},
+    {"authorization.k8s.io/v1", "LocalSubjectAccessReview", &kAuthorizationV1LocalSubjectAccessReview},
+    {"rbac.authorization.k8s.io/v1", "Role", &kRbacV1Role},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", &kRbacV1ClusterRole},
+    {"rbac.authorization.k8s.io/v1", "RoleBinding", &kRbacV1RoleBinding},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &kRbacV1ClusterRoleBinding},
 };
 const size_t kNumKinds = sizeof(kKinds) / sizeof(kKinds[0]);
 
