@@ -20,7 +20,7 @@ if ! mount -t tmpfs -o size=12m tmpfs "$MNT" 2>/dev/null; then
 fi
 DF_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 start_df() {
-  "$BATCHD" server --listen "127.0.0.1:$DF_PORT" --data-dir "$MNT/data" --no-local-node \
+  "$BATCHD" server --listen "127.0.0.1:$DF_PORT" --allow-loopback-admin --data-dir "$MNT/data" --no-local-node \
     >>"$E2E_TMP/diskfull-server.log" 2>&1 &
   DF_PID=$!
   local deadline=$((SECONDS + 30))

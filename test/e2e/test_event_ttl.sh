@@ -14,7 +14,7 @@ cleanup_ttl() {
 }
 trap cleanup_ttl EXIT
 TTL_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-"$BATCHD" server --listen "127.0.0.1:$TTL_PORT" --data-dir "$TTL_DIR/data" --no-local-node \
+"$BATCHD" server --listen "127.0.0.1:$TTL_PORT" --allow-loopback-admin --data-dir "$TTL_DIR/data" --no-local-node \
   --event-ttl=8s >"$TTL_DIR/server.log" 2>&1 &
 TTL_PID=$!
 deadline=$((SECONDS + 30))
