@@ -50,6 +50,7 @@ declare -A allowed=(
   [agent]="common api store registry client reconcile apiserver auth"
   [controllers]="common api store registry client reconcile queueing"
   [cli]="common api store registry client auth"
+  [sim]="common api store registry client reconcile queueing scheduler agent controllers"
   [cmd]="*"
 )
 while IFS= read -r line; do

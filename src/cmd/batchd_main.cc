@@ -2,6 +2,7 @@
 //   batchd server [--listen 127.0.0.1:8080] [--data-dir DIR] ...
 //   batchd agent --server URL --node-name N [--data-dir DIR] [--labels k=v,...]
 //                [--taints k=v:NoSchedule,...] [--log-port P] [--node-ip IP]
+//   batchd simulate -f scenario.yaml [--until D] [--events F] [--state F] [--summary F] ...
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "client/http_client.h"
 #include "cmd/server.h"
 #include "common/logging.h"
+#include "sim/simulate_command.h"
 
 namespace {
 
@@ -209,6 +211,22 @@ int main(int argc, char** argv) {
   agent->add_option("--shim", agent_cmd.shim_path, "The batchd-shim executable");
   agent->add_option("--token-file", agent_cmd.token_file,
                     "File with this node's bearer token (batchctl create node-token NAME)");
+  batchd::sim::SimulateCommand sim_cmd;
+  auto* simulate = app.add_subcommand(
+      "simulate", "Run a scenario on simulated nodes and a virtual clock (docs/simulation.md)");
+  simulate->add_option("-f,--filename", sim_cmd.scenario, "Scenario: multi-document YAML");
+  simulate->add_option("--trace", sim_cmd.trace, "Job trace to replay: CSV or JSON Lines");
+  simulate->add_option("--until", sim_cmd.until, "Virtual time bound (Go duration or Nd; 30d)");
+  simulate->add_option("--events", sim_cmd.events, "Write workload and job transitions (JSON Lines)");
+  simulate->add_option("--state", sim_cmd.state, "Write every object at the end (a JSON List)");
+  simulate->add_option("--summary", sim_cmd.summary, "Write the summary (JSON)");
+  simulate->add_option("--plot", sim_cmd.plot, "Write quota usage and pending per ClusterQueue (SVG)");
+  simulate->add_option("--seed", sim_cmd.seed, "Seed of UIDs and generated names")
+      ->capture_default_str();
+  simulate->add_option("--config", sim_cmd.config, "Queueing configuration file");
+  simulate->add_option("--compare", sim_cmd.compare,
+                       "Run again under this queueing configuration and print both side by side");
+  simulate->add_flag("-q,--quiet", sim_cmd.quiet, "No summary table on stderr");
   bool version = false;
   app.add_flag("--version", version, "Print the version");
   CLI11_PARSE(app, argc, argv);
@@ -217,6 +235,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   spdlog::set_level(spdlog::level::info);
+  if (simulate->parsed()) {
+    spdlog::set_level(spdlog::level::warn);
+    return batchd::sim::RunSimulate(sim_cmd);
+  }
   if (agent->parsed()) return RunAgent(agent_cmd);
   for (auto [flag, text, out] : {std::make_tuple("--etcd-compaction-interval",
                                                  &compaction_interval, &opts.compaction_interval),

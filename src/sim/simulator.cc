@@ -1,0 +1,1053 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "agent/sim/sim_kubelet.h"
+#include "api/codec/codec.h"
+#include "api/kueue/queue_views.h"
+#include "api/meta/conditions.h"
+#include "api/meta/object_meta.h"
+#include "api/scheduling/v1alpha2/scheduling_v1alpha2.h"
+#include "client/in_process_client.h"
+#include "common/string_view.h"
+#include "common/testing/fake_clock.h"
+#include "controllers/cronjob/cronjob_controller.h"
+#include "controllers/endpointslice/endpointslice_controller.h"
+#include "controllers/gc/gc_controller.h"
+#include "controllers/job/job_controller.h"
+#include "controllers/job/workload_with_job.h"
+#include "controllers/jobset/exclusive_placement.h"
+#include "controllers/jobset/jobset_controller.h"
+#include "controllers/nodelifecycle/nodelifecycle.h"
+#include "controllers/queueing/queue_manager.h"
+#include "controllers/topology/ungater.h"
+#include "controllers/workload/jobset_integration.h"
+#include "controllers/workload/pod_integration.h"
+#include "controllers/workload/workload_controller.h"
+#include "reconcile/context.h"
+#include "reconcile/events.h"
+#include "registry/priority_admission.h"
+#include "registry/registry.h"
+#include "scheduler/scheduler.h"
+#include "sim/invariants.h"
+#include "store/memory/memory_store.h"
+
+namespace batchd::sim {
+
+using api::Amount;
+using api::Json;
+using client::ObjectRef;
+
+absl::Time SimEpoch() { return absl::FromUnixSeconds(1767225600); }  // 2026-01-01T00:00:00Z
+
+std::string FormatSeconds(absl::Duration d) {
+  int64_t ns = absl::ToInt64Nanoseconds(d);
+  std::string sign = ns < 0 ? "-" : "";
+  if (ns < 0) ns = -ns;
+  std::string out = absl::StrCat(sign, ns / 1000000000);
+  int64_t frac = ns % 1000000000;
+  if (frac != 0) {
+    std::string f = absl::StrFormat("%09d", frac);
+    while (!f.empty() && f.back() == '0') f.pop_back();
+    out += "." + f;
+  }
+  return out;
+}
+
+namespace {
+
+// Kubernetes Events are counted, not stored (a simulated month of them
+// would dwarf the objects); the summary reports the counts by reason.
+class CountingEventRecorder : public reconcile::EventRecorder {
+ public:
+  void Event(const Json&, const std::string& type, const std::string& reason,
+             const std::string&) override {
+    ++counts[type + "/" + reason];
+  }
+  std::map<std::string, int64_t> counts;
+};
+
+std::string KeyOf(const Json& obj) {
+  std::string ns = api::meta::GetNamespace(obj);
+  return ns.empty() ? api::meta::GetName(obj) : ns + "/" + api::meta::GetName(obj);
+}
+
+bool CondTrue(const Json* obj, const char* type) {
+  return obj != nullptr && api::meta::IsConditionTrue(*obj, type);
+}
+
+// A condition's (status, lastTransitionTime, reason): a change of any is a
+// new transition when the status is True.
+std::string CondStamp(const Json* obj, const char* type) {
+  if (!obj) return "";
+  const Json* c = api::meta::FindCondition(*obj, type);
+  if (!c || !c->is_object()) return "";
+  return c->value("status", "") + "|" + c->value("lastTransitionTime", "") + "|" +
+         c->value("reason", "");
+}
+
+std::string CondReason(const Json& obj, const char* type) {
+  const Json* c = api::meta::FindCondition(obj, type);
+  return c && c->is_object() ? c->value("reason", "") : "";
+}
+
+bool Unowned(const Json& obj) {
+  const Json& m = obj.value("metadata", Json::object());
+  return !m.contains("ownerReferences") || !m["ownerReferences"].is_array() ||
+         m["ownerReferences"].empty();
+}
+
+controllers::PodIntegrationOptions PodOptions(const controllers::queueing::QueueingConfig& q) {
+  controllers::PodIntegrationOptions o;
+  o.manage_jobs_without_queue_name = q.manage_jobs_without_queue_name;
+  if (q.managed_jobs_namespace_selector) o.namespace_selectors = {*q.managed_jobs_namespace_selector};
+  if (q.pod_namespace_selector) o.namespace_selectors.push_back(*q.pod_namespace_selector);
+  if (q.pod_selector) o.pod_selector = *q.pod_selector;
+  return o;
+}
+
+// The registry's admission hooks, as `batchd server` registers them
+// (src/cmd/server.cc, Server::Create; keep the two in step).
+absl::Status SetUpRegistry(registry::Registry& r, const SimOptions& o) {
+  if (auto st = r.Start(); !st.ok()) return st;
+  registry::AddPriorityAdmission(r);
+  if (auto st = registry::EnsureSystemPriorityClasses(r); !st.ok()) return st;
+  if (auto st = controllers::AddJobSetPodWebhook(r); !st.ok()) return st;
+  controllers::JobIntegrationOptions jo;
+  jo.manage_jobs_without_queue_name = o.queueing.manage_jobs_without_queue_name;
+  if (auto st = controllers::RegisterJobWebhooks(r, jo); !st.ok()) return st;
+  if (auto st = controllers::RegisterJobSetWebhooks(
+          r, jo, o.queueing.FrameworkEnabled(controllers::kJobSetFramework));
+      !st.ok()) {
+    return st;
+  }
+  if (o.queueing.FrameworkEnabled("pod")) {
+    if (auto st = controllers::RegisterPodWebhooks(r, PodOptions(o.queueing)); !st.ok()) return st;
+  }
+  if (o.workload_with_job) {
+    if (auto st = controllers::job::AddParallelismValidation(r); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+// What is kept of one queued Workload for the summary.
+struct WlStat {
+  std::string ns, lq, cq;
+  absl::Duration created;
+  std::optional<absl::Duration> admitted;  // First admission.
+  bool holding = false;                    // Holds a reservation now.
+  bool finished = false;
+  bool deleted = false;
+  Usage usage;                             // While holding.
+};
+
+struct QueueStat {
+  int64_t admitted = 0, preempted = 0, evicted = 0, finished = 0, failed = 0, created = 0;
+  std::vector<double> waits;   // Seconds, first admissions.
+  Usage usage;                 // Now.
+  std::map<std::string, double> usage_seconds;  // Integral of usage (units * s).
+  absl::Duration last_change;
+  int64_t pending = 0;         // Now.
+  int64_t peak_pending = 0;
+};
+
+struct PlotPoint {
+  double t, used, pending;
+};
+
+Json Percentiles(std::vector<double> v) {
+  if (v.empty()) return Json::object();
+  std::sort(v.begin(), v.end());
+  auto pct = [&](double p) {
+    size_t i = static_cast<size_t>(std::ceil(p / 100.0 * v.size()));
+    return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
+  };
+  double sum = 0;
+  for (double x : v) sum += x;
+  auto r = [](double x) { return std::round(x * 1000) / 1000; };
+  return {{"p50", r(pct(50))}, {"p90", r(pct(90))}, {"p99", r(pct(99))},
+          {"max", r(v.back())}, {"mean", r(sum / v.size())}};
+}
+
+double Units(Amount a) { return static_cast<double>(a.milli()) / 1000.0; }
+
+}  // namespace
+
+struct Simulator::Impl {
+  SimOptions opts;
+  FakeClock clock{SimEpoch()};
+  std::mt19937_64 rng;
+  store::MemoryStore store;
+  std::unique_ptr<registry::Registry> registry;
+  std::unique_ptr<client::InProcessClient> client;
+  std::unique_ptr<reconcile::Manager> manager;
+  std::unique_ptr<reconcile::InformerFactory> informers;
+  CountingEventRecorder recorder;
+  std::unique_ptr<reconcile::ControllerContext> ctx;
+  std::shared_ptr<controllers::queueing::QueueManager> queue_manager;
+  std::unique_ptr<InvariantChecker> checker;
+  client::Informer* local_queues = nullptr;
+  client::Informer* pod_groups = nullptr;
+  client::Informer* sched_workloads = nullptr;
+
+  std::vector<ScenarioObject> objects;
+  size_t next_object = 0;
+  bool started = false, done = false, all_finished = false;
+  std::string stop = "running";  // finished | until | invariant | livelock
+  int64_t steps = 0, reconciles = 0;
+
+  std::string events;
+  std::set<std::string> unfinished;  // "Kind ns/name" of work that can finish.
+  std::map<std::string, WlStat> workloads;
+  std::map<std::string, QueueStat> cq_stats, lq_stats;  // lq key "ns/name"
+  std::set<std::string> plot_dirty;
+  std::map<std::string, std::vector<PlotPoint>> plot;
+  std::map<std::string, int64_t> jobs_by_state;
+  std::optional<absl::Duration> first_submit, last_finish;
+
+  absl::Duration Now() const { return clock.Now() - SimEpoch(); }
+
+  void AddControllers();
+  void AddRecorders();
+  absl::Status Submit(const ScenarioObject& o);
+  void Emit(const std::string& kind, const Json& obj, const std::string& event,
+            const std::string& cq, const Json& flavors, const std::string& reason);
+  std::string CqOfQueue(const std::string& ns, const std::string& lq) const;
+  void OnWorkload(const Json* old_obj, const Json* new_obj);
+  void OnJob(const char* kind, const Json* old_obj, const Json* new_obj, const char* ok_cond,
+             const char* fail_cond);
+  void SetHolding(WlStat& w, bool holding, const Usage& usage);
+  void Touch(QueueStat& q, const std::string& name, bool is_cq);
+  void Flush();
+};
+
+void Simulator::Impl::AddControllers() {
+  // The controllers `batchd server` runs (src/cmd/server.cc,
+  // Server::Impl::AddControllers), on the simulator's one context.
+  reconcile::ControllerContext& c = *ctx;
+  controllers::JobControllerOptions job_options;
+  job_options.workload_with_job = opts.workload_with_job;
+  controllers::AddJobController(c, job_options);
+  controllers::AddCronJobController(c);
+  controllers::AddJobSetController(c);
+  controllers::AddExclusivePlacementController(c);
+  controllers::AddGarbageCollector(c);
+  controllers::AddTtlAfterFinishedController(c);
+  controllers::AddNodeLifecycleController(c);
+  controllers::endpointslice::AddEndpointSliceController(c);
+  agent::sim::AddSimulatedKubelet(c);
+  scheduler::SchedulerOptions so;
+  so.binder = std::make_shared<scheduler::RegistryBinder>(*registry);
+  scheduler::AddScheduler(c, std::move(so));
+  controllers::JobIntegrationOptions jo;
+  jo.manage_jobs_without_queue_name = opts.queueing.manage_jobs_without_queue_name;
+  controllers::AddJobIntegration(c, jo);
+  if (opts.queueing.FrameworkEnabled("pod")) controllers::AddPodIntegration(c);
+  if (opts.queueing.FrameworkEnabled(controllers::kJobSetFramework)) {
+    controllers::AddJobSetIntegration(c, jo);
+  }
+  controllers::topology::AddTopologyUngater(c);
+  queue_manager = controllers::queueing::AddQueueManager(c, opts.queueing);
+}
+
+std::string Simulator::Impl::CqOfQueue(const std::string& ns, const std::string& lq) const {
+  if (lq.empty() || !local_queues) return "";
+  ObjectRef o = local_queues->Get(ns, lq);
+  if (!o) return "";
+  return std::string(api::kueue::LocalQueueView::Parse(*o).cluster_queue);
+}
+
+void Simulator::Impl::Emit(const std::string& kind, const Json& obj, const std::string& event,
+                           const std::string& cq, const Json& flavors,
+                           const std::string& reason) {
+  // Field order is the contract's (DESIGN.md), so it is written by hand.
+  events += absl::StrCat("{\"t\":", FormatSeconds(Now()), ",\"kind\":", Json(kind).dump(),
+                         ",\"namespace\":", Json(api::meta::GetNamespace(obj)).dump(),
+                         ",\"name\":", Json(api::meta::GetName(obj)).dump(),
+                         ",\"event\":\"", event, "\",\"clusterQueue\":", Json(cq).dump(),
+                         ",\"flavors\":", flavors.dump(), ",\"reason\":", Json(reason).dump(),
+                         "}\n");
+}
+
+void Simulator::Impl::Touch(QueueStat& q, const std::string& name, bool is_cq) {
+  absl::Duration now = Now();
+  double dt = absl::ToDoubleSeconds(now - q.last_change);
+  if (dt > 0) {
+    for (const auto& [k, a] : q.usage) q.usage_seconds[k] += Units(a) * dt;
+  }
+  q.last_change = now;
+  if (is_cq) plot_dirty.insert(name);
+}
+
+void Simulator::Impl::SetHolding(WlStat& w, bool holding, const Usage& usage) {
+  QueueStat* cq = w.cq.empty() ? nullptr : &cq_stats[w.cq];
+  QueueStat* lq = &lq_stats[w.ns + "/" + w.lq];
+  if (w.holding) {
+    for (QueueStat* q : {cq, lq}) {
+      if (!q) continue;
+      Touch(*q, q == cq ? w.cq : "", q == cq);
+      for (const auto& [k, a] : w.usage) q->usage[k] -= a;
+    }
+  }
+  w.holding = holding;
+  w.usage = holding ? usage : Usage();
+  if (holding) {
+    for (QueueStat* q : {cq, lq}) {
+      if (!q) continue;
+      Touch(*q, q == cq ? w.cq : "", q == cq);
+      for (const auto& [k, a] : w.usage) q->usage[k] += a;
+    }
+  }
+}
+
+void Simulator::Impl::OnWorkload(const Json* old_obj, const Json* new_obj) {
+  const Json& any = new_obj ? *new_obj : *old_obj;
+  std::string key = KeyOf(any);
+  if (checker) checker->OnWorkload(old_obj, new_obj);
+  if (Unowned(any)) {
+    std::string u = "Workload " + key;
+    if (new_obj && !CondTrue(new_obj, "Finished")) {
+      unfinished.insert(u);
+    } else {
+      unfinished.erase(u);
+    }
+  }
+  if (!new_obj) {
+    auto it = workloads.find(key);
+    if (it == workloads.end()) return;
+    WlStat& w = it->second;
+    SetHolding(w, false, {});
+    if (!w.finished && !w.admitted && !w.deleted) {
+      QueueStat* cq = w.cq.empty() ? nullptr : &cq_stats[w.cq];
+      for (QueueStat* q : {cq, &lq_stats[w.ns + "/" + w.lq]}) {
+        if (!q) continue;
+        Touch(*q, q == cq ? w.cq : "", q == cq);
+        --q->pending;
+      }
+    }
+    w.deleted = true;
+    return;
+  }
+  auto view = api::kueue::WorkloadView::Parse(*new_obj);
+  bool added = !old_obj;
+  auto [it, inserted] = workloads.try_emplace(key);
+  WlStat& w = it->second;
+  if (inserted) {
+    w.ns = api::meta::GetNamespace(*new_obj);
+    w.lq = std::string(view.queue_name);
+    w.cq = CqOfQueue(w.ns, w.lq);
+    w.created = Now();
+  }
+  QueueStat* cq = w.cq.empty() ? nullptr : &cq_stats[w.cq];
+  QueueStat* lq = &lq_stats[w.ns + "/" + w.lq];
+  auto both = [&](auto fn) {
+    for (QueueStat* q : {cq, lq}) {
+      if (q) fn(*q, q == cq);
+    }
+  };
+  std::string admission_cq = std::string(view.admission_cluster_queue);
+  Json flavors = Json::object();
+  Usage usage;
+  const Json* flavor_src = view.has_admission ? new_obj : old_obj;
+  if (flavor_src) {
+    auto sets = api::kueue::WorkloadPodSetsView::Parse(*flavor_src);
+    for (const auto& psa : sets.assignments) {
+      for (const auto& [res, fl] : psa.resource_flavors) {
+        if (!flavors.contains(std::string(res))) flavors[std::string(res)] = std::string(fl);
+      }
+      if (view.has_admission && psa.resource_usage) {
+        for (const auto& ra : api::kueue::ParseResourceList(*psa.resource_usage)) {
+          for (const auto& [res, fl] : psa.resource_flavors) {
+            if (res == ra.name) usage[absl::StrCat(Sv(fl), "/", Sv(res))] += ra.amount;
+          }
+        }
+      }
+    }
+    if (admission_cq.empty() && old_obj) {
+      admission_cq = std::string(api::kueue::WorkloadView::Parse(*old_obj).admission_cluster_queue);
+    }
+  }
+  std::string event_cq = admission_cq.empty() ? w.cq : admission_cq;
+  if (added) {
+    if (!first_submit) first_submit = Now();
+    Emit("Workload", *new_obj, "Created", event_cq, Json::object(), "");
+    both([&](QueueStat& q, bool is_cq) {
+      Touch(q, w.cq, is_cq);
+      ++q.created;
+      ++q.pending;
+      q.peak_pending = std::max(q.peak_pending, q.pending);
+    });
+  }
+  struct T {
+    const char* cond;
+    const char* event;
+  };
+  for (T t : {T{"QuotaReserved", "QuotaReserved"}, T{"Admitted", "Admitted"},
+              T{"Preempted", "Preempted"}, T{"Evicted", "Evicted"}, T{"Requeued", "Requeued"},
+              T{"Finished", "Finished"}}) {
+    if (!CondTrue(new_obj, t.cond)) continue;
+    if (CondTrue(old_obj, t.cond) && CondStamp(old_obj, t.cond) == CondStamp(new_obj, t.cond)) {
+      continue;
+    }
+    std::string reason = CondReason(*new_obj, t.cond);
+    std::string event = t.event;
+    if (event == "Finished" && reason == "Failed") event = "Failed";
+    bool with_flavors = event == "QuotaReserved" || event == "Admitted" ||
+                        event == "Preempted" || event == "Evicted";
+    Emit("Workload", *new_obj, event, event_cq, with_flavors ? flavors : Json::object(), reason);
+    if (event == "Admitted") {
+      both([&](QueueStat& q, bool is_cq) {
+        Touch(q, w.cq, is_cq);
+        ++q.admitted;
+        if (!w.admitted) {
+          q.waits.push_back(absl::ToDoubleSeconds(Now() - w.created));
+          --q.pending;
+        }
+      });
+      if (!w.admitted) w.admitted = Now();
+    } else if (event == "Preempted") {
+      both([&](QueueStat& q, bool) { ++q.preempted; });
+    } else if (event == "Evicted") {
+      both([&](QueueStat& q, bool) { ++q.evicted; });
+    } else if (event == "Finished" || event == "Failed") {
+      both([&](QueueStat& q, bool is_cq) {
+        ++(event == "Finished" ? q.finished : q.failed);
+        if (!w.admitted && !w.finished) {
+          Touch(q, w.cq, is_cq);
+          --q.pending;
+        }
+      });
+      w.finished = true;
+    }
+  }
+  bool holding = view.has_admission && !view.IsConditionTrue("Finished");
+  if (holding != w.holding || (holding && usage != w.usage)) SetHolding(w, holding, usage);
+}
+
+void Simulator::Impl::OnJob(const char* kind, const Json* old_obj, const Json* new_obj,
+                            const char* ok_cond, const char* fail_cond) {
+  const Json& any = new_obj ? *new_obj : *old_obj;
+  std::string u = absl::StrCat(kind, " ", KeyOf(any));
+  if (!new_obj) {
+    unfinished.erase(u);
+    return;
+  }
+  std::string ns = api::meta::GetNamespace(*new_obj);
+  auto lq = api::meta::GetLabel(*new_obj, "kueue.x-k8s.io/queue-name");
+  if (!lq) lq = api::meta::GetAnnotation(*new_obj, "kueue.x-k8s.io/queue-name");
+  std::string cq = lq ? CqOfQueue(ns, *lq) : "";
+  if (!old_obj) {
+    if (!first_submit) first_submit = Now();
+    Emit(kind, *new_obj, "Created", cq, Json::object(), "");
+    ++jobs_by_state[absl::StrCat(kind, "/total")];
+  }
+  bool ok = CondTrue(new_obj, ok_cond), failed = CondTrue(new_obj, fail_cond);
+  if (ok && !CondTrue(old_obj, ok_cond)) {
+    Emit(kind, *new_obj, "Finished", cq, Json::object(), CondReason(*new_obj, ok_cond));
+    ++jobs_by_state[absl::StrCat(kind, "/succeeded")];
+    last_finish = Now();
+  }
+  if (failed && !CondTrue(old_obj, fail_cond)) {
+    Emit(kind, *new_obj, "Failed", cq, Json::object(), CondReason(*new_obj, fail_cond));
+    ++jobs_by_state[absl::StrCat(kind, "/failed")];
+    last_finish = Now();
+  }
+  if (ok || failed) {
+    unfinished.erase(u);
+  } else {
+    unfinished.insert(u);
+  }
+}
+
+void Simulator::Impl::AddRecorders() {
+  auto& inf = *informers;
+  local_queues = &inf.For("kueue.x-k8s.io", "v1beta2", "localqueues");
+  pod_groups = &inf.For(api::scheduling_v1alpha2::kGroup, api::scheduling_v1alpha2::kVersion,
+                        api::scheduling_v1alpha2::kPodGroups);
+  sched_workloads = &inf.For(api::scheduling_v1alpha2::kGroup, api::scheduling_v1alpha2::kVersion,
+                             api::scheduling_v1alpha2::kWorkloads);
+  client::Informer* pgs = pod_groups;
+  client::Informer* swl = sched_workloads;
+  checker = std::make_unique<InvariantChecker>([pgs, swl](const std::string& policy)
+                                                   -> std::optional<int> {
+    // "pg/<ns>/<name>" or "wl/<ns>/<name>/<podGroup>".
+    std::vector<std::string> p = absl::StrSplit(policy, '/');
+    if (p.size() < 3) return std::nullopt;
+    if (p[0] == "pg") {
+      ObjectRef o = pgs->Get(p[1], p[2]);
+      if (!o) return std::nullopt;
+      auto g = api::scheduling_v1alpha2::PodGroupPolicy(*o);
+      return g.gang ? std::optional<int>(g.min_count) : std::nullopt;
+    }
+    ObjectRef o = swl->Get(p[1], p[2]);
+    if (!o || p.size() < 4) return std::nullopt;
+    auto g = api::scheduling_v1alpha2::WorkloadTemplatePolicy(*o, p[3]);
+    return g && g->gang ? std::optional<int>(g->min_count) : std::nullopt;
+  });
+  InvariantChecker* ch = checker.get();
+  inf.For("kueue.x-k8s.io", "v1beta2", "workloads")
+      .AddHandlers({[this](const ObjectRef& o) { OnWorkload(nullptr, o.get()); },
+                    [this](const ObjectRef& a, const ObjectRef& b) { OnWorkload(a.get(), b.get()); },
+                    [this](const ObjectRef& o) { OnWorkload(o.get(), nullptr); }});
+  inf.For("batch", "v1", "jobs")
+      .AddHandlers(
+          {[this](const ObjectRef& o) { OnJob("Job", nullptr, o.get(), "Complete", "Failed"); },
+           [this](const ObjectRef& a, const ObjectRef& b) {
+             OnJob("Job", a.get(), b.get(), "Complete", "Failed");
+           },
+           [this](const ObjectRef& o) { OnJob("Job", o.get(), nullptr, "Complete", "Failed"); }});
+  inf.For("jobset.x-k8s.io", "v1alpha2", "jobsets")
+      .AddHandlers(
+          {[this](const ObjectRef& o) {
+             OnJob("JobSet", nullptr, o.get(), "Completed", "Failed");
+           },
+           [this](const ObjectRef& a, const ObjectRef& b) {
+             OnJob("JobSet", a.get(), b.get(), "Completed", "Failed");
+           },
+           [this](const ObjectRef& o) { OnJob("JobSet", o.get(), nullptr, "Completed", "Failed"); }});
+  auto pod_done = [](const Json& p) {
+    std::string phase = p.value("status", Json::object()).value("phase", "");
+    return phase == "Succeeded" || phase == "Failed";
+  };
+  inf.For("", "v1", "pods")
+      .AddHandlers({[this, ch, pod_done](const ObjectRef& o) {
+                      ch->OnPod(nullptr, o.get());
+                      if (Unowned(*o) && !pod_done(*o)) unfinished.insert("Pod " + KeyOf(*o));
+                    },
+                    [this, ch, pod_done](const ObjectRef& a, const ObjectRef& b) {
+                      ch->OnPod(a.get(), b.get());
+                      if (Unowned(*b) && pod_done(*b)) {
+                        if (unfinished.erase("Pod " + KeyOf(*b))) last_finish = Now();
+                      }
+                    },
+                    [this, ch](const ObjectRef& o) {
+                      ch->OnPod(o.get(), nullptr);
+                      unfinished.erase("Pod " + KeyOf(*o));
+                    }});
+  inf.For("", "v1", "nodes")
+      .AddHandlers({[ch](const ObjectRef& o) { ch->OnNode(o.get(), false); },
+                    [ch](const ObjectRef&, const ObjectRef& b) { ch->OnNode(b.get(), false); },
+                    [ch](const ObjectRef& o) { ch->OnNode(o.get(), true); }});
+  inf.For("kueue.x-k8s.io", "v1beta2", "clusterqueues")
+      .AddHandlers({[ch](const ObjectRef& o) { ch->OnClusterQueue(o.get(), false); },
+                    [ch](const ObjectRef& a, const ObjectRef& b) {
+                      if (api::kueue::SpecOf(*a) != api::kueue::SpecOf(*b)) {
+                        ch->OnClusterQueue(b.get(), false);
+                      }
+                    },
+                    [ch](const ObjectRef& o) { ch->OnClusterQueue(o.get(), true); }});
+  inf.For("kueue.x-k8s.io", "v1beta2", "cohorts")
+      .AddHandlers({[ch](const ObjectRef& o) { ch->OnCohort(o.get(), false); },
+                    [ch](const ObjectRef& a, const ObjectRef& b) {
+                      if (api::kueue::SpecOf(*a) != api::kueue::SpecOf(*b)) {
+                        ch->OnCohort(b.get(), false);
+                      }
+                    },
+                    [ch](const ObjectRef& o) { ch->OnCohort(o.get(), true); }});
+}
+
+absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
+  Json obj = o.object;
+  std::string av = obj["apiVersion"];
+  std::string group, version = av;
+  if (auto slash = av.find('/'); slash != std::string::npos) {
+    group = av.substr(0, slash);
+    version = av.substr(slash + 1);
+  }
+  const api::KindDef* k = registry->scheme().ByKind(group, version, obj["kind"].get<std::string>());
+  std::string ns;
+  if (k->namespaced) {
+    ns = api::meta::GetNamespace(obj);
+    if (ns.empty()) ns = "default";
+  }
+  Json status;
+  if (k->kind == "Node" && k->group.empty()) {
+    obj["metadata"]["annotations"][agent::sim::kSimulatedAnnotation] = "true";
+    if (obj.contains("status")) status = obj["status"];
+  }
+  auto r = client->Create(*k, ns, std::move(obj));
+  if (!r.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(o.source, ": ", o.Where(), ": at t=", FormatSeconds(Now()), "s: ",
+                     r.status().message()));
+  }
+  if (!status.is_null() && (*r).value("status", Json::object()).value("capacity", Json()) !=
+                               status.value("capacity", Json())) {
+    auto p = client->MergePatch(*k, "", api::meta::GetName(*r), {{"status", status}}, true);
+    if (!p.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(o.source, ": ", o.Where(), ": status: ",
+                                                     p.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Simulator::Impl::Flush() {
+  for (auto& [name, q] : cq_stats) Touch(q, name, true);
+  for (auto& [name, q] : lq_stats) Touch(q, "", false);
+}
+
+Simulator::Simulator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Simulator::~Simulator() = default;
+
+absl::StatusOr<std::unique_ptr<Simulator>> Simulator::Create(const SimOptions& opts) {
+  auto impl = std::make_unique<Impl>();
+  Impl& i = *impl;
+  i.opts = opts;
+  i.rng.seed(opts.seed);
+  i.registry = std::make_unique<registry::Registry>(i.store, api::BuiltinScheme(), i.clock,
+                                                    absl::BitGenRef(i.rng));
+  if (auto st = SetUpRegistry(*i.registry, opts); !st.ok()) return st;
+  i.client = std::make_unique<client::InProcessClient>(*i.registry, "batchd-controller-manager");
+  i.manager = std::make_unique<reconcile::Manager>(i.clock);
+  i.informers = std::make_unique<reconcile::InformerFactory>(*i.client, *i.manager);
+  i.ctx.reset(new reconcile::ControllerContext{*i.client, *i.informers, *i.manager, i.clock,
+                                               i.recorder});
+  i.AddRecorders();
+  i.AddControllers();
+  return std::unique_ptr<Simulator>(new Simulator(std::move(impl)));
+}
+
+absl::Status Simulator::Load(std::vector<ScenarioObject> objects) {
+  Impl& i = *impl_;
+  std::stable_sort(objects.begin(), objects.end(),
+                   [](const ScenarioObject& a, const ScenarioObject& b) {
+                     return a.create_at < b.create_at;
+                   });
+  {
+    // A scratch registry with the same hooks: every object is defaulted,
+    // validated and admitted as it will be, before anything runs.
+    FakeClock clock{SimEpoch()};
+    std::mt19937_64 rng(i.opts.seed);
+    store::MemoryStore store;
+    registry::Registry reg(store, api::BuiltinScheme(), clock, absl::BitGenRef(rng));
+    if (auto st = SetUpRegistry(reg, i.opts); !st.ok()) return st;
+    client::InProcessClient c(reg);
+    for (const ScenarioObject& o : objects) {
+      clock.AdvanceTo(SimEpoch() + o.create_at);
+      Json obj = o.object;
+      std::string av = obj["apiVersion"];
+      std::string group, version = av;
+      if (auto slash = av.find('/'); slash != std::string::npos) {
+        group = av.substr(0, slash);
+        version = av.substr(slash + 1);
+      }
+      const api::KindDef* k = reg.scheme().ByKind(group, version, obj["kind"].get<std::string>());
+      if (!k) {
+        return absl::InvalidArgumentError(absl::StrCat(o.source, ": ", o.Where(),
+                                                       ": kind: Unsupported value"));
+      }
+      std::string ns;
+      if (k->namespaced) {
+        ns = api::meta::GetNamespace(obj);
+        if (ns.empty()) ns = "default";
+      }
+      if (k->kind == "Node" && k->group.empty()) {
+        obj["metadata"]["annotations"][agent::sim::kSimulatedAnnotation] = "true";
+      }
+      auto r = c.Create(*k, ns, std::move(obj));
+      if (!r.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(o.source, ": ", o.Where(), ": ", r.status().message()));
+      }
+    }
+  }
+  i.objects = std::move(objects);
+  return absl::OkStatus();
+}
+
+client::Client& Simulator::client() { return *impl_->client; }
+absl::Duration Simulator::Elapsed() const { return impl_->Now(); }
+bool Simulator::finished() const { return impl_->all_finished; }
+const std::string& Simulator::Events() const { return impl_->events; }
+
+absl::StatusOr<bool> Simulator::Step() {
+  Impl& i = *impl_;
+  if (i.done) return false;
+  if (!i.started) {
+    if (auto st = i.manager->SyncAll(); !st.ok()) return st;
+    i.started = true;
+  }
+  absl::Time now = i.clock.Now();
+  while (i.next_object < i.objects.size() &&
+         SimEpoch() + i.objects[i.next_object].create_at <= now) {
+    if (auto st = i.Submit(i.objects[i.next_object]); !st.ok()) return st;
+    i.objects[i.next_object].object = Json();  // Submitted: the store holds it now.
+    ++i.next_object;
+  }
+  int n = i.manager->RunUntilIdle(i.opts.max_reconciles_per_step);
+  i.reconciles += n;
+  ++i.steps;
+  if (n >= i.opts.max_reconciles_per_step) {
+    i.done = true;
+    i.stop = "livelock";
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "t=", FormatSeconds(i.Now()), "s: controllers did not settle after ", n,
+        " reconciles (a livelock)"));
+  }
+  std::vector<std::string> bad = i.checker->Check();
+  if (!bad.empty()) {
+    std::string msg = absl::StrCat("invariant violated at t=", FormatSeconds(i.Now()), "s");
+    for (const auto& b : bad) absl::StrAppend(&msg, "\n  ", b);
+    i.done = true;
+    i.stop = "invariant";
+    i.Flush();
+    return absl::FailedPreconditionError(msg);
+  }
+  // Plot points of the ClusterQueues that changed.
+  for (const std::string& cq : i.plot_dirty) {
+    const QueueStat& q = i.cq_stats[cq];
+    Usage nominal = i.checker->CqNominal(cq);
+    double frac = 0;
+    for (const auto& [k, a] : q.usage) {
+      auto n = nominal.find(k);
+      if (n != nominal.end() && n->second.milli() > 0) {
+        frac = std::max(frac, Units(a) / Units(n->second));
+      }
+    }
+    auto& pts = i.plot[cq];
+    double t = absl::ToDoubleSeconds(i.Now());
+    if (!pts.empty() && pts.back().t == t) pts.pop_back();
+    pts.push_back({t, frac, static_cast<double>(q.pending)});
+    if (pts.size() > 2 * i.opts.plot_points) {
+      std::vector<PlotPoint> thin;
+      for (size_t j = 0; j < pts.size(); j += 2) thin.push_back(pts[j]);
+      thin.back() = pts.back();
+      pts = std::move(thin);
+    }
+  }
+  i.plot_dirty.clear();
+  if (i.next_object == i.objects.size() && i.unfinished.empty()) {
+    i.all_finished = true;
+    i.done = true;
+    i.stop = "finished";
+    i.Flush();
+    return false;
+  }
+  absl::Time next = i.clock.NextTimer();
+  if (i.next_object < i.objects.size()) {
+    next = std::min(next, SimEpoch() + i.objects[i.next_object].create_at);
+  }
+  absl::Time end = SimEpoch() + i.opts.until;
+  if (next > end) {
+    if (end > i.clock.Now()) i.clock.AdvanceTo(end);
+    i.done = true;
+    i.stop = "until";
+    i.Flush();
+    return false;
+  }
+  i.clock.AdvanceTo(next);
+  return true;
+}
+
+absl::Status Simulator::Run() {
+  for (;;) {
+    auto r = Step();
+    if (!r.ok()) return r.status();
+    if (!*r) return absl::OkStatus();
+  }
+}
+
+absl::StatusOr<std::string> Simulator::State() const {
+  const Impl& i = *impl_;
+  Json items = Json::array();
+  std::vector<std::shared_ptr<const api::KindDef>> kinds = i.registry->scheme().All();
+  std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) {
+    return std::tie(a->group, a->plural, a->version) < std::tie(b->group, b->plural, b->version);
+  });
+  std::set<std::string> seen;  // One version of each resource: the storage one.
+  for (const auto& k : kinds) {
+    if (k->storage != nullptr) continue;  // Served by conversion; listed in its storage version.
+    if (k->kind == "Event" || !seen.insert(k->group + "/" + k->plural).second) continue;
+    auto l = i.client->List(*k, "");
+    if (!l.ok()) continue;  // Kinds that cannot be listed (none today).
+    std::vector<Json> objs = std::move(l->items);
+    std::sort(objs.begin(), objs.end(), [](const Json& a, const Json& b) {
+      return KeyOf(a) < KeyOf(b);
+    });
+    for (Json& o : objs) {
+      o["apiVersion"] = k->ApiVersion();
+      o["kind"] = k->kind;
+      items.push_back(std::move(o));
+    }
+  }
+  Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", Json::object()},
+               {"items", std::move(items)}};
+  return list.dump(1) + "\n";
+}
+
+Json Simulator::Summary() const {
+  const Impl& i = *impl_;
+  Json s;
+  s["seed"] = i.opts.seed;
+  s["untilSeconds"] = absl::ToDoubleSeconds(i.opts.until);
+  s["endSeconds"] = absl::ToDoubleSeconds(i.Now());
+  s["finished"] = i.all_finished;
+  // Why the run ended: finished (all work), until (--until reached),
+  // invariant (a violation), livelock (controllers did not settle).
+  s["stoppedBy"] = i.stop;
+  double makespan = 0;
+  if (i.first_submit && i.last_finish) {
+    makespan = absl::ToDoubleSeconds(*i.last_finish - *i.first_submit);
+  }
+  if (!i.all_finished && i.first_submit) makespan = absl::ToDoubleSeconds(i.Now() - *i.first_submit);
+  s["makespanSeconds"] = makespan;
+  // How the engine got there (changes with any controller's implementation).
+  s["engine"] = {{"steps", i.steps}, {"reconciles", i.reconciles}};
+  double span = absl::ToDoubleSeconds(i.Now());
+  auto queue_json = [&](const QueueStat& q, const Usage& nominal) {
+    Json j;
+    j["created"] = q.created;
+    j["admitted"] = q.admitted;
+    j["preempted"] = q.preempted;
+    j["evicted"] = q.evicted;
+    j["finished"] = q.finished;
+    j["failed"] = q.failed;
+    j["pendingAtEnd"] = q.pending;
+    j["peakPending"] = q.peak_pending;
+    j["waitSeconds"] = Percentiles(q.waits);
+    Json avg = Json::object(), util = Json::object();
+    for (const auto& [k, sec] : q.usage_seconds) {
+      double a = span > 0 ? sec / span : 0;
+      avg[k] = std::round(a * 1000) / 1000;
+      auto n = nominal.find(k);
+      if (n != nominal.end() && n->second.milli() > 0) {
+        util[k] = std::round(a / Units(n->second) * 10000) / 10000;
+      }
+    }
+    j["averageUsage"] = avg;
+    if (!nominal.empty()) {
+      Json nom = Json::object();
+      for (const auto& [k, a] : nominal) nom[k] = Units(a);
+      j["nominalQuota"] = nom;
+      j["utilisation"] = util;
+    }
+    return j;
+  };
+  Json cqs = Json::array();
+  std::set<std::string> names;
+  for (const auto& n : i.checker->ClusterQueues()) names.insert(n);
+  for (const auto& [n, q] : i.cq_stats) names.insert(n);
+  static const QueueStat kEmpty;
+  for (const std::string& n : names) {
+    auto it = i.cq_stats.find(n);
+    Json j = queue_json(it == i.cq_stats.end() ? kEmpty : it->second, i.checker->CqNominal(n));
+    j["name"] = n;
+    j["cohort"] = i.checker->CohortOf(n);
+    cqs.push_back(std::move(j));
+  }
+  s["clusterQueues"] = std::move(cqs);
+  Json lqs = Json::array();
+  std::vector<double> all_waits;
+  Json totals = {{"created", 0}, {"admitted", 0}, {"preempted", 0}, {"evicted", 0},
+                 {"finished", 0}, {"failed", 0}, {"pendingAtEnd", 0}};
+  for (const auto& [key, q] : i.lq_stats) {
+    Json j = queue_json(q, {});
+    auto slash = key.find('/');
+    j["namespace"] = key.substr(0, slash);
+    j["name"] = key.substr(slash + 1);
+    j["clusterQueue"] = i.CqOfQueue(key.substr(0, slash), key.substr(slash + 1));
+    lqs.push_back(std::move(j));
+    all_waits.insert(all_waits.end(), q.waits.begin(), q.waits.end());
+    totals["created"] = totals["created"].get<int64_t>() + q.created;
+    totals["admitted"] = totals["admitted"].get<int64_t>() + q.admitted;
+    totals["preempted"] = totals["preempted"].get<int64_t>() + q.preempted;
+    totals["evicted"] = totals["evicted"].get<int64_t>() + q.evicted;
+    totals["finished"] = totals["finished"].get<int64_t>() + q.finished;
+    totals["failed"] = totals["failed"].get<int64_t>() + q.failed;
+    totals["pendingAtEnd"] = totals["pendingAtEnd"].get<int64_t>() + q.pending;
+  }
+  s["localQueues"] = std::move(lqs);
+  totals["waitSeconds"] = Percentiles(all_waits);
+  s["workloads"] = std::move(totals);
+  Json jobs = Json::object();
+  for (const auto& [k, v] : i.jobs_by_state) {
+    auto slash = k.find('/');
+    jobs[k.substr(0, slash)][k.substr(slash + 1)] = v;
+  }
+  s["jobs"] = std::move(jobs);
+  // Pending work: what never finished, with why (bounded).
+  constexpr size_t kMaxPending = 1000;
+  // Why the pods of unfinished work wait: the first unschedulable pod's
+  // PodScheduled message per owner (one pass over the pods).
+  std::map<std::string, std::string> why;
+  if (!i.unfinished.empty()) {
+    for (const ObjectRef& p : i.informers->For("", "v1", "pods").List()) {
+      const Json* c = api::meta::FindCondition(*p, "PodScheduled");
+      if (!c || c->value("status", "") != "False") continue;
+      auto owner = api::meta::GetControllerRef(*p);
+      std::string key = owner ? absl::StrCat(owner->kind, " ", api::meta::GetNamespace(*p), "/",
+                                             owner->name)
+                              : "Pod " + KeyOf(*p);
+      why.emplace(key, absl::StrCat("pod ", api::meta::GetName(*p), ": ",
+                                    c->value("reason", ""), ": ", c->value("message", "")));
+    }
+  }
+  Json pending = Json::array();
+  size_t total_pending = 0;
+  for (const std::string& u : i.unfinished) {
+    ++total_pending;
+    if (pending.size() >= kMaxPending) continue;
+    auto sp = u.find(' ');
+    std::string kind = u.substr(0, sp), key = u.substr(sp + 1);
+    auto slash = key.find('/');
+    Json p = {{"kind", kind},
+              {"namespace", slash == std::string::npos ? "" : key.substr(0, slash)},
+              {"name", slash == std::string::npos ? key : key.substr(slash + 1)}};
+    if (auto w = why.find(u); w != why.end()) p["message"] = w->second;
+    pending.push_back(std::move(p));
+  }
+  // Workloads still waiting for quota, with the queue manager's message.
+  for (const auto& [key, w] : i.workloads) {
+    if (w.finished || w.deleted || w.holding) continue;
+    ++total_pending;
+    if (pending.size() >= kMaxPending) continue;
+    auto slash = key.find('/');
+    Json p = {{"kind", "Workload"}, {"namespace", key.substr(0, slash)},
+              {"name", key.substr(slash + 1)}, {"clusterQueue", w.cq}};
+    auto obj = i.client->Get(i.client->Kind("kueue.x-k8s.io", "v1beta2", "workloads"),
+                             key.substr(0, slash), key.substr(slash + 1));
+    if (obj.ok()) {
+      if (const Json* c = api::meta::FindCondition(*obj, "QuotaReserved")) {
+        p["reason"] = c->value("reason", "");
+        p["message"] = c->value("message", "");
+      }
+    }
+    pending.push_back(std::move(p));
+  }
+  s["pending"] = std::move(pending);
+  s["pendingCount"] = total_pending;
+  Json ev = Json::object();
+  for (const auto& [k, v] : i.recorder.counts) ev[k] = v;
+  s["k8sEvents"] = std::move(ev);
+  return s;
+}
+
+std::string Simulator::Table() const {
+  Json s = Summary();
+  std::string out;
+  absl::StrAppendFormat(&out, "simulated %s s (%s), makespan %s s, %d steps, %d reconciles\n",
+                        FormatSeconds(Elapsed()),
+                        s["stoppedBy"] == "finished" ? "all work finished"
+                        : s["stoppedBy"] == "until"  ? "stopped at --until"
+                                                     : "stopped by " + s["stoppedBy"].get<std::string>(),
+                        FormatSeconds(absl::Seconds(s["makespanSeconds"].get<double>())),
+                        s["engine"]["steps"].get<int64_t>(),
+                        s["engine"]["reconciles"].get<int64_t>());
+  auto wait = [](const Json& w, const char* p) {
+    return w.contains(p) ? absl::StrFormat("%.0f", w[p].get<double>()) : std::string("-");
+  };
+  auto util = [](const Json& q) {
+    std::string u;
+    if (q.contains("utilisation")) {
+      for (auto it = q["utilisation"].begin(); it != q["utilisation"].end(); ++it) {
+        if (!u.empty()) u += " ";
+        u += absl::StrFormat("%s=%.0f%%", it.key(), it->get<double>() * 100);
+      }
+    } else {
+      for (auto it = q["averageUsage"].begin(); it != q["averageUsage"].end(); ++it) {
+        if (!u.empty()) u += " ";
+        u += absl::StrFormat("%s=%g", it.key(), it->get<double>());
+      }
+    }
+    return u.empty() ? std::string("-") : u;
+  };
+  absl::StrAppendFormat(&out, "%-24s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "CLUSTERQUEUE",
+                        "ADMITTED", "PREEMPT", "EVICTED", "FINISHED", "PENDING", "WAIT-P50",
+                        "WAIT-P90", "WAIT-P99", "UTILISATION");
+  for (const Json& q : s["clusterQueues"]) {
+    absl::StrAppendFormat(&out, "%-24s %8d %8d %8d %8d %8d %8s %8s %8s  %s\n",
+                          q["name"].get<std::string>(), q["admitted"].get<int64_t>(),
+                          q["preempted"].get<int64_t>(), q["evicted"].get<int64_t>(),
+                          q["finished"].get<int64_t>(), q["pendingAtEnd"].get<int64_t>(),
+                          wait(q["waitSeconds"], "p50"), wait(q["waitSeconds"], "p90"),
+                          wait(q["waitSeconds"], "p99"), util(q));
+  }
+  absl::StrAppendFormat(&out, "%-24s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "LOCALQUEUE",
+                        "ADMITTED", "PREEMPT", "EVICTED", "FINISHED", "PENDING", "WAIT-P50",
+                        "WAIT-P90", "WAIT-P99", "AVERAGE-USAGE");
+  for (const Json& q : s["localQueues"]) {
+    absl::StrAppendFormat(
+        &out, "%-24s %8d %8d %8d %8d %8d %8s %8s %8s  %s\n",
+        q["namespace"].get<std::string>() + "/" + q["name"].get<std::string>(),
+        q["admitted"].get<int64_t>(), q["preempted"].get<int64_t>(), q["evicted"].get<int64_t>(),
+        q["finished"].get<int64_t>(), q["pendingAtEnd"].get<int64_t>(),
+        wait(q["waitSeconds"], "p50"), wait(q["waitSeconds"], "p90"),
+        wait(q["waitSeconds"], "p99"), util(q));
+  }
+  if (s["pendingCount"].get<int64_t>() > 0) {
+    absl::StrAppendFormat(&out, "pending at the end: %d\n", s["pendingCount"].get<int64_t>());
+    int shown = 0;
+    for (const Json& p : s["pending"]) {
+      if (++shown > 20) {
+        out += "  ...\n";
+        break;
+      }
+      absl::StrAppendFormat(&out, "  %s %s/%s%s\n", p["kind"].get<std::string>(),
+                            p["namespace"].get<std::string>(), p["name"].get<std::string>(),
+                            p.contains("message")
+                                ? ": " + p["message"].get<std::string>()
+                                : std::string());
+    }
+  }
+  return out;
+}
+
+std::string Simulator::Svg() const {
+  const Impl& i = *impl_;
+  // One panel per ClusterQueue (at most 12 shown): usage (share of the
+  // nominal quota of its most used resource) and pending workloads.
+  constexpr int kW = 800, kH = 120, kPad = 40;
+  std::vector<std::string> cqs;
+  for (const auto& [name, pts] : i.plot) cqs.push_back(name);
+  if (cqs.size() > 12) cqs.resize(12);
+  double tmax = std::max(1.0, absl::ToDoubleSeconds(i.Now()));
+  std::string out = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n",
+      kW + 2 * kPad, static_cast<int>(cqs.size()) * (kH + kPad) + kPad);
+  absl::StrAppendFormat(&out,
+                        "<text x=\"%d\" y=\"16\">quota usage (blue, share of nominal) and "
+                        "pending workloads (red) per ClusterQueue over %s s</text>\n",
+                        kPad, FormatSeconds(i.Now()));
+  int y0 = kPad;
+  for (const std::string& cq : cqs) {
+    const auto& pts = i.plot.at(cq);
+    double pmax = 1;
+    for (const auto& p : pts) pmax = std::max(pmax, p.pending);
+    absl::StrAppendFormat(&out,
+                          "<text x=\"%d\" y=\"%d\">%s (pending max %.0f)</text>\n"
+                          "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                          "stroke=\"#999\"/>\n",
+                          kPad, y0 - 4, cq, pmax, kPad, y0, kW, kH);
+    for (int series = 0; series < 2; ++series) {
+      std::string path;
+      double last_y = kH;
+      for (const auto& p : pts) {
+        double x = kPad + p.t / tmax * kW;
+        double v = series == 0 ? std::min(p.used, 1.5) / 1.5 : p.pending / pmax;
+        double y = y0 + kH - v * kH;
+        // Steps: the value holds until the next point.
+        absl::StrAppendFormat(&path, "%s%.1f,%.1f ", path.empty() ? "M" : "L", x,
+                              path.empty() ? y : last_y);
+        absl::StrAppendFormat(&path, "L%.1f,%.1f ", x, y);
+        last_y = y;
+      }
+      if (!path.empty()) absl::StrAppendFormat(&path, "L%.1f,%.1f", kPad + kW * 1.0, last_y);
+      absl::StrAppendFormat(&out, "<path d=\"%s\" fill=\"none\" stroke=\"%s\"/>\n", path,
+                            series == 0 ? "#1f77b4" : "#d62728");
+    }
+    y0 += kH + kPad;
+  }
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace batchd::sim
