@@ -1,5 +1,8 @@
 #include "apiserver/apiserver.h"
 
+#include <algorithm>
+
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -179,8 +182,12 @@ void ApiServer::Serve(const HttpRequest& req, ResponseWriter& w, Scope& scope, s
 bool ApiServer::ServeNonResource(const HttpRequest& req, ResponseWriter& w) {
   const std::string& p = req.path;
   if (req.method != "GET" && req.method != "HEAD") return false;
-  if (p == "/healthz" || p == "/livez" || p == "/readyz" || p == "/healthz/ping" ||
-      p == "/livez/ping" || p == "/readyz/ping") {
+  if (p == "/readyz" || (absl::StartsWith(p, "/readyz/") && p != "/readyz/ping")) {
+    ServeReadyz(req, w);
+    return true;
+  }
+  if (p == "/healthz" || p == "/livez" || p == "/healthz/ping" || p == "/livez/ping" ||
+      p == "/readyz/ping") {
     w.Send(200, {{"Content-Type", "text/plain; charset=utf-8"}}, "ok");
     return true;
   }
@@ -209,6 +216,41 @@ bool ApiServer::ServeNonResource(const HttpRequest& req, ResponseWriter& w) {
     return true;
   }
   return false;
+}
+
+// kube-apiserver's /readyz: 200 "ok" when every check passes, else 500;
+// `?verbose` lists each check ("[+]etcd ok", "[-]informer-sync failed:
+// reason withheld") and a verdict line; /readyz/NAME runs one check.
+void ApiServer::ServeReadyz(const HttpRequest& req, ResponseWriter& w) {
+  std::vector<std::pair<std::string, absl::Status>> checks = {{"ping", absl::OkStatus()}};
+  if (opts_.ready_checks) {
+    for (auto& c : opts_.ready_checks()) checks.push_back(std::move(c));
+  }
+  if (req.path != "/readyz") {
+    const std::string name = req.path.substr(std::string("/readyz/").size());
+    auto it = std::find_if(checks.begin(), checks.end(),
+                           [&](const auto& c) { return c.first == name; });
+    if (it == checks.end()) {
+      w.Send(404, {{"Content-Type", "text/plain; charset=utf-8"}}, "404 page not found\n");
+      return;
+    }
+    checks = {*it};
+  }
+  bool ok = true;
+  std::string verbose;
+  for (const auto& [name, st] : checks) {
+    ok = ok && st.ok();
+    absl::StrAppend(&verbose, st.ok() ? "[+]" : "[-]", name,
+                    st.ok() ? " ok\n" : " failed: reason withheld\n");
+    if (!st.ok()) BATCHD_LOG_WARN("readyz: {} failed: {}", name, st.ToString());
+  }
+  std::string body;
+  if (req.HasParam("verbose") || !ok) {
+    body = absl::StrCat(verbose, ok ? "readyz check passed\n" : "readyz check failed\n");
+  } else {
+    body = "ok";
+  }
+  w.Send(ok ? 200 : 500, {{"Content-Type", "text/plain; charset=utf-8"}}, body);
 }
 
 void ApiServer::SendError(const HttpRequest& req, ResponseWriter& w, const absl::Status& s) {

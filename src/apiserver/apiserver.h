@@ -59,6 +59,9 @@ struct ApiServerOptions {
   absl::Duration bookmark_interval = absl::Minutes(1);
   // Extra Prometheus text appended to /metrics (store metrics and the like).
   std::function<void(std::string*)> extra_metrics;
+  // /readyz checks besides `ping`, as kube-apiserver's ("etcd",
+  // "informer-sync"): each a name and OK or why not. Ready when all pass.
+  std::function<std::vector<std::pair<std::string, absl::Status>>()> ready_checks;
   // Security (auth/). Without an authenticator every request acts as the
   // local admin (unit tests, fuzzing); `batchd server` always sets one.
   // A refused credential is 401, a denied request 403 with Kubernetes'
@@ -122,6 +125,7 @@ class ApiServer {
                   const api::Json& obj, const std::vector<std::string>& warnings);
   void SendError(const HttpRequest& req, ResponseWriter& w, const absl::Status& s);
   bool ServeNonResource(const HttpRequest& req, ResponseWriter& w);
+  void ServeReadyz(const HttpRequest& req, ResponseWriter& w);
 
   registry::Registry& registry_;
   Clock& clock_;

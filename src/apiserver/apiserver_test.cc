@@ -191,3 +191,37 @@ TEST(Utf8Test, ReplacesEachInvalidByte) {
 
 }  // namespace
 }  // namespace batchd::apiserver
+
+namespace batchd::apiserver {
+namespace {
+
+// /readyz as kube-apiserver: ok while every check passes; 500 and the list
+// of checks ([+] / [-]) otherwise; ?verbose lists them either way.
+TEST_F(ApiServerTest, ReadyzReportsEveryCheck) {
+  bool synced = false;
+  ApiServerOptions o;
+  o.ready_checks = [&synced]() {
+    return std::vector<std::pair<std::string, absl::Status>>{
+        {"etcd", absl::OkStatus()},
+        {"informer-sync", synced ? absl::OkStatus() : absl::UnavailableError("not yet")}};
+  };
+  api_ = std::make_unique<ApiServer>(*reg_, clock_, o);
+  BufferWriter not_ready = Do("GET", "/readyz");
+  EXPECT_EQ(not_ready.code(), 500);
+  EXPECT_EQ(not_ready.body(),
+            "[+]ping ok\n[+]etcd ok\n[-]informer-sync failed: reason withheld\n"
+            "readyz check failed\n");
+  EXPECT_EQ(Do("GET", "/readyz/etcd").code(), 200);
+  EXPECT_EQ(Do("GET", "/readyz/informer-sync").code(), 500);
+  EXPECT_EQ(Do("GET", "/readyz/nope").code(), 404);
+  EXPECT_EQ(Do("GET", "/livez").body(), "ok");  // liveness does not wait for caches
+  synced = true;
+  EXPECT_EQ(Do("GET", "/readyz").body(), "ok");
+  BufferWriter verbose = Do("GET", "/readyz?verbose");
+  EXPECT_EQ(verbose.code(), 200);
+  EXPECT_EQ(verbose.body(),
+            "[+]ping ok\n[+]etcd ok\n[+]informer-sync ok\nreadyz check passed\n");
+}
+
+}  // namespace
+}  // namespace batchd::apiserver

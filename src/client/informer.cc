@@ -26,7 +26,10 @@ std::string Informer::KeyOf(const Json& obj) {
 
 absl::Status Informer::Sync() {
   auto list = client_.List(kind_, ns_, sel_);
-  if (!list.ok()) return list.status();
+  if (!list.ok()) {
+    synced_.store(false);
+    return list.status();
+  }
   std::map<std::string, ObjectRef> fresh;
   for (auto& item : list->items) {
     auto ref = std::make_shared<const Json>(std::move(item));
@@ -56,8 +59,12 @@ absl::Status Informer::Sync() {
     }
   }
   auto w = client_.Watch(kind_, ns_, sel_, list->resource_version);
-  if (!w.ok()) return w.status();
+  if (!w.ok()) {
+    synced_.store(false);
+    return w.status();
+  }
   watch_ = std::move(*w);
+  synced_.store(true);
   return absl::OkStatus();
 }
 

@@ -53,6 +53,9 @@ class Informer {
   std::vector<ObjectRef> ListMatching(const std::string& ns, const std::string& selector) const;
   const api::KindDef& kind() const { return kind_; }
   std::string ResourceVersion() const;
+  // True once a list (Sync) succeeded; false again while a re-list after a
+  // lost watch has not.
+  bool HasSynced() const { return synced_.load(); }
 
   // "ns/name" or "name".
   static std::string KeyOf(const api::Json& obj);
@@ -70,6 +73,7 @@ class Informer {
   std::map<std::string, ObjectRef> objects_ ABSL_GUARDED_BY(mu_);
   std::string resource_version_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
+  std::atomic<bool> synced_{false};
   std::thread thread_;
 };
 

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 
@@ -221,6 +222,8 @@ int main(int argc, char** argv) {
   CLI::App app{"batchd: Kubernetes batch, Kueue-style queueing and JobSet in one program"};
   app.require_subcommand(0, 1);
   batchd::cmd::ServerOptions opts;
+  std::string compaction_interval = "5m";
+  std::string event_ttl = "1h";
   auto* server = app.add_subcommand("server", "Run the API server with the embedded store");
   for (CLI::App* a : {&app, server}) {
     a->add_option("--listen", opts.listen,
@@ -308,6 +311,12 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     a->add_option("--node-monitor-grace-period", opts.node_monitor_grace_period,
                   "How long a node's heartbeat may be silent before it is Unknown")
+        ->capture_default_str();
+    a->add_option("--etcd-compaction-interval", compaction_interval,
+                  "How often the store's revision history is compacted (as kube-apiserver's "
+                  "flag; 0: never)")
+        ->capture_default_str();
+    a->add_option("--event-ttl", event_ttl, "How long Events are kept after their last write")
         ->capture_default_str();
     a->add_option("--feature-gates", opts.feature_gates,
                   "Kubernetes feature gates, Name=true|false,...: WorkloadWithJob (default "
@@ -417,5 +426,13 @@ int main(int argc, char** argv) {
     return batchd::sim::RunSimulate(sim_cmd);
   }
   if (agent->parsed()) return RunAgent(agent_cmd);
+  for (auto [flag, text, out] : {std::make_tuple("--etcd-compaction-interval",
+                                                 &compaction_interval, &opts.compaction_interval),
+                                 std::make_tuple("--event-ttl", &event_ttl, &opts.event_ttl)}) {
+    if (!absl::ParseDuration(*text, out) || *out < absl::ZeroDuration()) {
+      std::cerr << flag << ": invalid duration \"" << *text << "\" (e.g. 5m, 30s, 1h)\n";
+      return 2;
+    }
+  }
   return RunServer(opts);
 }

@@ -30,6 +30,8 @@
 #include "client/in_process_client.h"
 #include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/endpointslice/endpointslice_controller.h"
+#include "controllers/gc/event_ttl.h"
+#include "controllers/gc/finished_retention.h"
 #include "controllers/gc/gc_controller.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/job/workload_with_job.h"
@@ -49,6 +51,7 @@
 #include "registry/priority_admission.h"
 #include "registry/registry.h"
 #include "scheduler/scheduler.h"
+#include "store/compactor.h"
 #include "store/memory/memory_store.h"
 #include "store/observable_store.h"
 #include "store/sqlite/sqlite_store.h"
@@ -98,6 +101,11 @@ struct Server::Impl {
   FeatureGates gates;
   std::string scheme = "http";
   std::string ca_file;
+  // History compaction and Event expiry (--etcd-compaction-interval, --event-ttl).
+  std::unique_ptr<store::Compactor> compactor;
+  std::unique_ptr<controllers::EventTtlSweeper> event_ttl;
+  // Kueue's objectRetentionPolicies.workloads.afterFinished, when configured.
+  std::unique_ptr<controllers::FinishedRetentionSweeper> workload_retention;
   // Security: authentication, authorization, audit (auth/).
   std::unique_ptr<auth::ServiceAccountTokens> sa_tokens;
   std::unique_ptr<auth::Authenticator> authenticator;
@@ -417,6 +425,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   ao.service_account_tokens = i.sa_tokens.get();
   store::ObservableStore* obs = i.store.get();
   Impl* impl = &i;
+  ao.ready_checks = [impl]() {
+    std::vector<std::pair<std::string, absl::Status>> out;
+    // The store answers a read (a missing key is NotFound, not an error).
+    absl::StatusOr<store::KeyValue> probe = impl->store->Get("/readyz-probe");
+    out.emplace_back("etcd", probe.ok() || absl::IsNotFound(probe.status())
+                                 ? absl::OkStatus()
+                                 : probe.status());
+    std::vector<std::string> unsynced = impl->manager->UnsyncedInformers();
+    out.emplace_back("informer-sync",
+                     unsynced.empty() ? absl::OkStatus()
+                                      : absl::UnavailableError(absl::StrCat(
+                                            unsynced.size(), " informers not synced, e.g. ",
+                                            unsynced.front())));
+    return out;
+  };
   ao.extra_metrics = [obs, impl](std::string* out) {
     obs->AppendPrometheus(out);
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
@@ -424,6 +447,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
   i.AddControllers();
+  i.compactor = std::make_unique<store::Compactor>(*i.store, i.clock, opts.compaction_interval);
+  i.event_ttl =
+      std::make_unique<controllers::EventTtlSweeper>(*i.registry, i.clock, opts.event_ttl);
+  if (i.queueing.workload_retention_after_finished) {
+    const api::KindDef* wl = i.registry->scheme().ByResource("kueue.x-k8s.io", "v1beta2", "workloads");
+    if (wl == nullptr) return absl::InternalError("the Workload kind is not served");
+    i.workload_retention = std::make_unique<controllers::FinishedRetentionSweeper>(
+        *i.registry, i.clock, *wl, "Finished", *i.queueing.workload_retention_after_finished);
+  }
   return s;
 }
 
@@ -532,6 +564,9 @@ absl::StatusOr<int> Server::Start() {
   if (auto st = i.manager->Start(i.opts.controller_workers); !st.ok()) return st;
   auto port = i.http->Start();
   if (!port.ok()) return port;
+  i.compactor->Start();
+  i.event_ttl->Start();
+  if (i.workload_retention) i.workload_retention->Start();
   if (i.agent) {
     if (auto st = i.agent->Start(); !st.ok()) return st;
   }
@@ -545,6 +580,9 @@ void Server::Stop() {
   if (!impl_) return;
   if (impl_->agent) impl_->agent->Stop();
   if (impl_->http) impl_->http->Stop();
+  impl_->workload_retention.reset();
+  impl_->event_ttl.reset();
+  impl_->compactor.reset();
   if (impl_->manager) impl_->manager->Stop();
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace batchd::cmd {
 
@@ -75,6 +76,12 @@ struct ServerOptions {
   double unhealthy_zone_threshold = 0.55;
   int large_cluster_size_threshold = 50;
   std::string node_monitor_grace_period = "40s";
+  // kube-apiserver's --etcd-compaction-interval: how often the store's
+  // revision history is compacted (to the revision one interval ago); 0: never.
+  absl::Duration compaction_interval = absl::Minutes(5);
+  // kube-apiserver's --event-ttl: Events are deleted this long after their
+  // last write; 0: kept.
+  absl::Duration event_ttl = absl::Hours(1);
   // Security (docs/security.md). Authentication always runs; the first
   // start writes DATA/admin.token (batchd-admin in system:masters) and the
   // ServiceAccount signing key DATA/pki/sa.key.

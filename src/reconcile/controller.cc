@@ -91,6 +91,14 @@ void Manager::Stop() {
   for (auto& i : informers_) i->Stop();
 }
 
+std::vector<std::string> Manager::UnsyncedInformers() const {
+  std::vector<std::string> out;
+  for (const auto& i : informers_) {
+    if (!i->HasSynced()) out.push_back(i->kind().ApiVersion() + "/" + i->kind().plural);
+  }
+  return out;
+}
+
 absl::Status Manager::SyncAll() {
   for (auto& i : informers_) {
     if (auto st = i->Sync(); !st.ok()) return st;

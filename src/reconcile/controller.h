@@ -90,6 +90,9 @@ class Manager {
 
   // Simulate mode / tests: sync informers once (no threads).
   absl::Status SyncAll();
+  // The informers ("group/version/plural") whose cache has not synced (all of
+  // them before Start); for /readyz.
+  std::vector<std::string> UnsyncedInformers() const;
   // Pumps informers and reconciles until nothing is ready; returns the
   // number of reconciles. Bounded by `max_steps` to catch livelocks.
   int RunUntilIdle(int max_steps = 1000000);

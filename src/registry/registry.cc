@@ -4,6 +4,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/string_view.h"
 #include "registry/errors.h"
 #include "registry/internal/selectors.h"
 #include "registry/internal/versions.h"
@@ -28,7 +29,7 @@ std::string EncodeContinue(int64_t rv, const std::string& key) {
 }
 
 absl::Status DecodeContinue(const std::string& token, const std::string& prefix,
-                            std::string* start) {
+                            std::string* start, int64_t* rv) {
   std::string raw;
   if (!absl::WebSafeBase64Unescape(token, &raw)) {
     return BadRequest("continue key is not valid: illegal base64 data");
@@ -37,12 +38,43 @@ absl::Status DecodeContinue(const std::string& token, const std::string& prefix,
   if (!j.is_object() || !j.contains("start") || !j["start"].is_string()) {
     return BadRequest("continue key is not valid: incorrect encoded start resourceVersion");
   }
+  if (!j.contains("rv") || !j["rv"].is_number_integer()) {
+    return BadRequest("continue key is not valid: incorrect encoded start resourceVersion");
+  }
+  *rv = j["rv"].get<int64_t>();
   *start = j["start"].get<std::string>();
   if (start->rfind(prefix, 0) != 0) {
     return BadRequest("continue key is not valid: key does not belong to this collection");
   }
   return absl::OkStatus();
 }
+
+// kube-apiserver's refusals of list options, as ListOptions validation
+// words them (422 Invalid).
+absl::Status InvalidListOptions(std::string_view field, std::string_view detail) {
+  return ApiError(absl::StatusCode::kInvalidArgument, "Invalid",
+                  absl::StrCat("ListOptions.meta.k8s.io \"\" is invalid: ", Sv(field), ": ", Sv(detail)),
+                  Json{{"group", "meta.k8s.io"}, {"kind", "ListOptions"},
+                       {"causes", Json::array({Json{{"reason", "FieldValueForbidden"},
+                                                    {"message", std::string(detail)},
+                                                    {"field", std::string(field)}}})}});
+}
+
+absl::Status TooLargeResourceVersion(int64_t want, int64_t current) {
+  return ApiError(absl::StatusCode::kDeadlineExceeded, "Timeout",
+                  absl::StrCat("Too large resource version: ", want, ", current: ", current),
+                  Json{{"causes", Json::array({Json{{"reason", "ResourceVersionTooLarge"},
+                                                    {"message", "Too large resource version"}}})},
+                       {"retryAfterSeconds", 1}});
+}
+
+constexpr char kExpiredList[] = "The resourceVersion for the provided list is too old.";
+constexpr char kExpiredContinue[] =
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted between "
+    "the time the first chunk was returned and now may show up in the list.";
 
 }  // namespace
 
@@ -58,14 +90,59 @@ absl::StatusOr<ListResult> Registry::List(const api::KindDef& k, std::string_vie
   auto filter = internal::ObjectFilter::Parse(k, opts.label_selector, opts.field_selector);
   if (!filter.ok()) return filter.status();
   if (opts.limit < 0) return BadRequest("limit must be non-negative");
+  const std::string& rv = opts.resource_version;
+  const std::string& match = opts.resource_version_match;
+  if (!match.empty()) {
+    if (match != "Exact" && match != "NotOlderThan") {
+      return ApiError(absl::StatusCode::kInvalidArgument, "Invalid",
+                      absl::StrCat("ListOptions.meta.k8s.io \"\" is invalid: "
+                                   "resourceVersionMatch: Unsupported value: \"",
+                                   match, "\": supported values: \"Exact\", \"NotOlderThan\""));
+    }
+    if (rv.empty()) {
+      return InvalidListOptions("resourceVersionMatch",
+                                "resourceVersionMatch is forbidden unless resourceVersion is "
+                                "provided");
+    }
+    if (!opts.continue_token.empty()) {
+      return InvalidListOptions("resourceVersionMatch",
+                                "resourceVersionMatch is forbidden when continue is provided");
+    }
+    if (match == "Exact" && rv == "0") {
+      return InvalidListOptions("resourceVersionMatch",
+                                "resourceVersionMatch \"exact\" is forbidden for "
+                                "resourceVersion \"0\"");
+    }
+  }
+  int64_t want = 0;
+  if (!rv.empty() && (!absl::SimpleAtoi(rv, &want) || want < 0)) {
+    return BadRequest(absl::StrCat("invalid resource version: ", rv));
+  }
   std::string prefix = CollectionPrefix(k, ns);
+  const size_t limit = static_cast<size_t>(opts.limit);
   std::string start;
   if (!opts.continue_token.empty()) {
-    auto st = DecodeContinue(opts.continue_token, prefix, &start);
+    if (!rv.empty() && rv != "0") {
+      return BadRequest("specifying resource version is not allowed when using continue");
+    }
+    int64_t token_rv = 0;
+    auto st = DecodeContinue(opts.continue_token, prefix, &start, &token_rv);
     if (!st.ok()) return st;
+    // A later page is read from the store as of the first page's revision,
+    // so every page is one snapshot (a token of -1 continues at the latest).
+    if (token_rv > 0) {
+      return ListAtRevision(k, prefix, start, token_rv, /*continuing=*/true, *filter, limit);
+    }
+  } else if (match == "Exact") {
+    return ListAtRevision(k, prefix, "", want, /*continuing=*/false, *filter, limit);
+  } else if (want > 0 && want > cache_->Revision()) {
+    // NotOlderThan a revision the cache (always current) has not reached.
+    return TooLargeResourceVersion(want, cache_->Revision());
   }
+  // From the cache: resourceVersion "" (most recent: the cache is updated
+  // before any write is acknowledged), "0" and NotOlderThan. A first page
+  // is a snapshot at the cache's revision, carried in its continue token.
   ListResult out;
-  const size_t limit = static_cast<size_t>(opts.limit);
   // Scan in chunks so selectors that match rarely still fill a page.
   std::string cursor = start;
   for (;;) {
@@ -74,6 +151,16 @@ absl::StatusOr<ListResult> Registry::List(const api::KindDef& k, std::string_vie
     size_t chunk = limit == 0 ? 0 : std::max<size_t>(limit * 2, 500);
     auto objs = cache_->List(prefix, cursor, chunk, &more, &rev);
     if (out.revision == 0) out.revision = rev;
+    if (rev != out.revision) {
+      // The cache moved between two chunks: read the rest at the first
+      // chunk's revision.
+      auto rest = ListAtRevision(k, prefix, cursor, out.revision, /*continuing=*/false, *filter,
+                                 limit == 0 ? 0 : limit - out.items.size());
+      if (!rest.ok()) return rest.status();
+      for (auto& o : rest->items) out.items.push_back(std::move(o));
+      out.continue_token = std::move(rest->continue_token);
+      return out;
+    }
     for (size_t i = 0; i < objs.size(); ++i) {
       if (!filter->Matches(*objs[i])) continue;
       if (limit > 0 && out.items.size() == limit) {
@@ -87,6 +174,45 @@ absl::StatusOr<ListResult> Registry::List(const api::KindDef& k, std::string_vie
     }
     if (!more || objs.empty()) break;
     cursor = objs.back()->key;
+  }
+  return out;
+}
+
+absl::StatusOr<ListResult> Registry::ListAtRevision(const api::KindDef& k,
+                                                    const std::string& prefix,
+                                                    const std::string& start, int64_t revision,
+                                                    bool continuing,
+                                                    const internal::ObjectFilter& filter,
+                                                    size_t limit) {
+  (void)k;
+  auto expired = [&] { return Expired(continuing ? kExpiredContinue : kExpiredList); };
+  if (revision < store_.CompactedRevision()) return expired();
+  if (const int64_t current = store_.Revision(); revision > current) {
+    return TooLargeResourceVersion(revision, current);
+  }
+  ListResult out;
+  out.revision = revision;
+  std::string cursor = start;
+  for (;;) {
+    const int64_t chunk = limit == 0 ? 0 : static_cast<int64_t>(std::max<size_t>(limit * 2, 500));
+    auto range = store_.RangeAtRevision(prefix, cursor, chunk, revision);
+    if (!range.ok()) {
+      // Compacted between the check and the read.
+      if (range.status().code() == absl::StatusCode::kOutOfRange) return expired();
+      return Internal(absl::StrCat("reading the list at revision ", revision, ": ",
+                                   range.status().message()));
+    }
+    for (store::KeyValue& kv : range->kvs) {
+      ObjectPtr o = cache_->MakeObject(kv.key, std::move(kv.value), kv.mod_revision);
+      if (!filter.Matches(*o)) continue;
+      if (limit > 0 && out.items.size() == limit) {
+        out.continue_token = EncodeContinue(revision, out.items.back()->key);
+        return out;
+      }
+      out.items.push_back(std::move(o));
+    }
+    if (!range->more || range->kvs.empty()) break;
+    cursor = range->kvs.back().key;
   }
   return out;
 }
@@ -147,7 +273,11 @@ class FilteredWatcher : public Watcher {
   }
 
   bool done() const override { return initial_.empty() && sub_->closed(); }
-  int64_t Revision() const override { return cache_->Revision(); }
+  // Never past an event not yet returned (0 while the initial state is
+  // still being sent: no bookmark then).
+  int64_t Revision() const override {
+    return initial_.empty() ? sub_->BookmarkRevision() : 0;
+  }
 
  private:
   std::unique_ptr<WatchCache::Subscription> sub_;

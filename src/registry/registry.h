@@ -41,6 +41,10 @@
 
 namespace batchd::registry {
 
+namespace internal {
+class ObjectFilter;
+}  // namespace internal
+
 enum class FieldValidation { kIgnore, kWarn, kStrict };
 
 struct WriteOptions {
@@ -59,6 +63,8 @@ struct ListOptions {
   int64_t limit = 0;
   std::string continue_token;
   std::string resource_version;
+  // "", "Exact" or "NotOlderThan" (list only), as kube-apiserver.
+  std::string resource_version_match;
   // Watch only: the watcher reads objects decoded (CachedObject::Shared), as
   // in-process informers do; writes then hand it their decoding.
   bool decodes = false;
@@ -176,6 +182,13 @@ class Registry {
                                         const WriteOptions& opts);
   absl::Status NormalizeBody(const api::KindDef& k, api::Json& obj, const WriteOptions& opts);
   absl::Status CheckNamespace(const api::KindDef& k, std::string_view ns, std::string_view name);
+  // The pages of a list read from the store as of `revision` (continue
+  // tokens and resourceVersionMatch=Exact): one snapshot however long the
+  // client pages.
+  absl::StatusOr<ListResult> ListAtRevision(const api::KindDef& k, const std::string& prefix,
+                                            const std::string& start, int64_t revision,
+                                            bool continuing,
+                                            const internal::ObjectFilter& filter, size_t limit);
   absl::StatusOr<DeleteResult> DeleteNow(const api::KindDef& k, const ObjectPtr& current);
   // Stores `obj` serialized under `key`: a create, or with `expected_revision`
   // an update of that revision. The watch cache gets `obj` decoded along

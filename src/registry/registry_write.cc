@@ -319,9 +319,20 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
     meta["namespace"] = ns;
   }
   std::string rv = api::CopyStringMember(meta, "resourceVersion");
+  // metadata.uid in the body is a precondition, as in kube-apiserver.
+  const std::string uid = api::CopyStringMember(meta, "uid");
   return internal::RetryOnConflict<Json>(k, name, [&](bool last_try) -> internal::Attempt<Json> {
     ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
     if (!current) return NotFound(k, name);
+    if (!uid.empty()) {
+      const std::string current_uid =
+          api::CopyStringMember(api::MemberObject(*current->Shared(), "metadata"), "uid");
+      if (uid != current_uid) {
+        return Conflict(k, name,
+                        absl::StrCat("Precondition failed: UID in precondition: ", uid,
+                                     ", UID in object meta: ", current_uid));
+      }
+    }
     if (!rv.empty() && rv != std::to_string(current->revision)) return StaleConflict(k, name);
     // The attempt takes `obj` itself when no retry can follow (a conditional
     // update is never retried), else a copy; a status update reads only the
@@ -419,11 +430,10 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
                           m["deletionGracePeriodSeconds"].is_number() &&
                           m["deletionGracePeriodSeconds"].get<int64_t>() > 0;
   if (deleting && no_finalizers && !graceful_pending) {
-    // Write the final state first so watchers' DELETED event carries it
-    // (without the finalizer that was just removed), then delete.
-    auto written = Put(current->key, obj, current->revision);
-    if (!written.ok()) return StoreWriteError(k, name, written.status());
-    auto kv = store_.Delete(current->key, written->mod_revision);
+    // One commit: the delete's event carries the final state (without the
+    // finalizer just removed), and a crash cannot leave it stored
+    // finalizer-less and never deleted.
+    auto kv = store_.DeleteWithFinalValue(current->key, current->revision, obj.dump());
     if (!kv.ok()) return StoreWriteError(k, name, kv.status());
     obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
     return obj;

@@ -217,10 +217,28 @@ bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
   }
   *ev = std::move(taken_.front());
   taken_.pop_front();
+  last_rev_ = std::max(last_rev_, ev->revision);
   if (decodes_ && ev->object) {
     taken_decoded_ = ev->object->TakeHeld();
   }
   return true;
+}
+
+int64_t WatchCache::Subscription::BookmarkRevision() const {
+  if (!taken_.empty()) return last_rev_;
+  WatchCache* cache = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!queue_.empty() || closed_ || store_fed_) return last_rev_;
+    cache = cache_;
+  }
+  if (cache == nullptr) return last_rev_;
+  // Lock order: the cache's, then ours. With nothing queued for us under the
+  // cache's lock, every change up to its revision has been returned.
+  absl::MutexLock cache_lock(&cache->mu_);
+  absl::MutexLock lock(&mu_);
+  if (!queue_.empty() || closed_) return last_rev_;
+  return std::max(last_rev_, cache->revision_);
 }
 
 bool WatchCache::Subscription::closed() const {
@@ -229,9 +247,9 @@ bool WatchCache::Subscription::closed() const {
 }
 
 WatchCache::WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,
-                       size_t ring_capacity, size_t max_queue)
+                       size_t ring_capacity, size_t max_queue, size_t ring_bytes)
     : store_(store), scheme_(std::move(scheme)), ring_capacity_(ring_capacity),
-      max_queue_(max_queue) {}
+      max_queue_(max_queue), ring_max_bytes_(ring_bytes) {}
 
 WatchCache::~WatchCache() {
   handle_.reset();
@@ -324,7 +342,7 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
   }
   revision_ = std::max(revision_, ev.revision);
   for (Subscription* s : subs_) {
-    if (!absl::StartsWith(e.kv.key, s->prefix_)) continue;
+    if (s->store_fed_ || !absl::StartsWith(e.kv.key, s->prefix_)) continue;
     absl::MutexLock slock(&s->mu_);
     if (s->closed_) continue;
     if (s->queue_.size() >= max_queue_) {
@@ -335,11 +353,23 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
     }
     s->cv_.SignalAll();
   }
+  ring_bytes_ += ev.object->json.size();
   ring_.push_back(std::move(ev));
-  while (ring_.size() > ring_capacity_) {
+  while (!ring_.empty() && (ring_.size() > ring_capacity_ || ring_bytes_ > ring_max_bytes_)) {
     oldest_ = ring_.front().revision;
+    ring_bytes_ -= ring_.front().object->json.size();
     ring_.pop_front();
   }
+}
+
+size_t WatchCache::RingSize() const {
+  absl::MutexLock lock(&mu_);
+  return ring_.size();
+}
+
+size_t WatchCache::RingBytes() const {
+  absl::MutexLock lock(&mu_);
+  return ring_bytes_;
 }
 
 int64_t WatchCache::Revision() const {
@@ -384,21 +414,55 @@ absl::StatusOr<std::unique_ptr<WatchCache::Subscription>> WatchCache::Watch(
   sub->cache_ = this;
   sub->prefix_ = prefix;
   sub->decodes_ = decodes;
-  absl::MutexLock lock(&mu_);
-  // Lock order: the cache's mu_, then a subscription's (as Publish does).
-  absl::MutexLock sub_lock(&sub->mu_);
-  if (after_revision >= 0) {
-    if (after_revision < oldest_) {
-      return absl::OutOfRangeError(
-          absl::StrCat("too old resource version: ", after_revision, " (", oldest_ + 1, ")"));
-    }
-    for (const auto& ev : ring_) {
-      if (ev.revision > after_revision && absl::StartsWith(ev.object->key, prefix)) {
-        sub->queue_.push_back(ev);
+  {
+    absl::MutexLock lock(&mu_);
+    // Lock order: the cache's mu_, then a subscription's (as Publish does).
+    absl::MutexLock sub_lock(&sub->mu_);
+    sub->last_rev_ = after_revision >= 0 ? after_revision : revision_;
+    if (after_revision < 0 || after_revision >= oldest_) {
+      if (after_revision >= 0) {
+        for (const auto& ev : ring_) {
+          if (ev.revision > after_revision && absl::StartsWith(ev.object->key, prefix)) {
+            sub->queue_.push_back(ev);
+          }
+        }
       }
+      subs_.push_back(sub.get());
+      return sub;
     }
+    // Older than the ring: fed by a store watch of its own, which replays
+    // the store's history (across restarts too) and then follows it live.
+    sub->store_fed_ = true;
+    sub->decodes_ = false;
+    subs_.push_back(sub.get());  // so the cache's destructor closes it
   }
-  subs_.push_back(sub.get());
+  Subscription* raw = sub.get();
+  auto handle = store_.Watch(prefix, after_revision, [raw](const store::Event& e) {
+    absl::MutexLock slock(&raw->mu_);
+    if (raw->closed_ || raw->cache_ == nullptr) return;
+    CacheEvent ev;
+    ev.revision = e.revision();
+    ev.object = raw->cache_->NewObject(e.kv.key, e.kv.value, e.kv.mod_revision);
+    if (!e.prev.key.empty()) {
+      ev.prev = raw->cache_->NewObject(e.prev.key, e.prev.value, e.prev.mod_revision);
+    }
+    ev.type = e.type == store::Event::Type::kDelete ? CacheEvent::Type::kDeleted
+              : ev.prev                               ? CacheEvent::Type::kModified
+                                                      : CacheEvent::Type::kAdded;
+    if (raw->queue_.size() >= raw->cache_->max_queue_) {
+      raw->closed_ = true;
+      raw->close_reason_ = "watcher fell too far behind";
+    } else {
+      raw->queue_.push_back(std::move(ev));
+    }
+    raw->cv_.SignalAll();
+  });
+  if (!handle.ok()) {
+    // `sub` unsubscribes itself on destruction.
+    return absl::OutOfRangeError(absl::StrCat("too old resource version: ", after_revision, " (",
+                                              store_.CompactedRevision() + 1, ")"));
+  }
+  sub->store_watch_ = std::move(*handle);
   return sub;
 }
 

@@ -1,6 +1,7 @@
 // WatchCache: the server's in-memory view of the store — every object's
 // stored bytes (labels and selectable fields extracted when first filtered
-// on), plus a bounded ring of recent events that watchers replay from. Lists, gets and
+// on), plus a ring of recent events, bounded by count and bytes, that
+// watchers replay from (older watches replay from the store's history). Lists, gets and
 // watches are served from it; writes go to the store, whose synchronous watch
 // callback updates the cache before the write is acknowledged, so a client
 // always reads its own writes.
@@ -86,6 +87,9 @@ class WatchCache {
     bool Next(CacheEvent* ev, absl::Duration timeout);
     bool closed() const;
     const std::string& close_reason() const { return close_reason_; }
+    // The newest revision a bookmark may carry now: never past an event not
+    // yet returned by Next. Called by the consumer.
+    int64_t BookmarkRevision() const;
 
    private:
     friend class WatchCache;
@@ -101,6 +105,13 @@ class WatchCache {
     // The held decoding of the event last returned, kept alive while the
     // consumer works on it (until it calls Next again).
     std::shared_ptr<const api::Json> taken_decoded_;
+    // The revision of the event last returned (or the start revision).
+    int64_t last_rev_ = 0;
+    // Fed by a store watch of its own (a resourceVersion older than the
+    // ring, replayed from the store's history) instead of OnStoreEvent.
+    bool store_fed_ = false;
+    // Declared last: destroyed first, so its callbacks stop before the rest.
+    std::unique_ptr<store::WatchHandle> store_watch_;
   };
 
   // A write's decoded object, offered to the cache before the store write
@@ -124,8 +135,12 @@ class WatchCache {
     std::unique_ptr<Entry> entry_;
   };
 
+  // The ring keeps at most `ring_capacity` events and about `ring_bytes` of
+  // their objects' bytes; a watch from before the ring replays from the
+  // store's history instead.
   WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,
-             size_t ring_capacity = 100000, size_t max_queue = 100000);
+             size_t ring_capacity = 100000, size_t max_queue = 100000,
+             size_t ring_bytes = size_t{64} << 20);
   ~WatchCache();
 
   // Loads every object and subscribes to changes. Call once.
@@ -141,13 +156,17 @@ class WatchCache {
   size_t Count(const std::string& prefix, const std::string& start_after) const;
 
   // Events for keys under `prefix` after `after_revision`; -1 means from now.
-  // OutOfRange when the ring no longer holds that history. `decodes`: the
+  // From the ring, or (older than the ring) from the store's history;
+  // OutOfRange when the store has compacted it. `decodes`: the
   // consumer reads the objects decoded (an in-process informer), so writers'
   // decodings are kept for it (see OfferDecoded).
   absl::StatusOr<std::unique_ptr<Subscription>> Watch(const std::string& prefix,
                                                       int64_t after_revision,
                                                       bool decodes = false);
   size_t WatcherCount() const;
+  // Events and object bytes in the ring (for tests and metrics).
+  size_t RingSize() const;
+  size_t RingBytes() const;
 
   // Offers `decoded`, the object whose serialization the caller is about to
   // write under `key` as `bytes`, so the version the store writes with
@@ -175,11 +194,13 @@ class WatchCache {
   std::shared_ptr<const api::Scheme> scheme_;
   const size_t ring_capacity_;
   const size_t max_queue_;
+  const size_t ring_max_bytes_;
   std::unique_ptr<store::WatchHandle> handle_;
 
   mutable absl::Mutex mu_;
   std::map<std::string, ObjectPtr> objects_ ABSL_GUARDED_BY(mu_);
   std::deque<CacheEvent> ring_ ABSL_GUARDED_BY(mu_);
+  size_t ring_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t oldest_ ABSL_GUARDED_BY(mu_) = 0;  // Events after this revision are in the ring.
   std::vector<Subscription*> subs_ ABSL_GUARDED_BY(mu_);

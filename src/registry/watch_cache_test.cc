@@ -173,3 +173,42 @@ TEST_F(OfferedDecodingTest, NotUsedForOtherBytesWithdrawnOrWithoutDecodingSubscr
 
 }  // namespace
 }  // namespace batchd::registry
+
+namespace batchd::registry {
+namespace {
+
+// The ring is bounded by bytes as well as by count; a watch from before it
+// replays the store's history instead of answering 410.
+TEST(WatchCacheRingTest, BoundedByBytesAndOlderWatchesReplayTheStore) {
+  store::MemoryStore store;
+  const size_t kRingBytes = 4096;
+  WatchCache cache(store, api::BuiltinScheme(), /*ring_capacity=*/100000, /*max_queue=*/100000,
+                   kRingBytes);
+  ASSERT_TRUE(cache.Start().ok());
+  const int64_t start = store.Revision();
+  ASSERT_TRUE(store.Create(kPodKey, PodJson("Pending")).ok());
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(store.Update(kPodKey, PodJson(i % 2 ? "Running" : "Pending"), 0).ok());
+  }
+  EXPECT_LE(cache.RingBytes(), kRingBytes);
+  EXPECT_LT(cache.RingSize(), 201u);
+  EXPECT_GT(cache.RingSize(), 0u);
+  auto sub = cache.Watch("/registry/core/pods/", start);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  int64_t last = start;
+  for (int i = 0; i < 201; ++i) {
+    CacheEvent ev;
+    ASSERT_TRUE((*sub)->Next(&ev, absl::Seconds(30))) << i;
+    EXPECT_EQ(ev.revision, last + 1);
+    EXPECT_EQ(ev.type, i == 0 ? CacheEvent::Type::kAdded : CacheEvent::Type::kModified);
+    last = ev.revision;
+  }
+  EXPECT_EQ((*sub)->BookmarkRevision(), store.Revision());
+  // History the store has compacted is 410 (OutOfRange).
+  ASSERT_TRUE(store.Compact(store.Revision()).ok());
+  EXPECT_EQ(cache.Watch("/registry/core/pods/", start).status().code(),
+            absl::StatusCode::kOutOfRange);
+}
+
+}  // namespace
+}  // namespace batchd::registry

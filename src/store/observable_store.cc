@@ -55,6 +55,15 @@ absl::StatusOr<RangeResult> ObservableStore::Range(std::string_view prefix,
   return r;
 }
 
+absl::StatusOr<RangeResult> ObservableStore::RangeAtRevision(std::string_view prefix,
+                                                             std::string_view start_after,
+                                                             int64_t limit, int64_t revision) {
+  absl::Time start = clock_.Now();
+  absl::StatusOr<RangeResult> r = inner_->RangeAtRevision(prefix, start_after, limit, revision);
+  Record(Operation::kRange, r.status(), start);
+  return r;
+}
+
 absl::StatusOr<KeyValue> ObservableStore::Create(std::string_view key, std::string value) {
   absl::Time start = clock_.Now();
   absl::StatusOr<KeyValue> r = inner_->Create(key, std::move(value));
@@ -82,6 +91,16 @@ absl::StatusOr<KeyValue> ObservableStore::Delete(std::string_view key,
                                                  int64_t expected_mod_revision) {
   absl::Time start = clock_.Now();
   absl::StatusOr<KeyValue> r = inner_->Delete(key, expected_mod_revision);
+  Record(Operation::kDelete, r.status(), start);
+  return r;
+}
+
+absl::StatusOr<KeyValue> ObservableStore::DeleteWithFinalValue(std::string_view key,
+                                                               int64_t expected_mod_revision,
+                                                               std::string final_value) {
+  absl::Time start = clock_.Now();
+  absl::StatusOr<KeyValue> r =
+      inner_->DeleteWithFinalValue(key, expected_mod_revision, std::move(final_value));
   Record(Operation::kDelete, r.status(), start);
   return r;
 }

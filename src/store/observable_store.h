@@ -35,18 +35,24 @@ class ObservableStore : public Store {
   absl::StatusOr<KeyValue> Get(std::string_view key) override;
   absl::StatusOr<RangeResult> Range(std::string_view prefix, std::string_view start_after,
                                     int64_t limit) override;
+  absl::StatusOr<RangeResult> RangeAtRevision(std::string_view prefix,
+                                              std::string_view start_after, int64_t limit,
+                                              int64_t revision) override;
   absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override;
   std::vector<absl::StatusOr<KeyValue>> CreateMany(
       std::vector<std::pair<std::string, std::string>> kvs) override;
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;
+  absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key, int64_t expected_mod_revision,
+                                                std::string final_value) override;
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view prefix,
                                                      int64_t after_revision,
                                                      WatchCallback cb) override;
   absl::Status Compact(int64_t revision) override;
   int64_t Revision() override { return inner_->Revision(); }
   int64_t OldestWatchableRevision() override { return inner_->OldestWatchableRevision(); }
+  int64_t CompactedRevision() override { return inner_->CompactedRevision(); }
 
   // Appends `batchd_store_operations_total`, the
   // `batchd_store_operation_duration_seconds` histogram and the

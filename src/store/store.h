@@ -4,6 +4,9 @@
 // one that last modified it. Watchers see every change after a revision, in
 // revision order. Values are opaque bytes (the registry stores JSON).
 //
+// MVCC: past revisions stay readable (RangeAtRevision) and watchable until
+// compacted (Compact), as in etcd.
+//
 // Backends: MemoryStore (tests, `simulate`), SqliteStore (`server`), and
 // later etcd. All implement this interface and pass one conformance suite
 // (store/testing/store_conformance.h).
@@ -76,6 +79,19 @@ class Store {
                                             std::string_view start_after,
                                             int64_t limit) = 0;
 
+  // The range as `Range` reads it, but as of the past `revision` (MVCC: a
+  // backend keeps every revision after its compacted revision). 0 reads the
+  // current revision. OutOfRange when `revision` is compacted (older than
+  // `CompactedRevision()`) or in the future; the result's `revision` is
+  // `revision`. The default serves the current revision only.
+  virtual absl::StatusOr<RangeResult> RangeAtRevision(std::string_view prefix,
+                                                      std::string_view start_after, int64_t limit,
+                                                      int64_t revision) {
+    absl::StatusOr<RangeResult> r = Range(prefix, start_after, limit);
+    if (!r.ok() || revision == 0 || r->revision == revision) return r;
+    return absl::OutOfRangeError("this store keeps no past revisions");
+  }
+
   // Creates `key`. AlreadyExists when it exists. Returns the stored entry.
   virtual absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) = 0;
 
@@ -102,6 +118,19 @@ class Store {
   virtual absl::StatusOr<KeyValue> Delete(std::string_view key,
                                           int64_t expected_mod_revision) = 0;
 
+  // Deletes `key` as Delete does, in one revision, but its delete event (and
+  // the returned entry) carries `final_value` as the key's last value: what a
+  // write that empties a deleting object's finalizers stored, had it been
+  // stored. The default is not atomic (an Update, then a Delete); backends
+  // override it.
+  virtual absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key,
+                                                        int64_t expected_mod_revision,
+                                                        std::string final_value) {
+    absl::StatusOr<KeyValue> u = Update(key, std::move(final_value), expected_mod_revision);
+    if (!u.ok()) return u.status();
+    return Delete(key, u->mod_revision);
+  }
+
   // Calls `cb` for every change to a key with `prefix` whose revision is
   // > `after_revision`, first replaying retained history. `after_revision` of
   // -1 means "from now on". OutOfRange when history after `after_revision` is
@@ -114,6 +143,10 @@ class Store {
   // Discards history up to and including `revision`; watching from before it
   // then fails with OutOfRange.
   virtual absl::Status Compact(int64_t revision) = 0;
+
+  // The revision history is compacted up to: reads (RangeAtRevision) and
+  // watches may start at it or later.
+  virtual int64_t CompactedRevision() { return OldestWatchableRevision(); }
 
   // The revision of the latest write.
   virtual int64_t Revision() = 0;

@@ -166,6 +166,7 @@ absl::StatusOr<registry::ListOptions> ParseListOptions(const HttpRequest& req) {
   o.field_selector = req.Param("fieldSelector");
   o.continue_token = req.Param("continue");
   o.resource_version = req.Param("resourceVersion");
+  o.resource_version_match = req.Param("resourceVersionMatch");
   std::string limit = req.Param("limit");
   if (!limit.empty() && !absl::SimpleAtoi(limit, &o.limit)) {
     return registry::BadRequest("limit: invalid value \"" + limit + "\"");

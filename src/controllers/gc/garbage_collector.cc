@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/object_writers.h"
+#include "client/update_loop.h"
 #include "common/status_macros.h"
 #include "controllers/gc/gc_controller.h"
 #include "registry/errors.h"
@@ -332,21 +333,12 @@ absl::StatusOr<Result> GarbageCollector::ProcessForeground(size_t kind, const Js
 absl::Status GarbageCollector::EditMeta(size_t kind, const std::string& ns, const std::string& name,
                                         const std::string& uid,
                                         const std::function<bool(Json&)>& edit) {
-  const api::KindDef& k = *kinds_[kind].kind;
-  absl::Status last;
-  for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
-    auto live = ctx_.client.Get(k, ns, name);
-    if (!live.ok() && Reason(live.status()) == "NotFound") return absl::OkStatus();
-    if (!live.ok()) return live.status();
-    if (meta::GetUid(*live) != uid) return absl::OkStatus();
-    if (!edit(*live)) return absl::OkStatus();
-    auto updated = ctx_.client.Update(k, *live);
-    if (updated.ok()) return absl::OkStatus();
-    last = updated.status();
-    if (Reason(last) == "NotFound") return absl::OkStatus();
-    if (Reason(last) != "Conflict") return last;
-  }
-  return last;
+  client::UpdateLoopOptions opts;
+  opts.attempts = kUpdateAttempts;
+  // Gone or replaced by a namesake: nothing left to edit.
+  return client::UpdateLoop(ctx_.client, *kinds_[kind].kind, ns, name, uid, std::nullopt, edit,
+                            opts)
+      .status();
 }
 
 absl::Status GarbageCollector::DeleteObject(size_t kind, const Json& obj,

@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "api/batch/v1/batch_v1.h"
 #include "api/meta/object_meta.h"
+#include "client/update_loop.h"
 #include "api/meta/object_writers.h"
 #include "controllers/job/job_reconciler.h"
 #include "registry/errors.h"
@@ -215,28 +216,18 @@ std::vector<bool> JobReconciler::RemoveFinalizers(const std::string& key,
   for (size_t i = 0; i < pods.size(); ++i) {
     Json pod = *pods[i];
     const std::string ns = api::meta::GetNamespace(pod), name = api::meta::GetName(pod);
-    absl::Status st;
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      if (!api::meta::RemoveFinalizer(pod, api::batch_v1::kJobTrackingFinalizer)) {
-        st = absl::OkStatus();
-        break;
-      }
-      EnsureTypeMeta(pod, "v1", "Pod");
-      auto r = ctx_.client.Update(pod_kind_, std::move(pod));  // re-read below if retried
-      st = r.status();
-      if (st.ok() || IsReason(st, "NotFound")) break;
-      if (!IsReason(st, "Conflict")) break;
-      auto fresh = ctx_.client.Get(pod_kind_, ns, name);
-      if (!fresh.ok()) {
-        st = fresh.status();
-        break;
-      }
-      if (api::meta::GetUid(*fresh) != uids[i]) {
-        st = absl::OkStatus();  // Replaced by another pod: ours is gone.
-        break;
-      }
-      pod = std::move(*fresh);
-    }
+    // From the informer's copy; re-read on a conflict. Gone or replaced by
+    // another pod: ours is gone, which is what removing it was for.
+    client::UpdateLoopOptions uopts;
+    uopts.attempts = 3;
+    absl::Status st =
+        client::UpdateLoop(ctx_.client, pod_kind_, ns, name, uids[i], std::move(pod),
+                           [](Json& p) {
+                             return api::meta::RemoveFinalizer(
+                                 p, api::batch_v1::kJobTrackingFinalizer);
+                           },
+                           uopts)
+            .status();
     if (st.ok() || IsReason(st, "NotFound")) {
       ok[i] = true;
     } else {

@@ -32,7 +32,7 @@ const std::set<std::string>& IgnoredTopLevel() {
       "metrics",           "health",            "pprofBindAddress",
       "controller",        "tls",
       "internalCertManagement", "clientConnection", "multiKueue",
-      "admissionFairSharing", "resources",      "objectRetentionPolicies",
+      "admissionFairSharing", "resources",
       "queueVisibility"};
   return *s;
 }
@@ -315,7 +315,8 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
   for (const auto& [k, v] : doc.items()) {
     static const std::set<std::string> handled = {
         "apiVersion",   "kind",         "waitForPodsReady",           "fairSharing",
-        "integrations", "featureGates", "manageJobsWithoutQueueName", "managedJobsNamespaceSelector"};
+        "integrations", "featureGates", "manageJobsWithoutQueueName", "managedJobsNamespaceSelector",
+        "objectRetentionPolicies"};
     if (!handled.count(k) && !IgnoredTopLevel().count(k)) {
       return Error(api::Invalid(Path(k), Json(k), "unknown field"));
     }
@@ -323,6 +324,24 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
   const Path root;
   BATCHD_ASSIGN_OR_RETURN(const Json* fg, Object(doc, "featureGates", root));
   BATCHD_RETURN_IF_ERROR(ParseFeatureGates(fg, &cfg));
+  // objectRetentionPolicies.workloads: afterFinished is honoured;
+  // afterDeactivatedByKueue is refused rather than ignored.
+  BATCHD_ASSIGN_OR_RETURN(const Json* orp, Object(doc, "objectRetentionPolicies", root));
+  if (orp != nullptr) {
+    const Path orp_path = root.Child("objectRetentionPolicies");
+    BATCHD_RETURN_IF_ERROR(CheckKeys(*orp, orp_path, {"workloads"}));
+    BATCHD_ASSIGN_OR_RETURN(const Json* wl, Object(*orp, "workloads", orp_path));
+    if (wl != nullptr) {
+      const Path wl_path = orp_path.Child("workloads");
+      BATCHD_RETURN_IF_ERROR(CheckKeys(*wl, wl_path, {"afterFinished", "afterDeactivatedByKueue"}));
+      if (const Json* d = api::FindMember(*wl, "afterDeactivatedByKueue"); d && !d->is_null()) {
+        return Error(api::Invalid(wl_path.Child("afterDeactivatedByKueue"), *d,
+                                  "not supported by batchd"));
+      }
+      BATCHD_ASSIGN_OR_RETURN(cfg.workload_retention_after_finished,
+                              Duration(*wl, "afterFinished", wl_path));
+    }
+  }
   BATCHD_ASSIGN_OR_RETURN(auto manage, Bool(doc, "manageJobsWithoutQueueName", root));
   cfg.manage_jobs_without_queue_name = manage.value_or(false);
   BATCHD_ASSIGN_OR_RETURN(const Json* w, Object(doc, "waitForPodsReady", root));

@@ -69,6 +69,10 @@ struct QueueingConfig {
   std::optional<api::labels::LabelSelector> pod_namespace_selector;
   // integrations.podOptions.podSelector: only pods it selects are managed.
   std::optional<api::labels::LabelSelector> pod_selector;
+  // objectRetentionPolicies.workloads.afterFinished: a finished Workload is
+  // deleted this long after its Finished condition (nullopt: kept while its
+  // owner exists and deleted with it, Kueue's default).
+  std::optional<absl::Duration> workload_retention_after_finished;
 
   bool FrameworkEnabled(std::string_view name) const;
 };

@@ -191,3 +191,30 @@ TEST(QueueingConfigTest, Errors) {
 
 }  // namespace
 }  // namespace batchd::controllers::queueing
+
+namespace batchd::controllers::queueing {
+namespace {
+
+// objectRetentionPolicies.workloads.afterFinished is honoured (unset: kept);
+// afterDeactivatedByKueue is refused, not ignored.
+TEST(QueueingConfigTest, WorkloadRetention) {
+  const std::string head = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n";
+  auto none = ParseQueueingConfig(head);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->workload_retention_after_finished.has_value());
+  auto set = ParseQueueingConfig(head + "objectRetentionPolicies: {workloads: {afterFinished: 1h}}\n");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->workload_retention_after_finished, absl::Hours(1));
+  auto deact = ParseQueueingConfig(
+      head + "objectRetentionPolicies: {workloads: {afterDeactivatedByKueue: 1h}}\n");
+  ASSERT_FALSE(deact.ok());
+  EXPECT_THAT(deact.status().message(),
+              ::testing::HasSubstr("objectRetentionPolicies.workloads.afterDeactivatedByKueue"));
+  auto bad = ParseQueueingConfig(head + "objectRetentionPolicies: {workloads: {afterFinished: x}}\n");
+  EXPECT_FALSE(bad.ok());
+  auto unknown = ParseQueueingConfig(head + "objectRetentionPolicies: {jobs: {}}\n");
+  EXPECT_FALSE(unknown.ok());
+}
+
+}  // namespace
+}  // namespace batchd::controllers::queueing

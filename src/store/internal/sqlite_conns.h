@@ -24,18 +24,20 @@ struct SqliteWriteOp {
   std::string_view key;
   std::string value;
   int64_t expected = 0;  // Expected mod revision, or the compaction revision.
+  bool final_value = false;  // kDelete: `value` is the key's last value.
   absl::StatusOr<KeyValue> result = absl::UnknownError("write not executed");
   bool done = false;
 };
 
 struct SqliteWriteConn {
   std::unique_ptr<SqliteDb> db;
-  std::unique_ptr<SqliteStmt> begin, commit, rollback, select, insert, update, erase, set_meta;
+  std::unique_ptr<SqliteStmt> begin, commit, rollback, select, insert, compact, set_meta;
 };
 
 struct SqliteReadConn {
   std::unique_ptr<SqliteDb> db;
-  std::unique_ptr<SqliteStmt> begin, commit, get, revision, range_bounded, range_open;
+  std::unique_ptr<SqliteStmt> begin, commit, get, revision, compacted, range_bounded, range_open,
+      history_bounded, history_open, prev;
 };
 
 }  // namespace batchd::store::internal

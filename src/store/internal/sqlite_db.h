@@ -71,7 +71,9 @@ absl::Status RunOnce(SqliteStmt& stmt);
 class SqliteDb {
  public:
   // Opens (creating when `create`) the database file at `path`.
-  static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path, bool create);
+  // `vfs`: an SQLite VFS name, empty for the default (tests use others).
+  static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path, bool create,
+                                                        const std::string& vfs = "");
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

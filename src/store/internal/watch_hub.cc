@@ -7,12 +7,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/logging.h"
 
 namespace batchd::store::internal {
 
-// One watcher. `mu` is held while one of its callbacks runs, so taking it
-// waits for an in-flight callback; `replayed` turns true once history replay
-// is over, and live delivery waits for it.
+// One watcher. `mu` is held while a live callback runs, so taking it waits
+// for an in-flight one; until `replayed` turns true the replay thread alone
+// calls back, and live events wait in `pending`.
 struct Subscriber {
   std::string prefix;
   int64_t after = 0;
@@ -20,12 +21,10 @@ struct Subscriber {
   std::atomic<bool> active{true};
   absl::Mutex mu;
   bool replayed ABSL_GUARDED_BY(mu) = false;
+  std::vector<std::shared_ptr<const Event>> pending ABSL_GUARDED_BY(mu);
 
   bool Matches(const Event& e) const {
     return e.revision() > after && absl::StartsWith(e.kv.key, prefix);
-  }
-  bool ReadyOrGone() const ABSL_SHARED_LOCKS_REQUIRED(mu) {
-    return replayed || !active.load(std::memory_order_acquire);
   }
 };
 
@@ -53,38 +52,54 @@ class HubWatchHandle : public WatchHandle {
   std::thread replay_;
 };
 
-void Replay(const std::shared_ptr<Subscriber>& sub,
-            const std::vector<std::shared_ptr<const Event>>& events) {
-  absl::MutexLock lock(&sub->mu);
-  for (const auto& e : events) {
-    if (!sub->active.load(std::memory_order_acquire)) break;
-    sub->cb(*e);
+// Delivers, on the replay thread, the live events that queued up during the
+// replay, until none is left; then live delivery takes over.
+void DrainPending(Subscriber& sub) {
+  for (;;) {
+    std::vector<std::shared_ptr<const Event>> batch;
+    {
+      absl::MutexLock lock(&sub.mu);
+      if (sub.pending.empty() || !sub.active.load(std::memory_order_acquire)) {
+        sub.pending.clear();
+        sub.replayed = true;
+        return;
+      }
+      batch.swap(sub.pending);
+    }
+    for (const auto& e : batch) {
+      if (!sub.active.load(std::memory_order_acquire)) break;
+      sub.cb(*e);
+    }
   }
-  sub->replayed = true;
 }
 
 // Delivers the events of one `Publish` that match `sub`, holding its mutex
-// once for the whole batch.
-void Deliver(Subscriber& sub, const std::vector<std::shared_ptr<const Event>>& events)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  bool locked = false;
+// once for the whole batch (or queues them while its replay runs).
+void Deliver(Subscriber& sub, const std::vector<std::shared_ptr<const Event>>& events) {
+  absl::MutexLock lock(&sub.mu);
   for (const auto& e : events) {
     if (!sub.Matches(*e)) continue;
-    if (!locked) {
-      sub.mu.Lock();
-      sub.mu.Await(absl::Condition(&sub, &Subscriber::ReadyOrGone));
-      locked = true;
-    }
     if (!sub.active.load(std::memory_order_acquire)) break;
-    sub.cb(*e);
+    if (!sub.replayed) {
+      sub.pending.push_back(e);
+    } else {
+      sub.cb(*e);
+    }
   }
-  if (locked) sub.mu.Unlock();
 }
 
 }  // namespace
 
 WatchHub::WatchHub(int64_t start_revision, WatchHubOptions options)
     : options_(options), revision_(start_revision), oldest_(start_revision) {}
+
+WatchHub::WatchHub(int64_t start_revision, WatchHubOptions options, HistorySource* source,
+                   int64_t compacted)
+    : options_(options),
+      revision_(start_revision),
+      oldest_(start_revision),
+      source_(source),
+      source_compacted_(compacted) {}
 
 WatchHub::~WatchHub() = default;
 
@@ -136,15 +151,25 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> WatchHub::Watch(std::string_view pr
   sub->prefix = std::string(prefix);
   sub->cb = std::move(cb);
   std::vector<EventPtr> replay;
+  bool from_source = false;
+  int64_t source_upto = 0;
   {
     absl::MutexLock lock(&mu_);
     int64_t after = after_revision == -1 ? revision_ : after_revision;
-    if (after < oldest_) {
+    const int64_t oldest = source_ ? source_compacted_ : oldest_;
+    if (after < oldest) {
       return absl::OutOfRangeError(
           absl::StrCat("required revision has been compacted: watch after revision ", after,
-                       ", oldest watchable revision is ", oldest_));
+                       ", oldest watchable revision is ", oldest));
     }
     sub->after = after;
+    if (source_ && after < oldest_) {
+      // The ring starts after `oldest_`: the rest comes from the source, and
+      // no compaction may pass `after` until it has been read.
+      from_source = true;
+      source_upto = oldest_;
+      replay_floors_.insert(after);
+    }
     auto it = std::upper_bound(history_.begin(), history_.end(), after,
                                [](int64_t rev, const EventPtr& e) { return rev < e->revision(); });
     for (; it != history_.end(); ++it) {
@@ -153,13 +178,58 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> WatchHub::Watch(std::string_view pr
     subs_.push_back(sub);
   }
   std::thread replay_thread;
-  if (replay.empty()) {
+  if (replay.empty() && !from_source) {
     absl::MutexLock lock(&sub->mu);
     sub->replayed = true;
   } else {
-    replay_thread = std::thread([sub, events = std::move(replay)] { Replay(sub, events); });
+    replay_thread = std::thread([this, sub, from_source, source_upto,
+                                 events = std::move(replay)] {
+      if (from_source) {
+        absl::Status st = source_->ReadHistory(sub->prefix, sub->after, source_upto,
+                                               [&](const Event& e) {
+                                                 if (!sub->active.load()) return false;
+                                                 sub->cb(e);
+                                                 return true;
+                                               });
+        {
+          absl::MutexLock lock(&mu_);
+          replay_floors_.erase(replay_floors_.find(sub->after));
+        }
+        if (!st.ok()) {
+          // The watcher cannot get its history: end its stream rather than
+          // deliver a gap.
+          BATCHD_LOG_ERROR("watch replay from revision {} failed: {}", sub->after,
+                           st.ToString());
+          sub->active.store(false);
+        }
+      }
+      for (const auto& e : events) {
+        if (!sub->active.load(std::memory_order_acquire)) break;
+        sub->cb(*e);
+      }
+      DrainPending(*sub);
+    });
   }
   return std::make_unique<HubWatchHandle>(std::move(sub), std::move(replay_thread));
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<const Event>>> WatchHub::EventsAfter(
+    int64_t revision) const {
+  absl::MutexLock lock(&mu_);
+  if (revision < oldest_) {
+    return absl::OutOfRangeError(absl::StrCat("required revision has been compacted: revision ",
+                                              revision, ", compacted revision ", oldest_));
+  }
+  auto it = std::upper_bound(history_.begin(), history_.end(), revision,
+                             [](int64_t rev, const EventPtr& e) { return rev < e->revision(); });
+  return std::vector<EventPtr>(it, history_.end());
+}
+
+int64_t WatchHub::ReserveCompaction(int64_t revision) {
+  absl::MutexLock lock(&mu_);
+  if (!replay_floors_.empty()) revision = std::min(revision, *replay_floors_.begin());
+  source_compacted_ = std::max(source_compacted_, revision);
+  return source_compacted_;
 }
 
 absl::Status WatchHub::Compact(int64_t revision) {
@@ -180,7 +250,7 @@ int64_t WatchHub::Revision() const {
 
 int64_t WatchHub::OldestWatchableRevision() const {
   absl::MutexLock lock(&mu_);
-  return oldest_;
+  return source_ ? source_compacted_ : oldest_;
 }
 
 }  // namespace batchd::store::internal

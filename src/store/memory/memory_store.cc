@@ -50,6 +50,49 @@ absl::StatusOr<RangeResult> MemoryStore::Range(std::string_view prefix,
   return result;
 }
 
+absl::StatusOr<RangeResult> MemoryStore::RangeAtRevision(std::string_view prefix,
+                                                         std::string_view start_after,
+                                                         int64_t limit, int64_t revision) {
+  if (limit < 0) return absl::InvalidArgumentError("range limit must be >= 0");
+  absl::MutexLock write_lock(&write_mu_);  // the data and the ring agree
+  const int64_t current = Revision();
+  if (revision == 0 || revision == current) return Range(prefix, start_after, limit);
+  if (revision > current) {
+    return absl::OutOfRangeError(absl::StrCat("required revision ", revision,
+                                              " is a future revision (current ", current, ")"));
+  }
+  auto later = hub_.EventsAfter(revision);
+  if (!later.ok()) return later.status();
+  std::map<std::string, KeyValue, std::less<>> at;
+  {
+    absl::ReaderMutexLock lock(&data_mu_);
+    for (auto it = data_.lower_bound(prefix);
+         it != data_.end() && absl::StartsWith(it->first, Sv(prefix)); ++it) {
+      at.insert(*it);
+    }
+  }
+  for (auto e = later->rbegin(); e != later->rend(); ++e) {
+    const Event& ev = **e;
+    if (!absl::StartsWith(ev.kv.key, Sv(prefix))) continue;
+    if (ev.prev.key.empty()) {
+      at.erase(ev.kv.key);
+    } else {
+      at[ev.kv.key] = ev.prev;
+    }
+  }
+  RangeResult result;
+  result.revision = revision;
+  auto it = start_after.empty() ? at.begin() : at.upper_bound(start_after);
+  for (; it != at.end(); ++it) {
+    if (limit > 0 && static_cast<int64_t>(result.kvs.size()) == limit) {
+      result.more = true;
+      break;
+    }
+    result.kvs.push_back(it->second);
+  }
+  return result;
+}
+
 absl::StatusOr<KeyValue> MemoryStore::Create(std::string_view key, std::string value) {
   if (key.empty()) return absl::InvalidArgumentError("key must not be empty");
   absl::MutexLock write_lock(&write_mu_);
@@ -98,6 +141,18 @@ absl::StatusOr<KeyValue> MemoryStore::Update(std::string_view key, std::string v
 
 absl::StatusOr<KeyValue> MemoryStore::Delete(std::string_view key,
                                              int64_t expected_mod_revision) {
+  return DeleteImpl(key, expected_mod_revision, std::nullopt);
+}
+
+absl::StatusOr<KeyValue> MemoryStore::DeleteWithFinalValue(std::string_view key,
+                                                           int64_t expected_mod_revision,
+                                                           std::string final_value) {
+  return DeleteImpl(key, expected_mod_revision, std::move(final_value));
+}
+
+absl::StatusOr<KeyValue> MemoryStore::DeleteImpl(std::string_view key,
+                                                 int64_t expected_mod_revision,
+                                                 std::optional<std::string> final_value) {
   absl::MutexLock write_lock(&write_mu_);
   Event event;
   event.type = Event::Type::kDelete;
@@ -112,6 +167,7 @@ absl::StatusOr<KeyValue> MemoryStore::Delete(std::string_view key,
     event.prev = std::move(it->second);
     data_.erase(it);
     event.kv = event.prev;
+    if (final_value) event.kv.value = std::move(*final_value);
     event.kv.mod_revision = revision_;
   }
   KeyValue result = event.kv;

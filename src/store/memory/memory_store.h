@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,10 +35,17 @@ class MemoryStore : public Store {
   absl::StatusOr<KeyValue> Get(std::string_view key) override;
   absl::StatusOr<RangeResult> Range(std::string_view prefix, std::string_view start_after,
                                     int64_t limit) override;
+  // Reads a past revision by undoing the ring's later events on the current
+  // state: any revision the ring still covers (OldestWatchableRevision on).
+  absl::StatusOr<RangeResult> RangeAtRevision(std::string_view prefix,
+                                              std::string_view start_after, int64_t limit,
+                                              int64_t revision) override;
   absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override;
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;
+  absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key, int64_t expected_mod_revision,
+                                                std::string final_value) override;
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view prefix,
                                                      int64_t after_revision,
                                                      WatchCallback cb) override;
@@ -46,6 +54,8 @@ class MemoryStore : public Store {
   int64_t OldestWatchableRevision() override;
 
  private:
+  absl::StatusOr<KeyValue> DeleteImpl(std::string_view key, int64_t expected_mod_revision,
+                                      std::optional<std::string> final_value);
   absl::Mutex write_mu_;  // Serialises writes and their event delivery.
   absl::Mutex data_mu_ ABSL_ACQUIRED_AFTER(write_mu_);
   std::map<std::string, KeyValue, std::less<>> data_ ABSL_GUARDED_BY(data_mu_);

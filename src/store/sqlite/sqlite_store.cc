@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <system_error>
 #include <utility>
@@ -26,43 +27,53 @@ using internal::SqliteStmt;
 using internal::SqliteWriteConn;
 using internal::SqliteWriteOp;
 
-// `kv` is an ordinary (rowid) table with an index on key: objects are 1-4 KB,
-// and a rowid table keeps a row of up to ~4 KB inside its 4 KiB leaf page,
-// where a WITHOUT ROWID table (an index b-tree) keeps only ~1 KB in the page
-// and spills the rest to overflow pages: every write then rewrote the leaf
-// plus 2-3 overflow pages (and churned the freelist) in the WAL. Updates —
-// most writes — touch the table leaf only; the key index changes on create
-// and delete. `meta` rows are tiny, so it stays WITHOUT ROWID.
+// MVCC as etcd keeps it: `log` holds one row per revision (rowid = the
+// revision), the key's value as of that write (empty for a delete's
+// tombstone, deleted=1) and its create revision. The current state of a key
+// is its newest row; the state as of revision R, its newest row at or below
+// R. Compaction to C deletes every row at or below C that a later row at or
+// below C supersedes, and tombstones at or below C, so every revision from
+// C on stays readable and watchable.
+//
+// A write appends one row (at the rowid b-tree's end) and one (key, rev)
+// index entry: what the former update-in-place of a `kv` row also cost, and
+// the row holds a 1-4 KB object inside its leaf page (see the commit that
+// made `kv` a rowid table). `meta` keeps the revision as of the last
+// compaction (which may delete the newest row, a tombstone) and the
+// compacted revision.
 constexpr std::string_view kSchema =
-    "CREATE TABLE IF NOT EXISTS kv(key TEXT PRIMARY KEY, value BLOB NOT NULL,"
-    " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS log(rev INTEGER PRIMARY KEY, key TEXT NOT NULL,"
+    " value BLOB NOT NULL, create_rev INTEGER NOT NULL, deleted INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS log_key ON log(key, rev);"
     "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
     " WITHOUT ROWID;"
     "INSERT OR IGNORE INTO meta(name, value) VALUES('revision', 0), ('compacted', 0);";
 
-// Databases written before the schema above have `kv` WITHOUT ROWID: copy it
-// into the new layout in one transaction (a crash midway leaves the old one).
-absl::Status MigrateKvToRowid(SqliteDb& db) {
+// Databases written before MVCC keep one `kv(key, value, create_rev,
+// mod_rev)` row per key: each becomes its log row, and the history starts
+// compacted at the database's revision (as a freshly compacted etcd). One
+// transaction: a crash midway leaves the old layout.
+absl::Status MigrateKvToLog(SqliteDb& db) {
   BATCHD_ASSIGN_OR_RETURN(
-      std::string sql,
-      db.QueryString("SELECT coalesce((SELECT sql FROM sqlite_master"
-                     " WHERE type='table' AND name='kv'), '')"));
-  if (absl::AsciiStrToUpper(sql).find("WITHOUT ROWID") == std::string::npos) {
-    return absl::OkStatus();
-  }
-  absl::Status st = db.Exec(
-      "BEGIN IMMEDIATE;"
-      "CREATE TABLE kv_rowid(key TEXT PRIMARY KEY, value BLOB NOT NULL,"
-      " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL);"
-      "INSERT INTO kv_rowid(key, value, create_rev, mod_rev)"
-      " SELECT key, value, create_rev, mod_rev FROM kv ORDER BY key;"
+      std::string n,
+      db.QueryString("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='kv'"));
+  if (n == "0") return absl::OkStatus();
+  std::string sql = absl::StrCat(
+      "BEGIN IMMEDIATE;", Sv(kSchema),
+      "INSERT INTO log(rev, key, value, create_rev, deleted)"
+      " SELECT mod_rev, key, value, create_rev, 0 FROM kv;"
+      "UPDATE meta SET value=max(value, (SELECT coalesce(max(mod_rev), 0) FROM kv))"
+      " WHERE name='revision';"
+      "UPDATE meta SET value=(SELECT value FROM meta WHERE name='revision')"
+      " WHERE name='compacted';"
       "DROP TABLE kv;"
-      "ALTER TABLE kv_rowid RENAME TO kv;"
       "COMMIT;");
+  absl::Status st = db.Exec(sql);
   if (!st.ok()) {
     db.Exec("ROLLBACK").IgnoreError();
     return absl::InternalError(
-        absl::StrCat("sqlite: migrating the kv table failed: ", st.message()));
+        absl::StrCat("sqlite: migrating the kv table to the revision log failed: ",
+                     st.message()));
   }
   return absl::OkStatus();
 }
@@ -88,13 +99,15 @@ absl::Status ConfigureConnection(SqliteDb& db, SqliteSync sync) {
       "PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456; PRAGMA wal_autocheckpoint=4096;");
 }
 
-// The store's revision: meta keeps it only as of the last commit that
-// deleted a key; every other write's revision is its row's mod_rev. (A scan
-// of kv: read once at open, and by Range, which only the watch cache's
-// start-up calls.)
+// The store's revision: the newest log row's, or meta's as of the last
+// compaction (which may have removed the newest row, a tombstone).
 constexpr char kRevisionQuery[] =
     "SELECT max((SELECT value FROM meta WHERE name='revision'),"
-    " (SELECT coalesce(max(mod_rev), 0) FROM kv))";
+    " (SELECT coalesce(max(rev), 0) FROM log))";
+
+// The newest version of key ?1 (a tombstone when deleted=1).
+constexpr char kLatestQuery[] =
+    "SELECT value, create_rev, rev, deleted FROM log WHERE key=?1 ORDER BY rev DESC LIMIT 1";
 
 // The integer a one-value query returns; DataLoss names `what` otherwise.
 absl::StatusOr<int64_t> QueryInt64(SqliteDb& db, std::string_view sql, std::string_view what) {
@@ -113,7 +126,7 @@ absl::StatusOr<int64_t> ReadMeta(SqliteDb& db, std::string_view name) {
 
 absl::StatusOr<std::unique_ptr<SqliteWriteConn>> OpenWriter(const SqliteOptions& options) {
   auto w = std::make_unique<SqliteWriteConn>();
-  BATCHD_ASSIGN_OR_RETURN(w->db, SqliteDb::Open(options.path, /*create=*/true));
+  BATCHD_ASSIGN_OR_RETURN(w->db, SqliteDb::Open(options.path, /*create=*/true, options.vfs));
   BATCHD_RETURN_IF_ERROR(ConfigureConnection(*w->db, options.sync));
   if (options.quick_check_on_open) {
     BATCHD_ASSIGN_OR_RETURN(std::string check, w->db->QueryString("PRAGMA quick_check"));
@@ -122,40 +135,57 @@ absl::StatusOr<std::unique_ptr<SqliteWriteConn>> OpenWriter(const SqliteOptions&
                                               check));
     }
   }
-  BATCHD_RETURN_IF_ERROR(MigrateKvToRowid(*w->db));
+  BATCHD_RETURN_IF_ERROR(MigrateKvToLog(*w->db));
   BATCHD_RETURN_IF_ERROR(w->db->Exec(kSchema));
   SqliteDb& db = *w->db;
   BATCHD_ASSIGN_OR_RETURN(w->begin, db.Prepare("BEGIN IMMEDIATE"));
   BATCHD_ASSIGN_OR_RETURN(w->commit, db.Prepare("COMMIT"));
   BATCHD_ASSIGN_OR_RETURN(w->rollback, db.Prepare("ROLLBACK"));
-  BATCHD_ASSIGN_OR_RETURN(w->select,
-                          db.Prepare("SELECT value, create_rev, mod_rev FROM kv WHERE key=?1"));
+  BATCHD_ASSIGN_OR_RETURN(w->select, db.Prepare(kLatestQuery));
   BATCHD_ASSIGN_OR_RETURN(
-      w->insert,
-      db.Prepare("INSERT INTO kv(key, value, create_rev, mod_rev) VALUES(?1, ?2, ?3, ?3)"));
-  BATCHD_ASSIGN_OR_RETURN(w->update,
-                          db.Prepare("UPDATE kv SET value=?2, mod_rev=?3 WHERE key=?1"));
-  BATCHD_ASSIGN_OR_RETURN(w->erase, db.Prepare("DELETE FROM kv WHERE key=?1"));
+      w->insert, db.Prepare("INSERT INTO log(rev, key, value, create_rev, deleted)"
+                            " VALUES(?1, ?2, ?3, ?4, ?5)"));
+  BATCHD_ASSIGN_OR_RETURN(
+      w->compact,
+      db.Prepare("DELETE FROM log WHERE rev <= ?1 AND (deleted = 1 OR EXISTS("
+                 "SELECT 1 FROM log AS n WHERE n.key = log.key AND n.rev > log.rev"
+                 " AND n.rev <= ?1))"));
   BATCHD_ASSIGN_OR_RETURN(w->set_meta, db.Prepare("UPDATE meta SET value=?2 WHERE name=?1"));
   return w;
 }
 
 absl::StatusOr<std::unique_ptr<SqliteReadConn>> OpenReader(const SqliteOptions& options) {
   auto r = std::make_unique<SqliteReadConn>();
-  BATCHD_ASSIGN_OR_RETURN(r->db, SqliteDb::Open(options.path, /*create=*/false));
+  BATCHD_ASSIGN_OR_RETURN(r->db, SqliteDb::Open(options.path, /*create=*/false, options.vfs));
   sqlite3_busy_timeout(r->db->raw(), 10000);
   SqliteDb& db = *r->db;
   BATCHD_ASSIGN_OR_RETURN(r->begin, db.Prepare("BEGIN"));
   BATCHD_ASSIGN_OR_RETURN(r->commit, db.Prepare("COMMIT"));
-  BATCHD_ASSIGN_OR_RETURN(r->get,
-                          db.Prepare("SELECT value, create_rev, mod_rev FROM kv WHERE key=?1"));
+  BATCHD_ASSIGN_OR_RETURN(r->get, db.Prepare(kLatestQuery));
   BATCHD_ASSIGN_OR_RETURN(r->revision, db.Prepare(kRevisionQuery));
+  BATCHD_ASSIGN_OR_RETURN(r->compacted,
+                          db.Prepare("SELECT value FROM meta WHERE name='compacted'"));
+  // Each key's newest row at or below ?4 (SQLite takes the bare columns from
+  // the row max() picks), in key order; tombstones are skipped by the caller.
   constexpr std::string_view kRange =
-      "SELECT key, value, create_rev, mod_rev FROM kv WHERE key >= ?1 AND key > ?2";
-  BATCHD_ASSIGN_OR_RETURN(r->range_bounded,
-                          db.Prepare(absl::StrCat(Sv(kRange), " AND key < ?3 ORDER BY key LIMIT ?4")));
+      "SELECT key, value, create_rev, max(rev), deleted FROM log"
+      " WHERE key >= ?1 AND key > ?2 AND rev <= ?4";
+  BATCHD_ASSIGN_OR_RETURN(
+      r->range_bounded,
+      db.Prepare(absl::StrCat(Sv(kRange), " AND key < ?3 GROUP BY key ORDER BY key")));
   BATCHD_ASSIGN_OR_RETURN(r->range_open,
-                          db.Prepare(absl::StrCat(Sv(kRange), " ORDER BY key LIMIT ?4")));
+                          db.Prepare(absl::StrCat(Sv(kRange), " GROUP BY key ORDER BY key")));
+  constexpr std::string_view kHistory =
+      "SELECT rev, key, value, create_rev, deleted FROM log"
+      " WHERE rev > ?1 AND rev <= ?2 AND +key >= ?3";  // unary +: scan by rev, never the key index
+  BATCHD_ASSIGN_OR_RETURN(
+      r->history_bounded,
+      db.Prepare(absl::StrCat(Sv(kHistory), " AND +key < ?4 ORDER BY rev")));
+  BATCHD_ASSIGN_OR_RETURN(r->history_open,
+                          db.Prepare(absl::StrCat(Sv(kHistory), " ORDER BY rev")));
+  BATCHD_ASSIGN_OR_RETURN(
+      r->prev, db.Prepare("SELECT value, create_rev, rev, deleted FROM log"
+                          " WHERE key=?1 AND rev < ?2 ORDER BY rev DESC LIMIT 1"));
   return r;
 }
 
@@ -196,7 +226,7 @@ SqliteStore::SqliteStore(const SqliteOptions& options,
       writer_revision_(revision),
       revision_(revision),
       compacted_(compacted),
-      hub_(revision, options.history) {}
+      hub_(revision, options.history, this, compacted) {}
 
 SqliteStore::~SqliteStore() {
   absl::MutexLock lock(&queue_mu_);
@@ -236,7 +266,7 @@ absl::StatusOr<KeyValue> SqliteStore::Get(std::string_view key) {
     absl::StatusOr<bool> row = get.Step();
     if (!row.ok()) {
       out = row.status();
-    } else if (*row) {
+    } else if (*row && get.ColumnInt64(3) == 0) {
       out = KeyValue{std::string(key), get.ColumnString(0), get.ColumnInt64(1),
                      get.ColumnInt64(2)};
     }
@@ -247,32 +277,57 @@ absl::StatusOr<KeyValue> SqliteStore::Get(std::string_view key) {
 
 absl::StatusOr<RangeResult> SqliteStore::Range(std::string_view prefix,
                                                std::string_view start_after, int64_t limit) {
+  return RangeAtRevision(prefix, start_after, limit, 0);
+}
+
+absl::StatusOr<RangeResult> SqliteStore::RangeAtRevision(std::string_view prefix,
+                                                         std::string_view start_after,
+                                                         int64_t limit, int64_t revision) {
   if (limit < 0) return absl::InvalidArgumentError("range limit must be >= 0");
+  if (revision < 0) return absl::InvalidArgumentError("range revision must be >= 0");
   BATCHD_ASSIGN_OR_RETURN(auto conn, AcquireReader());
   RangeResult result;
   absl::Status st = [&]() -> absl::Status {
     // One read transaction, so the revision and the rows are one snapshot.
     BATCHD_RETURN_IF_ERROR(RunOnce(*conn->begin));
     absl::Status inner = [&]() -> absl::Status {
+      int64_t current = 0, compacted = 0;
       {
         SqliteStmt& rev = *conn->revision;
         ScopedReset reset(rev);
         BATCHD_ASSIGN_OR_RETURN(bool row, rev.Step());
         if (!row) return absl::DataLossError("sqlite: meta revision row is missing");
-        result.revision = rev.ColumnInt64(0);
+        current = rev.ColumnInt64(0);
       }
+      {
+        SqliteStmt& c = *conn->compacted;
+        ScopedReset reset(c);
+        BATCHD_ASSIGN_OR_RETURN(bool row, c.Step());
+        if (!row) return absl::DataLossError("sqlite: meta compacted row is missing");
+        compacted = c.ColumnInt64(0);
+      }
+      if (revision == 0) revision = current;
+      if (revision > current) {
+        return absl::OutOfRangeError(absl::StrCat(
+            "required revision ", revision, " is a future revision (current ", current, ")"));
+      }
+      if (revision < compacted) {
+        return absl::OutOfRangeError(absl::StrCat(
+            "required revision has been compacted: revision ", revision,
+            ", compacted revision ", compacted));
+      }
+      result.revision = revision;
       std::string end = PrefixEnd(prefix);
       SqliteStmt& q = end.empty() ? *conn->range_open : *conn->range_bounded;
       ScopedReset reset(q);
       q.BindText(1, prefix);
       q.BindText(2, start_after);
       if (!end.empty()) q.BindText(3, end);
-      // One extra row tells whether there are `more`; -1 means no limit.
-      const bool limited = limit > 0 && limit < std::numeric_limits<int64_t>::max();
-      q.BindInt64(4, limited ? limit + 1 : -1);
+      q.BindInt64(4, revision);
       for (;;) {
         BATCHD_ASSIGN_OR_RETURN(bool row, q.Step());
         if (!row) break;
+        if (q.ColumnInt64(4) != 0) continue;  // deleted as of `revision`
         if (limit > 0 && static_cast<int64_t>(result.kvs.size()) == limit) {
           result.more = true;
           break;
@@ -285,9 +340,60 @@ absl::StatusOr<RangeResult> SqliteStore::Range(std::string_view prefix,
     absl::Status end_st = RunOnce(*conn->commit);
     return inner.ok() ? end_st : inner;
   }();
-  if (!st.ok()) return st;  // Drop the connection: its state is unknown.
+  if (!st.ok()) {
+    // Keep the connection after a refusal; drop it after an SQLite error
+    // (its state is unknown).
+    if (st.code() == absl::StatusCode::kOutOfRange) ReleaseReader(std::move(conn));
+    return st;
+  }
   ReleaseReader(std::move(conn));
   return result;
+}
+
+absl::Status SqliteStore::ReadHistory(std::string_view prefix, int64_t after, int64_t upto,
+                                      const std::function<bool(const Event&)>& emit) {
+  BATCHD_ASSIGN_OR_RETURN(auto conn, AcquireReader());
+  absl::Status st = [&]() -> absl::Status {
+    BATCHD_RETURN_IF_ERROR(RunOnce(*conn->begin));
+    absl::Status inner = [&]() -> absl::Status {
+      std::string end = PrefixEnd(prefix);
+      SqliteStmt& q = end.empty() ? *conn->history_open : *conn->history_bounded;
+      ScopedReset reset(q);
+      q.BindInt64(1, after);
+      q.BindInt64(2, upto);
+      q.BindText(3, prefix);
+      if (!end.empty()) q.BindText(4, end);
+      for (;;) {
+        BATCHD_ASSIGN_OR_RETURN(bool row, q.Step());
+        if (!row) break;
+        Event e;
+        const int64_t rev = q.ColumnInt64(0);
+        e.kv = KeyValue{q.ColumnString(1), q.ColumnString(2), q.ColumnInt64(3), rev};
+        const bool deleted = q.ColumnInt64(4) != 0;
+        {
+          SqliteStmt& p = *conn->prev;
+          ScopedReset reset_prev(p);
+          p.BindText(1, e.kv.key);
+          p.BindInt64(2, rev);
+          BATCHD_ASSIGN_OR_RETURN(bool found, p.Step());
+          if (found && p.ColumnInt64(3) == 0) {
+            e.prev = KeyValue{e.kv.key, p.ColumnString(0), p.ColumnInt64(1), p.ColumnInt64(2)};
+          }
+        }
+        if (deleted) {
+          // A tombstone keeps the last value its event carried.
+          e.type = Event::Type::kDelete;
+        }
+        if (!emit(e)) break;
+      }
+      return absl::OkStatus();
+    }();
+    absl::Status end_st = RunOnce(*conn->commit);
+    return inner.ok() ? end_st : inner;
+  }();
+  if (!st.ok()) return st;
+  ReleaseReader(std::move(conn));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<KeyValue> SqliteStore::Create(std::string_view key, std::string value) {
@@ -339,6 +445,18 @@ absl::StatusOr<KeyValue> SqliteStore::Delete(std::string_view key,
   return Submit(op);
 }
 
+absl::StatusOr<KeyValue> SqliteStore::DeleteWithFinalValue(std::string_view key,
+                                                           int64_t expected_mod_revision,
+                                                           std::string final_value) {
+  SqliteWriteOp op;
+  op.kind = SqliteWriteOp::Kind::kDelete;
+  op.key = key;
+  op.expected = expected_mod_revision;
+  op.value = std::move(final_value);
+  op.final_value = true;
+  return Submit(op);
+}
+
 absl::StatusOr<std::unique_ptr<WatchHandle>> SqliteStore::Watch(std::string_view prefix,
                                                                 int64_t after_revision,
                                                                 WatchCallback cb) {
@@ -346,16 +464,26 @@ absl::StatusOr<std::unique_ptr<WatchHandle>> SqliteStore::Watch(std::string_view
 }
 
 absl::Status SqliteStore::Compact(int64_t revision) {
-  BATCHD_RETURN_IF_ERROR(hub_.Compact(revision));
+  if (revision > revision_.load()) {
+    return absl::OutOfRangeError(absl::StrCat("required revision ", revision,
+                                              " is a future revision (current ",
+                                              revision_.load(), ")"));
+  }
   if (revision <= compacted_.load()) return absl::OkStatus();
+  // Never past a running replay's start; no new watch or read starts before
+  // the reserved revision from now on.
+  const int64_t target = hub_.ReserveCompaction(revision);
+  if (target <= compacted_.load()) return absl::OkStatus();
   SqliteWriteOp op;
   op.kind = SqliteWriteOp::Kind::kCompact;
-  op.expected = revision;
+  op.expected = target;
   return Submit(op).status();
 }
 
 int64_t SqliteStore::Revision() { return revision_.load(); }
 
 int64_t SqliteStore::OldestWatchableRevision() { return hub_.OldestWatchableRevision(); }
+
+int64_t SqliteStore::CompactedRevision() { return compacted_.load(); }
 
 }  // namespace batchd::store

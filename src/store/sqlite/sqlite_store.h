@@ -1,9 +1,10 @@
 // SqliteStore: the durable `Store` backend of `batchd server`, one SQLite file
-// in WAL mode. Schema: `kv(key, value, create_rev, mod_rev)` and
-// `meta(name, value)` holding the compacted revision and the revision as of
-// the last commit that deleted a key, each updated in the same transaction as
-// the data it describes. The current revision is the larger of that and
-// max(mod_rev): a commit without deletes writes only its rows' pages.
+// in WAL mode, multi-version as etcd: `log(rev, key, value, create_rev,
+// deleted)` keeps one row per revision (see sqlite_store.cc), so a range can
+// be read as of any revision after the compacted one and a watch replays from
+// any such revision, after a restart too; `meta(name, value)` holds the
+// compacted revision and the revision as of the last compaction, each
+// updated in the same transaction as the data it describes.
 //
 // Writes are serialized through a queue with a leader. With group commit,
 // writers enqueue and block; the writer at the front becomes the leader: it
@@ -17,13 +18,14 @@
 // Thread-safety: all methods are thread-safe. Watch callbacks run on the
 // leading writer's thread (live events; one leader at a time) or a replay
 // thread (history); see store.h.
-// Watch history is in memory only: after reopening, the oldest watchable
-// revision is the revision at open.
+// Watch history is read back from `log` (no in-memory copy of it): the
+// oldest watchable revision is the compacted revision, across reopens.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -66,10 +68,21 @@ struct SqliteOptions {
   int read_pool_size = 4;
   // Run `PRAGMA quick_check` on open (linear in database size).
   bool quick_check_on_open = true;
-  internal::WatchHubOptions history;
+  // Tests only: the SQLite VFS to open the files with (store/testing/
+  // lazy_vfs.h), and a failpoint called at named points of every commit —
+  // "beforeCommit" (changes applied in the open transaction), "afterCommit"
+  // (committed; events not yet delivered, writers not yet answered), and
+  // "compactBeforeCommit" / "compactAfterCommit" for a compaction's. A non-OK
+  // status before a commit rolls the batch back (its writes fail with it);
+  // after, the batch stays committed and delivered but its writers get the
+  // status (a lost acknowledgement). It may also end the process (a crash).
+  std::string vfs;
+  std::function<absl::Status(std::string_view point)> failpoint;
+  // The hub's in-memory ring: none, replays read `log`.
+  internal::WatchHubOptions history{/*max_events=*/0, /*max_bytes=*/0};
 };
 
-class SqliteStore : public Store {
+class SqliteStore : public Store, private internal::HistorySource {
  public:
   // Opens or creates the database. A database left behind by a crash (even
   // mid-transaction) is recovered from its WAL.
@@ -80,6 +93,9 @@ class SqliteStore : public Store {
   absl::StatusOr<KeyValue> Get(std::string_view key) override;
   absl::StatusOr<RangeResult> Range(std::string_view prefix, std::string_view start_after,
                                     int64_t limit) override;
+  absl::StatusOr<RangeResult> RangeAtRevision(std::string_view prefix,
+                                              std::string_view start_after, int64_t limit,
+                                              int64_t revision) override;
   absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override;
   // Queues every create at once, so they commit in one transaction (or in the
   // batches of whoever leads), each checked on its own.
@@ -88,6 +104,8 @@ class SqliteStore : public Store {
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;
+  absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key, int64_t expected_mod_revision,
+                                                std::string final_value) override;
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view prefix,
                                                      int64_t after_revision,
                                                      WatchCallback cb) override;
@@ -95,13 +113,15 @@ class SqliteStore : public Store {
   int64_t Revision() override;
   int64_t OldestWatchableRevision() override;
 
-  // The compacted revision recorded in `meta` (for tests and metrics).
-  int64_t CompactedRevision() const { return compacted_.load(); }
+  // The compacted revision recorded in `meta`.
+  int64_t CompactedRevision() override;
 
  private:
   SqliteStore(const SqliteOptions& options, std::unique_ptr<internal::SqliteWriteConn> writer,
               int64_t revision, int64_t compacted);
 
+  absl::Status ReadHistory(std::string_view prefix, int64_t after, int64_t upto,
+                           const std::function<bool(const Event&)>& emit) override;
   absl::StatusOr<KeyValue> Submit(internal::SqliteWriteOp& op);
   // Queues `ops` (in order) and returns when all are done, leading batches
   // while the first of them not yet done is at the front of the queue.

@@ -81,10 +81,27 @@ TEST(SqliteStoreTest, ReopenKeepsDataRevisionAndCompaction) {
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->Revision(), 5);
   EXPECT_EQ(store->CompactedRevision(), 2);
-  // History is in memory only: nothing before the reopen is watchable.
-  EXPECT_EQ(store->OldestWatchableRevision(), 5);
-  EXPECT_EQ(store->Watch("/", 4, [](const Event&) {}).status().code(),
+  // History survives the reopen from the compacted revision on.
+  EXPECT_EQ(store->OldestWatchableRevision(), 2);
+  EXPECT_EQ(store->Watch("/", 1, [](const Event&) {}).status().code(),
             absl::StatusCode::kOutOfRange);
+  {
+    testing::EventRecorder replay;
+    auto h = store->Watch("/", 2, replay.Callback());
+    ASSERT_TRUE(h.ok()) << h.status();
+    ASSERT_TRUE(replay.WaitForCount(3));
+    std::vector<Event> ev = replay.Events();
+    EXPECT_THAT(replay.Revisions(), ::testing::ElementsAre(3, 4, 5));
+    EXPECT_EQ(ev[0].kv.key, "/a");
+    EXPECT_EQ(ev[0].prev.value, std::string("bin\0ary", 7));  // kept: newest at or below 2
+    EXPECT_EQ(ev[2].type, Event::Type::kDelete);
+    EXPECT_EQ(ev[2].kv.value, "gone");
+    EXPECT_EQ(ev[2].prev.value, "gone");
+  }
+  absl::StatusOr<RangeResult> at3 = store->RangeAtRevision("/", "", 0, 3);
+  ASSERT_TRUE(at3.ok()) << at3.status();
+  ASSERT_EQ(at3->kvs.size(), 2u);
+  EXPECT_EQ(at3->kvs[0].value, std::string("new\0val", 7));
   absl::StatusOr<KeyValue> a = store->Get("/a");
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->value, std::string("new\0val", 7));
@@ -176,10 +193,61 @@ TEST(SqliteStoreTest, OpensAndMigratesWithoutRowidDatabase) {
   absl::StatusOr<std::unique_ptr<internal::SqliteDb>> db =
       internal::SqliteDb::Open(options.path, /*create=*/false);
   ASSERT_TRUE(db.ok());
-  absl::StatusOr<std::string> sql =
-      (*db)->QueryString("SELECT sql FROM sqlite_master WHERE name='kv'");
-  ASSERT_TRUE(sql.ok());
-  EXPECT_THAT(*sql, ::testing::Not(::testing::HasSubstr("WITHOUT ROWID")));
+  absl::StatusOr<std::string> kv =
+      (*db)->QueryString("SELECT count(*) FROM sqlite_master WHERE name='kv'");
+  ASSERT_TRUE(kv.ok());
+  EXPECT_EQ(*kv, "0");
+}
+
+// The migrated history starts compacted at the old database's revision.
+TEST(SqliteStoreTest, MigratedDatabaseStartsCompacted) {
+  ScopedTempDir dir{"sqlite_store_test"};
+  SqliteOptions options = OptionsIn(dir);
+  std::filesystem::create_directories(std::filesystem::path(options.path).parent_path());
+  {
+    absl::StatusOr<std::unique_ptr<internal::SqliteDb>> db =
+        internal::SqliteDb::Open(options.path, /*create=*/true);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->Exec(
+        "CREATE TABLE kv(key TEXT PRIMARY KEY, value BLOB NOT NULL,"
+        " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL);"
+        "CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+        "INSERT INTO meta(name, value) VALUES('revision', 9), ('compacted', 0);"
+        "INSERT INTO kv VALUES('/a', x'31', 3, 7);").ok());
+  }
+  auto store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Revision(), 9);
+  EXPECT_EQ(store->CompactedRevision(), 9);
+  EXPECT_EQ(store->RangeAtRevision("/", "", 0, 8).status().code(),
+            absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(store->Get("/a")->value, "1");
+}
+
+// Compaction removes superseded versions and tombstones from the log, and
+// keeps every key's newest version at or below the compacted revision.
+TEST(SqliteStoreTest, CompactionShrinksTheLog) {
+  ScopedTempDir dir{"sqlite_store_test"};
+  SqliteOptions options = OptionsIn(dir);
+  auto store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Create("/a", "1").ok());     // 1
+  for (int i = 2; i <= 10; ++i) ASSERT_TRUE(store->Update("/a", std::to_string(i), 0).ok());
+  ASSERT_TRUE(store->Create("/b", "b").ok());     // 11
+  ASSERT_TRUE(store->Delete("/b", 0).ok());       // 12: the newest row, a tombstone
+  ASSERT_TRUE(store->Compact(12).ok());
+  store.reset();
+  {
+    auto db = internal::SqliteDb::Open(options.path, /*create=*/false);
+    ASSERT_TRUE(db.ok());
+    EXPECT_EQ(*(*db)->QueryString("SELECT count(*) FROM log"), "1");
+  }
+  store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Revision(), 12);  // kept in meta: its row is gone
+  EXPECT_EQ(store->Get("/a")->value, "10");
+  EXPECT_EQ(store->Get("/b").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store->Create("/c", "c")->mod_revision, 13);
 }
 
 TEST(SqliteStoreTest, GroupCommitFailsOnlyTheFailingOperations) {

@@ -1,5 +1,6 @@
 // The write path of SqliteStore: the queue and group commit (see
 // sqlite_store.h).
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,16 @@ using internal::SqliteWriteOp;
 // thread (no hand-off to a writer thread and back, which cost two context
 // switches per write), and under contention one leader still commits a
 // whole batch at once.
+namespace {
+
+bool IsCompaction(const std::vector<SqliteWriteOp*>& batch) {
+  return std::any_of(batch.begin(), batch.end(), [](const SqliteWriteOp* op) {
+    return op->kind == SqliteWriteOp::Kind::kCompact;
+  });
+}
+
+}  // namespace
+
 absl::StatusOr<KeyValue> SqliteStore::Submit(SqliteWriteOp& op) {
   SubmitAll({&op});
   return std::move(op.result);
@@ -54,6 +65,21 @@ void SqliteStore::SubmitAll(const std::vector<SqliteWriteOp*>& ops) {
     }
     queue_mu_.Unlock();
     std::vector<Event> events = ExecuteBatch(batch);
+    for (const SqliteWriteOp* o : batch) {
+      if (o->kind == SqliteWriteOp::Kind::kCompact && o->result.ok()) {
+        compacted_.store(std::max(compacted_.load(), o->expected));
+      }
+    }
+    if (options_.failpoint) {
+      // Committed, not yet delivered or answered.
+      absl::Status lost =
+          options_.failpoint(IsCompaction(batch) ? "compactAfterCommit" : "afterCommit");
+      if (!lost.ok()) {
+        for (SqliteWriteOp* o : batch) {
+          if (o->result.ok()) o->result = lost;
+        }
+      }
+    }
     // Deliver before acknowledging: watchers see a write before its author.
     hub_.Publish(std::move(events));
     revision_.store(writer_revision_);
@@ -87,21 +113,12 @@ absl::Status SqliteStore::TryBatch(const std::vector<SqliteWriteOp*>& batch,
   BATCHD_RETURN_IF_ERROR(RunOnce(*w.begin));
   int64_t rev = writer_revision_;
   absl::Status st;
-  bool deleted = false;
   for (SqliteWriteOp* op : batch) {
-    const size_t before = events->size();
     st = ApplyOp(*op, &rev, events);
     if (!st.ok()) break;
-    deleted |= events->size() > before && events->back().type == Event::Type::kDelete;
   }
-  // The revision is max(mod_rev) over kv unless the newest write was a delete
-  // (whose revision no row keeps): only then is it written to meta. Most
-  // commits thus write the rows' pages alone, not also the meta page.
-  if (st.ok() && deleted) {
-    ScopedReset reset(*w.set_meta);
-    w.set_meta->BindText(1, "revision");
-    w.set_meta->BindInt64(2, rev);
-    st = w.set_meta->Run();
+  if (st.ok() && options_.failpoint) {
+    st = options_.failpoint(IsCompaction(batch) ? "compactBeforeCommit" : "beforeCommit");
   }
   if (st.ok()) st = RunOnce(*w.commit);
   if (!st.ok()) {
@@ -114,15 +131,22 @@ absl::Status SqliteStore::TryBatch(const std::vector<SqliteWriteOp*>& batch,
 
 namespace {
 
-// Reads `key` into `kv`; false when absent.
+// Reads `key`'s newest version into `kv`; false when absent or deleted.
 absl::StatusOr<bool> SelectKey(SqliteStmt& select, std::string_view key, KeyValue* kv) {
   ScopedReset reset(select);
   select.BindText(1, key);
   BATCHD_ASSIGN_OR_RETURN(bool row, select.Step());
-  if (!row) return false;
+  if (!row || select.ColumnInt64(3) != 0) return false;
   *kv = KeyValue{std::string(key), select.ColumnString(0), select.ColumnInt64(1),
                  select.ColumnInt64(2)};
   return true;
+}
+
+absl::Status SetMeta(SqliteStmt& set_meta, std::string_view name, int64_t value) {
+  ScopedReset reset(set_meta);
+  set_meta.BindText(1, name);
+  set_meta.BindInt64(2, value);
+  return set_meta.Run();
 }
 
 absl::Status CheckExpected(const SqliteWriteOp& op, const KeyValue& current) {
@@ -140,12 +164,15 @@ absl::Status CheckExpected(const SqliteWriteOp& op, const KeyValue& current) {
 absl::Status SqliteStore::ApplyOp(SqliteWriteOp& op, int64_t* rev, std::vector<Event>* events) {
   internal::SqliteWriteConn& w = *writer_;
   if (op.kind == SqliteWriteOp::Kind::kCompact) {
-    ScopedReset reset(*w.set_meta);
-    w.set_meta->BindText(1, "compacted");
-    w.set_meta->BindInt64(2, op.expected);
-    BATCHD_RETURN_IF_ERROR(w.set_meta->Run());
-    compacted_.store(op.expected);  // Only grows; a rollback leaves it ahead harmlessly.
-    op.result = KeyValue{};
+    {
+      ScopedReset reset(*w.compact);
+      w.compact->BindInt64(1, op.expected);
+      BATCHD_RETURN_IF_ERROR(w.compact->Run());
+    }
+    // The newest row may have been a tombstone it removed.
+    BATCHD_RETURN_IF_ERROR(SetMeta(*w.set_meta, "revision", *rev));
+    BATCHD_RETURN_IF_ERROR(SetMeta(*w.set_meta, "compacted", op.expected));
+    op.result = KeyValue{};  // compacted_ moves once this commits (SubmitAll)
     return absl::OkStatus();
   }
   Event event;
@@ -165,22 +192,27 @@ absl::Status SqliteStore::ApplyOp(SqliteWriteOp& op, int64_t* rev, std::vector<E
     op.result = st;
     return absl::OkStatus();
   }
-  SqliteStmt& stmt = op.kind == SqliteWriteOp::Kind::kCreate   ? *w.insert
-                     : op.kind == SqliteWriteOp::Kind::kUpdate ? *w.update
-                                                               : *w.erase;
   {
+    // Every write appends the key's version at `next`; a delete's is a
+    // tombstone with the create revision and the last value (what its
+    // event carries, also when replayed).
+    const bool del = op.kind == SqliteWriteOp::Kind::kDelete;
+    SqliteStmt& stmt = *w.insert;
     ScopedReset reset(stmt);
-    stmt.BindText(1, op.key);
-    if (op.kind != SqliteWriteOp::Kind::kDelete) {
-      stmt.BindBlob(2, op.value);
-      stmt.BindInt64(3, next);
-    }
+    stmt.BindInt64(1, next);
+    stmt.BindText(2, op.key);
+    stmt.BindBlob(3, del && !op.final_value ? std::string_view(event.prev.value)
+                                            : std::string_view(op.value));
+    stmt.BindInt64(4, exists ? event.prev.create_revision : next);
+    stmt.BindInt64(5, del ? 1 : 0);
     BATCHD_RETURN_IF_ERROR(stmt.Run());
   }
   *rev = next;
   if (op.kind == SqliteWriteOp::Kind::kDelete) {
     event.type = Event::Type::kDelete;
     event.kv = event.prev;
+    // Copied: a batch that fails later is retried from `op`.
+    if (op.final_value) event.kv.value = op.value;
   } else {
     // Copy the value: a batch that fails later is retried from `op`.
     event.kv = KeyValue{std::string(op.key), op.value,

@@ -65,6 +65,12 @@ class FaultStore : public Store {
     RunHook();
     return inner_.Range(prefix, start_after, limit);
   }
+  absl::StatusOr<RangeResult> RangeAtRevision(std::string_view prefix,
+                                              std::string_view start_after, int64_t limit,
+                                              int64_t revision) override {
+    RunHook();
+    return inner_.RangeAtRevision(prefix, start_after, limit, revision);
+  }
   absl::StatusOr<KeyValue> Create(std::string_view key, std::string value) override {
     return Write([&] { return inner_.Create(key, std::move(value)); });
   }
@@ -74,6 +80,12 @@ class FaultStore : public Store {
   }
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override {
     return Write([&] { return inner_.Delete(key, expected_mod_revision); });
+  }
+  absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key, int64_t expected_mod_revision,
+                                                std::string final_value) override {
+    return Write([&] {
+      return inner_.DeleteWithFinalValue(key, expected_mod_revision, std::move(final_value));
+    });
   }
   absl::StatusOr<std::unique_ptr<WatchHandle>> Watch(std::string_view prefix,
                                                      int64_t after_revision,
@@ -87,6 +99,7 @@ class FaultStore : public Store {
   }
   int64_t Revision() override { return inner_.Revision(); }
   int64_t OldestWatchableRevision() override { return inner_.OldestWatchableRevision(); }
+  int64_t CompactedRevision() override { return inner_.CompactedRevision(); }
 
  private:
   struct Fault {

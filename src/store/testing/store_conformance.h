@@ -452,7 +452,112 @@ TYPED_TEST_P(StoreConformanceTest, CreateManyEachOnItsOwn) {
   EXPECT_TRUE(s.CreateMany({}).empty());
 }
 
-REGISTER_TYPED_TEST_SUITE_P(StoreConformanceTest, CreateGetUpdateDelete, ErrorCodes,
+// MVCC: a range reads any revision from the compacted one on, pages of it
+// stay one snapshot while writes go on, and compaction ends the past.
+TYPED_TEST_P(StoreConformanceTest, RangeAtPastRevision) {
+  Store& s = *this->store_;
+  ASSERT_TRUE(s.Create("/p/a", "a1").ok());   // 1
+  ASSERT_TRUE(s.Create("/p/b", "b1").ok());   // 2
+  ASSERT_TRUE(s.Create("/p/c", "c1").ok());   // 3
+  ASSERT_TRUE(s.Update("/p/a", "a2", 0).ok());  // 4
+  ASSERT_TRUE(s.Delete("/p/b", 0).ok());      // 5
+  ASSERT_TRUE(s.Create("/p/d", "d1").ok());   // 6
+  ASSERT_TRUE(s.Create("/q/x", "x").ok());    // 7
+  auto values = [](const RangeResult& r) {
+    std::vector<std::string> out;
+    for (const KeyValue& kv : r.kvs) out.push_back(kv.key + "=" + kv.value);
+    return out;
+  };
+  absl::StatusOr<RangeResult> at3 = s.RangeAtRevision("/p/", "", 0, 3);
+  ASSERT_TRUE(at3.ok()) << at3.status();
+  EXPECT_EQ(at3->revision, 3);
+  EXPECT_THAT(values(*at3), ::testing::ElementsAre("/p/a=a1", "/p/b=b1", "/p/c=c1"));
+  EXPECT_EQ(at3->kvs[0].mod_revision, 1);
+  // Paging at revision 4: two pages, the deleted-later /p/b included.
+  absl::StatusOr<RangeResult> p1 = s.RangeAtRevision("/p/", "", 2, 4);
+  ASSERT_TRUE(p1.ok());
+  EXPECT_TRUE(p1->more);
+  EXPECT_THAT(values(*p1), ::testing::ElementsAre("/p/a=a2", "/p/b=b1"));
+  ASSERT_TRUE(s.Update("/p/c", "c2", 0).ok());  // 8: after the first page
+  absl::StatusOr<RangeResult> p2 = s.RangeAtRevision("/p/", "/p/b", 2, 4);
+  ASSERT_TRUE(p2.ok());
+  EXPECT_FALSE(p2->more);
+  EXPECT_THAT(values(*p2), ::testing::ElementsAre("/p/c=c1"));
+  absl::StatusOr<RangeResult> now = s.RangeAtRevision("/p/", "", 0, 0);
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->revision, 8);
+  EXPECT_THAT(values(*now), ::testing::ElementsAre("/p/a=a2", "/p/c=c2", "/p/d=d1"));
+  EXPECT_EQ(s.RangeAtRevision("/p/", "", 0, 9).status().code(), absl::StatusCode::kOutOfRange);
+  ASSERT_TRUE(s.Compact(5).ok());
+  EXPECT_EQ(s.CompactedRevision(), 5);
+  EXPECT_EQ(s.RangeAtRevision("/p/", "", 0, 4).status().code(), absl::StatusCode::kOutOfRange);
+  absl::StatusOr<RangeResult> at5 = s.RangeAtRevision("/p/", "", 0, 5);
+  ASSERT_TRUE(at5.ok()) << at5.status();
+  EXPECT_THAT(values(*at5), ::testing::ElementsAre("/p/a=a2", "/p/c=c1"));
+  absl::StatusOr<RangeResult> at7 = s.RangeAtRevision("/p/", "", 0, 7);
+  ASSERT_TRUE(at7.ok());
+  EXPECT_THAT(values(*at7), ::testing::ElementsAre("/p/a=a2", "/p/c=c1", "/p/d=d1"));
+}
+
+// A watch from the compacted revision replays every later change with its
+// previous value, including one whose previous version is at or below it.
+TYPED_TEST_P(StoreConformanceTest, WatchFromCompactedRevisionReplays) {
+  Store& s = *this->store_;
+  ASSERT_TRUE(s.Create("/w/a", "1").ok());      // 1
+  ASSERT_TRUE(s.Update("/w/a", "2", 0).ok());   // 2
+  ASSERT_TRUE(s.Create("/w/b", "b").ok());      // 3
+  ASSERT_TRUE(s.Update("/w/a", "3", 0).ok());   // 4
+  ASSERT_TRUE(s.Delete("/w/b", 0).ok());        // 5
+  ASSERT_TRUE(s.Compact(3).ok());
+  EXPECT_EQ(s.Watch("/w/", 2, [](const Event&) {}).status().code(),
+            absl::StatusCode::kOutOfRange);
+  EventRecorder rec;
+  auto h = s.Watch("/w/", 3, rec.Callback());
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_TRUE(s.Create("/w/c", "c").ok());      // 6: live, after the replay
+  ASSERT_TRUE(rec.WaitForCount(3));
+  std::vector<Event> ev = rec.Events();
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[0].revision(), 4);
+  EXPECT_EQ(ev[0].prev.value, "2");
+  EXPECT_EQ(ev[0].kv.create_revision, 1);
+  EXPECT_EQ(ev[1].type, Event::Type::kDelete);
+  EXPECT_EQ(ev[1].kv.value, "b");
+  EXPECT_EQ(ev[1].kv.create_revision, 3);
+  EXPECT_EQ(ev[2].revision(), 6);
+  EXPECT_TRUE(ev[2].prev.key.empty());
+}
+
+// A delete that records the key's final value: one revision, and its event
+// (live and replayed) carries that value.
+TYPED_TEST_P(StoreConformanceTest, DeleteWithFinalValueIsOneRevision) {
+  Store& s = *this->store_;
+  ASSERT_TRUE(s.Create("/f/a", "held").ok());  // 1
+  EXPECT_EQ(s.DeleteWithFinalValue("/f/a", 7, "final").status().code(),
+            absl::StatusCode::kAborted);
+  EventRecorder live;
+  auto h = s.Watch("/f/", -1, live.Callback());
+  ASSERT_TRUE(h.ok());
+  absl::StatusOr<KeyValue> d = s.DeleteWithFinalValue("/f/a", 1, "final");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->mod_revision, 2);
+  EXPECT_EQ(d->value, "final");
+  EXPECT_EQ(s.Revision(), 2);
+  EXPECT_EQ(s.Get("/f/a").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(live.WaitForCount(1));
+  EXPECT_EQ(live.Events()[0].type, Event::Type::kDelete);
+  EXPECT_EQ(live.Events()[0].kv.value, "final");
+  EXPECT_EQ(live.Events()[0].prev.value, "held");
+  EventRecorder replay;
+  auto r = s.Watch("/f/", 1, replay.Callback());
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(replay.WaitForCount(1));
+  EXPECT_EQ(replay.Events()[0].kv.value, "final");
+  EXPECT_EQ(replay.Events()[0].prev.value, "held");
+}
+
+REGISTER_TYPED_TEST_SUITE_P(StoreConformanceTest, RangeAtPastRevision,
+                            WatchFromCompactedRevisionReplays, DeleteWithFinalValueIsOneRevision, CreateGetUpdateDelete, ErrorCodes,
                             UnconditionalWrites, RevisionsAreGlobalAndMonotonic, Range,
                             WatchFromNow, WatchReplaysHistory, WatchFiltersByPrefix,
                             DeleteEventCarriesPrevValue, WatchFutureRevision,

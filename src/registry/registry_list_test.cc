@@ -1,0 +1,220 @@
+// LIST with resourceVersion / resourceVersionMatch / limit / continue as
+// kube-apiserver serves it, watches older than the cache's ring, and
+// bookmarks that never pass an unsent event.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/testing/builders.h"
+#include "common/testing/fake_clock.h"
+#include "gtest/gtest.h"
+#include "registry/errors.h"
+#include "registry/registry.h"
+#include "store/memory/memory_store.h"
+
+namespace batchd::registry {
+namespace {
+
+using api::Json;
+using api::testing::MakeJob;
+
+class RegistryListTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartRegistry(); }
+  void StartRegistry() {
+    reg_.reset();
+    reg_ = std::make_unique<Registry>(store_, api::BuiltinScheme(), clock_);
+    ASSERT_TRUE(reg_->Start().ok());
+    jobs_ = reg_->scheme().ByResource("batch", "v1", "jobs");
+    ASSERT_NE(jobs_, nullptr);
+  }
+  Json MustCreate(const std::string& name) {
+    auto r = reg_->Create(*jobs_, "default", MakeJob(name).Obj(), WriteOptions{});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : Json();
+  }
+  void MustDelete(const std::string& name) {
+    DeleteOptions d;
+    d.propagation_policy = "Background";
+    auto r = reg_->Delete(*jobs_, "default", name, d);
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  std::vector<std::string> Names(const ListResult& r) {
+    std::vector<std::string> out;
+    for (const auto& o : r.items) out.push_back(o->Decode()["metadata"]["name"]);
+    return out;
+  }
+  std::string Reason(const absl::Status& s) { return GetPayload(s).reason; }
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  std::unique_ptr<Registry> reg_;
+  const api::KindDef* jobs_ = nullptr;
+};
+
+// Pages after the first are read at the first page's revision: creates and
+// deletes in between show in none of them.
+TEST_F(RegistryListTest, PagedListIsOneSnapshot) {
+  for (const char* n : {"a", "b", "c", "d", "e"}) MustCreate(n);
+  ListOptions o;
+  o.limit = 2;
+  auto p1 = reg_->List(*jobs_, "default", o);
+  ASSERT_TRUE(p1.ok()) << p1.status();
+  EXPECT_EQ(Names(*p1), (std::vector<std::string>{"a", "b"}));
+  ASSERT_FALSE(p1->continue_token.empty());
+  MustDelete("c");
+  MustCreate("bb");
+  MustCreate("f");
+  o.continue_token = p1->continue_token;
+  auto p2 = reg_->List(*jobs_, "default", o);
+  ASSERT_TRUE(p2.ok()) << p2.status();
+  EXPECT_EQ(p2->revision, p1->revision);
+  EXPECT_EQ(Names(*p2), (std::vector<std::string>{"c", "d"}));
+  o.continue_token = p2->continue_token;
+  auto p3 = reg_->List(*jobs_, "default", o);
+  ASSERT_TRUE(p3.ok()) << p3.status();
+  EXPECT_EQ(Names(*p3), (std::vector<std::string>{"e"}));
+  EXPECT_TRUE(p3->continue_token.empty());
+  // Once compacted past the snapshot, the token is 410 Expired.
+  ASSERT_TRUE(store_.Compact(store_.Revision()).ok());
+  o.continue_token = p1->continue_token;
+  auto gone = reg_->List(*jobs_, "default", o);
+  EXPECT_EQ(Reason(gone.status()), "Expired");
+  EXPECT_NE(gone.status().message().find("The provided continue parameter is too old"),
+            std::string::npos);
+}
+
+TEST_F(RegistryListTest, ResourceVersionMatch) {
+  MustCreate("a");
+  const int64_t rv1 = store_.Revision();
+  MustCreate("b");
+  ListOptions o;
+  o.resource_version = std::to_string(rv1);
+  o.resource_version_match = "Exact";
+  auto exact = reg_->List(*jobs_, "default", o);
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_EQ(exact->revision, rv1);
+  EXPECT_EQ(Names(*exact), (std::vector<std::string>{"a"}));
+  o.resource_version_match = "NotOlderThan";
+  auto newer = reg_->List(*jobs_, "default", o);
+  ASSERT_TRUE(newer.ok());
+  EXPECT_EQ(Names(*newer), (std::vector<std::string>{"a", "b"}));
+  // A revision the server has not reached: 504 Too large resource version.
+  o.resource_version = std::to_string(store_.Revision() + 10);
+  auto future = reg_->List(*jobs_, "default", o);
+  EXPECT_EQ(Reason(future.status()), "Timeout");
+  EXPECT_NE(future.status().message().find("Too large resource version"), std::string::npos);
+  // Refusals as ListOptions validation words them.
+  o.resource_version = "0";
+  o.resource_version_match = "Exact";
+  EXPECT_EQ(Reason(reg_->List(*jobs_, "default", o).status()), "Invalid");
+  o.resource_version = "";
+  o.resource_version_match = "NotOlderThan";
+  EXPECT_EQ(Reason(reg_->List(*jobs_, "default", o).status()), "Invalid");
+  o.resource_version = "1";
+  o.resource_version_match = "Sometimes";
+  EXPECT_EQ(Reason(reg_->List(*jobs_, "default", o).status()), "Invalid");
+  // Exact and compacted: 410 Expired.
+  ASSERT_TRUE(store_.Compact(store_.Revision()).ok());
+  o.resource_version = std::to_string(rv1);
+  o.resource_version_match = "Exact";
+  auto old = reg_->List(*jobs_, "default", o);
+  EXPECT_EQ(Reason(old.status()), "Expired");
+  EXPECT_EQ(old.status().message(), "The resourceVersion for the provided list is too old.");
+}
+
+// A watch from a revision older than the cache's ring (here: a registry
+// started after the writes, as after a server restart) replays the store's
+// history instead of answering 410; compacted history is 410.
+TEST_F(RegistryListTest, WatchOlderThanTheCacheReplaysTheStore) {
+  MustCreate("a");
+  const int64_t from = store_.Revision();
+  MustCreate("b");
+  MustDelete("a");
+  StartRegistry();  // a fresh cache: its ring starts now
+  ListOptions o;
+  o.resource_version = std::to_string(from);
+  auto w = reg_->Watch(*jobs_, "default", o);
+  ASSERT_TRUE(w.ok()) << w.status();
+  MustCreate("c");
+  std::vector<std::string> seen;
+  Watcher::Event ev;
+  while ((seen.empty() || seen.back() != "ADDED c") && seen.size() < 10 &&
+         (*w)->Next(&ev, absl::Seconds(30))) {
+    seen.push_back(ev.type + " " + ev.object->Decode()["metadata"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"ADDED b", "DELETED a", "ADDED c"}));
+  ASSERT_TRUE(store_.Compact(store_.Revision()).ok());
+  o.resource_version = std::to_string(from);
+  auto expired = reg_->Watch(*jobs_, "default", o);
+  EXPECT_EQ(Reason(expired.status()), "Expired");
+}
+
+// A bookmark's revision never passes an event the watcher has not returned.
+TEST_F(RegistryListTest, BookmarkNeverPassesAnUnsentEvent) {
+  MustCreate("a");
+  ListOptions o;
+  o.resource_version = std::to_string(store_.Revision());
+  auto w = reg_->Watch(*jobs_, "default", o);
+  ASSERT_TRUE(w.ok());
+  const int64_t start = store_.Revision();
+  EXPECT_EQ((*w)->Revision(), start);
+  MustCreate("b");
+  MustCreate("c");
+  // Two events queued, none returned: the bookmark stays at the start.
+  EXPECT_EQ((*w)->Revision(), start);
+  Watcher::Event ev;
+  ASSERT_TRUE((*w)->Next(&ev, absl::Seconds(30)));
+  EXPECT_EQ((*w)->Revision(), ev.object->revision);
+  ASSERT_TRUE((*w)->Next(&ev, absl::Seconds(30)));
+  EXPECT_EQ((*w)->Revision(), store_.Revision());
+  // Writes elsewhere move an idle watcher's bookmark on.
+  ASSERT_TRUE(
+      reg_->Create(*jobs_, "kube-system", MakeJob("z", "kube-system").Obj(), WriteOptions{}).ok());
+  EXPECT_EQ((*w)->Revision(), store_.Revision());
+}
+
+// PUT with metadata.uid: a precondition (409 on mismatch, kube's message).
+TEST_F(RegistryListTest, UpdateHonoursUidPrecondition) {
+  Json j = MustCreate("u");
+  Json stale = j;
+  stale["metadata"]["uid"] = "00000000-0000-0000-0000-000000000000";
+  stale["metadata"].erase("resourceVersion");
+  auto r = reg_->Update(*jobs_, "default", "u", stale, false, WriteOptions{});
+  EXPECT_EQ(Reason(r.status()), "Conflict");
+  EXPECT_EQ(r.status().message(),
+            absl::StrCat("Operation cannot be fulfilled on jobs.batch \"u\": Precondition failed: "
+                         "UID in precondition: 00000000-0000-0000-0000-000000000000, UID in "
+                         "object meta: ",
+                         j["metadata"]["uid"].get<std::string>()));
+  Json good = j;
+  good["metadata"].erase("resourceVersion");
+  good["metadata"]["labels"]["x"] = "y";
+  EXPECT_TRUE(reg_->Update(*jobs_, "default", "u", good, false, WriteOptions{}).ok());
+}
+
+// Removing the last finalizer of a deleting object deletes it in the same
+// commit: one revision, no stored finalizer-less intermediate state.
+TEST_F(RegistryListTest, EmptyingFinalizersDeletesInOneCommit) {
+  auto c = reg_->Create(*jobs_, "default", MakeJob("f").Finalizer("example.com/hold").Obj(),
+                        WriteOptions{});
+  ASSERT_TRUE(c.ok());
+  DeleteOptions bg;
+  bg.propagation_policy = "Background";
+  ASSERT_TRUE(reg_->Delete(*jobs_, "default", "f", bg).ok());
+  const int64_t before = store_.Revision();
+  auto cur = reg_->Get(*jobs_, "default", "f");
+  ASSERT_TRUE(cur.ok());
+  Json live = (*cur)->Decode();
+  live["metadata"]["finalizers"] = Json::array();
+  auto u = reg_->Update(*jobs_, "default", "f", live, false, WriteOptions{});
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_EQ(store_.Revision(), before + 1);
+  EXPECT_EQ(u->value("metadata", Json::object()).value("resourceVersion", ""),
+            std::to_string(before + 1));
+  EXPECT_FALSE(reg_->Get(*jobs_, "default", "f").ok());
+}
+
+}  // namespace
+}  // namespace batchd::registry
