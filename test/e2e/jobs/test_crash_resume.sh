@@ -53,13 +53,14 @@ spec:
       containers:
       - name: main
         image: busybox
-        command: ["sh", "-c", "sleep 0.2; echo $MARK"]
+        command: ["sh", "-c", "sleep 1; echo $MARK"]
 YAML
 
 succeeded() { jp job crash '{.status.succeeded}'; }
 some_done() { local n; n=$(succeeded); ((${n:-0} >= 30)); }
 poll 120 some_done || fail "fewer than 30 succeeded within 120s: $(jp job crash '{.status}' | head -c 300)"
-# Kill at a moment a shim or pod process runs: the pods' 20-wide waves can
+# Kill at a moment a shim or pod process runs (each pod lives at least 1 s,
+# so 170 of them at 20 wide leave several seconds): the pods' waves can
 # leave an instant with none (between a wave's end and the next one's start,
 # longer on a loaded host), so look again until one is seen, then kill.
 before=$(succeeded)
@@ -68,8 +69,13 @@ running=""
 deadline=$((SECONDS + 60))
 until [[ -n $running ]]; do
   ((SECONDS < deadline)) || fail "no shim or pod process was seen running within 60s"
-  running=$(leftovers)
-  [[ -n $running ]] || sleep 0.05
+  # pgrep alone (not leftovers' walk of /proc, which takes seconds on a busy
+  # host): a shim's command line names the data dir, a pod's the marker.
+  running=$(pgrep -f -- "$DATA|$MARK" | grep -vx -- "$PID" || true)
+  [[ -n $running ]] && break
+  n=$(succeeded)
+  ((${n:-0} < 200)) || fail "the Job finished (succeeded=$n) before a shim or pod process was seen"
+  sleep 0.05
 done
 kill -9 "$PID"
 wait "$PID" 2>/dev/null || true
