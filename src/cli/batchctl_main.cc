@@ -140,6 +140,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string server = DefaultServer();
   app.add_option("-s,--server", server, "batchd URL (env BATCHD_SERVER)")->capture_default_str();
+  // `batchctl kubeconfig --server URL` (the README's form) as well as
+  // `batchctl --server URL kubeconfig`: subcommands pass the global flags up.
+  app.fallthrough();
   int rc = 0;
 
   app.add_subcommand("version", "Print the batchctl version")->callback([] {
