@@ -15,6 +15,7 @@
 #include "api/kind.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http.h"
+#include "api_server_env.h"
 #include "apiserver/http_server.h"
 #include "common/testing/fake_clock.h"
 #include "registry/registry.h"
@@ -24,25 +25,7 @@ namespace {
 
 namespace as = batchd::apiserver;
 
-struct Env {
-  batchd::FakeClock clock;
-  batchd::store::MemoryStore store;
-  std::unique_ptr<batchd::registry::Registry> registry;
-  std::unique_ptr<as::ApiServer> server;
-
-  Env() {
-    registry = std::make_unique<batchd::registry::Registry>(store, batchd::api::BuiltinScheme(),
-                                                            clock);
-    if (!registry->Start().ok()) std::abort();
-    as::ApiServerOptions opts;
-    opts.max_watch = absl::ZeroDuration();
-    server = std::make_unique<as::ApiServer>(*registry, clock, opts);
-  }
-  ~Env() {
-    server.reset();
-    registry.reset();
-  }
-};
+using Env = batchd::fuzz::ApiServerEnv;
 
 }  // namespace
 
