@@ -581,6 +581,7 @@ bool AdmissionCore::IsPending(std::string_view key) const {
 }
 size_t AdmissionCore::PendingCount() const { return state_->PendingCount(); }
 size_t AdmissionCore::AdmittedCount() const { return state_->AdmittedCount(); }
+uint64_t AdmissionCore::UsageVersion() const { return state_->UsageVersion(); }
 absl::Status AdmissionCore::CheckInvariants() const {
   std::string err = state_->CheckInvariants();
   return err.empty() ? absl::OkStatus() : absl::FailedPreconditionError(err);

@@ -91,6 +91,9 @@ class AdmissionCore {
   bool IsPending(std::string_view key) const;
   size_t PendingCount() const;
   size_t AdmittedCount() const;
+  // Bumps on every change of admitted usage (admit, release, repair): status
+  // derived from usage (fair-sharing shares) is stale when it moved.
+  uint64_t UsageVersion() const;
 
   // Every ClusterQueue's usage is within nominal + what borrowing allows, and
   // no cohort lends more than it has. OK or FailedPrecondition naming the node.

@@ -2,12 +2,14 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "api/core/v1/pod_view.h"
 #include "api/kueue/kueue.h"
 #include "api/kueue/queue_views.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
+#include "common/string_view.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
 
 namespace batchd::controllers::queueing {
@@ -91,12 +93,10 @@ QueueManagerImpl::QueueManagerImpl(ControllerContext& ctx, QueueingConfig cfg)
       pods_(ctx.informers.For("", "v1", "pods")),
       core_(CoreOptions(cfg_)) {}
 
-void QueueManagerImpl::MarkDirty(std::set<std::string> Dirty::*set, const std::string& key,
-                                 bool all_workloads) {
+void QueueManagerImpl::MarkDirty(std::set<std::string> Dirty::*set, const std::string& key) {
   {
     absl::MutexLock lock(&dirty_mu_);
-    if (set != nullptr) (dirty_.*set).insert(key);
-    if (all_workloads) dirty_.all_workloads = true;
+    (dirty_.*set).insert(key);
   }
   if (controller_ != nullptr) controller_->queue().Add(kCycleKey);
 }
@@ -110,22 +110,21 @@ QueueManagerImpl::Dirty QueueManagerImpl::TakeDirty() {
 
 void QueueManagerImpl::Wire(Controller* controller) {
   controller_ = controller;
-  // Queue objects: spec changes; `all` re-resolves every Workload against them.
-  auto queue_handlers = [this](std::set<std::string> Dirty::*set, bool all) {
+  // Queue objects: spec changes. A ClusterQueue or LocalQueue change
+  // re-resolves only the Workloads that name it (AddAffectedWorkloads).
+  auto queue_handlers = [this](std::set<std::string> Dirty::*set) {
     client::EventHandlers h;
-    h.on_add = [this, set, all](const ObjectRef& o) {
-      MarkDirty(set, client::Informer::KeyOf(*o), all);
+    h.on_add = [this, set](const ObjectRef& o) { MarkDirty(set, client::Informer::KeyOf(*o)); };
+    h.on_update = [this, set](const ObjectRef& a, const ObjectRef& b) {
+      if (SpecChanged(a, b)) MarkDirty(set, client::Informer::KeyOf(*b));
     };
-    h.on_update = [this, set, all](const ObjectRef& a, const ObjectRef& b) {
-      if (SpecChanged(a, b)) MarkDirty(set, client::Informer::KeyOf(*b), all);
-    };
-    h.on_delete = [this, set, all](const ObjectRef& o) {
-      MarkDirty(set, client::Informer::KeyOf(*o), all);
+    h.on_delete = [this, set](const ObjectRef& o) {
+      MarkDirty(set, client::Informer::KeyOf(*o));
     };
     return h;
   };
-  flavors_.AddHandlers(queue_handlers(&Dirty::flavors, false));
-  topologies_.AddHandlers(queue_handlers(&Dirty::topologies, false));
+  flavors_.AddHandlers(queue_handlers(&Dirty::flavors));
+  topologies_.AddHandlers(queue_handlers(&Dirty::topologies));
   // Nodes and pods matter only to topology-aware flavors (tas_watch_), and
   // only their capacity-moving changes: heartbeats and pod status churn
   // don't wake the cycle.
@@ -157,13 +156,19 @@ void QueueManagerImpl::Wire(Controller* controller) {
     if (tas_watch_.load()) MarkDirty(&Dirty::pods, client::Informer::KeyOf(*o));
   };
   pods_.AddHandlers(pod);
-  cohorts_.AddHandlers(queue_handlers(&Dirty::cohorts, false));
-  cqs_.AddHandlers(queue_handlers(&Dirty::cqs, true));
-  lqs_.AddHandlers(queue_handlers(&Dirty::lqs, true));
+  cohorts_.AddHandlers(queue_handlers(&Dirty::cohorts));
+  cqs_.AddHandlers(queue_handlers(&Dirty::cqs));
+  lqs_.AddHandlers(queue_handlers(&Dirty::lqs));
+  // Namespaces: only label changes (namespaceSelector), and only that
+  // namespace's workloads.
   client::EventHandlers ns;
-  ns.on_add = [this](const ObjectRef&) { MarkDirty(nullptr, "", true); };
+  ns.on_add = [this](const ObjectRef& o) {
+    MarkDirty(&Dirty::namespaces, api::meta::GetName(*o));
+  };
   ns.on_update = [this](const ObjectRef& a, const ObjectRef& b) {
-    if (api::meta::Labels(*a) != api::meta::Labels(*b)) MarkDirty(nullptr, "", true);
+    if (api::meta::Labels(*a) != api::meta::Labels(*b)) {
+      MarkDirty(&Dirty::namespaces, api::meta::GetName(*b));
+    }
   };
   namespaces_.AddHandlers(ns);
   client::EventHandlers wl;
@@ -219,8 +224,23 @@ void QueueManagerImpl::SyncConfig(const Dirty& d) {
   }
 }
 
-void QueueManagerImpl::SyncAllWorkloads() {
-  synced_sig_.clear();
+void QueueManagerImpl::AddAffectedWorkloads(const Dirty& d, std::set<std::string>* keys) const {
+  auto add = [keys](const std::map<std::string, std::set<std::string>, std::less<>>& index,
+                    const std::string& bucket) {
+    auto it = index.find(bucket);
+    if (it != index.end()) keys->insert(it->second.begin(), it->second.end());
+  };
+  for (const std::string& ns : d.namespaces) add(by_ns_, ns);
+  for (const std::string& lq : d.lqs) add(by_lq_, lq);
+  if (d.cqs.empty()) return;
+  for (const std::string& cq : d.cqs) add(by_cq_, cq);
+  // Workloads waiting on a LocalQueue whose ClusterQueue (re)appeared or changed.
+  for (const ObjectRef& lq : lqs_.List()) {
+    const api::kueue::LocalQueueView view = api::kueue::LocalQueueView::Parse(*lq);
+    if (d.cqs.contains(std::string(view.cluster_queue))) {
+      add(by_lq_, absl::StrCat(Sv(view.meta.namespace_), "/", Sv(view.meta.name)));
+    }
+  }
 }
 
 absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
@@ -232,11 +252,9 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
   SyncConfig(d);
   const bool nodes_changed = SyncTopology(d);
   std::set<std::string> keys = std::move(d.workloads);
-  if (d.all_workloads) {
-    SyncAllWorkloads();
-    for (const auto& w : workloads_.List()) keys.insert(internal::WorkloadKey(*w));
-    for (const auto& [k, sig] : wl_cq_) keys.insert(k);
-  }
+  AddAffectedWorkloads(d, &keys);
+  const bool config_changed =
+      !d.flavors.empty() || !d.cohorts.empty() || !d.cqs.empty() || !d.lqs.empty();
   for (const WorkloadToSync& wl : SyncOrder(keys)) SyncWorkload(wl, now);
   if (nodes_changed || repair_retry_) RepairTopology(now);
   ProcessDeadlines(now);
@@ -262,7 +280,7 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
     }
     retry = !FlushWrites(now) || retry;
   }
-  WriteQueueStatuses(now);
+  retry = !WriteQueueStatuses(now, config_changed) || retry;
   std::optional<absl::Time> wake = NextWake(now);
   if (retry && (!wake || *wake > now + absl::Seconds(1))) wake = now + absl::Seconds(1);
   if (!wake) return Result::Done();

@@ -1,6 +1,7 @@
 // ClusterQueue / LocalQueue / Cohort status and the per-ClusterQueue metric
-// gauges, recomputed after every cycle and written only when they changed
-// (at most one write per queue per cycle).
+// gauges, recomputed after a cycle for the queues it touched (every queue
+// after a configuration change, or with fair sharing after a usage change)
+// and written only when they changed (at most one write per queue per cycle).
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -100,7 +101,7 @@ bool QueueManagerImpl::ClusterQueueActive(const kueue::ClusterQueueView& cq,
   return false;
 }
 
-void QueueManagerImpl::WriteClusterQueueStatus(
+bool QueueManagerImpl::WriteClusterQueueStatus(
     const ClusterQueueInCycle& cq, absl::Time now,
     std::map<std::string, internal::ClusterQueueGauges>* gauges) {
   const std::string name(cq.view.meta.name);
@@ -117,7 +118,7 @@ void QueueManagerImpl::WriteClusterQueueStatus(
   values.active = {cq.active, cq.reason, cq.message};
   kueue::StatusUpdate update(*cq.obj);
   kueue::SetClusterQueueStatus(update, values, now);
-  WriteIfChanged(ctx_.client, cq_kind_, std::move(update));
+  const bool written = WriteIfChanged(ctx_.client, cq_kind_, std::move(update));
 
   internal::ClusterQueueGauges g;
   g.status = cq.view.meta.being_deleted() ? "terminating" : (cq.active ? "active" : "pending");
@@ -151,9 +152,10 @@ void QueueManagerImpl::WriteClusterQueueStatus(
     }
   }
   (*gauges)[name] = std::move(g);
+  return written;
 }
 
-void QueueManagerImpl::WriteLocalQueueStatus(const Json& lq, const ClusterQueuesInCycle& cqs,
+bool QueueManagerImpl::WriteLocalQueueStatus(const Json& lq, const ClusterQueuesInCycle& cqs,
                                              absl::Time now) {
   const kueue::LocalQueueView view = kueue::LocalQueueView::Parse(lq);
   const std::string ns(view.meta.namespace_), name(view.meta.name);
@@ -180,48 +182,84 @@ void QueueManagerImpl::WriteLocalQueueStatus(const Json& lq, const ClusterQueues
   }
   kueue::StatusUpdate update(lq);
   kueue::SetLocalQueueStatus(update, values, now);
-  WriteIfChanged(ctx_.client, lq_kind_, std::move(update));
+  return WriteIfChanged(ctx_.client, lq_kind_, std::move(update));
 }
 
-void QueueManagerImpl::WriteCohortStatus(const Json& cohort) {
-  if (!cfg_.fair_sharing.enable) return;
+bool QueueManagerImpl::WriteCohortStatus(const Json& cohort) {
+  if (!cfg_.fair_sharing.enable) return true;
   q::CohortStatus st = core_.CohortStatusOf(api::meta::GetName(cohort));
   kueue::StatusUpdate update(cohort);
   kueue::SetFairSharingStatus(update, st.weighted_share);
-  WriteIfChanged(ctx_.client, cohort_kind_, std::move(update));
+  return WriteIfChanged(ctx_.client, cohort_kind_, std::move(update));
 }
 
-void QueueManagerImpl::WriteQueueStatuses(absl::Time now) {
-  // One pass over the pending workloads the manager tracks itself.
-  counts_.clear();
-  for (const std::string& key : inadmissible_) {
-    bool outside = !core_.IsPending(key);
-    auto it = wl_cq_.find(key);
-    if (it != wl_cq_.end()) {
-      ++counts_[it->second].inadmissible;
-      if (outside) ++counts_[it->second].outside_core;
-    }
-    if (!outside) continue;
-    ObjectRef wl = Current(key);
-    if (!wl) continue;
-    const kueue::WorkloadView view = kueue::WorkloadView::Parse(*wl);
-    ++counts_[absl::StrCat(Sv(view.meta.namespace_), "/", Sv(view.queue_name))].outside_core;
+bool QueueManagerImpl::WriteQueueStatuses(absl::Time now, bool config_changed) {
+  // Counts follow the workloads touched this cycle only.
+  if (config_changed) {
+    // A queue's (re)appearance moves workloads in or out of the core without
+    // touching them: recount all (configuration changes are rare).
+    touched_.clear();
+    RecountAll();
+  } else {
+    for (const std::string& key : touched_) Recount(key);
+    touched_.clear();
   }
+  if (config_changed) status_all_ = true;
+  // Fair sharing: a ClusterQueue's and a Cohort's weighted share move with
+  // any usage in the cohort tree.
+  if (cfg_.fair_sharing.enable && core_.UsageVersion() != status_core_version_) {
+    status_all_ = true;
+  }
+  status_core_version_ = core_.UsageVersion();
+  if (!status_all_ && status_cqs_.empty() && status_lqs_.empty()) return true;
   // Each ClusterQueue parsed once for this pass: its status, its gauges and
   // the statuses of the LocalQueues pointing at it.
   ClusterQueuesInCycle cqs;
-  for (const ObjectRef& ref : cqs_.List()) {
+  auto load_cq = [&](const ObjectRef& ref) {
     ClusterQueueInCycle cq{ref, kueue::ClusterQueueView::Parse(*ref),
                            kueue::ResourceGroupsView::Parse(*ref)};
     cq.active = ClusterQueueActive(cq.view, cq.groups, &cq.reason, &cq.message);
     std::string name(cq.view.meta.name);
     cqs.emplace(std::move(name), std::move(cq));
-  }
+  };
   std::map<std::string, internal::ClusterQueueGauges> gauges;
-  for (const auto& [name, cq] : cqs) WriteClusterQueueStatus(cq, now, &gauges);
-  for (const ObjectRef& lq : lqs_.List()) WriteLocalQueueStatus(*lq, cqs, now);
-  for (const ObjectRef& c : cohorts_.List()) WriteCohortStatus(*c);
-  metrics_.SetClusterQueueGauges(std::move(gauges));
+  // Queues whose write failed are marked again (retried after a second).
+  std::set<std::string, std::less<>> failed_cqs, failed_lqs;
+  bool failed_all = false;
+  if (status_all_) {
+    for (const ObjectRef& ref : cqs_.List()) load_cq(ref);
+    for (const auto& [name, cq] : cqs) failed_all |= !WriteClusterQueueStatus(cq, now, &gauges);
+    for (const ObjectRef& lq : lqs_.List()) failed_all |= !WriteLocalQueueStatus(*lq, cqs, now);
+    for (const ObjectRef& c : cohorts_.List()) failed_all |= !WriteCohortStatus(*c);
+    metrics_.SetClusterQueueGauges(std::move(gauges));
+  } else {
+    std::vector<std::string> removed;
+    for (const std::string& name : status_cqs_) {
+      if (ObjectRef ref = cqs_.Get("", name)) {
+        load_cq(ref);
+      } else {
+        removed.push_back(name);
+      }
+    }
+    for (const auto& [name, cq] : cqs) {
+      if (!WriteClusterQueueStatus(cq, now, &gauges)) failed_cqs.insert(name);
+    }
+    for (const std::string& key : status_lqs_) {
+      size_t slash = key.find('/');
+      ObjectRef lq = lqs_.Get(key.substr(0, slash), key.substr(slash + 1));
+      if (!lq) continue;
+      const kueue::LocalQueueView view = kueue::LocalQueueView::Parse(*lq);
+      if (!cqs.contains(view.cluster_queue)) {
+        if (ObjectRef ref = cqs_.Get("", std::string(view.cluster_queue))) load_cq(ref);
+      }
+      if (!WriteLocalQueueStatus(*lq, cqs, now)) failed_lqs.insert(key);
+    }
+    metrics_.UpdateClusterQueueGauges(std::move(gauges), removed);
+  }
+  status_all_ = failed_all;
+  status_cqs_ = std::move(failed_cqs);
+  status_lqs_ = std::move(failed_lqs);
+  return !failed_all && status_cqs_.empty() && status_lqs_.empty();
 }
 
 }  // namespace batchd::controllers::queueing

@@ -49,6 +49,26 @@ std::optional<absl::Time> TransitionTime(const std::optional<ConditionView>& c) 
   return c ? c->last_transition_time : std::nullopt;
 }
 
+// What of a pending Workload the core's copy (internal::ToWorkload) reads,
+// as a string: its identity and spec (uid, generation: the registry bumps it
+// on every spec change), status.requeueState.requeueAt and the Evicted
+// condition (queue order after a PodsReady timeout). A status field the
+// conversion starts to read must be added here, or the core keeps a stale copy.
+std::string PendingSignature(const WorkloadView& view) {
+  std::string sig = absl::StrCat(Sv(view.meta.uid), "|");
+  if (view.meta.generation > 0) {
+    absl::StrAppend(&sig, "g", view.meta.generation);
+  } else {
+    absl::StrAppend(&sig, "rv", Sv(view.meta.resource_version));  // No generation: every write.
+  }
+  if (view.requeue_at) absl::StrAppend(&sig, "|r", absl::FormatTime(*view.requeue_at));
+  if (std::optional<ConditionView> ev = view.Condition("Evicted")) {
+    absl::StrAppend(&sig, "|e", Sv(ev->status), ",", Sv(ev->reason), ",",
+                    ev->last_transition_time ? absl::FormatTime(*ev->last_transition_time) : "");
+  }
+  return sig;
+}
+
 }  // namespace
 
 ObjectRef QueueManagerImpl::Current(const std::string& key) const {
@@ -69,8 +89,10 @@ void QueueManagerImpl::Forget(const std::string& key) {
   not_ready_.erase(key);
   requeue_at_.erase(key);
   pending_.erase(key);
-  wl_cq_.erase(key);
   inadmissible_.erase(key);
+  Recount(key);  // Before the indexes go: marks its queues' statuses.
+  ClearWorkloadCq(key);
+  UnindexWorkload(key);
 }
 
 std::vector<QueueManagerImpl::WorkloadToSync> QueueManagerImpl::SyncOrder(
@@ -113,6 +135,8 @@ void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) 
     Forget(key);
     return;
   }
+  IndexWorkload(key, view.queue_name);
+  Touch(key);
   auto wit = written_.find(key);
   if (wit != written_.end() && Rv(*item.obj) > Rv(wit->second)) written_.erase(wit);
   const Json& wl = *item.obj;
@@ -157,7 +181,7 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl,
   pending_.erase(key);
   requeue_at_.erase(key);
   inadmissible_.erase(key);
-  wl_cq_[key] = cq;
+  SetWorkloadCq(key, cq);
   std::string sig = absl::StrCat("admitted|", Sv(view.meta.resource_version));
   if (synced_sig_[key] != sig) {
     // The pod sets and the admission, parsed only when the core has not seen this version.
@@ -222,24 +246,29 @@ void QueueManagerImpl::SyncPending(const std::string& key, const Json& wl,
   if (!problem.empty()) {
     core_.Remove(key);
     synced_sig_.erase(key);
-    wl_cq_.erase(key);
+    ClearWorkloadCq(key);
     inadmissible_.insert(key);
     pending_[key] = {"Inadmissible", problem};
     return;
   }
-  wl_cq_[key] = cq_name;
+  SetWorkloadCq(key, cq_name);
   if (view.requeue_at) {
     requeue_at_[key] = *view.requeue_at;
   } else {
     requeue_at_.erase(key);
   }
   ObjectRef nso = namespaces_.Get("", ns);
-  std::string sig = absl::StrCat("pending|", Sv(view.meta.resource_version), "|", cq_name, "|",
+  const bool covers_pods = ResourceGroupsView::Parse(*cq).Covers(internal::kPodsResource);
+  // Only what the core's copy depends on: the manager's own status writes
+  // (QuotaReserved=False messages) leave it unchanged, so they neither
+  // re-convert the workload nor push it back from inadmissible to the heap.
+  std::string sig = absl::StrCat("pending|", PendingSignature(view), "|", cq_name, "|",
+                                 covers_pods ? "pods" : "", "|",
                                  nso ? api::meta::GetResourceVersion(*nso) : "");
   if (synced_sig_[key] == sig) return;
   internal::WorkloadContext wctx;
   wctx.cluster_queue = cq_name;
-  wctx.cq_covers_pods = ResourceGroupsView::Parse(*cq).Covers(internal::kPodsResource);
+  wctx.cq_covers_pods = covers_pods;
   wctx.order_by_eviction_time =
       cfg_.wait_for_pods_ready.requeuing.timestamp == RequeuingTimestamp::kEviction;
   if (nso) wctx.namespace_labels = api::meta::Labels(*nso);
@@ -309,7 +338,8 @@ bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
   pending_.erase(d.key);
   inadmissible_.erase(d.key);
   requeue_at_.erase(d.key);
-  wl_cq_[d.key] = cq;
+  SetWorkloadCq(d.key, cq);
+  Touch(d.key);
   synced_sig_.erase(d.key);  // The next sync records it as admitted.
   metrics_.QuotaReserved(cq, now - queued);
   metrics_.Admitted(cq, now - queued);
@@ -343,6 +373,7 @@ void QueueManagerImpl::ApplyDecisions(const std::vector<q::Decision>& ds, absl::
         std::string message = PendingMessage(d, &reason);
         pending_[d.key] = {reason, message};
         inadmissible_.insert(d.key);
+        Touch(d.key);
         break;
       }
     }

@@ -73,6 +73,7 @@ class CoreState {
   bool IsPending(const std::string& key) const { return pending_.contains(key); }
   size_t PendingCount() const { return pending_.size(); }
   size_t AdmittedCount() const { return admitted_.size(); }
+  uint64_t UsageVersion() const { return version_; }
   std::string CheckInvariants();
 
  private:

@@ -152,6 +152,13 @@ void QueueMetrics::SetClusterQueueGauges(std::map<std::string, ClusterQueueGauge
   gauges_ = std::move(gauges);
 }
 
+void QueueMetrics::UpdateClusterQueueGauges(std::map<std::string, ClusterQueueGauges> changed,
+                                            const std::vector<std::string>& removed) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& name : removed) gauges_.erase(name);
+  for (auto& [name, g] : changed) gauges_[name] = std::move(g);
+}
+
 int64_t QueueMetrics::CounterValue(const std::string& name, const std::string& labels) const {
   absl::MutexLock lock(&mu_);
   auto it = counters_.find(name);

@@ -2,7 +2,7 @@
 // https://kueue.sigs.k8s.io/docs/reference/metrics/) kept by the queue
 // manager and rendered as Prometheus text. Counters and histograms are
 // updated as decisions are applied; per-ClusterQueue gauges are replaced
-// wholesale after every cycle (SetClusterQueueGauges).
+// for the ClusterQueues a cycle touched (UpdateClusterQueueGauges).
 //
 // Thread-safety: every method locks an internal mutex.
 #pragma once
@@ -42,6 +42,10 @@ class QueueMetrics {
   void Preempted(const std::string& preempting_cq, const std::string& reason);
   void AdmissionAttempt(bool success, absl::Duration duration);
   void SetClusterQueueGauges(std::map<std::string, ClusterQueueGauges> gauges);
+  // Replaces the gauges of the ClusterQueues in `changed` and drops those in
+  // `removed`; the others stay (a cycle recomputes only what it touched).
+  void UpdateClusterQueueGauges(std::map<std::string, ClusterQueueGauges> changed,
+                                const std::vector<std::string>& removed);
 
   void AppendPrometheus(std::string* out) const;
 

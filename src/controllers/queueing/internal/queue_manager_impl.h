@@ -77,16 +77,36 @@ class QueueManagerImpl : public reconcile::Reconciler {
   // --- dirty tracking (informer threads) ---
   struct Dirty {
     std::set<std::string> flavors, cohorts, cqs, lqs, workloads;
+    std::set<std::string> namespaces;               // label changes
     std::set<std::string> topologies, nodes, pods;  // topology-aware scheduling
-    bool all_workloads = false;
   };
-  void MarkDirty(std::set<std::string> Dirty::*set, const std::string& key,
-                 bool all_workloads = false);
+  void MarkDirty(std::set<std::string> Dirty::*set, const std::string& key);
   Dirty TakeDirty();
 
   // --- sync (queue_manager.cc) ---
   void SyncConfig(const Dirty& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SyncAllWorkloads() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The workloads a configuration change can affect (index lookups, no walk
+  // of every workload): those of the changed namespaces, LocalQueues and
+  // ClusterQueues (and of the LocalQueues pointing at a changed ClusterQueue).
+  void AddAffectedWorkloads(const Dirty& d, std::set<std::string>* keys) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // --- per-workload indexes and incremental counts (workload_index.cc) ---
+  // Records which namespace / LocalQueue the workload names (from its object).
+  void IndexWorkload(const std::string& key, std::string_view lq_name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnindexWorkload(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // wl_cq_ with its reverse index; marks both queues' statuses dirty.
+  void SetWorkloadCq(const std::string& key, const std::string& cq) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ClearWorkloadCq(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A workload whose queue-visible state may have changed this cycle: its
+  // contribution to counts_ is recomputed and its queues' statuses are
+  // rewritten at the end of the cycle (if they changed).
+  void Touch(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { touched_.insert(key); }
+  void Recount(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RecountAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MarkQueueStatus(const std::string& cq, const std::string& lq_key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // --- topologies and nodes (topology_sync.cc) ---
   struct PodUsage {
@@ -138,14 +158,17 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::string PendingMessage(const batchd::queueing::Decision& d, std::string* reason) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // --- queue status (queue_status.cc) ---
-  void WriteQueueStatuses(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Recomputes the statuses of the queues marked this cycle (all of them
+  // after a configuration change) and writes those that changed.
+  // Returns false when a write failed (the queue stays marked).
+  bool WriteQueueStatuses(absl::Time now, bool config_changed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ClusterQueueActive(const api::kueue::ClusterQueueView& cq,
                           const api::kueue::ResourceGroupsView& groups, std::string* reason,
                           std::string* message) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void WriteClusterQueueStatus(const ClusterQueueInCycle& cq, absl::Time now,
+  bool WriteClusterQueueStatus(const ClusterQueueInCycle& cq, absl::Time now,
                                std::map<std::string, internal::ClusterQueueGauges>* gauges) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void WriteLocalQueueStatus(const Json& lq, const ClusterQueuesInCycle& cqs, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void WriteCohortStatus(const Json& cohort) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool WriteLocalQueueStatus(const Json& lq, const ClusterQueuesInCycle& cqs, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool WriteCohortStatus(const Json& cohort) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   reconcile::ControllerContext& ctx_;
   const QueueingConfig cfg_;
@@ -185,6 +208,25 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::map<std::string, PendingNote> pending_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> wl_cq_ ABSL_GUARDED_BY(mu_);           // wl key -> its ClusterQueue
   std::set<std::string> inadmissible_ ABSL_GUARDED_BY(mu_);                 // pending keys with a pending reason
+  // Indexes (bounded by the workloads the manager tracks): which workloads a
+  // namespace, LocalQueue ("ns/name") or ClusterQueue change can affect.
+  std::map<std::string, std::set<std::string>, std::less<>> by_ns_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::set<std::string>, std::less<>> by_lq_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::set<std::string>, std::less<>> by_cq_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string, std::less<>> wl_lq_ ABSL_GUARDED_BY(mu_);  // wl key -> "ns/lq"
+  // What each workload contributes to counts_ now (so a change subtracts it).
+  struct Counted {
+    std::string cq, lq_key;
+    bool outside_core = false;
+  };
+  std::map<std::string, Counted, std::less<>> counted_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> touched_ ABSL_GUARDED_BY(mu_);  // this cycle's changed workloads
+  // Queue statuses to recompute after the cycle; `all` after configuration
+  // changes (and at start). Bounded by the queues that exist.
+  std::set<std::string, std::less<>> status_cqs_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string, std::less<>> status_lqs_ ABSL_GUARDED_BY(mu_);
+  bool status_all_ ABSL_GUARDED_BY(mu_) = true;
+  uint64_t status_core_version_ ABSL_GUARDED_BY(mu_) = 0;  // fair sharing: shares move with usage
   // Topology-aware scheduling (topology_sync.cc); bounded by pods and nodes.
   bool tas_enabled_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, PodUsage> pod_usage_ ABSL_GUARDED_BY(mu_);  // pod key -> its counted usage
@@ -196,8 +238,8 @@ class QueueManagerImpl : public reconcile::Reconciler {
     int64_t inadmissible = 0;  // pending with a reason (per ClusterQueue)
     int64_t outside_core = 0;  // pending but not in the core (missing LocalQueue/ClusterQueue)
   };
-  // Per ClusterQueue name and per "ns/localqueue", rebuilt each WriteQueueStatuses.
-  std::map<std::string, PendingCounts> counts_ ABSL_GUARDED_BY(mu_);
+  // Per ClusterQueue name and per "ns/localqueue", kept up to date by Recount.
+  std::map<std::string, PendingCounts, std::less<>> counts_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::controllers::queueing
