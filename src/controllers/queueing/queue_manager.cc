@@ -303,6 +303,11 @@ int64_t QueueManagerImpl::cycles() const {
   return cycles_;
 }
 
+QueueManager::Stats QueueManagerImpl::stats() const {
+  absl::MutexLock lock(&mu_);
+  return {cycles_, conversions_, queue_statuses_};
+}
+
 QueueManager::QueueManager(std::unique_ptr<QueueManagerImpl> impl) : impl_(std::move(impl)) {}
 QueueManager::~QueueManager() = default;
 
@@ -320,6 +325,7 @@ std::vector<std::string> QueueManager::PendingWorkloads(const std::string& clust
 }
 
 int64_t QueueManager::cycles() const { return impl_->cycles(); }
+QueueManager::Stats QueueManager::stats() const { return impl_->stats(); }
 
 std::shared_ptr<QueueManager> AddQueueManager(ControllerContext& ctx,
                                               const QueueingConfig& config) {

@@ -51,6 +51,14 @@ class QueueManager {
                                             size_t limit) const;
   // Reconciles of the cycle key run so far (tests, debugging).
   int64_t cycles() const;
+  // Work counters (tests, benchmarks): how much of the manager's work a
+  // change caused.
+  struct Stats {
+    int64_t cycles = 0;
+    int64_t conversions = 0;     // Workloads converted into the core (UpsertPending / SetAdmitted)
+    int64_t queue_statuses = 0;  // ClusterQueue + LocalQueue statuses recomputed
+  };
+  Stats stats() const;
 
  private:
   std::unique_ptr<QueueManagerImpl> impl_;

@@ -105,6 +105,7 @@ bool QueueManagerImpl::WriteClusterQueueStatus(
     const ClusterQueueInCycle& cq, absl::Time now,
     std::map<std::string, internal::ClusterQueueGauges>* gauges) {
   const std::string name(cq.view.meta.name);
+  ++queue_statuses_;
   q::ClusterQueueStatus st = core_.ClusterQueueStatusOf(name);
   // Workloads the core does not hold (waiting on a missing queue) still count as pending.
   const PendingCounts& counts = counts_[name];
@@ -159,6 +160,7 @@ bool QueueManagerImpl::WriteLocalQueueStatus(const Json& lq, const ClusterQueues
                                              absl::Time now) {
   const kueue::LocalQueueView view = kueue::LocalQueueView::Parse(lq);
   const std::string ns(view.meta.namespace_), name(view.meta.name);
+  ++queue_statuses_;
   auto it = cqs.find(view.cluster_queue);
   const ClusterQueueInCycle* cq = it == cqs.end() ? nullptr : &it->second;
   q::LocalQueueStatus st = core_.LocalQueueStatusOf(ns, name);

@@ -191,6 +191,7 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl,
     core_.SetAdmitted(internal::ToWorkload(view, pod_sets, wctx),
                       *internal::ToAdmission(view, pod_sets));
     synced_sig_[key] = sig;
+    ++conversions_;
   }
   const bool evicted = view.IsConditionTrue("Evicted");
   if (!evicted) {
@@ -274,6 +275,7 @@ void QueueManagerImpl::SyncPending(const std::string& key, const Json& wl,
   if (nso) wctx.namespace_labels = api::meta::Labels(*nso);
   core_.UpsertPending(internal::ToWorkload(view, WorkloadPodSetsView::Parse(wl), wctx));
   synced_sig_[key] = sig;
+  ++conversions_;
 }
 
 bool QueueManagerImpl::WriteWorkloadStatus(const std::string& key, StatusUpdate update) {

@@ -22,6 +22,7 @@
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/internal/convert.h"
 #include "controllers/queueing/internal/metrics.h"
+#include "controllers/queueing/queue_manager.h"
 #include "queueing/admission.h"
 #include "reconcile/context.h"
 
@@ -42,6 +43,7 @@ class QueueManagerImpl : public reconcile::Reconciler {
   batchd::queueing::ClusterQueueStatus ClusterQueueStatusOf(const std::string& name) const;
   std::vector<std::string> PendingWorkloads(const std::string& cq, size_t limit) const;
   int64_t cycles() const;
+  QueueManager::Stats stats() const;
   const internal::QueueMetrics& metrics() const { return metrics_; }
 
  private:
@@ -199,6 +201,8 @@ class QueueManagerImpl : public reconcile::Reconciler {
   batchd::queueing::AdmissionCore core_ ABSL_GUARDED_BY(mu_);
   internal::QueueMetrics metrics_;
   int64_t cycles_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t conversions_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t queue_statuses_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::string> synced_sig_ ABSL_GUARDED_BY(mu_);      // wl key -> what the core last saw
   std::map<std::string, Json> written_ ABSL_GUARDED_BY(mu_);                // wl key -> our last write (overlay)
   std::map<std::string, absl::Time> ready_deadlines_ ABSL_GUARDED_BY(mu_);  // admitted, waiting for PodsReady
