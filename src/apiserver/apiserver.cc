@@ -22,7 +22,7 @@ using api::Json;
 using internal::Output;
 
 struct ApiServer::Discovery {
-  explicit Discovery(const api::Scheme& s) : docs(s) {}
+  Discovery(const api::Scheme& s, bool visibility) : docs(s, visibility) {}
   internal::DiscoveryDocs docs;
 };
 
@@ -104,7 +104,8 @@ internal::TableOptions TableOpts(const HttpRequest& req) {
 
 ApiServer::ApiServer(registry::Registry& registry, Clock& clock, ApiServerOptions opts)
     : registry_(registry), clock_(clock), opts_(std::move(opts)),
-      discovery_(std::make_unique<Discovery>(registry.scheme())) {}
+      discovery_(std::make_unique<Discovery>(registry.scheme(),
+                                             static_cast<bool>(opts_.pending_workloads))) {}
 
 ApiServer::~ApiServer() = default;
 
@@ -165,6 +166,7 @@ void ApiServer::Handle(const HttpRequest& req, ResponseWriter& w) {
 
 void ApiServer::Serve(const HttpRequest& req, ResponseWriter& w, Scope& scope, std::string* verb,
                       std::string* resource) {
+  if (opts_.pending_workloads && ServeVisibility(req, w, scope, verb, resource)) return;
   Route r;
   absl::Status st = ParseRoute(registry_.scheme(), req.path, this, &r.kind, &r.ns, &r.name,
                                &r.subresource);

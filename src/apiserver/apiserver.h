@@ -24,6 +24,7 @@ class Authenticator;
 class Authorizer;
 class AuditLog;
 class ServiceAccountTokens;
+struct Attributes;
 struct UserInfo;
 }  // namespace batchd::auth
 
@@ -51,6 +52,16 @@ class PodLogSource {
                                  const std::function<bool(std::string_view)>& write) = 0;
 };
 
+// A request of Kueue's visibility API (visibility.kueue.x-k8s.io):
+// GET .../clusterqueues/NAME/pendingworkloads (ns empty) or
+// .../namespaces/NS/localqueues/NAME/pendingworkloads.
+struct PendingWorkloadsRequest {
+  std::string api_version;  // "visibility.kueue.x-k8s.io/v1beta2" or ".../v1beta1"
+  std::string ns, name;
+  int64_t offset = 0;
+  int64_t limit = 1000;  // Kueue's default
+};
+
 struct ApiServerOptions {
   // Serves pods/log when set.
   PodLogSource* logs = nullptr;
@@ -71,6 +82,9 @@ struct ApiServerOptions {
   auth::Authorizer* authorizer = nullptr;
   // Null: no audit log.
   auth::AuditLog* audit = nullptr;
+  // Serves Kueue's visibility API (and lists it in discovery) when set: the
+  // PendingWorkloadsSummary, or NotFound (a missing queue) / another error.
+  std::function<absl::StatusOr<api::Json>(const PendingWorkloadsRequest&)> pending_workloads;
   // Serves serviceaccounts/NAME/token when set.
   const auth::ServiceAccountTokens* service_account_tokens = nullptr;
 };
@@ -95,7 +109,13 @@ class ApiServer {
              std::string* resource);
   // Authentication, attributes and authorization; false when the request was refused (sent).
   // `r`: the resource the path names, null for a non-resource request.
-  bool Admit(const HttpRequest& req, const Route* r, ResponseWriter& w, Scope& scope);
+  // `preset`: attributes of a resource request outside the Scheme (the
+  // visibility API), used as they are.
+  bool Admit(const HttpRequest& req, const Route* r, ResponseWriter& w, Scope& scope,
+             const auth::Attributes* preset = nullptr);
+  // Kueue's visibility API; false when `req` is not a pendingworkloads request.
+  bool ServeVisibility(const HttpRequest& req, ResponseWriter& w, Scope& scope,
+                       std::string* verb, std::string* resource);
   void Audit(const HttpRequest& req, const Scope& scope, int code, absl::Time start);
   // The review kinds (authorization.k8s.io, authentication.k8s.io) and TokenRequest.
   void ServeReview(const HttpRequest& req, const Route& r, ResponseWriter& w);

@@ -82,7 +82,8 @@ bool ApiServer::ServesReview(const api::KindDef& k, const std::string& subresour
   return k.group.empty() && k.plural == "serviceaccounts" && subresource == "token";
 }
 
-bool ApiServer::Admit(const HttpRequest& req, const Route* r, ResponseWriter& w, Scope& scope) {
+bool ApiServer::Admit(const HttpRequest& req, const Route* r, ResponseWriter& w, Scope& scope,
+                      const auth::Attributes* preset) {
   // Who.
   if (!opts_.authenticator) {
     scope.user = auth::LocalAdminUser();
@@ -106,7 +107,9 @@ bool ApiServer::Admit(const HttpRequest& req, const Route* r, ResponseWriter& w,
   auth::Attributes& a = scope.attrs;
   scope.has_attrs = true;
   const std::string& m = req.method;
-  if (r) {
+  if (preset) {
+    a = *preset;
+  } else if (r) {
     a.resource_request = true;
     a.api_group = r->kind->group;
     a.api_version = r->kind->version;

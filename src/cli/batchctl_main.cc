@@ -35,6 +35,16 @@ int WithCommands(const std::string& server, Fn fn) {
     return 1;
   }
   QueueCommands cmds(**client, std::cout, absl::Now());
+  // The visibility API (positions, blockers, estimates) is outside the Scheme.
+  batchd::client::HttpClient* http = client->get();
+  cmds.SetRawGet([http](const std::string& path) -> absl::StatusOr<batchd::api::Json> {
+    auto r = http->Do("GET", path);
+    if (!r.ok()) return r.status();
+    if (r->code / 100 != 2) return batchd::client::StatusFromResponse(r->code, r->body);
+    batchd::api::Json j = batchd::api::Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return absl::InternalError("the server's answer is not JSON");
+    return j;
+  });
   absl::Status st = fn(cmds);
   if (!st.ok()) {
     std::cerr << "error: " << st.message() << "\n";

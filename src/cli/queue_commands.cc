@@ -387,7 +387,8 @@ std::string TopologySummary(const Json& topology_assignment) {
   return v ? Summary(*v) : "";
 }
 
-std::string FormatWorkloads(const std::vector<Json>& wls, bool with_namespace, absl::Time now) {
+std::string FormatWorkloads(const std::vector<Json>& wls, bool with_namespace, absl::Time now,
+                            const std::map<std::string, int64_t>* positions) {
   bool any_topology = false;
   for (const Json& wl : wls) any_topology = any_topology || !Placements(wl).empty();
   std::vector<std::vector<std::string>> rows;
@@ -408,19 +409,35 @@ std::string FormatWorkloads(const std::vector<Json>& wls, bool with_namespace, a
     if (with_namespace) row.push_back(api::meta::GetNamespace(wl));
     row.insert(row.end(), {api::meta::GetName(wl), job_type, job_name,
                            Str(wl, {"spec", "queueName"}),
-                           Str(wl, {"status", "admission", "clusterQueue"}), WorkloadState(wl),
-                           Str(wl, {"spec", "priority"}, "0"), reason.empty() ? "-" : reason});
+                           Str(wl, {"status", "admission", "clusterQueue"}), WorkloadState(wl)});
+    if (positions != nullptr) {
+      auto it = positions->find(absl::StrCat(api::meta::GetNamespace(wl), "/", api::meta::GetName(wl)));
+      row.push_back(it == positions->end() ? "-" : absl::StrCat(it->second));
+    }
+    row.insert(row.end(), {Str(wl, {"spec", "priority"}, "0"), reason.empty() ? "-" : reason});
     if (any_topology) {
       std::vector<std::string> per_set;
       for (const auto& [name, ta] : Placements(wl)) per_set.push_back(Summary(ta));
       row.push_back(per_set.empty() ? "-" : absl::StrJoin(per_set, "; "));
     }
+    if (positions != nullptr) {
+      std::string exec = "-";
+      const Json* admitted = api::meta::FindCondition(wl, "Admitted");
+      if (WorkloadState(wl) == "Admitted" && admitted != nullptr) {
+        auto since = api::meta::ParseRfc3339(std::string(api::StringMember(*admitted, "lastTransitionTime")));
+        if (since.ok()) exec = api::meta::ShortHumanDuration(now - *since);
+      }
+      row.push_back(exec);
+    }
     row.push_back(Age(wl, now));
     rows.push_back(std::move(row));
   }
-  std::vector<std::string> header = {"NAME",   "JOB TYPE", "JOB NAME", "LOCALQUEUE", "CLUSTERQUEUE",
-                                     "STATUS", "PRIORITY", "MESSAGE"};
+  std::vector<std::string> header = {"NAME", "JOB TYPE", "JOB NAME", "LOCALQUEUE", "CLUSTERQUEUE",
+                                     "STATUS"};
+  if (positions != nullptr) header.push_back("POSITION IN QUEUE");
+  header.insert(header.end(), {"PRIORITY", "MESSAGE"});
   if (any_topology) header.push_back("TOPOLOGY");
+  if (positions != nullptr) header.push_back("EXEC TIME");
   header.push_back("AGE");
   if (with_namespace) header.insert(header.begin(), "NAMESPACE");
   return Table(header, rows);

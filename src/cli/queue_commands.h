@@ -11,6 +11,7 @@
 // Thread-safety: none needed; one command per process.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -93,8 +94,12 @@ std::string FormatLocalQueues(const std::vector<api::Json>& lqs, bool with_names
 // A TOPOLOGY column is added when any workload has a topology assignment:
 // per level the one value all its domains share ("rack=r2"), or how many
 // ("hostname x4").
+// `positions` ("ns/name" -> position in its ClusterQueue, from the
+// visibility API): a POSITION IN QUEUE column, as kueuectl's; EXEC TIME is
+// the time since admission of admitted workloads.
 std::string FormatWorkloads(const std::vector<api::Json>& wls, bool with_namespace,
-                            absl::Time now);
+                            absl::Time now,
+                            const std::map<std::string, int64_t>* positions = nullptr);
 // One line per level of a pod set's topology assignment, as above; "" when none.
 std::string TopologySummary(const api::Json& topology_assignment);
 // `batchctl describe workload`: queue, state, conditions, each pod set's
@@ -118,6 +123,10 @@ class QueueCommands {
  public:
   QueueCommands(client::Client& client, std::ostream& out, absl::Time now)
       : client_(client), out_(out), now_(now) {}
+  // A GET of a raw API path answering JSON (the visibility API is outside
+  // the Scheme). Unset: no positions, blockers or estimates.
+  using RawGet = std::function<absl::StatusOr<api::Json>(const std::string& path)>;
+  void SetRawGet(RawGet get) { raw_get_ = std::move(get); }
 
   // what: clusterqueues|localqueues|workloads (singular and short names too).
   absl::Status List(const std::string& what, const ListFlags& f);
@@ -134,9 +143,17 @@ class QueueCommands {
  private:
   const api::KindDef& Kind(const std::string& plural) const;
 
+  // "ns/name" -> positionInClusterQueue / positionInLocalQueue of the
+  // pending workloads of LocalQueue ns/lq (visibility API).
+  absl::Status Positions(const std::string& ns, const std::string& lq,
+                         std::map<std::string, std::pair<int64_t, int64_t>>* out);
+  // The describe lines of a pending workload: position, blocker, estimate.
+  std::string PendingLines(const api::Json& wl);
+
   client::Client& client_;
   std::ostream& out_;
   absl::Time now_;
+  RawGet raw_get_;
 };
 
 // Normalises a kind word ("cq", "clusterqueue", "ClusterQueues", ...) to the

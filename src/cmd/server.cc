@@ -445,6 +445,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
     if (impl->http) impl->http->AppendPrometheus(out);
   };
+  // Kueue's visibility API, answered by the queue manager (AddControllers).
+  ao.pending_workloads = [impl](const apiserver::PendingWorkloadsRequest& r)
+      -> absl::StatusOr<api::Json> {
+    if (!impl->queue_manager) return absl::UnavailableError("the queue manager is not running");
+    return impl->queue_manager->PendingWorkloadsSummary(r.api_version, r.ns, r.name, r.offset,
+                                                        r.limit);
+  };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
   i.AddControllers();
   i.compactor = std::make_unique<store::Compactor>(*i.store, i.clock, opts.compaction_interval);

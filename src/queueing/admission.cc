@@ -520,6 +520,29 @@ std::vector<std::string> CoreState::PendingOf(const std::string& name, size_t li
   return out;
 }
 
+std::vector<PendingWorkloadInfo> CoreState::PendingInQueueOrder(const std::string& name) const {
+  std::vector<const PendingEntry*> entries;
+  auto it = cqs_.find(name);
+  if (it == cqs_.end()) return {};
+  const CqInfo& cq = *it->second;
+  entries.reserve(cq.queue.heap_size() + cq.queue.inadmissible_size());
+  for (const PendingEntry* e : cq.queue.heap()) entries.push_back(e);
+  for (const PendingEntry* e : cq.queue.Inadmissible()) entries.push_back(e);
+  if (auto b = backoff_per_cq_.find(name); b != backoff_per_cq_.end() && b->second > 0) {
+    for (const auto& [t, key] : backoff_) {
+      auto p = pending_.find(key);
+      if (p != pending_.end() && p->second->queued_in == name) entries.push_back(p->second.get());
+    }
+  }
+  std::sort(entries.begin(), entries.end(), EntryOrder());
+  std::vector<PendingWorkloadInfo> out;
+  out.reserve(entries.size());
+  for (const PendingEntry* e : entries) {
+    out.push_back({e->wl.key, e->wl.namespace_, e->wl.local_queue, e->wl.priority, e->wl.creation});
+  }
+  return out;
+}
+
 std::string CoreState::CheckInvariants() {
   EnsureBuilt();
   return tree_->CheckInvariants();
@@ -571,6 +594,9 @@ LocalQueueStatus AdmissionCore::LocalQueueStatusOf(std::string_view ns, std::str
 }
 std::vector<std::string> AdmissionCore::PendingWorkloads(std::string_view cq, size_t limit) const {
   return state_->PendingOf(std::string(cq), limit);
+}
+std::vector<PendingWorkloadInfo> AdmissionCore::PendingInQueueOrder(std::string_view cq) const {
+  return state_->PendingInQueueOrder(std::string(cq));
 }
 std::optional<absl::Time> AdmissionCore::NextRequeueAt() const { return state_->NextRequeueAt(); }
 bool AdmissionCore::IsAdmitted(std::string_view key) const {

@@ -84,6 +84,10 @@ class AdmissionCore {
   // Pending workloads of a ClusterQueue in queue order (heap first, then
   // inadmissible and backoff), at most `limit`.
   std::vector<std::string> PendingWorkloads(std::string_view cluster_queue, size_t limit) const;
+  // Every pending workload of a ClusterQueue (heap, inadmissible and backoff
+  // alike) in queue order (priority, queue-order time, uid), as Kueue's
+  // visibility API ranks them. O(p log p) for p pending in the queue.
+  std::vector<PendingWorkloadInfo> PendingInQueueOrder(std::string_view cluster_queue) const;
   // The earliest `requeue_at` among workloads waiting for their backoff: run
   // a cycle then. nullopt when none waits.
   std::optional<absl::Time> NextRequeueAt() const;

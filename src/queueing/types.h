@@ -209,6 +209,15 @@ struct Workload {
   std::map<std::string, std::string> namespace_labels;  // for namespaceSelector
 };
 
+// A pending workload as the visibility API lists it.
+struct PendingWorkloadInfo {
+  std::string key;  // "namespace/name"
+  std::string namespace_;
+  std::string local_queue;
+  int32_t priority = 0;
+  absl::Time creation = absl::UnixEpoch();
+};
+
 struct PodSetAssignment {
   std::string name;
   std::map<std::string, std::string> flavors;         // resource -> flavor

@@ -1,6 +1,7 @@
 #include "apiserver/internal/discovery.h"
 
 #include <set>
+#include <tuple>
 
 #include "api/schema_ops/openapi.h"
 
@@ -46,7 +47,38 @@ Json SubresourceEntry(const api::KindDef& k, const std::string& sub) {
 
 }  // namespace
 
-DiscoveryDocs::DiscoveryDocs(const api::Scheme& scheme) {
+// Kueue's visibility API (served by the queue manager, not stored): the
+// ClusterQueue / LocalQueue pendingworkloads subresources, get only.
+void DiscoveryDocs::AddVisibilityGroup(Json* group_list) {
+  const std::string g = "visibility.kueue.x-k8s.io";
+  Json vs = Json::array();
+  for (const char* v : {"v1beta2", "v1beta1"}) {
+    vs.push_back({{"groupVersion", g + "/" + v}, {"version", v}});
+    Json resources = Json::array();
+    for (const auto& [plural, kind, namespaced] :
+         {std::tuple{"clusterqueues", "ClusterQueue", false},
+          std::tuple{"localqueues", "LocalQueue", true}}) {
+      resources.push_back({{"name", plural}, {"singularName", ""}, {"namespaced", namespaced},
+                           {"kind", kind}, {"verbs", {"get"}}});
+      resources.push_back({{"name", std::string(plural) + "/pendingworkloads"},
+                           {"singularName", ""},
+                           {"namespaced", namespaced},
+                           {"kind", "PendingWorkloadsSummary"},
+                           {"verbs", {"get"}}});
+    }
+    docs_["/apis/" + g + "/" + v] = Json({{"kind", "APIResourceList"}, {"apiVersion", "v1"},
+                                          {"groupVersion", g + "/" + v},
+                                          {"resources", resources}})
+                                        .dump();
+  }
+  Json group = {{"name", g}, {"versions", vs}, {"preferredVersion", vs[0]}};
+  docs_["/apis/" + g] = Json({{"kind", "APIGroup"}, {"apiVersion", "v1"}, {"name", g},
+                              {"versions", vs}, {"preferredVersion", vs[0]}})
+                            .dump();
+  (*group_list)["groups"].push_back(group);
+}
+
+DiscoveryDocs::DiscoveryDocs(const api::Scheme& scheme, bool visibility) {
   // group -> versions (in registration order), and group/version -> resources.
   std::vector<std::string> groups;
   std::map<std::string, std::vector<std::string>> versions;
@@ -85,6 +117,7 @@ DiscoveryDocs::DiscoveryDocs(const api::Scheme& scheme) {
     group_list["groups"].push_back(group);
     for (const auto& v : versions[g]) docs_["/apis/" + g + "/" + v] = lists[g + "/" + v].dump();
   }
+  if (visibility) AddVisibilityGroup(&group_list);
   docs_["/apis"] = group_list.dump();
   // OpenAPI v3: an index and one document per group-version.
   docs_["/openapi/v3"] = api::schema_ops::OpenApiV3Index(scheme).dump();

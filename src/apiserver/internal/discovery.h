@@ -11,11 +11,13 @@ namespace batchd::apiserver::internal {
 
 class DiscoveryDocs {
  public:
-  explicit DiscoveryDocs(const api::Scheme& scheme);
+  // `visibility`: also list Kueue's visibility.kueue.x-k8s.io group.
+  explicit DiscoveryDocs(const api::Scheme& scheme, bool visibility = false);
   // The body for a discovery or OpenAPI path, or nullptr when it is not one.
   const std::string* Find(const std::string& path) const;
 
  private:
+  void AddVisibilityGroup(api::Json* group_list);
   std::map<std::string, std::string> docs_;
 };
 

@@ -326,6 +326,13 @@ std::vector<std::string> QueueManager::PendingWorkloads(const std::string& clust
 
 int64_t QueueManager::cycles() const { return impl_->cycles(); }
 QueueManager::Stats QueueManager::stats() const { return impl_->stats(); }
+absl::StatusOr<api::Json> QueueManager::PendingWorkloadsSummary(const std::string& api_version,
+                                                                const std::string& ns,
+                                                                const std::string& name,
+                                                                int64_t offset,
+                                                                int64_t limit) const {
+  return impl_->PendingWorkloadsSummary(api_version, ns, name, offset, limit);
+}
 
 std::shared_ptr<QueueManager> AddQueueManager(ControllerContext& ctx,
                                               const QueueingConfig& config) {

@@ -49,6 +49,17 @@ class QueueManager {
   batchd::queueing::ClusterQueueStatus ClusterQueueStatus(const std::string& name) const;
   std::vector<std::string> PendingWorkloads(const std::string& cluster_queue,
                                             size_t limit) const;
+  // Kueue's visibility API (visibility.kueue.x-k8s.io, `api_version` its
+  // v1beta2 or v1beta1): the pending workloads of ClusterQueue `name` (`ns`
+  // empty) or of LocalQueue ns/name as a PendingWorkloadsSummary, items
+  // [offset, offset + limit) in queue order with positionInClusterQueue /
+  // positionInLocalQueue. NotFound when the queue does not exist. Costs
+  // O(p log p) for the p pending workloads of the ClusterQueue.
+  absl::StatusOr<api::Json> PendingWorkloadsSummary(const std::string& api_version,
+                                                    const std::string& ns,
+                                                    const std::string& name, int64_t offset,
+                                                    int64_t limit) const;
+
   // Reconciles of the cycle key run so far (tests, debugging).
   int64_t cycles() const;
   // Work counters (tests, benchmarks): how much of the manager's work a

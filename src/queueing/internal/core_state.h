@@ -65,6 +65,7 @@ class CoreState {
   CohortStatus CohortStatusOf(const std::string& name);
   LocalQueueStatus LqStatus(const std::string& ns, const std::string& name) const;
   std::vector<std::string> PendingOf(const std::string& cq, size_t limit);
+  std::vector<PendingWorkloadInfo> PendingInQueueOrder(const std::string& cq) const;
   bool IsAdmitted(const std::string& key) const { return admitted_.contains(key); }
   std::optional<absl::Time> NextRequeueAt() const {
     if (backoff_.empty()) return std::nullopt;

@@ -44,6 +44,10 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::vector<std::string> PendingWorkloads(const std::string& cq, size_t limit) const;
   int64_t cycles() const;
   QueueManager::Stats stats() const;
+  absl::StatusOr<api::Json> PendingWorkloadsSummary(const std::string& api_version,
+                                                    const std::string& ns,
+                                                    const std::string& name, int64_t offset,
+                                                    int64_t limit) const;
   const internal::QueueMetrics& metrics() const { return metrics_; }
 
  private:
