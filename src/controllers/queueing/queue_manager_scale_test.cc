@@ -8,6 +8,8 @@
 #include <random>
 #include <set>
 
+#include "absl/strings/str_cat.h"
+
 #include "controllers/queueing/queue_manager_test_env.h"
 
 namespace batchd::controllers::queueing {
@@ -120,6 +122,57 @@ TEST_F(QueueManagerScaleTest, DeletedAndRecreatedClusterQueue) {
   EXPECT_EQ(cq["status"]["admittedWorkloads"], 1);
   EXPECT_EQ(cq["status"]["pendingWorkloads"], 0);
   EXPECT_EQ(Get("clusterqueues", "", "cq2")["status"]["admittedWorkloads"], 3);
+}
+
+TEST_F(QueueManagerScaleTest, PendingWorkloadsSummaryRanksAsTheQueueDoes) {
+  Start();
+  Basic();
+  Namespace("x");
+  LocalQueue("x", "lq", "cq");
+  Workload("run", "lq", "3");  // Takes the whole quota.
+  Settle();
+  clock_.Advance(absl::Seconds(1));
+  Workload("low-old", "lq", "1", /*priority=*/1);
+  clock_.Advance(absl::Seconds(1));
+  WorkloadIn("x", "x-mid", "lq", "1");  // priority 0
+  clock_.Advance(absl::Seconds(1));
+  Workload("high", "lq", "1", /*priority=*/5);
+  clock_.Advance(absl::Seconds(1));
+  Workload("low-new", "lq", "1", /*priority=*/1);
+  Settle();
+  ASSERT_TRUE(Admitted("run"));
+  auto cq = stack_->qm->PendingWorkloadsSummary("visibility.kueue.x-k8s.io/v1beta2", "", "cq", 0,
+                                                1000);
+  ASSERT_TRUE(cq.ok()) << cq.status();
+  EXPECT_EQ((*cq)["kind"], "PendingWorkloadsSummary");
+  EXPECT_EQ((*cq)["apiVersion"], "visibility.kueue.x-k8s.io/v1beta2");
+  std::vector<std::string> got;
+  for (const Json& i : (*cq)["items"]) {
+    got.push_back(absl::StrCat(i["metadata"]["namespace"].get<std::string>(), "/",
+                               i["metadata"]["name"].get<std::string>(), ":",
+                               i["priority"].get<int>(), ":", i["positionInClusterQueue"].get<int>(),
+                               ":", i["positionInLocalQueue"].get<int>()));
+    EXPECT_EQ(i["localQueueName"], "lq");
+    EXPECT_TRUE(i["metadata"].contains("creationTimestamp"));
+  }
+  EXPECT_THAT(got, ::testing::ElementsAre("ns/high:5:0:0", "ns/low-old:1:1:1", "ns/low-new:1:2:2",
+                                          "x/x-mid:0:3:0"));
+  // The LocalQueue x/lq: its one workload, still ranked in the ClusterQueue.
+  auto lq = stack_->qm->PendingWorkloadsSummary("v", "x", "lq", 0, 1000);
+  ASSERT_TRUE(lq.ok());
+  ASSERT_EQ((*lq)["items"].size(), 1u);
+  EXPECT_EQ((*lq)["items"][0]["positionInClusterQueue"], 3);
+  EXPECT_EQ((*lq)["items"][0]["positionInLocalQueue"], 0);
+  // limit / offset.
+  auto page = stack_->qm->PendingWorkloadsSummary("v", "", "cq", 1, 2);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ((*page)["items"].size(), 2u);
+  EXPECT_EQ((*page)["items"][0]["positionInClusterQueue"], 1);
+  EXPECT_EQ((*page)["items"][1]["positionInClusterQueue"], 2);
+  // Missing queues.
+  EXPECT_TRUE(absl::IsNotFound(stack_->qm->PendingWorkloadsSummary("v", "", "nope", 0, 10).status()));
+  EXPECT_TRUE(
+      absl::IsNotFound(stack_->qm->PendingWorkloadsSummary("v", "ns", "nope", 0, 10).status()));
 }
 
 // Many seeds, thousands of steps: after every step the queue statuses the
@@ -252,7 +305,9 @@ TEST_P(QueueManagerRandomTest, CountsAndQuotaHoldUnderConfigChurn) {
       ASSERT_EQ(st.value("admittedWorkloads", -1), cq_admitted[cq]);
       std::string total = st["flavorsReservation"][0]["resources"][0]["total"];
       ASSERT_EQ(std::stoll(total), cq_usage[cq]);
-      if (!lowered[cq]) ASSERT_LE(cq_usage[cq], cpu);
+      if (!lowered[cq]) {
+        ASSERT_LE(cq_usage[cq], cpu);
+      }
       if (cq_usage[cq] <= cpu) lowered[cq] = false;  // Back within quota: checked again.
     }
     for (const std::string& key : lqs) {
