@@ -217,7 +217,7 @@ bool QueueManagerImpl::WriteQueueStatuses(absl::Time now, bool config_changed) {
   // Each ClusterQueue parsed once for this pass: its status, its gauges and
   // the statuses of the LocalQueues pointing at it.
   ClusterQueuesInCycle cqs;
-  auto load_cq = [&](const ObjectRef& ref) {
+  auto load_cq = [&](const ObjectRef& ref) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     ClusterQueueInCycle cq{ref, kueue::ClusterQueueView::Parse(*ref),
                            kueue::ResourceGroupsView::Parse(*ref)};
     cq.active = ClusterQueueActive(cq.view, cq.groups, &cq.reason, &cq.message);

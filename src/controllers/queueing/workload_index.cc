@@ -83,7 +83,8 @@ void QueueManagerImpl::Recount(const std::string& key) {
   // Subtract what the workload counted before.
   if (auto it = counted_.find(key); it != counted_.end()) {
     const Counted& c = it->second;
-    auto dec = [this](const std::string& bucket, bool inadmissible, bool outside) {
+    auto dec = [this](const std::string& bucket, bool inadmissible, bool outside)
+                   ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       auto ct = counts_.find(bucket);
       if (ct == counts_.end()) return;
       ct->second.inadmissible -= inadmissible ? 1 : 0;
