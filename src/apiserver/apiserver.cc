@@ -238,7 +238,9 @@ void ApiServer::ServeOpenApiV2(const HttpRequest& req, ResponseWriter& w) {
   for (absl::string_view item : absl::StrSplit(accept, ',')) {
     absl::string_view type = absl::StripAsciiWhitespace(item.substr(0, item.find(';')));
     if (absl::EqualsIgnoreCase(type, kProto) || absl::EqualsIgnoreCase(type, kProtoAlt)) {
-      w.Send(200, {{"Content-Type", kProto}}, discovery_->docs.OpenApiV2Protobuf());
+      // As kube-apiserver answers: "@" is no media-type character, and Go's
+      // mime parser (kubectl's) refuses it.
+      w.Send(200, {{"Content-Type", kProtoAlt}}, discovery_->docs.OpenApiV2Protobuf());
       return;
     }
     if (absl::EqualsIgnoreCase(type, kJson) || type == "application/*" || type == "*/*") {
