@@ -89,7 +89,11 @@ absl::Status TrackManagedFields(const api::KindDef& k, const Json* old, Json& ob
     }
   }
   auto present = meta.find("managedFields");
-  if (manager.empty() && (present == meta.end() || !present->empty())) return absl::OkStatus();
+  if (manager.empty() && present != meta.end() && !present->empty() && old != nullptr &&
+      api::Member(api::MemberObject(*old, "metadata"), "managedFields") == *present) {
+    return absl::OkStatus();  // Unchanged (the usual in-process write): nothing to check.
+  }
+  if (manager.empty() && present == meta.end()) return absl::OkStatus();
   absl::StatusOr<std::vector<api::fieldmanager::Entry>> entries =
       api::fieldmanager::ParseManagedFields(present == meta.end() ? Json() : *present);
   if (!entries.ok()) return BadRequest(std::string(entries.status().message()));
