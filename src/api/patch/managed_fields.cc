@@ -262,6 +262,39 @@ void DropEmpty(std::vector<Entry>& entries) {
                 entries.end());
 }
 
+// Merges the oldest Update entries into "ancient-changes" until at most
+// kMaxUpdateManagers remain.
+void CapUpdateManagers(std::vector<Entry>& entries) {
+  std::vector<size_t> updates;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].operation == "Update") updates.push_back(i);
+  }
+  if (updates.size() <= kMaxUpdateManagers) return;
+  // Oldest first; RFC 3339 UTC times order as strings; an entry without a
+  // time counts as oldest.
+  std::stable_sort(updates.begin(), updates.end(), [&](size_t a, size_t b) {
+    return entries[a].time < entries[b].time;
+  });
+  const size_t merge = updates.size() - kMaxUpdateManagers + 1;
+  Entry ancient{"ancient-changes", "Update", "", "", "", {}};
+  std::vector<bool> drop(entries.size(), false);
+  for (size_t n = 0; n < merge; ++n) {
+    Entry& e = entries[updates[n]];
+    ancient.fields.insert(e.fields.begin(), e.fields.end());
+    if (ancient.api_version.empty() || e.time >= ancient.time) {
+      ancient.api_version = e.api_version;
+      ancient.time = e.time;
+    }
+    drop[updates[n]] = true;
+  }
+  std::vector<Entry> kept;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!drop[i]) kept.push_back(std::move(entries[i]));
+  }
+  kept.push_back(std::move(ancient));
+  entries = std::move(kept);
+}
+
 FieldSet Changed(const Comparison& c) {
   FieldSet out = c.added;
   out.insert(c.modified.begin(), c.modified.end());
@@ -486,6 +519,7 @@ void RecordUpdate(std::vector<Entry>& entries, const Json* old_obj, const Json& 
     entries.push_back(std::move(mine));
   }
   DropEmpty(entries);
+  CapUpdateManagers(entries);
 }
 
 ApplyResult Apply(const std::vector<Entry>& entries, const Json* live, const Json& config,
@@ -547,6 +581,7 @@ ApplyResult Apply(const std::vector<Entry>& entries, const Json* live, const Jso
   }
   if (!found) r.entries.push_back(std::move(mine));
   DropEmpty(r.entries);
+  CapUpdateManagers(r.entries);
   return r;
 }
 

@@ -90,6 +90,12 @@ struct Operation {
 // status subresource of a kind (`has_status` tells whether it has one).
 std::vector<FieldPath> IgnoredPaths(bool status, bool has_status);
 
+// At most this many Update entries are kept, as kube-apiserver keeps them:
+// past it, the oldest (by time) merge into one "ancient-changes" entry, so
+// managedFields stay bounded however many writers update an object (Apply
+// entries are one per applier, each a manager that chose its name).
+inline constexpr size_t kMaxUpdateManagers = 10;
+
 // Records an Update by `op.manager` that turned `old_obj` (null on create)
 // into `new_obj`.
 void RecordUpdate(std::vector<Entry>& entries, const Json* old_obj, const Json& new_obj,

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 namespace batchd::api::fieldmanager {
 namespace {
 
@@ -202,6 +204,30 @@ TEST(UpdateTest, UpdatesTakeOwnershipAndNoOpsChangeNothing) {
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].manager, "other");
   EXPECT_EQ(entries[0].time, "2026-12-06T11:00:00Z");
+}
+
+TEST(UpdateTest, UpdateManagersAreBounded) {
+  const Schema* s = TestSchema().get();
+  Json obj = Json::parse(R"({"metadata": {"labels": {}}})");
+  std::vector<Entry> entries;
+  for (int i = 0; i < 25; ++i) {
+    Json next = obj;
+    next["metadata"]["labels"]["l" + std::to_string(i)] = "v";
+    char time[32];
+    std::snprintf(time, sizeof(time), "2026-12-06T10:%02d:00Z", i);
+    RecordUpdate(entries, &obj, next, s, Op("writer-" + std::to_string(i), time));
+    obj = next;
+    EXPECT_LE(entries.size(), kMaxUpdateManagers);
+  }
+  ASSERT_EQ(entries.size(), kMaxUpdateManagers);
+  // The newest writers keep their entries; the oldest share "ancient-changes".
+  EXPECT_EQ(entries.back().manager, "ancient-changes");
+  EXPECT_EQ(entries.back().fields.size(), 16u);
+  EXPECT_TRUE(entries.back().fields.count({"f:metadata", "f:labels", "f:l0"}));
+  EXPECT_EQ(entries[entries.size() - 2].manager, "writer-24");
+  size_t owned = 0;
+  for (const Entry& e : entries) owned += e.fields.size();
+  EXPECT_EQ(owned, 25u);  // Nothing lost, nothing owned twice.
 }
 
 TEST(MergeTest, AssociativeListsMergeByKeyAndAtomicListsReplace) {
