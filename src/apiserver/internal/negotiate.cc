@@ -1,7 +1,5 @@
 #include "apiserver/internal/negotiate.h"
 
-#include <algorithm>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -156,12 +154,8 @@ absl::StatusOr<registry::WriteOptions> ParseWriteOptions(const HttpRequest& req)
                                 "\": supported values: \"Ignore\", \"Strict\", \"Warn\"");
   }
   o.field_manager = req.Param("fieldManager");
-  if (o.field_manager.empty()) {
-    // As kube-apiserver: a write names no manager, its User-Agent's product
-    // does ("kubectl" of "kubectl/v1.32.0 (linux/amd64) ...").
-    std::string ua = req.Header("user-agent");
-    o.field_manager = ua.substr(0, std::min(ua.find('/'), size_t{128}));
-  }
+  // A write that names no manager records none (kube-apiserver would take
+  // the User-Agent's product): see docs/api.md, "Field ownership".
   if (o.field_manager.size() > 128) {
     return registry::BadRequest("fieldManager: Too long: may not be more than 128 bytes");
   }
