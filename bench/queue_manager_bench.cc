@@ -12,9 +12,13 @@
 //       one pending Workload (nothing the core reads changes) and the
 //       manager run until idle: the informer event, the Workload's sync and
 //       one scheduling cycle. Time per iteration = the per-cycle cost.
-//   BM_AdmitOne/<pending>/<cqs>     one iteration = one admitted Workload
-//       finishes and the next pending one is admitted in its place (the
-//       smallest real change: a release, an admission, a status write).
+//   BM_AdmitOne/<pending>/<cqs>/<distinct>  one iteration = one admitted
+//       Workload finishes and the next pending one is admitted in its place
+//       (the smallest real change: a release, an admission, a status write).
+//       <distinct> = 1: every workload has its own priority, so each is its
+//       own equivalence group and a finish requeues every inadmissible one
+//       (Kueue's requeue on a cluster event); 0: one priority, one group per
+//       ClusterQueue.
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -39,7 +43,11 @@ constexpr char kVersion[] = "v1beta2";
 
 class Env {
  public:
-  Env(int pending, int cqs) : mgr_(clock_), inf_(client_, mgr_), ctx_{client_, inf_, mgr_, clock_, ev_} {
+  // `distinct_priorities`: priority falls with the index (every workload its
+  // own equivalence group); otherwise one priority and creation times one
+  // second apart. Either way queue order is index order.
+  Env(int pending, int cqs, bool distinct_priorities = true)
+      : mgr_(clock_), inf_(client_, mgr_), ctx_{client_, inf_, mgr_, clock_, ev_} {
     if (!reg_.Start().ok()) std::abort();
     Create("", client_.Kind("", "v1", "namespaces"),
            {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "ns"}}}});
@@ -59,7 +67,11 @@ class Env {
                  {{"spec", {{"clusterQueue", cq}}}}));
     }
     std::vector<std::pair<std::string, Json>> batch;
-    for (int i = 0; i < pending; ++i) {
+    for (int i = 0; i < pending && !distinct_priorities; ++i) {
+      clock_.Advance(absl::Seconds(1));
+      Create("ns", Kind("workloads"), WorkloadObj("wl-" + std::to_string(i), i % cqs, 0));
+    }
+    for (int i = 0; i < pending && distinct_priorities; ++i) {
       batch.emplace_back("ns", WorkloadObj("wl-" + std::to_string(i), i % cqs, pending - i));
       if (batch.size() == 5000 || i + 1 == pending) {
         for (const auto& r : client_.CreateMany(Kind("workloads"), std::move(batch))) {
@@ -151,7 +163,7 @@ void BM_QuietCycle(benchmark::State& state) {
 void BM_AdmitOne(benchmark::State& state) {
   const int pending = static_cast<int>(state.range(0));
   const int cqs = static_cast<int>(state.range(1));
-  Env env(pending, cqs);
+  Env env(pending, cqs, /*distinct_priorities=*/state.range(2) != 0);
   // Workloads are spread round-robin; wl-i is in cq i % cqs and the first
   // 10 of each ClusterQueue run. Finishing wl-i admits wl-(i + 10*cqs).
   int64_t next = 0, n = 0;
@@ -177,7 +189,7 @@ BENCHMARK(BM_QuietCycle)
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(200);
 BENCHMARK(BM_AdmitOne)
-    ->ArgsProduct({{1000, 10000, 100000}, {10}})
+    ->ArgsProduct({{1000, 10000, 100000}, {10}, {1, 0}})
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(200);
 
