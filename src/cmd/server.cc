@@ -20,6 +20,7 @@
 #include "auth/bootstrap_policy.h"
 #include "auth/rbac.h"
 #include "auth/service_account_tokens.h"
+#include "ui/ui.h"
 #include "cmd/feature_gates.h"
 #include "common/clock.h"
 #include "common/logging.h"
@@ -423,6 +424,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   ao.authorizer = i.authorizer.get();
   ao.audit = i.audit.get();
   ao.service_account_tokens = i.sa_tokens.get();
+  ao.static_content = ui::ServeDashboard;
   store::ObservableStore* obs = i.store.get();
   Impl* impl = &i;
   ao.ready_checks = [impl]() {
