@@ -168,10 +168,14 @@ class Browser:
         return r.get("result", {}).get("value")
 
     def wait_for(self, expression, timeout, interval=0.05):
-        """Polls `expression` until it is truthy; returns its value, or None after `timeout` s."""
+        """Polls `expression` until it is truthy; returns its value, or None after `timeout` s.
+        An expression that throws (the page is loading) counts as not yet."""
         deadline = time.time() + timeout
         while True:
-            v = self.evaluate(expression)
+            try:
+                v = self.evaluate(expression)
+            except CdpError:
+                v = None
             if v:
                 return v
             if time.time() > deadline:

@@ -65,7 +65,7 @@ def main():
     with Browser(width=1280, height=900) as b:
         # 1. The page loads and shows the ClusterQueue's usage.
         b.navigate(f"{SERVER}/ui/#/clusterqueues/{CQ}")
-        if not b.wait_for(f"{BAR} && document.body.dataset.view === 'clusterqueues'", 30):
+        if not b.wait_for(f"!!{BAR} && document.body.dataset.view === 'clusterqueues'", 30):
             fail("the ClusterQueue page did not show a cpu usage bar in 30 s; view="
                  + str(b.evaluate("document.body.dataset.view + ' ' + document.getElementById('view').innerText.slice(0, 300)")))
         title = b.evaluate("document.getElementById('page-title').textContent")
@@ -116,7 +116,7 @@ def main():
             ("#/nodes", "document.querySelector('.cell[data-node]')", "node heat map"),
         ]:
             b.evaluate(f"location.hash = {js(route)}; true")
-            if not b.wait_for(check, 20):
+            if not b.wait_for(f"!!({check})", 20):
                 fail(f"{what} ({route}) did not render: "
                      + str(b.evaluate("document.getElementById('view').innerText.slice(0, 300)")))
         heat = b.evaluate(f"document.querySelector('.cell[data-node=\"node-{NS}\"]').dataset.heat")
@@ -136,19 +136,18 @@ def main():
 
         # 5. Login: a refused token shows the login page; a read-only token
         # shows the data without write actions; the loopback admin may write.
-        b.evaluate(f"document.body.dataset.mode || ''")
         if not b.wait_for("document.body.dataset.mode === 'write'", 10):
             fail("the loopback admin is not offered write actions (body data-mode "
                  + repr(b.evaluate("document.body.dataset.mode")) + ")")
         b.evaluate(f"location.hash = '#/clusterqueues/{CQ}'; true")
-        if not b.wait_for("document.querySelector('button[data-action=\"cq-stop\"]')", 10):
+        if not b.wait_for("!!document.querySelector('button[data-action=\"cq-stop\"]')", 10):
             fail("the admin sees no Stop button on the ClusterQueue page")
         b.evaluate("sessionStorage.setItem('batchd.token', 'not-a-valid-token'); location.reload(); true")
-        if not b.wait_for("document.body.dataset.view === 'login' && document.getElementById('login-error')", 20):
+        if not b.wait_for("document.body.dataset.view === 'login' && !!document.getElementById('login-error')", 20):
             fail("a refused token did not lead to the login page")
         b.evaluate("document.getElementById('token').value = " + js(os.environ["RO_TOKEN"]) + ";"
                    "document.getElementById('login-form').requestSubmit(); true")
-        if not b.wait_for(f"document.body.dataset.mode === 'read-only' && {BAR}", 20):
+        if not b.wait_for(f"document.body.dataset.mode === 'read-only' && !!{BAR}", 20):
             fail("logging in with the read-only token did not show the queue read-only: "
                  + str(b.evaluate("document.body.dataset.view + ' ' + document.body.dataset.mode")))
         if b.evaluate("!!document.querySelector('button[data-action=\"cq-stop\"]')"):
@@ -160,7 +159,7 @@ def main():
         # 6. A phone-width screen: nothing wider than the screen but tables (which scroll).
         b.viewport(390, 844, mobile=True)
         b.evaluate("location.hash = '#/'; true")
-        b.wait_for("document.querySelector('[data-card]')", 20)
+        b.wait_for("!!document.querySelector('[data-card]')", 20)
         width = b.evaluate("document.documentElement.scrollWidth")
         if width > 390:
             fail(f"at 390 px wide the page is {width} px wide (it should fit a phone)")
