@@ -194,6 +194,7 @@ def main():
         events = sum(c.events for c in clients)
         stop.set()
         changer.stop.set()
+        changer.join(10)
         load1 = open("/proc/loadavg").read().split()[0]
         lags.sort()
         q = (lambda p: lags[min(len(lags) - 1, int(p * len(lags)))] * 1000) if lags else (lambda p: float("nan"))

@@ -77,14 +77,15 @@ def demo(base):
             ("team-b", "batch", "etl-backfill", 3, 8, 0), ("team-b", "batch", "report", 2, 4, 0)]
     for ns, lq, name, pods, cpu, gpu in jobs:
         req = {"cpu": str(cpu), "memory": "8Gi"}
+        lim = {}
         if gpu:
-            req["nvidia.com/gpu"] = str(gpu)
+            req["nvidia.com/gpu"] = lim["nvidia.com/gpu"] = str(gpu)
         post(base, f"/apis/batch/v1/namespaces/{ns}/jobs", {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
             "name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": lq}}, "spec": {
             "parallelism": pods, "completions": pods, "template": {
                 "metadata": {"annotations": {"batchd.io/sim-duration": "2h"}},
                 "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox", "command": ["true"],
-                                                                    "resources": {"requests": req}}]}}}})
+                                                                    "resources": {"requests": req, "limits": lim}}]}}}})
 
 
 def main():

@@ -715,7 +715,8 @@ function viewNodes(args) {
       `<b>${Math.round(frac * 100)}%</b>${esc(n.metadata.name)}</div>`;
   }
   function group(g) {
-    const inner = [...g.kids.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(group).join('');
+    const kids = [...g.kids.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(group).join('');
+    const inner = kids ? `<div class="heat-groups">${kids}</div>` : '';
     const cells = g.nodes.length ? `<div class="heat">${g.nodes.slice(0, 2000).map(cell).join('')}</div>` : '';
     if (!g.label) return inner + cells;
     return `<div class="heat-group" data-level="${esc(g.label)}" data-value="${esc(g.name)}"><span class="kind">${esc(g.label)}</span> <b>${esc(g.name)}</b>` +
