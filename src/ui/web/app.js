@@ -210,12 +210,18 @@ async function whoAmI() {
     const r = await api('/apis/authentication.k8s.io/v1/selfsubjectreviews', { method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }) });
-    $('#user').textContent = ((r.status || {}).userInfo || {}).username || '';
+    const user = ((r.status || {}).userInfo || {}).username || '';
+    // Not logged in and not the loopback admin: anonymous may see nothing.
+    if (user === 'system:anonymous') { showLogin(''); return false; }
+    $('#user').textContent = user;
     const write = await may('patch', 'kueue.x-k8s.io', 'clusterqueues') || await may('delete', 'batch', 'jobs');
     $('#mode').textContent = write ? '' : 'read-only';
     document.body.dataset.mode = write ? 'write' : 'read-only';
     return true;
-  } catch (e) { return false; }
+  } catch (e) {
+    if (e.code === 403 && !token()) showLogin('');
+    return false;
+  }
 }
 
 // ---------- rendering ----------

@@ -2,7 +2,9 @@
 stage and runs this). Environment: SERVER (http://127.0.0.1:PORT), CQ (a
 ClusterQueue with 2 of its 4 cpu in use), NS (the namespace of its jobs),
 ADMIT_CMD (a shell command that creates a Job the CQ admits at once, taking
-the usage to 4 cpu), RO_TOKEN (a token allowed only get/list/watch).
+the usage to 4 cpu), RO_TOKEN (a token allowed only get/list/watch),
+AUTHN_SERVER (a server without the loopback admin) and ADMIN_TOKEN (its
+admin token).
 Prints one line per check; exits 1 with `FAIL: reason` on the first that
 fails. Everything is asserted through DOM queries over the DevTools protocol.
 """
@@ -164,6 +166,25 @@ def main():
         if width > 390:
             fail(f"at 390 px wide the page is {width} px wide (it should fit a phone)")
         print(f"ok: phone width 390 px: page {width} px wide", flush=True)
+
+        # 7. Without the loopback admin: the page asks for a token, then works.
+        b.viewport(1280, 900)
+        authn = os.environ["AUTHN_SERVER"]
+        b.navigate(f"{authn}/ui/#/clusterqueues")
+        if not b.wait_for("document.body.dataset.view === 'login' && !!document.getElementById('token')", 20):
+            fail("an anonymous visitor of a server without --allow-loopback-admin is not shown the login page: "
+                 + str(b.evaluate("document.body && document.body.dataset.view")))
+        b.evaluate("document.getElementById('token').value = " + js(os.environ["ADMIN_TOKEN"]) + ";"
+                   "document.getElementById('login-form').requestSubmit(); true")
+        user = b.wait_for("document.body.dataset.view === 'clusterqueues' && document.body.dataset.live === '1'"
+                          " && document.getElementById('user').textContent", 20)
+        if user != "batchd-admin":
+            fail(f"after logging in with the admin token: user {user!r}, view "
+                 + str(b.evaluate("document.body.dataset.view + ' ' + document.getElementById('view').innerText.slice(0, 200)")))
+        b.evaluate("document.getElementById('logout').click(); true")
+        if not b.wait_for("document.body.dataset.view === 'login' && sessionStorage.getItem('batchd.token') === null", 10):
+            fail("Log out did not forget the token and show the login page")
+        print("ok: without the loopback admin: login page, admin token logs in, log out forgets it", flush=True)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 # ClusterQueue's usage, shows an admission within a second without
 # reloading, renders every view, shows not-found pages, the login page for a
 # refused token and a read-only view for a read-only token, and fits a
-# phone-width screen. Skips (passes, saying so) only when no chromium can
+# phone-width screen; on a server without the loopback admin it starts at the
+# login form and works after logging in with the admin token. Skips (passes, saying so) only when no chromium can
 # be found: scripts/install-deps.sh installs it.
 source "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -73,7 +74,19 @@ spec:
 YAML
 ADMIT_CMD="kubectl -s '$SERVER' --cache-dir '$E2E_CACHE' --request-timeout=30s create -f '$E2E_TMP/second.yaml' >/dev/null"
 
+# A second server without --allow-loopback-admin (memory store): there the
+# page starts at the login form and works with the admin's token.
+APORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+"$BIN_DIR/batchd" server --listen "127.0.0.1:$APORT" --data-dir "$E2E_TMP/authn" --store memory --no-local-node \
+  >"$E2E_TMP/authn-server.log" 2>&1 &
+APID=$!
+trap 'kill $APID 2>/dev/null || true; wait $APID 2>/dev/null || true' EXIT
+wait_for 30 curl -sf "http://127.0.0.1:$APORT/healthz" || fail "the second server did not start: $(tail -3 "$E2E_TMP/authn-server.log")"
+expect_eq "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$APORT/ui/")" "200" "GET /ui/ without a token"
+expect_eq "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$APORT/apis/kueue.x-k8s.io/v1beta2/clusterqueues")" "403" "anonymous list"
+
 out=$(SERVER="$SERVER" CQ="$CQ" NS="$NS" ADMIT_CMD="$ADMIT_CMD" RO_TOKEN="$RO_TOKEN" \
+      AUTHN_SERVER="http://127.0.0.1:$APORT" ADMIN_TOKEN="$(cat "$E2E_TMP/authn/admin.token")" \
       timeout 150 python3 "$HERE/dashboard_check.py" 2>&1) || {
   echo "$out" >&2
   fail "$(grep -m1 '^FAIL: ' <<<"$out" | sed 's/^FAIL: //' || true)${out:+ }$(grep -q '^FAIL: ' <<<"$out" || tail -n 3 <<<"$out")"
