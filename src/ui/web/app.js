@@ -225,9 +225,19 @@ async function whoAmI() {
 }
 
 // ---------- rendering ----------
+// Redraws are coalesced: at most one per 50 ms, or per four times the last
+// redraw's cost when that is more (a big table on a slow phone), never
+// later than 500 ms after a change.
 let renderTimer = null;
+let renderMs = 0;
 function changed() {
-  if (renderTimer === null) renderTimer = setTimeout(() => { renderTimer = null; render(); }, 50);
+  if (renderTimer !== null) return;
+  renderTimer = setTimeout(() => {
+    renderTimer = null;
+    const t0 = performance.now();
+    render();
+    renderMs = performance.now() - t0;
+  }, Math.min(500, Math.max(50, 4 * renderMs)));
 }
 let loginMessage = null;
 function showLogin(msg) {
