@@ -23,6 +23,7 @@ for b in "$BATCHD" "$BUILD_DIR/bin/batchd-shim"; do
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
+chmod 711 "$WORK"  # pods run as the unprivileged pod user: their dirs must be reachable
 PID=""
 SLURM_UP=0
 stop_server() {
