@@ -292,6 +292,10 @@ function title(t) { document.title = t + ' - batchd'; return `<h1 id="page-title
 function renderLogin() {
   document.body.dataset.view = 'login';
   document.title = 'Log in - batchd';
+  // Redraws must not wipe a token being typed: only the message changes.
+  const err = $('#login-error');
+  if ($('#login-form') && (err ? err.textContent : '') === (loginMessage || '')) return;
+  if ($('#login-form') && err && loginMessage) { err.textContent = loginMessage; return; }
   $('#view').innerHTML = `<form class="login" id="login-form"><h1 id="page-title">Log in</h1>
     <p>Paste a bearer token: the admin token (<code>DATA_DIR/admin.token</code>), a
     <code>--token-auth-file</code> token or a service account's (<code>kubectl create token NAME</code>).
