@@ -492,10 +492,15 @@ function viewClusterQueue(args) {
   const s = cq.spec || {};
   return title('ClusterQueue ' + name) + actions +
     `<dl class="kv"><dt>State</dt><dd>${cqState(cq).html}</dd><dt>Cohort</dt><dd>${esc(s.cohortName || '—')}</dd>` +
-    `<dt>Queueing</dt><dd>${esc(s.queueingStrategy || 'BestEffortFIFO')}</dd><dt>Preemption</dt><dd>${esc(JSON.stringify(s.preemption || {}))}</dd></dl>` +
+    `<dt>Queueing</dt><dd>${esc(s.queueingStrategy || 'BestEffortFIFO')}</dd><dt>Preemption</dt><dd>${esc(flat(s.preemption) || 'none')}</dd></dl>` +
     '<h2>Quota and usage</h2>' + LEGEND + cqCard(cq) +
     '<h2>LocalQueues</h2>' + lqTable(lqs) +
     '<h2>Pending, in admission order</h2>' + pendingTable(byCq, name);
+}
+// {"a":{"b":"X"},"c":"Y"} as "a.b: X, c: Y".
+function flat(o, prefix) {
+  if (o === null || typeof o !== 'object') return o === undefined ? '' : `${prefix}: ${o}`;
+  return Object.entries(o).map(([k, v]) => flat(v, prefix ? prefix + '.' + k : k)).filter((x) => x).join(', ');
 }
 function lqTable(lqs) {
   return table(['LocalQueue', 'Namespace', 'ClusterQueue', 'Pending', 'Reserving', 'Admitted', 'Usage'], lqs.map((q) => {
