@@ -3,6 +3,7 @@
 // Added to every live object; removed from one being deleted once nothing
 // uses it: no unfinished workload holds quota in the ClusterQueue, no
 // ClusterQueue references the flavor or check.
+#include <set>
 #include <string>
 
 #include "api/json_access.h"
@@ -55,30 +56,53 @@ void ResourceInUse::Register() {
     return client::EventHandlers{add, [add](const ObjectRef&, const ObjectRef& b) { add(b); },
                                  {}};
   };
-  client::EventHandlers cq = keyed("cq/");
-  // A ClusterQueue changing or going may free flavors and checks being deleted.
-  auto cq_add = cq.on_add;
-  cq.on_update = [this, cq_add](const ObjectRef&, const ObjectRef& b) {
-    cq_add(b);
+  // ClusterQueues: their own finalizer, and (when their spec changes or they
+  // go) the flavors and checks being deleted they may have let go of. Status
+  // writes (every admission cycle) are ignored.
+  auto track = [this](const ObjectRef& o, bool gone) {
+    absl::MutexLock lock(&mu_);
+    if (!gone && api::meta::IsBeingDeleted(*o)) {
+      deleting_cqs_.insert(api::meta::GetName(*o));
+    } else {
+      deleting_cqs_.erase(api::meta::GetName(*o));
+    }
+  };
+  client::EventHandlers cq;
+  cq.on_add = [c, track](const ObjectRef& o) {
+    track(o, false);
+    c->queue().Add("cq/" + api::meta::GetName(*o));
+  };
+  cq.on_update = [this, c, track](const ObjectRef& a, const ObjectRef& b) {
+    track(b, false);
+    if (MemberObject(*a, "spec") == MemberObject(*b, "spec") &&
+        MemberObject(*a, "metadata") == MemberObject(*b, "metadata")) {
+      return;
+    }
+    c->queue().Add("cq/" + api::meta::GetName(*b));
     EnqueueDeleting();
   };
-  cq.on_delete = [this](const ObjectRef&) { EnqueueDeleting(); };
+  cq.on_delete = [this, track](const ObjectRef& o) {
+    track(o, true);
+    EnqueueDeleting();
+  };
   cqs_.AddHandlers(cq);
   flavors_.AddHandlers(keyed("rf/"));
   checks_.AddHandlers(keyed("ac/"));
   // A workload releasing quota may free a ClusterQueue being deleted.
+  // Only while some ClusterQueue is being deleted (O(1) otherwise).
   auto on_wl = [this, c](const ObjectRef& o) {
+    std::set<std::string> deleting;
+    {
+      absl::MutexLock lock(&mu_);
+      if (deleting_cqs_.empty()) return;
+      deleting = deleting_cqs_;
+    }
     std::string cq_name(
         StringMember(MemberObject(MemberObject(*o, "status"), "admission"), "clusterQueue"));
-    if (cq_name.empty()) {
-      // Released: any terminating ClusterQueue may be free now.
-      for (const ObjectRef& q : cqs_.List()) {
-        if (api::meta::IsBeingDeleted(*q)) c->queue().Add("cq/" + api::meta::GetName(*q));
-      }
-      return;
+    for (const std::string& q : deleting) {
+      // Released (no admission): any of them may be free now.
+      if (cq_name.empty() || cq_name == q) c->queue().Add("cq/" + q);
     }
-    ObjectRef q = cqs_.Get("", cq_name);
-    if (q && api::meta::IsBeingDeleted(*q)) c->queue().Add("cq/" + cq_name);
   };
   workloads_.AddHandlers({on_wl, [on_wl](const ObjectRef&, const ObjectRef& b) { on_wl(b); },
                           on_wl});

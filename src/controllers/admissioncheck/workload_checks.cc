@@ -59,7 +59,8 @@ void WorkloadChecks::Register() {
       }
     }
   };
-  cqs_.AddHandlers({on_cq,
+  // (Not on add: a new ClusterQueue's workloads come with their own events.)
+  cqs_.AddHandlers({{},
                     [on_cq](const ObjectRef& a, const ObjectRef& b) {
                       if (ReferencedChecks(*a) != ReferencedChecks(*b) ||
                           MemberObject(MemberObject(*a, "spec"), "admissionChecksStrategy") !=

@@ -90,6 +90,8 @@ class ResourceInUse : public reconcile::Reconciler {
   client::Informer& checks_;
   client::Informer& workloads_;
   reconcile::Controller* controller_ = nullptr;
+  absl::Mutex mu_;
+  std::set<std::string> deleting_cqs_ ABSL_GUARDED_BY(mu_);  // ClusterQueues being deleted
 };
 
 }  // namespace batchd::controllers::admissioncheck::internal
