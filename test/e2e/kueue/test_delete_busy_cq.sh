@@ -20,7 +20,7 @@ poll 20 has_fin clusterqueue "$NS-b" || fail "no resource-in-use finalizer on th
 poll 20 has_fin resourceflavor "$NS-f" || fail "no finalizer on the flavor: '$(fin resourceflavor "$NS-f")'"
 
 # big borrows a's whole quota from the cohort, and runs for a while.
-queued_job big lqb 4 8s
+queued_job big lqb 4 20s
 poll 30 wl_cond_is big Admitted True || fail "big not admitted"
 poll 30 is_running big || fail "big not running"
 expect_ok k delete clusterqueue "$NS-b" --wait=false
