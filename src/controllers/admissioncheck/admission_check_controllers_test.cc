@@ -3,6 +3,10 @@
 // An external check controller is played by the test (status patches).
 #include "controllers/admissioncheck/controllers.h"
 
+#include <map>
+#include <random>
+#include <set>
+
 #include "api/meta/time_util.h"
 #include "controllers/admissioncheck/admission_checks.h"
 #include "controllers/queueing/queue_manager_test_env.h"
@@ -15,8 +19,8 @@ using ::testing::HasSubstr;
 
 class AdmissionCheckTest : public queueing::testing::QueueManagerTest {
  protected:
-  void StartAll() {
-    stack_ = std::make_unique<Stack>(client_, clock_, queueing::QueueingConfig{});
+  void StartAll(queueing::QueueingConfig cfg = {}) {
+    stack_ = std::make_unique<Stack>(client_, clock_, cfg);
     AddAdmissionCheckControllers(stack_->ctx);
     ASSERT_TRUE(stack_->mgr.SyncAll().ok());
     Settle();
@@ -134,6 +138,29 @@ TEST_F(AdmissionCheckTest, QuotaReservedThenAdmittedWhenEveryCheckIsReady) {
   // A check leaving Ready un-admits it (the job integration then stops the job).
   SetState("w", "b", "Pending");
   EXPECT_EQ(Cond(Wl("w"), "Admitted"), "False/UnsatisfiedChecks");
+}
+
+TEST_F(AdmissionCheckTest, AWorkloadWaitingForChecksDoesNotBlockAdmission) {
+  queueing::QueueingConfig cfg;
+  cfg.wait_for_pods_ready.enable = true;
+  cfg.wait_for_pods_ready.block_admission = true;
+  StartAll(cfg);
+  Check("ac", true);
+  Basic(Rules({"ac"}));
+  ClusterQueue("plain", "3");
+  LocalQueue("ns", "plain-lq", "plain");
+  Workload("gated", "lq", "1");
+  Settle();
+  ASSERT_TRUE(Reserved("gated"));
+  Workload("free", "plain-lq", "1");
+  Settle();
+  EXPECT_TRUE(Admitted("free"));  // Only admitted workloads without PodsReady block.
+  SetPodsReady("free");
+  SetState("gated", "ac", "Ready");
+  EXPECT_TRUE(Admitted("gated"));
+  Workload("next", "plain-lq", "1");
+  Settle();
+  EXPECT_FALSE(Reserved("next"));  // gated is admitted and not ready: blocks now.
 }
 
 TEST_F(AdmissionCheckTest, ChecksApplyOnlyToTheirFlavors) {
@@ -370,6 +397,83 @@ TEST_F(AdmissionCheckTest, DeletingABusyClusterQueueNeverOverCommitsTheCohort) {
   EXPECT_TRUE(Admitted("small"));
   EXPECT_FALSE(Reserved("late"));  // Its ClusterQueue is gone.
 }
+
+}  // namespace
+}  // namespace batchd::controllers::admissioncheck
+
+namespace batchd::controllers::admissioncheck {
+namespace {
+
+// Randomized: ClusterQueues of one cohort are deleted and re-created while
+// workloads come and finish. After every step, the quota held by unfinished
+// workloads in the cohort stays within the nominal quota of the cohort's
+// ClusterQueues that still exist (a terminating one counts until it goes),
+// and a ClusterQueue never goes while a workload holds quota in it.
+class ClusterQueueChurnTest : public AdmissionCheckTest,
+                              public ::testing::WithParamInterface<int> {};
+
+TEST_P(ClusterQueueChurnTest, CohortNeverOverCommits) {
+  std::mt19937 rng(GetParam());
+  StartAll();
+  Namespace("ns");
+  Flavor("default");
+  const std::vector<std::string> names = {"q0", "q1", "q2", "q3"};
+  std::map<std::string, int> nominal;
+  for (const std::string& q : names) {
+    nominal[q] = 1 + static_cast<int>(rng() % 4);
+    ClusterQueue(q, std::to_string(nominal[q]), {{"cohortName", "co"}});
+    LocalQueue("ns", "lq-" + q, q);
+  }
+  Settle();
+  int next = 0;
+  for (int step = 0; step < 150; ++step) {
+    const int op = static_cast<int>(rng() % 10);
+    const std::string q = names[rng() % names.size()];
+    if (op < 5) {
+      Workload("w" + std::to_string(next++), "lq-" + q, std::to_string(1 + rng() % 3));
+    } else if (op < 8) {
+      std::vector<std::string> held;
+      auto list = client_.List(Kind("workloads"), "ns");
+      ASSERT_TRUE(list.ok());
+      for (const Json& w : list->items) {
+        if (w["status"].contains("admission") && Cond(w, "Finished").empty()) {
+          held.push_back(w["metadata"]["name"]);
+        }
+      }
+      if (!held.empty()) Finish(held[rng() % held.size()]);
+    } else if (op == 8) {
+      if (Exists("clusterqueues", q)) Delete("clusterqueues", q);
+    } else if (!Exists("clusterqueues", q)) {
+      nominal[q] = 1 + static_cast<int>(rng() % 4);
+      ClusterQueue(q, std::to_string(nominal[q]), {{"cohortName", "co"}});
+    }
+    clock_.Advance(absl::Seconds(1));
+    Settle();
+    // The invariant, read from the objects.
+    int capacity = 0;
+    std::set<std::string> live;
+    for (const std::string& n : names) {
+      if (Exists("clusterqueues", n)) {
+        capacity += nominal[n];
+        live.insert(n);
+      }
+    }
+    int used = 0;
+    auto list = client_.List(Kind("workloads"), "ns");
+    ASSERT_TRUE(list.ok());
+    for (const Json& w : list->items) {
+      if (!w["status"].contains("admission") || !Cond(w, "Finished").empty()) continue;
+      const std::string cq = w["status"]["admission"]["clusterQueue"];
+      ASSERT_TRUE(live.count(cq)) << "step " << step << ": " << cq
+                                  << " went while a workload holds quota in it";
+      std::string cpu = w["status"]["admission"]["podSetAssignments"][0]["resourceUsage"]["cpu"];
+      used += std::stoi(cpu);
+    }
+    ASSERT_LE(used, capacity) << "step " << step << ": the cohort is over-committed";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, ClusterQueueChurnTest, ::testing::Range(1, 21));
 
 }  // namespace
 }  // namespace batchd::controllers::admissioncheck

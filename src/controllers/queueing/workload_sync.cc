@@ -184,7 +184,9 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl,
   }
   const std::optional<ConditionView> pods_ready = view.Condition("PodsReady");
   const bool ready = pods_ready && pods_ready->is_true();
-  if (ready || evicted) {
+  // Waiting for its admission checks (QuotaReserved, not Admitted) it has no
+  // pods to wait for: blockAdmission counts admitted workloads only.
+  if (ready || evicted || !view.IsConditionTrue("Admitted")) {
     not_ready_.erase(key);
   } else {
     not_ready_.insert(key);
