@@ -225,6 +225,16 @@ void QueueManagerImpl::SyncConfig(const Dirty& d) {
            !admissioncheck::CheckReferencesUsable(*cq, lookup, &unused, &unused))) {
         c.stop_policy = q::StopPolicy::kHold;
       }
+      // A ClusterQueue on its way out lends nothing new: once it goes its
+      // quota leaves the cohort, and what others borrowed from it would
+      // over-commit what remains. Its own usage stays counted.
+      if (api::meta::IsBeingDeleted(*cq) && !c.cohort.empty()) {
+        for (q::ResourceGroup& g : c.resource_groups) {
+          for (q::FlavorQuotas& f : g.flavors) {
+            for (auto& [name, quota] : f.resources) quota.lending_limit = 0;
+          }
+        }
+      }
       core_.UpsertClusterQueue(std::move(c));
     } else {
       core_.DeleteClusterQueue(name);
