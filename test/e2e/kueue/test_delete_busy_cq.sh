@@ -19,8 +19,8 @@ has_fin() { [[ $(fin "$1" "$2") == *kueue.k8s.io/resource-in-use* ]]; }
 poll 20 has_fin clusterqueue "$NS-b" || fail "no resource-in-use finalizer on the ClusterQueue: '$(fin clusterqueue "$NS-b")'"
 poll 20 has_fin resourceflavor "$NS-f" || fail "no finalizer on the flavor: '$(fin resourceflavor "$NS-f")'"
 
-# big borrows a's whole quota from the cohort, and runs for a while.
-queued_job big lqb 4 20s
+# big borrows a's whole quota from the cohort and runs until deleted.
+queued_job big lqb 4 1h
 poll 30 wl_cond_is big Admitted True || fail "big not admitted"
 poll 30 is_running big || fail "big not running"
 expect_ok k delete clusterqueue "$NS-b" --wait=false
@@ -35,12 +35,12 @@ expect_ne "$(k get resourceflavor "$NS-f" -o jsonpath='{.metadata.deletionTimest
 queued_job small lqa 2 1s
 queued_job late lqb 1 1s
 sleep 4
-expect_eq "$(wl_cond small QuotaReserved)" "False" "small while the deleted queue's workload runs (cohort over-commit)"
 expect_eq "$(is_running big && echo running)" "running" "big still running"
+expect_eq "$(wl_cond small QuotaReserved)" "False" "small while the deleted queue's workload runs (cohort over-commit)"
 expect_ne "$(wl_cond late QuotaReserved)" "True" "admission into a terminating ClusterQueue"
 
-# big finishes: the ClusterQueue goes, small runs.
-kwait big complete 60
+# big goes (its Workload with it): the ClusterQueue goes, small runs.
+k delete job -n "$NS" big --cascade=foreground --wait=false >/dev/null
 gone() { ! k get cq "$NS-b" >/dev/null 2>&1; }
 poll 30 gone || fail "ClusterQueue still there after its last workload finished: $(k get cq "$NS-b" -o jsonpath='{.metadata}')"
 poll 30 wl_cond_is small Admitted True || fail "small not admitted once the cohort has room"
