@@ -60,7 +60,7 @@ expect_eq "$(suspended ext-ok)" "true" "job before its check is Ready"
 set_check ext-ok "$NS-ext" Ready '[{"name": "main", "labels": {"e2e-checked": "yes"}, "annotations": {"e2e/ann": "v"}}]'
 poll 30 wl_cond_is ext-ok Admitted True || fail "ext-ok not admitted after its check is Ready"
 kwait ext-ok complete 60
-pod=$(job_pods ext-ok | head -1)
+pods=$(job_pods ext-ok); pod=${pods%%$'\n'*}
 expect_eq "$(k get pod -n "$NS" "$pod" -o jsonpath='{.metadata.labels.e2e-checked} {.metadata.annotations.e2e/ann}')" \
   "yes v" "podSetUpdates on the pod"
 
@@ -108,7 +108,7 @@ bc create simulated-nodes --levels hostname=2 --prefix "$P" --cpu 2 --memory 4Gi
 poll 30 check_state_is grow "$NS-prov" Ready || fail "provisioning check not Ready once nodes exist: $(wl_field grow '{.status.admissionChecks}')"
 poll 30 wl_cond_is grow Admitted True || fail "grow not admitted after provisioning"
 kwait grow complete 60
-pod=$(job_pods grow | head -1)
+pods=$(job_pods grow); pod=${pods%%$'\n'*}
 expect_eq "$(k get pod -n "$NS" "$pod" -o jsonpath='{.spec.nodeSelector.e2e-pool}')" "$P" "pool node selector from podSetUpdates"
 expect_contains "$(k get pod -n "$NS" "$pod" -o jsonpath='{.metadata.annotations}')" \
   "autoscaling.x-k8s.io/consume-provisioning-request" "provisioning annotation"
