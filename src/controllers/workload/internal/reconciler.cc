@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "api/json_access.h"
 #include "api/kueue/queue_views.h"
 #include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
@@ -161,6 +162,8 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
     return CreateWorkload(job);
   }
   Json& wl = *m.wl;
+  BATCHD_ASSIGN_OR_RETURN(bool reclaimable_written, SyncReclaimablePods(job, wl));
+  if (reclaimable_written) return Result::Done();
   BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, wl));
   if (api::meta::IsConditionTrue(wl, api::kueue::kEvicted)) {
     return HandleEviction(job, std::move(wl));
@@ -219,7 +222,12 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     client::ObjectRef wl = workloads_.Get(ns, wl_name);
     if (!wl || OwnerKey(*wl).empty()) continue;
     const bool mine = api::meta::IsControlledBy(*wl, uid);
-    if (mine && !m.wl &&
+    // Kueue's equivalentToWorkload also compares the execution time limit.
+    const Json* limit = api::FindMemberAt(*wl, {"spec", "maximumExecutionTimeSeconds"});
+    const std::optional<int32_t> wl_limit =
+        limit != nullptr && limit->is_number_integer() ? std::optional(limit->get<int32_t>())
+                                                       : std::nullopt;
+    if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job) &&
         EquivalentPodSets(podsets, api::kueue::WorkloadPodSetsView::Parse(*wl).pod_sets)) {
       m.wl = *wl;
     } else {
@@ -259,6 +267,9 @@ absl::StatusOr<Result> IntegrationReconciler::CreateWorkload(const Json& job) {
     api::meta::SetLabel(wl, kJobUidLabel, uid);
   }
   api::meta::SetOwnerReference(wl, api::meta::NewControllerRef(job));
+  if (std::optional<int32_t> limit = MaxExecutionTimeSeconds(job)) {
+    wl["spec"]["maximumExecutionTimeSeconds"] = *limit;
+  }
   BATCHD_RETURN_IF_ERROR(SetPriority(view, podsets, wl));
   auto r = ctx_.client.Create(wl_kind_, ns, std::move(wl));
   if (!r.ok()) return r.status();

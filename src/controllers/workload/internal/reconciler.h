@@ -54,6 +54,9 @@ class IntegrationReconciler : public reconcile::Reconciler {
   absl::StatusOr<reconcile::Result> MarkFinished(const Json& job, Json wl,
                                                  const FinishedState& fin);
   absl::Status SyncPodsReady(const Json& job, Json& wl);
+  // Writes the adapter's reclaimable pods (each capped at its podSet's count)
+  // to status.reclaimablePods when they differ; returns whether it wrote.
+  absl::StatusOr<bool> SyncReclaimablePods(const Json& job, Json& wl);
   absl::StatusOr<reconcile::Result> HandleEviction(Json& job, Json wl);
   absl::StatusOr<reconcile::Result> StartJob(Json& job, const Json& wl);
   absl::Status StopJob(Json& job, const std::vector<PodSetInfo>* fallback,
