@@ -55,3 +55,43 @@ TEST_F(ReclaimablePodsTest, ReleaseQuotaOfARunningWorkload) {
 
 }  // namespace
 }  // namespace batchd::controllers::queueing::testing
+
+namespace batchd::controllers::queueing::testing {
+namespace {
+
+// An elastic workload (kueue.x-k8s.io/elastic-job: "true") scaled down in
+// place holds only the quota of its new count; another workload fits at once.
+// A non-elastic admitted workload's pod sets stay immutable.
+TEST_F(ReclaimablePodsTest, ElasticScaleDownReleasesQuotaAtOnce) {
+  Basic();  // cq: 3 cpu
+  Start();
+  Workload("elastic", "lq", "1", 0, /*count=*/3);
+  Settle();
+  Workload("plain", "lq", "1", 0, /*count=*/1);
+  Settle();
+  ASSERT_TRUE(Admitted("elastic"));
+  ASSERT_FALSE(Admitted("plain"));
+  Patch("workloads", "ns", "elastic",
+        {{"metadata", {{"annotations", {{"kueue.x-k8s.io/elastic-job", "true"}}}}}});
+
+  Json w = Wl("elastic");
+  w["spec"]["podSets"][0]["count"] = 2;
+  auto r = client_.Update(Kind("workloads"), w);
+  ASSERT_TRUE(r.ok()) << r.status();
+  Settle();
+  EXPECT_TRUE(Admitted("elastic"));
+  EXPECT_TRUE(Admitted("plain"));
+  EXPECT_EQ(CpuUsed(), "3");  // 2 of elastic + 1 of plain
+
+  w = Wl("elastic");
+  w["spec"]["podSets"][0]["count"] = 3;
+  EXPECT_FALSE(client_.Update(Kind("workloads"), w).ok()) << "no growth in place";
+  w = Wl("plain");
+  w["spec"]["podSets"][0]["count"] = 0;
+  auto plain = client_.Update(Kind("workloads"), w);
+  EXPECT_FALSE(plain.ok()) << "not elastic";
+  if (!plain.ok()) EXPECT_NE(plain.status().ToString().find("immutable"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace batchd::controllers::queueing::testing

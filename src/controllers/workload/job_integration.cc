@@ -31,6 +31,7 @@ using workload::internal::BatchJobAdapter;
 using workload::internal::JobMinCount;
 using workload::internal::JobPodsCount;
 using workload::internal::kCompletionsEqualParallelismAnnotation;
+using workload::internal::kElasticJobAnnotation;
 using workload::internal::kMaxExecTimeLabel;
 using workload::internal::kMinParallelismAnnotation;
 using workload::internal::kPriorityClassLabel;
@@ -117,6 +118,33 @@ void CheckMaxExecTime(const Json& job, api::ErrorList& errs) {
   }
 }
 
+// Elastic Jobs (kueue.x-k8s.io/elastic-job: "true"): not with partial
+// admission (Kueue's workload webhook), and the mark cannot change (Kueue's
+// validatedUpdateForEnabledWorkloadSlice). batchd serves the scale-down of a
+// running elastic Job (its Workload shrinks in place); a scale-up of a
+// running one (Kueue's workload slices) is refused rather than restarting it.
+void CheckElastic(const Json& job, const Json* old, api::ErrorList& errs) {
+  const bool elastic = workload::internal::IsElastic(job);
+  const Path p = kAnnotations.Key(kElasticJobAnnotation);
+  if (old != nullptr && elastic != workload::internal::IsElastic(*old)) {
+    errs.push_back(api::Invalid(p, elastic, "field is immutable"));
+    return;
+  }
+  if (!elastic) return;
+  if (api::meta::GetAnnotation(job, kMinParallelismAnnotation)) {
+    errs.push_back(api::Invalid(kAnnotations.Key(kMinParallelismAnnotation),
+                                *api::meta::GetAnnotation(job, kMinParallelismAnnotation),
+                                "partial admission and elastic job cannot be used together"));
+  }
+  if (old != nullptr && !Suspended(*old) && !Suspended(job) &&
+      JobSpecView::Parse(job).parallelism > JobSpecView::Parse(*old).parallelism) {
+    errs.push_back(api::Forbidden(
+        kSpec.Child("parallelism"),
+        "scaling up a running elastic Job (workload slices) is not supported by batchd yet; "
+        "scale-down is"));
+  }
+}
+
 void CheckUpdate(const Json& job, const Json& old, api::ErrorList& errs) {
   if (!Suspended(job) && QueueName(job) != QueueName(old)) {
     errs.push_back(api::Invalid(kLabels.Key(kQueueNameKey), QueueName(job), "field is immutable"));
@@ -191,6 +219,7 @@ JobHook MakeJobWebhook(const api::KindDef& jobs, const JobIntegrationOptions& op
     }
     CheckSyncCompletions(job, errs);
     if (old == nullptr) CheckMaxExecTime(job, errs);
+    CheckElastic(job, old, errs);
     if (const Json* tmpl = api::batch_v1::JobSpecView::Parse(job).pod_template; tmpl != nullptr) {
       ValidateTopologyAnnotations(*tmpl, JobPodsCount(job),
                                   kSpec.Child("template").Child("metadata").Child("annotations"),

@@ -394,5 +394,47 @@ TEST_F(IntegrationTest, FinishedPodsBecomeReclaimable) {
   EXPECT_EQ(CondStr(wl, "Admitted"), "True/Admitted") << "still running";
 }
 
+constexpr char kElastic[] = "kueue.x-k8s.io/elastic-job";
+
+// Elastic Jobs: a running Job's scale-down shrinks its Workload in place
+// (same Workload, still admitted, no restart); a scale-up of a running one
+// is refused (workload slices are not implemented); the mark is immutable and
+// excludes partial admission.
+TEST_F(IntegrationTest, ElasticJobScalesDownInPlace) {
+  EnsureFlavor();
+  Create(jobs_, MakeJob("e").Label(kQueue, "lq").Annotation(kElastic, "true")
+                    .Parallelism(4).Completions(8).Obj());
+  Json before = OnlyWorkload();
+  EXPECT_EQ(api::meta::GetAnnotation(before, kElastic).value_or(""), "true");
+  Admit("spot", 4);
+  ASSERT_EQ(Pods("e").size(), 4u);
+
+  auto r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 2}}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  Settle();
+  Json wl = OnlyWorkload();
+  EXPECT_EQ(api::meta::GetUid(wl), api::meta::GetUid(before)) << "the same Workload";
+  EXPECT_EQ(wl["spec"]["podSets"][0]["count"], 2);
+  EXPECT_EQ(CondStr(wl, "Admitted"), "True/Admitted");
+  EXPECT_FALSE(GetJob("e")["spec"].value("suspend", true)) << "never stopped";
+  EXPECT_FALSE(HasEvent(EventReasons(), "Stopped"));
+  EXPECT_EQ(Pods("e").size(), 2u);
+
+  r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 3}}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(registry::GetPayload(r.status()).reason, "Invalid");
+  EXPECT_NE(std::string(r.status().message()).find("spec.parallelism"), std::string::npos)
+      << r.status();
+  r = client_.MergePatch(jobs_, "default", "e",
+                         {{"metadata", {{"annotations", {{kElastic, nullptr}}}}}});
+  EXPECT_FALSE(r.ok()) << "the mark is immutable";
+
+  auto c = client_.Create(jobs_, "default",
+                          MakeJob("ep").Label(kQueue, "lq").Annotation(kElastic, "true")
+                              .Annotation("kueue.x-k8s.io/job-min-parallelism", "1")
+                              .Parallelism(2).Obj());
+  EXPECT_FALSE(c.ok()) << "elastic and partial admission together";
+}
+
 }  // namespace
 }  // namespace batchd::controllers::workload::testing

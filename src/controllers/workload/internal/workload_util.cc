@@ -117,6 +117,10 @@ std::optional<int32_t> MaxExecutionTimeSeconds(const Json& obj) {
   return v;
 }
 
+bool IsElastic(const Json& obj) {
+  return api::meta::GetAnnotation(obj, kElasticJobAnnotation).value_or("") == "true";
+}
+
 bool HasQuotaReservation(const Json& wl) {
   return api::meta::IsConditionTrue(wl, api::kueue::kQuotaReserved);
 }
