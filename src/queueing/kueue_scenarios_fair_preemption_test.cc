@@ -356,6 +356,35 @@ TEST(KueueScenariosFairPreemption, EqualSharesTargetTheQueueWhoseFirstCandidateG
   }
 }
 
+// TestScheduleForFairSharing (pkg/scheduler/scheduler_fs_test.go), "with fair
+// sharing: preempt workload from CQ with the highest share": eng-beta, within
+// its nominal quota, reclaims 30 cpu of on-demand (here alpha) from the two
+// ClusterQueues above their share, eng-alpha (borrowing 30) first, then
+// eng-gamma (borrowing 20) once eng-alpha's share has dropped below it.
+TEST(KueueScenariosFairPreemption, SchedulerReclaimsFromTheQueuesWithTheHighestShares) {
+  auto cpu_q = [](double nominal, double borrow) { return Q{"cpu", Cpu(nominal), Cpu(borrow)}; };
+  std::vector<ClusterQueue> cqs = {
+      MakeCq({.name = "eng-alpha",
+              .cohort = "eng",
+              .groups = {RG({FQ("alpha", {cpu_q(50, 50)}), FQ("beta", {cpu_q(100, 0)})})}}),
+      MakeCq({.name = "eng-beta",
+              .cohort = "eng",
+              .groups = {RG({FQ("alpha", {cpu_q(50, 10)}), FQ("beta", {cpu_q(0, 100)})})},
+              .preemption = P(PP::kLowerPriority, PP::kAny)}),
+      MakeCq({.name = "eng-gamma", .cohort = "eng", .groups = {RG({FQ("alpha", {cpu_q(50, 0)})})}}),
+  };
+  Admitted admitted = {R("all_spot", "eng-alpha", 100, 0, "beta")};
+  for (int i = 1; i <= 4; ++i)
+    admitted.push_back(R("alpha" + std::to_string(i), "eng-alpha", 20, 0, "alpha"));
+  admitted.push_back(R("gamma1", "eng-gamma", 10, 0, "alpha"));
+  for (int i = 2; i <= 4; ++i)
+    admitted.push_back(R("gamma" + std::to_string(i), "eng-gamma", 20, 0, "alpha"));
+  RunPreemptCases(
+      {Fs("with fair sharing: preempt workload from CQ with the highest share", admitted,
+          In("preemptor", "eng-beta", 30), {T("alpha1", kReclaim), T("gamma1", kReclaim)}, cqs)},
+      {});
+}
+
 // "nominal first: workload fitting within nominal can preempt despite high
 // aggregate DRS" with premium = alpha, cheap = beta. Kueue's case hands the
 // preemptor a premium assignment; here b also fills the cheap flavor (b_cheap1,

@@ -8,6 +8,7 @@
 #   Workload (count 2, still admitted) and gives the quota back at once: a
 #   waiting job is admitted; scaling it up again is refused with a clear error.
 source "$(dirname "$0")/lib.sh"
+ensure_ns
 NODE="node-$NS"
 FL="fl-$NS"
 CQ="cq-$NS"
