@@ -73,6 +73,11 @@ struct ApiServerOptions {
   auth::AuditLog* audit = nullptr;
   // Serves serviceaccounts/NAME/token when set.
   const auth::ServiceAccountTokens* service_account_tokens = nullptr;
+  // Public static content (the dashboard's files, ui/ui.h), tried before
+  // authentication: true when it answered the request. It must hold no
+  // cluster data; what the page shows comes through the API with the
+  // user's own credentials.
+  std::function<bool(const HttpRequest&, ResponseWriter&)> static_content;
 };
 
 class ApiServer {
@@ -126,6 +131,7 @@ class ApiServer {
   void SendError(const HttpRequest& req, ResponseWriter& w, const absl::Status& s);
   bool ServeNonResource(const HttpRequest& req, ResponseWriter& w);
   void ServeReadyz(const HttpRequest& req, ResponseWriter& w);
+  void ServeOpenApiV2(const HttpRequest& req, ResponseWriter& w);
 
   registry::Registry& registry_;
   Clock& clock_;
