@@ -482,8 +482,13 @@ void EtcdStore::WatchLoop() {
         BATCHD_LOG_ERROR("etcd store: {}; exiting so that a restart relists", fatal.ToString());
         std::_Exit(75);
       }
-      BATCHD_LOG_WARN("etcd store: watch ended ({}); reopening from revision {}", st.ToString(),
-                      from);
+      int64_t next = 0;
+      {
+        absl::MutexLock lock(&mu_);
+        next = delivered_ + 1;
+      }
+      BATCHD_LOG_WARN("etcd store: watch ended ({}); reopening from etcd revision {}",
+                      st.ToString(), next);
       backoff = absl::Milliseconds(100);
     } else {
       BATCHD_LOG_WARN("etcd store: cannot open the watch: {}", stream.status().ToString());
