@@ -383,7 +383,8 @@ int main(int argc, char** argv) {
   AgentCommand agent_cmd;
   auto* agent = app.add_subcommand("agent", "Run a node agent against a remote batchd server");
   agent->add_option("--server", agent_cmd.server,
-                    "The API server, https://HOST:PORT (or http:// on loopback)");
+                    "The API server, https://HOST:PORT (or http:// on loopback); several "
+                    "replicas comma-separated: the agent moves to another when one dies");
   agent->add_option("--kubeconfig", agent_cmd.kubeconfig,
                     "A kubeconfig naming the server, its CA and this node's credentials");
   agent->add_option("--certificate-authority", agent_cmd.certificate_authority,

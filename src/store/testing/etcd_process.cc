@@ -96,9 +96,14 @@ absl::Status EtcdProcess::Restart() {
 }
 
 absl::Status EtcdProcess::Spawn() {
+  const bool restart = client_port_ != 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const int client = FreePort(), peer = FreePort();
+    // A restart keeps its ports (clients hold the URL).
+    const int client = restart ? client_port_ : FreePort();
+    const int peer = restart ? peer_port_ : FreePort();
     if (client == 0 || peer == 0 || client == peer) continue;
+    client_port_ = client;
+    peer_port_ = peer;
     client_url_ = absl::StrCat("http://127.0.0.1:", client);
     peer_url_ = absl::StrCat("http://127.0.0.1:", peer);
     std::vector<std::string> args = {binary_,

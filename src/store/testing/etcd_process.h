@@ -25,7 +25,7 @@ class EtcdProcess {
 
   // Starts etcd and waits (bounded) until it answers a range.
   absl::Status Start();
-  // kill -9, keeping the data directory (Restart reuses it).
+  // kill -9, keeping the data directory and ports (Restart reuses them).
   void Kill();
   absl::Status Restart();
 
@@ -34,6 +34,7 @@ class EtcdProcess {
  private:
   absl::Status Spawn();
   std::string binary_, dir_, client_url_, peer_url_;
+  int client_port_ = 0, peer_port_ = 0;
   pid_t pid_ = -1;
 };
 
