@@ -141,11 +141,10 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdOptions options) 
   }
   std::unique_ptr<EtcdStore> store(new EtcdStore(std::move(options), std::move(*http), rev));
   store->watch_thread_ = std::thread([s = store.get()] { s->WatchLoop(); });
-  absl::MutexLock lock(&store->mu_);
-  auto created = [s = store.get()]() ABSL_SHARED_LOCKS_REQUIRED(s->mu_) {
-    return s->watch_created_;
-  };
-  if (!store->mu_.AwaitWithTimeout(absl::Condition(&created), store->opts_.request_timeout)) {
+  EtcdStore* raw = store.get();
+  absl::MutexLock lock(&raw->mu_);
+  if (!raw->mu_.AwaitWithTimeout(absl::Condition(raw, &EtcdStore::WatchCreated),
+                                 raw->opts_.request_timeout)) {
     return absl::UnavailableError("etcd: the watch on the store's prefix did not start");
   }
   return store;

@@ -120,6 +120,7 @@ class EtcdStore : public Store {
   // Handles one line of the watch stream; false ends the stream.
   bool OnWatchLine(const std::string& line, absl::Status* fatal);
   void NoteRevision(int64_t etcd_rev);
+  bool WatchCreated() const ABSL_SHARED_LOCKS_REQUIRED(mu_) { return watch_created_; }
 
   const EtcdOptions opts_;
   std::unique_ptr<internal::EtcdHttp> http_;
