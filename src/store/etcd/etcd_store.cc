@@ -23,6 +23,11 @@ namespace {
 
 std::string B64(std::string_view s) { return absl::Base64Escape(Sv(s)); }
 
+// A range's start key: etcd refuses an empty key, "\0" is the first one.
+std::string StartKey(std::string_view s) {
+  return B64(s.empty() ? std::string_view("\0", 1) : s);
+}
+
 std::string UnB64(const Json& j, const char* field) {
   auto it = j.find(field);
   if (it == j.end() || !it->is_string()) return "";
@@ -126,7 +131,7 @@ absl::StatusOr<std::unique_ptr<EtcdStore>> EtcdStore::Open(EtcdOptions options) 
   auto http = internal::EtcdHttp::Create(std::move(ho));
   if (!http.ok()) return http.status();
   // The current revision: a count-only range over the prefix.
-  Json req = {{"key", B64(options.prefix)},
+  Json req = {{"key", StartKey(options.prefix)},
               {"range_end", B64(PrefixEnd(options.prefix))},
               {"count_only", true}};
   auto r = (*http)->Post("/v3/kv/range", req.dump());
@@ -222,7 +227,7 @@ absl::StatusOr<RangeResult> EtcdStore::DoRange(std::string_view prefix,
   std::string end = prefix.empty() ? data_end : std::min(PrefixEnd(key), data_end);
   if (!start_after.empty()) key = std::max(key, opts_.prefix + std::string(start_after) + '\0');
   const bool empty = key >= end;
-  Json req = {{"key", B64(empty ? data_end : key)}};
+  Json req = {{"key", StartKey(empty ? data_end : key)}};
   if (!empty) req["range_end"] = B64(end);
   if (limit > 0) req["limit"] = std::to_string(limit);
   if (etcd_revision > 0) req["revision"] = std::to_string(etcd_revision);
@@ -410,25 +415,30 @@ absl::Status EtcdStore::Compact(int64_t revision) {
   // Final values at or below the compacted revision are no longer needed
   // (their deletes' events are past); remove them, each only if unchanged.
   const std::string tomb = opts_.prefix + "\xff";
-  Json range = {{"key", B64(tomb)},
-                {"range_end", B64(PrefixEnd(tomb))},
-                {"max_mod_revision", std::to_string(revision + opts_.revision_offset)},
-                {"keys_only", true},
-                {"limit", "1000"}};
-  auto found = Call("/v3/kv/range", range.dump());
-  if (!found.ok()) return absl::OkStatus();  // Left for the next compaction.
-  Json j = Json::parse(*found, nullptr, false);
-  if (!j.contains("kvs") || !j["kvs"].is_array()) return absl::OkStatus();
-  for (const Json& kv : j["kvs"]) {
-    const std::string k = UnB64(kv, "key");
-    Json del = {{"compare", Json::array({{{"result", "EQUAL"},
-                                          {"target", "MOD"},
-                                          {"key", B64(k)},
-                                          {"mod_revision", std::to_string(Int(kv, "mod_revision"))}}})},
-                {"success", Json::array({{{"request_delete_range", {{"key", B64(k)}}}}})}};
-    (void)Call("/v3/kv/txn", del.dump());
+  std::string from = tomb;
+  for (;;) {
+    Json range = {{"key", B64(from)},
+                  {"range_end", B64(PrefixEnd(tomb))},
+                  {"max_mod_revision", std::to_string(revision + opts_.revision_offset)},
+                  {"keys_only", true},
+                  {"limit", "1000"}};
+    auto found = Call("/v3/kv/range", range.dump());
+    if (!found.ok()) return absl::OkStatus();  // Left for the next compaction.
+    Json j = Json::parse(*found, nullptr, false);
+    if (!j.contains("kvs") || !j["kvs"].is_array() || j["kvs"].empty()) return absl::OkStatus();
+    for (const Json& kv : j["kvs"]) {
+      const std::string k = UnB64(kv, "key");
+      Json del = {
+          {"compare", Json::array({{{"result", "EQUAL"},
+                                    {"target", "MOD"},
+                                    {"key", B64(k)},
+                                    {"mod_revision", std::to_string(Int(kv, "mod_revision"))}}})},
+          {"success", Json::array({{{"request_delete_range", {{"key", B64(k)}}}}})}};
+      (void)Call("/v3/kv/txn", del.dump());
+      from = k + '\0';
+    }
+    if (!Bool(j, "more")) return absl::OkStatus();
   }
-  return absl::OkStatus();
 }
 
 int64_t EtcdStore::CompactedRevision() {
@@ -457,7 +467,7 @@ void EtcdStore::WatchLoop() {
       from = delivered_ + 1;
     }
     Json req = {{"create_request",
-                 {{"key", B64(opts_.prefix)},
+                 {{"key", StartKey(opts_.prefix)},
                   {"range_end", B64(PrefixEnd(opts_.prefix))},
                   {"start_revision", std::to_string(from)},
                   {"prev_kv", true},

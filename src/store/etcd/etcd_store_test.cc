@@ -117,3 +117,35 @@ TEST(EtcdStoreTest, TwoReplicasShareRevisions) {
 
 }  // namespace
 }  // namespace batchd::store
+
+namespace batchd::store {
+namespace {
+
+// The final value a DeleteWithFinalValue keeps beside the data is bounded:
+// a compaction past the delete removes it; Range never shows it.
+TEST(EtcdStoreTest, FinalValuesGoAtCompaction) {
+  testing::EtcdProcess etcd;
+  ASSERT_TRUE(etcd.Start().ok());
+  auto s = EtcdStore::Open(TestOptions(etcd));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EtcdOptions raw_opts = TestOptions(etcd);
+  raw_opts.prefix = "";  // sees the whole key space
+  auto raw = EtcdStore::Open(raw_opts);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  for (int i = 0; i < 3; ++i) {
+    const std::string k = "/f/" + std::to_string(i);
+    ASSERT_TRUE((*s)->Create(k, "held").ok());
+    ASSERT_TRUE((*s)->DeleteWithFinalValue(k, 0, "final").ok());
+  }
+  auto tombs = (*raw)->Range(std::string("/t\xff"), "", 0);
+  ASSERT_TRUE(tombs.ok());
+  EXPECT_EQ(tombs->kvs.size(), 3u);
+  EXPECT_TRUE((*s)->Range("", "", 0)->kvs.empty());
+  EXPECT_EQ((*s)->Create(std::string("\xff/x"), "v").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE((*s)->Compact((*s)->Revision()).ok());
+  EXPECT_TRUE((*raw)->Range(std::string("/t\xff"), "", 0)->kvs.empty());
+}
+
+}  // namespace
+}  // namespace batchd::store
