@@ -110,6 +110,7 @@ struct Server::Impl {
   std::unique_ptr<controllers::FinishedRetentionSweeper> workload_retention;
   // With leader election: what must run once starts when this replica leads.
   std::unique_ptr<reconcile::LeaderElector> elector;
+  store::EtcdStore* etcd = nullptr;  // the backend, with --store etcd
   absl::Status StartLeading();
   // Security: authentication, authorization, audit (auth/).
   std::unique_ptr<auth::ServiceAccountTokens> sa_tokens;
@@ -316,6 +317,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
       if (!st.ok()) {
         return absl::UnavailableError(absl::StrCat("--store etcd: ", st.status().message()));
       }
+      i.etcd = st->get();
       i.backend = std::move(*st);
       break;
     }
@@ -628,6 +630,12 @@ absl::StatusOr<int> Server::Start() {
 }
 
 absl::Status Server::Impl::StartLeading() {
+  if (elector && etcd) {
+    // Fence: from now on every write of this replica also requires that no
+    // later leader took the fence over (docs/ha.md).
+    auto rev = etcd->TakeFence("/leader-fence/batchd-controller-manager", elector->identity());
+    if (!rev.ok()) return rev.status();
+  }
   if (auto st = manager->Start(opts.controller_workers); !st.ok()) return st;
   compactor->Start();
   event_ttl->Start();

@@ -271,6 +271,57 @@ Json Compare(const std::string& key, int64_t expected_etcd_mod) {
 
 }  // namespace
 
+absl::StatusOr<nlohmann::json> EtcdStore::Txn(nlohmann::json req) {
+  std::string fence_key;
+  int64_t fence_rev = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    fence_key = fence_key_;
+    fence_rev = fence_rev_;
+  }
+  if (fence_rev > 0) {
+    req["compare"].push_back({{"result", "EQUAL"},
+                              {"target", "MOD"},
+                              {"key", B64(fence_key)},
+                              {"mod_revision", std::to_string(fence_rev)}});
+    if (!req.contains("failure")) req["failure"] = Json::array();
+    req["failure"].push_back({{"request_range", {{"key", B64(fence_key)}}}});
+  }
+  auto body = Call("/v3/kv/txn", req.dump());
+  if (!body.ok()) return body.status();
+  Json j = Json::parse(*body, nullptr, false);
+  if (!j.is_object()) return absl::InternalError("etcd: unparsable txn answer");
+  if (fence_rev > 0 && !Bool(j, "succeeded") && j.contains("responses") &&
+      j["responses"].is_array() && !j["responses"].empty()) {
+    const Json& range = Field(j["responses"].back(), "response_range");
+    const int64_t now = range.contains("kvs") && range["kvs"].is_array() && !range["kvs"].empty()
+                            ? Int(range["kvs"][0], "mod_revision")
+                            : 0;
+    if (now != fence_rev) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "fenced: this replica's leadership ended (its fence key was taken over at etcd "
+          "revision ", now, "); it writes no more"));
+    }
+  }
+  return j;
+}
+
+absl::StatusOr<int64_t> EtcdStore::TakeFence(std::string_view key, std::string_view holder) {
+  if (key.empty() || Reserved(key)) return absl::InvalidArgumentError("invalid fence key");
+  const std::string ekey = opts_.prefix + std::string(key);
+  Json req = {{"key", B64(ekey)}, {"value", B64(holder)}};
+  auto body = Call("/v3/kv/put", req.dump());
+  if (!body.ok()) return body.status();
+  Json j = Json::parse(*body, nullptr, false);
+  const int64_t rev = Int(Field(j, "header"), "revision");
+  if (rev <= 0) return absl::InternalError("etcd: put answered no revision");
+  AwaitDelivered(rev);
+  absl::MutexLock lock(&mu_);
+  fence_key_ = ekey;
+  fence_rev_ = rev;
+  return rev - opts_.revision_offset;
+}
+
 absl::StatusOr<KeyValue> EtcdStore::Create(std::string_view key, std::string value) {
   if (key.empty()) return absl::InvalidArgumentError("empty key");
   if (Reserved(key)) return absl::InvalidArgumentError("keys may not begin with byte 0xff");
@@ -284,9 +335,9 @@ absl::StatusOr<KeyValue> EtcdStore::Create(std::string_view key, std::string val
        Json::array({{{"request_put", {{"key", B64(ekey)}, {"value", B64(value)}}}},
                     {{"request_delete_range",
                       {{"key", B64(opts_.prefix + "\xff" + std::string(key))}}}}})}};
-  auto body = Call("/v3/kv/txn", req.dump());
-  if (!body.ok()) return body.status();
-  Json j = Json::parse(*body, nullptr, false);
+  auto txn = Txn(std::move(req));
+  if (!txn.ok()) return txn.status();
+  Json& j = *txn;
   const int64_t rev = Int(Field(j, "header"), "revision");
   if (!Bool(j, "succeeded")) {
     NoteRevision(rev);
@@ -308,9 +359,9 @@ absl::StatusOr<KeyValue> EtcdStore::Update(std::string_view key, std::string val
       {"success", Json::array({{{"request_put",
                                  {{"key", B64(ekey)}, {"value", B64(value)}, {"prev_kv", true}}}}})},
       {"failure", Json::array({{{"request_range", {{"key", B64(ekey)}}}}})}};
-  auto body = Call("/v3/kv/txn", req.dump());
-  if (!body.ok()) return body.status();
-  Json j = Json::parse(*body, nullptr, false);
+  auto txn = Txn(std::move(req));
+  if (!txn.ok()) return txn.status();
+  Json& j = *txn;
   const int64_t rev = Int(Field(j, "header"), "revision");
   const Json& responses = j.contains("responses") && j["responses"].is_array()
                               ? j["responses"]
@@ -361,9 +412,9 @@ absl::StatusOr<KeyValue> EtcdStore::DeleteWithFinalValueImpl(std::string_view ke
   Json req = {{"compare", Json::array({Compare(ekey, expected)})},
               {"success", std::move(success)},
               {"failure", Json::array({{{"request_range", {{"key", B64(ekey)}}}}})}};
-  auto body = Call("/v3/kv/txn", req.dump());
-  if (!body.ok()) return body.status();
-  Json j = Json::parse(*body, nullptr, false);
+  auto txn = Txn(std::move(req));
+  if (!txn.ok()) return txn.status();
+  Json& j = *txn;
   const int64_t rev = Int(Field(j, "header"), "revision");
   const Json& responses = j.contains("responses") && j["responses"].is_array()
                               ? j["responses"]

@@ -45,6 +45,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -101,6 +103,14 @@ class EtcdStore : public Store {
   int64_t Revision() override;
   int64_t OldestWatchableRevision() override;
 
+  // Fencing for leader election (docs/ha.md): writes `holder` at `key` and,
+  // from then on, every write of this store is a transaction that also
+  // requires `key` unmodified since; so once another replica took the fence
+  // over (its own TakeFence as the new leader) nothing this one still had
+  // in flight or sends later lands: FailedPrecondition ("fenced"). Returns
+  // the fence's revision.
+  absl::StatusOr<int64_t> TakeFence(std::string_view key, std::string_view holder);
+
   // Test hooks: the etcd revision delivered to local watchers so far.
   int64_t DeliveredEtcdRevision() const;
 
@@ -112,6 +122,8 @@ class EtcdStore : public Store {
                                                     std::string* final_value);
   absl::StatusOr<RangeResult> DoRange(std::string_view prefix, std::string_view start_after,
                                       int64_t limit, int64_t etcd_revision);
+  // Runs a write transaction, with the fence's compare when one is set.
+  absl::StatusOr<nlohmann::json> Txn(nlohmann::json req);
   // POSTs `body` to `path`; a non-200 answer becomes a Status.
   absl::StatusOr<std::string> Call(const std::string& path, const std::string& body);
   // Waits until the watch delivered `etcd_rev`.
@@ -133,6 +145,8 @@ class EtcdStore : public Store {
   int64_t seen_ ABSL_GUARDED_BY(mu_);
   int64_t compacted_ ABSL_GUARDED_BY(mu_) = 0;  // store revision
   bool watch_created_ ABSL_GUARDED_BY(mu_) = false;
+  std::string fence_key_ ABSL_GUARDED_BY(mu_);  // etcd key; empty: no fence
+  int64_t fence_rev_ ABSL_GUARDED_BY(mu_) = 0;
 
   // The watch stream being read (stopped by the destructor).
   absl::Mutex stream_mu_;

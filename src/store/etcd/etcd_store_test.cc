@@ -149,3 +149,33 @@ TEST(EtcdStoreTest, FinalValuesGoAtCompaction) {
 
 }  // namespace
 }  // namespace batchd::store
+
+namespace batchd::store {
+namespace {
+
+// Fencing: once another replica took the fence over, nothing of the old
+// leader's lands, whatever its own view of its lease.
+TEST(EtcdStoreTest, FenceStopsAnOldLeader) {
+  testing::EtcdProcess etcd;
+  ASSERT_TRUE(etcd.Start().ok());
+  auto a = EtcdStore::Open(TestOptions(etcd));
+  auto b = EtcdStore::Open(TestOptions(etcd));
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->TakeFence("/fence", "a").ok());
+  auto k = (*a)->Create("/k", "v");
+  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_TRUE((*a)->Update("/k", "v2", k->mod_revision).ok());
+  ASSERT_TRUE((*b)->TakeFence("/fence", "b").ok());
+  EXPECT_EQ((*a)->Create("/k2", "v").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*a)->Update("/k", "v3", 0).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*a)->Delete("/k", 0).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*a)->Get("/k")->value, "v2");
+  EXPECT_EQ((*a)->Get("/k2").status().code(), absl::StatusCode::kNotFound);
+  // The new leader writes; its own ordinary conflicts stay Aborted.
+  ASSERT_TRUE((*b)->Update("/k", "b", 0).ok());
+  EXPECT_EQ((*b)->Update("/k", "x", 1).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ((*b)->Create("/k", "x").status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+}  // namespace
+}  // namespace batchd::store
