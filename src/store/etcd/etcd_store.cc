@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/string_view.h"
+#include "store/errors.h"
 #include "store/internal/etcd_http.h"
 
 namespace batchd::store {
@@ -171,8 +172,11 @@ void EtcdStore::NoteRevision(int64_t etcd_rev) {
 
 absl::StatusOr<std::string> EtcdStore::Call(const std::string& path, const std::string& body) {
   auto r = http_->Post(path, body);
-  if (!r.ok()) return r.status();
-  if (r->code != 200) return MapError(r->code, r->body);
+  absl::Status st = !r.ok() ? r.status() : r->code != 200 ? MapError(r->code, r->body)
+                                                           : absl::OkStatus();
+  // etcd out of reach (down, no leader): the API's 503.
+  if (absl::IsUnavailable(st)) return UnreachableError(st.message());
+  if (!st.ok()) return st;
   return std::move(r->body);
 }
 
