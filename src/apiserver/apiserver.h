@@ -126,6 +126,7 @@ class ApiServer {
   void SendError(const HttpRequest& req, ResponseWriter& w, const absl::Status& s);
   bool ServeNonResource(const HttpRequest& req, ResponseWriter& w);
   void ServeReadyz(const HttpRequest& req, ResponseWriter& w);
+  void ServeOpenApiV2(const HttpRequest& req, ResponseWriter& w);
 
   registry::Registry& registry_;
   Clock& clock_;
