@@ -8,6 +8,7 @@ pkgs=(g++ cmake ninja-build make pkg-config
       libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3
       libjemalloc-dev libre2-dev libssl-dev openssl libgtest-dev libgmock-dev libbenchmark-dev procps curl
       clang-14)  # clang-14: the thread-safety check (scripts/check-thread-safety.sh)
+pkgs+=(chromium)  # the dashboard's browser test (test/e2e/kueue/test_dashboard.sh), headless
 if [[ "${BATCHD_FUZZ:-}" == 1 ]]; then pkgs+=(clang libclang-rt-14-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -15,6 +15,7 @@
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
 #include "common/string_view.h"
+#include "controllers/admissioncheck/admission_checks.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
 
 namespace batchd::controllers::queueing {
@@ -183,7 +184,9 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl,
   }
   const std::optional<ConditionView> pods_ready = view.Condition("PodsReady");
   const bool ready = pods_ready && pods_ready->is_true();
-  if (ready || evicted) {
+  // Waiting for its admission checks (QuotaReserved, not Admitted) it has no
+  // pods to wait for: blockAdmission counts admitted workloads only.
+  if (ready || evicted || !view.IsConditionTrue("Admitted")) {
     not_ready_.erase(key);
   } else {
     not_ready_.insert(key);
@@ -296,8 +299,18 @@ bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
       api::kueue::SetCondition(update, {type, kConditionFalse, "QuotaReserved", msg}, now);
     }
   }
-  api::kueue::SetCondition(
-      update, {"Admitted", kConditionTrue, "Admitted", "The workload is admitted"}, now);
+  // Two-phase admission: with AdmissionChecks for these flavors, Admitted
+  // waits for all of them to be Ready (controllers/admissioncheck).
+  ObjectRef cq_obj = cqs_.Get("", cq);
+  const std::vector<std::string> checks =
+      cq_obj ? admissioncheck::ChecksFor(*cq_obj, admissioncheck::AssignedFlavors(
+                                                      update.status()["admission"]))
+             : std::vector<std::string>();
+  admissioncheck::ResetForReservation(update.status(), checks, now);
+  if (checks.empty()) {
+    api::kueue::SetCondition(
+        update, {"Admitted", kConditionTrue, "Admitted", "The workload is admitted"}, now);
+  }
   api::kueue::ClearRequeueAt(update);
   api::kueue::SetUnhealthyNodes(update, {});
   absl::Time queued = view.meta.CreationTime().value_or(now);
@@ -312,7 +325,7 @@ bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
   wl_cq_[d.key] = cq;
   synced_sig_.erase(d.key);  // The next sync records it as admitted.
   metrics_.QuotaReserved(cq, now - queued);
-  metrics_.Admitted(cq, now - queued);
+  if (checks.empty()) metrics_.Admitted(cq, now - queued);
   ctx_.events.Event(*obj, "Normal", "QuotaReserved",
                     absl::StrCat("Quota reserved in ClusterQueue ", cq,
                                  ", wait time since queued was ",

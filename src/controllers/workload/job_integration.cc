@@ -124,7 +124,7 @@ void CheckUpdate(const Json& job, const Json& old, api::ErrorList& errs) {
 
 // Kueue's ApplyDefaultForSuspend: queued Jobs start suspended.
 void DefaultSuspend(Json& job, const JobIntegrationOptions& options) {
-  if (BatchJobAdapter().Skip(job)) return;
+  if (BatchJobAdapter(options.jobset_integrated).Skip(job)) return;
   const bool queued = !QueueName(job).empty();
   const bool managed = queued || (options.manage_jobs_without_queue_name &&
                                   api::meta::GetNamespace(job) != "kube-system");
@@ -185,7 +185,7 @@ void AddJobIntegration(ControllerContext& ctx, const JobIntegrationOptions& opti
   workload::IntegrationOptions opts;
   opts.manage_jobs_without_queue_name = options.manage_jobs_without_queue_name;
   absl::Status s =
-      workload::AddIntegration(ctx, std::make_shared<BatchJobAdapter>(), opts);
+      workload::AddIntegration(ctx, std::make_shared<BatchJobAdapter>(options.jobset_integrated), opts);
   if (!s.ok()) BATCHD_LOG_WARN("job integration disabled: {}", std::string(s.message()));
 }
 

@@ -165,6 +165,7 @@ class QueueManagerImpl : public reconcile::Reconciler {
   client::Informer& topologies_;
   client::Informer& nodes_;
   client::Informer& pods_;
+  client::Informer& checks_;  // AdmissionChecks: a ClusterQueue naming a missing/inactive one holds.
   reconcile::Controller* controller_ = nullptr;
   // Some ResourceFlavor names a topology: the node and pod handlers mark work.
   std::atomic<bool> tas_watch_{false};

@@ -62,9 +62,12 @@ std::optional<int32_t> JobMinCount(const Json& job) {
 }
 
 bool BatchJobAdapter::Skip(const Json& job) const {
-  // Child Jobs of a JobSet are queued through their parent's Workload.
+  // Child Jobs of a JobSet are queued through their parent's Workload, when
+  // the JobSet framework is integrated; a Job owned by any kind batchd does
+  // not integrate is a plain Job.
+  if (!jobset_integrated_) return false;
   auto owner = api::meta::GetControllerRef(job);
-  return owner && owner->api_version.rfind("jobset.x-k8s.io/", 0) == 0;
+  return owner && owner->api_version.rfind("jobset.x-k8s.io/", 0) == 0 && owner->kind == "JobSet";
 }
 
 bool BatchJobAdapter::IsSuspended(const Json& job) const {
