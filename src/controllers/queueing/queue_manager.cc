@@ -291,6 +291,7 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
   for (const WorkloadToSync& wl : SyncOrder(keys)) SyncWorkload(wl, now);
   if (nodes_changed || repair_retry_) RepairTopology(now);
   ProcessDeadlines(now);
+  ProcessExecutionDeadlines(now);
   bool retry = !FlushWrites(now);
   if (!AdmissionBlocked()) {
     absl::Time start = ctx_.clock.Now();

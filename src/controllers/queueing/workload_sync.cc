@@ -87,6 +87,7 @@ void QueueManagerImpl::Forget(const std::string& key) {
   synced_sig_.erase(key);
   written_.erase(key);
   ready_deadlines_.erase(key);
+  execution_deadlines_.erase(key);
   not_ready_.erase(key);
   requeue_at_.erase(key);
   pending_.erase(key);
@@ -141,6 +142,7 @@ void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) 
   auto wit = written_.find(key);
   if (wit != written_.end() && Rv(*item.obj) > Rv(wit->second)) written_.erase(wit);
   const Json& wl = *item.obj;
+  TrackExecutionTime(key, wl, view);
   if (view.active && view.IsConditionTrue("DeactivationTarget")) {
     // Kueue's workload controller: the deactivation target turns into spec.active=false.
     auto [ns, name] = SplitKey(key);
@@ -189,8 +191,9 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl,
     const WorkloadPodSetsView pod_sets = WorkloadPodSetsView::Parse(wl);
     internal::WorkloadContext wctx;
     wctx.cluster_queue = cq;
-    core_.SetAdmitted(internal::ToWorkload(view, pod_sets, wctx),
-                      *internal::ToAdmission(view, pod_sets));
+    q::Admission admission = *internal::ToAdmission(view, pod_sets);
+    ApplyReclaimablePods(wl, pod_sets, admission);
+    core_.SetAdmitted(internal::ToWorkload(view, pod_sets, wctx), std::move(admission));
     synced_sig_[key] = sig;
     ++conversions_;
   }
@@ -522,6 +525,7 @@ std::optional<absl::Time> QueueManagerImpl::NextWake(absl::Time now) const {
     if (!wake || t < *wake) wake = t;
   };
   for (const auto& [key, t] : ready_deadlines_) consider(t);
+  for (const auto& [key, t] : execution_deadlines_) consider(t);
   for (const auto& [key, t] : requeue_at_) {
     if (t > now) consider(t);
   }

@@ -42,6 +42,7 @@ class BatchJobAdapter : public JobAdapter {
   absl::Status RunWithPodSetsInfo(Json& job, const std::vector<PodSetInfo>& infos) const override;
   bool RestorePodSetsInfo(Json& job, const std::vector<PodSetInfo>& originals) const override;
   bool ResetStatusForRestore(Json& job) const override;
+  std::vector<std::pair<std::string, int32_t>> ReclaimablePods(const Json& job) const override;
 
  private:
   bool jobset_integrated_ = true;

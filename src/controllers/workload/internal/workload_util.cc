@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/uuid/detail/sha1.hpp>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -136,6 +137,19 @@ std::string QueueName(const Json& obj) {
   auto label = api::meta::GetLabel(obj, kQueueNameKey);
   if (label && !label->empty()) return *label;
   return api::meta::GetAnnotation(obj, kQueueNameKey).value_or("");
+}
+
+std::optional<int32_t> MaxExecutionTimeSeconds(const Json& obj) {
+  std::optional<std::string> raw = api::meta::GetLabel(obj, kMaxExecTimeLabel);
+  if (!raw) return std::nullopt;
+  int32_t v = 0;
+  auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), v);
+  if (ec != std::errc() || end != raw->data() + raw->size() || v <= 0) return std::nullopt;
+  return v;
+}
+
+bool IsElastic(const Json& obj) {
+  return api::meta::GetAnnotation(obj, kElasticJobAnnotation).value_or("") == "true";
 }
 
 bool HasQuotaReservation(const Json& wl) {
