@@ -21,6 +21,7 @@
 #include "auth/rbac.h"
 #include "auth/service_account_tokens.h"
 #include "cmd/feature_gates.h"
+#include "cmd/node_metrics.h"
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/pki.h"
@@ -440,10 +441,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
                                             unsynced.front())));
     return out;
   };
-  ao.extra_metrics = [obs, impl](std::string* out) {
+  client::Informer* node_informer = &i.informers->For("", "v1", "nodes");
+  ao.extra_metrics = [obs, impl, node_informer](std::string* out) {
     obs->AppendPrometheus(out);
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
     if (impl->http) impl->http->AppendPrometheus(out);
+    std::vector<client::ObjectRef> nodes = node_informer->List();
+    std::vector<const api::Json*> node_ptrs;
+    for (const client::ObjectRef& n : nodes) node_ptrs.push_back(n.get());
+    AppendNodeMetrics(node_ptrs, out);
   };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
   i.AddControllers();
