@@ -104,7 +104,9 @@ internal::TableOptions TableOpts(const HttpRequest& req) {
 
 ApiServer::ApiServer(registry::Registry& registry, Clock& clock, ApiServerOptions opts)
     : registry_(registry), clock_(clock), opts_(std::move(opts)),
-      discovery_(std::make_unique<Discovery>(registry.scheme())) {}
+      discovery_(std::make_unique<Discovery>(registry.scheme())) {
+  if (opts_.resource_metrics) discovery_->docs.AddResourceMetrics();
+}
 
 ApiServer::~ApiServer() = default;
 
@@ -165,6 +167,7 @@ void ApiServer::Handle(const HttpRequest& req, ResponseWriter& w) {
 
 void ApiServer::Serve(const HttpRequest& req, ResponseWriter& w, Scope& scope, std::string* verb,
                       std::string* resource) {
+  if (IsResourceMetricsPath(req.path)) return ServeResourceMetrics(req, w, scope, resource);
   Route r;
   absl::Status st = ParseRoute(registry_.scheme(), req.path, this, &r.kind, &r.ns, &r.name,
                                &r.subresource);

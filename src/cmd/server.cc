@@ -15,6 +15,7 @@
 #include "api/kind.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http_server.h"
+#include "apiserver/resource_metrics.h"
 #include "auth/audit.h"
 #include "auth/authenticator.h"
 #include "auth/bootstrap_policy.h"
@@ -95,6 +96,7 @@ struct Server::Impl {
   std::unique_ptr<agent::NodeAgent> agent;
   std::unique_ptr<reconcile::ComponentEventRecorder> agent_events;  // "kubelet"
   std::unique_ptr<apiserver::PodLogSource> logs;
+  std::unique_ptr<apiserver::ResourceMetricsSource> resource_metrics;  // kubectl top
   // Kueue-style queueing: the configuration (--config) and the queue
   // manager, kept for its metrics.
   controllers::queueing::QueueingConfig queueing;
@@ -418,8 +420,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   i.logs = agent::NewProxyLogSource(*i.client, i.agent ? i.agent->options().node_name : "",
                                     i.agent ? &i.agent->logs() : nullptr);
   if (auto st = i.SetUpSecurity(); !st.ok()) return st;
+  i.resource_metrics = agent::NewResourceMetricsSource(
+      *i.client, i.clock, i.agent ? i.agent->options().node_name : "", i.agent.get());
   apiserver::ApiServerOptions ao;
   ao.logs = i.logs.get();
+  ao.resource_metrics = i.resource_metrics.get();
   ao.authenticator = i.authenticator.get();
   ao.authorizer = i.authorizer.get();
   ao.audit = i.audit.get();

@@ -14,6 +14,9 @@ class DiscoveryDocs {
   explicit DiscoveryDocs(const api::Scheme& scheme);
   // The body for a discovery or OpenAPI path, or nullptr when it is not one.
   const std::string* Find(const std::string& path) const;
+  // Adds the group metrics.k8s.io/v1beta1 (nodes, pods: get, list), served
+  // outside the Scheme (resource_metrics.cc), as metrics-server's APIService.
+  void AddResourceMetrics();
 
  private:
   std::map<std::string, std::string> docs_;
