@@ -31,7 +31,7 @@ Json UsageJson(const ResourceUsage& u) {
           {"workingSetBytes", u.memory_bytes}};
 }
 
-absl::StatusOr<ResourceUsage> UsageFromJson(const Json& j, std::string_view where) {
+absl::StatusOr<ResourceUsage> UsageFromJson(const Json& j, const std::string& where) {
   if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, ": want an object"));
   ResourceUsage u;
   auto t = api::meta::ParseRfc3339(api::StringMember(j, "time"));
@@ -111,9 +111,7 @@ absl::Status NotFoundMetrics(bool pods, const std::string& name) {
   return registry::ApiError(absl::StatusCode::kNotFound, "NotFound",
                             absl::StrCat(pods ? "podmetrics" : "nodemetrics", ".", kGroup, " \"",
                                          name, "\" not found"),
-                            {{"details", {{"name", name},
-                                          {"group", kGroup},
-                                          {"kind", pods ? "pods" : "nodes"}}}});
+                            {{"name", name}, {"group", kGroup}, {"kind", pods ? "pods" : "nodes"}});
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ void Walk(const CLI::App& app, const std::string& path, const std::string& canon
     for (const std::string& n : names) {
       if (!Plain(n)) continue;
       flags.push_back(n);
-      if (o->get_type_size_max() > 0) valued.push_back(n);
+      if (o->get_expected_max() > 0) valued.push_back(n);
     }
   }
   for (const std::string& f : inherited_flags) {

@@ -13,12 +13,12 @@ namespace batchd::cmd {
 namespace {
 
 std::string Escape(std::string_view v) {
-  return absl::StrReplaceAll(v, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
+  return absl::StrReplaceAll(std::string(v), {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
 }
 
 // kube-state-metrics' label value for a resource: "nvidia.com/gpu" ->
 // "nvidia_com_gpu".
-std::string ResourceLabel(std::string_view r) {
+std::string ResourceLabel(const std::string& r) {
   std::string out(r);
   for (char& c : out) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -42,7 +42,7 @@ void AppendNodeMetrics(const std::vector<const api::Json*>& in, std::string* out
     for (const api::Json& c : api::MemberArray(api::MemberObject(*n, "status"), "conditions")) {
       std::string type = Escape(api::StringMember(c, "type"));
       if (type.empty()) continue;
-      std::string status = absl::AsciiStrToLower(api::StringMember(c, "status", "Unknown"));
+      std::string status = absl::AsciiStrToLower(std::string(api::StringMember(c, "status", "Unknown")));
       for (const char* s : {"true", "false", "unknown"}) {
         absl::StrAppend(out, "kube_node_status_condition{node=\"", node, "\",condition=\"", type,
                         "\",status=\"", s, "\"} ", status == s ? 1 : 0, "\n");

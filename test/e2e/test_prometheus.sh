@@ -116,10 +116,11 @@ done
 expect_ok k apply -f "$DEPLOY/prometheus/rbac.yaml"
 expect_ok k -n monitoring create token prometheus --duration 1h
 printf '%s' "$OUT" >"$E2E_TMP/token"
-# The token reads /metrics and nothing else.
-expect_ok k --token "$(cat "$E2E_TMP/token")" get --raw /metrics
-expect_fail k --token "$(cat "$E2E_TMP/token")" get pods -n "$NS"
-expect_contains "$OUT" "cannot list resource" "prometheus token lists no pods"
+# The token reads /metrics and nothing else (curl: kubectl sends no token
+# over plain HTTP).
+code() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$E2E_TMP/token")" "$SERVER$1"; }
+expect_eq "$(code /metrics)" "200" "prometheus token reads /metrics"
+expect_eq "$(code "/api/v1/namespaces/$NS/pods")" "403" "prometheus token lists no pods"
 
 PPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 PROM="http://127.0.0.1:$PPORT"

@@ -26,11 +26,11 @@ bool ReadFile(const std::string& path, std::string* out) {
 
 // The value of `key` in a "key value" per line file (cpu.stat, memory.stat,
 // /proc/meminfo with its "key:" and " kB").
-std::optional<int64_t> Field(const std::string& text, std::string_view key) {
-  for (std::string_view line : absl::StrSplit(text, '\n')) {
-    std::vector<std::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+std::optional<int64_t> Field(const std::string& text, absl::string_view key) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (f.size() < 2) continue;
-    std::string_view k = f[0];
+    absl::string_view k = f[0];
     if (!k.empty() && k.back() == ':') k.remove_suffix(1);
     if (k != key) continue;
     int64_t v = 0;
@@ -81,8 +81,8 @@ Usage ReadProcessUsage(const std::string& proc_root, int pid, uint64_t start_tic
   // utime, stime, cutime, cstime are fields 14..17.
   size_t close = stat.rfind(')');
   if (close == std::string::npos) return u;
-  std::vector<std::string_view> f =
-      absl::StrSplit(std::string_view(stat).substr(close + 1), ' ', absl::SkipEmpty());
+  std::vector<absl::string_view> f =
+      absl::StrSplit(absl::string_view(stat).substr(close + 1), ' ', absl::SkipEmpty());
   if (f.size() < 15) return u;
   int64_t ticks = 0;
   for (size_t i = 11; i <= 14; ++i) {  // f[0] is field 3
@@ -93,7 +93,7 @@ Usage ReadProcessUsage(const std::string& proc_root, int pid, uint64_t start_tic
   u.cpu_usec = TicksToUsec(ticks);
   std::string statm;
   if (ReadFile(dir + "/statm", &statm)) {
-    std::vector<std::string_view> m = absl::StrSplit(statm, ' ', absl::SkipEmpty());
+    std::vector<absl::string_view> m = absl::StrSplit(statm, ' ', absl::SkipEmpty());
     int64_t pages = 0;
     if (m.size() >= 2 && absl::SimpleAtoi(m[1], &pages)) {
       u.memory_bytes = pages * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
@@ -106,8 +106,8 @@ Usage ReadNodeUsage(const std::string& proc_root) {
   Usage u;
   std::string stat;
   if (ReadFile(proc_root + "/stat", &stat)) {
-    std::string_view first = stat.substr(0, stat.find('\n'));
-    std::vector<std::string_view> f = absl::StrSplit(first, ' ', absl::SkipEmpty());
+    absl::string_view first = stat.substr(0, stat.find('\n'));
+    std::vector<absl::string_view> f = absl::StrSplit(first, ' ', absl::SkipEmpty());
     // cpu user nice system idle iowait irq softirq steal ...
     if (f.size() >= 5 && f[0] == "cpu") {
       int64_t busy = 0;
