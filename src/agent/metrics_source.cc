@@ -59,24 +59,23 @@ class AgentMetricsSource : public apiserver::ResourceMetricsSource {
       return absl::UnavailableError(absl::StrCat("node \"", name, "\" serves no resource usage"));
     }
     std::string host = ip.find(':') != std::string::npos ? "[" + ip + "]" : ip;
-    std::string body;
-    bool too_big = false;
     client::HttpClientOptions ho;
-    ho.request_timeout = absl::Seconds(10);
-    absl::Status got = client::StreamGet(
-        absl::StrCat("http://", host, ":", port), "/stats/summary",
-        [&](std::string_view d) {
-          if (body.size() + d.size() > kMaxSummaryBytes) {
-            too_big = true;
-            return false;
-          }
-          body.append(d);
-          return true;
-        },
-        ho);
-    if (!got.ok()) return got;
-    if (too_big) return absl::ResourceExhaustedError("node summary over 16 MiB");
-    Json j = Json::parse(body, nullptr, false);
+    ho.user_agent = "batchd-metrics";
+    ho.connect_timeout = absl::Seconds(5);
+    ho.request_timeout = absl::Seconds(10);  // a stalled agent holds no request longer
+    ho.max_idle_connections = 0;
+    // The scheme is the caller's (it outlives this call): not owned here.
+    std::shared_ptr<const api::Scheme> scheme(std::shared_ptr<const api::Scheme>(),
+                                              &client_.scheme());
+    auto c = client::HttpClient::Create(absl::StrCat("http://", host, ":", port), scheme, ho);
+    if (!c.ok()) return c.status();
+    auto resp = (*c)->Do("GET", "/stats/summary");
+    if (!resp.ok()) return resp.status();
+    if (resp->code != 200) return client::StatusFromResponse(resp->code, resp->body);
+    if (resp->body.size() > kMaxSummaryBytes) {
+      return absl::ResourceExhaustedError("node summary over 16 MiB");
+    }
+    Json j = Json::parse(resp->body, nullptr, false);
     if (j.is_discarded()) return absl::InvalidArgumentError("node summary is not JSON");
     return apiserver::SummaryFromJson(j);
   }

@@ -239,7 +239,7 @@ void ApiServer::ServeResourceMetrics(const HttpRequest& req, ResponseWriter& w, 
       if (u.ok()) {
         got = std::move(*u);
       } else {
-        BATCHD_LOG_DEBUG("metrics: node {}: {}", name, u.status().ToString());
+        BATCHD_LOG_WARN("metrics.k8s.io: node {} reports no usage: {}", name, u.status().ToString());
       }
     }
     auto& slot = by_node[name];
