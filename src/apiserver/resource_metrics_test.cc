@@ -80,7 +80,8 @@ class ResourceMetricsTest : public ::testing::Test {
 
 TEST_F(ResourceMetricsTest, DiscoveryListsTheGroup) {
   bool found = false;
-  for (const auto& g : Body(Do("GET", "/apis"))["groups"]) {
+  const Json groups = Body(Do("GET", "/apis"));
+  for (const auto& g : groups["groups"]) {
     found |= g["name"] == "metrics.k8s.io" && g["preferredVersion"]["version"] == "v1beta1";
   }
   EXPECT_TRUE(found);

@@ -106,7 +106,7 @@ Usage ReadNodeUsage(const std::string& proc_root) {
   Usage u;
   std::string stat;
   if (ReadFile(proc_root + "/stat", &stat)) {
-    absl::string_view first = stat.substr(0, stat.find('\n'));
+    absl::string_view first = absl::string_view(stat).substr(0, stat.find('\n'));
     std::vector<absl::string_view> f = absl::StrSplit(first, ' ', absl::SkipEmpty());
     // cpu user nice system idle iowait irq softirq steal ...
     if (f.size() >= 5 && f[0] == "cpu") {
