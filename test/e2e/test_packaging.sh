@@ -79,12 +79,15 @@ readelf -S "$X/usr/bin/batchd" | grep -q '\.debug_info' && fail "batchd in the p
 expect_eq "$("$X/usr/bin/batchd" --version)" "$("$BIN_DIR/batchd" --version)" "packaged binary runs"
 expect_ok "$X/usr/bin/batchctl" completion bash
 
-# The units pass systemd-analyze verify with the package's files in place
-# (verify checks that ExecStart's binary exists: a root with the package).
+# The units pass systemd-analyze verify with the package's files in place:
+# verify checks that ExecStart's binary exists, so the copies checked name
+# the extracted tree's binaries; anything it warns about fails the test
+# (an unknown key only warns).
 if command -v systemd-analyze >/dev/null; then
   for u in batchd-server batchd-agent; do
-    out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$X" "/usr/lib/systemd/system/$u.service" 2>&1) ||
+    sed "s|/usr/bin/|$X/usr/bin/|g" "$X/usr/lib/systemd/system/$u.service" >"$E2E_TMP/$u.service"
+    out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "$E2E_TMP/$u.service" 2>&1) ||
       fail "systemd-analyze verify $u.service: $out"
-    [[ -z $(grep -i "$u" <<<"$out") ]] || fail "systemd-analyze verify $u.service warns: $out"
+    [[ -z $out ]] || fail "systemd-analyze verify $u.service warns: $out"
   done
 fi
