@@ -37,7 +37,10 @@ for f in server.env agent.env; do
   if [[ -e "$DESTDIR$SYSCONFDIR/batchd/$f" ]]; then
     echo "install: keeping $DESTDIR$SYSCONFDIR/batchd/$f"
   else
-    install -m 0644 "$ROOT/packaging/etc/$f" "$DESTDIR$SYSCONFDIR/batchd/$f"
+    # The agent's settings name its token file: not for every user to read.
+    mode=0644
+    [[ $f == agent.env ]] && mode=0640
+    install -m "$mode" "$ROOT/packaging/etc/$f" "$DESTDIR$SYSCONFDIR/batchd/$f"
   fi
 done
 "$BIN/batchctl" completion bash >"$D/share/bash-completion/completions/batchctl"

@@ -58,7 +58,8 @@ for f in ./usr/bin/batchd ./usr/bin/batchctl ./usr/bin/batchd-shim \
 done
 grep -vq ' root/root ' <<<"$LIST" && fail "files not owned by root/root: $(grep -v ' root/root ' <<<"$LIST" | head -3)"
 expect_match "$(grep ' ./usr/bin/batchd$' <<<"$LIST")" '^-rwxr-xr-x ' "binary mode"
-expect_match "$(grep ' ./etc/batchd/agent.env$' <<<"$LIST")" '^-rw-r--r-- ' "settings mode"
+expect_match "$(grep ' ./etc/batchd/server.env$' <<<"$LIST")" '^-rw-r--r-- ' "server settings mode"
+expect_match "$(grep ' ./etc/batchd/agent.env$' <<<"$LIST")" '^-rw-r----- ' "agent settings mode"
 expect_eq "$(dpkg-deb -f "$DEB" Package)" "batchd" "Package"
 expect_eq "$(dpkg-deb -f "$DEB" Architecture)" "$(dpkg --print-architecture)" "Architecture"
 expect_match "$(dpkg-deb -f "$DEB" Depends)" '^adduser, .*libc6 \(>= ' "Depends from dpkg-shlibdeps"
