@@ -10,6 +10,7 @@
 # 3. Slurm: bench/slurm/run.sh N (N x `sbatch --wrap true`, and a N-task array),
 #    then the ratio batchd/Slurm.  SKIP_SLURM=1 skips it, SKIP_SIM=1 skips 2.
 # Every step is bounded by `timeout`; servers and Slurm daemons are stopped on exit.
+# Exits 3 when the batchd/Slurm ratio falls below MIN_RATIO (default 10).
 set -euo pipefail
 BUILD_DIR=${1:?usage: $0 BUILD_DIR [N]}
 N=${2:-1000}
@@ -23,6 +24,7 @@ for b in "$BATCHD" "$BUILD_DIR/bin/batchd-shim"; do
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
+chmod 711 "$WORK"  # pods run as the unprivileged pod user: their dirs must be reachable
 PID=""
 SLURM_UP=0
 stop_server() {
@@ -129,4 +131,16 @@ if [[ -f "$WORK/slurm.out" ]]; then
   row "Slurm: $N-task array, jobs/s end to end" "$(val slurm slurm_array_per_s)"
   row "**ratio batchd / Slurm (separate jobs)**" "**$(ratio "$(val jobs jobs_per_s)" "$(val slurm slurm_jobs_per_s)")**"
   row "ratio batchd / Slurm (array)" "$(ratio "$(val jobs jobs_per_s)" "$(val slurm slurm_array_per_s)")"
+fi
+
+# The floor (#16): batchd must stay at least MIN_RATIO (default 10) times
+# Slurm's separate-job throughput on the same machine in the same run. Below
+# it the benchmark fails loudly (exit 3) so a regression cannot pass quietly.
+if [[ -f "$WORK/slurm.out" ]]; then
+  MIN_RATIO=${MIN_RATIO:-10}
+  if ! python3 -c "import sys; a,b,m=map(float,sys.argv[1:]); sys.exit(0 if b > 0 and a / b >= m else 1)" \
+      "$(val jobs jobs_per_s)" "$(val slurm slurm_jobs_per_s)" "$MIN_RATIO" 2>/dev/null; then
+    echo "e2e: REGRESSION: batchd/Slurm ratio $(ratio "$(val jobs jobs_per_s)" "$(val slurm slurm_jobs_per_s)") is below the ${MIN_RATIO}x floor" >&2
+    exit 3
+  fi
 fi

@@ -20,6 +20,7 @@ REPS=${3:-5}
 ((PODS % 2 == 0)) || { echo "PODS must be even" >&2; exit 2; }
 PER_JOB=$((PODS / 2))
 WORK=$(mktemp -d /tmp/jobset-restart-bench.XXXXXX)
+chmod 711 "$WORK"  # pods run as the unprivileged pod user: their dirs must be reachable
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 SERVER="http://127.0.0.1:$PORT"
 export KUBECONFIG=/dev/null

@@ -2,7 +2,7 @@
 # The Slurm side of bench/e2e_jobs_bench.sh, on this machine (as root):
 #   bench/slurm/run.sh N [OUT]
 # Brings up the single-host Slurm cluster with the shared anchor's setup.sh
-# (SLURM_ANCHOR, default /work/shared/anchors/slurm: Debian slurm-wlm 22.05,
+# (SLURM_ANCHOR, default ../shared/anchors/slurm beside the repository: Debian slurm-wlm 22.05,
 # slurmctld + the real node + NFAKE=32 emulated nodes, tuned scheduler), then
 # runs the anchor's bench.py twice: N separate `sbatch --wrap true` and one
 # N-task job array, each timed from the first submit until slurmctld has
@@ -12,7 +12,14 @@
 set -euo pipefail
 N=${1:-1000}
 OUT=${2:-/dev/stdout}
-ANCHOR=${SLURM_ANCHOR:-/work/shared/anchors/slurm}
+# The anchor lies beside the repository (../shared/anchors/slurm); from a git
+# worktree, beside the main checkout that owns it.
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ANCHOR=${SLURM_ANCHOR:-$REPO/../shared/anchors/slurm}
+if [[ -z "${SLURM_ANCHOR:-}" && ! -d "$ANCHOR" ]]; then
+  common=$(git -C "$REPO" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+  [[ -n "$common" ]] && ANCHOR=$(dirname "$common")/../shared/anchors/slurm
+fi
 PARTITION=${SLURM_PARTITION:-fake}
 [[ -f "$ANCHOR/setup.sh" ]] || { echo "slurm: $ANCHOR/setup.sh not found (set SLURM_ANCHOR)" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "slurm: must run as root" >&2; exit 2; }

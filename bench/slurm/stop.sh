@@ -2,5 +2,12 @@
 # Stops the Slurm daemons bench/slurm/run.sh started (the anchor's stop.sh:
 # cancels leftover jobs, then slurmd, slurmctld and munged by their PID files).
 set -uo pipefail
-ANCHOR=${SLURM_ANCHOR:-/work/shared/anchors/slurm}
+# The anchor lies beside the repository (../shared/anchors/slurm); from a git
+# worktree, beside the main checkout that owns it.
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ANCHOR=${SLURM_ANCHOR:-$REPO/../shared/anchors/slurm}
+if [[ -z "${SLURM_ANCHOR:-}" && ! -d "$ANCHOR" ]]; then
+  common=$(git -C "$REPO" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+  [[ -n "$common" ]] && ANCHOR=$(dirname "$common")/../shared/anchors/slurm
+fi
 exec bash "$ANCHOR/stop.sh"

@@ -59,6 +59,7 @@ if [[ -z ${SERVER:-} ]]; then
   SERVER="http://127.0.0.1:${PORT:-8080}"
   if ! healthy "$SERVER"; then
     WORK=$(mktemp -d /tmp/dsort-demo.XXXXXX)
+    chmod 711 "$WORK"  # pods run as the unprivileged pod user
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     SERVER="http://127.0.0.1:$port"
     echo "demo: starting batchd server on $SERVER (data in $WORK)"

@@ -132,6 +132,17 @@ inline constexpr int64_t kDefaultPodPidsLimit = 4096;
 // neither exists nor can be created, or is root.
 absl::Status ResolvePodUser(const std::string& name, AgentOptions& o);
 
+// Whether user uid (primary group gid) may search every existing directory
+// on the way to `path`, judged by mode bits as the kernel does for a user with
+// no supplementary groups (ACLs are not consulted); the walk stops at the
+// first component that does not exist yet. FailedPrecondition naming the
+// directory, its mode and owner otherwise.
+absl::Status CheckPathSearchable(const std::string& path, int64_t uid, int64_t gid);
+// For a root agent: that its pod user can reach "/", `pod_root` and /bin/sh,
+// so a host whose "/" is mode 0700 (a bare chroot) is refused at start with
+// what to do instead of every pod failing with "Permission denied".
+absl::Status CheckPodUserCanReach(const AgentOptions& o, const std::string& pod_root);
+
 // "nodefs.available<10%" or "nodefs.available<2Gi" (kubelet's --eviction-hard,
 // the nodefs signal only; "" turns eviction off) into `opts`.
 absl::Status ParseEvictionHard(const std::string& s, AgentOptions& opts);

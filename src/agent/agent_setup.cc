@@ -275,6 +275,43 @@ absl::Status ResolvePodUser(const std::string& name, AgentOptions& o) {
   return absl::OkStatus();
 }
 
+absl::Status CheckPathSearchable(const std::string& path, int64_t uid, int64_t gid) {
+  std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+  if (!p.is_absolute()) p = std::filesystem::absolute(p);
+  std::filesystem::path dir;
+  for (const auto& part : p) {
+    dir /= part;
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0) return absl::OkStatus();  // created later, by us
+    if (!S_ISDIR(st.st_mode)) return absl::OkStatus();
+    mode_t need = static_cast<int64_t>(st.st_uid) == uid   ? S_IXUSR
+                  : static_cast<int64_t>(st.st_gid) == gid ? S_IXGRP
+                                                           : S_IXOTH;
+    if ((st.st_mode & need) == 0) {
+      char mode[8];
+      snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "uid ", uid, " cannot search \"", dir.string(), "\" (mode ", mode, ", owner ",
+          st.st_uid, ":", st.st_gid, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPodUserCanReach(const AgentOptions& o, const std::string& pod_root) {
+  if (!o.agent_is_root) return absl::OkStatus();  // pods run as the agent's own user
+  for (const std::string& path : {std::string("/usr/bin"), std::string("/bin"), pod_root}) {
+    absl::Status st = CheckPathSearchable(path, o.pod_uid, o.pod_gid);
+    if (!st.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "pods run as the unprivileged user \"", o.pod_user, "\" but ", st.message(),
+          ", so no pod could start its command: make the directory searchable (chmod o+x), "
+          "or pass --pod-user a user that can reach it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions& opts,
                                                          client::Client& client, Clock& clock) {
   auto probe = NewSystemHostProbe();
@@ -300,6 +337,7 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NewLocalAgent(const LocalAgentOptions
   o.eviction_nodefs_available_fraction = opts.eviction_nodefs_available_fraction;
   o.eviction_nodefs_available_bytes = opts.eviction_nodefs_available_bytes;
   o.eviction_pressure_transition_period = opts.eviction_pressure_transition_period;
+  BATCHD_RETURN_IF_ERROR(CheckPodUserCanReach(o, pod_root));
   std::error_code ec;
   std::filesystem::create_directories(pod_root, ec);
   if (ec) return absl::InternalError(absl::StrCat("create ", pod_root, ": ", ec.message()));

@@ -1,4 +1,7 @@
 #include "agent/agent.h"
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cstdlib>
 
 #include "absl/strings/match.h"
 
@@ -433,6 +436,39 @@ TEST(ParseOptionsTest, LabelsAndTaints) {
   EXPECT_EQ((*t)[1], Json({{"key", "spot"}, {"effect", "NoExecute"}}));
   EXPECT_FALSE(ParseTaints("gpu=yes:Sometimes").ok());
   EXPECT_FALSE(ParseTaints("gpu").ok());
+}
+
+
+// A directory the pod user cannot search (a bare chroot's "/" is 0700) is
+// named with its mode; one it may search by owner, group or others passes.
+TEST(CheckPathSearchableTest, JudgesEachComponentByOwnerGroupOthers) {
+  char tmpl[] = "/tmp/batchd-search-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string top = tmpl;
+  const std::string inner = top + "/inner";
+  ASSERT_EQ(mkdir(inner.c_str(), 0700), 0);
+  struct stat st;
+  ASSERT_EQ(stat(top.c_str(), &st), 0);
+  const int64_t owner = st.st_uid, group = st.st_gid;
+  const int64_t stranger = owner + 4242, other_group = group + 4242;
+
+  ASSERT_EQ(chmod(top.c_str(), 0700), 0);
+  absl::Status denied = CheckPathSearchable(inner + "/pods", stranger, other_group);
+  EXPECT_EQ(denied.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(denied.message(), "\"" + top + "\" (mode 0700")) << denied;
+  EXPECT_TRUE(CheckPathSearchable(inner + "/pods", owner, other_group).ok());
+
+  ASSERT_EQ(chmod(top.c_str(), 0710), 0);  // group may search top, nobody else inner
+  EXPECT_TRUE(absl::StrContains(
+      CheckPathSearchable(inner, stranger, group).message(), "\"" + inner + "\""));
+  ASSERT_EQ(chmod(inner.c_str(), 0711), 0);
+  EXPECT_TRUE(CheckPathSearchable(inner + "/pods/not-yet", stranger, group).ok());
+  EXPECT_FALSE(CheckPathSearchable(inner, stranger, other_group).ok());  // top: 0710
+
+  ASSERT_EQ(chmod(top.c_str(), 0701), 0);
+  EXPECT_TRUE(CheckPathSearchable(inner, stranger, other_group).ok());
+  rmdir(inner.c_str());
+  rmdir(top.c_str());
 }
 
 }  // namespace

@@ -139,6 +139,7 @@ int RunAgent(const AgentCommand& cmd) {
   if (auto st = agent::ResolvePodUser(cmd.pod_user, o); !st.ok()) return fail(st);
   const std::string pod_root =
       cmd.pod_root.empty() ? (std::filesystem::path(o.data_dir) / "pods").string() : cmd.pod_root;
+  if (auto st = agent::CheckPodUserCanReach(o, pod_root); !st.ok()) return fail(st);
   if (auto st = agent::ParseEvictionHard(cmd.eviction_hard, o); !st.ok()) return fail(st);
   auto log_max = agent::ParseByteQuantity(cmd.container_log_max_size);
   if (!log_max.ok()) return fail(log_max.status());

@@ -27,6 +27,14 @@ TEST_TIMEOUT=${E2E_TEST_TIMEOUT:-90}
 command -v kubectl >/dev/null || { echo "run.sh: kubectl not found in PATH" >&2; exit 2; }
 command -v curl >/dev/null || { echo "run.sh: curl not found in PATH" >&2; exit 2; }
 
+# A bare chroot made with `mktemp -d` has "/" at mode 0700, where the
+# unprivileged pod user can run nothing (a root agent refuses to start there
+# and says so). Every installed Debian root is 0755: give the test host that.
+if [[ $(id -u) == 0 && $(( 0$(stat -c %a /) & 1 )) == 0 ]]; then
+  echo "run.sh: / is mode $(stat -c %a /); making it searchable (chmod o+x /) so pods can run as the pod user" >&2
+  chmod o+x /
+fi
+
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
 # Pods run as the unprivileged pod user (docs/security.md "Pods"): the
 # scratch directories their volumes and mount paths lie in must be
