@@ -49,6 +49,8 @@ SSL_CTX* g_tls = nullptr;
 // `--token T`: every request carries `Authorization: Bearer T` (the
 // authentication + RBAC path; docs/security.md).
 std::string g_auth_header;
+// "?fieldManager=NAME" with --field-manager, appended to the create requests.
+std::string g_create_query;
 
 // A minimal HTTP/1.1 keep-alive client over one socket (TLS when g_tls).
 class Conn {
@@ -214,7 +216,7 @@ void BenchCreates(int port, int total, int conns, int first_ns_count) {
       for (int i; (i = next.fetch_add(1)) < total;) {
         std::string ns = i < first_ns_count ? "bench-a" : "bench-b";
         auto t0 = Clock::now();
-        int code = c.Do("POST", "/apis/batch/v1/namespaces/" + ns + "/jobs",
+        int code = c.Do("POST", "/apis/batch/v1/namespaces/" + ns + "/jobs" + g_create_query,
                         JobJson("j-" + std::to_string(i)), &out);
         mine.push_back(Seconds(Clock::now() - t0) * 1e3);
         if (code != 201) Die("create: HTTP " + std::to_string(code) + ": " + out.substr(0, 300));
@@ -345,8 +347,14 @@ int IntFlag(int argc, char** argv, const char* name, int def) {
 int main(int argc, char** argv) {
   int port = IntFlag(argc, argv, "--port", 0);
   if (port <= 0) Die("usage: apiserver_bench --port P [--creates N] [--conns C] [--list-runs R] "
-                     "[--watchers W] [--updates U] [--token T] [--tls-ca CA_FILE]");
+                     "[--watchers W] [--updates U] [--token T] [--tls-ca CA_FILE] "
+                     "[--field-manager NAME]");
   for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--field-manager") == 0) {
+      // Creates name a field manager, as kubectl's do: the server records
+      // managedFields (without it, creates record none).
+      g_create_query = std::string("?fieldManager=") + argv[i + 1];
+    }
     if (std::strcmp(argv[i], "--token") == 0) {
       g_auth_header = std::string("Authorization: Bearer ") + argv[i + 1] + "\r\n";
     }

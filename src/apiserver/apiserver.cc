@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,7 @@
 #include "apiserver/status_mapping.h"
 #include "common/logging.h"
 #include "registry/errors.h"
+#include "registry/server_side_apply.h"
 
 namespace batchd::apiserver {
 
@@ -214,11 +216,45 @@ bool ApiServer::ServeNonResource(const HttpRequest& req, ResponseWriter& w) {
     w.Send(200, {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}}, std::move(out));
     return true;
   }
+  if (p == "/openapi/v2" || p == "/openapi/v2/") {
+    ServeOpenApiV2(req, w);
+    return true;
+  }
   if (const std::string* doc = discovery_->docs.Find(p)) {
     w.Send(200, {{"Content-Type", kJson}}, *doc);
     return true;
   }
   return false;
+}
+
+// /openapi/v2 in the first form the Accept header names that the server has:
+// gnostic protobuf (what kubectl asks for) or JSON; 406 with a Status when
+// it names neither.
+void ApiServer::ServeOpenApiV2(const HttpRequest& req, ResponseWriter& w) {
+  static constexpr char kProto[] = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+  static constexpr char kProtoAlt[] = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+  const std::string accept = req.Header("accept");
+  if (accept.empty()) {
+    w.Send(200, {{"Content-Type", kJson}}, discovery_->docs.OpenApiV2Json());
+    return;
+  }
+  for (absl::string_view item : absl::StrSplit(accept, ',')) {
+    absl::string_view type = absl::StripAsciiWhitespace(item.substr(0, item.find(';')));
+    if (absl::EqualsIgnoreCase(type, kProto) || absl::EqualsIgnoreCase(type, kProtoAlt)) {
+      // As kube-apiserver answers: "@" is no media-type character, and Go's
+      // mime parser (kubectl's) refuses it.
+      w.Send(200, {{"Content-Type", kProtoAlt}}, discovery_->docs.OpenApiV2Protobuf());
+      return;
+    }
+    if (absl::EqualsIgnoreCase(type, kJson) || type == "application/*" || type == "*/*") {
+      w.Send(200, {{"Content-Type", kJson}}, discovery_->docs.OpenApiV2Json());
+      return;
+    }
+  }
+  SendError(req, w,
+            registry::ApiError(absl::StatusCode::kInvalidArgument, "NotAcceptable",
+                               absl::StrCat("only the following media types are accepted: ",
+                                            kJson, ", ", kProto)));
 }
 
 // kube-apiserver's /readyz: 200 "ok" when every check passes, else 500;
@@ -407,25 +443,42 @@ void ApiServer::ServePatch(const HttpRequest& req, const Route& r, ResponseWrite
     return SendError(req, w, registry::BadRequest(std::string(patch.status().message())));
   }
   internal::ReplaceInvalidUtf8(*patch);
-  if (*type == registry::PatchType::kApply && req.Param("fieldManager").empty()) {
+  const bool apply = *type == registry::PatchType::kApply;
+  if (apply && req.Param("fieldManager").empty()) {
     return SendError(req, w,
                      registry::BadRequest(
                          "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
                          "value: is required for apply patch"));
   }
+  const std::string force_param = req.Param("force");
+  if (!force_param.empty() && force_param != "true" && force_param != "false") {
+    return SendError(req, w, registry::BadRequest(absl::StrCat(
+                                 "force: Invalid value: \"", force_param,
+                                 "\": must be true or false")));
+  }
+  const bool force = force_param == "true";
+  if (force && !apply) {
+    return SendError(req, w,
+                     registry::BadRequest("PatchOptions.meta.k8s.io \"\" is invalid: force: "
+                                          "Forbidden: may not be specified for non-apply patch"));
+  }
+  const bool status = r.subresource == "status";
+  auto run = [&](const registry::WriteOptions& o) {
+    return apply ? registry::ServerSideApply(registry_, clock_, *r.kind, r.ns, r.name, *patch,
+                                             status, force, o)
+                 : registry_.Patch(*r.kind, r.ns, r.name, *type, *patch, status, o);
+  };
   if (NeedsEscalationCheck(r)) {
     // The escalation check judges the patched object: preview it first.
     registry::WriteOptions preview = *opts;
     preview.dry_run = true;
     std::vector<std::string> ignored;
     preview.warnings = &ignored;
-    auto res = registry_.Patch(*r.kind, r.ns, r.name, *type, *patch,
-                               /*status=*/r.subresource == "status", preview);
+    auto res = run(preview);
     if (!res.ok()) return SendError(req, w, res.status());
     if (auto st = CheckEscalation(r, *res); !st.ok()) return SendError(req, w, st);
   }
-  auto res = registry_.Patch(*r.kind, r.ns, r.name, *type, *patch,
-                             /*status=*/r.subresource == "status", *opts);
+  auto res = run(*opts);
   if (!res.ok()) return SendError(req, w, res.status());
   SendObject(req, w, 200, r, *res, warnings);
 }

@@ -134,6 +134,7 @@ class ApiServer {
   void ServeResourceMetrics(const HttpRequest& req, ResponseWriter& w, Scope& scope,
                             std::string* resource);
   void ServeReadyz(const HttpRequest& req, ResponseWriter& w);
+  void ServeOpenApiV2(const HttpRequest& req, ResponseWriter& w);
 
   registry::Registry& registry_;
   Clock& clock_;

@@ -17,7 +17,10 @@ const api::KindDef& Client::Kind(std::string_view group, std::string_view versio
 registry::WriteOptions InProcessClient::Opts() const {
   registry::WriteOptions o;
   o.field_validation = registry::FieldValidation::kIgnore;
-  o.field_manager = field_manager_;
+  // No field manager: the registry records managedFields for the writes of
+  // field managers, and the controllers' writes are too many to pay for it
+  // (docs/api.md, "Field ownership of in-process writers is not recorded").
+  // `field_manager_` is unused until they are.
   return o;
 }
 

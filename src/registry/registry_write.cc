@@ -7,6 +7,7 @@
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
+#include "api/patch/managed_fields.h"
 #include "api/patch/patch.h"
 #include "api/schema_ops/schema_ops.h"
 #include "api/validation/names.h"
@@ -70,6 +71,47 @@ bool EqualIgnoringResourceVersion(const Json& a, const Json& b) {
     if (compared != mb.size() - (mb.contains("resourceVersion") ? 1 : 0)) return false;
   }
   return true;
+}
+
+// metadata.managedFields after a write by `manager` (Update operation) that
+// turns `old` (null on create) into `obj`: the entries `obj` carries (a body
+// without them keeps the old object's; an empty list clears them), with the
+// fields the write added or changed moved to `manager`. An empty manager
+// (in-process writers name none) records nothing, and no entries at all
+// leave no managedFields.
+absl::Status TrackManagedFields(const api::KindDef& k, const Json* old, Json& obj, bool status,
+                                const std::string& manager, absl::Time now) {
+  Json& meta = obj["metadata"];
+  if (!meta.contains("managedFields") && old != nullptr) {
+    const Json& old_meta = api::MemberObject(*old, "metadata");
+    if (auto it = old_meta.find("managedFields"); it != old_meta.end()) {
+      meta["managedFields"] = *it;
+    }
+  }
+  auto present = meta.find("managedFields");
+  if (manager.empty() && present != meta.end() && !present->empty() && old != nullptr &&
+      api::Member(api::MemberObject(*old, "metadata"), "managedFields") == *present) {
+    return absl::OkStatus();  // Unchanged (the usual in-process write): nothing to check.
+  }
+  if (manager.empty() && present == meta.end()) return absl::OkStatus();
+  absl::StatusOr<std::vector<api::fieldmanager::Entry>> entries =
+      api::fieldmanager::ParseManagedFields(present == meta.end() ? Json() : *present);
+  if (!entries.ok()) return BadRequest(std::string(entries.status().message()));
+  if (!manager.empty()) {
+    api::fieldmanager::Operation op;
+    op.manager = manager;
+    op.api_version = k.ApiVersion();
+    op.subresource = status ? "status" : "";
+    op.time = api::meta::FormatRfc3339(now);
+    op.ignored = api::fieldmanager::IgnoredPaths(status, k.has_status_subresource);
+    api::fieldmanager::RecordUpdate(*entries, old, obj, k.schema.get(), op);
+  }
+  if (entries->empty()) {
+    meta.erase("managedFields");
+  } else {
+    meta["managedFields"] = api::fieldmanager::EncodeManagedFields(*entries);
+  }
+  return absl::OkStatus();
 }
 
 // The client's error for a failed store create of `name`.
@@ -257,6 +299,11 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
     final_meta["name"] = GenerateName(final_meta);
   }
   if (k.prepare_for_create) k.prepare_for_create(obj);
+  if (auto st = TrackManagedFields(k, nullptr, obj, /*status=*/false, opts.field_manager,
+                                   clock_.Now());
+      !st.ok()) {
+    return st;
+  }
   std::string name = api::CopyStringMember(obj["metadata"], "name");
   api::ErrorList errs = api::validation::ValidateObjectMeta(
       obj["metadata"], k.namespaced,
@@ -394,6 +441,10 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     }
   }
   obj["metadata"].erase("resourceVersion");
+  if (auto st = TrackManagedFields(k, &old, obj, status, opts.field_manager, clock_.Now());
+      !st.ok()) {
+    return st;
+  }
   // The new metadata must be valid on its own (labels, annotations, owner
   // references, finalizers), and change only what may change.
   api::ErrorList errs = api::validation::ValidateObjectMeta(

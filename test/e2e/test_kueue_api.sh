@@ -126,10 +126,11 @@ YAML
 expect_ok k apply -f "$E2E_TMP/v1beta1.yaml"
 expect_contains "$OUT" "clusterqueue.kueue.x-k8s.io/cluster-queue created" "v1beta1 apply"
 expect_eq "$(k get cq cluster-queue -o jsonpath='{.apiVersion}')" "kueue.x-k8s.io/v1beta2" "preferred version"
-# Applying it again writes nothing (kubectl may still send a patch: quantities
-# are stored canonical, "9", as Kueue's webhooks store them).
+# Applying it again writes nothing, and kubectl sees nothing to change: the
+# quotas are stored as sent (9 stays a number).
 RV=$(k get cq cluster-queue -o jsonpath='{.metadata.resourceVersion}')
 expect_ok k apply -f "$E2E_TMP/v1beta1.yaml"
+expect_contains "$OUT" "clusterqueue.kueue.x-k8s.io/cluster-queue unchanged" "v1beta1 cq re-apply"
 expect_contains "$OUT" "localqueue.kueue.x-k8s.io/user-queue unchanged" "v1beta1 re-apply"
 expect_eq "$(k get cq cluster-queue -o jsonpath='{.metadata.resourceVersion}')" "$RV" "re-apply is a no-op"
 # A v1beta1-only spelling (cohort) sets the stored cohortName.

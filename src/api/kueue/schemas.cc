@@ -13,6 +13,15 @@ std::string SchemaContext::Ref(std::string_view name) const {
 }
 
 SchemaPtr ResourceListSchema(const std::string& doc) { return MapOf(QuantitySchema(), doc); }
+// A quantity users write in a spec: Kueue's CRDs declare these int-or-string,
+// so Kubernetes stores them as sent (`nominalQuota: 9` stays a number) and
+// re-applying the manifest changes nothing. The format is
+// schema_ops::kQuantityAsSentFormat.
+namespace {
+SchemaBuilder SpecQuantity(std::string doc) {
+  return QuantitySchema(std::move(doc)).Format("quantity-as-sent");
+}
+}  // namespace
 
 SchemaPtr TolerationsSchema(const std::string& doc) {
   return ArrayOf(core_v1::TolerationSchema(), doc).ListType("atomic");
@@ -33,7 +42,7 @@ SchemaPtr ResourceFlavorSchema(const SchemaContext& c) {
           .Field("tolerations", TolerationsSchema("Tolerations added to the pods admitted "
                                                   "with this flavor; at most 8."))
           .Field("topologyName", Str("The Topology of a topology-aware flavor."))
-          .Field("resourceWeights", ResourceListSchema("Per-resource multipliers for the "
+          .Field("resourceWeights", MapOf(SpecQuantity(""), "Per-resource multipliers for the "
                                                        "dominant resource share."))
           .Build();
   return core_v1::TopLevel(c.Ref("ResourceFlavor"), "ResourceFlavor is a kind of capacity "
@@ -45,11 +54,11 @@ SchemaPtr ResourceFlavorSchema(const SchemaContext& c) {
 SchemaPtr ResourceQuotaSchema(const SchemaContext& c) {
   return Object(c.Ref("ResourceQuota"), "The quota of one resource in one flavor.")
       .Field("name", Str("Name of the resource."))
-      .Field("nominalQuota", QuantitySchema("The quantity available to this queue."))
-      .Field("borrowingLimit", QuantitySchema("How much above nominalQuota may be borrowed "
-                                              "from the cohort; unlimited when absent."))
-      .Field("lendingLimit", QuantitySchema("How much unused nominal quota may be lent to "
-                                            "the cohort; all of it when absent."))
+      .Field("nominalQuota", SpecQuantity("The quantity available to this queue."))
+      .Field("borrowingLimit", SpecQuantity("How much above nominalQuota may be borrowed "
+                                            "from the cohort; unlimited when absent."))
+      .Field("lendingLimit", SpecQuantity("How much unused nominal quota may be lent to "
+                                          "the cohort; all of it when absent."))
       .Require("name").Require("nominalQuota")
       .Build();
 }
@@ -78,8 +87,8 @@ SchemaPtr ResourceGroupsSchema(const SchemaContext& c, const std::string& doc) {
 
 SchemaPtr FairSharingSchema(const SchemaContext& c) {
   return Object(c.Ref("FairSharing"), "Fair sharing properties of a queue or cohort.")
-      .Field("weight", QuantitySchema("Relative advantage when sharing unused quota; 0 means "
-                                      "an infinite share."))
+      .Field("weight", SpecQuantity("Relative advantage when sharing unused quota; 0 means "
+                                    "an infinite share."))
       .Build();
 }
 

@@ -28,6 +28,18 @@ Json OpenApiV3Document(const Scheme& scheme, std::string_view group, std::string
 // "api/v1" or "apis/<group>/<version>": the key of a group-version in the index.
 std::string GroupVersionPath(std::string_view group, std::string_view version);
 
+// The Swagger 2.0 document served at /openapi/v2: `definitions` for every
+// served kind (the v3 components of all group-versions, references rewritten
+// to #/definitions, each kind tagged x-kubernetes-group-version-kind) and no
+// paths (kubectl reads operations from /openapi/v3). kubectl validates
+// manifests against it when v3 cannot answer, e.g. for a `kind: List`.
+Json OpenApiV2Document(const Scheme& scheme);
+
+// `doc` (as OpenApiV2Document returns it) encoded as gnostic's protobuf
+// openapi_v2.Document, the form kubectl requests
+// (application/com.github.proto-openapi.spec.v2@v1.0+protobuf).
+std::string OpenApiV2Protobuf(const Json& doc);
+
 // Stable hex digest of a document, as used in the index's `hash`.
 std::string DocumentHash(const Json& doc);
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "absl/strings/match.h"
 #include "api/core/v1/core_v1.h"
 
 namespace batchd::api::schema_ops {
@@ -132,6 +133,83 @@ TEST(OpenApiTest, ListExtensionsAndExplainPath) {
                                       sub)) << sub;
   }
   EXPECT_TRUE(doc["paths"].contains("/api/v1/pods"));  // All-namespaces list.
+}
+
+// Every "$ref" of a v2 document names one of its definitions; kubectl's
+// parser also needs `items` on every array and no `allOf`.
+void CheckV2(const Json& defs, const Json& node, int* refs) {
+  if (node.is_object()) {
+    EXPECT_FALSE(node.contains("allOf"));
+    auto type = node.find("type");
+    if (type != node.end() && *type == "array") {
+      EXPECT_TRUE(node.contains("items"));
+    }
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (it.key() == "$ref") {
+        ++*refs;
+        std::string ref = it->get<std::string>();
+        ASSERT_EQ(ref.rfind("#/definitions/", 0), 0u) << ref;
+        EXPECT_TRUE(defs.contains(ref.substr(14))) << ref;
+      } else if (!absl::StartsWith(it.key(), "x-")) {
+        CheckV2(defs, *it, refs);
+      }
+    }
+  } else if (node.is_array()) {
+    for (const Json& e : node) CheckV2(defs, e, refs);
+  }
+}
+
+TEST(OpenApiV2Test, DefinitionsForEveryKindWithResolvableRefs) {
+  Scheme s = TestScheme();
+  Json doc = OpenApiV2Document(s);
+  EXPECT_EQ(doc["swagger"], "2.0");
+  const Json& defs = doc["definitions"];
+  for (const char* name : {"io.k8s.api.core.v1.Pod", "io.k8s.api.batch.v1.Job",
+                           "io.k8s.api.batch.v1.JobList", "io.k8s.api.coordination.v1.Lease"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(defs.contains(name));
+    EXPECT_TRUE(defs[name]["x-kubernetes-group-version-kind"].is_array());
+  }
+  EXPECT_EQ(defs["io.k8s.api.batch.v1.Job"]["x-kubernetes-group-version-kind"],
+            Json::array({{{"group", "batch"}, {"kind", "Job"}, {"version", "v1"}}}));
+  // Properties that name a component are plain references in v2.
+  EXPECT_EQ(defs["io.k8s.api.core.v1.Pod"]["properties"]["spec"]["$ref"],
+            "#/definitions/io.k8s.api.core.v1.PodSpec");
+  EXPECT_EQ(defs["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]
+                ["x-kubernetes-patch-merge-key"], "name");
+  // A schema that keeps unknown fields lists no properties (kubectl would
+  // call the others unknown).
+  EXPECT_FALSE(defs["io.k8s.api.core.v1.Volume"].contains("properties"));
+  int refs = 0;
+  CheckV2(defs, doc, &refs);
+  EXPECT_GT(refs, 20);
+  EXPECT_EQ(OpenApiV2Document(s), doc);  // Deterministic.
+}
+
+TEST(OpenApiV2Test, ProtobufEncodingOfTheDocument) {
+  Json doc = Json::parse(R"({"swagger": "2.0", "info": {"title": "T", "version": "v"},
+    "definitions": {"A": {"type": "object", "properties": {"n": {"type": "string"}}, "x-k": 1}}})");
+  std::string pb = OpenApiV2Protobuf(doc);
+  // Document{swagger=1:"2.0", info=2:{title=1:"T", version=2:"v"}, paths=8:{},
+  //   definitions=9:{NamedSchema{name=1:"A", value=2:Schema{type=22:{"object"},
+  //   properties=25:{NamedSchema{"n", Schema{type=22:{"string"}}}},
+  //   vendor_extension=31:{name "x-k", value Any{yaml=2:"1"}}}}}}
+  std::string want;
+  want += std::string("\x0a\x03" "2.0", 5);
+  want += std::string("\x12\x06\x0a\x01T\x12\x01v", 8);
+  want += std::string("\x42\x00", 2);
+  std::string str_type = std::string("\xb2\x01\x08\x0a\x06string", 11);
+  std::string n_schema = std::string("\x0a\x01n\x12", 4) + static_cast<char>(str_type.size()) + str_type;
+  std::string props = std::string("\x0a", 1) + static_cast<char>(n_schema.size()) + n_schema;
+  std::string ext_any = std::string("\x12\x01" "1", 3);
+  std::string ext = std::string("\x0a\x03x-k\x12", 6) + static_cast<char>(ext_any.size()) + ext_any;
+  std::string a_schema = std::string("\xb2\x01\x08\x0a\x06object", 11) +
+                         std::string("\xca\x01", 2) + static_cast<char>(props.size()) + props +
+                         std::string("\xfa\x01", 2) + static_cast<char>(ext.size()) + ext;
+  std::string named = std::string("\x0a\x01" "A\x12", 4) + static_cast<char>(a_schema.size()) + a_schema;
+  std::string defs = std::string("\x0a", 1) + static_cast<char>(named.size()) + named;
+  want += std::string("\x4a", 1) + static_cast<char>(defs.size()) + defs;
+  EXPECT_EQ(pb, want);
 }
 
 }  // namespace

@@ -94,7 +94,7 @@ class Normalizer {
         if (!v.is_string() && !v.is_number()) return TypeError(s, v, go_path, owner, false);
         absl::StatusOr<std::string> q = CanonicalQuantity(v);
         if (!q.ok()) return q.status();
-        v = *std::move(q);
+        if (s.format != kQuantityAsSentFormat) v = *std::move(q);
         return absl::OkStatus();
       }
       case Type::kTime: return CheckTime(s, v, go_path, owner);

@@ -24,10 +24,17 @@ namespace batchd::api::schema_ops {
 //  - removes properties the schema does not declare (unless the object
 //    preserves unknown fields or is kAny), appending their paths
 //    (`spec.template.spec.containers[0].bogus`) to `unknown_fields` when non-null;
-//  - rewrites quantities to canonical form ("1000m" -> "1") and times to
+//  - rewrites quantities to canonical form ("1000m" -> "1"), except those
+//    whose schema has format kQuantityAsSentFormat, and times to
 //    UTC (`2024-01-02T03:04:05Z`; MicroTime keeps microseconds).
 // `obj` may be partially rewritten when an error is returned.
 absl::Status Normalize(const Schema& schema, Json& obj, std::vector<std::string>* unknown_fields);
+
+// The format of a kQuantity schema whose values are validated but stored as
+// sent (a JSON number stays a number, "1000m" stays "1000m"), as a custom
+// resource's int-or-string quantity is in Kubernetes: so `kubectl apply` of
+// an unchanged Kueue manifest finds nothing to change.
+inline constexpr char kQuantityAsSentFormat[] = "quantity-as-sent";
 
 // The ref of metav1.MicroTime; a kTime schema with this ref keeps microseconds.
 inline constexpr char kMicroTimeRef[] = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";

@@ -21,6 +21,7 @@ SchemaPtr TestSchema() {
           .Field("maxUnavailable", IntOrString())
           .Field("containers", ArrayOf(container))
           .Field("limits", MapOf(QuantitySchema()))
+          .Field("quota", MapOf(QuantitySchema().Format(kQuantityAsSentFormat)))
           .Field("start", TimeSchema())
           .Field("renew", SchemaBuilder(TimeSchema()).Build())
           .Field("extra", InlineObject("kept").Field("known", Int32()).PreserveUnknown())
@@ -53,6 +54,11 @@ TEST(NormalizeTest, Cases) {
        R"({"spec":{"containers":[{}]}})", {}, ""},
       {"quantity canonicalised", R"({"spec":{"limits":{"cpu":"1000m","mem":0.5,"x":2}}})",
        R"({"spec":{"limits":{"cpu":"1","mem":"500m","x":"2"}}})", {}, ""},
+      {"quantity as sent", R"({"spec":{"quota":{"cpu":9,"mem":"1000m","x":0.5}}})",
+       R"({"spec":{"quota":{"cpu":9,"mem":"1000m","x":0.5}}})", {}, ""},
+      {"quantity as sent still validated", R"({"spec":{"quota":{"cpu":"abc"}}})", "", {},
+       "quantities must match the regular expression "
+       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
       {"preserve unknown kept", R"({"spec":{"extra":{"known":1,"other":{"a":1}}}})",
        R"({"spec":{"extra":{"known":1,"other":{"a":1}}}})", {}, ""},
       {"any kept", R"({"spec":{"raw":{"deep":[1,{"x":null}]}}})",

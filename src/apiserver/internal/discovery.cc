@@ -87,6 +87,10 @@ DiscoveryDocs::DiscoveryDocs(const api::Scheme& scheme) {
     for (const auto& v : versions[g]) docs_["/apis/" + g + "/" + v] = lists[g + "/" + v].dump();
   }
   docs_["/apis"] = group_list.dump();
+  // OpenAPI v2: one document, served as JSON or protobuf (see ApiServer).
+  Json v2 = api::schema_ops::OpenApiV2Document(scheme);
+  openapi_v2_pb_ = api::schema_ops::OpenApiV2Protobuf(v2);
+  openapi_v2_json_ = v2.dump();
   // OpenAPI v3: an index and one document per group-version.
   docs_["/openapi/v3"] = api::schema_ops::OpenApiV3Index(scheme).dump();
   for (const auto& g : groups) {

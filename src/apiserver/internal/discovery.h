@@ -1,5 +1,5 @@
 // Discovery documents (/api, /apis, group and group-version resource lists)
-// and OpenAPI v3, precomputed once from the Scheme.
+// and OpenAPI v2 and v3, precomputed once from the Scheme.
 #pragma once
 
 #include <map>
@@ -17,9 +17,14 @@ class DiscoveryDocs {
   // Adds the group metrics.k8s.io/v1beta1 (nodes, pods: get, list), served
   // outside the Scheme (resource_metrics.cc), as metrics-server's APIService.
   void AddResourceMetrics();
+  // /openapi/v2 as JSON and as gnostic protobuf.
+  const std::string& OpenApiV2Json() const { return openapi_v2_json_; }
+  const std::string& OpenApiV2Protobuf() const { return openapi_v2_pb_; }
 
  private:
   std::map<std::string, std::string> docs_;
+  std::string openapi_v2_json_;
+  std::string openapi_v2_pb_;
 };
 
 }  // namespace batchd::apiserver::internal

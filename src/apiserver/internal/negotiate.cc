@@ -154,6 +154,8 @@ absl::StatusOr<registry::WriteOptions> ParseWriteOptions(const HttpRequest& req)
                                 "\": supported values: \"Ignore\", \"Strict\", \"Warn\"");
   }
   o.field_manager = req.Param("fieldManager");
+  // A write that names no manager records none (kube-apiserver would take
+  // the User-Agent's product): see docs/api.md, "Field ownership".
   if (o.field_manager.size() > 128) {
     return registry::BadRequest("fieldManager: Too long: may not be more than 128 bytes");
   }

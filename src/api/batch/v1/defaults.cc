@@ -98,6 +98,24 @@ void PrepareJobForCreate(Json& job) {
   const std::string uid(AsString(MemberAt(job, {"metadata", "uid"})));
   Json& labels = MutableMemberAt(spec, {"template", "metadata", "labels"});
   if (!labels.is_object()) labels = Json::object();
+  // A Job restored from a backup (`kubectl get -o yaml`, then `kubectl apply`)
+  // carries the selector and template labels generated for the object it was,
+  // naming that object's uid. Kubernetes refuses such a create; batchd drops
+  // them to generate this object's own (a backup should restore).
+  if (const Json* old_uid = FindMemberAt(spec, {"selector", "matchLabels", kControllerUidLabel});
+      old_uid != nullptr && old_uid->is_string() && *old_uid != uid) {
+    const Json stale = *old_uid;
+    Json& match = spec["selector"]["matchLabels"];
+    Json* job_labels = FindMutableMemberAt(job, {"metadata", "labels"});
+    for (const char* key : {kLegacyControllerUidLabel, kControllerUidLabel}) {
+      if (labels.contains(key) && labels[key] == stale) labels.erase(key);
+      if (match.contains(key) && match[key] == stale) match.erase(key);
+      if (job_labels && job_labels->is_object() && job_labels->contains(key) &&
+          (*job_labels)[key] == stale) {
+        (*job_labels)[key] = uid;
+      }
+    }
+  }
   // Labels the user already set are kept; validation rejects conflicts.
   for (const char* key : {kLegacyJobNameLabel, kJobNameLabel}) {
     if (!labels.contains(key)) labels[key] = name;

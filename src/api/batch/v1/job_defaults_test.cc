@@ -154,6 +154,25 @@ TEST(PrepareJobForCreateTest, KeepsUserLabelsAndManualSelector) {
   EXPECT_FALSE(manual["spec"]["template"].contains("metadata"));
 }
 
+TEST(PrepareJobForCreateTest, RestoredBackupGetsItsOwnSelector) {
+  // `kubectl get job -o yaml` of the object this one was, then `kubectl apply`.
+  Json job = RawJob();
+  job["metadata"]["labels"] = {{"controller-uid", "old"}, {"app", "x"}};
+  job["spec"]["selector"] = {{"matchLabels", {{"batch.kubernetes.io/controller-uid", "old"}}}};
+  job["spec"]["template"]["metadata"]["labels"] = {
+      {"batch.kubernetes.io/controller-uid", "old"}, {"controller-uid", "old"},
+      {"batch.kubernetes.io/job-name", "pi"}, {"job-name", "pi"}, {"app", "x"}};
+  SetDefaultsJob(job);
+  PrepareJobForCreate(job);
+  EXPECT_EQ(job["spec"]["selector"],
+            Json::parse(R"({"matchLabels":{"batch.kubernetes.io/controller-uid":"uid-1"}})"));
+  EXPECT_EQ(job["spec"]["template"]["metadata"]["labels"], Json::parse(R"({
+      "batch.kubernetes.io/controller-uid": "uid-1", "batch.kubernetes.io/job-name": "pi",
+      "controller-uid": "uid-1", "job-name": "pi", "app": "x"})"));
+  EXPECT_EQ(job["metadata"]["labels"], Json::parse(R"({"controller-uid": "uid-1", "app": "x"})"));
+  EXPECT_TRUE(ValidateJob(job).empty());
+}
+
 TEST(SetDefaultsCronJobTest, SpecAndTemplate) {
   Json cj = testing::RawCronJob();
   SetDefaultsCronJob(cj);
