@@ -43,6 +43,7 @@ declare -A allowed=(
   [registry]="common api store"
   [auth]="common api store registry"
   [apiserver]="common api store registry auth"
+  [ui]="common apiserver"
   [client]="common api store registry"
   [reconcile]="common api store registry client"
   [queueing]="common api"

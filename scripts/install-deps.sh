@@ -9,6 +9,7 @@ pkgs=(g++ cmake ninja-build make pkg-config
       clang-14  # clang-14: the thread-safety check (scripts/check-thread-safety.sh)
       prometheus  # prometheus + promtool: test/e2e/test_prometheus.sh
       zsh)  # test/e2e/test_completion.sh (batchctl completion zsh)
+pkgs+=(chromium)  # the dashboard's browser test (test/e2e/kueue/test_dashboard.sh), headless
 if [[ "${BATCHD_FUZZ:-}" == 1 ]]; then pkgs+=(clang libclang-rt-14-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do

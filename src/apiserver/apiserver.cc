@@ -169,6 +169,7 @@ void ApiServer::Handle(const HttpRequest& req, ResponseWriter& w) {
 
 void ApiServer::Serve(const HttpRequest& req, ResponseWriter& w, Scope& scope, std::string* verb,
                       std::string* resource) {
+  if (opts_.static_content && opts_.static_content(req, w)) return;
   if (IsResourceMetricsPath(req.path)) return ServeResourceMetrics(req, w, scope, resource);
   Route r;
   absl::Status st = ParseRoute(registry_.scheme(), req.path, this, &r.kind, &r.ns, &r.name,

@@ -77,6 +77,11 @@ struct ApiServerOptions {
   auth::AuditLog* audit = nullptr;
   // Serves serviceaccounts/NAME/token when set.
   const auth::ServiceAccountTokens* service_account_tokens = nullptr;
+  // Public static content (the dashboard's files, ui/ui.h), tried before
+  // authentication: true when it answered the request. It must hold no
+  // cluster data; what the page shows comes through the API with the
+  // user's own credentials.
+  std::function<bool(const HttpRequest&, ResponseWriter&)> static_content;
 };
 
 class ApiServer {

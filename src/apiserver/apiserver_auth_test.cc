@@ -335,5 +335,35 @@ TEST_F(ApiServerAuthTest, AuditLogRecordsWhoDidWhat) {
   EXPECT_EQ(evs.back()["auditID"].get<std::string>().size(), 36u);
 }
 
+// The dashboard's files (static_content) load before any credential is
+// checked, even with a refused token; every other path still needs one.
+TEST_F(ApiServerAuthTest, StaticContentIsServedBeforeAuthentication) {
+  ApiServerOptions o;
+  o.authenticator = authn_.get();
+  o.authorizer = authz_.get();
+  o.static_content = [](const HttpRequest& req, ResponseWriter& w) {
+    if (req.path != "/ui/") return false;
+    w.Send(200, {{"Content-Type", "text/html"}}, "page");
+    return true;
+  };
+  ApiServer api(*reg_, clock_, o);
+  auto get = [&](const std::string& path, const std::string& token) {
+    HttpRequest r;
+    r.method = "GET";
+    r.path = path;
+    if (!token.empty()) r.headers["authorization"] = "Bearer " + token;
+    r.remote = "10.0.0.9:4444";
+    BufferWriter w;
+    api.Handle(r, w);
+    return w;
+  };
+  EXPECT_EQ(get("/ui/", "").code(), 200);
+  EXPECT_EQ(get("/ui/", "").body(), "page");
+  EXPECT_EQ(get("/ui/", "not-a-token").code(), 200);
+  EXPECT_EQ(get("/api/v1/namespaces", "not-a-token").code(), 401);
+  EXPECT_EQ(get("/api/v1/namespaces", "").code(), 403);  // anonymous
+  EXPECT_EQ(get("/api/v1/namespaces", "admin").code(), 200);
+}
+
 }  // namespace
 }  // namespace batchd::apiserver

@@ -129,7 +129,7 @@ std::vector<Json> DefaultClusterRoles() {
       "kueue-clusterqueue-viewer-role",
       Json::array({Rule(kRead, kueue, {"clusterqueues", "resourceflavors", "cohorts",
                                        "workloadpriorityclasses", "admissionchecks",
-                                       "topologies"}),
+                                       "topologies", "provisioningrequestconfigs"}),
                    Rule({"get"}, kueue, {"clusterqueues/status", "cohorts/status",
                                          "admissionchecks/status"})}),
       {{kKueueAdmin, "true"}}));
@@ -137,7 +137,7 @@ std::vector<Json> DefaultClusterRoles() {
       "kueue-clusterqueue-editor-role",
       Json::array({Rule(kAll, kueue, {"clusterqueues", "resourceflavors", "cohorts",
                                       "workloadpriorityclasses", "admissionchecks",
-                                      "topologies"})}),
+                                      "topologies", "provisioningrequestconfigs"})}),
       {{kKueueAdmin, "true"}}));
   out.push_back(ClusterRole("kueue-jobset-editor-role",
                             Json::array({Rule(kAll, jobset, {"jobsets"}),

@@ -21,6 +21,7 @@
 #include "auth/bootstrap_policy.h"
 #include "auth/rbac.h"
 #include "auth/service_account_tokens.h"
+#include "ui/ui.h"
 #include "cmd/feature_gates.h"
 #include "cmd/node_metrics.h"
 #include "common/clock.h"
@@ -44,6 +45,7 @@
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
 #include "controllers/topology/ungater.h"
+#include "controllers/admissioncheck/controllers.h"
 #include "controllers/workload/jobset_integration.h"
 #include "controllers/workload/pod_integration.h"
 #include "controllers/workload/workload_controller.h"
@@ -271,7 +273,10 @@ void Server::Impl::AddControllers() {
   scheduler::AddScheduler(i.ContextFor("default-scheduler"), std::move(so));
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
-  controllers::AddJobIntegration(i.ContextFor("batch/job-kueue-controller"), jo);
+  jo.jobset_integrated = i.queueing.FrameworkEnabled(controllers::kJobSetFramework);
+  if (i.queueing.FrameworkEnabled("batch/job")) {
+    controllers::AddJobIntegration(i.ContextFor("batch/job-kueue-controller"), jo);
+  }
   if (i.queueing.FrameworkEnabled("pod")) {
     controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"));
   }
@@ -279,6 +284,8 @@ void Server::Impl::AddControllers() {
     controllers::AddJobSetIntegration(i.ContextFor("jobset-kueue-controller"), jo);
   }
   controllers::topology::AddTopologyUngater(i.ContextFor("kueue-topology-ungater"));
+  // Two-phase admission, the provisioning check, resource-in-use finalizers.
+  controllers::admissioncheck::AddAdmissionCheckControllers(i.ContextFor("kueue-admission-checks"));
   i.queue_manager = controllers::queueing::AddQueueManager(i.ContextFor("kueue-admission"),
                                                            i.queueing);
 }
@@ -360,7 +367,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   // Kueue's Job webhook: queued Jobs are created suspended.
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
-  if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
+  jo.jobset_integrated = i.queueing.FrameworkEnabled(controllers::kJobSetFramework);
+  // integrations.frameworks decides which kinds are managed (Kueue: batch/job).
+  if (i.queueing.FrameworkEnabled("batch/job")) {
+    if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
+  }
   // Kueue's JobSet webhook (or, without the jobset framework, the refusal of queue names).
   if (auto st = controllers::RegisterJobSetWebhooks(
           *i.registry, jo, i.queueing.FrameworkEnabled(controllers::kJobSetFramework));
@@ -429,6 +440,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   ao.authorizer = i.authorizer.get();
   ao.audit = i.audit.get();
   ao.service_account_tokens = i.sa_tokens.get();
+  ao.static_content = ui::ServeDashboard;
   store::ObservableStore* obs = i.store.get();
   Impl* impl = &i;
   ao.ready_checks = [impl]() {

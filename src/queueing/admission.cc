@@ -407,12 +407,16 @@ void CoreState::SetAdmitted(Workload wl, Admission admission) {
     --LqOf(it->second->wl).pending;
     pending_.erase(it);
   }
+  // An admission that changed in place (reclaimable pods, an elastic slice)
+  // keeps its admission order for preemption.
+  uint64_t seq = 0;
+  if (auto it = admitted_.find(key); it != admitted_.end()) seq = it->second->admit_seq;
   ReleaseAdmitted(key);
   auto a = std::make_unique<AdmittedEntry>();
   a->wl = std::move(wl);
   a->admission = std::move(admission);
   a->usage = UsageOf(a->admission);
-  a->admit_seq = ++admit_seq_;
+  a->admit_seq = seq != 0 ? seq : ++admit_seq_;
   a->evicting = a->wl.evicted;  // e.g. an eviction in flight across a restart
   a->cq = &CqFor(a->admission.cluster_queue);
   a->cq->admitted.Insert(a.get());

@@ -195,6 +195,7 @@ struct PreemptCase {
   std::vector<ClusterQueue> cqs = {};    // empty = the runner's defaults
   std::vector<Cohort> cohorts = {};
   bool fair_sharing = false;
+  std::vector<FairSharingStrategy> strategies = {};  // empty = Options' default (both)
 };
 
 // Runs one cycle per case: the victims (with reasons) must be exactly
@@ -211,6 +212,7 @@ inline void RunPreemptCases(const std::vector<PreemptCase>& cases,
     s.admitted = c.admitted;
     s.pending = {c.incoming};
     s.opts.fair_sharing = c.fair_sharing;
+    if (!c.strategies.empty()) s.opts.fair_sharing_strategies = c.strategies;
     auto core = testing::Load(s);
     std::vector<Decision> ds = core->RunCycle(absl::FromUnixSeconds(100));
     EXPECT_EQ(PreemptedWithReason(ds), c.want_preempted);

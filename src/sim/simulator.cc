@@ -28,6 +28,7 @@
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/queue_manager.h"
 #include "controllers/topology/ungater.h"
+#include "controllers/admissioncheck/controllers.h"
 #include "controllers/workload/jobset_integration.h"
 #include "controllers/workload/pod_integration.h"
 #include "controllers/workload/workload_controller.h"
@@ -254,6 +255,7 @@ void Simulator::Impl::AddControllers() {
     controllers::AddJobSetIntegration(c, jo);
   }
   controllers::topology::AddTopologyUngater(c);
+  controllers::admissioncheck::AddAdmissionCheckControllers(c);
   queue_manager = controllers::queueing::AddQueueManager(c, opts.queueing);
 }
 

@@ -43,6 +43,7 @@ inline constexpr char kWorkloads[] = "workloads";
 inline constexpr char kWorkloadPriorityClasses[] = "workloadpriorityclasses";
 inline constexpr char kAdmissionChecks[] = "admissionchecks";
 inline constexpr char kTopologies[] = "topologies";
+inline constexpr char kProvisioningRequestConfigs[] = "provisioningrequestconfigs";
 
 // Defaulting (CRD defaults + mutating webhooks) on v1beta2 objects.
 void SetDefaultsClusterQueue(Json& cq);
@@ -68,6 +69,8 @@ ErrorList ValidateAdmissionCheck(const Json& ac);
 ErrorList ValidateAdmissionCheckUpdate(const Json& ac, const Json& old);
 ErrorList ValidateTopology(const Json& topo);
 ErrorList ValidateTopologyUpdate(const Json& topo, const Json& old);
+ErrorList ValidateProvisioningRequestConfig(const Json& prc);
+ErrorList ValidateProvisioningRequestConfigUpdate(const Json& prc, const Json& old);
 
 // Conversion between the stored v1beta2 and the served v1beta1 shape of
 // `kind` ("ClusterQueue", ...), in place; both rewrite `apiVersion`. Kinds

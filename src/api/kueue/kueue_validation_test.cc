@@ -278,6 +278,12 @@ TEST(OtherKindsTest, Validate) {
       {"operator":"Equal","value":"v"}]})"));
   Json wpc = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "WorkloadPriorityClass"},
               {"metadata", {{"name", "x"}}}};
+  Json prc_empty = obj("ProvisioningRequestConfig", Json::object());
+  Json prc_bad = obj("ProvisioningRequestConfig", Json::parse(R"({"provisioningClassName":"c",
+      "managedResources":["cpu","cpu"],"retryStrategy":{"backoffLimitCount":-1}})"));
+  Json prc_ok = obj("ProvisioningRequestConfig", Json::parse(R"({"provisioningClassName":"c",
+      "parameters":{"batchd.io/node-selector":"pool=a"},"retryStrategy":{"backoffLimitCount":1},
+      "podSetMergePolicy":"IdenticalPodTemplates"})"));
   std::vector<Case> cases = {
       {"topology", [&] { return ValidateTopology(topo); },
        "[spec.levels[0].nodeLabel: Invalid value: \"kubernetes.io/hostname\": the "
@@ -290,6 +296,12 @@ TEST(OtherKindsTest, Validate) {
        "'key' is empty, which means 'match all values and all keys', spec: Invalid value: null: "
        "at least one nodeLabel is required when topology is set]"},
       {"wpc value", [&] { return ValidateWorkloadPriorityClass(wpc); }, "value: Required value"},
+      {"prc class required", [&] { return ValidateProvisioningRequestConfig(prc_empty); },
+       "spec.provisioningClassName: Required value"},
+      {"prc limits", [&] { return ValidateProvisioningRequestConfig(prc_bad); },
+       "[spec.managedResources[1]: Duplicate value: \"cpu\", spec.retryStrategy.backoffLimitCount: "
+       "Invalid value: -1: must be greater than or equal to 0]"},
+      {"prc valid", [&] { return ValidateProvisioningRequestConfig(prc_ok); }, ""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

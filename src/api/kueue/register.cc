@@ -100,6 +100,13 @@ std::vector<KindDef> Kinds(std::string_view version) {
   topo.validate_create = ValidateTopology;
   topo.validate_update = ValidateTopologyUpdate;
   out.push_back(std::move(topo));
+
+  KindDef prc = Base({"ProvisioningRequestConfig", kProvisioningRequestConfigs,
+                      "provisioningrequestconfig", false, {"prc"}, false},
+                     version, s.provisioning_request_config);
+  prc.validate_create = ValidateProvisioningRequestConfig;
+  prc.validate_update = ValidateProvisioningRequestConfigUpdate;
+  out.push_back(std::move(prc));
   return out;
 }
 

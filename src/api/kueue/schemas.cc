@@ -342,6 +342,7 @@ KueueSchemas Build(std::string_view version) {
   s.workload_priority_class = WorkloadPriorityClassSchema(c);
   s.admission_check = AdmissionCheckSchema(c);
   s.topology = TopologySchema(c);
+  s.provisioning_request_config = ProvisioningRequestConfigSchema(c);
   return s;
 }
 

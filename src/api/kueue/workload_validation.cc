@@ -9,6 +9,7 @@
 #include "api/kueue/internal/util.h"
 #include "api/kueue/kueue.h"
 #include "api/meta/conditions.h"
+#include "api/meta/object_meta.h"
 #include "api/validation/names.h"
 
 namespace batchd::api::kueue {
@@ -278,7 +279,26 @@ ErrorList ValidateWorkloadUpdate(const Json& wl, const Json& old) {
   bool old_reserved = meta::IsConditionTrue(old, kQuotaReserved);
   bool new_reserved = meta::IsConditionTrue(wl, kQuotaReserved);
   if (old_reserved) {
-    if (MemberArray(spec, "podSets") != MemberArray(was, "podSets")) {
+    // An elastic workload (Kueue's ElasticJobsViaWorkloadSlices, annotation
+    // kueue.x-k8s.io/elastic-job: "true") may lower its pod sets' counts in
+    // place: a scale-down releases quota at once.
+    auto counts_lowered_only = [&]() {
+      if (meta::GetAnnotation(wl, "kueue.x-k8s.io/elastic-job").value_or("") != "true") {
+        return false;
+      }
+      const Json& now_sets = MemberArray(spec, "podSets");
+      const Json& was_sets = MemberArray(was, "podSets");
+      if (now_sets.size() != was_sets.size()) return false;
+      for (size_t i = 0; i < now_sets.size(); ++i) {
+        Json a = now_sets[i], b = was_sets[i];
+        if (IntMember(a, "count", 1) > IntMember(b, "count", 1)) return false;
+        a.erase("count");
+        b.erase("count");
+        if (a != b) return false;
+      }
+      return true;
+    };
+    if (MemberArray(spec, "podSets") != MemberArray(was, "podSets") && !counts_lowered_only()) {
       errs.push_back(Invalid(p.Child("podSets"), Json(), "field is immutable"));
     }
     if (HasMember(spec, "priorityClassRef") != HasMember(was, "priorityClassRef")) {

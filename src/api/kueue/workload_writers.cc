@@ -1,10 +1,13 @@
 #include "api/kueue/workload_writers.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "api/json_access.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
+#include "api/meta/time_util.h"
 
 namespace batchd::api::kueue {
 
@@ -105,6 +108,19 @@ bool SetPodsReady(Json& wl, PodsReadyState state, absl::Time now) {
 
 void ClearReservation(Json& wl, std::string_view eviction_reason,
                       std::string_view eviction_message, bool requeue, absl::Time now) {
+  // Kueue: when Admitted turns False, the time it was True adds to
+  // status.accumulatedPastExecutionTimeSeconds (maximumExecutionTimeSeconds
+  // counts every admission).
+  if (const Json* admitted = meta::FindCondition(wl, kAdmitted);
+      admitted != nullptr && StringMember(*admitted, "status") == kConditionTrue) {
+    if (std::optional<absl::Time> since =
+            meta::ParseOptionalRfc3339(StringMember(*admitted, "lastTransitionTime"))) {
+      Json& status = MutableObject(wl, "status");
+      const int64_t past = IntMember(status, "accumulatedPastExecutionTimeSeconds", 0);
+      status["accumulatedPastExecutionTimeSeconds"] =
+          past + std::max<int64_t>(0, absl::ToInt64Seconds(now - *since));
+    }
+  }
   MutableObject(wl, "status").erase("admission");
   meta::SetCondition(wl, ConditionShape::kMeta,
                      {kQuotaReserved, kConditionFalse, "Pending", std::string(eviction_message)},

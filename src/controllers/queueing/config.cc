@@ -251,6 +251,12 @@ absl::Status ParseIntegrations(const Json* in, QueueingConfig* out) {
       return Error(api::Invalid(fp.Index(i), fw[i], "must be a framework name"));
     }
     std::string n = fw[i].get<std::string>();
+    // Accept only what batchd integrates: Kueue's other frameworks (MPIJob,
+    // RayJob, ...) would otherwise be silently unmanaged.
+    const std::vector<std::string> supported = {"batch/job", "jobset.x-k8s.io/jobset", "pod"};
+    if (std::find(supported.begin(), supported.end(), n) == supported.end()) {
+      return Error(api::NotSupported(fp.Index(i), fw[i], supported));
+    }
     if (std::find(names.begin(), names.end(), n) != names.end()) {
       return Error(api::Duplicate(fp.Index(i), fw[i]));
     }

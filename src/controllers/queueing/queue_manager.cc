@@ -8,6 +8,7 @@
 #include "api/kueue/queue_views.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
+#include "controllers/admissioncheck/admission_checks.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
 
 namespace batchd::controllers::queueing {
@@ -89,6 +90,8 @@ QueueManagerImpl::QueueManagerImpl(ControllerContext& ctx, QueueingConfig cfg)
       topologies_(ctx.informers.For(topology_kind_)),
       nodes_(ctx.informers.For("", "v1", "nodes")),
       pods_(ctx.informers.For("", "v1", "pods")),
+      checks_(ctx.informers.For(api::kueue::kGroup, api::kueue::kStorageVersion,
+                                api::kueue::kAdmissionChecks)),
       core_(CoreOptions(cfg_)) {}
 
 void QueueManagerImpl::MarkDirty(std::set<std::string> Dirty::*set, const std::string& key,
@@ -159,6 +162,15 @@ void QueueManagerImpl::Wire(Controller* controller) {
   pods_.AddHandlers(pod);
   cohorts_.AddHandlers(queue_handlers(&Dirty::cohorts, false));
   cqs_.AddHandlers(queue_handlers(&Dirty::cqs, true));
+  // An AdmissionCheck appearing, going or turning (in)active re-syncs the
+  // ClusterQueues (admissioncheck::CheckReferencesUsable decides Hold).
+  auto check_changed = [this](const ObjectRef&) {
+    for (const ObjectRef& cq : cqs_.List()) MarkDirty(&Dirty::cqs, api::meta::GetName(*cq));
+  };
+  checks_.AddHandlers({check_changed, [check_changed](const ObjectRef&, const ObjectRef& b) {
+                         check_changed(b);
+                       },
+                       check_changed});
   lqs_.AddHandlers(queue_handlers(&Dirty::lqs, true));
   client::EventHandlers ns;
   ns.on_add = [this](const ObjectRef&) { MarkDirty(nullptr, "", true); };
@@ -200,9 +212,30 @@ void QueueManagerImpl::SyncConfig(const Dirty& d) {
   }
   for (const std::string& name : d.cqs) {
     ObjectRef cq = cqs_.Get("", name);
-    if (cq && !api::meta::IsBeingDeleted(*cq)) {
-      core_.UpsertClusterQueue(internal::ToClusterQueue(
-          api::kueue::ClusterQueueView::Parse(*cq), api::kueue::ResourceGroupsView::Parse(*cq)));
+    if (cq) {
+      q::ClusterQueue c = internal::ToClusterQueue(api::kueue::ClusterQueueView::Parse(*cq),
+                                                   api::kueue::ResourceGroupsView::Parse(*cq));
+      // Being deleted (its resource-in-use finalizer holds it while workloads
+      // run) or naming a missing/inactive AdmissionCheck: no new admissions,
+      // but its usage stays counted in the cohort.
+      std::vector<std::string> unused;
+      auto lookup = [this](const std::string& n) { return checks_.Get("", n); };
+      if (c.stop_policy == q::StopPolicy::kNone &&
+          (api::meta::IsBeingDeleted(*cq) ||
+           !admissioncheck::CheckReferencesUsable(*cq, lookup, &unused, &unused))) {
+        c.stop_policy = q::StopPolicy::kHold;
+      }
+      // A ClusterQueue on its way out lends nothing new: once it goes its
+      // quota leaves the cohort, and what others borrowed from it would
+      // over-commit what remains. Its own usage stays counted.
+      if (api::meta::IsBeingDeleted(*cq) && !c.cohort.empty()) {
+        for (q::ResourceGroup& g : c.resource_groups) {
+          for (q::FlavorQuotas& f : g.flavors) {
+            for (auto& [name, quota] : f.resources) quota.lending_limit = 0;
+          }
+        }
+      }
+      core_.UpsertClusterQueue(std::move(c));
     } else {
       core_.DeleteClusterQueue(name);
     }
@@ -240,6 +273,7 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
   for (const WorkloadToSync& wl : SyncOrder(keys)) SyncWorkload(wl, now);
   if (nodes_changed || repair_retry_) RepairTopology(now);
   ProcessDeadlines(now);
+  ProcessExecutionDeadlines(now);
   bool retry = !FlushWrites(now);
   if (!AdmissionBlocked()) {
     absl::Time start = ctx_.clock.Now();

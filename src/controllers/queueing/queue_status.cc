@@ -12,6 +12,7 @@
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
 #include "common/string_view.h"
+#include "controllers/admissioncheck/admission_checks.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
 
 namespace batchd::controllers::queueing {
@@ -84,6 +85,10 @@ bool QueueManagerImpl::ClusterQueueActive(const kueue::ClusterQueueView& cq,
     reasons.push_back("FlavorNotFound");
     messages.push_back(
         absl::StrCat("references missing ResourceFlavor(s): [", absl::StrJoin(missing, " "), "]"));
+  }
+  if (ObjectRef obj = cqs_.Get("", std::string(cq.meta.name))) {
+    admissioncheck::CheckReferencesUsable(
+        *obj, [this](const std::string& n) { return checks_.Get("", n); }, &reasons, &messages);
   }
   if (cq.meta.being_deleted()) {
     *reason = "Terminating";

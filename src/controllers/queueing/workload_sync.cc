@@ -15,6 +15,7 @@
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
 #include "common/string_view.h"
+#include "controllers/admissioncheck/admission_checks.h"
 #include "controllers/queueing/internal/queue_manager_impl.h"
 
 namespace batchd::controllers::queueing {
@@ -66,6 +67,7 @@ void QueueManagerImpl::Forget(const std::string& key) {
   synced_sig_.erase(key);
   written_.erase(key);
   ready_deadlines_.erase(key);
+  execution_deadlines_.erase(key);
   not_ready_.erase(key);
   requeue_at_.erase(key);
   pending_.erase(key);
@@ -116,6 +118,7 @@ void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) 
   auto wit = written_.find(key);
   if (wit != written_.end() && Rv(*item.obj) > Rv(wit->second)) written_.erase(wit);
   const Json& wl = *item.obj;
+  TrackExecutionTime(key, wl, view);
   if (view.active && view.IsConditionTrue("DeactivationTarget")) {
     // Kueue's workload controller: the deactivation target turns into spec.active=false.
     auto [ns, name] = SplitKey(key);
@@ -164,8 +167,9 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl,
     const WorkloadPodSetsView pod_sets = WorkloadPodSetsView::Parse(wl);
     internal::WorkloadContext wctx;
     wctx.cluster_queue = cq;
-    core_.SetAdmitted(internal::ToWorkload(view, pod_sets, wctx),
-                      *internal::ToAdmission(view, pod_sets));
+    q::Admission admission = *internal::ToAdmission(view, pod_sets);
+    ApplyReclaimablePods(wl, pod_sets, admission);
+    core_.SetAdmitted(internal::ToWorkload(view, pod_sets, wctx), std::move(admission));
     synced_sig_[key] = sig;
   }
   const bool evicted = view.IsConditionTrue("Evicted");
@@ -183,7 +187,9 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl,
   }
   const std::optional<ConditionView> pods_ready = view.Condition("PodsReady");
   const bool ready = pods_ready && pods_ready->is_true();
-  if (ready || evicted) {
+  // Waiting for its admission checks (QuotaReserved, not Admitted) it has no
+  // pods to wait for: blockAdmission counts admitted workloads only.
+  if (ready || evicted || !view.IsConditionTrue("Admitted")) {
     not_ready_.erase(key);
   } else {
     not_ready_.insert(key);
@@ -296,8 +302,18 @@ bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
       api::kueue::SetCondition(update, {type, kConditionFalse, "QuotaReserved", msg}, now);
     }
   }
-  api::kueue::SetCondition(
-      update, {"Admitted", kConditionTrue, "Admitted", "The workload is admitted"}, now);
+  // Two-phase admission: with AdmissionChecks for these flavors, Admitted
+  // waits for all of them to be Ready (controllers/admissioncheck).
+  ObjectRef cq_obj = cqs_.Get("", cq);
+  const std::vector<std::string> checks =
+      cq_obj ? admissioncheck::ChecksFor(*cq_obj, admissioncheck::AssignedFlavors(
+                                                      update.status()["admission"]))
+             : std::vector<std::string>();
+  admissioncheck::ResetForReservation(update.status(), checks, now);
+  if (checks.empty()) {
+    api::kueue::SetCondition(
+        update, {"Admitted", kConditionTrue, "Admitted", "The workload is admitted"}, now);
+  }
   api::kueue::ClearRequeueAt(update);
   api::kueue::SetUnhealthyNodes(update, {});
   absl::Time queued = view.meta.CreationTime().value_or(now);
@@ -312,7 +328,7 @@ bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
   wl_cq_[d.key] = cq;
   synced_sig_.erase(d.key);  // The next sync records it as admitted.
   metrics_.QuotaReserved(cq, now - queued);
-  metrics_.Admitted(cq, now - queued);
+  if (checks.empty()) metrics_.Admitted(cq, now - queued);
   ctx_.events.Event(*obj, "Normal", "QuotaReserved",
                     absl::StrCat("Quota reserved in ClusterQueue ", cq,
                                  ", wait time since queued was ",
@@ -476,6 +492,7 @@ std::optional<absl::Time> QueueManagerImpl::NextWake(absl::Time now) const {
     if (!wake || t < *wake) wake = t;
   };
   for (const auto& [key, t] : ready_deadlines_) consider(t);
+  for (const auto& [key, t] : execution_deadlines_) consider(t);
   for (const auto& [key, t] : requeue_at_) {
     if (t > now) consider(t);
   }

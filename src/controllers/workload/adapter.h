@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -95,6 +96,13 @@ class JobAdapter {
   // Clears status fields that forbid editing the templates of a suspended
   // object (a Job's `startTime`); returns whether a status write is needed.
   virtual bool ResetStatusForRestore(Json& obj) const { (void)obj; return false; }
+  // Kueue's JobWithReclaimablePods: pods of a still-running job that will
+  // never run again (podSet name -> count), whose quota the Workload gives
+  // back through status.reclaimablePods. Empty for kinds that don't say.
+  virtual std::vector<std::pair<std::string, int32_t>> ReclaimablePods(const Json& obj) const {
+    (void)obj;
+    return {};
+  }
 };
 
 struct IntegrationOptions {

@@ -1,5 +1,7 @@
 // The batch/v1 Job integration: the controller (generic reconciler over
 // BatchJobAdapter) and Kueue's Job webhook rules as a registry mutator.
+#include <charconv>
+#include <climits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -29,6 +31,8 @@ using workload::internal::BatchJobAdapter;
 using workload::internal::JobMinCount;
 using workload::internal::JobPodsCount;
 using workload::internal::kCompletionsEqualParallelismAnnotation;
+using workload::internal::kElasticJobAnnotation;
+using workload::internal::kMaxExecTimeLabel;
 using workload::internal::kMinParallelismAnnotation;
 using workload::internal::kPriorityClassLabel;
 using workload::internal::kQueueNameKey;
@@ -96,6 +100,51 @@ void CheckSyncCompletions(const Json& job, api::ErrorList& errs) {
   }
 }
 
+// Kueue's validateCreateForMaxExecTime: an integer above 0.
+void CheckMaxExecTime(const Json& job, api::ErrorList& errs) {
+  std::optional<std::string> raw = api::meta::GetLabel(job, kMaxExecTimeLabel);
+  if (!raw) return;
+  const Path p = kLabels.Key(kMaxExecTimeLabel);
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), v);
+  if (ec != std::errc() || end != raw->data() + raw->size() || v > INT32_MAX) {
+    // Kueue reads the label as an int32: a larger value would be ignored there.
+    const bool range = ec == std::errc::result_out_of_range || (ec == std::errc() && v > INT32_MAX);
+    errs.push_back(api::Invalid(p, *raw,
+                                absl::StrCat("strconv.Atoi: parsing \"", *raw, "\": ",
+                                             range ? "value out of range" : "invalid syntax")));
+  } else if (v <= 0) {
+    errs.push_back(api::Invalid(p, v, "should be greater than 0"));
+  }
+}
+
+// Elastic Jobs (kueue.x-k8s.io/elastic-job: "true"): not with partial
+// admission (Kueue's workload webhook), and the mark cannot change (Kueue's
+// validatedUpdateForEnabledWorkloadSlice). batchd serves the scale-down of a
+// running elastic Job (its Workload shrinks in place); a scale-up of a
+// running one (Kueue's workload slices) is refused rather than restarting it.
+void CheckElastic(const Json& job, const Json* old, api::ErrorList& errs) {
+  const bool elastic = workload::internal::IsElastic(job);
+  const Path p = kAnnotations.Key(kElasticJobAnnotation);
+  if (old != nullptr && elastic != workload::internal::IsElastic(*old)) {
+    errs.push_back(api::Invalid(p, elastic, "field is immutable"));
+    return;
+  }
+  if (!elastic) return;
+  if (api::meta::GetAnnotation(job, kMinParallelismAnnotation)) {
+    errs.push_back(api::Invalid(kAnnotations.Key(kMinParallelismAnnotation),
+                                *api::meta::GetAnnotation(job, kMinParallelismAnnotation),
+                                "partial admission and elastic job cannot be used together"));
+  }
+  if (old != nullptr && !Suspended(*old) && !Suspended(job) &&
+      JobSpecView::Parse(job).parallelism > JobSpecView::Parse(*old).parallelism) {
+    errs.push_back(api::Forbidden(
+        kSpec.Child("parallelism"),
+        "scaling up a running elastic Job (workload slices) is not supported by batchd yet; "
+        "scale-down is"));
+  }
+}
+
 void CheckUpdate(const Json& job, const Json& old, api::ErrorList& errs) {
   if (!Suspended(job) && QueueName(job) != QueueName(old)) {
     errs.push_back(api::Invalid(kLabels.Key(kQueueNameKey), QueueName(job), "field is immutable"));
@@ -103,6 +152,12 @@ void CheckUpdate(const Json& job, const Json& old, api::ErrorList& errs) {
   auto wpc = api::meta::GetLabel(job, kPriorityClassLabel).value_or("");
   if (wpc != api::meta::GetLabel(old, kPriorityClassLabel).value_or("")) {
     errs.push_back(api::Invalid(kLabels.Key(kPriorityClassLabel), wpc, "field is immutable"));
+  }
+  // Kueue's validateUpdateForMaxExecTime: fixed unless the job stays suspended.
+  auto limit = api::meta::GetLabel(job, kMaxExecTimeLabel).value_or("");
+  if ((!Suspended(job) || !Suspended(old)) &&
+      limit != api::meta::GetLabel(old, kMaxExecTimeLabel).value_or("")) {
+    errs.push_back(api::Invalid(kLabels.Key(kMaxExecTimeLabel), limit, "field is immutable"));
   }
   const JobSpecView spec = JobSpecView::Parse(job);
   const JobSpecView old_spec = JobSpecView::Parse(old);
@@ -124,7 +179,7 @@ void CheckUpdate(const Json& job, const Json& old, api::ErrorList& errs) {
 
 // Kueue's ApplyDefaultForSuspend: queued Jobs start suspended.
 void DefaultSuspend(Json& job, const JobIntegrationOptions& options) {
-  if (BatchJobAdapter().Skip(job)) return;
+  if (BatchJobAdapter(options.jobset_integrated).Skip(job)) return;
   const bool queued = !QueueName(job).empty();
   const bool managed = queued || (options.manage_jobs_without_queue_name &&
                                   api::meta::GetNamespace(job) != "kube-system");
@@ -163,6 +218,8 @@ JobHook MakeJobWebhook(const api::KindDef& jobs, const JobIntegrationOptions& op
       CheckMinParallelism(job, errs);
     }
     CheckSyncCompletions(job, errs);
+    if (old == nullptr) CheckMaxExecTime(job, errs);
+    CheckElastic(job, old, errs);
     if (const Json* tmpl = api::batch_v1::JobSpecView::Parse(job).pod_template; tmpl != nullptr) {
       ValidateTopologyAnnotations(*tmpl, JobPodsCount(job),
                                   kSpec.Child("template").Child("metadata").Child("annotations"),
@@ -185,7 +242,7 @@ void AddJobIntegration(ControllerContext& ctx, const JobIntegrationOptions& opti
   workload::IntegrationOptions opts;
   opts.manage_jobs_without_queue_name = options.manage_jobs_without_queue_name;
   absl::Status s =
-      workload::AddIntegration(ctx, std::make_shared<BatchJobAdapter>(), opts);
+      workload::AddIntegration(ctx, std::make_shared<BatchJobAdapter>(options.jobset_integrated), opts);
   if (!s.ok()) BATCHD_LOG_WARN("job integration disabled: {}", std::string(s.message()));
 }
 

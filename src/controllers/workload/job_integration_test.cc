@@ -312,3 +312,129 @@ TEST_F(ManageAllTest, JobWithoutQueueIsQueuedToo) {
 
 }  // namespace
 }  // namespace batchd::controllers::workload::testing
+
+namespace batchd::controllers::workload::testing {
+namespace {
+
+constexpr char kMaxExec[] = "kueue.x-k8s.io/max-exec-time-seconds";
+
+// Kueue's jobframework: the label becomes spec.maximumExecutionTimeSeconds;
+// the webhook refuses a value that is not a positive int32 and a change while
+// the job runs.
+TEST_F(IntegrationTest, MaxExecTimeLabelBecomesTheWorkloadLimit) {
+  EnsureFlavor();
+  Create(jobs_, MakeJob("j").Label(kQueue, "lq").Label(kMaxExec, "30").Obj());
+  EXPECT_EQ(OnlyWorkload()["spec"].value("maximumExecutionTimeSeconds", 0), 30);
+
+  for (const char* bad : {"0", "-5", "abc", "1.5", "99999999999"}) {
+    SCOPED_TRACE(bad);
+    auto r = client_.Create(jobs_, "default",
+                            MakeJob("bad").Label(kQueue, "lq").Label(kMaxExec, bad).Obj());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(registry::GetPayload(r.status()).reason, "Invalid");
+    EXPECT_NE(std::string(r.status().message()).find(kMaxExec), std::string::npos)
+        << r.status();
+  }
+
+  Admit("spot", 1);
+  ASSERT_FALSE(GetJob("j")["spec"].value("suspend", true));
+  auto r = client_.MergePatch(jobs_, "default", "j",
+                              {{"metadata", {{"labels", {{kMaxExec, "60"}}}}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.status().message()).find("field is immutable"), std::string::npos)
+      << r.status();
+}
+
+// Kueue: when Admitted turns False, the time it was True adds to
+// status.accumulatedPastExecutionTimeSeconds.
+TEST_F(IntegrationTest, EvictionAccumulatesTheAdmittedTime) {
+  EnsureFlavor();
+  Create(jobs_, MakeJob("j").Label(kQueue, "lq").Label(kMaxExec, "100").Obj());
+  auto at_now = [this](Json c) {
+    c["lastTransitionTime"] = api::meta::FormatRfc3339(clock_.Now());
+    return c;
+  };
+  for (int round : {1, 2}) {
+    SCOPED_TRACE(round);
+    Json admission = {{"clusterQueue", "cq"},
+                      {"podSetAssignments",
+                       Json::array({{{"name", "main"},
+                                     {"flavors", {{"cpu", "spot"}}},
+                                     {"resourceUsage", {{"cpu", "1"}}},
+                                     {"count", 1}}})}};
+    WriteWorkloadStatus({at_now(Cond("QuotaReserved", "True", "QuotaReserved")),
+                         at_now(Cond("Admitted", "True", "Admitted")),
+                         at_now(Cond("Evicted", "False", "QuotaReserved"))},
+                        admission);
+    ASSERT_EQ(Pods("j").size(), 1u);
+    clock_.Advance(absl::Seconds(42));
+    WriteWorkloadStatus({at_now(Cond("Evicted", "True", "Preempted", "Preempted"))});
+    Json wl = OnlyWorkload();
+    EXPECT_FALSE(wl["status"].contains("admission"));
+    EXPECT_EQ(wl["status"].value("accumulatedPastExecutionTimeSeconds", -1), 42 * round);
+  }
+}
+
+// Kueue's Job.ReclaimablePods: once the work left no longer fills every
+// parallel slot, the Workload reports the idle slots as reclaimable.
+TEST_F(IntegrationTest, FinishedPodsBecomeReclaimable) {
+  EnsureFlavor();
+  Create(jobs_, QueuedJob("j", 4));  // parallelism = completions = 4
+  Admit("spot", 4);
+  std::vector<Json> pods = Pods("j");
+  ASSERT_EQ(pods.size(), 4u);
+  EXPECT_FALSE(OnlyWorkload()["status"].contains("reclaimablePods"));
+  Terminate(pods[0], 0);
+  Terminate(pods[1], 0);
+  // 2 succeeded, 2 to go with 4 slots: 2 reclaimable.
+  Json wl = OnlyWorkload();
+  ASSERT_TRUE(wl["status"].contains("reclaimablePods")) << wl["status"].dump();
+  EXPECT_EQ(wl["status"]["reclaimablePods"],
+            Json::array({{{"name", "main"}, {"count", 2}}}));
+  EXPECT_EQ(CondStr(wl, "Admitted"), "True/Admitted") << "still running";
+}
+
+constexpr char kElastic[] = "kueue.x-k8s.io/elastic-job";
+
+// Elastic Jobs: a running Job's scale-down shrinks its Workload in place
+// (same Workload, still admitted, no restart); a scale-up of a running one
+// is refused (workload slices are not implemented); the mark is immutable and
+// excludes partial admission.
+TEST_F(IntegrationTest, ElasticJobScalesDownInPlace) {
+  EnsureFlavor();
+  Create(jobs_, MakeJob("e").Label(kQueue, "lq").Annotation(kElastic, "true")
+                    .Parallelism(4).Completions(8).Obj());
+  Json before = OnlyWorkload();
+  EXPECT_EQ(api::meta::GetAnnotation(before, kElastic).value_or(""), "true");
+  Admit("spot", 4);
+  ASSERT_EQ(Pods("e").size(), 4u);
+
+  auto r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 2}}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  Settle();
+  Json wl = OnlyWorkload();
+  EXPECT_EQ(api::meta::GetUid(wl), api::meta::GetUid(before)) << "the same Workload";
+  EXPECT_EQ(wl["spec"]["podSets"][0]["count"], 2);
+  EXPECT_EQ(CondStr(wl, "Admitted"), "True/Admitted");
+  EXPECT_FALSE(GetJob("e")["spec"].value("suspend", true)) << "never stopped";
+  EXPECT_FALSE(HasEvent(EventReasons(), "Stopped"));
+  EXPECT_EQ(Pods("e").size(), 2u);
+
+  r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 3}}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(registry::GetPayload(r.status()).reason, "Invalid");
+  EXPECT_NE(std::string(r.status().message()).find("spec.parallelism"), std::string::npos)
+      << r.status();
+  r = client_.MergePatch(jobs_, "default", "e",
+                         {{"metadata", {{"annotations", {{kElastic, nullptr}}}}}});
+  EXPECT_FALSE(r.ok()) << "the mark is immutable";
+
+  auto c = client_.Create(jobs_, "default",
+                          MakeJob("ep").Label(kQueue, "lq").Annotation(kElastic, "true")
+                              .Annotation("kueue.x-k8s.io/job-min-parallelism", "1")
+                              .Parallelism(2).Obj());
+  EXPECT_FALSE(c.ok()) << "elastic and partial admission together";
+}
+
+}  // namespace
+}  // namespace batchd::controllers::workload::testing

@@ -32,6 +32,9 @@ namespace batchd::controllers {
 
 struct JobIntegrationOptions {
   bool manage_jobs_without_queue_name = false;
+  // integrations.frameworks has `jobset.x-k8s.io/jobset`: a JobSet's child
+  // Jobs belong to its Workload; without it they are queued as plain Jobs.
+  bool jobset_integrated = true;
 };
 
 // Registers the Job integration controller ("job-workload-integration").

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <string>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "api/resource/amount.h"
 
 namespace batchd::queueing::internal {
 namespace {
@@ -13,7 +16,7 @@ namespace {
 // the flavor-resources it requests, and the node's weighted share.
 struct LevelKey {
   bool borrowing = false;
-  double share = 0;
+  Drs share;
 };
 
 // Per head: key of every node on its path below the root, with the head's
@@ -28,7 +31,7 @@ PathKeys KeysOf(QuotaTree& t, const TournamentHead& h) {
     for (const auto& [id, v] : *h.usage) {
       if (v > 0 && t.Usage(n, id) > t.SubtreeQuota(n, id)) k.borrowing = true;
     }
-    k.share = t.WeightedShare(n, {});
+    k.share = DominantShare(t, n);
     keys[n] = k;
   }
   t.RemoveUsage(h.cq, *h.usage);
@@ -46,7 +49,7 @@ struct FairSharingTournament {
     const LevelKey& a = keys[x].at(cx);
     const LevelKey& b = keys[y].at(cy);
     if (a.borrowing != b.borrowing) return !a.borrowing;
-    if (a.share != b.share) return a.share < b.share;
+    if (int c = CompareDrs(a.share, b.share); c != 0) return c < 0;
     return Tie(x, y);
   }
   bool Tie(size_t x, size_t y) const {
@@ -77,6 +80,51 @@ struct FairSharingTournament {
 };
 
 }  // namespace
+
+double Drs::Weighted() const {
+  if (unweighted == 0) return 0;
+  if (weight == 0) return std::numeric_limits<double>::infinity();
+  return unweighted / weight;
+}
+
+int CompareDrs(const Drs& a, const Drs& b) {
+  auto cmp = [](double x, double y) { return x < y ? -1 : (x > y ? 1 : 0); };
+  if (a.ZeroWeightBorrows() && b.ZeroWeightBorrows()) return cmp(a.unweighted, b.unweighted);
+  if (a.ZeroWeightBorrows()) return 1;
+  if (b.ZeroWeightBorrows()) return -1;
+  return cmp(a.Weighted(), b.Weighted());
+}
+
+Drs DominantShare(const QuotaTree& t, NodeId node) {
+  const QuotaNode& n = t.node(node);
+  Drs d{0, n.weight, false};
+  if (n.parent == kNoNode) return d;
+  const FlavorResourceTable& table = t.flavor_resources();
+  const int num = table.size();
+  std::map<std::string, Amount> borrowed;  // resource name -> summed over its flavors
+  for (FlavorResourceId id = 0; id < num; ++id) {
+    Amount b = api::SaturatingSub(t.Usage(node, id), t.SubtreeQuota(node, id));
+    if (b > 0) {
+      Amount& sum = borrowed[table.Resource(id)];
+      sum = api::SaturatingAdd(sum, b);
+    }
+  }
+  if (borrowed.empty()) return d;
+  d.borrowing = true;
+  for (const auto& [resource, b] : borrowed) {
+    Amount lendable = 0;
+    for (FlavorResourceId id = 0; id < num; ++id) {
+      if (table.Resource(id) == resource) {
+        lendable = api::SaturatingAdd(lendable, t.PotentialAvailable(n.parent, id));
+      }
+    }
+    if (lendable <= 0) continue;
+    // std::map walks resources alphabetically: ties keep the first name.
+    d.unweighted = std::max(d.unweighted, static_cast<double>(b) * 1000.0 /
+                                              static_cast<double>(lendable));
+  }
+  return d;
+}
 
 size_t TournamentWinner(QuotaTree& t, const std::vector<TournamentHead>& heads) {
   FairSharingTournament tournament{t, heads, {}, {}};

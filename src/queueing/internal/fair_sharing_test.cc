@@ -111,3 +111,49 @@ TEST(FairSharingTest, PreemptionStrategies) {
 
 }  // namespace
 }  // namespace batchd::queueing
+
+namespace qi = ::batchd::queueing::internal;
+
+// Kueue's DRS type (pkg/cache/scheduler/fair_sharing.go): a zero weight is
+// +inf only while the node holds a share; two such nodes compare by their
+// unweighted shares; a resource nothing can lend adds no share but the node
+// still counts as borrowing; a root never borrows.
+TEST(FairSharingTest, DominantShareAndCompare) {
+  using qi::CompareDrs;
+  using qi::DominantShare;
+  using qi::Drs;
+  qi::FlavorResourceTable table;
+  qi::FlavorResourceId cpu = table.Intern("default", "cpu");
+  qi::FlavorResourceId gpu = table.Intern("default", "gpu");
+  qi::QuotaTree t(&table);
+  qi::NodeId root = t.AddNode("root", false);
+  qi::NodeId a = t.AddNode("a", true, 0);
+  qi::NodeId b = t.AddNode("b", true, 0);
+  qi::NodeId c = t.AddNode("c", true, 2);
+  for (qi::NodeId n : {a, b, c}) t.SetParent(n, root);
+  t.SetQuota(root, cpu, {10000, std::nullopt, std::nullopt});
+  t.SetQuota(a, gpu, {0, std::nullopt, std::nullopt});
+  t.Finalize();
+
+  EXPECT_FALSE(DominantShare(t, root).borrowing);
+  Drs idle_zero_weight = DominantShare(t, a);
+  EXPECT_FALSE(idle_zero_weight.borrowing);
+  EXPECT_EQ(idle_zero_weight.Weighted(), 0);
+
+  t.AddUsage(a, cpu, 1000);  // 1 of 10 lendable: 100 per mille, weight 0
+  t.AddUsage(b, cpu, 2000);  // 200 per mille, weight 0
+  t.AddUsage(c, cpu, 8000);  // 800 per mille, weight 2: 400
+  EXPECT_TRUE(DominantShare(t, a).ZeroWeightBorrows());
+  EXPECT_DOUBLE_EQ(DominantShare(t, c).Weighted(), 400);
+  EXPECT_GT(CompareDrs(DominantShare(t, a), DominantShare(t, c)), 0);  // +inf above finite
+  EXPECT_LT(CompareDrs(DominantShare(t, a), DominantShare(t, b)), 0);  // 100 < 200 unweighted
+  EXPECT_GT(CompareDrs(DominantShare(t, c), Drs::Negative()), 0);
+  EXPECT_GT(CompareDrs(Drs{}, Drs::Negative()), 0);
+
+  t.RemoveUsage(a, cpu, 1000);
+  t.AddUsage(a, gpu, 1000);  // borrows gpu that nobody can lend
+  Drs nothing_lendable = DominantShare(t, a);
+  EXPECT_TRUE(nothing_lendable.borrowing);
+  EXPECT_EQ(nothing_lendable.unweighted, 0);
+  EXPECT_FALSE(nothing_lendable.ZeroWeightBorrows());
+}

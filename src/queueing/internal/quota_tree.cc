@@ -261,10 +261,11 @@ double QuotaTree::WeightedShare(NodeId node, const FlavorResourceAmounts& extra)
       if (flavor_resources_->Resource(id) != resource || SubtreeQuota(root, id) == 0) continue;
       lendable = SaturatingAdd(lendable, PotentialAvailable(n.parent, id));
     }
-    double ratio = lendable > 0 ? static_cast<double>(b) * 1000.0 / static_cast<double>(lendable)
-                                : std::numeric_limits<double>::infinity();
-    drs = std::max(drs, ratio);
+    // As Kueue: a resource nothing can lend adds no share.
+    if (lendable <= 0) continue;
+    drs = std::max(drs, static_cast<double>(b) * 1000.0 / static_cast<double>(lendable));
   }
+  if (drs == 0) return 0;
   if (n.weight == 0) return std::numeric_limits<double>::infinity();
   return drs / n.weight;
 }

@@ -81,6 +81,7 @@ class QuotaTree {
   int size() const { return static_cast<int>(nodes_.size()); }
   const QuotaNode& node(NodeId n) const { return nodes_[n]; }
   NodeId Root(NodeId n) const;
+  const FlavorResourceTable& flavor_resources() const { return *flavor_resources_; }
 
   // §2.1 queries.
   Amount LocalQuota(NodeId n, FlavorResourceId id) const { return At(nodes_[n].local, id); }
@@ -121,7 +122,8 @@ class QuotaTree {
 
   // Fair sharing (§2.8): the dominant resource share (DRS) of `n` in per
   // mille with `extra` usage added on n's flavor-resources, divided by n's
-  // weight (+inf for weight 0 while borrowing). A root node has share 0.
+  // weight (+inf for weight 0 while holding a share; a resource nothing can
+  // lend adds none). A root node has share 0. See also DominantShare.
   double WeightedShare(NodeId n, const FlavorResourceAmounts& extra) const;
 
  private:

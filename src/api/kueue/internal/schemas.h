@@ -21,6 +21,7 @@ struct KueueSchemas {
   SchemaPtr workload_priority_class;
   SchemaPtr admission_check;
   SchemaPtr topology;
+  SchemaPtr provisioning_request_config;
 };
 
 // "v1beta2" (storage) or "v1beta1"; any other value is treated as v1beta2.
@@ -39,5 +40,6 @@ SchemaPtr FairSharingStatusSchema(const SchemaContext& c);
 SchemaPtr ResourceListSchema(const std::string& doc);
 SchemaPtr TolerationsSchema(const std::string& doc);
 SchemaPtr WorkloadSchema(const SchemaContext& c);
+SchemaPtr ProvisioningRequestConfigSchema(const SchemaContext& c);  // provisioning_schema.cc
 
 }  // namespace batchd::api::kueue::internal

@@ -131,6 +131,14 @@ class QueueManagerImpl : public reconcile::Reconciler {
   void EvictForPodsReadyTimeout(const std::string& key, const Json& wl,
                                 const api::kueue::WorkloadView& view, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FlushWrites(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // --- maximumExecutionTimeSeconds (max_execution_time.cc) ---
+  void TrackExecutionTime(const std::string& key, const Json& wl,
+                          const api::kueue::WorkloadView& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ProcessExecutionDeadlines(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // --- status.reclaimablePods (reclaimable_pods.cc) ---
+  // Lowers an admitted workload's usage to the pods not yet reclaimable.
+  static void ApplyReclaimablePods(const Json& wl, const api::kueue::WorkloadPodSetsView& pod_sets,
+                                   batchd::queueing::Admission& admission);
   bool FlushEviction(const std::string& key, const Eviction& ev, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FlushPending(const std::string& key, const PendingNote& note, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AdmissionBlocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -165,6 +173,7 @@ class QueueManagerImpl : public reconcile::Reconciler {
   client::Informer& topologies_;
   client::Informer& nodes_;
   client::Informer& pods_;
+  client::Informer& checks_;  // AdmissionChecks: a ClusterQueue naming a missing/inactive one holds.
   reconcile::Controller* controller_ = nullptr;
   // Some ResourceFlavor names a topology: the node and pod handlers mark work.
   std::atomic<bool> tas_watch_{false};
@@ -180,6 +189,7 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::map<std::string, Json> written_ ABSL_GUARDED_BY(mu_);                // wl key -> our last write (overlay)
   std::map<std::string, absl::Time> ready_deadlines_ ABSL_GUARDED_BY(mu_);  // admitted, waiting for PodsReady
   std::set<std::string> not_ready_ ABSL_GUARDED_BY(mu_);                    // admitted, PodsReady not True
+  std::map<std::string, absl::Time> execution_deadlines_ ABSL_GUARDED_BY(mu_);  // admitted with maximumExecutionTimeSeconds
   std::map<std::string, absl::Time> requeue_at_ ABSL_GUARDED_BY(mu_);       // pending with requeueState.requeueAt
   std::map<std::string, Eviction> evictions_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, PendingNote> pending_ ABSL_GUARDED_BY(mu_);

@@ -62,9 +62,12 @@ std::optional<int32_t> JobMinCount(const Json& job) {
 }
 
 bool BatchJobAdapter::Skip(const Json& job) const {
-  // Child Jobs of a JobSet are queued through their parent's Workload.
+  // Child Jobs of a JobSet are queued through their parent's Workload, when
+  // the JobSet framework is integrated; a Job owned by any kind batchd does
+  // not integrate is a plain Job.
+  if (!jobset_integrated_) return false;
   auto owner = api::meta::GetControllerRef(job);
-  return owner && owner->api_version.rfind("jobset.x-k8s.io/", 0) == 0;
+  return owner && owner->api_version.rfind("jobset.x-k8s.io/", 0) == 0 && owner->kind == "JobSet";
 }
 
 bool BatchJobAdapter::IsSuspended(const Json& job) const {
@@ -152,6 +155,64 @@ bool BatchJobAdapter::RestorePodSetsInfo(Json& job,
 
 bool BatchJobAdapter::ResetStatusForRestore(Json& job) const {
   return api::batch_v1::ClearJobStartTime(job);
+}
+
+namespace {
+
+// Kueue's terminalIndexesCount: indexes below `completions` listed in either
+// interval list ("1,3-5"), counted once; malformed entries are skipped.
+int32_t TerminalIndexes(std::string_view completed, std::string_view failed, int32_t completions) {
+  if (completions <= 0) return 0;
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (std::string_view list : {completed, failed}) {
+    while (!list.empty()) {
+      size_t comma = list.find(',');
+      std::string_view item = list.substr(0, comma);
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      size_t dash = item.find('-');
+      std::string_view a = item.substr(0, dash);
+      std::string_view b = dash == std::string_view::npos ? a : item.substr(dash + 1);
+      int64_t first = 0, last = 0;
+      auto [pa, ea] = std::from_chars(a.data(), a.data() + a.size(), first);
+      auto [pb, eb] = std::from_chars(b.data(), b.data() + b.size(), last);
+      if (ea != std::errc() || eb != std::errc() || pa != a.data() + a.size() ||
+          pb != b.data() + b.size() || first < 0 || last < first) {
+        continue;
+      }
+      last = std::min<int64_t>(last, completions - 1);
+      if (first <= last) intervals.emplace_back(first, last);
+    }
+  }
+  std::sort(intervals.begin(), intervals.end());
+  int64_t count = 0, counted_to = -1;
+  for (const auto& [first, last] : intervals) {
+    int64_t from = std::max(first, counted_to + 1);
+    if (from > last) continue;
+    count += last - from + 1;
+    counted_to = last;
+  }
+  return static_cast<int32_t>(count);
+}
+
+}  // namespace
+
+// Kueue's Job.ReclaimablePods: once some pods are terminal and the work left
+// no longer fills every parallel slot, the slots beyond it are reclaimable.
+std::vector<std::pair<std::string, int32_t>> BatchJobAdapter::ReclaimablePods(
+    const Json& job) const {
+  const api::batch_v1::JobSpecView spec = api::batch_v1::JobSpecView::Parse(job);
+  const api::batch_v1::JobStatusView status = api::batch_v1::JobStatusView::Parse(job);
+  const int32_t parallelism = spec.parallelism;
+  const int32_t completions = spec.completions.value_or(parallelism);
+  int32_t terminal = status.succeeded;
+  if (spec.completion_mode == api::batch_v1::CompletionMode::kIndexed) {
+    terminal = TerminalIndexes(status.completed_indexes, status.failed_indexes.value_or(""),
+                               completions);
+  }
+  if (parallelism <= 1 || terminal <= 0) return {};
+  const int32_t remaining = std::max(completions - terminal, 0);
+  if (remaining >= parallelism) return {};
+  return {{"main", parallelism - remaining}};
 }
 
 }  // namespace batchd::controllers::workload::internal

@@ -27,6 +27,10 @@ std::optional<int32_t> JobMinCount(const Json& job);
 
 class BatchJobAdapter : public JobAdapter {
  public:
+  // `jobset_integrated`: whether the `jobset.x-k8s.io/jobset` framework is
+  // enabled; only then are a JobSet's child Jobs left to their parent
+  // (Kueue's IsOwnerManagedByKueue). Otherwise they are plain Jobs.
+  explicit BatchJobAdapter(bool jobset_integrated = true) : jobset_integrated_(jobset_integrated) {}
   GroupVersionKind Gvk() const override { return {"batch", "v1", "Job", "jobs"}; }
   bool Skip(const Json& job) const override;
   bool IsSuspended(const Json& job) const override;
@@ -38,6 +42,10 @@ class BatchJobAdapter : public JobAdapter {
   absl::Status RunWithPodSetsInfo(Json& job, const std::vector<PodSetInfo>& infos) const override;
   bool RestorePodSetsInfo(Json& job, const std::vector<PodSetInfo>& originals) const override;
   bool ResetStatusForRestore(Json& job) const override;
+  std::vector<std::pair<std::string, int32_t>> ReclaimablePods(const Json& job) const override;
+
+ private:
+  bool jobset_integrated_ = true;
 };
 
 }  // namespace batchd::controllers::workload::internal

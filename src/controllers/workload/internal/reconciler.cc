@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "api/json_access.h"
 #include "api/kueue/queue_views.h"
 #include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
@@ -161,6 +162,8 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
     return CreateWorkload(job);
   }
   Json& wl = *m.wl;
+  BATCHD_ASSIGN_OR_RETURN(bool reclaimable_written, SyncReclaimablePods(job, wl));
+  if (reclaimable_written) return Result::Done();
   BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, wl));
   if (api::meta::IsConditionTrue(wl, api::kueue::kEvicted)) {
     return HandleEviction(job, std::move(wl));
@@ -213,15 +216,38 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
   const std::string ns = api::meta::GetNamespace(job);
   const std::string uid = api::meta::GetUid(job);
   BATCHD_ASSIGN_OR_RETURN(std::vector<Json> podsets, adapter_->PodSets(OriginalView(job)));
+  if (IsElastic(job)) {
+    // The templates as before admission, but the counts the job has now
+    // (the original-podsets annotation keeps the counts it started with).
+    BATCHD_ASSIGN_OR_RETURN(std::vector<Json> live, adapter_->PodSets(job));
+    for (size_t i = 0; i < podsets.size() && i < live.size(); ++i) {
+      podsets[i]["count"] = api::Member(live[i], "count");
+    }
+  }
   Matched m;
   std::vector<Json> stale;
   for (const std::string& wl_name : OwnedNames(ns + "/" + api::meta::GetName(job))) {
     client::ObjectRef wl = workloads_.Get(ns, wl_name);
     if (!wl || OwnerKey(*wl).empty()) continue;
     const bool mine = api::meta::IsControlledBy(*wl, uid);
-    if (mine && !m.wl &&
+    // Kueue's equivalentToWorkload also compares the execution time limit.
+    const Json* limit = api::FindMemberAt(*wl, {"spec", "maximumExecutionTimeSeconds"});
+    const std::optional<int32_t> wl_limit =
+        limit != nullptr && limit->is_number_integer() ? std::optional(limit->get<int32_t>())
+                                                       : std::nullopt;
+    if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job) &&
         EquivalentPodSets(podsets, api::kueue::WorkloadPodSetsView::Parse(*wl).pod_sets)) {
       m.wl = *wl;
+    } else if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job) && IsElastic(job)) {
+      // Kueue's EnsureWorkloadSlices, scale-down: the same pods but fewer of
+      // them (or any count while not yet admitted) change the Workload's
+      // counts in place; its quota shrinks at once and the job keeps running.
+      BATCHD_ASSIGN_OR_RETURN(std::optional<Json> resized, ResizeElastic(*wl, podsets));
+      if (resized) {
+        m.wl = std::move(*resized);
+      } else {
+        stale.push_back(*wl);
+      }
     } else {
       stale.push_back(*wl);
     }
@@ -248,6 +274,29 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
   return m;
 }
 
+absl::StatusOr<std::optional<Json>> IntegrationReconciler::ResizeElastic(
+    const Json& wl, const std::vector<Json>& podsets) {
+  Json want = api::Member(api::Member(wl, "spec"), "podSets");
+  if (!want.is_array() || want.size() != podsets.size()) return std::optional<Json>();
+  const bool reserved = HasQuotaReservation(wl);
+  std::vector<Json> same_counts = podsets;
+  for (size_t i = 0; i < podsets.size(); ++i) {
+    const int64_t job_count = api::IntMember(podsets[i], "count", 1);
+    const int64_t wl_count = api::IntMember(want[i], "count", 1);
+    if (reserved && job_count > wl_count) return std::optional<Json>();  // a scale-up
+    same_counts[i]["count"] = wl_count;
+    want[i]["count"] = job_count;
+  }
+  if (!EquivalentPodSets(same_counts, api::Member(api::Member(wl, "spec"), "podSets"))) {
+    return std::optional<Json>();
+  }
+  Json resized = wl;
+  resized["spec"]["podSets"] = std::move(want);
+  auto r = ctx_.client.Update(wl_kind_, resized);
+  if (!r.ok()) return r.status();
+  return std::optional<Json>(std::move(*r));
+}
+
 absl::StatusOr<Result> IntegrationReconciler::CreateWorkload(const Json& job) {
   const Json view = OriginalView(job);
   BATCHD_ASSIGN_OR_RETURN(std::vector<Json> podsets, adapter_->PodSets(view));
@@ -259,6 +308,10 @@ absl::StatusOr<Result> IntegrationReconciler::CreateWorkload(const Json& job) {
     api::meta::SetLabel(wl, kJobUidLabel, uid);
   }
   api::meta::SetOwnerReference(wl, api::meta::NewControllerRef(job));
+  if (std::optional<int32_t> limit = MaxExecutionTimeSeconds(job)) {
+    wl["spec"]["maximumExecutionTimeSeconds"] = *limit;
+  }
+  if (IsElastic(job)) api::meta::SetAnnotation(wl, kElasticJobAnnotation, "true");
   BATCHD_RETURN_IF_ERROR(SetPriority(view, podsets, wl));
   auto r = ctx_.client.Create(wl_kind_, ns, std::move(wl));
   if (!r.ok()) return r.status();

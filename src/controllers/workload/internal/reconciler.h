@@ -54,6 +54,14 @@ class IntegrationReconciler : public reconcile::Reconciler {
   absl::StatusOr<reconcile::Result> MarkFinished(const Json& job, Json wl,
                                                  const FinishedState& fin);
   absl::Status SyncPodsReady(const Json& job, Json& wl);
+  // An elastic job's Workload with `podsets`' counts written in place when
+  // only the counts differ and none grew while quota is reserved; nullopt
+  // when it doesn't match that way.
+  absl::StatusOr<std::optional<Json>> ResizeElastic(const Json& wl,
+                                                    const std::vector<Json>& podsets);
+  // Writes the adapter's reclaimable pods (each capped at its podSet's count)
+  // to status.reclaimablePods when they differ; returns whether it wrote.
+  absl::StatusOr<bool> SyncReclaimablePods(const Json& job, Json& wl);
   absl::StatusOr<reconcile::Result> HandleEviction(Json& job, Json wl);
   absl::StatusOr<reconcile::Result> StartJob(Json& job, const Json& wl);
   absl::Status StopJob(Json& job, const std::vector<PodSetInfo>* fallback,

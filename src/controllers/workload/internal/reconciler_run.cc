@@ -2,7 +2,11 @@
 // (suspend, reset status, restore templates) on eviction or lost admission,
 // release the reservation once its pods are gone, and report PodsReady and
 // Finished on the Workload.
+#include <algorithm>
+#include <map>
+
 #include "absl/strings/str_cat.h"
+#include "api/json_access.h"
 #include "api/kueue/queue_views.h"
 #include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
@@ -60,6 +64,37 @@ absl::Status IntegrationReconciler::SyncPodsReady(const Json& job, Json& wl) {
   if (!ready) state = current ? PodsReadyState::kWaitForRecovery : PodsReadyState::kWaitForStart;
   api::kueue::SetPodsReady(wl, state, ctx_.clock.Now());
   return WriteWorkloadStatus(wl);
+}
+
+// Kueue's reconciler step 4 (ReclaimablePods): the pods that will never run
+// again give their quota back while the job still runs.
+absl::StatusOr<bool> IntegrationReconciler::SyncReclaimablePods(const Json& job, Json& wl) {
+  std::map<std::string, int32_t> sizes;
+  for (const api::kueue::PodSetView& ps : api::kueue::WorkloadPodSetsView::Parse(wl).pod_sets) {
+    sizes[std::string(ps.name)] = ps.count;
+  }
+  Json want = Json::array();
+  for (auto [name, count] : adapter_->ReclaimablePods(job)) {
+    auto it = sizes.find(name);
+    if (it != sizes.end()) count = std::min(count, it->second);
+    if (count > 0) want.push_back({{"name", name}, {"count", count}});
+  }
+  const Json* have = api::FindMemberAt(wl, {"status", "reclaimablePods"});
+  auto as_map = [](const Json* list) {
+    std::map<std::string, int64_t> out;
+    if (list == nullptr || !list->is_array()) return out;
+    for (const Json& e : *list) out[api::CopyStringMember(e, "name")] = api::IntMember(e, "count");
+    return out;
+  };
+  if (as_map(have) == as_map(&want)) return false;
+  Json& status = api::MutableObject(wl, "status");
+  if (want.empty()) {
+    status.erase("reclaimablePods");
+  } else {
+    status["reclaimablePods"] = std::move(want);
+  }
+  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+  return true;
 }
 
 absl::StatusOr<Result> IntegrationReconciler::HandleEviction(Json& job, Json wl) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/uuid/detail/sha1.hpp>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -91,6 +92,37 @@ void MergeTolerations(Json& into, const Json* more) {
   }
 }
 
+// Kueue's podSetUpdates of the admission checks (status.admissionChecks[]
+// .podSetUpdates): labels, annotations and node selector entries added,
+// tolerations appended. A key set to two different values is an error (the
+// job does not start), as Kueue's PodSetInfo merge refuses conflicts.
+absl::Status ApplyCheckPodSetUpdates(const Json& wl, PodSetInfo& info) {
+  for (const Json& check : api::MemberArray(api::MemberObject(wl, "status"), "admissionChecks")) {
+    for (const Json& u : api::MemberArray(check, "podSetUpdates")) {
+      if (api::StringMember(u, "name") != info.name) continue;
+      for (const auto& [field, into] : {std::pair<const char*, Json*>{"labels", &info.labels},
+                                        {"annotations", &info.annotations},
+                                        {"nodeSelector", &info.node_selector}}) {
+        const Json& add = api::MemberObject(u, field);
+        for (auto it = add.begin(); it != add.end(); ++it) {
+          auto cur = into->find(it.key());
+          if (cur != into->end() && *cur != *it) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "podSetUpdates of admission check ", std::string(api::StringMember(check, "name")),
+                ": conflict for ", field, " ", it.key(), "=", it->dump(), " (already ",
+                cur->dump(), ")"));
+          }
+          (*into)[it.key()] = *it;
+        }
+      }
+      if (const Json* t = api::FindMember(u, "tolerations"); t != nullptr && t->is_array()) {
+        MergeTolerations(info.tolerations, t);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::optional<bool> ParseBool(std::string_view s) {
@@ -105,6 +137,19 @@ std::string QueueName(const Json& obj) {
   auto label = api::meta::GetLabel(obj, kQueueNameKey);
   if (label && !label->empty()) return *label;
   return api::meta::GetAnnotation(obj, kQueueNameKey).value_or("");
+}
+
+std::optional<int32_t> MaxExecutionTimeSeconds(const Json& obj) {
+  std::optional<std::string> raw = api::meta::GetLabel(obj, kMaxExecTimeLabel);
+  if (!raw) return std::nullopt;
+  int32_t v = 0;
+  auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), v);
+  if (ec != std::errc() || end != raw->data() + raw->size() || v <= 0) return std::nullopt;
+  return v;
+}
+
+bool IsElastic(const Json& obj) {
+  return api::meta::GetAnnotation(obj, kElasticJobAnnotation).value_or("") == "true";
 }
 
 bool HasQuotaReservation(const Json& wl) {
@@ -196,6 +241,7 @@ absl::StatusOr<std::vector<PodSetInfo>> PodSetsInfoFromAdmission(const Json& wl,
       if (rfv.node_labels != nullptr) info.node_selector.update(*rfv.node_labels);
       MergeTolerations(info.tolerations, rfv.tolerations);
     }
+    BATCHD_RETURN_IF_ERROR(ApplyCheckPodSetUpdates(wl, info));
     if (a.topology_assignment != nullptr) {
       // Placed by topology-aware admission: the pods wait behind the
       // topology gate until the ungater gives each its domain.

@@ -26,6 +26,12 @@ namespace batchd::controllers::workload::internal {
 inline constexpr char kQueueNameKey[] = "kueue.x-k8s.io/queue-name";
 inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
 inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
+// The job's execution time limit, copied to the Workload's
+// spec.maximumExecutionTimeSeconds.
+inline constexpr char kMaxExecTimeLabel[] = "kueue.x-k8s.io/max-exec-time-seconds";
+// Kueue's elastic jobs (ElasticJobsViaWorkloadSlices): "true" marks a job
+// whose parallelism may change while it runs; copied to its Workload.
+inline constexpr char kElasticJobAnnotation[] = "kueue.x-k8s.io/elastic-job";
 inline constexpr char kStoppingAnnotation[] = "kueue.x-k8s.io/stopping";
 // The pre-admission PodSetInfos of a running job (JSON array), written when
 // the job starts and used to restore it when it stops.
@@ -37,6 +43,13 @@ std::optional<bool> ParseBool(std::string_view s);
 
 // The queue-name label, else the annotation of the same key, else "".
 std::string QueueName(const Json& obj);
+
+// Kueue's MaximumExecutionTimeSecondsForObject: the max-exec-time label as a
+// positive int32, else nullopt (absent or not a positive integer).
+std::optional<int32_t> MaxExecutionTimeSeconds(const Json& obj);
+
+// Whether `obj` (a job or its Workload) is elastic: the annotation is "true".
+bool IsElastic(const Json& obj);
 
 bool HasQuotaReservation(const Json& wl);
 // QuotaReserved=True and Admitted=True.
