@@ -26,6 +26,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "registry/errors.h"
@@ -422,20 +425,28 @@ absl::Status StatusFromResponse(int http_code, const std::string& body) {
 }
 
 struct HttpClient::Impl {
-  Endpoint ep;
+  // The servers ("URL,URL,..."): requests go to `eps[current]` and move on
+  // to the next server when one cannot be reached.
+  std::vector<Endpoint> eps;
+  std::atomic<size_t> current{0};
   HttpClientOptions opts;
   std::unique_ptr<ssl::context> tls;
   absl::Mutex mu;
-  std::vector<std::unique_ptr<Conn>> idle ABSL_GUARDED_BY(mu);
+  std::vector<std::pair<size_t, std::unique_ptr<Conn>>> idle ABSL_GUARDED_BY(mu);
 
   static absl::StatusOr<std::unique_ptr<Impl>> New(const std::string& server,
                                                    HttpClientOptions opts) {
-    auto ep = ParseServer(server);
-    if (!ep.ok()) return ep.status();
     auto impl = std::make_unique<Impl>();
-    impl->ep = *ep;
+    bool https = false;
+    for (absl::string_view one : absl::StrSplit(server, ',', absl::SkipWhitespace())) {
+      auto ep = ParseServer(std::string(absl::StripAsciiWhitespace(one)));
+      if (!ep.ok()) return ep.status();
+      https = https || ep->https;
+      impl->eps.push_back(*ep);
+    }
+    if (impl->eps.empty()) return absl::InvalidArgumentError("no server given");
     impl->opts = std::move(opts);
-    if (ep->https) {
+    if (https) {
       auto ctx = MakeTlsContext(impl->opts);
       if (!ctx.ok()) return ctx.status();
       impl->tls = std::move(*ctx);
@@ -443,23 +454,35 @@ struct HttpClient::Impl {
     return impl;
   }
 
-  absl::StatusOr<std::unique_ptr<Conn>> NewConn() { return Connect(ep, opts, tls.get()); }
+  const Endpoint& ep() const { return eps[current.load() % eps.size()]; }
+  absl::StatusOr<std::unique_ptr<Conn>> NewConn(size_t member) {
+    return Connect(eps[member], opts, tls.get());
+  }
+  absl::StatusOr<std::unique_ptr<Conn>> NewConn() { return NewConn(current.load() % eps.size()); }
+  // Moves on from `member` (unreachable) to the next server.
+  void Failed(size_t member) {
+    size_t expected = member;
+    current.compare_exchange_strong(expected, (member + 1) % eps.size());
+  }
 
-  // A pooled connection idle for less than idle_timeout, or null.
-  std::unique_ptr<Conn> TakeIdle() {
+  // A pooled connection to `member` idle for less than idle_timeout, or null.
+  std::unique_ptr<Conn> TakeIdle(size_t member) {
     absl::MutexLock lock(&mu);
     const Clock::time_point now = Clock::now();
-    while (!idle.empty()) {
-      auto c = std::move(idle.back());
-      idle.pop_back();
+    for (size_t i = idle.size(); i-- > 0;) {
+      if (idle[i].first != member) continue;
+      auto c = std::move(idle[i].second);
+      idle.erase(idle.begin() + static_cast<std::ptrdiff_t>(i));
       if (now - c->idle_since < Chrono(opts.idle_timeout)) return c;
     }
     return nullptr;
   }
-  void Release(std::unique_ptr<Conn> c) {
+  void Release(size_t member, std::unique_ptr<Conn> c) {
     c->idle_since = Clock::now();
     absl::MutexLock lock(&mu);
-    if (static_cast<int>(idle.size()) < opts.max_idle_connections) idle.push_back(std::move(c));
+    if (static_cast<int>(idle.size()) < opts.max_idle_connections) {
+      idle.emplace_back(member, std::move(c));
+    }
   }
 };
 
@@ -479,8 +502,32 @@ absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
                                                     const std::string& target,
                                                     const std::string& body,
                                                     const std::string& content_type) {
+  // With several servers: a request that could not be sent moves on to the
+  // next server; one that was sent and lost its answer is repeated elsewhere
+  // only when it is a read (a write may have been applied).
+  const bool idempotent = method == "GET" || method == "HEAD" || method == "OPTIONS";
+  const size_t n = impl_->eps.size();
+  const size_t first = impl_->current.load() % n;
+  absl::Status last;
+  for (size_t k = 0; k < n; ++k) {
+    const size_t member = (first + k) % n;
+    bool sent = false;
+    auto r = DoOn(member, method, target, body, content_type, &sent);
+    if (r.ok() || !absl::IsUnavailable(r.status())) return r;
+    impl_->Failed(member);
+    last = r.status();
+    if (sent && !idempotent) return r;
+  }
+  return last;
+}
+
+absl::StatusOr<HttpClient::Response> HttpClient::DoOn(size_t member, const std::string& method,
+                                                      const std::string& target,
+                                                      const std::string& body,
+                                                      const std::string& content_type,
+                                                      bool* sent) {
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
-  Fill(req, impl_->ep, impl_->opts);
+  Fill(req, impl_->eps[member], impl_->opts);
   if (!body.empty()) {
     req.set(http::field::content_type, content_type);
     req.body() = body;
@@ -488,10 +535,10 @@ absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
   req.prepare_payload();
   const Clock::time_point deadline = Clock::now() + Chrono(impl_->opts.request_timeout);
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::unique_ptr<Conn> c = attempt == 0 ? impl_->TakeIdle() : nullptr;
+    std::unique_ptr<Conn> c = attempt == 0 ? impl_->TakeIdle(member) : nullptr;
     bool reused = c != nullptr;
     if (!c) {
-      auto fresh = impl_->NewConn();
+      auto fresh = impl_->NewConn(member);
       if (!fresh.ok()) return fresh.status();
       c = std::move(*fresh);
     }
@@ -499,6 +546,7 @@ absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
         c->Run(deadline, [&](auto& s, auto done) { http::async_write(s, req, std::move(done)); });
     if (ec) {
       if (reused && ec != beast::error::timeout) continue;  // The server closed an idle connection.
+      *sent = true;
       return absl::UnavailableError("write: " + ec.message());
     }
     http::response_parser<http::string_body> p;
@@ -511,6 +559,7 @@ absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
       bool closed = ec == http::error::end_of_stream || ec == asio::error::eof ||
                     ec == asio::error::connection_reset || ec == ssl::error::stream_truncated;
       if (reused && closed && !p.got_some()) continue;
+      *sent = true;
       if (ec == beast::error::timeout) {
         return absl::DeadlineExceededError(absl::StrCat(method, " ", target, ": no response within ",
                                                         absl::FormatDuration(impl_->opts.request_timeout)));
@@ -525,9 +574,10 @@ absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
     auto res = p.release();
     Response out{static_cast<int>(res.result_int()), std::string(res[http::field::content_type]),
                  std::move(res.body())};
-    if (res.keep_alive()) impl_->Release(std::move(c));
+    if (res.keep_alive()) impl_->Release(member, std::move(c));
     return out;
   }
+  *sent = true;
   return absl::UnavailableError("connection closed by the server");
 }
 
@@ -613,15 +663,33 @@ absl::StatusOr<std::unique_ptr<WatchStream>> HttpClient::Watch(const api::KindDe
   std::string target = ResourcePath(k, ns) + "?watch=true&allowWatchBookmarks=true";
   if (!rv.empty()) absl::StrAppend(&target, "&resourceVersion=", UrlEncode(rv));
   absl::StrAppend(&target, SelectorQuery(sel));
-  auto c = impl_->NewConn();
-  if (!c.ok()) return c.status();
-  http::request<http::string_body> req{http::verb::get, target, 11};
-  Fill(req, impl_->ep, impl_->opts);
-  req.prepare_payload();
-  auto p = OpenStream(**c, req, Clock::now() + Chrono(impl_->opts.request_timeout));
-  if (!p.ok()) return p.status();
-  return std::unique_ptr<WatchStream>(
-      new HttpWatchStream(std::move(*c), std::move(*p), impl_->opts.max_watch_event_bytes));
+  // The first server that answers (see Do); the caller resumes a watch
+  // that ended from its last resourceVersion, on whichever server is up.
+  const size_t n = impl_->eps.size();
+  const size_t first = impl_->current.load() % n;
+  absl::Status last;
+  for (size_t k = 0; k < n; ++k) {
+    const size_t member = (first + k) % n;
+    auto c = impl_->NewConn(member);
+    if (!c.ok()) {
+      impl_->Failed(member);
+      last = c.status();
+      continue;
+    }
+    http::request<http::string_body> req{http::verb::get, target, 11};
+    Fill(req, impl_->eps[member], impl_->opts);
+    req.prepare_payload();
+    auto p = OpenStream(**c, req, Clock::now() + Chrono(impl_->opts.request_timeout));
+    if (!p.ok()) {
+      if (!absl::IsUnavailable(p.status())) return p.status();
+      impl_->Failed(member);
+      last = p.status();
+      continue;
+    }
+    return std::unique_ptr<WatchStream>(
+        new HttpWatchStream(std::move(*c), std::move(*p), impl_->opts.max_watch_event_bytes));
+  }
+  return last;
 }
 
 absl::Status StreamGet(const std::string& base_url, const std::string& target,
@@ -634,7 +702,7 @@ absl::Status StreamGet(const std::string& base_url, const std::string& target,
   auto c = (*impl)->NewConn();
   if (!c.ok()) return c.status();
   http::request<http::string_body> req{http::verb::get, target, 11};
-  Fill(req, (*impl)->ep, o);
+  Fill(req, (*impl)->ep(), o);
   req.keep_alive(false);
   req.prepare_payload();
   auto p = OpenStream(**c, req, Clock::now() + Chrono(o.request_timeout));

@@ -68,7 +68,11 @@ absl::StatusOr<KubeconfigServer> LoadKubeconfig(const std::string& path,
 class HttpClient : public Client {
  public:
   // `server` is "http://host:port" or "https://host:port" (the scheme may
-  // be omitted: http).
+  // be omitted: http), or several of them comma-separated (replicas of one
+  // cluster, docs/ha.md): requests go to one and move on to the next when it
+  // cannot be reached (reads also when the answer was lost; a write that
+  // was sent is never repeated). Watches open on the first server that
+  // answers; callers resume them from their last resourceVersion.
   static absl::StatusOr<std::unique_ptr<HttpClient>> Create(
       const std::string& server, std::shared_ptr<const api::Scheme> scheme,
       HttpClientOptions opts = {});
@@ -106,6 +110,9 @@ class HttpClient : public Client {
 
  private:
   HttpClient(std::shared_ptr<const api::Scheme> scheme, std::unique_ptr<Impl> impl);
+  absl::StatusOr<Response> DoOn(size_t member, const std::string& method,
+                                const std::string& target, const std::string& body,
+                                const std::string& content_type, bool* sent);
   absl::StatusOr<api::Json> DoJson(const std::string& method, const std::string& target,
                                    const api::Json* body,
                                    const std::string& content_type = "application/json");

@@ -8,6 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "api/testing/builders.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http_server.h"
@@ -36,6 +37,7 @@ class HttpClientTest : public ::testing::Test {
         });
     auto port = http_->Start();
     ASSERT_TRUE(port.ok()) << port.status();
+    port_ = *port;
     auto c = HttpClient::Create("http://127.0.0.1:" + std::to_string(*port), api::BuiltinScheme());
     ASSERT_TRUE(c.ok()) << c.status();
     client_ = std::move(*c);
@@ -53,6 +55,7 @@ class HttpClientTest : public ::testing::Test {
   std::unique_ptr<apiserver::ApiServer> api_;
   std::unique_ptr<apiserver::HttpServer> http_;
   std::unique_ptr<HttpClient> client_;
+  int port_ = 0;
 };
 
 TEST_F(HttpClientTest, CreateGetListUpdateDelete) {
@@ -177,6 +180,48 @@ TEST_F(HttpClientTest, ConnectionFailureIsUnavailable) {
   auto r = (*c)->Get(Jobs(), "default", "a");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_FALSE(HttpClient::Create("ftp//nope", api::BuiltinScheme()).ok());
+}
+
+// Several servers (replicas of one cluster, docs/ha.md): requests move on
+// past a dead one, and a watch that ended resumes from its last
+// resourceVersion on another.
+TEST_F(HttpClientTest, SeveralServersFailOver) {
+  auto second = std::make_unique<apiserver::HttpServer>(
+      apiserver::HttpServerOptions{"127.0.0.1", 0},
+      [this](const apiserver::HttpRequest& r, apiserver::ResponseWriter& w) {
+        api_->Handle(r, w);
+      });
+  auto port2 = second->Start();
+  ASSERT_TRUE(port2.ok()) << port2.status();
+  const int first = port_;
+  // Port 1: nothing listens there.
+  auto c = HttpClient::Create(absl::StrCat("http://127.0.0.1:1, http://127.0.0.1:", first,
+                                           ",http://127.0.0.1:", *port2),
+                              api::BuiltinScheme());
+  ASSERT_TRUE(c.ok()) << c.status();
+  HttpClient& cl = **c;
+  ASSERT_TRUE(cl.Create(Jobs(), "default", api::testing::MakeJob("a").Obj()).ok());
+  auto list = cl.List(Jobs(), "default");
+  ASSERT_TRUE(list.ok()) << list.status();
+  auto w = cl.Watch(Jobs(), "default", {}, list->resource_version);
+  ASSERT_TRUE(w.ok()) << w.status();
+  // The server the client uses now goes away: its watch ends.
+  http_->Stop();
+  http_.reset();
+  WatchEvent ev;
+  while (!(*w)->done()) (*w)->Next(&ev, absl::Milliseconds(50));
+  // Requests go to the other server; the watch resumes there.
+  ASSERT_TRUE(cl.Create(Jobs(), "default", api::testing::MakeJob("b").Obj()).ok());
+  auto w2 = cl.Watch(Jobs(), "default", {}, list->resource_version);
+  ASSERT_TRUE(w2.ok()) << w2.status();
+  std::vector<std::string> got;
+  while (got.empty() && (*w2)->Next(&ev, absl::Seconds(10))) {
+    if (ev.type != "BOOKMARK") got.push_back(ev.type + " " + ev.object["metadata"].value("name", ""));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"ADDED b"}));
+  auto got_a = cl.Get(Jobs(), "default", "a");
+  EXPECT_TRUE(got_a.ok()) << got_a.status();
+  second->Stop();
 }
 
 // A server with TLS and a handler that echoes what it learned of the client.

@@ -122,7 +122,23 @@ absl::Status Informer::Start() {
   if (auto st = Sync(); !st.ok()) return st;
   thread_ = std::thread([this] {
     SetThreadName("inf-" + kind_.plural);
+    bool resume = false;
     while (!stop_) {
+      if (!watch_ && resume) {
+        // A watch that ended (its server went away) resumes from the last
+        // resourceVersion seen, as client-go's reflector does; only an
+        // expired one (ERROR) or a failed resume relists.
+        resume = false;
+        std::string rv;
+        {
+          absl::MutexLock lock(&mu_);
+          rv = resource_version_;
+        }
+        if (!rv.empty()) {
+          auto w = client_.Watch(kind_, ns_, sel_, rv);
+          if (w.ok()) watch_ = std::move(*w);
+        }
+      }
       if (!watch_) {
         if (!Sync().ok()) {
           std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -138,6 +154,7 @@ absl::Status Informer::Start() {
         Apply(std::move(ev));
       } else if (watch_->done()) {
         watch_.reset();
+        resume = true;
       }
     }
   });

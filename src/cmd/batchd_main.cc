@@ -196,7 +196,11 @@ int RunAgent(const AgentCommand& cmd) {
 
 // --store and --store-sync values.
 const std::map<std::string, batchd::cmd::StoreBackend> kStoreBackends = {
-    {"sqlite", batchd::cmd::StoreBackend::kSqlite}, {"memory", batchd::cmd::StoreBackend::kMemory}};
+    {"sqlite", batchd::cmd::StoreBackend::kSqlite}, {"memory", batchd::cmd::StoreBackend::kMemory},
+    {"etcd", batchd::cmd::StoreBackend::kEtcd}};
+const std::map<std::string, batchd::cmd::LeaderElect> kLeaderElect = {
+    {"auto", batchd::cmd::LeaderElect::kAuto}, {"true", batchd::cmd::LeaderElect::kOn},
+    {"false", batchd::cmd::LeaderElect::kOff}};
 const std::map<std::string, batchd::cmd::StoreSync> kStoreSyncs = {
     {"normal", batchd::cmd::StoreSync::kNormal}, {"full", batchd::cmd::StoreSync::kFull}};
 
@@ -225,6 +229,7 @@ int main(int argc, char** argv) {
   batchd::cmd::ServerOptions opts;
   std::string compaction_interval = "5m";
   std::string event_ttl = "1h";
+  std::string le_lease = "15s", le_renew = "10s", le_retry = "2s";
   auto* server = app.add_subcommand("server", "Run the API server with the embedded store");
   for (CLI::App* a : {&app, server}) {
     a->add_option("--listen", opts.listen,
@@ -265,7 +270,32 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     a->add_option("--data-dir", opts.data_dir, "Directory of the embedded SQLite store")
         ->capture_default_str();
-    a->add_option("--store", opts.store, "Store backend: sqlite or memory")
+    a->add_option("--etcd-servers", opts.etcd_servers,
+                  "--store etcd: the etcd members' client URLs (http[s]://HOST:PORT, "
+                  "comma-separated)")
+        ->delimiter(',');
+    a->add_option("--etcd-cafile", opts.etcd_cafile, "--store etcd: CA bundle of https members");
+    a->add_option("--etcd-certfile", opts.etcd_certfile, "--store etcd: client certificate (PEM)");
+    a->add_option("--etcd-keyfile", opts.etcd_keyfile, "--store etcd: client key (PEM)");
+    a->add_option("--etcd-prefix", opts.etcd_prefix,
+                  "--store etcd: the prefix of every key batchd writes")
+        ->capture_default_str();
+    a->add_option("--leader-elect", opts.leader_elect,
+                  "Run the controllers, admission, scheduler and sweepers only while holding the "
+                  "Lease kube-system/batchd-controller-manager: true, false, or auto (true with "
+                  "--store etcd)")
+        ->transform(CLI::CheckedTransformer(kLeaderElect))
+        ->default_str("auto");
+    a->add_option("--leader-elect-lease-duration", le_lease,
+                  "How long a leader's Lease holds without renewal")
+        ->capture_default_str();
+    a->add_option("--leader-elect-renew-deadline", le_renew,
+                  "How long a leader keeps trying to renew before it stops leading (and exits)")
+        ->capture_default_str();
+    a->add_option("--leader-elect-retry-period", le_retry,
+                  "How often candidates try to acquire and leaders renew")
+        ->capture_default_str();
+    a->add_option("--store", opts.store, "Store backend: sqlite, memory or etcd")
         ->transform(CLI::CheckedTransformer(kStoreBackends))
         ->default_str("sqlite");
     a->add_option("--store-sync", opts.sync,
@@ -354,7 +384,8 @@ int main(int argc, char** argv) {
   AgentCommand agent_cmd;
   auto* agent = app.add_subcommand("agent", "Run a node agent against a remote batchd server");
   agent->add_option("--server", agent_cmd.server,
-                    "The API server, https://HOST:PORT (or http:// on loopback)");
+                    "The API server, https://HOST:PORT (or http:// on loopback); several "
+                    "replicas comma-separated: the agent moves to another when one dies");
   agent->add_option("--kubeconfig", agent_cmd.kubeconfig,
                     "A kubeconfig naming the server, its CA and this node's credentials");
   agent->add_option("--certificate-authority", agent_cmd.certificate_authority,
@@ -429,7 +460,13 @@ int main(int argc, char** argv) {
   if (agent->parsed()) return RunAgent(agent_cmd);
   for (auto [flag, text, out] : {std::make_tuple("--etcd-compaction-interval",
                                                  &compaction_interval, &opts.compaction_interval),
-                                 std::make_tuple("--event-ttl", &event_ttl, &opts.event_ttl)}) {
+                                 std::make_tuple("--event-ttl", &event_ttl, &opts.event_ttl),
+                                 std::make_tuple("--leader-elect-lease-duration", &le_lease,
+                                                 &opts.leader_elect_lease_duration),
+                                 std::make_tuple("--leader-elect-renew-deadline", &le_renew,
+                                                 &opts.leader_elect_renew_deadline),
+                                 std::make_tuple("--leader-elect-retry-period", &le_retry,
+                                                 &opts.leader_elect_retry_period)}) {
     if (!absl::ParseDuration(*text, out) || *out < absl::ZeroDuration()) {
       std::cerr << flag << ": invalid duration \"" << *text << "\" (e.g. 5m, 30s, 1h)\n";
       return 2;

@@ -55,7 +55,9 @@
 #include "registry/priority_admission.h"
 #include "registry/registry.h"
 #include "scheduler/scheduler.h"
+#include "reconcile/leader_election.h"
 #include "store/compactor.h"
+#include "store/etcd/etcd_store.h"
 #include "store/memory/memory_store.h"
 #include "store/observable_store.h"
 #include "store/sqlite/sqlite_store.h"
@@ -111,6 +113,10 @@ struct Server::Impl {
   std::unique_ptr<controllers::EventTtlSweeper> event_ttl;
   // Kueue's objectRetentionPolicies.workloads.afterFinished, when configured.
   std::unique_ptr<controllers::FinishedRetentionSweeper> workload_retention;
+  // With leader election: what must run once starts when this replica leads.
+  std::unique_ptr<reconcile::LeaderElector> elector;
+  store::EtcdStore* etcd = nullptr;  // the backend, with --store etcd
+  absl::Status StartLeading();
   // Security: authentication, authorization, audit (auth/).
   std::unique_ptr<auth::ServiceAccountTokens> sa_tokens;
   std::unique_ptr<auth::Authenticator> authenticator;
@@ -307,6 +313,24 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     case StoreBackend::kMemory:
       i.backend = std::make_unique<store::MemoryStore>();
       break;
+    case StoreBackend::kEtcd: {
+      if (opts.etcd_servers.empty()) {
+        return absl::InvalidArgumentError("--store etcd needs --etcd-servers URL[,URL...]");
+      }
+      store::EtcdOptions eo;
+      eo.servers = opts.etcd_servers;
+      eo.ca_file = opts.etcd_cafile;
+      eo.cert_file = opts.etcd_certfile;
+      eo.key_file = opts.etcd_keyfile;
+      eo.prefix = opts.etcd_prefix;
+      auto st = store::EtcdStore::Open(eo);
+      if (!st.ok()) {
+        return absl::UnavailableError(absl::StrCat("--store etcd: ", st.status().message()));
+      }
+      i.etcd = st->get();
+      i.backend = std::move(*st);
+      break;
+    }
     case StoreBackend::kSqlite: {
       std::error_code ec;
       std::filesystem::create_directories(opts.data_dir, ec);
@@ -450,7 +474,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     out.emplace_back("etcd", probe.ok() || absl::IsNotFound(probe.status())
                                  ? absl::OkStatus()
                                  : probe.status());
-    std::vector<std::string> unsynced = impl->manager->UnsyncedInformers();
+    // A replica that does not lead runs no informers: it serves the API only.
+    std::vector<std::string> unsynced;
+    if (!impl->elector || impl->elector->leading()) unsynced = impl->manager->UnsyncedInformers();
     out.emplace_back("informer-sync",
                      unsynced.empty() ? absl::OkStatus()
                                       : absl::UnavailableError(absl::StrCat(
@@ -473,6 +499,36 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   i.compactor = std::make_unique<store::Compactor>(*i.store, i.clock, opts.compaction_interval);
   i.event_ttl =
       std::make_unique<controllers::EventTtlSweeper>(*i.registry, i.clock, opts.event_ttl);
+  const bool elect = opts.leader_elect == LeaderElect::kOn ||
+                     (opts.leader_elect == LeaderElect::kAuto && opts.store == StoreBackend::kEtcd);
+  if (elect && opts.local_node) {
+    return absl::InvalidArgumentError(
+        "--leader-elect runs the controllers on one replica at a time, but the local node agent "
+        "needs them on this one: pass --no-local-node and run `batchd agent` on each machine "
+        "(docs/ha.md)");
+  }
+  if (elect) {
+    reconcile::LeaderElectionOptions le;
+    le.lease_duration = opts.leader_elect_lease_duration;
+    le.renew_deadline = opts.leader_elect_renew_deadline;
+    le.retry_period = opts.leader_elect_retry_period;
+    if (auto st = reconcile::ValidateLeaderElection(le); !st.ok()) return st;
+    i.elector = std::make_unique<reconcile::LeaderElector>(
+        *i.client, i.clock, le,
+        [impl] {
+          if (auto st = impl->StartLeading(); !st.ok()) {
+            BATCHD_LOG_ERROR("starting the controllers as leader failed: {}; exiting",
+                             st.ToString());
+            std::_Exit(1);
+          }
+        },
+        [] {
+          // As kube-controller-manager: a replica that lost its lease exits at
+          // once, before another may lead; its supervisor restarts it.
+          BATCHD_LOG_ERROR("leader election lost; exiting");
+          std::_Exit(1);
+        });
+  }
   if (i.queueing.workload_retention_after_finished) {
     const api::KindDef* wl = i.registry->scheme().ByResource("kueue.x-k8s.io", "v1beta2", "workloads");
     if (wl == nullptr) return absl::InternalError("the Workload kind is not served");
@@ -584,16 +640,30 @@ absl::StatusOr<int> Server::Start() {
       ho, [api](const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
         api->Handle(req, w);
       });
-  if (auto st = i.manager->Start(i.opts.controller_workers); !st.ok()) return st;
+  if (!i.elector) {
+    if (auto st = i.StartLeading(); !st.ok()) return st;
+  }
   auto port = i.http->Start();
   if (!port.ok()) return port;
-  i.compactor->Start();
-  i.event_ttl->Start();
-  if (i.workload_retention) i.workload_retention->Start();
+  if (i.elector) i.elector->Start();
   if (i.agent) {
     if (auto st = i.agent->Start(); !st.ok()) return st;
   }
   return port;
+}
+
+absl::Status Server::Impl::StartLeading() {
+  if (elector && etcd) {
+    // Fence: from now on every write of this replica also requires that no
+    // later leader took the fence over (docs/ha.md).
+    auto rev = etcd->TakeFence("/leader-fence/batchd-controller-manager", elector->identity());
+    if (!rev.ok()) return rev.status();
+  }
+  if (auto st = manager->Start(opts.controller_workers); !st.ok()) return st;
+  compactor->Start();
+  event_ttl->Start();
+  if (workload_retention) workload_retention->Start();
+  return absl::OkStatus();
 }
 
 const std::string& Server::scheme() const { return impl_->scheme; }
@@ -601,6 +671,7 @@ const std::string& Server::ca_file() const { return impl_->ca_file; }
 
 void Server::Stop() {
   if (!impl_) return;
+  if (impl_->elector) impl_->elector->Stop();
   if (impl_->agent) impl_->agent->Stop();
   if (impl_->http) impl_->http->Stop();
   impl_->workload_retention.reset();

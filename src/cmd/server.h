@@ -15,8 +15,12 @@
 namespace batchd::cmd {
 
 // Where the cluster's state lives: the embedded SQLite file in the data
-// directory, or memory (lost at exit; for tests and benchmarks).
-enum class StoreBackend { kSqlite, kMemory };
+// directory, memory (lost at exit; for tests and benchmarks), or an etcd
+// cluster shared by several servers (docs/ha.md).
+enum class StoreBackend { kSqlite, kMemory, kEtcd };
+
+// --leader-elect: auto is on whenever the store is shared (etcd).
+enum class LeaderElect { kAuto, kOn, kOff };
 
 // What an acknowledged write survives (SQLite's synchronous mode): a process
 // crash / kill -9 ("normal"), or a power loss too ("full", an fsync per commit).
@@ -27,6 +31,18 @@ struct ServerOptions {
   std::string data_dir = "./batchd-data";
   StoreBackend store = StoreBackend::kSqlite;
   StoreSync sync = StoreSync::kNormal;
+  // --store etcd (kube-apiserver's flag names): member client URLs, TLS
+  // client files, and the key prefix every object lives under.
+  std::vector<std::string> etcd_servers;
+  std::string etcd_cafile, etcd_certfile, etcd_keyfile;
+  std::string etcd_prefix = "/batchd";
+  // Leader election for what must run once (controllers, admission, the
+  // scheduler, simulated kubelets, compaction and sweepers) through the
+  // Lease kube-system/batchd-controller-manager (docs/ha.md).
+  LeaderElect leader_elect = LeaderElect::kAuto;
+  absl::Duration leader_elect_lease_duration = absl::Seconds(15);
+  absl::Duration leader_elect_renew_deadline = absl::Seconds(10);
+  absl::Duration leader_elect_retry_period = absl::Seconds(2);
   bool local_node = true;
   // Worker threads per controller.
   int controller_workers = 2;

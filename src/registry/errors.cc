@@ -5,6 +5,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "store/errors.h"
 
 namespace batchd::registry {
 
@@ -108,6 +109,28 @@ absl::Status Internal(std::string message) {
   return ApiError(absl::StatusCode::kInternal, "InternalError", std::move(message));
 }
 
+absl::Status StoreUnavailable(const absl::Status& store_status) {
+  switch (store_status.code()) {
+    // etcd unreachable, without a leader, or this replica fenced off
+    // (docs/ha.md): retry, here later or on another replica.
+    case absl::StatusCode::kUnavailable:
+      if (!store::IsUnreachable(store_status)) break;  // e.g. SQLite's full disk: 500
+      [[fallthrough]];
+    case absl::StatusCode::kFailedPrecondition:
+      return ApiError(absl::StatusCode::kUnavailable, "ServiceUnavailable",
+                      absl::StrCat("storage is unavailable: ", store_status.message()),
+                      Json{{"retryAfterSeconds", 1}});
+    case absl::StatusCode::kDeadlineExceeded:
+      return ApiError(absl::StatusCode::kDeadlineExceeded, "Timeout",
+                      absl::StrCat("Timeout: request did not complete within requested timeout - ",
+                                   store_status.message()),
+                      Json{{"retryAfterSeconds", 1}});
+    default:
+      break;
+  }
+  return Internal(std::string(store_status.message()));
+}
+
 absl::Status StoreWriteError(const api::KindDef& k, std::string_view name,
                              const absl::Status& store_status) {
   switch (store_status.code()) {
@@ -116,7 +139,7 @@ absl::Status StoreWriteError(const api::KindDef& k, std::string_view name,
     case absl::StatusCode::kNotFound:
       return NotFound(k, name);
     default:
-      return Internal(std::string(store_status.message()));
+      return StoreUnavailable(store_status);
   }
 }
 

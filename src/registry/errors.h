@@ -40,9 +40,15 @@ absl::Status Expired(std::string message);
 absl::Status UnsupportedMediaType(std::string message);
 absl::Status Internal(std::string message);
 
+// A store failure that is not the request's fault: 503 ServiceUnavailable
+// (storage out of reach, store::IsUnreachable, or this replica fenced off:
+// FailedPrecondition), 504 Timeout (deadline), else 500 InternalError.
+absl::Status StoreUnavailable(const absl::Status& store_status);
+
 // The API error for a failed conditional store write (Put or Delete at a
 // revision) of object `name`: the store's Aborted (the revision moved) is a
-// stale-object Conflict, NotFound is NotFound, anything else Internal.
+// stale-object Conflict, NotFound is NotFound, anything else as
+// StoreUnavailable.
 absl::Status StoreWriteError(const api::KindDef& k, std::string_view name,
                              const absl::Status& store_status);
 

@@ -7,6 +7,7 @@
 #include "common/testing/fake_clock.h"
 #include "gtest/gtest.h"
 #include "registry/errors.h"
+#include "store/errors.h"
 #include "store/memory/memory_store.h"
 
 namespace batchd::registry {
@@ -390,6 +391,13 @@ TEST_F(RegistryTest, StoreWriteErrorsMapToApiErrors) {
            {absl::AbortedError("revision moved"), "Conflict", absl::StatusCode::kAborted},
            {absl::NotFoundError("gone"), "NotFound", absl::StatusCode::kNotFound},
            {absl::UnavailableError("disk"), "InternalError", absl::StatusCode::kInternal},
+           // etcd out of reach, a fenced-off replica, a deadline (docs/ha.md).
+           {store::UnreachableError("etcd: connection refused"), "ServiceUnavailable",
+            absl::StatusCode::kUnavailable},
+           {absl::FailedPreconditionError("fenced"), "ServiceUnavailable",
+            absl::StatusCode::kUnavailable},
+           {absl::DeadlineExceededError("etcd: no answer"), "Timeout",
+            absl::StatusCode::kDeadlineExceeded},
        }) {
     SCOPED_TRACE(c.store.ToString());
     absl::Status st = StoreWriteError(*jobs_, "j", c.store);

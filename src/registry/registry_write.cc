@@ -117,7 +117,7 @@ absl::Status TrackManagedFields(const api::KindDef& k, const Json* old, Json& ob
 // The client's error for a failed store create of `name`.
 absl::Status CreateError(const api::KindDef& k, const std::string& name, const absl::Status& st) {
   if (absl::IsAlreadyExists(st)) return AlreadyExists(k, name);
-  return Internal(std::string(st.message()));
+  return StoreUnavailable(st);
 }
 
 }  // namespace

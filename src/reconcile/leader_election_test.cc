@@ -1,0 +1,109 @@
+#include "reconcile/leader_election.h"
+
+#include <memory>
+
+#include "client/in_process_client.h"
+#include "common/testing/fake_clock.h"
+#include "gtest/gtest.h"
+#include "registry/registry.h"
+#include "store/memory/memory_store.h"
+
+namespace batchd::reconcile {
+namespace {
+
+using api::Json;
+
+class LeaderElectionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    reg_ = std::make_unique<registry::Registry>(store_, api::BuiltinScheme(), clock_);
+    ASSERT_TRUE(reg_->Start().ok());
+    client_ = std::make_unique<client::InProcessClient>(*reg_);
+    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "kube-system"}}}};
+    (void)client_->Create(client_->Kind("", "v1", "namespaces"), "", ns);
+  }
+  std::unique_ptr<LeaderElector> Elector(const std::string& id, int* started, int* stopped) {
+    LeaderElectionOptions o;
+    o.identity = id;
+    return std::make_unique<LeaderElector>(
+        *client_, clock_, o, [started] { ++*started; }, [stopped] { ++*stopped; });
+  }
+  Json Lease() {
+    auto l = client_->Get(client_->Kind("coordination.k8s.io", "v1", "leases"), "kube-system",
+                          "batchd-controller-manager");
+    EXPECT_TRUE(l.ok()) << l.status();
+    return l.ok() ? (*l)["spec"] : Json();
+  }
+
+  FakeClock clock_;
+  store::MemoryStore store_;
+  std::unique_ptr<registry::Registry> reg_;
+  std::unique_ptr<client::InProcessClient> client_;
+};
+
+TEST_F(LeaderElectionTest, OneLeaderAndTakeoverOnlyAfterTheLeaseExpires) {
+  int a_started = 0, a_stopped = 0, b_started = 0, b_stopped = 0;
+  auto a = Elector("a", &a_started, &a_stopped);
+  auto b = Elector("b", &b_started, &b_stopped);
+  ASSERT_TRUE(a->TryAcquireOrRenew());
+  EXPECT_EQ(a_started, 1);
+  EXPECT_FALSE(b->TryAcquireOrRenew());  // t=0: first seen now
+  EXPECT_EQ(Lease()["holderIdentity"], "a");
+  EXPECT_EQ(Lease()["leaseDurationSeconds"], 15);
+
+  clock_.Advance(absl::Seconds(8));
+  ASSERT_TRUE(a->TryAcquireOrRenew());  // renewed at t=8
+  EXPECT_EQ(a_started, 1);              // started once
+  EXPECT_FALSE(b->TryAcquireOrRenew());  // the new record is seen at t=8
+
+  // a stops renewing (paused, partitioned). It stops leading at t=18, the
+  // renew deadline after its last renewal...
+  clock_.Advance(absl::Seconds(9));  // t=17
+  EXPECT_TRUE(a->CheckDeadline());
+  EXPECT_FALSE(b->TryAcquireOrRenew());
+  clock_.Advance(absl::Seconds(1));  // t=18
+  EXPECT_FALSE(a->CheckDeadline());
+  EXPECT_EQ(a_stopped, 1);
+  EXPECT_FALSE(a->leading());
+  // ...and b may take over only at t=23, 15 s after it saw the last renewal.
+  clock_.Advance(absl::Seconds(4) + absl::Milliseconds(900));  // t=22.9
+  EXPECT_FALSE(b->TryAcquireOrRenew());
+  EXPECT_EQ(Lease()["holderIdentity"], "a");
+  clock_.Advance(absl::Milliseconds(100));  // t=23
+  ASSERT_TRUE(b->TryAcquireOrRenew());
+  EXPECT_EQ(b_started, 1);
+  EXPECT_EQ(Lease()["holderIdentity"], "b");
+  EXPECT_EQ(Lease()["leaseTransitions"], 1);
+  // A replica that stopped leading never writes the Lease again.
+  EXPECT_FALSE(a->TryAcquireOrRenew());
+  EXPECT_EQ(Lease()["holderIdentity"], "b");
+  EXPECT_EQ(a_started, 1);
+  EXPECT_EQ(b_stopped, 0);
+}
+
+TEST_F(LeaderElectionTest, TwoCandidatesOneHolder) {
+  int s1 = 0, s2 = 0, x = 0;
+  auto a = Elector("a", &s1, &x);
+  auto b = Elector("b", &s2, &x);
+  // The first creates the Lease; the second finds it held and waits.
+  bool ra = a->TryAcquireOrRenew();
+  bool rb = b->TryAcquireOrRenew();
+  EXPECT_NE(ra, rb);
+  EXPECT_EQ(s1 + s2, 1);
+}
+
+TEST(LeaderElectionOptionsTest, Validation) {
+  LeaderElectionOptions o;
+  EXPECT_TRUE(ValidateLeaderElection(o).ok());
+  o.renew_deadline = absl::Seconds(15);
+  EXPECT_FALSE(ValidateLeaderElection(o).ok());
+  o = {};
+  o.retry_period = absl::Seconds(9);  // 1.2 x 9 > 10
+  EXPECT_FALSE(ValidateLeaderElection(o).ok());
+  o = {};
+  o.retry_period = absl::ZeroDuration();
+  EXPECT_FALSE(ValidateLeaderElection(o).ok());
+}
+
+}  // namespace
+}  // namespace batchd::reconcile
