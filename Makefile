@@ -4,7 +4,13 @@ JOBS ?= $(shell nproc)
 PORT ?= 8080
 DATA_DIR ?= ./batchd-data
 
-.PHONY: deps configure build run test unit e2e fuzz bench demo clean
+.PHONY: deps configure build run test unit e2e fuzz bench demo clean install deb
+
+# make install: PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc); STRIP=1
+# strips the binaries. make deb: a Debian package in DEB_DIR (docs/install.md).
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+DEB_DIR ?= $(BUILD_DIR)/deb
 
 deps:
 	@./scripts/install-deps.sh
@@ -42,6 +48,13 @@ bench: build
 # (default 100 million) sorted by a JobSet; starts a server if none runs.
 demo: build
 	$(if $(N),N=$(N)) $(if $(WORKERS),WORKERS=$(WORKERS)) ./examples/distributed-sort/demo.sh
+
+install: build
+	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SYSCONFDIR=$(SYSCONFDIR) STRIP=$(STRIP) \
+	  ./packaging/install.sh $(BUILD_DIR)
+
+deb: build
+	./packaging/build-deb.sh $(BUILD_DIR) $(DEB_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR) build-fuzz

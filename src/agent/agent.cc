@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "agent/internal/hosts.h"
 #include "agent/internal/logs.h"
+#include "agent/internal/resource_stats.h"
 #include "agent/internal/node.h"
 #include "agent/internal/pod_spec.h"
 #include "agent/internal/pod_status.h"
@@ -37,6 +38,7 @@ namespace {
 
 constexpr char kHeartbeatKey[] = "@heartbeat";
 constexpr char kDiskKey[] = "@disk";
+constexpr char kStatsKey[] = "@stats";
 constexpr char kDiskPressureTaint[] = "node.kubernetes.io/disk-pressure";
 
 // Bytes as the kubelet's eviction messages print them ("1234Ki").
@@ -177,6 +179,9 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   reconcile::EventRecorder* events = nullptr;
   std::unique_ptr<reconcile::ApiEventRecorder> owned_events;
   std::unique_ptr<apiserver::PodLogSource> logs;
+  std::unique_ptr<internal::ResourceStats> stats;
+  // The pods this agent knows (uid_key) as the stats sampler wants them.
+  std::vector<internal::RunningPod> KnownPods();
   Json capacity;
   NodeFacts facts;
   absl::Time last_node_report = absl::InfinitePast();
@@ -260,6 +265,20 @@ void NodeAgent::Impl::Setup() {
     events = owned_events.get();
   }
   logs = internal::NewLocalLogSource(*agent.runtime_, clock);
+  internal::ResourceStats::Options so;
+  so.node_name = o.node_name;
+  so.node_usage = o.node_usage;
+  stats = std::make_unique<internal::ResourceStats>(std::move(so), *agent.runtime_);
+}
+
+std::vector<internal::RunningPod> NodeAgent::Impl::KnownPods() {
+  std::vector<internal::RunningPod> out;
+  absl::MutexLock lock(&mu);
+  for (const auto& [uid, key] : uid_key) {
+    std::vector<std::string> parts = absl::StrSplit(key, absl::MaxSplits('/', 1));
+    if (parts.size() == 2) out.push_back({uid, parts[0], parts[1]});
+  }
+  return out;
 }
 
 absl::StatusOr<reconcile::Result> NodeAgent::Impl::Reconcile(const std::string& key) {
@@ -274,6 +293,10 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::Reconcile(const std::string& 
   if (key == kDiskKey) {
     CheckDisk();
     return reconcile::Result::After(agent.opts_.eviction_check_period);
+  }
+  if (key == kStatsKey) {
+    stats->Collect(clock.Now(), KnownPods());
+    return reconcile::Result::After(agent.opts_.stats_period);
   }
   if (absl::StartsWith(key, kOrphanPrefix)) {
     return ReconcileOrphan(key.substr(sizeof(kOrphanPrefix) - 1));
@@ -913,6 +936,7 @@ absl::Status NodeAgent::Sync() {
   BATCHD_RETURN_IF_ERROR(impl_->mgr.SyncAll());
   impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
   impl_->controller->queue().Add(kDiskKey);
+  impl_->controller->queue().Add(kStatsKey);
   // Re-adoption: every sandbox on disk is reconciled as an orphan candidate;
   // those whose pod still exists are left to the pod's own reconcile.
   for (const std::string& uid : runtime_->List()) {
@@ -942,6 +966,7 @@ absl::Status NodeAgent::Start() {
   });
   impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
   impl_->controller->queue().Add(kDiskKey);
+  impl_->controller->queue().Add(kStatsKey);
   for (const std::string& uid : runtime_->List()) {
     impl_->controller->queue().Add(kOrphanPrefix + uid);
   }
@@ -961,7 +986,20 @@ void NodeAgent::AdoptProbe(std::unique_ptr<HostProbe> probe) {
 
 int64_t NodeAgent::status_writes() const { return impl_->status_writes.load(); }
 
+apiserver::NodeUsageSummary NodeAgent::ResourceUsage() {
+  return impl_->stats->Collect(impl_->clock.Now(), impl_->KnownPods());
+}
+
 void NodeAgent::ServeLogs(const apiserver::HttpRequest& req, apiserver::ResponseWriter& w) {
+  if (req.path == "/stats/summary") {
+    if (req.method != "GET" && req.method != "HEAD") {
+      w.Send(405, {{"Content-Type", "text/plain; charset=utf-8"}}, "method not allowed\n");
+      return;
+    }
+    w.Send(200, {{"Content-Type", "application/json"}},
+           apiserver::SummaryToJson(ResourceUsage()).dump());
+    return;
+  }
   internal::ServeContainerLogs(
       req, w, [this](const std::string& ns, const std::string& name) -> client::ObjectRef {
         return impl_->pods->Get(ns, name);

@@ -27,6 +27,7 @@
 #include "agent/host_probe.h"
 #include "agent/runtime/pod_runtime.h"
 #include "apiserver/apiserver.h"
+#include "apiserver/resource_metrics.h"
 #include "client/client.h"
 #include "common/clock.h"
 
@@ -113,6 +114,11 @@ struct AgentOptions {
   double eviction_nodefs_available_fraction = 0.10;
   int64_t eviction_nodefs_available_bytes = 0;
   absl::Duration eviction_check_period = absl::Seconds(10);  // kubelet's housekeeping
+  // Resource usage (kubectl top, internal/resource_stats.h): how often the
+  // containers' and the node's CPU time is sampled, and where the node's
+  // usage is read (null: /proc).
+  absl::Duration stats_period = absl::Seconds(10);
+  std::function<Usage()> node_usage;
   absl::Duration eviction_pressure_transition_period = absl::Minutes(5);
 };
 
@@ -174,7 +180,12 @@ class NodeAgent {
   apiserver::PodLogSource& logs();
   // The HTTP handler of the agent's log endpoint:
   //   GET /containerLogs/<ns>/<pod>/<container>?follow=&tailLines=&...
+  // and of its resource usage (the kubelet Summary API's subset,
+  // apiserver/resource_metrics.h):
+  //   GET /stats/summary
   void ServeLogs(const apiserver::HttpRequest& req, apiserver::ResponseWriter& w);
+  // The usage of this node and its running pods now (samples them).
+  apiserver::NodeUsageSummary ResourceUsage();
 
   const AgentOptions& options() const { return opts_; }
   PodRuntime& runtime() { return *runtime_; }
@@ -199,6 +210,14 @@ class NodeAgent {
 std::unique_ptr<apiserver::PodLogSource> NewProxyLogSource(client::Client& client,
                                                            std::string local_node,
                                                            apiserver::PodLogSource* local);
+
+// The metrics.k8s.io source of the API server (kubectl top): `local`'s
+// usage for `local_node` (local may be null), a remote node's from its
+// agent's GET /stats/summary (http://<InternalIP>:<kubeletEndpoint.Port>),
+// and a simulated node's (annotation batchd.io/simulated) from the requests
+// of its Running pods. Thread-safe.
+std::unique_ptr<apiserver::ResourceMetricsSource> NewResourceMetricsSource(
+    client::Client& client, Clock& clock, std::string local_node, NodeAgent* local);
 
 // The agent of `batchd server` for this machine: a ProcessRuntime under
 // `pod_root`, the system HostProbe, node name = the host name unless

@@ -107,7 +107,9 @@ internal::TableOptions TableOpts(const HttpRequest& req) {
 ApiServer::ApiServer(registry::Registry& registry, Clock& clock, ApiServerOptions opts)
     : registry_(registry), clock_(clock), opts_(std::move(opts)),
       discovery_(std::make_unique<Discovery>(registry.scheme(),
-                                             static_cast<bool>(opts_.pending_workloads))) {}
+                                             static_cast<bool>(opts_.pending_workloads))) {
+  if (opts_.resource_metrics) discovery_->docs.AddResourceMetrics();
+}
 
 ApiServer::~ApiServer() = default;
 
@@ -170,6 +172,7 @@ void ApiServer::Serve(const HttpRequest& req, ResponseWriter& w, Scope& scope, s
                       std::string* resource) {
   if (opts_.static_content && opts_.static_content(req, w)) return;
   if (opts_.pending_workloads && ServeVisibility(req, w, scope, verb, resource)) return;
+  if (IsResourceMetricsPath(req.path)) return ServeResourceMetrics(req, w, scope, resource);
   Route r;
   absl::Status st = ParseRoute(registry_.scheme(), req.path, this, &r.kind, &r.ns, &r.name,
                                &r.subresource);

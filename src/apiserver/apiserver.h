@@ -30,6 +30,8 @@ struct UserInfo;
 
 namespace batchd::apiserver {
 
+class ResourceMetricsSource;  // resource_metrics.h
+
 // Where pod logs come from: the local node agent's files, or a proxy to a
 // remote agent. Implemented by the agent; the API server only streams.
 class PodLogSource {
@@ -65,6 +67,8 @@ struct PendingWorkloadsRequest {
 struct ApiServerOptions {
   // Serves pods/log when set.
   PodLogSource* logs = nullptr;
+  // Serves metrics.k8s.io/v1beta1 (kubectl top) when set (resource_metrics.h).
+  ResourceMetricsSource* resource_metrics = nullptr;
   // Longest watch when the client gives no timeoutSeconds.
   absl::Duration max_watch = absl::Minutes(30);
   absl::Duration bookmark_interval = absl::Minutes(1);
@@ -150,6 +154,10 @@ class ApiServer {
                   const api::Json& obj, const std::vector<std::string>& warnings);
   void SendError(const HttpRequest& req, ResponseWriter& w, const absl::Status& s);
   bool ServeNonResource(const HttpRequest& req, ResponseWriter& w);
+  // metrics.k8s.io/v1beta1 NodeMetrics and PodMetrics (resource_metrics.cc).
+  bool IsResourceMetricsPath(const std::string& path) const;
+  void ServeResourceMetrics(const HttpRequest& req, ResponseWriter& w, Scope& scope,
+                            std::string* resource);
   void ServeReadyz(const HttpRequest& req, ResponseWriter& w);
   void ServeOpenApiV2(const HttpRequest& req, ResponseWriter& w);
 

@@ -12,6 +12,7 @@
 
 #include "api/kind.h"
 #include "auth/service_account_tokens.h"
+#include "cli/completion.h"
 #include "cli/node_commands.h"
 #include "cli/queue_commands.h"
 #include "client/http_client.h"
@@ -354,6 +355,26 @@ int main(int argc, char** argv) {
     rc = WithNodeCommands(server, [&](SimulatedNodeCommands& c) {
       return sn_delete ? c.Delete(*spec) : c.Create(*spec);
     });
+  });
+
+  // completion bash|zsh: generated from the commands above.
+  std::string shell;
+  auto* comp = app.add_subcommand("completion", "Print a shell completion script (bash or zsh)");
+  comp->add_option("shell", shell, "bash or zsh")->required();
+  comp->callback([&] {
+    batchd::cli::CompletionChoices choices = {
+        {"list", {"clusterqueues", "localqueues", "workloads", "cq", "lq", "wl"}},
+        {"stop", {"clusterqueue", "localqueue", "workload"}},
+        {"resume", {"clusterqueue", "localqueue", "workload"}},
+        {"describe", {"workload"}},
+        {"completion", {"bash", "zsh"}}};
+    auto script = batchd::cli::CompletionScript(app, shell, choices);
+    if (!script.ok()) {
+      std::cerr << "error: " << script.status().message() << "\n";
+      rc = 1;
+      return;
+    }
+    std::cout << *script;
   });
 
   CLI11_PARSE(app, argc, argv);

@@ -15,6 +15,7 @@
 #include "api/kind.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http_server.h"
+#include "apiserver/resource_metrics.h"
 #include "auth/audit.h"
 #include "auth/authenticator.h"
 #include "auth/bootstrap_policy.h"
@@ -22,6 +23,7 @@
 #include "auth/service_account_tokens.h"
 #include "ui/ui.h"
 #include "cmd/feature_gates.h"
+#include "cmd/node_metrics.h"
 #include "common/clock.h"
 #include "common/logging.h"
 #include "common/pki.h"
@@ -98,6 +100,7 @@ struct Server::Impl {
   std::unique_ptr<agent::NodeAgent> agent;
   std::unique_ptr<reconcile::ComponentEventRecorder> agent_events;  // "kubelet"
   std::unique_ptr<apiserver::PodLogSource> logs;
+  std::unique_ptr<apiserver::ResourceMetricsSource> resource_metrics;  // kubectl top
   // Kueue-style queueing: the configuration (--config) and the queue
   // manager, kept for its metrics.
   controllers::queueing::QueueingConfig queueing;
@@ -452,8 +455,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   i.logs = agent::NewProxyLogSource(*i.client, i.agent ? i.agent->options().node_name : "",
                                     i.agent ? &i.agent->logs() : nullptr);
   if (auto st = i.SetUpSecurity(); !st.ok()) return st;
+  i.resource_metrics = agent::NewResourceMetricsSource(
+      *i.client, i.clock, i.agent ? i.agent->options().node_name : "", i.agent.get());
   apiserver::ApiServerOptions ao;
   ao.logs = i.logs.get();
+  ao.resource_metrics = i.resource_metrics.get();
   ao.authenticator = i.authenticator.get();
   ao.authorizer = i.authorizer.get();
   ao.audit = i.audit.get();
@@ -478,10 +484,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
                                             unsynced.front())));
     return out;
   };
-  ao.extra_metrics = [obs, impl](std::string* out) {
+  client::Informer* node_informer = &i.informers->For("", "v1", "nodes");
+  ao.extra_metrics = [obs, impl, node_informer](std::string* out) {
     obs->AppendPrometheus(out);
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
     if (impl->http) impl->http->AppendPrometheus(out);
+    std::vector<client::ObjectRef> nodes = node_informer->List();
+    std::vector<const api::Json*> node_ptrs;
+    for (const client::ObjectRef& n : nodes) node_ptrs.push_back(n.get());
+    AppendNodeMetrics(node_ptrs, out);
   };
   // Kueue's visibility API, answered by the queue manager (AddControllers).
   ao.pending_workloads = [impl](const apiserver::PendingWorkloadsRequest& r)

@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "agent/runtime/usage.h"
 
 namespace batchd::agent {
 
@@ -259,6 +260,18 @@ class PodRuntime {
   // run before it); "" when there is none. Files are raw stdout+stderr.
   virtual std::string LogPath(const std::string& uid, const std::string& container,
                               bool previous) = 0;
+  // Resource usage of each running container of the pod (init containers
+  // included, spec order; usage.h says where it comes from), for the
+  // node's resource metrics (`kubectl top`). Empty for an unknown or
+  // finished pod, and from runtimes that cannot measure.
+  struct ContainerUsage {
+    std::string name;
+    Usage usage;
+  };
+  virtual std::vector<ContainerUsage> ContainerUsages(const std::string& uid) {
+    (void)uid;
+    return {};
+  }
 };
 
 struct ProcessRuntimeOptions {

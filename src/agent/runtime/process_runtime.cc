@@ -161,6 +161,7 @@ class ProcessRuntime : public PodRuntime {
   std::string LogPath(const std::string& uid, const std::string& container,
                       bool previous) override;
   int64_t LogBytes(const std::string& uid) override;
+  std::vector<ContainerUsage> ContainerUsages(const std::string& uid) override;
   absl::Status RemoveLogs(const std::string& uid) override;
 
  private:
@@ -710,6 +711,24 @@ bool IsLogFile(const std::string& name) {
          (at + 4 == name.size() || name[at + 4] == '.');
 }
 }  // namespace
+
+std::vector<PodRuntime::ContainerUsage> ProcessRuntime::ContainerUsages(const std::string& uid) {
+  std::vector<ContainerUsage> out;
+  if (!ValidUid(uid)) return out;
+  absl::StatusOr<PodSandboxStatus> st = Status(uid);
+  if (!st.ok() || !st->found || st->finished) return out;
+  for (const std::vector<ContainerStatus>* list : {&st->init, &st->app}) {
+    for (const ContainerStatus& c : *list) {
+      if (c.state != ContainerStatus::State::kRunning || c.pid <= 0) continue;
+      Usage cg;
+      if (!opts_.cgroup_root.empty()) {
+        cg = ReadCgroupUsage(absl::StrCat(opts_.cgroup_root, "/batchd/", uid, "/", c.name));
+      }
+      out.push_back({c.name, MergeUsage(cg, ReadProcessUsage("/proc", c.pid, c.start_ticks))});
+    }
+  }
+  return out;
+}
 
 int64_t ProcessRuntime::LogBytes(const std::string& uid) {
   if (!ValidUid(uid)) return 0;

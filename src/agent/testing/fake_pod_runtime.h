@@ -94,7 +94,17 @@ class FakePodRuntime : public PodRuntime {
     return absl::OkStatus();
   }
 
+  std::vector<ContainerUsage> ContainerUsages(const std::string& uid) override {
+    absl::MutexLock lock(&mu_);
+    auto it = usages_.find(uid);
+    return it == usages_.end() ? std::vector<ContainerUsage>{} : it->second;
+  }
+
   // --- Scripting ---
+  void SetContainerUsages(const std::string& uid, std::vector<ContainerUsage> u) {
+    absl::MutexLock lock(&mu_);
+    usages_[uid] = std::move(u);
+  }
   void SetLogBytes(const std::string& uid, int64_t bytes) {
     absl::MutexLock lock(&mu_);
     log_bytes_[uid] = bytes;
@@ -165,6 +175,7 @@ class FakePodRuntime : public PodRuntime {
   std::map<std::string, Pod> pods_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> logs_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> log_bytes_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<ContainerUsage>> usages_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> logs_removed_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<std::string, absl::Duration>> stops_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> removed_ ABSL_GUARDED_BY(mu_);

@@ -133,6 +133,32 @@ DiscoveryDocs::DiscoveryDocs(const api::Scheme& scheme, bool visibility) {
   }
 }
 
+void DiscoveryDocs::AddResourceMetrics() {
+  const std::string g = "metrics.k8s.io", v = "v1beta1", gv = g + "/" + v;
+  Json version = {{"groupVersion", gv}, {"version", v}};
+  Json group = {{"name", g}, {"versions", Json::array({version})}, {"preferredVersion", version}};
+  Json list = Json::parse(docs_["/apis"]);
+  list["groups"].push_back(group);
+  docs_["/apis"] = list.dump();
+  Json doc = group;
+  doc["kind"] = "APIGroup";
+  doc["apiVersion"] = "v1";
+  docs_["/apis/" + g] = doc.dump();
+  Json resources = Json::array();
+  for (const auto& [plural, kind, namespaced] :
+       {std::tuple<const char*, const char*, bool>{"nodes", "NodeMetrics", false},
+        {"pods", "PodMetrics", true}}) {
+    resources.push_back({{"name", plural},
+                         {"singularName", ""},
+                         {"namespaced", namespaced},
+                         {"kind", kind},
+                         {"verbs", {"get", "list"}}});
+  }
+  docs_["/apis/" + gv] = Json({{"kind", "APIResourceList"}, {"apiVersion", "v1"},
+                               {"groupVersion", gv}, {"resources", resources}})
+                             .dump();
+}
+
 const std::string* DiscoveryDocs::Find(const std::string& path) const {
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();

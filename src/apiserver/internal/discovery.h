@@ -15,6 +15,9 @@ class DiscoveryDocs {
   explicit DiscoveryDocs(const api::Scheme& scheme, bool visibility = false);
   // The body for a discovery or OpenAPI path, or nullptr when it is not one.
   const std::string* Find(const std::string& path) const;
+  // Adds the group metrics.k8s.io/v1beta1 (nodes, pods: get, list), served
+  // outside the Scheme (resource_metrics.cc), as metrics-server's APIService.
+  void AddResourceMetrics();
   // /openapi/v2 as JSON and as gnostic protobuf.
   const std::string& OpenApiV2Json() const { return openapi_v2_json_; }
   const std::string& OpenApiV2Protobuf() const { return openapi_v2_pb_; }

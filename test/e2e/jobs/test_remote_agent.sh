@@ -64,6 +64,13 @@ poll 60 has_running_pod lost || fail "no Running pod within 60s"
 old=$(running_pods lost)
 expect_eq "$(jp pod "$old" '{.spec.nodeName}')" "$NODE" "long pod's node"
 poll 20 proc_alive "$MARK" || fail "the long pod's process is not running"
+# kubectl top reaches the remote agent's /stats/summary through the server.
+top_remote() { k top node "$NODE" --no-headers >"$E2E_TMP/top" 2>&1; }
+poll 30 top_remote || fail "kubectl top node $NODE: $(cat "$E2E_TMP/top")"
+expect_match "$(cat "$E2E_TMP/top")" "^$NODE +[0-9]+m +[0-9]+% +[0-9]+Mi +[0-9]+%" "top node (remote agent)"
+top_remote_pod() { k top pod "$old" -n "$NS" --no-headers >"$E2E_TMP/top" 2>&1; }
+poll 30 top_remote_pod || fail "kubectl top pod $old: $(cat "$E2E_TMP/top")"
+expect_match "$(cat "$E2E_TMP/top")" "^$old +[0-9]+m +[0-9]+Mi" "top pod (remote agent)"
 # The evicted pod is marked Failed and then deleted at once: a watch keeps
 # every version of it (no --request-timeout: it would end the watch).
 kubectl -s "$SERVER" --cache-dir "$E2E_CACHE" get pods -n "$NS" -l job-name=lost --watch -o json >"$E2E_TMP/watch.json" 2>&1 &
