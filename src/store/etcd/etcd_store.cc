@@ -58,6 +58,19 @@ const Json& Field(const Json& j, const char* field) {
   return it == j.end() || !it->is_object() ? kEmpty : *it;
 }
 
+// A transaction's responses (an empty array when absent).
+const Json& Responses(const Json& txn) {
+  static const Json kEmpty = Json::array();
+  auto it = txn.find("responses");
+  return it == txn.end() || !it->is_array() ? kEmpty : *it;
+}
+
+// The first response's `field` (an empty object when absent).
+const Json& FirstResponse(const Json& responses, const char* field) {
+  static const Json kEmpty = Json::object();
+  return responses.empty() ? kEmpty : Field(responses[0], field);
+}
+
 // The first key after every key that starts with `p` ("\0": no end).
 std::string PrefixEnd(std::string p) {
   while (!p.empty() && static_cast<unsigned char>(p.back()) == 0xff) p.pop_back();
@@ -367,25 +380,26 @@ absl::StatusOr<KeyValue> EtcdStore::Update(std::string_view key, std::string val
   if (!txn.ok()) return txn.status();
   Json& j = *txn;
   const int64_t rev = Int(Field(j, "header"), "revision");
-  const Json& responses = j.contains("responses") && j["responses"].is_array()
-                              ? j["responses"]
-                              : Json::array();
-  if (!Bool(j, "succeeded")) {
-    NoteRevision(rev);
-    const Json& range = responses.empty() ? Json::object() : Field(responses[0], "response_range");
-    if (!range.contains("kvs") || range["kvs"].empty()) {
-      return absl::NotFoundError(absl::StrCat("key ", Sv(key), " not found"));
-    }
-    return absl::AbortedError(absl::StrCat(
-        "key ", Sv(key), " was modified at revision ",
-        Int(range["kvs"][0], "mod_revision") - opts_.revision_offset, ", not ",
-        expected_mod_revision));
-  }
-  const Json& put = responses.empty() ? Json::object() : Field(responses[0], "response_put");
+  const Json& responses = Responses(j);
+  if (!Bool(j, "succeeded")) return CompareFailed(j, key, expected_mod_revision);
+  const Json& put = FirstResponse(responses, "response_put");
   const int64_t created = Int(Field(put, "prev_kv"), "create_revision");
   AwaitDelivered(rev);
   return KeyValue{std::string(key), std::move(value), created - opts_.revision_offset,
                   rev - opts_.revision_offset};
+}
+
+absl::Status EtcdStore::CompareFailed(const Json& txn, std::string_view key,
+                                      int64_t expected_mod_revision) {
+  NoteRevision(Int(Field(txn, "header"), "revision"));
+  const Json& range = FirstResponse(Responses(txn), "response_range");
+  if (!range.contains("kvs") || range["kvs"].empty()) {
+    return absl::NotFoundError(absl::StrCat("key ", Sv(key), " not found"));
+  }
+  return absl::AbortedError(absl::StrCat(
+      "key ", Sv(key), " was modified at revision ",
+      Int(range["kvs"][0], "mod_revision") - opts_.revision_offset, ", not ",
+      expected_mod_revision));
 }
 
 absl::StatusOr<KeyValue> EtcdStore::Delete(std::string_view key, int64_t expected_mod_revision) {
@@ -420,20 +434,8 @@ absl::StatusOr<KeyValue> EtcdStore::DeleteWithFinalValueImpl(std::string_view ke
   if (!txn.ok()) return txn.status();
   Json& j = *txn;
   const int64_t rev = Int(Field(j, "header"), "revision");
-  const Json& responses = j.contains("responses") && j["responses"].is_array()
-                              ? j["responses"]
-                              : Json::array();
-  if (!Bool(j, "succeeded")) {
-    NoteRevision(rev);
-    const Json& range = responses.empty() ? Json::object() : Field(responses[0], "response_range");
-    if (!range.contains("kvs") || range["kvs"].empty()) {
-      return absl::NotFoundError(absl::StrCat("key ", Sv(key), " not found"));
-    }
-    return absl::AbortedError(absl::StrCat(
-        "key ", Sv(key), " was modified at revision ",
-        Int(range["kvs"][0], "mod_revision") - opts_.revision_offset, ", not ",
-        expected_mod_revision));
-  }
+  const Json& responses = Responses(j);
+  if (!Bool(j, "succeeded")) return CompareFailed(j, key, expected_mod_revision);
   const Json& del = Field(responses.back(), "response_delete_range");
   KeyValue out{std::string(key), "", 0, rev - opts_.revision_offset};
   if (del.contains("prev_kvs") && del["prev_kvs"].is_array() && !del["prev_kvs"].empty()) {

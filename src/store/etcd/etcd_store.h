@@ -132,6 +132,11 @@ class EtcdStore : public Store {
   // Handles one line of the watch stream; false ends the stream.
   bool OnWatchLine(const std::string& line, absl::Status* fatal);
   void NoteRevision(int64_t etcd_rev);
+  // A compare-and-write on `key` whose compare failed (its failure branch
+  // ranged the key): NotFound when the key is absent, else Aborted naming the
+  // revision it has.
+  absl::Status CompareFailed(const nlohmann::json& txn, std::string_view key,
+                             int64_t expected_mod_revision);
   bool WatchCreated() const ABSL_SHARED_LOCKS_REQUIRED(mu_) { return watch_created_; }
 
   const EtcdOptions opts_;
