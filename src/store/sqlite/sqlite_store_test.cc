@@ -157,23 +157,26 @@ TEST(SqliteStoreTest, RevisionAfterReopenWithAndWithoutTrailingDelete) {
   EXPECT_EQ(c->mod_revision, 6);
 }
 
+// Writes a database in an older schema (`sql`) where `options` will open it.
+void WriteOldDatabase(const SqliteOptions& options, const char* sql) {
+  std::filesystem::create_directories(std::filesystem::path(options.path).parent_path());
+  absl::StatusOr<std::unique_ptr<internal::SqliteDb>> db =
+      internal::SqliteDb::Open(options.path, /*create=*/true);
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_TRUE((*db)->Exec(sql).ok());
+}
+
 // A database from before kv became a rowid table opens with its data, and
 // its revisions continue.
 TEST(SqliteStoreTest, OpensAndMigratesWithoutRowidDatabase) {
   ScopedTempDir dir{"sqlite_store_test"};
   SqliteOptions options = OptionsIn(dir);
-  std::filesystem::create_directories(std::filesystem::path(options.path).parent_path());
-  {
-    absl::StatusOr<std::unique_ptr<internal::SqliteDb>> db =
-        internal::SqliteDb::Open(options.path, /*create=*/true);
-    ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->Exec(
+  ASSERT_NO_FATAL_FAILURE(WriteOldDatabase(options,
         "CREATE TABLE kv(key TEXT PRIMARY KEY, value BLOB NOT NULL,"
         " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;"
         "CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
         "INSERT INTO meta(name, value) VALUES('revision', 7), ('compacted', 0);"
-        "INSERT INTO kv VALUES('/a', x'6f6c64', 3, 7), ('/b', x'', 5, 5);").ok());
-  }
+        "INSERT INTO kv VALUES('/a', x'6f6c64', 3, 7), ('/b', x'', 5, 5);"));
   auto store = MustOpen(options);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->Revision(), 7);
@@ -203,18 +206,12 @@ TEST(SqliteStoreTest, OpensAndMigratesWithoutRowidDatabase) {
 TEST(SqliteStoreTest, MigratedDatabaseStartsCompacted) {
   ScopedTempDir dir{"sqlite_store_test"};
   SqliteOptions options = OptionsIn(dir);
-  std::filesystem::create_directories(std::filesystem::path(options.path).parent_path());
-  {
-    absl::StatusOr<std::unique_ptr<internal::SqliteDb>> db =
-        internal::SqliteDb::Open(options.path, /*create=*/true);
-    ASSERT_TRUE(db.ok()) << db.status();
-    ASSERT_TRUE((*db)->Exec(
+  ASSERT_NO_FATAL_FAILURE(WriteOldDatabase(options,
         "CREATE TABLE kv(key TEXT PRIMARY KEY, value BLOB NOT NULL,"
         " create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL);"
         "CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
         "INSERT INTO meta(name, value) VALUES('revision', 9), ('compacted', 0);"
-        "INSERT INTO kv VALUES('/a', x'31', 3, 7);").ok());
-  }
+        "INSERT INTO kv VALUES('/a', x'31', 3, 7);"));
   auto store = MustOpen(options);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->Revision(), 9);
