@@ -65,13 +65,17 @@ expect_ok k api-resources --api-group=metrics.k8s.io --no-headers
 expect_contains "$OUT" "PodMetrics" "api-resources"
 
 # The spinning pod: its CPU is measured over a window of samples, so the
-# first answer may take a few seconds.
-top_spin() { k top pod spin -n "$NS" --no-headers >"$E2E_TMP/top" 2>&1; }
-poll 40 top_spin || fail "kubectl top pod spin: $(cat "$E2E_TMP/top")"
+# first answer may take a few seconds. On a loaded machine the spinner may get
+# less than a tenth of a core in one window, so the CPU column is polled until
+# it reaches 100m (a spinning process does, once the machine lets it run).
+top_spin() {
+  k top pod spin -n "$NS" --no-headers >"$E2E_TMP/top" 2>&1 || return 1
+  read -r name cpu mem <"$E2E_TMP/top"
+  [[ $cpu =~ ^([0-9]+)m$ ]] && ((BASH_REMATCH[1] >= 100))
+}
+poll 60 top_spin || fail "kubectl top pod spin: want >= 100m cpu from a spinning pod: $(cat "$E2E_TMP/top")"
 read -r name cpu mem <"$E2E_TMP/top"
 expect_eq "$name" "spin" "top pod name"
-[[ $cpu =~ ^([0-9]+)m$ ]] || fail "cpu column '$cpu' of: $(cat "$E2E_TMP/top")"
-((BASH_REMATCH[1] >= 100)) || fail "spinning pod uses ${cpu} cpu, want >= 100m: $(cat "$E2E_TMP/top")"
 [[ $mem =~ ^([0-9]+)Mi$ ]] || fail "memory column '$mem' of: $(cat "$E2E_TMP/top")"
 ((BASH_REMATCH[1] >= 60)) || fail "pod holding 64 MiB shows ${mem}: $(cat "$E2E_TMP/top")"
 expect_ok k top pod spin -n "$NS" --containers --no-headers
