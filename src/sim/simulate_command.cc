@@ -178,6 +178,8 @@ int RunSimulate(const SimulateCommand& cmd) {
   if (!until.ok()) return bad(until.status());
   opts.until = *until;
   opts.seed = cmd.seed;
+  // --state lists every object at the end: finished work is kept for it.
+  opts.drop_finished = cmd.state.empty();
   auto cfg = LoadConfig(cmd.config, "--config");
   if (!cfg.ok()) return bad(cfg.status());
   opts.queueing = *cfg;

@@ -206,6 +206,13 @@ struct Simulator::Impl {
 
   std::string events;
   std::set<std::string> unfinished;  // "Kind ns/name" of work that can finish.
+  // Finished top-level work to delete at the end of the step
+  // (SimOptions::drop_finished). Bound: the work finished in one step.
+  struct Drop {
+    const api::KindDef* kind;
+    std::string ns, name, uid;
+  };
+  std::vector<Drop> to_drop;
   std::map<std::string, WlStat> workloads;
   std::map<std::string, QueueStat> cq_stats, lq_stats;  // lq key "ns/name"
   std::set<std::string> plot_dirty;
@@ -227,6 +234,8 @@ struct Simulator::Impl {
   void SetHolding(WlStat& w, bool holding, const Usage& usage);
   void Touch(QueueStat& q, const std::string& name, bool is_cq);
   void Flush();
+  // Deletes `to_drop` and lets the controllers settle; the reconciles taken.
+  int DropFinished();
 };
 
 void Simulator::Impl::AddControllers() {
@@ -335,6 +344,9 @@ void Simulator::Impl::OnWorkload(const Json* old_obj, const Json* new_obj) {
       }
     }
     w.deleted = true;
+    // Dropped finished work leaves nothing behind (the summary skips
+    // deleted workloads).
+    if (opts.drop_finished && w.finished) workloads.erase(it);
     return;
   }
   auto view = api::kueue::WorkloadView::Parse(*new_obj);
@@ -462,6 +474,12 @@ void Simulator::Impl::OnJob(const char* kind, const Json* old_obj, const Json* n
     last_finish = Now();
   }
   if (ok || failed) {
+    if (opts.drop_finished && unfinished.erase(u) > 0 && Unowned(*new_obj)) {
+      const api::KindDef* k = kind == std::string_view("Job")
+                                  ? &client->Kind("batch", "v1", "jobs")
+                                  : &client->Kind("jobset.x-k8s.io", "v1alpha2", "jobsets");
+      to_drop.push_back(Drop{k, ns, api::meta::GetName(*new_obj), api::meta::GetUid(*new_obj)});
+    }
     unfinished.erase(u);
   } else {
     unfinished.insert(u);
@@ -591,6 +609,23 @@ absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
   return absl::OkStatus();
 }
 
+int Simulator::Impl::DropFinished() {
+  int n = 0;
+  while (!to_drop.empty()) {
+    std::vector<Drop> batch = std::move(to_drop);
+    to_drop.clear();
+    for (const Drop& d : batch) {
+      client::DeleteOptions o;
+      o.propagation_policy = "Background";
+      o.precondition_uid = d.uid;
+      // NotFound or a changed UID: already gone (a TTL, a test): nothing to do.
+      (void)client->Delete(*d.kind, d.ns, d.name, o);
+    }
+    n += manager->RunUntilIdle(opts.max_reconciles_per_step);
+  }
+  return n;
+}
+
 void Simulator::Impl::Flush() {
   for (auto& [name, q] : cq_stats) Touch(q, name, true);
   for (auto& [name, q] : lq_stats) Touch(q, "", false);
@@ -685,6 +720,7 @@ absl::StatusOr<bool> Simulator::Step() {
     ++i.next_object;
   }
   int n = i.manager->RunUntilIdle(i.opts.max_reconciles_per_step);
+  if (n < i.opts.max_reconciles_per_step) n += i.DropFinished();
   i.reconciles += n;
   ++i.steps;
   if (n >= i.opts.max_reconciles_per_step) {

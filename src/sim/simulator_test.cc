@@ -14,6 +14,7 @@ namespace {
 
 using api::Json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kCluster[] = R"(
 apiVersion: v1
@@ -134,6 +135,38 @@ TEST(SimulatorTest, SameScenarioAndSeedGiveIdenticalOutput) {
   }
   EXPECT_EQ(out[0], out[1]);
   EXPECT_THAT(out[0], HasSubstr("\"uid\""));
+}
+
+// Dropping finished Jobs (with their Workloads and Pods) changes neither the
+// events nor the summary's behaviour; it only empties the store of them.
+TEST(SimulatorTest, DroppingFinishedWorkKeepsEventsAndSummary) {
+  std::string events[2], state[2];
+  Json summary[2];
+  for (int drop = 0; drop < 2; ++drop) {
+    SimOptions o;
+    o.drop_finished = drop == 1;
+    auto sim = Load(Scenario(), o);
+    ASSERT_TRUE(sim->Run().ok());
+    EXPECT_TRUE(sim->finished());
+    events[drop] = sim->Events();
+    summary[drop] = sim->Summary();
+    summary[drop].erase("engine");  // Deleting takes reconciles.
+    summary[drop].erase("k8sEvents");
+    auto st = sim->State();
+    ASSERT_TRUE(st.ok());
+    state[drop] = *st;
+  }
+  EXPECT_EQ(events[0], events[1]);
+  EXPECT_EQ(summary[0].dump(), summary[1].dump());
+  EXPECT_EQ(summary[1]["workloads"]["finished"], 4);
+  // Kept: the Jobs, their Workloads and Pods are in the state; dropped: gone.
+  EXPECT_THAT(state[0], HasSubstr("\"name\": \"j1\""));
+  EXPECT_THAT(state[0], HasSubstr("\"kind\": \"Workload\""));
+  EXPECT_THAT(state[0], HasSubstr("\"kind\": \"Pod\""));
+  EXPECT_THAT(state[1], Not(HasSubstr("\"name\": \"j1\"")));
+  EXPECT_THAT(state[1], Not(HasSubstr("\"kind\": \"Workload\"")));
+  EXPECT_THAT(state[1], Not(HasSubstr("\"kind\": \"Pod\"")));
+  EXPECT_THAT(state[1], HasSubstr("\"kind\": \"Node\""));
 }
 
 TEST(SimulatorTest, NeverFinishingWorkEndsAtUntilWithThePendingListed) {

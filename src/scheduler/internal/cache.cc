@@ -187,6 +187,7 @@ bool Cache::UpsertNode(const Json& node) {
     for (const auto& [key, p] : placed_) {
       if (p.node == name) Apply(added, p, +1);
     }
+    Index(added);
     ++generation_;
     return true;
   }
@@ -196,7 +197,9 @@ bool Cache::UpsertNode(const Json& node) {
                  cur.unschedulable != fresh.unschedulable || cur.ready != fresh.ready;
   if (!changed) return false;
   cur.labels = std::move(fresh.labels);
+  Unindex(cur);
   cur.allocatable = std::move(fresh.allocatable);
+  Index(cur);
   cur.taints = std::move(fresh.taints);
   cur.unschedulable = fresh.unschedulable;
   cur.ready = fresh.ready;
@@ -205,7 +208,11 @@ bool Cache::UpsertNode(const Json& node) {
 }
 
 void Cache::RemoveNode(const std::string& name) {
-  if (nodes_.erase(name) > 0) ++generation_;
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  Unindex(it->second);
+  nodes_.erase(it);
+  ++generation_;
   // Pods placed there keep their `placed_` entry; they are removed by their
   // own events, or counted again if the node comes back (UpsertNode).
 }
@@ -236,7 +243,11 @@ void Cache::AddPod(const PodInfo& pod, const std::string& node, bool assumed) {
            pod.priority, pod.created, pod.group_key, pod.deleting,
            pod.ns, pod.labels, pod.inter_pod};
   auto it = nodes_.find(node);
-  if (it != nodes_.end()) Apply(it->second, p, +1);
+  if (it != nodes_.end()) {
+    Unindex(it->second);
+    Apply(it->second, p, +1);
+    Index(it->second);
+  }
   ++priorities_[pod.priority];
   if (pod.inter_pod != nullptr && !pod.inter_pod->anti_affinity.empty()) {
     anti_affinity_pods_.insert(pod.key);
@@ -248,7 +259,11 @@ bool Cache::RemovePod(const std::string& key) {
   auto it = placed_.find(key);
   if (it == placed_.end()) return false;
   auto n = nodes_.find(it->second.node);
-  if (n != nodes_.end()) Apply(n->second, it->second, -1);
+  if (n != nodes_.end()) {
+    Unindex(n->second);
+    Apply(n->second, it->second, -1);
+    Index(n->second);
+  }
   auto pr = priorities_.find(it->second.priority);
   if (pr != priorities_.end() && --pr->second <= 0) priorities_.erase(pr);
   if (!anti_affinity_pods_.empty()) anti_affinity_pods_.erase(key);
@@ -420,7 +435,69 @@ int64_t Cache::Score(const PodInfo& pod, const NodeInfo& n) const {
   return (cpu + mem) / 2;
 }
 
+Cache::NodeGroup Cache::GroupOf(const NodeInfo& n) {
+  NodeGroup g;
+  g.alloc_cpu = n.Alloc(kCpu);
+  g.alloc_mem = n.Alloc(kMemory);
+  g.nonzero_cpu = n.nonzero_cpu;
+  g.nonzero_mem = n.nonzero_mem;
+  g.bound = (FreePercent(g.alloc_cpu, g.nonzero_cpu) + FreePercent(g.alloc_mem, g.nonzero_mem)) / 2;
+  return g;
+}
+
+void Cache::Index(const NodeInfo& n) { by_group_[GroupOf(n)].insert(&n); }
+
+void Cache::Unindex(const NodeInfo& n) {
+  auto it = by_group_.find(GroupOf(n));
+  if (it == by_group_.end()) return;
+  it->second.erase(&n);
+  if (it->second.empty()) by_group_.erase(it);
+}
+
 ScheduleResult Cache::Schedule(const PodInfo& pod) {
+  ScheduleResult r;
+  r.error.num_nodes = num_nodes();
+  // Score(pod, n) <= the group's bound: FreePercent falls as usage grows and
+  // a pod's non-zero requests are never negative (else: the plain scan).
+  if (pod.nonzero_cpu < 0 || pod.nonzero_mem < 0) return ScheduleByScan(pod);
+  int64_t best = -1;
+  const NodeInfo* winner = nullptr;
+  std::vector<std::string> reasons;
+  const InterPodState inter_pod = InterPodFor(pod);
+  for (const auto& [g, members] : by_group_) {
+    // Groups come by bound, highest first: none from here on can reach `best`.
+    if (g.bound < best) break;
+    const int64_t s = (FreePercent(g.alloc_cpu, g.nonzero_cpu + pod.nonzero_cpu) +
+                       FreePercent(g.alloc_mem, g.nonzero_mem + pod.nonzero_mem)) / 2;
+    if (s < best) continue;
+    for (const NodeInfo* n : members) {
+      // Equal scores go to the first name: a later member cannot win.
+      if (s == best && n->name > winner->name) break;
+      reasons.clear();
+      bool resolvable = false;
+      if (!Filter(pod, *n, inter_pod, &reasons, &resolvable)) {
+        // Complete when nothing fits: then no group was cut short and
+        // every node was filtered exactly once.
+        if (winner == nullptr) {
+          for (const auto& reason : reasons) ++r.error.reasons[reason];
+          ++(resolvable ? r.error.resolvable_nodes : r.error.unresolvable_nodes);
+        }
+        continue;
+      }
+      best = s;
+      winner = n;
+      break;  // The rest of the group: the same score, later names.
+    }
+  }
+  if (winner != nullptr) {
+    r.node = winner->name;
+    r.error = FitError{};
+    r.error.num_nodes = num_nodes();
+  }
+  return r;
+}
+
+ScheduleResult Cache::ScheduleByScan(const PodInfo& pod) {
   ScheduleResult r;
   r.error.num_nodes = num_nodes();
   int64_t best = -1;

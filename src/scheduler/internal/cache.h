@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -161,8 +163,16 @@ class Cache {
   bool IsAssumed(const std::string& key) const;
   std::string NodeOf(const std::string& key) const;
 
-  // Filters and scores every node for `pod`.
+  // The best node for `pod`: of the nodes that pass every filter, the one
+  // with the highest score, the first by name among equals (or why none
+  // fits: then every node was filtered). Walks the nodes by their score
+  // bound (NodeGroup below) and stops where no further node can win, so a
+  // pod that fits costs ~log(nodes) plus the nodes it skips by filter, not
+  // O(nodes). The same answer as ScheduleByScan.
   ScheduleResult Schedule(const PodInfo& pod);
+  // Filters and scores every node in name order (the reference Schedule is
+  // checked against in tests).
+  ScheduleResult ScheduleByScan(const PodInfo& pod);
 
   // Namespaces' labels (for inter-pod terms' namespaceSelector); returns
   // whether they changed.
@@ -226,8 +236,31 @@ class Cache {
   int64_t Score(const PodInfo& pod, const NodeInfo& n) const;
   void Apply(NodeInfo& n, const Placed& p, int sign);
 
+  // The node index: nodes with the same allocatable cpu and memory and the
+  // same non-zero cpu and memory requests score the same for any pod
+  // (Score looks at nothing else), so they form one group; a group's
+  // `bound` is its score for a pod requesting nothing, which no pod's score
+  // there exceeds. Groups are ordered by bound, highest first.
+  struct NodeGroup {
+    int64_t bound = 0;
+    int64_t alloc_cpu = 0, alloc_mem = 0, nonzero_cpu = 0, nonzero_mem = 0;
+    bool operator<(const NodeGroup& o) const {
+      return std::tie(o.bound, alloc_cpu, alloc_mem, nonzero_cpu, nonzero_mem) <
+             std::tie(bound, o.alloc_cpu, o.alloc_mem, o.nonzero_cpu, o.nonzero_mem);
+    }
+  };
+  struct ByName {
+    bool operator()(const NodeInfo* a, const NodeInfo* b) const { return a->name < b->name; }
+  };
+  static NodeGroup GroupOf(const NodeInfo& n);
+  void Index(const NodeInfo& n);
+  void Unindex(const NodeInfo& n);
+
   ResourceIndex resources_;
   std::map<std::string, NodeInfo> nodes_;  // Ordered: deterministic tie-breaks.
+  // Every node of `nodes_` in exactly one group (pointers into `nodes_`).
+  // Bound: one entry per node.
+  std::map<NodeGroup, std::set<const NodeInfo*, ByName>> by_group_;
   absl::flat_hash_map<std::string, Placed> placed_;
   std::map<int32_t, int> priorities_;  // Priority -> number of placed pods.
   absl::flat_hash_map<std::string, Nominated> nominated_;

@@ -1,5 +1,8 @@
 #include "scheduler/internal/cache.h"
 
+#include <random>
+
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace batchd::scheduler::internal {
@@ -203,6 +206,78 @@ TEST(CacheTest, NodeUpdateReportsRelevantChanges) {
   Json n = Node("a", "3");
   n["metadata"]["labels"] = {{"x", "y"}};
   EXPECT_TRUE(cache.UpsertNode(n));
+}
+
+// Schedule walks the node index and stops early; ScheduleByScan filters and
+// scores every node. On a random cluster (three node shapes, taints, cordoned
+// and not-ready nodes, zone labels) under random pods (sizes with and without
+// memory, selectors, tolerations, nominations) placed and removed, both give
+// the same node, or the same FitError message when none fits, every time.
+TEST(CacheTest, IndexedScheduleEqualsFullScan) {
+  std::mt19937 rng(15);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  Cache cache;
+  const std::vector<std::pair<std::string, std::string>> shapes = {
+      {"8", "32Gi"}, {"32", "128Gi"}, {"4", "8Gi"}};
+  for (int i = 0; i < 60; ++i) {
+    const auto& [cpu, mem] = shapes[pick(3)];
+    Json n = Node("node-" + std::to_string(i), cpu, mem, i % 7 == 0 ? "3" : "110");
+    n["metadata"]["labels"] = {{"zone", i % 2 ? "a" : "b"}};
+    if (i % 11 == 0) {
+      n["spec"]["taints"] = Json::array({{{"key", "k"}, {"value", "v"}, {"effect", "NoSchedule"}}});
+    }
+    if (i % 13 == 0) n["spec"]["unschedulable"] = true;
+    if (i % 17 == 0) n["status"]["conditions"][0]["status"] = "False";
+    cache.UpsertNode(n);
+  }
+  std::vector<std::string> placed;
+  int fitted = 0, unfit = 0;
+  for (int i = 0; i < 3000; ++i) {
+    if (!placed.empty() && pick(5) < 2) {  // A pod ends.
+      size_t j = pick(placed.size());
+      cache.RemovePod(placed[j]);
+      placed[j] = placed.back();
+      placed.pop_back();
+    }
+    if (i % 500 == 250) {  // A node changes size (re-indexed).
+      cache.UpsertNode(Node("node-" + std::to_string(pick(60)), "16", "64Gi"));
+    }
+    static const char* kCpus[] = {"100m", "500m", "1", "2", "3", "6", "12"};
+    Json extra = Json::object();
+    switch (pick(6)) {
+      case 0:
+        extra["nodeSelector"] = {{"zone", "a"}};
+        break;
+      case 1:
+        extra["tolerations"] = Json::array({{{"operator", "Exists"}}});
+        break;
+      case 2:
+        extra["containers"] = Json::array(
+            {{{"name", "c"},
+              {"resources", {{"requests", {{"cpu", kCpus[pick(7)]}, {"memory", "3Gi"}}}}}}});
+        break;
+      default:
+        break;
+    }
+    auto pod = ParsePod(Pod("p" + std::to_string(i), kCpus[pick(7)], extra), cache.resources());
+    if (i % 400 == 100) cache.Nominate(*pod, "node-" + std::to_string(pick(60)));
+    if (i % 400 == 300) cache.ClearNomination(absl::StrCat("ns/p", i - 200));
+    ScheduleResult want = cache.ScheduleByScan(*pod);
+    ScheduleResult got = cache.Schedule(*pod);
+    ASSERT_EQ(got.node, want.node) << "pod " << i;
+    if (want.node.empty()) {
+      ++unfit;
+      ASSERT_EQ(got.error.Message(), want.error.Message()) << "pod " << i;
+      ASSERT_EQ(got.error.resolvable_nodes, want.error.resolvable_nodes);
+      continue;
+    }
+    ++fitted;
+    cache.AddPod(*pod, got.node, /*assumed=*/pick(2) == 0);
+    placed.push_back(pod->key);
+  }
+  // Both outcomes were exercised many times.
+  EXPECT_GT(fitted, 500);
+  EXPECT_GT(unfit, 100);
 }
 
 }  // namespace
