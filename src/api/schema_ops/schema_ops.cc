@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "api/resource/quantity.h"
 
@@ -65,48 +66,86 @@ Json ZeroValue(const Schema& s) {
   }
 }
 
+// Where the walk is, as a chain of segments on the stack: the paths are
+// only spelled out for an unknown field or an error (the walk runs on every
+// write, and almost every write has neither).
+struct PathSeg {
+  enum Kind { kRoot, kField, kIndex, kKey };
+  const PathSeg* parent = nullptr;
+  Kind kind = kRoot;
+  absl::string_view name;  // kField, kKey.
+  size_t index = 0;       // kIndex.
+};
+
+// With indices and map keys: "spec.containers[0].env[1].name".
+std::string FullPath(const PathSeg* p) {
+  switch (p->kind) {
+    case PathSeg::kRoot:
+      return "";
+    case PathSeg::kField: {
+      std::string parent = FullPath(p->parent);
+      return parent.empty() ? std::string(p->name) : absl::StrCat(parent, ".", p->name);
+    }
+    case PathSeg::kIndex:
+      return absl::StrCat(FullPath(p->parent), "[", p->index, "]");
+    case PathSeg::kKey:
+      return absl::StrCat(FullPath(p->parent), "[", p->name, "]");
+  }
+  return "";
+}
+
+// Field names only, as Go reports a decode error: "spec.containers.env.name".
+std::string GoPath(const PathSeg* p) {
+  if (p->kind == PathSeg::kRoot) return "";
+  std::string parent = GoPath(p->parent);
+  if (p->kind != PathSeg::kField) return parent;
+  return parent.empty() ? std::string(p->name) : absl::StrCat(parent, ".", p->name);
+}
+
 class Normalizer {
  public:
-  explicit Normalizer(std::vector<std::string>* unknown) : unknown_(unknown) {}
+  Normalizer(std::vector<std::string>* unknown, std::string root_owner)
+      : unknown_(unknown), root_owner_(std::move(root_owner)) {}
 
-  // `path` carries indices (for unknown-field reports); `go_path` does not
-  // (for decode errors); `owner` is the innermost enclosing struct's name.
-  absl::Status Walk(const Schema& s, Json& v, const std::string& path, const std::string& go_path,
-                    const std::string& owner) {
+  // `path` locates `v` (for unknown-field reports and decode errors);
+  // `owner` is the innermost enclosing struct with a name (null: the root's).
+  absl::Status Walk(const Schema& s, Json& v, const PathSeg* path, const Schema* owner) {
     switch (s.type) {
       case Type::kAny: return absl::OkStatus();
-      case Type::kObject: return WalkObject(s, v, path, go_path, owner);
-      case Type::kArray: return WalkArray(s, v, path, go_path, owner);
-      case Type::kMap: return WalkMap(s, v, path, go_path, owner);
+      case Type::kObject: return WalkObject(s, v, path, owner);
+      case Type::kArray: return WalkArray(s, v, path, owner);
+      case Type::kMap: return WalkMap(s, v, path, owner);
       case Type::kString:
-        return v.is_string() ? absl::OkStatus() : TypeError(s, v, go_path, owner, false);
+        return v.is_string() ? absl::OkStatus() : TypeError(s, v, path, owner, false);
       case Type::kBoolean:
-        return v.is_boolean() ? absl::OkStatus() : TypeError(s, v, go_path, owner, false);
+        return v.is_boolean() ? absl::OkStatus() : TypeError(s, v, path, owner, false);
       case Type::kNumber:
-        return v.is_number() ? absl::OkStatus() : TypeError(s, v, go_path, owner, false);
-      case Type::kInteger: return CheckInteger(s, v, go_path, owner);
+        return v.is_number() ? absl::OkStatus() : TypeError(s, v, path, owner, false);
+      case Type::kInteger: return CheckInteger(s, v, path, owner);
       case Type::kIntOrString: {
         if (v.is_string()) return absl::OkStatus();
-        if (v.is_number()) return CheckInteger(s, v, go_path, owner);
-        return TypeError(s, v, go_path, owner, false);
+        if (v.is_number()) return CheckInteger(s, v, path, owner);
+        return TypeError(s, v, path, owner, false);
       }
       case Type::kQuantity: {
-        if (!v.is_string() && !v.is_number()) return TypeError(s, v, go_path, owner, false);
+        if (!v.is_string() && !v.is_number()) return TypeError(s, v, path, owner, false);
         absl::StatusOr<std::string> q = CanonicalQuantity(v);
         if (!q.ok()) return q.status();
         if (s.format != kQuantityAsSentFormat) v = *std::move(q);
         return absl::OkStatus();
       }
-      case Type::kTime: return CheckTime(s, v, go_path, owner);
+      case Type::kTime: return CheckTime(s, v, path, owner);
     }
     return absl::OkStatus();
   }
 
  private:
-  absl::Status TypeError(const Schema& s, const Json& v, const std::string& go_path,
-                         const std::string& owner, bool with_literal) {
+  absl::Status TypeError(const Schema& s, const Json& v, const PathSeg* path,
+                         const Schema* owner_schema, bool with_literal) {
     std::string value = JsonKindName(v);
     if (with_literal) value += " " + v.dump();
+    const std::string go_path = GoPath(path);
+    const std::string owner = owner_schema == nullptr ? root_owner_ : ShortName(owner_schema->ref);
     if (go_path.empty() || owner.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("json: cannot unmarshal ", value,
                                                      " into Go value of type ", GoTypeName(s)));
@@ -116,36 +155,34 @@ class Normalizer {
                                                    " of type ", GoTypeName(s)));
   }
 
-  absl::Status CheckInteger(const Schema& s, Json& v, const std::string& go_path,
-                            const std::string& owner) {
-    if (!v.is_number()) return TypeError(s, v, go_path, owner, false);
+  absl::Status CheckInteger(const Schema& s, Json& v, const PathSeg* path, const Schema* owner) {
+    if (!v.is_number()) return TypeError(s, v, path, owner, false);
     const bool is32 = s.format == "int32" || s.type == Type::kIntOrString;
     const int64_t lo = is32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
     const int64_t hi = is32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
     if (v.is_number_unsigned()) {
       uint64_t u = v.get<uint64_t>();
-      if (u > static_cast<uint64_t>(hi)) return TypeError(s, v, go_path, owner, true);
+      if (u > static_cast<uint64_t>(hi)) return TypeError(s, v, path, owner, true);
       v = static_cast<int64_t>(u);
       return absl::OkStatus();
     }
     if (v.is_number_integer()) {
       int64_t i = v.get<int64_t>();
-      if (i < lo || i > hi) return TypeError(s, v, go_path, owner, true);
+      if (i < lo || i > hi) return TypeError(s, v, path, owner, true);
       return absl::OkStatus();
     }
     // A float: accepted only when integral and in range (YAML sometimes yields 2.0).
     double d = v.get<double>();
     if (!std::isfinite(d) || std::trunc(d) != d || d < static_cast<double>(lo) ||
         d >= static_cast<double>(hi) + 1.0) {
-      return TypeError(s, v, go_path, owner, true);
+      return TypeError(s, v, path, owner, true);
     }
     v = static_cast<int64_t>(d);
     return absl::OkStatus();
   }
 
-  absl::Status CheckTime(const Schema& s, Json& v, const std::string& go_path,
-                         const std::string& owner) {
-    if (!v.is_string()) return TypeError(s, v, go_path, owner, false);
+  absl::Status CheckTime(const Schema& s, Json& v, const PathSeg* path, const Schema* owner) {
+    if (!v.is_string()) return TypeError(s, v, path, owner, false);
     const std::string str = v.get<std::string>();
     absl::Time t;
     std::string err;
@@ -163,24 +200,25 @@ class Normalizer {
     return absl::OkStatus();
   }
 
-  absl::Status WalkObject(const Schema& s, Json& v, const std::string& path,
-                          const std::string& go_path, const std::string& owner) {
-    if (!v.is_object()) return TypeError(s, v, go_path, owner, false);
-    const std::string me = s.ref.empty() ? owner : ShortName(s.ref);
+  absl::Status WalkObject(const Schema& s, Json& v, const PathSeg* path, const Schema* owner) {
+    if (!v.is_object()) return TypeError(s, v, path, owner, false);
+    const Schema* me = s.ref.empty() ? owner : &s;
     for (auto it = v.begin(); it != v.end();) {
-      const std::string key = it.key();
-      const std::string child_path = path.empty() ? key : path + "." + key;
       if (it->is_null()) {
         it = v.erase(it);
         continue;
       }
+      const std::string& key = it.key();
       const Schema* prop = s.Property(key);
       if (prop == nullptr) {
         if (s.preserve_unknown) {
           ++it;
           continue;
         }
-        if (unknown_ != nullptr) unknown_->push_back(child_path);
+        if (unknown_ != nullptr) {
+          PathSeg child{path, PathSeg::kField, key, 0};
+          unknown_->push_back(FullPath(&child));
+        }
         it = v.erase(it);
         continue;
       }
@@ -188,17 +226,16 @@ class Normalizer {
         it = v.erase(it);  // "" reads as an unset time (lenient; Go rejects it).
         continue;
       }
-      const std::string child_go = go_path.empty() ? key : go_path + "." + key;
-      absl::Status st = Walk(*prop, *it, child_path, child_go, me.empty() ? "" : me);
+      PathSeg child{path, PathSeg::kField, key, 0};
+      absl::Status st = Walk(*prop, *it, &child, me);
       if (!st.ok()) return st;
       ++it;
     }
     return absl::OkStatus();
   }
 
-  absl::Status WalkArray(const Schema& s, Json& v, const std::string& path,
-                         const std::string& go_path, const std::string& owner) {
-    if (!v.is_array()) return TypeError(s, v, go_path, owner, false);
+  absl::Status WalkArray(const Schema& s, Json& v, const PathSeg* path, const Schema* owner) {
+    if (!v.is_array()) return TypeError(s, v, path, owner, false);
     if (!s.items) return absl::OkStatus();
     for (size_t i = 0; i < v.size(); ++i) {
       Json& e = v[i];
@@ -206,29 +243,30 @@ class Normalizer {
         e = ZeroValue(*s.items);
         if (e.is_null()) continue;
       }
-      absl::Status st = Walk(*s.items, e, absl::StrCat(path, "[", i, "]"), go_path, owner);
+      PathSeg child{path, PathSeg::kIndex, {}, i};
+      absl::Status st = Walk(*s.items, e, &child, owner);
       if (!st.ok()) return st;
     }
     return absl::OkStatus();
   }
 
-  absl::Status WalkMap(const Schema& s, Json& v, const std::string& path,
-                       const std::string& go_path, const std::string& owner) {
-    if (!v.is_object()) return TypeError(s, v, go_path, owner, false);
+  absl::Status WalkMap(const Schema& s, Json& v, const PathSeg* path, const Schema* owner) {
+    if (!v.is_object()) return TypeError(s, v, path, owner, false);
     if (!s.items) return absl::OkStatus();
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (it->is_null()) {
         *it = ZeroValue(*s.items);
         if (it->is_null()) continue;
       }
-      absl::Status st =
-          Walk(*s.items, *it, absl::StrCat(path, "[", it.key(), "]"), go_path, owner);
+      PathSeg child{path, PathSeg::kKey, it.key(), 0};
+      absl::Status st = Walk(*s.items, *it, &child, owner);
       if (!st.ok()) return st;
     }
     return absl::OkStatus();
   }
 
   std::vector<std::string>* unknown_;
+  std::string root_owner_;
 };
 
 }  // namespace
@@ -243,14 +281,14 @@ absl::StatusOr<std::string> CanonicalQuantity(const Json& v) {
 }
 
 absl::Status Normalize(const Schema& schema, Json& obj, std::vector<std::string>* unknown_fields) {
-  Normalizer n(unknown_fields);
-  std::string owner = schema.ref.empty() ? "" : ShortName(schema.ref);
+  Normalizer n(unknown_fields, schema.ref.empty() ? "" : ShortName(schema.ref));
   if (schema.type == Type::kObject && !obj.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat("json: cannot unmarshal ", JsonKindName(obj),
                                                    " into Go value of type ",
                                                    GoTypeName(schema)));
   }
-  return n.Walk(schema, obj, "", "", owner);
+  const PathSeg root;
+  return n.Walk(schema, obj, &root, nullptr);
 }
 
 }  // namespace batchd::api::schema_ops
