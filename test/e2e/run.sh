@@ -35,6 +35,9 @@ if [[ $(id -u) == 0 && $(( 0$(stat -c %a /) & 1 )) == 0 ]]; then
   chmod o+x /
 fi
 
+# Every batchd the suites start keeps Abseil's lock-order checking on (off by
+# default in the binary for speed): an inversion aborts the test run.
+export BATCHD_MUTEX_DEADLOCK_CHECK=1
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
 # Pods run as the unprivileged pod user (docs/security.md "Pods"): the
 # scratch directories their volumes and mount paths lie in must be
