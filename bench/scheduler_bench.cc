@@ -1,5 +1,5 @@
 // Pod scheduler throughput on 1,000 nodes (DESIGN.md performance budget):
-//   BM_ScheduleCore      the filter/score algorithm alone (no I/O);
+//   BM_ScheduleCore/N    the filter/score algorithm alone (no I/O), N nodes;
 //   BM_SchedulerBind     the whole path: informer events, decisions, binds
 //                        through the Registry on the in-memory store.
 // items_per_second is pods bound per second.
@@ -49,7 +49,7 @@ void BM_ScheduleCore(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     sched::internal::Cache cache;
-    for (int i = 0; i < kNodes; ++i) cache.UpsertNode(NodeJson(i));
+    for (int i = 0; i < state.range(0); ++i) cache.UpsertNode(NodeJson(i));
     std::vector<std::shared_ptr<const sched::internal::PodInfo>> pods;
     for (int i = 0; i < kPods; ++i) {
       pods.push_back(sched::internal::ParsePod(PodJson("p" + std::to_string(i)), cache.resources()));
@@ -65,7 +65,7 @@ void BM_ScheduleCore(benchmark::State& state) {
   }
   state.SetItemsProcessed(bound);
 }
-BENCHMARK(BM_ScheduleCore)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ScheduleCore)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 void BM_SchedulerBind(benchmark::State& state) {
   batchd::FakeClock clock;
