@@ -392,8 +392,9 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const NodeView& node, std::strin
       }
     }
     // A fencing agent kills the pod FenceAfter its last renewal: its
-    // replacement may come only once that has surely happened.
-    if (fence) {
+    // replacement may come only once that has surely happened. (A node that
+    // reports NotReady still renews: its agent sees the eviction itself.)
+    if (fence && key == kUnreachableTaint) {
       if (std::optional<absl::Duration> after = api::core_v1::FenceAfter(*pod, *fence)) {
         const absl::Time fenced = silent_since + *after + api::core_v1::kFenceEvictionMargin;
         if (fenced > now) {

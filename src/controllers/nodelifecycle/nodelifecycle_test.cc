@@ -194,6 +194,24 @@ TEST_F(NodeLifecycleTest, FencingNodeIsEvictedOnlyAfterItsFencePeriod) {
   EXPECT_EQ(PodState("tolerates100"), "Failed deleting DeletionByTaintManager");
 }
 
+// A fencing node that reports NotReady (it still renews its lease, so it is
+// not fenced) has its pods evicted as any other: its agent sees that itself.
+TEST_F(NodeLifecycleTest, NotReadyFencingNodeIsEvictedAsUsual) {
+  CreateHealthyNode("n0");
+  CreateNode("n1");
+  keep_.push_back("n1");  // its agent keeps renewing
+  ASSERT_TRUE(c_.MergePatch(nodes_, "", "n1",
+                            {{"metadata", {{"annotations",
+                                            {{"batchd.io/fence-period-seconds", "50"}}}}}})
+                  .ok());
+  Json patch = Json::parse(
+      R"({"status":{"conditions":[{"type":"Ready","status":"False","reason":"KubeletNotReady"}]}})");
+  ASSERT_TRUE(c_.MergePatch(nodes_, "", "n1", patch, true).ok());
+  CreatePod("p", "n1", Json::array());
+  Advance(absl::Seconds(5));
+  EXPECT_EQ(PodState("p"), "Failed deleting DeletionByTaintManager");
+}
+
 // An annotation that is no period (garbage, 0) changes nothing.
 TEST_F(NodeLifecycleTest, InvalidFencePeriodIsIgnored) {
   CreateHealthyNode("n0");

@@ -6,7 +6,8 @@
 // batchd.io/fence-period-seconds). Each of its pods is fenced (its processes
 // killed by its shim) FenceAfter(pod, P) after the start of the node's last
 // successful lease renewal, whether or not the agent still runs. The node
-// lifecycle controller evicts such a pod only when, besides its toleration
+// lifecycle controller evicts such a pod from an unreachable node (the
+// not-ready one still renews) only when, besides its toleration
 // having run out, the node's heartbeat has been silent for at least
 // FenceAfter(pod, P) + kFenceEvictionMargin by the controller's own clock,
 // which starts counting no earlier than the agent's (it times the change it
