@@ -30,7 +30,8 @@ absl::Duration NodeFence::RemainingFor(const api::Json& pod, absl::Time now) con
 }
 
 bool NodeFence::Lapsed(absl::Time now) const {
-  return enabled() && now - last_renewed() > period_;
+  const absl::Time last = last_renewed();
+  return enabled() && last != absl::InfinitePast() && now - last > period_;
 }
 
 }  // namespace batchd::agent::internal

@@ -41,8 +41,9 @@ class NodeFence {
   // when never; negative once due.
   absl::Duration RemainingFor(const api::Json& pod, absl::Time now) const;
 
-  // Whether no renewal succeeded for longer than the period at `now`: the
-  // node's pods without longer tolerations are being fenced.
+  // Whether, after a first renewal, none succeeded for longer than the
+  // period at `now`: the node's pods without longer tolerations are being
+  // fenced.
   bool Lapsed(absl::Time now) const;
 
  private:

@@ -73,6 +73,7 @@ while True:
 PY
 python3 "$E2E_TMP/proxy.py" "$PROXY_PORT" "$PORT" >"$E2E_TMP/proxy.log" 2>&1 &
 PROXY_PID=$!
+poll 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PROXY_PORT" || fail "the proxy does not listen"
 
 "$BATCHD" agent --server "http://127.0.0.1:$PROXY_PORT" --node-name fence-a --data-dir "$ADIR" \
   --log-port "$(free_port)" --labels fence-a=yes --taints fence-a=yes:NoSchedule \
