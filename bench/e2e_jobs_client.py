@@ -241,6 +241,8 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
         f"{label}_host_cpu_ms_per_item": round(1000 * ((h1 - h0) - (i1 - i0)) / n, 2),
         f"{label}_client_cpu_ms_per_item": round(1000 * (me1 - me0) / n, 2),
         f"{label}_store_writes_per_item": round((rev1 - rev0) / n, 2),
+        f"{label}_rev0": rev0,
+        f"{label}_rev1": rev1,
     }
     if samp:
         samp.stop_ev.set()
