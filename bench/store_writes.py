@@ -108,9 +108,9 @@ def classify(plural, prev, cur, deleted):
     what = " + ".join(parts)
     if plural == "pods":
         if "bind" in parts:
-            writer = "scheduler"
+            writer = "default-scheduler"
         elif any(p.startswith("status") for p in parts):
-            writer = "agent"
+            writer = "kubelet (node agent)"
         elif parts == ["finalizers"]:
             writer = "job-controller"
         else:
