@@ -56,6 +56,13 @@ def changed_status_fields(prev, cur):
     return sorted(k for k in set(ps) | set(cs) if ps.get(k) != cs.get(k))
 
 
+def unschedulable(pod):
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return True
+    return False
+
+
 def classify(plural, prev, cur, deleted):
     """(what, writer) of one write; prev is None for a create."""
     if deleted:
@@ -105,9 +112,11 @@ def classify(plural, prev, cur, deleted):
             parts.append("status." + ",".join(sf))
     if not parts:
         return "no-op (nothing changed)", "?"
-    what = " + ".join(parts)
     if plural == "pods":
         if "bind" in parts:
+            writer = "default-scheduler"
+        elif parts == ["status (conditions)"] and unschedulable(cur):
+            parts[0] = "status PodScheduled=False (Unschedulable)"
             writer = "default-scheduler"
         elif any(p.startswith("status") for p in parts):
             writer = "kubelet (node agent)"
@@ -121,7 +130,7 @@ def classify(plural, prev, cur, deleted):
         writer = "workload/queueing"
     else:
         writer = "?"
-    return what, writer
+    return " + ".join(parts), writer
 
 
 def main():
