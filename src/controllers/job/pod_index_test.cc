@@ -1,6 +1,7 @@
 // PodIndex over an informer that keeps settled pods compact: the index holds
 // names, so a settled pod's decoding is not kept alive, and For still gives
 // every pod of the Job whole.
+#include "api/meta/object_meta.h"
 #include "api/testing/builders.h"
 #include "client/in_process_client.h"
 #include "client/informer.h"
