@@ -32,6 +32,10 @@ struct WatchEvent {
   // The in-process client hands out the watch cache's decoded object,
   // immutable and shared by every in-process watcher, instead of a copy.
   std::shared_ptr<const api::Json> shared;
+  // The object's serialized bytes when the client has them at no cost (the
+  // in-process client: the watch cache's own copy, shared, not copied); an
+  // informer keeps these instead of the decoding for settled objects.
+  std::shared_ptr<const std::string> bytes;
   const api::Json& Object() const { return shared ? *shared : object; }
 };
 

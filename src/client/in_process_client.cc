@@ -99,9 +99,12 @@ class RegistryWatchStream : public WatchStream {
     if (e.type == "ERROR" || !e.object) {
       ev->object = e.error;
       ev->shared.reset();
+      ev->bytes.reset();
     } else {
       ev->object = nullptr;
       ev->shared = e.object->Shared();
+      // Aliases the cached object: its bytes live as long as this pointer.
+      ev->bytes = std::shared_ptr<const std::string>(e.object, &e.object->json);
     }
     return true;
   }

@@ -1,5 +1,7 @@
 #include "client/informer.h"
 
+#include <algorithm>
+
 #include "absl/synchronization/mutex.h"
 #include "api/json_access.h"
 #include "api/labels/selector.h"
@@ -17,6 +19,50 @@ Informer::~Informer() { Stop(); }
 
 void Informer::AddHandlers(EventHandlers h) { handlers_.push_back(std::move(h)); }
 
+void Informer::SetCompactWhen(std::function<bool(const Json&)> settled) {
+  settled_ = std::move(settled);
+}
+
+Informer::Entry Informer::MakeEntry(const ObjectRef& ref,
+                                    std::shared_ptr<const std::string> bytes) const {
+  Entry e;
+  if (settled_ && ref->is_object() && settled_(*ref)) {
+    e.bytes = bytes ? std::move(bytes) : std::make_shared<const std::string>(ref->dump());
+    e.decoded = ref;  // shared while the caller's handlers (or readers) hold it
+  } else {
+    e.obj = ref;
+  }
+  return e;
+}
+
+ObjectRef Informer::Resolve(const std::string& key, const Entry& e) const {
+  if (e.obj) return e.obj;
+  if (!e.bytes) return nullptr;
+  if (ObjectRef live = e.decoded.lock()) return live;
+  Json parsed = Json::parse(*e.bytes, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    // Bytes this process serialized (or the watch cache holds): never expected.
+    BATCHD_LOG_ERROR("informer {}: cannot decode the kept bytes of {}", kind_.plural, key);
+    return nullptr;
+  }
+  ObjectRef ref = std::make_shared<const Json>(std::move(parsed));
+  absl::MutexLock lock(&mu_);
+  auto it = objects_.find(key);
+  if (it != objects_.end() && it->second.bytes == e.bytes) {
+    // Another reader may have decoded it meanwhile: share theirs.
+    if (ObjectRef other = it->second.decoded.lock()) return other;
+    it->second.decoded = ref;
+  }
+  return ref;
+}
+
+size_t Informer::CompactCount() const {
+  absl::MutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [key, e] : objects_) n += e.obj == nullptr;
+  return n;
+}
+
 std::string Informer::KeyOf(const Json& obj) {
   const Json& m = api::MemberObject(obj, "metadata");  // No copy.
   std::string ns = m.value("namespace", "");
@@ -30,30 +76,37 @@ absl::Status Informer::Sync() {
     synced_.store(false);
     return list.status();
   }
+  // The decodings, held for the handlers below; the map keeps settled ones compact.
   std::map<std::string, ObjectRef> fresh;
+  std::map<std::string, Entry> entries;
   for (auto& item : list->items) {
     auto ref = std::make_shared<const Json>(std::move(item));
-    fresh[KeyOf(*ref)] = ref;
+    std::string key = KeyOf(*ref);
+    entries[key] = MakeEntry(ref, nullptr);
+    fresh[key] = std::move(ref);
   }
-  std::map<std::string, ObjectRef> old;
+  std::map<std::string, Entry> old;
   {
     absl::MutexLock lock(&mu_);
     old.swap(objects_);
-    objects_ = fresh;
+    objects_ = std::move(entries);
     resource_version_ = list->resource_version;
   }
   for (const auto& [key, obj] : fresh) {
     auto it = old.find(key);
+    ObjectRef prev = it == old.end() || handlers_.empty() ? nullptr : Resolve("", it->second);
     for (auto& h : handlers_) {
       if (it == old.end()) {
         if (h.on_add) h.on_add(obj);
-      } else if (h.on_update) {
-        h.on_update(it->second, obj);
+      } else if (h.on_update && prev) {
+        h.on_update(prev, obj);
       }
     }
   }
-  for (const auto& [key, obj] : old) {
-    if (fresh.count(key)) continue;
+  for (const auto& [key, e] : old) {
+    if (fresh.count(key) || handlers_.empty()) continue;
+    ObjectRef obj = Resolve("", e);
+    if (!obj) continue;
     for (auto& h : handlers_) {
       if (h.on_delete) h.on_delete(obj);
     }
@@ -77,18 +130,26 @@ void Informer::Apply(WatchEvent&& ev) {
   ObjectRef ref =
       ev.shared ? std::move(ev.shared) : std::make_shared<const Json>(std::move(ev.object));
   std::string key = KeyOf(*ref);
-  ObjectRef old;
+  Entry entry;
+  if (ev.type != "DELETED") entry = MakeEntry(ref, std::move(ev.bytes));
+  Entry old_entry;
+  bool had_old = false;
   {
     absl::MutexLock lock(&mu_);
     auto it = objects_.find(key);
-    if (it != objects_.end()) old = it->second;
+    if (it != objects_.end()) {
+      had_old = true;
+      old_entry = it->second;
+    }
     if (ev.type == "DELETED") {
-      objects_.erase(key);
+      if (it != objects_.end()) objects_.erase(it);
     } else {
-      objects_[key] = ref;
+      objects_[key] = std::move(entry);
     }
     resource_version_ = api::MemberObject(*ref, "metadata").value("resourceVersion", "");
   }
+  // The previous state, for the handlers (decoded again if it was compact).
+  ObjectRef old = had_old && !handlers_.empty() ? Resolve("", old_entry) : nullptr;
   for (auto& h : handlers_) {
     if (ev.type == "DELETED") {
       if (h.on_delete) h.on_delete(old ? old : ref);
@@ -167,24 +228,45 @@ void Informer::Stop() {
 }
 
 ObjectRef Informer::Get(const std::string& ns, const std::string& name) const {
-  absl::MutexLock lock(&mu_);
-  auto it = objects_.find(ns.empty() ? name : ns + "/" + name);
-  return it == objects_.end() ? nullptr : it->second;
+  std::string key = ns.empty() ? name : ns + "/" + name;
+  Entry e;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = objects_.find(key);
+    if (it == objects_.end()) return nullptr;
+    if (it->second.obj) return it->second.obj;
+    e = it->second;
+  }
+  return Resolve(key, e);
 }
 
 std::vector<ObjectRef> Informer::List(const std::string& ns) const {
   std::vector<ObjectRef> out;
-  absl::MutexLock lock(&mu_);
-  if (ns.empty()) {
-    for (const auto& [k, v] : objects_) out.push_back(v);
-    return out;
+  // Compact entries are decoded after the lock is released.
+  std::vector<std::pair<size_t, std::pair<std::string, Entry>>> compact;
+  {
+    absl::MutexLock lock(&mu_);
+    auto take = [&](const std::string& key, const Entry& e) {
+      if (e.obj) {
+        out.push_back(e.obj);
+        return;
+      }
+      compact.push_back({out.size(), {key, e}});
+      out.push_back(nullptr);
+    };
+    if (ns.empty()) {
+      for (const auto& [k, v] : objects_) take(k, v);
+    } else {
+      std::string prefix = ns + "/";
+      for (auto it = objects_.lower_bound(prefix);
+           it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+        take(it->first, it->second);
+      }
+    }
   }
-  std::string prefix = ns + "/";
-  for (auto it = objects_.lower_bound(prefix); it != objects_.end() &&
-                                               it->first.compare(0, prefix.size(), prefix) == 0;
-       ++it) {
-    out.push_back(it->second);
-  }
+  if (compact.empty()) return out;
+  for (const auto& [at, ke] : compact) out[at] = Resolve(ke.first, ke.second);
+  out.erase(std::remove(out.begin(), out.end(), nullptr), out.end());
   return out;
 }
 

@@ -12,11 +12,13 @@
 #include "common/clock.h"
 #include "reconcile/controller.h"
 #include "reconcile/events.h"
+#include "reconcile/settled.h"
 
 namespace batchd::reconcile {
 
-// One shared informer per kind (all namespaces), created on first request.
-// Controllers add their handlers before the manager starts.
+// One shared informer per kind (all namespaces), created on first request;
+// it keeps settled objects compact (settled.h). Controllers add their
+// handlers before the manager starts.
 class InformerFactory {
  public:
   InformerFactory(client::Client& client, Manager& manager) : client_(client), manager_(manager) {}
@@ -24,7 +26,9 @@ class InformerFactory {
     std::string key = k.ApiVersion() + "/" + k.plural;
     auto it = informers_.find(key);
     if (it != informers_.end()) return *it->second;
-    client::Informer& inf = manager_.AddInformer(std::make_unique<client::Informer>(client_, k));
+    auto made = std::make_unique<client::Informer>(client_, k);
+    made->SetCompactWhen(SettledWhen(k));  // finished objects kept as bytes
+    client::Informer& inf = manager_.AddInformer(std::move(made));
     informers_[key] = &inf;
     return inf;
   }

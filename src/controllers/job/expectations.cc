@@ -74,7 +74,7 @@ void PodIndex::Upsert(const client::ObjectRef& pod) {
   std::string key = ControllingJobKey(*pod);
   if (key.empty()) return;
   absl::MutexLock lock(&mu_);
-  pods_[key][api::meta::GetName(*pod)] = pod;
+  pods_[key].insert(api::meta::GetName(*pod));
 }
 
 void PodIndex::Remove(const api::Json& pod) {
@@ -87,13 +87,24 @@ void PodIndex::Remove(const api::Json& pod) {
   if (it->second.empty()) pods_.erase(it);
 }
 
-std::vector<client::ObjectRef> PodIndex::For(const std::string& key) const {
-  absl::MutexLock lock(&mu_);
+std::vector<client::ObjectRef> PodIndex::For(const std::string& key,
+                                             const client::Informer& pods) const {
+  std::vector<std::string> names;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = pods_.find(key);
+    if (it == pods_.end()) return {};
+    names.assign(it->second.begin(), it->second.end());
+  }
+  const std::string ns = key.substr(0, key.find('/'));
   std::vector<client::ObjectRef> out;
-  auto it = pods_.find(key);
-  if (it == pods_.end()) return out;
-  out.reserve(it->second.size());
-  for (const auto& [name, p] : it->second) out.push_back(p);
+  out.reserve(names.size());
+  for (const std::string& name : names) {
+    // Skipped: gone from the informer, or controlled by another Job now
+    // (the handler that moves it in this index has not run yet).
+    client::ObjectRef p = pods.Get(ns, name);
+    if (p && ControllingJobKey(*p) == key) out.push_back(std::move(p));
+  }
   return out;
 }
 

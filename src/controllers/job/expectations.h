@@ -55,17 +55,20 @@ class Expectations {
 // Job in batch/v1), or "" when none.
 std::string ControllingJobKey(const api::Json& pod);
 
+// Holds pod names only: the pods themselves are read from the informer, so
+// the index does not keep a settled pod's decoding alive.
 class PodIndex {
  public:
   void Upsert(const client::ObjectRef& pod);
   void Remove(const api::Json& pod);
-  // Pods whose controller reference names Job `key` (any UID).
-  std::vector<client::ObjectRef> For(const std::string& key) const;
+  // Pods whose controller reference names Job `key` (any UID), as `pods`
+  // (the informer whose handlers feed this index) has them now.
+  std::vector<client::ObjectRef> For(const std::string& key, const client::Informer& pods) const;
 
  private:
   mutable absl::Mutex mu_;
-  // Job key -> pod name -> pod.
-  std::map<std::string, std::map<std::string, client::ObjectRef>> pods_ ABSL_GUARDED_BY(mu_);
+  // Job key -> names of its pods.
+  std::map<std::string, std::set<std::string>> pods_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::controllers::job

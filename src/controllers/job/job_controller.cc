@@ -124,7 +124,7 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
     // enqueues the key again (the timer is a safety net).
     return Result::After(absl::Milliseconds(100));
   }
-  std::vector<client::ObjectRef> pods = index_.For(key);
+  std::vector<client::ObjectRef> pods = index_.For(key, pods_);
   const std::string uid = job_ref ? api::meta::GetUid(*job_ref) : "";
   // Pods whose Job is gone (or replaced by a same-named one) lose the
   // finalizer; a finished Job's leftovers too.
