@@ -207,6 +207,14 @@ struct Workload {
   std::optional<absl::Time> requeue_at;     // backoff: not a candidate before this time
   bool evicted = false;  // SetAdmitted: already being evicted (Evicted=True; a restart)
   std::map<std::string, std::string> namespace_labels;  // for namespaceSelector
+  // Kueue's workload slices (elastic Jobs scaling up): the key of the
+  // admitted workload ("namespace/name", same ClusterQueue) this one
+  // replaces. It is admitted as a whole with the replaced slice's usage
+  // counted as its own (only the growth takes new quota), on the replaced
+  // slice's flavors and without preemption; the admission then releases the
+  // replaced slice (Decision::replaced). While the replaced key is pending
+  // in the core, this one waits.
+  std::string replaces;
 };
 
 // A pending workload as the visibility API lists it.
@@ -268,6 +276,9 @@ struct Decision {
   PreemptionReason preemption_reason = PreemptionReason::kInClusterQueue;  // kPreempt
   PendingReason pending_reason = PendingReason::kWaitingForQuota;          // kPending
   std::string message;  // kPreempt: victim message; kPending: the condition message
+  // kAdmit of a workload slice: the replaced slice, already released by the
+  // core (the caller marks it Finished, reason WorkloadSliceReplaced).
+  std::string replaced;
 };
 
 // A topology-aware workload with pods on nodes that left the topology (not

@@ -9,7 +9,7 @@ namespace batchd::queueing::internal {
 
 uint64_t SchedulingSignature(const Workload& wl) {
   size_t h = absl::HashOf(wl.cluster_queue, wl.namespace_, wl.local_queue, wl.priority,
-                         wl.namespace_labels);
+                         wl.namespace_labels, wl.replaces);
   for (const PodSet& ps : wl.pod_sets) {
     h = absl::HashOf(h, ps.name, ps.count, ps.min_count.value_or(-1), ps.requests,
                      ps.node_selector);
