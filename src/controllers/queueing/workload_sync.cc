@@ -134,6 +134,7 @@ void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) 
   const WorkloadView& view = item.view;  // Parsed once for this sync.
   if (!item.obj || view.IsConditionTrue("Finished")) {
     evictions_.erase(key);
+    ForgetReplacedSlice(key);
     Forget(key);
     return;
   }
@@ -162,7 +163,9 @@ void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) 
     }
     evictions_[key] = {reason, message, "", /*require_admission=*/false};
   }
+  if (SkipReplacedSlice(key)) return;
   if (view.has_admission) {
+    CheckSliceReplacement(key, view);
     SyncAdmitted(key, wl, view, now);
     return;
   }
@@ -376,6 +379,12 @@ void QueueManagerImpl::ApplyDecisions(const std::vector<q::Decision>& ds, absl::
           // Undo the core's assumption: re-sync from the object (still pending).
           synced_sig_.erase(d.key);
           SyncWorkload(d.key, now);
+          if (!d.replaced.empty()) {  // The replaced slice holds its quota again.
+            synced_sig_.erase(d.replaced);
+            SyncWorkload(d.replaced, now);
+          }
+        } else if (!d.replaced.empty()) {
+          NoteReplacedSlice(d.replaced, d.key);
         }
         break;
       case q::Decision::Kind::kPreempt: {
@@ -494,7 +503,7 @@ bool QueueManagerImpl::FlushPending(const std::string& key, const PendingNote& n
 }
 
 bool QueueManagerImpl::FlushWrites(absl::Time now) {
-  bool ok = true;
+  bool ok = FlushSliceFinishes(now);
   for (auto it = evictions_.begin(); it != evictions_.end();) {
     if (FlushEviction(it->first, it->second, now)) {
       it = evictions_.erase(it);

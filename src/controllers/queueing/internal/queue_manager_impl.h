@@ -161,6 +161,21 @@ class QueueManagerImpl : public reconcile::Reconciler {
   void TrackExecutionTime(const std::string& key, const Json& wl,
                           const api::kueue::WorkloadView& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProcessExecutionDeadlines(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // --- workload slices (workload_slices.cc) ---
+  // The core released `old_key` for its replacement `new_key`: it is owed
+  // Finished=True (WorkloadSliceReplaced) and never counted again.
+  void NoteReplacedSlice(const std::string& old_key, const std::string& new_key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // True (and out of the core) when `key` is a replaced slice.
+  bool SkipReplacedSlice(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An admitted slice whose predecessor is still admitted (a restart between
+  // the two writes): the predecessor is replaced now.
+  void CheckSliceReplacement(const std::string& key, const api::kueue::WorkloadView& view)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FlushSliceFinish(const std::string& old_key, const std::string& new_key, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FlushSliceFinishes(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ForgetReplacedSlice(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // --- status.reclaimablePods (reclaimable_pods.cc) ---
   // Lowers an admitted workload's usage to the pods not yet reclaimable.
   static void ApplyReclaimablePods(const Json& wl, const api::kueue::WorkloadPodSetsView& pod_sets,
@@ -224,6 +239,9 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::map<std::string, absl::Time> requeue_at_ ABSL_GUARDED_BY(mu_);       // pending with requeueState.requeueAt
   std::map<std::string, Eviction> evictions_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, PendingNote> pending_ ABSL_GUARDED_BY(mu_);
+  // Replaced workload slice -> its replacement, until its Finished write
+  // lands and it is synced as Finished (bounded by the admitted workloads).
+  std::map<std::string, std::string> replaced_slices_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> wl_cq_ ABSL_GUARDED_BY(mu_);           // wl key -> its ClusterQueue
   std::set<std::string> inadmissible_ ABSL_GUARDED_BY(mu_);                 // pending keys with a pending reason
   // Indexes (bounded by the workloads the manager tracks): which workloads a
