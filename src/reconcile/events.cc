@@ -67,10 +67,15 @@ void ApiEventRecorder::Event(const Json& obj, const std::string& type, const std
   EventFrom(component_, obj, type, reason, message);
 }
 
+void ApiEventRecorder::AggregatedEvent(const Json& obj, const std::string& type,
+                                       const std::string& reason, const std::string& message) {
+  EventFrom(component_, obj, type, reason, message, /*aggregate_messages=*/true);
+}
+
 void ApiEventRecorder::EventFrom(const std::string& component, const Json& obj,
                                  const std::string& type, const std::string& reason,
-                                 const std::string& message) {
-  Json ev = Build(component, obj, type, reason, message);
+                                 const std::string& message, bool aggregate_messages) {
+  Json ev = Build(component, obj, type, reason, message, aggregate_messages);
   {
     absl::MutexLock lock(&mu_);
     if (sink_.joinable()) {
@@ -93,14 +98,15 @@ void ApiEventRecorder::EventFrom(const std::string& component, const Json& obj,
 
 Json ApiEventRecorder::Build(const std::string& component, const Json& obj,
                              const std::string& type, const std::string& reason,
-                             const std::string& message) const {
+                             const std::string& message, bool aggregate_messages) const {
   const Json& m = api::MemberObject(obj, "metadata");  // No copy.
   std::string ns = m.value("namespace", "");
   if (ns.empty()) ns = "default";
   std::string name = m.value("name", "");
-  // A stable name per (object, type, reason, message) so repeats aggregate.
-  size_t h = std::hash<std::string>{}(
-      absl::StrCat(m.value("uid", ""), component, type, reason, message));
+  // A stable name per (object, type, reason, message) so repeats aggregate
+  // (per (object, type, reason) when messages aggregate too).
+  size_t h = std::hash<std::string>{}(absl::StrCat(m.value("uid", ""), component, type, reason,
+                                                   aggregate_messages ? "" : message));
   std::string event_name = absl::StrCat(name, ".", absl::Hex(h, absl::kZeroPad16));
   std::string now = api::meta::FormatRfc3339(clock_.Now());
   return {{"apiVersion", "v1"},
@@ -128,7 +134,7 @@ Json ApiEventRecorder::Build(const std::string& component, const Json& obj,
 void ApiEventRecorder::Write(std::vector<Json> events) {
   const api::KindDef& kind = client_.Kind("", "v1", "events");
   struct Ref {
-    std::string ns, name, last;
+    std::string ns, name, last, message;
   };
   std::vector<Ref> refs;
   std::vector<std::pair<std::string, Json>> objs;
@@ -136,14 +142,15 @@ void ApiEventRecorder::Write(std::vector<Json> events) {
   objs.reserve(events.size());
   for (Json& ev : events) {
     const Json& m = ev["metadata"];
-    refs.push_back({m.value("namespace", ""), m.value("name", ""), ev.value("lastTimestamp", "")});
+    refs.push_back({m.value("namespace", ""), m.value("name", ""), ev.value("lastTimestamp", ""),
+                    ev.value("message", "")});
     objs.emplace_back(refs.back().ns, std::move(ev));
   }
   std::vector<absl::StatusOr<Json>> r = client_.CreateMany(kind, std::move(objs));
   for (size_t i = 0; i < r.size(); ++i) {
     if (r[i].ok()) continue;
     if (absl::IsAlreadyExists(r[i].status())) {
-      Bump(refs[i].ns, refs[i].name, refs[i].last);
+      Bump(refs[i].ns, refs[i].name, refs[i].last, refs[i].message);
     } else {
       BATCHD_LOG_DEBUG("event {}/{}: {}", refs[i].ns, refs[i].name, r[i].status().ToString());
     }
@@ -151,7 +158,7 @@ void ApiEventRecorder::Write(std::vector<Json> events) {
 }
 
 void ApiEventRecorder::Bump(const std::string& ns, const std::string& name,
-                            const std::string& last_timestamp) {
+                            const std::string& last_timestamp, const std::string& message) {
   const api::KindDef& kind = client_.Kind("", "v1", "events");
   absl::MutexLock lock(&bump_mu_);
   auto existing = client_.Get(kind, ns, name);
@@ -159,6 +166,7 @@ void ApiEventRecorder::Bump(const std::string& ns, const std::string& name,
   Json e = *std::move(existing);
   e["count"] = e.value("count", 1) + 1;
   e["lastTimestamp"] = last_timestamp;
+  e["message"] = message;  // The same, or the latest of an aggregated reason.
   if (!client_.Update(kind, e).ok()) {
     BATCHD_LOG_DEBUG("event {}/{}: update failed", ns, name);
   }

@@ -26,6 +26,13 @@ class EventRecorder {
   // `obj` is the involved object (apiVersion, kind, metadata).
   virtual void Event(const api::Json& obj, const std::string& type, const std::string& reason,
                      const std::string& message) = 0;
+  // As Event, but one Event object per (object, type, reason): a repeat
+  // with any message bumps its `count` and takes the new message (the
+  // admission decisions of a workload: QuotaReserved, Admitted, Pending).
+  virtual void AggregatedEvent(const api::Json& obj, const std::string& type,
+                               const std::string& reason, const std::string& message) {
+    Event(obj, type, reason, message);
+  }
 };
 
 // Writes Events through a Client; a repeat of (object, type, reason,
@@ -51,18 +58,23 @@ class ApiEventRecorder : public EventRecorder {
   void Flush();
   void Event(const api::Json& obj, const std::string& type, const std::string& reason,
              const std::string& message) override;
+  void AggregatedEvent(const api::Json& obj, const std::string& type, const std::string& reason,
+                       const std::string& message) override;
   // As Event, reported by `component` (source.component, reportingComponent)
   // instead of this recorder's own: controllers sharing one sink each name
   // themselves, as Kubernetes' do ("job-controller", "default-scheduler").
   void EventFrom(const std::string& component, const api::Json& obj, const std::string& type,
-                 const std::string& reason, const std::string& message);
+                 const std::string& reason, const std::string& message,
+                 bool aggregate_messages = false);
 
  private:
   api::Json Build(const std::string& component, const api::Json& obj, const std::string& type,
-                  const std::string& reason, const std::string& message) const;
+                  const std::string& reason, const std::string& message,
+                  bool aggregate_messages = false) const;
   void Write(std::vector<api::Json> events);
   // A repeat: count + 1 and lastTimestamp on the stored Event.
-  void Bump(const std::string& ns, const std::string& name, const std::string& last_timestamp);
+  void Bump(const std::string& ns, const std::string& name, const std::string& last_timestamp,
+            const std::string& message);
   void SinkLoop();
 
   client::Client& client_;
@@ -92,6 +104,10 @@ class ComponentEventRecorder : public EventRecorder {
              const std::string& message) override {
     sink_.EventFrom(component_, obj, type, reason, message);
   }
+  void AggregatedEvent(const api::Json& obj, const std::string& type, const std::string& reason,
+                       const std::string& message) override {
+    sink_.EventFrom(component_, obj, type, reason, message, /*aggregate_messages=*/true);
+  }
 
  private:
   ApiEventRecorder& sink_;
@@ -103,14 +119,23 @@ class FakeEventRecorder : public EventRecorder {
   struct Recorded {
     std::string object;  // "Kind ns/name"
     std::string type, reason, message;
+    bool aggregated = false;  // sent with AggregatedEvent
   };
   void Event(const api::Json& obj, const std::string& type, const std::string& reason,
              const std::string& message) override {
+    Record(obj, type, reason, message, false);
+  }
+  void AggregatedEvent(const api::Json& obj, const std::string& type, const std::string& reason,
+                       const std::string& message) override {
+    Record(obj, type, reason, message, true);
+  }
+  void Record(const api::Json& obj, const std::string& type, const std::string& reason,
+              const std::string& message, bool aggregated) {
     absl::MutexLock lock(&mu_);
     const api::Json& m = obj.contains("metadata") ? obj["metadata"] : api::Json::object();
     events_.push_back({obj.value("kind", "") + " " + m.value("namespace", "") + "/" +
                            m.value("name", ""),
-                       type, reason, message});
+                       type, reason, message, aggregated});
   }
   std::vector<Recorded> events() const {
     absl::MutexLock lock(&mu_);

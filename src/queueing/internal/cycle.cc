@@ -268,6 +268,7 @@ void CycleRunner::MoveDueBackoff() {
     PendingEntry* pending = it->second.get();
     --s_.backoff_per_cq_[pending->queued_in];
     pending->wl.requeue_at.reset();
+    pending->afs_key = s_.AfsKey(pending->wl);
     s_.cqs_[pending->queued_in]->queue.PushHeap(pending);
   }
 }
@@ -613,8 +614,10 @@ void CycleRunner::Admit(Entry& entry) {
   entry.cq->admitted.Insert(a.get());
   s_.CountLqUsage(*a, +1);
   s_.pending_.erase(key);  // frees `pending`
+  const AdmittedEntry& admitted = *a;
   s_.admitted_[key] = std::move(a);
   ++admitted_in_cycle_[entry.cq];
+  s_.AfsAdmitted(*entry.cq, admitted.wl, admitted.usage);
 }
 
 // Keeps a not-admitted head pending: StrictFIFO blocks the CQ behind it;

@@ -29,6 +29,7 @@ uint64_t SchedulingSignature(const Workload& wl) {
 }
 
 bool EntryOrder::operator()(const PendingEntry* a, const PendingEntry* b) const {
+  if (a->afs_key != b->afs_key) return a->afs_key < b->afs_key;
   if (a->wl.priority != b->wl.priority) return a->wl.priority > b->wl.priority;
   if (a->wl.queue_order_time != b->wl.queue_order_time) {
     return a->wl.queue_order_time < b->wl.queue_order_time;

@@ -180,6 +180,9 @@ class QueueManagerImpl : public reconcile::Reconciler {
   // Lowers an admitted workload's usage to the pods not yet reclaimable.
   static void ApplyReclaimablePods(const Json& wl, const api::kueue::WorkloadPodSetsView& pod_sets,
                                    batchd::queueing::Admission& admission);
+  void CountCheckGatedAdmission(const std::string& key, const std::string& cq,
+                                const api::kueue::WorkloadView& view, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FlushEviction(const std::string& key, const Eviction& ev, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FlushPending(const std::string& key, const PendingNote& note, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AdmissionBlocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -242,6 +245,10 @@ class QueueManagerImpl : public reconcile::Reconciler {
   // Replaced workload slice -> its replacement, until its Finished write
   // lands and it is synced as Finished (bounded by the admitted workloads).
   std::map<std::string, std::string> replaced_slices_ ABSL_GUARDED_BY(mu_);
+  // Admitted workloads already counted in kueue_admitted_workloads_total
+  // (bounded by the admitted workloads), and when this process first synced.
+  std::set<std::string> admitted_counted_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Time> started_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> wl_cq_ ABSL_GUARDED_BY(mu_);           // wl key -> its ClusterQueue
   std::set<std::string> inadmissible_ ABSL_GUARDED_BY(mu_);                 // pending keys with a pending reason
   // Indexes (bounded by the workloads the manager tracks): which workloads a
