@@ -71,6 +71,7 @@ TEST_F(QueueManagerTest, AdmissionEventsAreAggregatedPerReason) {
   Basic();  // cq: 3 cpu
   Start();
   Workload("big", "lq", "2");
+  Advance(absl::Seconds(1));  // big is older: it goes first
   Workload("w", "lq", "2");
   Settle();
   ASSERT_TRUE(Admitted("big"));

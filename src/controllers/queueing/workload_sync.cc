@@ -551,6 +551,7 @@ std::optional<absl::Time> QueueManagerImpl::NextWake(absl::Time now) const {
   };
   for (const auto& [key, t] : ready_deadlines_) consider(t);
   for (const auto& [key, t] : execution_deadlines_) consider(t);
+  if (next_afs_sample_) consider(*next_afs_sample_);
   for (const auto& [key, t] : requeue_at_) {
     if (t > now) consider(t);
   }

@@ -161,6 +161,16 @@ class QueueManagerImpl : public reconcile::Reconciler {
   void TrackExecutionTime(const std::string& key, const Json& wl,
                           const api::kueue::WorkloadView& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProcessExecutionDeadlines(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // --- admission fair sharing (admission_fair_sharing.cc) ---
+  static bool AdmissionScopeOn(const Json& cq);
+  static double LocalQueueWeight(const Json& lq);
+  // A LocalQueue's consumed resources from its status, once per process.
+  void RestoreLocalQueueConsumed(const Json& lq) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Samples usage when the interval has passed (marks LocalQueue statuses).
+  void SampleFairSharing(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetLocalQueueFairSharing(api::kueue::StatusUpdate& update,
+                                const batchd::queueing::LocalQueueStatus& st)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // --- workload slices (workload_slices.cc) ---
   // The core released `old_key` for its replacement `new_key`: it is owed
   // Finished=True (WorkloadSliceReplaced) and never counted again.
@@ -249,6 +259,10 @@ class QueueManagerImpl : public reconcile::Reconciler {
   // (bounded by the admitted workloads), and when this process first synced.
   std::set<std::string> admitted_counted_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::Time> started_ ABSL_GUARDED_BY(mu_);
+  // Admission fair sharing: the next sample, and the LocalQueues whose
+  // status was read back (bounded by the LocalQueues).
+  std::optional<absl::Time> next_afs_sample_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> afs_restored_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> wl_cq_ ABSL_GUARDED_BY(mu_);           // wl key -> its ClusterQueue
   std::set<std::string> inadmissible_ ABSL_GUARDED_BY(mu_);                 // pending keys with a pending reason
   // Indexes (bounded by the workloads the manager tracks): which workloads a
