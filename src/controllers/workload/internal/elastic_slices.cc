@@ -241,8 +241,16 @@ void IntegrationReconciler::WireElasticPods() {
     if (!ref || ref->kind != gvk_.kind || ref->api_version != gvk_.ApiVersion()) return;
     const std::string job_key = api::meta::GetNamespace(*pod) + "/" + ref->name;
     const std::string pod_name = api::meta::GetName(*pod);
-    const bool gated =
-        !deleted && api::core_v1::PodView::Parse(*pod).HasSchedulingGate(kElasticJobSchedulingGate);
+    // Read in place: this runs for every pod event of every Job.
+    bool gated = false;
+    if (!deleted) {
+      const Json& gates = api::MemberAt(*pod, {"spec", "schedulingGates"});
+      if (gates.is_array()) {
+        for (const Json& g : gates) {
+          gated = gated || api::AsString(api::Member(g, "name")) == kElasticJobSchedulingGate;
+        }
+      }
+    }
     {
       absl::MutexLock lock(&mu_);
       auto it = gated_.find(job_key);
