@@ -526,6 +526,8 @@ TEST_F(IntegrationTest, ElasticJobScalesUpThroughAWorkloadSlice) {
   ASSERT_TRUE(r.ok());
   Settle();
   EXPECT_EQ(Workloads().size(), 3u);  // the replaced one, the admitted one, the new slice
+  // The admission still says 6 pods, the shrunk spec 3: only 3 run.
+  EXPECT_EQ(Gated(Pods("e")), 2) << "the 2 new pods wait for their slice";
   r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 2}}}});
   ASSERT_TRUE(r.ok());
   Settle();

@@ -283,8 +283,9 @@ absl::Status IntegrationReconciler::UngateElasticPods(const Json& job, const Jso
   int64_t admitted = 0;
   const api::kueue::WorkloadPodSetsView sets = api::kueue::WorkloadPodSetsView::Parse(wl);
   for (size_t i = 0; i < sets.assignments.size(); ++i) {
+    // A scale-down shrinks the spec count in place; the admission keeps the old one.
     int32_t spec_count = i < sets.pod_sets.size() ? sets.pod_sets[i].count : 0;
-    admitted += sets.assignments[i].count.value_or(spec_count);
+    admitted += std::min(sets.assignments[i].count.value_or(spec_count), spec_count);
   }
   std::vector<client::ObjectRef> gated;
   int64_t running = 0;
