@@ -91,8 +91,16 @@ void CoreState::DeleteCohort(const std::string& name) {
   MarkDirty();
 }
 void CoreState::UpsertLq(LocalQueue lq) {
-  lqs_[{lq.namespace_, lq.name}] = lq;
+  auto& slot = lqs_[{lq.namespace_, lq.name}];
+  const bool weight_changed = slot.fair_weight != lq.fair_weight;
+  slot = lq;
   RequeueAll();
+  if (weight_changed && opts_.admission_fair_sharing) {
+    const std::string key = lq.namespace_ + "/" + lq.name;
+    for (auto& [name, cq] : cqs_) {
+      if (cq->spec && cq->spec->admission_fair_sharing) AfsRekey(*cq, &key);
+    }
+  }
 }
 void CoreState::DeleteLq(const std::string& ns, const std::string& name) {
   lqs_.erase({ns, name});
@@ -267,6 +275,7 @@ void CoreState::Enqueue(PendingEntry* e) {
   if (!e->wl.active || e->wl.cluster_queue.empty()) return;
   CqInfo& cq = CqFor(e->wl.cluster_queue);
   e->queued_in = cq.name;
+  e->afs_key = AfsKey(e->wl);
   if (e->wl.requeue_at) {
     backoff_.emplace(*e->wl.requeue_at, e->wl.key);
     ++backoff_per_cq_[cq.name];
@@ -500,6 +509,9 @@ LocalQueueStatus CoreState::LqStatus(const std::string& ns, const std::string& n
   for (const auto& [flavor_and_resource, u] : it->second.usage) {
     if (u != 0) s.usage.push_back({flavor_and_resource.first, flavor_and_resource.second, u, 0, 0});
   }
+  s.consumed = it->second.consumed;
+  s.last_update = it->second.last_update;
+  s.weighted_usage = LqWeightedUsage(it->first);
   return s;
 }
 
@@ -567,6 +579,13 @@ void AdmissionCore::DeleteClusterQueue(std::string_view n) { state_->DeleteCq(st
 void AdmissionCore::UpsertCohort(Cohort c) { state_->UpsertCohort(std::move(c)); }
 void AdmissionCore::DeleteCohort(std::string_view n) { state_->DeleteCohort(std::string(n)); }
 void AdmissionCore::UpsertLocalQueue(LocalQueue lq) { state_->UpsertLq(std::move(lq)); }
+void AdmissionCore::SampleAdmissionFairSharing(absl::Time now) { state_->SampleAfs(now); }
+void AdmissionCore::RestoreLocalQueueConsumed(std::string_view ns, std::string_view name,
+                                              std::map<std::string, double> consumed,
+                                              absl::Time last_update) {
+  state_->RestoreLqConsumed(std::string(ns) + "/" + std::string(name), std::move(consumed),
+                            last_update);
+}
 void AdmissionCore::DeleteLocalQueue(std::string_view ns, std::string_view n) {
   state_->DeleteLq(std::string(ns), std::string(n));
 }

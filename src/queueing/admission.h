@@ -72,6 +72,16 @@ class AdmissionCore {
   // requeues inadmissible workloads of the affected cohort tree.
   void Remove(std::string_view key);
 
+  // Admission fair sharing (Options::admission_fair_sharing): folds every
+  // LocalQueue's current usage into its consumed resources, clears entry
+  // penalties and reorders the pending workloads of fair-sharing
+  // ClusterQueues. The caller calls it every sampling interval. O(LQs +
+  // pending of those ClusterQueues).
+  void SampleAdmissionFairSharing(absl::Time now);
+  // Restores a LocalQueue's consumed resources (its status, after a restart).
+  void RestoreLocalQueueConsumed(std::string_view namespace_, std::string_view name,
+                                 std::map<std::string, double> consumed, absl::Time last_update);
+
   // One scheduling cycle at `now`. Admitted workloads are counted at once.
   // Pending decisions are returned only when a workload's reason or message
   // changed since the last one returned for it.

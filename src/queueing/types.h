@@ -160,6 +160,10 @@ struct ClusterQueue {
   Preemption preemption;
   StopPolicy stop_policy = StopPolicy::kNone;
   double fair_weight = 1;
+  // admissionScope.admissionMode UsageBasedAdmissionFairSharing: pending
+  // workloads are ordered by their LocalQueue's decayed usage first (with
+  // Options::admission_fair_sharing set).
+  bool admission_fair_sharing = false;
 };
 
 struct Cohort {
@@ -174,6 +178,7 @@ struct LocalQueue {
   std::string name;
   std::string cluster_queue;
   StopPolicy stop_policy = StopPolicy::kNone;
+  double fair_weight = 1;  // spec.fairSharing.weight (admission fair sharing)
 };
 
 // One term of a required node affinity: requirements ANDed (In, NotIn,
@@ -207,6 +212,14 @@ struct Workload {
   std::optional<absl::Time> requeue_at;     // backoff: not a candidate before this time
   bool evicted = false;  // SetAdmitted: already being evicted (Evicted=True; a restart)
   std::map<std::string, std::string> namespace_labels;  // for namespaceSelector
+  // Kueue's workload slices (elastic Jobs scaling up): the key of the
+  // admitted workload ("namespace/name", same ClusterQueue) this one
+  // replaces. It is admitted as a whole with the replaced slice's usage
+  // counted as its own (only the growth takes new quota), on the replaced
+  // slice's flavors and without preemption; the admission then releases the
+  // replaced slice (Decision::replaced). While the replaced key is pending
+  // in the core, this one waits.
+  std::string replaces;
 };
 
 // A pending workload as the visibility API lists it.
@@ -268,6 +281,9 @@ struct Decision {
   PreemptionReason preemption_reason = PreemptionReason::kInClusterQueue;  // kPreempt
   PendingReason pending_reason = PendingReason::kWaitingForQuota;          // kPending
   std::string message;  // kPreempt: victim message; kPending: the condition message
+  // kAdmit of a workload slice: the replaced slice, already released by the
+  // core (the caller marks it Finished, reason WorkloadSliceReplaced).
+  std::string replaced;
 };
 
 // A topology-aware workload with pods on nodes that left the topology (not
@@ -283,8 +299,24 @@ struct TopologyRepair {
 
 enum class FairSharingStrategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
 
+// Kueue's admissionFairSharing configuration (KEP-4136): each LocalQueue's
+// consumed resources decay with `half_life` and take its current usage in
+// every `sampling` interval: consumed = (1 - a) * consumed + a * usage with
+// a = 1 - 0.5^(sampling / half_life) (a = 1 when half_life is 0). An
+// admission adds a * its requests to its LocalQueue at once (the entry
+// penalty) until the next sample. A LocalQueue's weighted usage is
+// sum(resource_weights[r] * (consumed[r] + penalty[r])) / its weight
+// (weight 1 for resources not listed; amounts in milli-units).
+struct AdmissionFairSharing {
+  absl::Duration half_life = absl::ZeroDuration();
+  absl::Duration sampling = absl::Minutes(5);
+  std::map<std::string, double> resource_weights;
+};
+
 struct Options {
   bool fair_sharing = false;
+  // Set: ClusterQueues with admission_fair_sharing order by LocalQueue usage.
+  std::optional<AdmissionFairSharing> admission_fair_sharing;
   std::vector<FairSharingStrategy> fair_sharing_strategies = {
       FairSharingStrategy::kLessThanOrEqualToFinalShare,
       FairSharingStrategy::kLessThanInitialShare};
@@ -329,6 +361,11 @@ struct LocalQueueStatus {
   int64_t pending = 0;
   int64_t admitted = 0;
   std::vector<FlavorResourceUsage> usage;  // `borrowed`/`nominal` are 0 here
+  // Admission fair sharing: decayed consumed resources (milli-units, by
+  // resource name) as of `last_update` (nullopt before the first sample).
+  std::map<std::string, double> consumed;
+  std::optional<absl::Time> last_update;
+  double weighted_usage = 0;  // the ordering key (see AdmissionFairSharing)
 };
 
 }  // namespace batchd::queueing

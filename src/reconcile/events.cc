@@ -22,6 +22,7 @@ struct ApiEventRecorder::Series {
   // Recorded (mu_ held).
   int64_t count = 1;
   std::string last;   // lastTimestamp of the latest occurrence.
+  std::string message;  // Of the latest occurrence (differs only when messages aggregate).
   absl::Time last_seen;
   bool queued = false;        // In queue_ (async).
   uint64_t pending_calls = 0;  // Event calls since it was last taken for a write.
@@ -36,6 +37,7 @@ struct ApiEventRecorder::Snapshot {
   std::shared_ptr<Series> series;
   int64_t count = 0;
   std::string last;
+  std::string message;
 };
 
 struct ApiEventRecorder::Cache {
@@ -121,6 +123,11 @@ void ApiEventRecorder::Event(const Json& obj, const std::string& type, const std
   EventFrom(component_, obj, type, reason, message);
 }
 
+void ApiEventRecorder::AggregatedEvent(const Json& obj, const std::string& type,
+                                       const std::string& reason, const std::string& message) {
+  EventFrom(component_, obj, type, reason, message, /*aggregate_messages=*/true);
+}
+
 std::shared_ptr<ApiEventRecorder::Series> ApiEventRecorder::RecordLocked(const std::string& key,
                                                                         Json ev) {
   const absl::Time now = clock_.Now();
@@ -131,6 +138,7 @@ std::shared_ptr<ApiEventRecorder::Series> ApiEventRecorder::RecordLocked(const s
     if (now - s->last_seen <= opts_.aggregation_window) {
       ++s->count;
       s->last = ev.value("lastTimestamp", "");
+      s->message = ev.value("message", "");
       s->last_seen = now;
       c.lru.splice(c.lru.begin(), c.lru, it->second);  // most recently seen
       return s;
@@ -141,6 +149,7 @@ std::shared_ptr<ApiEventRecorder::Series> ApiEventRecorder::RecordLocked(const s
   auto s = std::make_shared<Series>();
   s->key = key;
   s->last = ev.value("lastTimestamp", "");
+  s->message = ev.value("message", "");
   s->last_seen = now;
   // A name of its own per series: the object's name and a hash of the key
   // and the time the series began (Kubernetes: name.<unix nanos in hex>).
@@ -162,12 +171,14 @@ std::shared_ptr<ApiEventRecorder::Series> ApiEventRecorder::RecordLocked(const s
 
 void ApiEventRecorder::EventFrom(const std::string& component, const Json& obj,
                                  const std::string& type, const std::string& reason,
-                                 const std::string& message) {
+                                 const std::string& message, bool aggregate_messages) {
   Json ev = Build(component, obj, type, reason, message);
   const Json& m = api::MemberObject(obj, "metadata");
+  // Aggregated messages: one series per (object, component, type, reason).
   std::string key = absl::StrCat(obj.value("kind", ""), "\x1f", m.value("namespace", ""), "\x1f",
                                  m.value("name", ""), "\x1f", m.value("uid", ""), "\x1f",
-                                 component, "\x1f", type, "\x1f", reason, "\x1f", message);
+                                 component, "\x1f", type, "\x1f", reason, "\x1f",
+                                 aggregate_messages ? "\x1e" : message);
   std::shared_ptr<Series> s;
   {
     absl::MutexLock lock(&mu_);
@@ -232,7 +243,7 @@ void ApiEventRecorder::Write(const std::vector<std::shared_ptr<Series>>& series)
   {
     absl::MutexLock lock(&mu_);
     for (const auto& s : series) {
-      Snapshot snap{s, s->count, s->last};
+      Snapshot snap{s, s->count, s->last, s->message};
       if (!s->created) {
         creates.push_back(std::move(snap));
       } else if (s->written != s->count) {
@@ -248,6 +259,7 @@ void ApiEventRecorder::Write(const std::vector<std::shared_ptr<Series>>& series)
       Json ev = c.series->event;
       ev["count"] = c.count;
       ev["lastTimestamp"] = c.last;
+      ev["message"] = c.message;
       std::string ns = ev["metadata"].value("namespace", "");
       objs.emplace_back(std::move(ns), std::move(ev));
     }
@@ -287,6 +299,7 @@ void ApiEventRecorder::Patch(const Snapshot& s) {
   const Json& m = series.event["metadata"];
   const std::string ns = m.value("namespace", ""), name = m.value("name", "");
   Json patch = {{"count", series.offset + s.count}, {"lastTimestamp", s.last}};
+  if (s.message != series.event.value("message", "")) patch["message"] = s.message;
   auto r = client_.MergePatch(kind, ns, name, patch, /*status=*/false);
   if (r.ok()) {
     Written(s);
@@ -298,6 +311,7 @@ void ApiEventRecorder::Patch(const Snapshot& s) {
     Json ev = series.event;
     ev["count"] = series.offset + s.count;
     ev["lastTimestamp"] = s.last;
+    ev["message"] = s.message;
     if (client_.Create(kind, ns, std::move(ev)).ok()) Written(s);
     return;
   }

@@ -27,6 +27,13 @@ class EventRecorder {
   // `obj` is the involved object (apiVersion, kind, metadata).
   virtual void Event(const api::Json& obj, const std::string& type, const std::string& reason,
                      const std::string& message) = 0;
+  // As Event, but one series per (object, type, reason): a repeat with any
+  // message counts in the same Event and gives it the new message (the
+  // admission decisions of a workload: QuotaReserved, Admitted, Pending).
+  virtual void AggregatedEvent(const api::Json& obj, const std::string& type,
+                               const std::string& reason, const std::string& message) {
+    Event(obj, type, reason, message);
+  }
 };
 
 // Writes Events through a Client, aggregating repeats as client-go's
@@ -70,7 +77,10 @@ class ApiEventRecorder : public EventRecorder {
   // instead of this recorder's own: controllers sharing one sink each name
   // themselves, as Kubernetes' do ("job-controller", "default-scheduler").
   void EventFrom(const std::string& component, const api::Json& obj, const std::string& type,
-                 const std::string& reason, const std::string& message);
+                 const std::string& reason, const std::string& message,
+                 bool aggregate_messages = false);
+  void AggregatedEvent(const api::Json& obj, const std::string& type, const std::string& reason,
+                       const std::string& message) override;
   // Series in the cache (bounded by Options::max_series).
   size_t CachedSeries() const;
 
@@ -124,6 +134,10 @@ class ComponentEventRecorder : public EventRecorder {
              const std::string& message) override {
     sink_.EventFrom(component_, obj, type, reason, message);
   }
+  void AggregatedEvent(const api::Json& obj, const std::string& type, const std::string& reason,
+                       const std::string& message) override {
+    sink_.EventFrom(component_, obj, type, reason, message, /*aggregate_messages=*/true);
+  }
 
  private:
   ApiEventRecorder& sink_;
@@ -135,14 +149,23 @@ class FakeEventRecorder : public EventRecorder {
   struct Recorded {
     std::string object;  // "Kind ns/name"
     std::string type, reason, message;
+    bool aggregated = false;  // sent with AggregatedEvent
   };
   void Event(const api::Json& obj, const std::string& type, const std::string& reason,
              const std::string& message) override {
+    Record(obj, type, reason, message, false);
+  }
+  void AggregatedEvent(const api::Json& obj, const std::string& type, const std::string& reason,
+                       const std::string& message) override {
+    Record(obj, type, reason, message, true);
+  }
+  void Record(const api::Json& obj, const std::string& type, const std::string& reason,
+              const std::string& message, bool aggregated) {
     absl::MutexLock lock(&mu_);
     const api::Json& m = obj.contains("metadata") ? obj["metadata"] : api::Json::object();
     events_.push_back({obj.value("kind", "") + " " + m.value("namespace", "") + "/" +
                            m.value("name", ""),
-                       type, reason, message});
+                       type, reason, message, aggregated});
   }
   std::vector<Recorded> events() const {
     absl::MutexLock lock(&mu_);

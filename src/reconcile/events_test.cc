@@ -239,3 +239,30 @@ TEST_F(ApiEventRecorderTest, RepeatOfAGoneEventRecreatesIt) {
 
 }  // namespace
 }  // namespace batchd::reconcile
+
+namespace batchd::reconcile {
+namespace {
+
+// AggregatedEvent: one Event object per (object, type, reason) whatever the
+// message; repeats bump the count and carry the latest message (a
+// workload's admission decisions). Plain Events with other messages stay apart.
+TEST_F(ApiEventRecorderTest, AggregatedEventsKeepOneObjectPerReason) {
+  rec_->AggregatedEvent(Pod("u1"), "Normal", "Pending", "waiting for 2 cpu");
+  clock_.Advance(absl::Seconds(1));
+  rec_->AggregatedEvent(Pod("u1"), "Normal", "Pending", "waiting for 1 cpu");
+  rec_->AggregatedEvent(Pod("u1"), "Normal", "Pending", "waiting for 1 cpu");
+  rec_->AggregatedEvent(Pod("u1"), "Normal", "QuotaReserved", "reserved");
+  rec_->AggregatedEvent(Pod("u2"), "Normal", "Pending", "other object");
+  auto stored = Stored();
+  ASSERT_EQ(stored.size(), 3u);
+  EXPECT_EQ(stored["Pending/waiting for 1 cpu"].first, 3);
+  EXPECT_EQ(stored.count("Pending/waiting for 2 cpu"), 0u);
+  EXPECT_EQ(stored["QuotaReserved/reserved"].first, 1);
+  EXPECT_EQ(stored["Pending/other object"].first, 1);
+  ComponentEventRecorder kueue(*rec_, "kueue-admission");
+  kueue.AggregatedEvent(Pod("u1"), "Normal", "Pending", "from another component");
+  EXPECT_EQ(Stored().size(), 4u) << "one object per component too";
+}
+
+}  // namespace
+}  // namespace batchd::reconcile

@@ -174,7 +174,9 @@ absl::StatusOr<Result> WorkloadChecks::Write(const std::string& key,
     if (absl::IsNotFound(r.status()) || absl::IsAborted(r.status())) return Result::Done();
     return r.status();
   }
-  if (!event_reason.empty()) ctx_.events.Event(wl, "Normal", event_reason, event_message);
+  if (!event_reason.empty()) {
+    ctx_.events.AggregatedEvent(wl, "Normal", event_reason, event_message);
+  }
   return Result::Done();
 }
 

@@ -32,7 +32,7 @@ const std::set<std::string>& IgnoredTopLevel() {
       "metrics",           "health",            "pprofBindAddress",
       "controller",        "tls",
       "internalCertManagement", "clientConnection", "multiKueue",
-      "admissionFairSharing", "resources",
+      "resources",
       "queueVisibility"};
   return *s;
 }
@@ -322,7 +322,7 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
     static const std::set<std::string> handled = {
         "apiVersion",   "kind",         "waitForPodsReady",           "fairSharing",
         "integrations", "featureGates", "manageJobsWithoutQueueName", "managedJobsNamespaceSelector",
-        "objectRetentionPolicies"};
+        "objectRetentionPolicies", "admissionFairSharing"};
     if (!handled.count(k) && !IgnoredTopLevel().count(k)) {
       return Error(api::Invalid(Path(k), Json(k), "unknown field"));
     }
@@ -356,6 +356,36 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
   BATCHD_RETURN_IF_ERROR(ParseWaitForPodsReady(w, v1beta1, gate_disabled, &cfg.wait_for_pods_ready));
   BATCHD_ASSIGN_OR_RETURN(const Json* fs, Object(doc, "fairSharing", root));
   BATCHD_RETURN_IF_ERROR(ParseFairSharing(fs, v1beta1, &cfg.fair_sharing));
+  BATCHD_ASSIGN_OR_RETURN(const Json* afs, Object(doc, "admissionFairSharing", root));
+  if (afs != nullptr) {
+    const Path afs_path = root.Child("admissionFairSharing");
+    BATCHD_RETURN_IF_ERROR(
+        CheckKeys(*afs, afs_path, {"usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"}));
+    AdmissionFairSharingConfig a;
+    BATCHD_ASSIGN_OR_RETURN(auto half_life, Duration(*afs, "usageHalfLifeTime", afs_path));
+    if (half_life) a.usage_half_life = *half_life;
+    BATCHD_ASSIGN_OR_RETURN(auto sampling, Duration(*afs, "usageSamplingInterval", afs_path));
+    if (sampling) {
+      if (*sampling <= absl::ZeroDuration()) {
+        return Error(api::Invalid(afs_path.Child("usageSamplingInterval"),
+                                  *api::FindMember(*afs, "usageSamplingInterval"),
+                                  "must be greater than 0"));
+      }
+      a.usage_sampling_interval = *sampling;
+    }
+    if (const Json* rw = api::FindMember(*afs, "resourceWeights"); rw != nullptr && !rw->is_null()) {
+      const Path rw_path = afs_path.Child("resourceWeights");
+      if (!rw->is_object()) return Error(api::Invalid(rw_path, *rw, "must be an object"));
+      for (const auto& [name, v] : rw->items()) {
+        if (!v.is_number() || v.get<double>() < 0) {
+          return Error(api::Invalid(rw_path.Key(name), v, "must be a number >= 0"));
+        }
+        a.resource_weights[name] = v.get<double>();
+      }
+    }
+    auto g = cfg.feature_gates.find("AdmissionFairSharing");
+    if (g == cfg.feature_gates.end() || g->second) cfg.admission_fair_sharing = std::move(a);
+  }
   BATCHD_ASSIGN_OR_RETURN(const Json* in, Object(doc, "integrations", root));
   BATCHD_RETURN_IF_ERROR(ParseIntegrations(in, &cfg));
   if (const Json* ns = api::FindMember(doc, "managedJobsNamespaceSelector");

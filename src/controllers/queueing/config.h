@@ -54,10 +54,19 @@ struct FairSharingConfig {
       FairSharingStrategy::kLessThanInitialShare};
 };
 
+// admissionFairSharing (Kueue's AdmissionFairSharing; its presence enables
+// it unless featureGates.AdmissionFairSharing is false).
+struct AdmissionFairSharingConfig {
+  absl::Duration usage_half_life = absl::ZeroDuration();         // usageHalfLifeTime
+  absl::Duration usage_sampling_interval = absl::Minutes(5);     // usageSamplingInterval
+  std::map<std::string, double> resource_weights;                // resourceWeights
+};
+
 struct QueueingConfig {
   std::string api_version;  // As written; "" for the built-in default.
   WaitForPodsReadyConfig wait_for_pods_ready;
   FairSharingConfig fair_sharing;
+  std::optional<AdmissionFairSharingConfig> admission_fair_sharing;
   bool manage_jobs_without_queue_name = false;
   std::vector<std::string> frameworks = {"batch/job", "jobset.x-k8s.io/jobset"};
   std::map<std::string, bool> feature_gates;

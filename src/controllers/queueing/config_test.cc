@@ -219,5 +219,34 @@ TEST(QueueingConfigTest, WorkloadRetention) {
   EXPECT_FALSE(unknown.ok());
 }
 
+TEST(QueueingConfigTest, AdmissionFairSharing) {
+  const std::string head = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n";
+  auto none = ParseQueueingConfig(head);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->admission_fair_sharing.has_value());
+  auto set = ParseQueueingConfig(
+      head + "admissionFairSharing: {usageHalfLifeTime: 168h, usageSamplingInterval: 1m, "
+             "resourceWeights: {cpu: 2.0, memory: 1}}\n");
+  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_TRUE(set->admission_fair_sharing.has_value());
+  EXPECT_EQ(set->admission_fair_sharing->usage_half_life, absl::Hours(168));
+  EXPECT_EQ(set->admission_fair_sharing->usage_sampling_interval, absl::Minutes(1));
+  EXPECT_EQ(set->admission_fair_sharing->resource_weights.at("cpu"), 2.0);
+  auto defaults = ParseQueueingConfig(head + "admissionFairSharing: {}\n");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->admission_fair_sharing->usage_sampling_interval, absl::Minutes(5));
+  auto gated = ParseQueueingConfig(
+      head + "featureGates: {AdmissionFairSharing: false}\nadmissionFairSharing: {}\n");
+  ASSERT_TRUE(gated.ok()) << gated.status();
+  EXPECT_FALSE(gated->admission_fair_sharing.has_value());
+  for (const char* bad : {"admissionFairSharing: {usageSamplingInterval: 0s}\n",
+                          "admissionFairSharing: {resourceWeights: {cpu: -1}}\n",
+                          "admissionFairSharing: {usageHalfLife: 1h}\n"}) {
+    auto r = ParseQueueingConfig(head + bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) EXPECT_THAT(r.status().message(), ::testing::HasSubstr("admissionFairSharing")) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace batchd::controllers::queueing

@@ -32,6 +32,11 @@ q::Options CoreOptions(const QueueingConfig& cfg) {
   o.check_invariants = true;
 #endif
   o.fair_sharing = cfg.fair_sharing.enable;
+  if (cfg.admission_fair_sharing) {
+    o.admission_fair_sharing = q::AdmissionFairSharing{cfg.admission_fair_sharing->usage_half_life,
+                                                       cfg.admission_fair_sharing->usage_sampling_interval,
+                                                       cfg.admission_fair_sharing->resource_weights};
+  }
   // Kueue's TAS profile gates: TASProfileLeastFreeCapacity, TASProfileMixed
   // (on by default; off = BestFit everywhere), TASBalancedPlacement.
   auto gate = [&cfg](const char* name, bool def) {
@@ -240,6 +245,12 @@ void QueueManagerImpl::SyncConfig(const Dirty& d) {
           }
         }
       }
+      c.admission_fair_sharing = AdmissionScopeOn(*cq);
+      if (c.admission_fair_sharing && !cfg_.admission_fair_sharing) {
+        ctx_.events.Event(*cq, "Warning", "AdmissionFairSharingDisabled",
+                          "admissionScope.admissionMode UsageBasedAdmissionFairSharing has no "
+                          "effect: the queueing configuration has no admissionFairSharing");
+      }
       core_.UpsertClusterQueue(std::move(c));
     } else {
       core_.DeleteClusterQueue(name);
@@ -250,7 +261,10 @@ void QueueManagerImpl::SyncConfig(const Dirty& d) {
     std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
     ObjectRef lq = lqs_.Get(ns, name);
     if (lq) {
-      core_.UpsertLocalQueue(internal::ToLocalQueue(api::kueue::LocalQueueView::Parse(*lq)));
+      q::LocalQueue l = internal::ToLocalQueue(api::kueue::LocalQueueView::Parse(*lq));
+      l.fair_weight = LocalQueueWeight(*lq);
+      core_.UpsertLocalQueue(std::move(l));
+      RestoreLocalQueueConsumed(*lq);
     } else {
       core_.DeleteLocalQueue(ns, name);
     }
@@ -292,6 +306,7 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
   if (nodes_changed || repair_retry_) RepairTopology(now);
   ProcessDeadlines(now);
   ProcessExecutionDeadlines(now);
+  SampleFairSharing(now);
   bool retry = !FlushWrites(now);
   if (!AdmissionBlocked()) {
     absl::Time start = ctx_.clock.Now();

@@ -189,6 +189,7 @@ bool QueueManagerImpl::WriteLocalQueueStatus(const Json& lq, const ClusterQueues
   }
   kueue::StatusUpdate update(lq);
   kueue::SetLocalQueueStatus(update, values, now);
+  SetLocalQueueFairSharing(update, st);
   return WriteIfChanged(ctx_.client, lq_kind_, std::move(update));
 }
 

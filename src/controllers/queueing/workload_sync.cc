@@ -84,6 +84,7 @@ ObjectRef QueueManagerImpl::Current(const std::string& key) const {
 
 void QueueManagerImpl::Forget(const std::string& key) {
   core_.Remove(key);
+  admitted_counted_.erase(key);
   synced_sig_.erase(key);
   written_.erase(key);
   ready_deadlines_.erase(key);
@@ -134,6 +135,7 @@ void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) 
   const WorkloadView& view = item.view;  // Parsed once for this sync.
   if (!item.obj || view.IsConditionTrue("Finished")) {
     evictions_.erase(key);
+    ForgetReplacedSlice(key);
     Forget(key);
     return;
   }
@@ -162,12 +164,15 @@ void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) 
     }
     evictions_[key] = {reason, message, "", /*require_admission=*/false};
   }
+  if (SkipReplacedSlice(key)) return;
   if (view.has_admission) {
+    CheckSliceReplacement(key, view);
     SyncAdmitted(key, wl, view, now);
     return;
   }
   ready_deadlines_.erase(key);
   not_ready_.erase(key);
+  admitted_counted_.erase(key);
   if (!view.active) {
     core_.Remove(key);
     synced_sig_.erase(key);
@@ -210,6 +215,7 @@ void QueueManagerImpl::SyncAdmitted(const std::string& key, const Json& wl,
       evictions_[key] = {"LocalQueueStopped", "The LocalQueue is stopped", "", true};
     }
   }
+  CountCheckGatedAdmission(key, cq, view, now);
   const std::optional<ConditionView> pods_ready = view.Condition("PodsReady");
   const bool ready = pods_ready && pods_ready->is_true();
   // Waiting for its admission checks (QuotaReserved, not Admitted) it has no
@@ -360,11 +366,21 @@ bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
   Touch(d.key);
   synced_sig_.erase(d.key);  // The next sync records it as admitted.
   metrics_.QuotaReserved(cq, now - queued);
-  if (checks.empty()) metrics_.Admitted(cq, now - queued);
-  ctx_.events.Event(*obj, "Normal", "QuotaReserved",
-                    absl::StrCat("Quota reserved in ClusterQueue ", cq,
-                                 ", wait time since queued was ",
-                                 absl::ToInt64Seconds(now - queued), "s"));
+  if (checks.empty()) {
+    metrics_.Admitted(cq, now - queued);
+    admitted_counted_.insert(d.key);
+  }
+  // One Event object per workload and reason, counting repeats (Kueue's
+  // scheduler emits these per decision; the API server would aggregate them).
+  ctx_.events.AggregatedEvent(*obj, "Normal", "QuotaReserved",
+                              absl::StrCat("Quota reserved in ClusterQueue ", cq,
+                                           ", wait time since queued was ",
+                                           absl::ToInt64Seconds(now - queued), "s"));
+  if (checks.empty()) {
+    ctx_.events.AggregatedEvent(
+        *obj, "Normal", "Admitted",
+        absl::StrCat("Admitted by ClusterQueue ", cq, ", wait time since reservation was 0s"));
+  }
   return true;
 }
 
@@ -376,6 +392,12 @@ void QueueManagerImpl::ApplyDecisions(const std::vector<q::Decision>& ds, absl::
           // Undo the core's assumption: re-sync from the object (still pending).
           synced_sig_.erase(d.key);
           SyncWorkload(d.key, now);
+          if (!d.replaced.empty()) {  // The replaced slice holds its quota again.
+            synced_sig_.erase(d.replaced);
+            SyncWorkload(d.replaced, now);
+          }
+        } else if (!d.replaced.empty()) {
+          NoteReplacedSlice(d.replaced, d.key);
         }
         break;
       case q::Decision::Kind::kPreempt: {
@@ -389,6 +411,9 @@ void QueueManagerImpl::ApplyDecisions(const std::vector<q::Decision>& ds, absl::
         if (d.pending_reason == q::PendingReason::kInactive) break;
         std::string reason;
         std::string message = PendingMessage(d, &reason);
+        if (ObjectRef obj = Current(d.key)) {
+          ctx_.events.AggregatedEvent(*obj, "Normal", "Pending", message);
+        }
         pending_[d.key] = {reason, message};
         inadmissible_.insert(d.key);
         Touch(d.key);
@@ -494,7 +519,7 @@ bool QueueManagerImpl::FlushPending(const std::string& key, const PendingNote& n
 }
 
 bool QueueManagerImpl::FlushWrites(absl::Time now) {
-  bool ok = true;
+  bool ok = FlushSliceFinishes(now);
   for (auto it = evictions_.begin(); it != evictions_.end();) {
     if (FlushEviction(it->first, it->second, now)) {
       it = evictions_.erase(it);
@@ -526,10 +551,35 @@ std::optional<absl::Time> QueueManagerImpl::NextWake(absl::Time now) const {
   };
   for (const auto& [key, t] : ready_deadlines_) consider(t);
   for (const auto& [key, t] : execution_deadlines_) consider(t);
+  if (next_afs_sample_) consider(*next_afs_sample_);
   for (const auto& [key, t] : requeue_at_) {
     if (t > now) consider(t);
   }
   return wake;
+}
+
+// kueue_admitted_workloads_total and kueue_admission_wait_time_seconds
+// count a workload when it is Admitted, as Kueue's workload controller does:
+// at once for a ClusterQueue without AdmissionChecks (Admit), else when the
+// checks controller sets Admitted=True (seen here). Admissions from before
+// this process started are not counted (their counters went with it).
+void QueueManagerImpl::CountCheckGatedAdmission(const std::string& key, const std::string& cq,
+                                                const WorkloadView& view, absl::Time now) {
+  if (!started_) started_ = absl::FromUnixSeconds(absl::ToUnixSeconds(now));  // RFC 3339 seconds
+  const std::optional<ConditionView> admitted = view.Condition("Admitted");
+  if (!admitted || !admitted->is_true()) {
+    admitted_counted_.erase(key);
+    return;
+  }
+  if (!admitted_counted_.insert(key).second) return;
+  const std::optional<absl::Time> at = admitted->last_transition_time;
+  if (!at || *at < *started_) return;
+  absl::Time queued = view.meta.CreationTime().value_or(*at);
+  if (std::optional<ConditionView> requeued = view.Condition("Requeued");
+      requeued && requeued->is_true()) {
+    queued = requeued->last_transition_time.value_or(queued);
+  }
+  metrics_.Admitted(cq, *at - queued);
 }
 
 }  // namespace batchd::controllers::queueing

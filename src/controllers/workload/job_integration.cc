@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/batch/v1/job_view.h"
 #include "api/batch/v1/job_writers.h"
+#include "api/kueue/workload_slices.h"
 #include "api/meta/object_meta.h"
 #include "api/validation/names.h"
 #include "common/logging.h"
@@ -120,9 +121,10 @@ void CheckMaxExecTime(const Json& job, api::ErrorList& errs) {
 
 // Elastic Jobs (kueue.x-k8s.io/elastic-job: "true"): not with partial
 // admission (Kueue's workload webhook), and the mark cannot change (Kueue's
-// validatedUpdateForEnabledWorkloadSlice). batchd serves the scale-down of a
-// running elastic Job (its Workload shrinks in place); a scale-up of a
-// running one (Kueue's workload slices) is refused rather than restarting it.
+// validatedUpdateForEnabledWorkloadSlice). A running elastic Job may change
+// its parallelism both ways: its Workload shrinks in place, or a new
+// Workload slice is admitted for the bigger size (controllers/workload/
+// internal/elastic_slices.cc).
 void CheckElastic(const Json& job, const Json* old, api::ErrorList& errs) {
   const bool elastic = workload::internal::IsElastic(job);
   const Path p = kAnnotations.Key(kElasticJobAnnotation);
@@ -135,13 +137,6 @@ void CheckElastic(const Json& job, const Json* old, api::ErrorList& errs) {
     errs.push_back(api::Invalid(kAnnotations.Key(kMinParallelismAnnotation),
                                 *api::meta::GetAnnotation(job, kMinParallelismAnnotation),
                                 "partial admission and elastic job cannot be used together"));
-  }
-  if (old != nullptr && !Suspended(*old) && !Suspended(job) &&
-      JobSpecView::Parse(job).parallelism > JobSpecView::Parse(*old).parallelism) {
-    errs.push_back(api::Forbidden(
-        kSpec.Child("parallelism"),
-        "scaling up a running elastic Job (workload slices) is not supported by batchd yet; "
-        "scale-down is"));
   }
 }
 
@@ -177,13 +172,18 @@ void CheckUpdate(const Json& job, const Json& old, api::ErrorList& errs) {
   }
 }
 
-// Kueue's ApplyDefaultForSuspend: queued Jobs start suspended.
+// Kueue's ApplyDefaultForSuspend: queued Jobs start suspended. The pods of
+// a queued elastic Job start gated (kueue.x-k8s.io/elastic-job) until a
+// Workload slice covering them is admitted (Kueue's job webhook Default).
 void DefaultSuspend(Json& job, const JobIntegrationOptions& options) {
   if (BatchJobAdapter(options.jobset_integrated).Skip(job)) return;
   const bool queued = !QueueName(job).empty();
   const bool managed = queued || (options.manage_jobs_without_queue_name &&
                                   api::meta::GetNamespace(job) != "kube-system");
   if (managed && !BatchJobAdapter().IsSuspended(job)) api::batch_v1::SetSuspend(job, true);
+  if (managed && workload::internal::IsElastic(job)) {
+    api::batch_v1::AddTemplateSchedulingGate(job, api::kueue::kElasticJobSchedulingGate);
+  }
 }
 
 // Detects `Registry::AddMutator(group_resource, hook)` (the hook the

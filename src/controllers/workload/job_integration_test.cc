@@ -397,8 +397,7 @@ TEST_F(IntegrationTest, FinishedPodsBecomeReclaimable) {
 constexpr char kElastic[] = "kueue.x-k8s.io/elastic-job";
 
 // Elastic Jobs: a running Job's scale-down shrinks its Workload in place
-// (same Workload, still admitted, no restart); a scale-up of a running one
-// is refused (workload slices are not implemented); the mark is immutable and
+// (same Workload, still admitted, no restart); the mark is immutable and
 // excludes partial admission.
 TEST_F(IntegrationTest, ElasticJobScalesDownInPlace) {
   EnsureFlavor();
@@ -420,11 +419,6 @@ TEST_F(IntegrationTest, ElasticJobScalesDownInPlace) {
   EXPECT_FALSE(HasEvent(EventReasons(), "Stopped"));
   EXPECT_EQ(Pods("e").size(), 2u);
 
-  r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 3}}}});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(registry::GetPayload(r.status()).reason, "Invalid");
-  EXPECT_NE(std::string(r.status().message()).find("spec.parallelism"), std::string::npos)
-      << r.status();
   r = client_.MergePatch(jobs_, "default", "e",
                          {{"metadata", {{"annotations", {{kElastic, nullptr}}}}}});
   EXPECT_FALSE(r.ok()) << "the mark is immutable";
@@ -434,6 +428,114 @@ TEST_F(IntegrationTest, ElasticJobScalesDownInPlace) {
                               .Annotation("kueue.x-k8s.io/job-min-parallelism", "1")
                               .Parallelism(2).Obj());
   EXPECT_FALSE(c.ok()) << "elastic and partial admission together";
+}
+
+// kctl's side of a slice's admission: `wl` gets `count` pods on `flavor`.
+void AdmitWorkload(client::Client& c, const api::KindDef& kind, Json wl, int count) {
+  wl["status"]["admission"] = {
+      {"clusterQueue", "cq"},
+      {"podSetAssignments",
+       Json::array({{{"name", "main"},
+                     {"flavors", {{"cpu", "spot"}}},
+                     {"resourceUsage", {{"cpu", std::to_string(count)}}},
+                     {"count", count}}})}};
+  wl["status"]["conditions"] = Json::array(
+      {Cond("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue cq"),
+       Cond("Admitted", "True", "Admitted", "The workload is admitted")});
+  auto r = c.UpdateStatus(kind, wl);
+  ASSERT_TRUE(r.ok()) << r.status();
+}
+
+int Gated(const std::vector<Json>& pods) {
+  int n = 0;
+  for (const Json& p : pods) {
+    for (const Json& g : p["spec"].value("schedulingGates", Json::array())) {
+      if (g.value("name", "") == "kueue.x-k8s.io/elastic-job") ++n;
+    }
+  }
+  return n;
+}
+
+// Elastic Jobs scale up through a Workload slice (Kueue's
+// ElasticJobsViaWorkloadSlices): pods start gated and are ungated as far as
+// the admitted slice covers them; a scale-up creates a slice replacing the
+// admitted Workload while the job keeps running at its old size; once the
+// slice is admitted (and the old one Finished) the new pods start, and the
+// first ones were never restarted. A scale back below the admitted size
+// before the slice is admitted drops the slice.
+TEST_F(IntegrationTest, ElasticJobScalesUpThroughAWorkloadSlice) {
+  EnsureFlavor();
+  Create(jobs_, MakeJob("e").Label(kQueue, "lq").Annotation(kElastic, "true")
+                    .Parallelism(2).Completions(20).Obj());
+  Json job = GetJob("e");
+  ASSERT_EQ(job["spec"]["template"]["spec"]["schedulingGates"][0]["name"],
+            "kueue.x-k8s.io/elastic-job");
+  Admit("spot", 2);
+  std::vector<Json> first = Pods("e");
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(Gated(first), 0) << "admitted pods are ungated";
+  const Json old = OnlyWorkload();
+
+  auto r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 6}}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  Settle();
+  std::vector<Json> wls = Workloads();
+  ASSERT_EQ(wls.size(), 2u);
+  Json slice;
+  for (const Json& w : wls) {
+    if (api::meta::GetName(w) != api::meta::GetName(old)) slice = w;
+  }
+  EXPECT_EQ(api::meta::GetAnnotation(slice, "kueue.x-k8s.io/workload-slice-replacement-for")
+                .value_or(""),
+            "default/" + api::meta::GetName(old));
+  EXPECT_EQ(slice["spec"]["podSets"][0]["count"], 6);
+  EXPECT_EQ(CondStr(Get(workloads_, api::meta::GetName(old)), "Admitted"), "True/Admitted");
+  EXPECT_FALSE(GetJob("e")["spec"].value("suspend", true)) << "keeps running";
+  EXPECT_FALSE(HasEvent(EventReasons(), "Stopped"));
+  std::vector<Json> pods = Pods("e");
+  ASSERT_EQ(pods.size(), 6u);
+  EXPECT_EQ(Gated(pods), 4) << "the new pods wait for the slice";
+
+  // The queue manager admits the slice and finishes the old one.
+  AdmitWorkload(client_, workloads_, slice, 6);
+  Json o = Get(workloads_, api::meta::GetName(old));
+  o["status"]["conditions"].push_back(
+      Cond("Finished", "True", "WorkloadSliceReplaced", "replaced"));
+  ASSERT_TRUE(client_.UpdateStatus(workloads_, o).ok());
+  Settle();
+  pods = Pods("e");
+  ASSERT_EQ(pods.size(), 6u);
+  EXPECT_EQ(Gated(pods), 0);
+  for (const Json& f : first) {
+    EXPECT_TRUE(std::any_of(pods.begin(), pods.end(), [&](const Json& p) {
+      return api::meta::GetUid(p) == api::meta::GetUid(f);
+    })) << "never restarted: " << api::meta::GetName(f);
+  }
+  EXPECT_EQ(Workloads().size(), 2u) << "the replaced slice stays for the record";
+
+  // 6 -> 3: the admitted slice shrinks in place.
+  r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 3}}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  Settle();
+  EXPECT_EQ(Get(workloads_, api::meta::GetName(slice))["spec"]["podSets"][0]["count"], 3);
+  EXPECT_EQ(Pods("e").size(), 3u);
+
+  // 3 -> 5 and back to 2 before the slice is admitted: the slice goes, the
+  // admitted Workload shrinks, nothing restarts.
+  r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 5}}}});
+  ASSERT_TRUE(r.ok());
+  Settle();
+  EXPECT_EQ(Workloads().size(), 3u);  // the replaced one, the admitted one, the new slice
+  // The admission still says 6 pods, the shrunk spec 3: only 3 run.
+  EXPECT_EQ(Gated(Pods("e")), 2) << "the 2 new pods wait for their slice";
+  r = client_.MergePatch(jobs_, "default", "e", {{"spec", {{"parallelism", 2}}}});
+  ASSERT_TRUE(r.ok());
+  Settle();
+  wls = Workloads();
+  ASSERT_EQ(wls.size(), 2u);
+  EXPECT_EQ(Get(workloads_, api::meta::GetName(slice))["spec"]["podSets"][0]["count"], 2);
+  EXPECT_EQ(CondStr(Get(workloads_, api::meta::GetName(slice)), "Admitted"), "True/Admitted");
+  EXPECT_FALSE(HasEvent(EventReasons(), "Stopped"));
 }
 
 }  // namespace

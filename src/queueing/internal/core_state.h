@@ -29,6 +29,9 @@ struct LqCounters {
   int64_t pending = 0;
   int64_t admitted = 0;
   std::map<std::pair<std::string, std::string>, Amount> usage;  // (flavor, resource)
+  // Admission fair sharing (types.h AdmissionFairSharing), by resource.
+  std::map<std::string, double> consumed, penalty;
+  std::optional<absl::Time> last_update;
 };
 
 class CoreState {
@@ -56,6 +59,20 @@ class CoreState {
   void UpsertPending(Workload wl);
   void SetAdmitted(Workload wl, Admission admission);
   void Remove(const std::string& key);
+
+  // Admission fair sharing (admission_fair_sharing.cc).
+  void SampleAfs(absl::Time now);
+  void RestoreLqConsumed(const std::string& key, std::map<std::string, double> consumed,
+                         absl::Time last_update);
+  // The ordering key of `wl` in its ClusterQueue (0 unless it uses AFS).
+  double AfsKey(const Workload& wl) const;
+  double LqWeightedUsage(const std::string& lq_key) const;
+  // After an admission in `cq`: the entry penalty, and `wl`'s LocalQueue's
+  // pending workloads in `cq` move to their new places.
+  void AfsAdmitted(CqInfo& cq, const Workload& wl, const FlavorResourceAmounts& usage);
+  // Re-keys the pending workloads of `cq` (of LocalQueue `lq_key`, or all).
+  void AfsRekey(CqInfo& cq, const std::string* lq_key);
+  double AfsAlpha() const;
 
   // The cycle (cycle.cc).
   std::vector<Decision> RunCycle(absl::Time now);

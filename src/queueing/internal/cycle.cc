@@ -97,6 +97,11 @@ class CycleRunner {
   // Phase 6.
   void Requeue();
 
+  // Workload slices (Workload::replaces): the admitted slice `wl` replaces
+  // in `cq`, or null (none, another CQ, or its key is not admitted).
+  AdmittedEntry* ReplacedSlice(const Workload& wl, const CqInfo& cq) const;
+  class ScopedSliceRelease;
+
   // Emits a kPending decision unless it repeats the last one for `pending`.
   void ReportPending(PendingEntry* pending, PendingReason reason, std::string message);
   std::string Path(NodeId n) const;
@@ -126,7 +131,44 @@ class CycleRunner {
   // NoFit reason of a BestEffortFIFO head this cycle, by scheduling signature.
   absl::flat_hash_map<uint64_t, std::pair<PendingReason, std::string>> no_fit_by_signature_;
   absl::flat_hash_map<CqInfo*, int> admitted_in_cycle_;
+  // The replaced slice whose usage is out of the tree while its replacement
+  // is evaluated (ScopedSliceRelease), or null.
+  AdmittedEntry* released_slice_ = nullptr;
 };
+
+// While a workload slice is evaluated or processed, the slice it replaces
+// holds no quota: the replacement is admitted as a whole and takes over that
+// usage, so only its growth needs room (Kueue's workload slices). Nested
+// scopes (phase 5 re-running phase 3) do nothing.
+class CycleRunner::ScopedSliceRelease {
+ public:
+  ScopedSliceRelease(CycleRunner& r, const Workload& wl, const CqInfo& cq) : r_(r) {
+    if (r_.released_slice_ != nullptr || wl.replaces.empty()) return;
+    AdmittedEntry* old = r_.ReplacedSlice(wl, cq);
+    if (old == nullptr || old->cq->node == kNoNode) return;
+    r_.s_.tree_->RemoveUsage(old->cq->node, old->usage);
+    r_.released_slice_ = old;
+    owner_ = true;
+    ++r_.s_.version_;
+  }
+  ~ScopedSliceRelease() {
+    if (!owner_ || r_.released_slice_ == nullptr) return;  // consumed by Admit
+    r_.s_.tree_->AddUsage(r_.released_slice_->cq->node, r_.released_slice_->usage);
+    r_.released_slice_ = nullptr;
+    ++r_.s_.version_;
+  }
+
+ private:
+  CycleRunner& r_;
+  bool owner_ = false;
+};
+
+AdmittedEntry* CycleRunner::ReplacedSlice(const Workload& wl, const CqInfo& cq) const {
+  if (wl.replaces.empty()) return nullptr;
+  auto it = s_.admitted_.find(wl.replaces);
+  if (it == s_.admitted_.end() || it->second->cq != &cq || it->second->evicting) return nullptr;
+  return it->second.get();
+}
 
 // Releases the reservations of `cq` while one of its own heads is evaluated
 // (Kueue would evaluate that head in a later cycle, when the reserving head
@@ -226,6 +268,7 @@ void CycleRunner::MoveDueBackoff() {
     PendingEntry* pending = it->second.get();
     --s_.backoff_per_cq_[pending->queued_in];
     pending->wl.requeue_at.reset();
+    pending->afs_key = s_.AfsKey(pending->wl);
     s_.cqs_[pending->queued_in]->queue.PushHeap(pending);
   }
 }
@@ -266,6 +309,13 @@ bool CycleRunner::PreCheck(PendingEntry* pending, CqInfo& cq) {
              !cq.spec->namespace_selector->Matches(wl.namespace_labels)) {
     ReportPending(pending, PendingReason::kNamespaceMismatch,
                   "Workload namespace doesn't match ClusterQueue selector");
+  } else if (!wl.replaces.empty() &&
+             (s_.pending_.contains(wl.replaces) ||
+              (s_.admitted_.contains(wl.replaces) && ReplacedSlice(wl, cq) == nullptr))) {
+    // The replaced slice is pending, being evicted or in another ClusterQueue:
+    // admitting this one now could admit both.
+    ReportPending(pending, PendingReason::kWaitingForQuota,
+                  absl::StrCat("Waiting for the replaced workload slice ", wl.replaces));
   } else if (auto lq = s_.lqs_.find({wl.namespace_, wl.local_queue});
              lq != s_.lqs_.end() && lq->second.stop_policy != StopPolicy::kNone) {
     ReportPending(pending, PendingReason::kLocalQueueStopped,
@@ -302,6 +352,7 @@ std::vector<CycleRunner::Entry> CycleRunner::NominateHeads(const std::vector<CqI
 void CycleRunner::AssignFlavorsAndTargets(Entry& entry) {
   ScopedReservationRelease release(*this, entry.cq);
   const Workload& wl = entry.pending->wl;
+  ScopedSliceRelease slice(*this, wl, *entry.cq);
   std::vector<int32_t> counts;
   for (const PodSet& ps : wl.pod_sets) counts.push_back(ps.count);
   Evaluate(wl, *entry.cq, counts, entry.assignment, entry.targets);
@@ -313,9 +364,13 @@ void CycleRunner::AssignFlavorsAndTargets(Entry& entry) {
 void CycleRunner::Evaluate(const Workload& wl, CqInfo& cq, const std::vector<int32_t>& counts,
                            Assignment& a, std::vector<Target>& targets) {
   Oracle oracle(view_, wl, cq);
-  a = AssignFlavors(view_, cq, wl, counts, &oracle);
+  const bool slice = !wl.replaces.empty() && released_slice_ != nullptr &&
+                     released_slice_->wl.key == wl.replaces;
+  a = AssignFlavors(view_, cq, wl, counts, &oracle, slice ? &released_slice_->admission : nullptr);
   targets.clear();
-  if (a.mode == Mode::kPreempt) {
+  // A workload slice waits for room rather than preempting (its replaced
+  // slice would be a candidate of its own preemption).
+  if (a.mode == Mode::kPreempt && wl.replaces.empty()) {
     targets = FindTargets(view_, {&wl, &cq, a.usage, a.need_preemption});
   }
   if (a.mode != Mode::kNoFit) PlaceWithTopology(wl, cq, a, targets);
@@ -527,6 +582,16 @@ void CycleRunner::ProcessByTournament(std::vector<Entry>& entries, Fn process) {
 
 void CycleRunner::Admit(Entry& entry) {
   PendingEntry* pending = entry.pending;
+  std::string replaced;
+  if (released_slice_ != nullptr && released_slice_->wl.key == pending->wl.replaces) {
+    // The replaced slice's usage goes back and is released for good (with
+    // its LocalQueue counts and topology usage); the new usage follows.
+    AdmittedEntry* old = released_slice_;
+    released_slice_ = nullptr;
+    s_.tree_->AddUsage(old->cq->node, old->usage);
+    replaced = old->wl.key;
+    s_.ReleaseAdmitted(replaced);
+  }
   auto a = std::make_unique<AdmittedEntry>();
   a->admission = entry.assignment.ToAdmission(entry.cq->name);
   a->usage = entry.assignment.usage;
@@ -540,6 +605,7 @@ void CycleRunner::Admit(Entry& entry) {
   d.kind = Decision::Kind::kAdmit;
   d.key = pending->wl.key;
   d.admission = a->admission;
+  d.replaced = std::move(replaced);
   out_.push_back(std::move(d));
   std::string key = pending->wl.key;
   entry.cq->queue.ReleaseNext(pending->signature);  // the next identical workload may fit too
@@ -548,8 +614,10 @@ void CycleRunner::Admit(Entry& entry) {
   entry.cq->admitted.Insert(a.get());
   s_.CountLqUsage(*a, +1);
   s_.pending_.erase(key);  // frees `pending`
+  const AdmittedEntry& admitted = *a;
   s_.admitted_[key] = std::move(a);
   ++admitted_in_cycle_[entry.cq];
+  s_.AfsAdmitted(*entry.cq, admitted.wl, admitted.usage);
 }
 
 // Keeps a not-admitted head pending: StrictFIFO blocks the CQ behind it;
@@ -619,6 +687,7 @@ bool CycleRunner::ReserveTopology(Entry& entry) {
 
 CycleRunner::Outcome CycleRunner::ProcessEntry(Entry& entry) {
   ScopedReservationRelease release(*this, entry.cq);
+  ScopedSliceRelease slice(*this, entry.pending->wl, *entry.cq);
   Assignment& assignment = entry.assignment;
   // Re-assign when the quota tree changed since phase 3, unless the
   // assignment still fits as it is (the common case, and cheap to check).
@@ -656,7 +725,7 @@ CycleRunner::Outcome CycleRunner::ProcessEntry(Entry& entry) {
     // Kueue evaluates one head per CQ per cycle and this one becomes
     // inadmissible, so the capacity it reserves only holds off other CQs:
     // later heads of its own CQ see it released (ScopedReservationRelease).
-    ReserveCapacity(entry);
+    if (pending->wl.replaces.empty()) ReserveCapacity(entry);
     return KeepPending(entry, true);
   }
   for (const Target& t : entry.targets) {

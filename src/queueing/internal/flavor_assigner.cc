@@ -153,7 +153,21 @@ struct PodSetCtx {
   std::vector<std::string> reasons;
   bool any_quota_reason = false;
   bool any_exceeds = false;
+  const Admission* sticky = nullptr;  // a workload slice: the replaced slice's flavors
 };
+
+// The flavor the replaced workload slice holds for `res` of pod set `name`
+// ("" when it holds none): a slice keeps its flavors (Kueue's elastic jobs).
+std::string_view StickyFlavor(const Admission* sticky, std::string_view name,
+                              const std::string& res) {
+  if (sticky == nullptr) return "";
+  for (const PodSetAssignment& psa : sticky->pod_sets) {
+    if (psa.name != name) continue;
+    auto it = psa.flavors.find(res);
+    return it == psa.flavors.end() ? std::string_view() : std::string_view(it->second);
+  }
+  return "";
+}
 
 // Asks the oracle for the grades `cand` deferred and folds them in.
 void ResolveDeferred(PodSetCtx& c, Choice& cand) {
@@ -183,6 +197,14 @@ bool GradeFlavor(PodSetCtx& c, const Members& members, const CompiledGroup& g, i
     return false;
   }
   for (const PodSet* ps : members) {
+    for (const auto& [res, total] : totals) {
+      std::string_view sticky = StickyFlavor(c.sticky, ps->name, res);
+      if (!sticky.empty() && sticky != cf.name) {
+        c.reasons.push_back(absl::StrCat("flavor ", cf.name, " is not the flavor ", std::string(sticky),
+                                         " of the replaced workload slice"));
+        return false;
+      }
+    }
     std::string mismatch = FlavorMismatch(rf->second, *ps);
     if (mismatch.empty()) mismatch = TopologyMismatch(c.view.tas, rf->second, *ps, c.cq);
     if (!mismatch.empty()) {
@@ -336,7 +358,8 @@ std::vector<size_t> MembersOf(const Workload& wl, size_t i) {
 }  // namespace
 
 Assignment AssignFlavors(const SnapshotView& view, const CqInfo& cq, const Workload& wl,
-                         const std::vector<int32_t>& counts, PreemptionOracle* oracle) {
+                         const std::vector<int32_t>& counts, PreemptionOracle* oracle,
+                         const Admission* sticky) {
   Assignment out;
   absl::flat_hash_map<FlavorResourceId, Amount> prior;
   std::vector<PodSetResult> results(wl.pod_sets.size());
@@ -344,6 +367,7 @@ Assignment AssignFlavors(const SnapshotView& view, const CqInfo& cq, const Workl
     const std::vector<size_t> members = MembersOf(wl, i);
     if (members.empty()) continue;  // assigned with its group
     PodSetCtx c{view, cq, oracle, out, prior};
+    c.sticky = sticky;
     if (!AssignMembers(c, wl, members, counts, results)) {
       for (size_t j = 0; j <= i; ++j) {
         if (!results[j].name.empty()) out.pod_sets.push_back(std::move(results[j]));

@@ -58,8 +58,11 @@ std::string FlavorMismatch(const ResourceFlavor& flavor, const PodSet& ps);
 std::string FormatAmount(const std::string& resource, Amount milli);
 
 // Assigns flavors for `wl` with pod-set counts `counts` (same length as
-// wl.pod_sets). `oracle` may be null (treated as "no candidates").
+// wl.pod_sets). `oracle` may be null (treated as "no candidates"). `sticky`
+// (a workload slice's replaced admission) restricts each pod set to the
+// flavors it holds there.
 Assignment AssignFlavors(const SnapshotView& view, const CqInfo& cq, const Workload& wl,
-                         const std::vector<int32_t>& counts, PreemptionOracle* oracle);
+                         const std::vector<int32_t>& counts, PreemptionOracle* oracle,
+                         const Admission* sticky = nullptr);
 
 }  // namespace batchd::queueing::internal

@@ -9,7 +9,7 @@ namespace batchd::queueing::internal {
 
 uint64_t SchedulingSignature(const Workload& wl) {
   size_t h = absl::HashOf(wl.cluster_queue, wl.namespace_, wl.local_queue, wl.priority,
-                         wl.namespace_labels);
+                         wl.namespace_labels, wl.replaces);
   for (const PodSet& ps : wl.pod_sets) {
     h = absl::HashOf(h, ps.name, ps.count, ps.min_count.value_or(-1), ps.requests,
                      ps.node_selector);
@@ -29,6 +29,7 @@ uint64_t SchedulingSignature(const Workload& wl) {
 }
 
 bool EntryOrder::operator()(const PendingEntry* a, const PendingEntry* b) const {
+  if (a->afs_key != b->afs_key) return a->afs_key < b->afs_key;
   if (a->wl.priority != b->wl.priority) return a->wl.priority > b->wl.priority;
   if (a->wl.queue_order_time != b->wl.queue_order_time) {
     return a->wl.queue_order_time < b->wl.queue_order_time;

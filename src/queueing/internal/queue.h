@@ -27,6 +27,9 @@ struct PendingEntry {
   bool has_last = false;
   PendingReason last_reason = PendingReason::kWaitingForQuota;
   std::string last_message;
+  // Admission fair sharing: the LocalQueue's weighted usage when queued
+  // (lower first); 0 without it. Changed only while out of the queue.
+  double afs_key = 0;
 };
 
 // Computes the equivalence signature of a workload's scheduling requirements.

@@ -6,7 +6,8 @@
 # - an elastic Job (kueue.x-k8s.io/elastic-job: "true") running 4 pods that is
 #   patched down to 2 keeps 2 of its original pods (not restarted), keeps its
 #   Workload (count 2, still admitted) and gives the quota back at once: a
-#   waiting job is admitted; scaling it up again is refused with a clear error.
+#   waiting job is admitted; scaled up past the quota, the bigger Workload
+#   slice waits, the new pods stay gated and the job keeps running 2 pods.
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 NODE="node-$NS"
@@ -97,6 +98,22 @@ expect_eq "$(wl_cond elastic Admitted)" "True" "still admitted"
 expect_eq "$(suspended elastic)" "false" "never suspended"
 poll 30 wl_cond_is waiting Admitted True || fail "waiting job not admitted after the scale-down released 2 cpu"
 
-up=$(k patch job -n "$NS" elastic --type=merge -p '{"spec":{"parallelism":6}}' 2>&1 || true)
-expect_contains "$up" "not supported" "scale-up of a running elastic job refused"
-expect_eq "$(k get job -n "$NS" elastic -o jsonpath='{.spec.parallelism}')" "2" "parallelism unchanged"
+# Scaling up past the quota (2 + 1 waiting + 4 more > 4 cpu): the bigger
+# slice waits and the job keeps running its 2 pods; the new pods stay gated.
+k patch job -n "$NS" elastic --type=merge -p '{"spec":{"parallelism":6}}' >/dev/null
+slice_pending() {
+  k get workloads.kueue.x-k8s.io -n "$NS" -o jsonpath='{range .items[*]}{.metadata.annotations.kueue\.x-k8s\.io/workload-slice-replacement-for} {.status.conditions[?(@.type=="QuotaReserved")].status}{"\n"}{end}' |
+    grep -q "^$NS/$wl_before False$"
+}
+poll 30 slice_pending || fail "no pending slice replacing $wl_before"
+gated() {
+  k get pods -n "$NS" -l job-name=elastic -o jsonpath='{range .items[*]}{.spec.schedulingGates[0].name}{"\n"}{end}' |
+    grep -c kueue.x-k8s.io/elastic-job
+}
+has_gated() { [[ $(gated) == 4 ]]; }
+poll 30 has_gated || fail "elastic: $(gated) gated pods, want 4"
+sleep 2
+expect_eq "$(k get workloads.kueue.x-k8s.io -n "$NS" "$wl_before" -o jsonpath='{.status.conditions[?(@.type=="Admitted")].status}/{.status.conditions[?(@.type=="Finished")].status}')" \
+  "True/" "the running slice stays admitted, not replaced"
+expect_eq "$(comm -12 <(echo "$after") <(job_pods elastic | sort) | grep -c .)" "2" "the running pods kept"
+expect_eq "$(suspended elastic)" "false" "never suspended while its slice waits"

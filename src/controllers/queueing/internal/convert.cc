@@ -5,6 +5,7 @@
 
 #include "api/core/v1/taint.h"
 #include "api/json_access.h"
+#include "api/kueue/workload_slices.h"
 #include "api/labels/selector.h"
 #include "api/meta/object_meta.h"
 #include "api/resource/amount.h"
@@ -279,6 +280,9 @@ q::Workload ToWorkload(const kueue::WorkloadView& wl, const kueue::WorkloadPodSe
   out.active = wl.active;
   out.requeue_at = wl.requeue_at;
   out.namespace_labels = ctx.namespace_labels;
+  if (auto r = wl.meta.Annotation(kueue::kWorkloadSliceReplacementFor); r && !r->empty()) {
+    out.replaces = std::string(*r);
+  }
   return out;
 }
 

@@ -161,10 +161,38 @@ class QueueManagerImpl : public reconcile::Reconciler {
   void TrackExecutionTime(const std::string& key, const Json& wl,
                           const api::kueue::WorkloadView& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProcessExecutionDeadlines(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // --- admission fair sharing (admission_fair_sharing.cc) ---
+  static bool AdmissionScopeOn(const Json& cq);
+  static double LocalQueueWeight(const Json& lq);
+  // A LocalQueue's consumed resources from its status, once per process.
+  void RestoreLocalQueueConsumed(const Json& lq) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Samples usage when the interval has passed (marks LocalQueue statuses).
+  void SampleFairSharing(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetLocalQueueFairSharing(api::kueue::StatusUpdate& update,
+                                const batchd::queueing::LocalQueueStatus& st)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // --- workload slices (workload_slices.cc) ---
+  // The core released `old_key` for its replacement `new_key`: it is owed
+  // Finished=True (WorkloadSliceReplaced) and never counted again.
+  void NoteReplacedSlice(const std::string& old_key, const std::string& new_key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // True (and out of the core) when `key` is a replaced slice.
+  bool SkipReplacedSlice(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An admitted slice whose predecessor is still admitted (a restart between
+  // the two writes): the predecessor is replaced now.
+  void CheckSliceReplacement(const std::string& key, const api::kueue::WorkloadView& view)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FlushSliceFinish(const std::string& old_key, const std::string& new_key, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FlushSliceFinishes(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ForgetReplacedSlice(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // --- status.reclaimablePods (reclaimable_pods.cc) ---
   // Lowers an admitted workload's usage to the pods not yet reclaimable.
   static void ApplyReclaimablePods(const Json& wl, const api::kueue::WorkloadPodSetsView& pod_sets,
                                    batchd::queueing::Admission& admission);
+  void CountCheckGatedAdmission(const std::string& key, const std::string& cq,
+                                const api::kueue::WorkloadView& view, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FlushEviction(const std::string& key, const Eviction& ev, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FlushPending(const std::string& key, const PendingNote& note, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AdmissionBlocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -224,6 +252,17 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::map<std::string, absl::Time> requeue_at_ ABSL_GUARDED_BY(mu_);       // pending with requeueState.requeueAt
   std::map<std::string, Eviction> evictions_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, PendingNote> pending_ ABSL_GUARDED_BY(mu_);
+  // Replaced workload slice -> its replacement, until its Finished write
+  // lands and it is synced as Finished (bounded by the admitted workloads).
+  std::map<std::string, std::string> replaced_slices_ ABSL_GUARDED_BY(mu_);
+  // Admitted workloads already counted in kueue_admitted_workloads_total
+  // (bounded by the admitted workloads), and when this process first synced.
+  std::set<std::string> admitted_counted_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Time> started_ ABSL_GUARDED_BY(mu_);
+  // Admission fair sharing: the next sample, and the LocalQueues whose
+  // status was read back (bounded by the LocalQueues).
+  std::optional<absl::Time> next_afs_sample_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> afs_restored_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> wl_cq_ ABSL_GUARDED_BY(mu_);           // wl key -> its ClusterQueue
   std::set<std::string> inadmissible_ ABSL_GUARDED_BY(mu_);                 // pending keys with a pending reason
   // Indexes (bounded by the workloads the manager tracks): which workloads a

@@ -45,7 +45,9 @@ IntegrationReconciler::IntegrationReconciler(ControllerContext& ctx,
       rf_kind_(rf_kind),
       jobs_(ctx.informers.For(job_kind)),
       workloads_(ctx.informers.For(wl_kind)),
-      flavors_(ctx.informers.For(rf_kind)) {}
+      flavors_(ctx.informers.For(rf_kind)),
+      pod_kind_(ctx.client.Kind("", "v1", "pods")),
+      pods_(ctx.informers.For(pod_kind_)) {}
 
 void IntegrationReconciler::EnsureTypeMeta(Json& job) const {
   api::meta::EnsureTypeMeta(job, gvk_.ApiVersion(), gvk_.kind);
@@ -59,6 +61,8 @@ std::string IntegrationReconciler::OwnerKey(const Json& wl) const {
 
 void IntegrationReconciler::Wire(Controller& controller) {
   client::WorkQueue* q = &controller.queue();
+  queue_ = q;
+  WireElasticPods();
   // Jobs outside the queueing system (no queue name and no Workload, with
   // manageJobsWithoutQueueName off) are never acted on: dropping their events
   // here spares a wake-up and a copy of the job per event of every unqueued
@@ -181,6 +185,8 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
   if (!IsAdmitted(wl)) {
     std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(wl);
     BATCHD_RETURN_IF_ERROR(StopJob(job, &originals, "Not admitted by cluster queue"));
+  } else if (IsElastic(job)) {
+    BATCHD_RETURN_IF_ERROR(UngateElasticPods(job, wl));
   }
   return Result::Done();
 }
@@ -223,6 +229,7 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     for (size_t i = 0; i < podsets.size() && i < live.size(); ++i) {
       podsets[i]["count"] = api::Member(live[i], "count");
     }
+    return EnsureElasticWorkloads(job, podsets);
   }
   Matched m;
   std::vector<Json> stale;
@@ -238,16 +245,6 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job) &&
         EquivalentPodSets(podsets, api::kueue::WorkloadPodSetsView::Parse(*wl).pod_sets)) {
       m.wl = *wl;
-    } else if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job) && IsElastic(job)) {
-      // Kueue's EnsureWorkloadSlices, scale-down: the same pods but fewer of
-      // them (or any count while not yet admitted) change the Workload's
-      // counts in place; its quota shrinks at once and the job keeps running.
-      BATCHD_ASSIGN_OR_RETURN(std::optional<Json> resized, ResizeElastic(*wl, podsets));
-      if (resized) {
-        m.wl = std::move(*resized);
-      } else {
-        stale.push_back(*wl);
-      }
     } else {
       stale.push_back(*wl);
     }

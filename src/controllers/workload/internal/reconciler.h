@@ -49,6 +49,13 @@ class IntegrationReconciler : public reconcile::Reconciler {
 
   absl::StatusOr<reconcile::Result> JobGone(const std::string& ns, const std::string& name);
   absl::StatusOr<Matched> EnsureOneWorkload(Json& job);
+  // Elastic jobs (elastic_slices.cc): scale-down in place, scale-up through
+  // a new Workload slice; the pods' elastic scheduling gate.
+  absl::StatusOr<Matched> EnsureElasticWorkloads(Json& job, const std::vector<Json>& podsets);
+  absl::Status CreateSlice(const Json& job, const std::vector<Json>& podsets, const Json& old);
+  absl::Status DeleteWorkload(const Json& job, const Json& wl, const std::string& why);
+  void WireElasticPods();
+  absl::Status UngateElasticPods(const Json& job, const Json& wl);
   absl::StatusOr<reconcile::Result> CreateWorkload(const Json& job);
   absl::Status SetPriority(const Json& job, const std::vector<Json>& podsets, Json& wl);
   absl::StatusOr<reconcile::Result> MarkFinished(const Json& job, Json wl,
@@ -79,10 +86,16 @@ class IntegrationReconciler : public reconcile::Reconciler {
   client::Informer& jobs_;
   client::Informer& workloads_;
   client::Informer& flavors_;
+  const api::KindDef& pod_kind_;
+  client::Informer& pods_;
+  client::WorkQueue* queue_ = nullptr;  // set by Wire
 
   absl::Mutex mu_;
   // Job key -> names of Workloads whose controller reference names it.
   std::map<std::string, std::set<std::string>> owned_ ABSL_GUARDED_BY(mu_);
+  // Job key -> names of its pods holding the elastic-job scheduling gate
+  // (bounded by the pods).
+  std::map<std::string, std::set<std::string>> gated_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::controllers::workload::internal
