@@ -408,6 +408,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   if (i.queueing.FrameworkEnabled("batch/job")) {
     if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
   }
+  // MultiKueue: queued Jobs of a MultiKueue ClusterQueue default to managedBy multikueue.
+  if (i.queueing.FrameworkEnabled("batch/job")) {
+    if (auto st = controllers::multikueue::RegisterMultiKueueJobDefaulting(*i.registry); !st.ok()) {
+      return st;
+    }
+  }
   // Kueue's JobSet webhook (or, without the jobset framework, the refusal of queue names).
   if (auto st = controllers::RegisterJobSetWebhooks(
           *i.registry, jo, i.queueing.FrameworkEnabled(controllers::kJobSetFramework));

@@ -69,3 +69,17 @@ struct MultiKueueOptions {
 void AddMultiKueueControllers(reconcile::ControllerContext& ctx, MultiKueueOptions options);
 
 }  // namespace batchd::controllers::multikueue
+
+namespace batchd::registry {
+class Registry;
+}
+
+namespace batchd::controllers::multikueue {
+
+// Kueue's Job defaulting for MultiKueue: a new batch/v1 Job without
+// spec.managedBy, queued (label or annotation kueue.x-k8s.io/queue-name) to
+// a LocalQueue whose ClusterQueue references a MultiKueue AdmissionCheck,
+// gets spec.managedBy kueue.x-k8s.io/multikueue. Call once at start-up.
+absl::Status RegisterMultiKueueJobDefaulting(registry::Registry& registry);
+
+}  // namespace batchd::controllers::multikueue

@@ -504,6 +504,27 @@ TEST_F(MultiKueueTest, GarbageCollectionRemovesOrphanedCopies) {
   EXPECT_TRUE(RGet(w1_, "workloads", "theirs"));
 }
 
+TEST_F(MultiKueueTest, QueuedJobsOfAMultiKueueQueueDefaultToManagedBy) {
+  ASSERT_TRUE(RegisterMultiKueueJobDefaulting(reg_).ok());
+  Setup();
+  LocalQueue("ns", "plain", "other");  // a queue whose ClusterQueue does not exist
+  const api::KindDef& jk = client_.Kind("batch", "v1", "jobs");
+  auto job = [&](const std::string& name, const std::string& queue) {
+    Json j = {{"apiVersion", "batch/v1"}, {"kind", "Job"},
+              {"metadata", {{"name", name}, {"namespace", "ns"},
+                            {"labels", {{"kueue.x-k8s.io/queue-name", queue}}}}},
+              {"spec", {{"template", {{"spec", {{"restartPolicy", "Never"},
+                                                {"containers", {{{"name", "c"},
+                                                                 {"image", "busybox"}}}}}}}}}}};
+    auto r = client_.Create(jk, "ns", j);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : Json();
+  };
+  EXPECT_EQ(job("a", "lq")["spec"]["managedBy"], kControllerName);
+  EXPECT_FALSE(job("b", "plain")["spec"].contains("managedBy"));
+  EXPECT_FALSE(job("c", "missing")["spec"].contains("managedBy"));
+}
+
 TEST_F(MultiKueueTest, ValidationNamesTheField) {
   Start();
   auto bad = [&](const char* plural, Json obj) {
