@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <memory>
 
 #include "api/kueue/kueue.h"
@@ -7,6 +8,11 @@
 namespace batchd::controllers::multikueue {
 
 void AddMultiKueueControllers(reconcile::ControllerContext& ctx, MultiKueueOptions options) {
+  // A lost worker is noticed within a third of workerLostTimeout.
+  if (options.worker_lost_timeout > absl::ZeroDuration() &&
+      options.worker_lost_timeout / 3 < options.probe_interval) {
+    options.probe_interval = std::max(absl::Seconds(1), options.worker_lost_timeout / 3);
+  }
   auto workers = std::make_shared<internal::Workers>();
   auto dispatch = std::make_shared<internal::DispatchReconciler>(ctx, options, workers);
   // The cluster reconciler enqueues workloads into the dispatch controller.

@@ -216,6 +216,33 @@ bool DispatchReconciler::RemoveRemote(const std::string& ns, const std::string& 
   return all;
 }
 
+// The copies are gone: a suspended managedBy Job keeps no status mirrored
+// from them (its active pods would hold the quota forever, as nothing else
+// writes that Job's status).
+absl::Status DispatchReconciler::ResetMirroredStatus(const Json& wl) {
+  auto owner = api::meta::GetControllerRef(wl);
+  if (!owner || owner->api_version != "batch/v1" || owner->kind != "Job") return absl::OkStatus();
+  ObjectRef job = jobs_.Get(api::meta::GetNamespace(wl), owner->name);
+  if (!job) return absl::OkStatus();
+  const Json& spec = MemberObject(*job, "spec");
+  const Json& st = MemberObject(*job, "status");
+  if (StringMember(spec, "managedBy") != kControllerName || !api::BoolMember(spec, "suspend") ||
+      st.empty()) {
+    return absl::OkStatus();
+  }
+  for (const char* done : {"Complete", "Failed"}) {
+    if (api::meta::IsConditionTrue(*job, done)) return absl::OkStatus();
+  }
+  Json reset = *job;
+  reset["status"] = Json::object();
+  api::meta::EnsureTypeMeta(reset, "batch/v1", "Job");
+  auto r = ctx_.client.UpdateStatus(job_kind_, std::move(reset));
+  if (!r.ok() && !absl::IsNotFound(r.status()) && !absl::IsAborted(r.status())) {
+    return r.status();
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Result> DispatchReconciler::WorkloadGone(const std::string& ns,
                                                         const std::string& name) {
   const std::string key = ns + "/" + name;
@@ -286,6 +313,10 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
       update.status().erase("clusterName");
       update.status().erase("nominatedClusterNames");
       if (absl::Status s = write(update); !s.ok()) return s;
+    }
+    // (Also when a lost worker keeps its copy: it was given up on.)
+    if (!finished && !reserved) {
+      if (absl::Status s = ResetMirroredStatus(wl); !s.ok()) return s;
     }
     if (!removed) return Result::After(opts_.sync_interval);
     forget();

@@ -58,7 +58,8 @@ struct MultiKueueOptions {
   std::string origin = "multikueue";
   absl::Duration worker_lost_timeout = absl::Minutes(15);
   absl::Duration gc_interval = absl::Minutes(1);  // zero: no garbage collection
-  // batchd's: how often a worker is probed, and how often a dispatched
+  // batchd's: how often a worker is probed (at most a third of
+  // worker_lost_timeout, at least 1 s), and how often a dispatched
   // workload's remote copies are read again (batchd polls; Kueue watches).
   absl::Duration probe_interval = absl::Seconds(10);
   absl::Duration sync_interval = absl::Seconds(2);

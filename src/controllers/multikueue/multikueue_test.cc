@@ -392,6 +392,34 @@ TEST_F(MultiKueueTest, LostWorkerMakesTheCheckRetryAfterWorkerLostTimeout) {
   EXPECT_EQ(Cond(Wl("wl-j"), "Evicted"), "True/AdmissionCheck");
 }
 
+TEST_F(MultiKueueTest, EvictionClearsTheMirroredStatusOnceTheJobIsSuspended) {
+  MultiKueueOptions opts;
+  opts.worker_lost_timeout = absl::Minutes(1);
+  Setup(opts);
+  JobAndWorkload("j");
+  Reserve(w1_, "wl-j");
+  Sync();
+  Unsuspend("j");
+  RemoteJobStatus(w1_, "j", {{"active", 1}, {"startTime", api::meta::FormatRfc3339(clock_.Now())}});
+  Sync();
+  ASSERT_EQ(ManagerJob("j")["status"]["active"], 1);
+  w1_.front->down = true;
+  Advance(absl::Seconds(20));  // the probe: every workerLostTimeout / 3
+  Advance(absl::Minutes(1) + opts_.sync_interval);
+  ASSERT_EQ(Cond(Wl("wl-j"), "Evicted"), "True/AdmissionCheck");
+  // Still running as far as the manager knows until the job is stopped.
+  EXPECT_EQ(ManagerJob("j")["status"]["active"], 1);
+  // The job integration suspends it; then nothing mirrored is left, so its
+  // quota can be released.
+  ASSERT_TRUE(client_.MergePatch(client_.Kind("batch", "v1", "jobs"), "ns", "j",
+                                 {{"spec", {{"suspend", true}}}}).ok());
+  Settle();
+  Sync();
+  Json job = ManagerJob("j");
+  EXPECT_FALSE(job["status"].contains("active"));
+  EXPECT_FALSE(job["status"].contains("startTime"));
+}
+
 TEST_F(MultiKueueTest, WorkerBackBeforeTimeoutKeepsTheWorkload) {
   Setup();  // Default workerLostTimeout: 15m.
   JobAndWorkload("j");

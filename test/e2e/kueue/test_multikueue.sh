@@ -8,7 +8,9 @@
 #    defaulted) runs
 #    on w1 only, its status is mirrored back, and it completes on the manager
 #    without a pod there;
-#  - deleting a running Job on the manager deletes its copy on the worker.
+#  - deleting a running Job on the manager deletes its copy on the worker;
+#  - killing the worker that runs a job requeues it (workerLostTimeout 6s in
+#    config.yaml) and it runs on the other worker, once w2 has room.
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 P="$NS"
@@ -141,7 +143,8 @@ poll 30 gone_on_w1 || fail "copies left on w1: $(kw1 get jobs,workloads.kueue.x-
 
 # --- deleting a running job on the manager deletes it on the worker ---
 mk_job long 300s "managedBy: kueue.x-k8s.io/multikueue"
-remote_active() { [[ $(kw1 get job -n "$NS" long -o jsonpath='{.status.active}') == 1 ]]; }
+remote_active_of() { [[ $(SERVER="http://127.0.0.1:$2" k get job -n "$NS" "$1" -o jsonpath='{.status.active}') == 1 ]]; }
+remote_active() { remote_active_of long "$W1"; }
 poll 40 remote_active || fail "long not running on w1"
 mirrored() { [[ $(k get job -n "$NS" long -o jsonpath='{.status.active}') == 1 ]]; }
 poll 20 mirrored || fail "status not mirrored: $(k get job -n "$NS" long -o jsonpath='{.status}')"
@@ -151,3 +154,19 @@ remote_gone() { ! kw1 get job -n "$NS" long >/dev/null 2>&1; }
 poll 40 remote_gone || fail "job still on w1 after its deletion on the manager"
 wl_gone() { [[ -z $(kw1 get workloads.kueue.x-k8s.io -n "$NS" -o name) ]]; }
 poll 20 wl_gone || fail "workload copy still on w1"
+
+# --- a lost worker: the job is requeued and runs on the other one ---
+mk_job moved 300s
+poll 40 remote_active_of moved "$W1" || fail "moved not running on w1"
+SERVER="http://127.0.0.1:$W2" cluster_queue "$P" "$P" 4 8Gi  # now w2 has room
+kill "${WORKER_PIDS[0]}"
+wait "${WORKER_PIDS[0]}" 2>/dev/null || true
+on_w2() { [[ $(wl_field moved '{.status.clusterName}') == "$P-w2" ]]; }
+poll 60 on_w2 || fail "moved not re-dispatched to w2: $(wl_field moved '{.status.admissionChecks}')"
+poll 30 remote_active_of moved "$W2" || fail "moved not running on w2"
+mirrored_moved() { [[ $(k get job -n "$NS" moved -o jsonpath='{.status.active}') == 1 ]]; }
+poll 20 mirrored_moved || fail "moved: status not mirrored from w2"
+expect_contains "$(wl_field moved '{.status.admissionChecks[0].message}')" \
+  "The workload got reservation on \"$P-w2\"" "check message after the move"
+expect_eq "$(wl_field moved '{.status.admissionChecks[0].state}')" "Ready" "check after the move"
+

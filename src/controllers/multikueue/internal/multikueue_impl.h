@@ -101,6 +101,7 @@ class DispatchReconciler : public reconcile::Reconciler {
   // reached.
   bool RemoveRemote(const std::string& ns, const std::string& name,
                     const std::vector<std::string>& clusters);
+  absl::Status ResetMirroredStatus(const Json& wl);
   absl::StatusOr<reconcile::Result> WorkloadGone(const std::string& ns, const std::string& name);
 
   reconcile::ControllerContext& ctx_;
