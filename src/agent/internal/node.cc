@@ -1,6 +1,7 @@
 #include "agent/internal/node.h"
 
 #include "absl/strings/str_cat.h"
+#include "api/core/v1/node_fence.h"
 #include "api/meta/time_util.h"
 
 namespace batchd::agent::internal {
@@ -90,8 +91,16 @@ Json BuildNode(const AgentOptions& opts, const Json& capacity, const NodeFacts& 
                {"metadata", {{"name", opts.node_name}, {"labels", labels}}},
                {"spec", Json::object()}};
   if (opts.taints.is_array() && !opts.taints.empty()) node["spec"]["taints"] = opts.taints;
+  if (Json fence = FenceAnnotationValue(opts); !fence.is_null()) {
+    node["metadata"]["annotations"] = {{api::core_v1::kFencePeriodAnnotation, fence}};
+  }
   node["status"] = NodeStatus(opts, capacity, facts, Json(), now);
   return node;
+}
+
+Json FenceAnnotationValue(const AgentOptions& opts) {
+  if (opts.fence_period <= absl::ZeroDuration()) return Json();
+  return std::to_string(absl::ToInt64Seconds(absl::Ceil(opts.fence_period, absl::Seconds(1))));
 }
 
 Json BuildLease(const AgentOptions& opts, absl::Time now) {

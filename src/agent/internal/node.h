@@ -26,4 +26,9 @@ api::Json NodeStatus(const AgentOptions& opts, const api::Json& capacity, const 
 
 api::Json BuildLease(const AgentOptions& opts, absl::Time now);
 
+// The value of the node's batchd.io/fence-period-seconds annotation: the
+// fence period in whole seconds (rounded up) as a string, or null when the
+// agent does not fence.
+api::Json FenceAnnotationValue(const AgentOptions& opts);
+
 }  // namespace batchd::agent::internal
