@@ -724,6 +724,13 @@ std::string ReadWholeFile(const std::string& path) {
 
 }  // namespace
 
+namespace {
+absl::StatusOr<KubeconfigServer> KubeconfigFromYaml(const YAML::Node& root,
+                                                    const std::string& path,
+                                                    const std::string& base_dir,
+                                                    HttpClientOptions base);
+}  // namespace
+
 absl::StatusOr<KubeconfigServer> LoadKubeconfig(const std::string& path, HttpClientOptions base) {
   YAML::Node root;
   try {
@@ -731,6 +738,31 @@ absl::StatusOr<KubeconfigServer> LoadKubeconfig(const std::string& path, HttpCli
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("kubeconfig ", path, ": ", e.what()));
   }
+  return KubeconfigFromYaml(root, path, std::filesystem::path(path).parent_path().string(),
+                            std::move(base));
+}
+
+absl::StatusOr<KubeconfigServer> ParseKubeconfig(const std::string& text,
+                                                 const std::string& source,
+                                                 const std::string& dir, HttpClientOptions base) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("kubeconfig ", source, ": ", e.what()));
+  }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(absl::StrCat("kubeconfig ", source, ": not a mapping"));
+  }
+  return KubeconfigFromYaml(root, source, dir, std::move(base));
+}
+
+namespace {
+
+absl::StatusOr<KubeconfigServer> KubeconfigFromYaml(const YAML::Node& root,
+                                                    const std::string& path,
+                                                    const std::string& base_dir,
+                                                    HttpClientOptions base) {
   auto find = [&](const char* list, const std::string& name) -> YAML::Node {
     if (!root[list] || !root[list].IsSequence()) return YAML::Node();
     for (const auto& item : root[list]) {
@@ -754,7 +786,7 @@ absl::StatusOr<KubeconfigServer> LoadKubeconfig(const std::string& path, HttpCli
       return absl::InvalidArgumentError("kubeconfig " + path + ": no server for cluster " +
                                         cluster_name);
     }
-    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    const std::filesystem::path dir(base_dir);
     auto file = [&](const YAML::Node& n) {
       std::filesystem::path f(n.as<std::string>(""));
       return (f.is_relative() ? dir / f : f).string();
@@ -807,5 +839,7 @@ absl::StatusOr<KubeconfigServer> LoadKubeconfig(const std::string& path, HttpCli
     return absl::InvalidArgumentError(absl::StrCat("kubeconfig ", path, ": ", e.what()));
   }
 }
+
+}  // namespace
 
 }  // namespace batchd::client

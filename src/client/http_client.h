@@ -64,6 +64,12 @@ struct KubeconfigServer {
 };
 absl::StatusOr<KubeconfigServer> LoadKubeconfig(const std::string& path,
                                                 HttpClientOptions base = {});
+// The same from a kubeconfig's text (e.g. a Secret's `kubeconfig` key);
+// `source` names it in errors, relative file names are taken from `dir`.
+absl::StatusOr<KubeconfigServer> ParseKubeconfig(const std::string& text,
+                                                 const std::string& source,
+                                                 const std::string& dir,
+                                                 HttpClientOptions base = {});
 
 class HttpClient : public Client {
  public:

@@ -46,6 +46,8 @@
 #include "controllers/queueing/queue_manager.h"
 #include "controllers/topology/ungater.h"
 #include "controllers/admissioncheck/controllers.h"
+#include "controllers/multikueue/http_dialer.h"
+#include "controllers/multikueue/multikueue.h"
 #include "controllers/workload/jobset_integration.h"
 #include "controllers/workload/pod_integration.h"
 #include "controllers/workload/workload_controller.h"
@@ -292,6 +294,16 @@ void Server::Impl::AddControllers() {
   controllers::topology::AddTopologyUngater(i.ContextFor("kueue-topology-ungater"));
   // Two-phase admission, the provisioning check, resource-in-use finalizers.
   controllers::admissioncheck::AddAdmissionCheckControllers(i.ContextFor("kueue-admission-checks"));
+  // MultiKueue: dispatch to worker clusters (docs/multikueue.md).
+  {
+    controllers::multikueue::MultiKueueOptions mk;
+    mk.origin = i.queueing.multi_kueue.origin;
+    mk.worker_lost_timeout = i.queueing.multi_kueue.worker_lost_timeout;
+    mk.gc_interval = i.queueing.multi_kueue.gc_interval;
+    mk.dialer = controllers::multikueue::MakeHttpDialer();
+    controllers::multikueue::AddMultiKueueControllers(i.ContextFor("kueue-multikueue"),
+                                                      std::move(mk));
+  }
   i.queue_manager = controllers::queueing::AddQueueManager(i.ContextFor("kueue-admission"),
                                                            i.queueing);
 }
@@ -395,6 +407,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   // integrations.frameworks decides which kinds are managed (Kueue: batch/job).
   if (i.queueing.FrameworkEnabled("batch/job")) {
     if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
+  }
+  // MultiKueue: queued Jobs of a MultiKueue ClusterQueue default to managedBy multikueue.
+  if (i.queueing.FrameworkEnabled("batch/job")) {
+    if (auto st = controllers::multikueue::RegisterMultiKueueJobDefaulting(*i.registry); !st.ok()) {
+      return st;
+    }
   }
   // Kueue's JobSet webhook (or, without the jobset framework, the refusal of queue names).
   if (auto st = controllers::RegisterJobSetWebhooks(

@@ -12,6 +12,8 @@
 //                 (levels + domains) <-> (levels + slices).
 //   AdmissionCheck  v1beta1 spec.retryDelayMinutes is dropped.
 // Other kinds have the same shape in both versions.
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "api/json_access.h"
 #include "api/kueue/internal/util.h"
@@ -166,6 +168,18 @@ void ConvertToV1beta2(std::string_view kind, Json& obj) {
     WorkloadToV1beta2(obj);
   } else if (kind == "AdmissionCheck") {
     if (Json* spec = Child(obj, "spec")) spec->erase("retryDelayMinutes");
+  } else if (kind == "MultiKueueCluster") {
+    // v1beta1 spec.kubeConfig / spec.clusterProfile live under
+    // spec.clusterSource in v1beta2.
+    if (Json* spec = Child(obj, "spec")) {
+      for (auto [from, to] : {std::pair{"kubeConfig", "kubeConfig"},
+                              std::pair{"clusterProfile", "clusterProfileRef"}}) {
+        if (spec->contains(from)) {
+          (*spec)["clusterSource"][to] = std::move((*spec)[from]);
+          spec->erase(from);
+        }
+      }
+    }
   }
   SetApiVersion(obj, kStorageVersion);
 }
@@ -177,6 +191,17 @@ void ConvertToV1beta1(std::string_view kind, Json& obj) {
     if (Json* status = Child(obj, "status")) Rename(*status, "flavorsUsage", "flavorUsage");
   } else if (kind == "Workload") {
     WorkloadToV1beta1(obj);
+  } else if (kind == "MultiKueueCluster") {
+    if (Json* spec = Child(obj, "spec")) {
+      if (Json* src = Child(*spec, "clusterSource")) {
+        Json moved = std::move(*src);
+        spec->erase("clusterSource");
+        if (moved.contains("kubeConfig")) (*spec)["kubeConfig"] = std::move(moved["kubeConfig"]);
+        if (moved.contains("clusterProfileRef")) {
+          (*spec)["clusterProfile"] = std::move(moved["clusterProfileRef"]);
+        }
+      }
+    }
   }
   SetApiVersion(obj, kV1beta1);
 }

@@ -1,6 +1,7 @@
 // kueue.x-k8s.io: Kueue's API objects served as Kueue's CRDs serve them —
 // ResourceFlavor, ClusterQueue, LocalQueue, Cohort, Workload,
-// WorkloadPriorityClass, AdmissionCheck and Topology, stored as v1beta2 and
+// WorkloadPriorityClass, AdmissionCheck, Topology, ProvisioningRequestConfig,
+// MultiKueueCluster and MultiKueueConfig, stored as v1beta2 and
 // also served as v1beta1 (converted at the API boundary). Field names are
 // exactly Kueue's, so code elsewhere reads these JSON documents by Kueue's
 // v1beta2 field names. Defaults and validation follow Kueue's CRD defaults,
@@ -44,12 +45,15 @@ inline constexpr char kWorkloadPriorityClasses[] = "workloadpriorityclasses";
 inline constexpr char kAdmissionChecks[] = "admissionchecks";
 inline constexpr char kTopologies[] = "topologies";
 inline constexpr char kProvisioningRequestConfigs[] = "provisioningrequestconfigs";
+inline constexpr char kMultiKueueClusters[] = "multikueueclusters";
+inline constexpr char kMultiKueueConfigs[] = "multikueueconfigs";
 
 // Defaulting (CRD defaults + mutating webhooks) on v1beta2 objects.
 void SetDefaultsClusterQueue(Json& cq);
 void SetDefaultsLocalQueue(Json& lq);
 void SetDefaultsCohort(Json& cohort);
 void SetDefaultsWorkload(Json& wl);
+void SetDefaultsMultiKueueCluster(Json& mkc);
 
 // Validation (CEL rules + validating webhooks) on v1beta2 objects.
 ErrorList ValidateResourceFlavor(const Json& rf);
@@ -71,6 +75,10 @@ ErrorList ValidateTopology(const Json& topo);
 ErrorList ValidateTopologyUpdate(const Json& topo, const Json& old);
 ErrorList ValidateProvisioningRequestConfig(const Json& prc);
 ErrorList ValidateProvisioningRequestConfigUpdate(const Json& prc, const Json& old);
+ErrorList ValidateMultiKueueCluster(const Json& mkc);
+ErrorList ValidateMultiKueueClusterUpdate(const Json& mkc, const Json& old);
+ErrorList ValidateMultiKueueConfig(const Json& cfg);
+ErrorList ValidateMultiKueueConfigUpdate(const Json& cfg, const Json& old);
 
 // Conversion between the stored v1beta2 and the served v1beta1 shape of
 // `kind` ("ClusterQueue", ...), in place; both rewrite `apiVersion`. Kinds

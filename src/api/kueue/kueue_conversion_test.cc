@@ -88,7 +88,7 @@ TEST(ConversionTest, OneWay) {
 TEST(KindsTest, BothVersionsAreDeclared) {
   auto v2 = Kinds(kStorageVersion);
   auto v1 = Kinds(kV1beta1);
-  ASSERT_EQ(v2.size(), 9u);  // ... ProvisioningRequestConfig.
+  ASSERT_EQ(v2.size(), 11u);  // ... ProvisioningRequestConfig, MultiKueueCluster, MultiKueueConfig.
   ASSERT_EQ(v1.size(), v2.size());
   for (size_t i = 0; i < v2.size(); ++i) {
     SCOPED_TRACE(v2[i].kind);

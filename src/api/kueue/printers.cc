@@ -72,6 +72,11 @@ void SetPrinter(KindDef& k) {
     k.row_cells = [](const Json& obj, absl::Time) {
       return std::vector<Json>{Member(obj, "value")};
     };
+  } else if (kind == "MultiKueueCluster") {
+    k.columns = {{"Connected", "string", "", "MultiKueueCluster is connected", 0}, AgeColumn()};
+    k.row_cells = [](const Json& obj, absl::Time now) {
+      return std::vector<Json>{ConditionStatus(obj, "Active"), Age(obj, now)};
+    };
   } else {
     k.columns = {AgeColumn()};
     k.row_cells = [](const Json& obj, absl::Time now) { return std::vector<Json>{Age(obj, now)}; };

@@ -107,6 +107,21 @@ std::vector<KindDef> Kinds(std::string_view version) {
   prc.validate_create = ValidateProvisioningRequestConfig;
   prc.validate_update = ValidateProvisioningRequestConfigUpdate;
   out.push_back(std::move(prc));
+
+  KindDef mkc = Base({"MultiKueueCluster", kMultiKueueClusters, "multikueuecluster", false,
+                      {"mkc"}, true},
+                     version, s.multikueue_cluster);
+  mkc.set_defaults = SetDefaultsMultiKueueCluster;
+  mkc.validate_create = ValidateMultiKueueCluster;
+  SetUpdate(mkc, ValidateMultiKueueClusterUpdate);
+  out.push_back(std::move(mkc));
+
+  KindDef mkconf = Base({"MultiKueueConfig", kMultiKueueConfigs, "multikueueconfig", false,
+                         {"mkconf"}, false},
+                        version, s.multikueue_config);
+  mkconf.validate_create = ValidateMultiKueueConfig;
+  mkconf.validate_update = ValidateMultiKueueConfigUpdate;
+  out.push_back(std::move(mkconf));
   return out;
 }
 

@@ -343,6 +343,8 @@ KueueSchemas Build(std::string_view version) {
   s.admission_check = AdmissionCheckSchema(c);
   s.topology = TopologySchema(c);
   s.provisioning_request_config = ProvisioningRequestConfigSchema(c);
+  s.multikueue_cluster = MultiKueueClusterSchema(c);
+  s.multikueue_config = MultiKueueConfigSchema(c);
   return s;
 }
 

@@ -31,7 +31,7 @@ const std::set<std::string>& IgnoredTopLevel() {
       "namespace",         "webhook",           "leaderElection",
       "metrics",           "health",            "pprofBindAddress",
       "controller",        "tls",
-      "internalCertManagement", "clientConnection", "multiKueue",
+      "internalCertManagement", "clientConnection",
       "resources",
       "queueVisibility"};
   return *s;
@@ -97,6 +97,42 @@ absl::StatusOr<std::optional<absl::Duration>> Duration(const Json& obj, std::str
     return Error(api::Invalid(path, v, "must be greater than or equal to 0"));
   }
   return std::optional<absl::Duration>(d);
+}
+
+// multiKueue: gcInterval, origin and workerLostTimeout are honoured;
+// dispatcherName only as AllAtOnce; externalFrameworks and clusterProfile
+// (not implemented) are refused.
+absl::Status ParseMultiKueue(const Json* mk, MultiKueueSettings* out) {
+  if (mk == nullptr) return absl::OkStatus();
+  const Path path = Path("multiKueue");
+  BATCHD_RETURN_IF_ERROR(CheckKeys(*mk, path,
+                                   {"gcInterval", "origin", "workerLostTimeout", "dispatcherName",
+                                    "externalFrameworks", "clusterProfile"}));
+  BATCHD_ASSIGN_OR_RETURN(auto gc, Duration(*mk, "gcInterval", path));
+  if (gc) out->gc_interval = *gc;
+  BATCHD_ASSIGN_OR_RETURN(auto lost, Duration(*mk, "workerLostTimeout", path));
+  if (lost) out->worker_lost_timeout = *lost;
+  if (const Json* o = api::FindMember(*mk, "origin"); o != nullptr && !o->is_null()) {
+    const std::string_view v = api::AsString(*o);
+    if (!o->is_string() || v.empty() || v.size() > 63) {
+      return Error(api::Invalid(path.Child("origin"), *o,
+                                "must be a label value of 1 to 63 characters"));
+    }
+    out->origin = std::string(v);
+  }
+  if (const Json* d = api::FindMember(*mk, "dispatcherName");
+      d != nullptr && !d->is_null() && api::AsString(*d) != "kueue.x-k8s.io/multikueue-dispatcher-all-at-once") {
+    return Error(api::Invalid(path.Child("dispatcherName"), *d,
+                              "only kueue.x-k8s.io/multikueue-dispatcher-all-at-once is "
+                              "supported by batchd"));
+  }
+  for (const char* f : {"externalFrameworks", "clusterProfile"}) {
+    if (const Json* v = api::FindMember(*mk, f);
+        v != nullptr && !v->is_null() && !(v->is_array() && v->empty())) {
+      return Error(api::Invalid(path.Child(f), *v, "not supported by batchd"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ParseRequeuing(const Json& rs, const Path& path, RequeuingStrategy* out) {
@@ -322,7 +358,7 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
     static const std::set<std::string> handled = {
         "apiVersion",   "kind",         "waitForPodsReady",           "fairSharing",
         "integrations", "featureGates", "manageJobsWithoutQueueName", "managedJobsNamespaceSelector",
-        "objectRetentionPolicies", "admissionFairSharing"};
+        "objectRetentionPolicies", "admissionFairSharing", "multiKueue"};
     if (!handled.count(k) && !IgnoredTopLevel().count(k)) {
       return Error(api::Invalid(Path(k), Json(k), "unknown field"));
     }
@@ -348,6 +384,8 @@ absl::StatusOr<QueueingConfig> ParseQueueingConfig(std::string_view yaml) {
                               Duration(*wl, "afterFinished", wl_path));
     }
   }
+  BATCHD_ASSIGN_OR_RETURN(const Json* mk, Object(doc, "multiKueue", root));
+  BATCHD_RETURN_IF_ERROR(ParseMultiKueue(mk, &cfg.multi_kueue));
   BATCHD_ASSIGN_OR_RETURN(auto manage, Bool(doc, "manageJobsWithoutQueueName", root));
   cfg.manage_jobs_without_queue_name = manage.value_or(false);
   BATCHD_ASSIGN_OR_RETURN(const Json* w, Object(doc, "waitForPodsReady", root));

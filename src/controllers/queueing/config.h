@@ -62,6 +62,14 @@ struct AdmissionFairSharingConfig {
   std::map<std::string, double> resource_weights;                // resourceWeights
 };
 
+// multiKueue: the MultiKueue admission check's settings (Kueue's
+// defaults); dispatcherName AllAtOnce only.
+struct MultiKueueSettings {
+  absl::Duration gc_interval = absl::Minutes(1);  // 0: no garbage collection
+  std::string origin = "multikueue";
+  absl::Duration worker_lost_timeout = absl::Minutes(15);
+};
+
 struct QueueingConfig {
   std::string api_version;  // As written; "" for the built-in default.
   WaitForPodsReadyConfig wait_for_pods_ready;
@@ -82,6 +90,7 @@ struct QueueingConfig {
   // deleted this long after its Finished condition (nullopt: kept while its
   // owner exists and deleted with it, Kueue's default).
   std::optional<absl::Duration> workload_retention_after_finished;
+  MultiKueueSettings multi_kueue;
 
   bool FrameworkEnabled(std::string_view name) const;
 };

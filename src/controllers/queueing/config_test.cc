@@ -198,6 +198,33 @@ TEST(QueueingConfigTest, Errors) {
 namespace batchd::controllers::queueing {
 namespace {
 
+// multiKueue: origin, workerLostTimeout and gcInterval are honoured (Kueue's
+// defaults otherwise); other dispatchers, externalFrameworks and
+// clusterProfile are refused.
+TEST(QueueingConfigTest, MultiKueue) {
+  const std::string head = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n";
+  auto none = ParseQueueingConfig(head);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->multi_kueue.worker_lost_timeout, absl::Minutes(15));
+  EXPECT_EQ(none->multi_kueue.gc_interval, absl::Minutes(1));
+  EXPECT_EQ(none->multi_kueue.origin, "multikueue");
+  auto set = ParseQueueingConfig(
+      head + "multiKueue: {workerLostTimeout: 30s, gcInterval: 0s, origin: m2, dispatcherName: "
+             "kueue.x-k8s.io/multikueue-dispatcher-all-at-once}\n");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->multi_kueue.worker_lost_timeout, absl::Seconds(30));
+  EXPECT_EQ(set->multi_kueue.gc_interval, absl::ZeroDuration());
+  EXPECT_EQ(set->multi_kueue.origin, "m2");
+  for (const char* bad : {"multiKueue: {dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental}",
+                          "multiKueue: {externalFrameworks: [{name: Foo.v1.example.com}]}",
+                          "multiKueue: {workerLostTimeout: soon}", "multiKueue: {origin: \"\"}",
+                          "multiKueue: {nope: 1}"}) {
+    auto r = ParseQueueingConfig(head + bad + "\n");
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) EXPECT_THAT(r.status().message(), ::testing::HasSubstr("multiKueue.")) << bad;
+  }
+}
+
 // objectRetentionPolicies.workloads.afterFinished is honoured (unset: kept);
 // afterDeactivatedByKueue is refused, not ignored.
 TEST(QueueingConfigTest, WorkloadRetention) {

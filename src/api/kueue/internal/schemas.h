@@ -22,6 +22,8 @@ struct KueueSchemas {
   SchemaPtr admission_check;
   SchemaPtr topology;
   SchemaPtr provisioning_request_config;
+  SchemaPtr multikueue_cluster;
+  SchemaPtr multikueue_config;
 };
 
 // "v1beta2" (storage) or "v1beta1"; any other value is treated as v1beta2.
@@ -41,5 +43,7 @@ SchemaPtr ResourceListSchema(const std::string& doc);
 SchemaPtr TolerationsSchema(const std::string& doc);
 SchemaPtr WorkloadSchema(const SchemaContext& c);
 SchemaPtr ProvisioningRequestConfigSchema(const SchemaContext& c);  // provisioning_schema.cc
+SchemaPtr MultiKueueClusterSchema(const SchemaContext& c);          // multikueue_schema.cc
+SchemaPtr MultiKueueConfigSchema(const SchemaContext& c);           // multikueue_schema.cc
 
 }  // namespace batchd::api::kueue::internal

@@ -153,6 +153,21 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
     BATCHD_RETURN_IF_ERROR(StopJob(job, nullptr, "Stopping"));
   }
 
+  const std::optional<std::string> prebuilt = api::meta::GetLabel(job, kPrebuiltWorkloadLabel);
+  if (prebuilt) {
+    // Kueue's prebuilt workload (MultiKueue's copy on a worker): the job
+    // adopts the named Workload instead of creating one.
+    client::ObjectRef pw = workloads_.Get(ns, *prebuilt);
+    if (!pw) return Result::After(absl::Seconds(1));  // not in the cache yet
+    if (!api::meta::GetControllerRef(*pw)) {
+      Json adopted = *pw;
+      api::meta::SetOwnerReference(adopted, api::meta::NewControllerRef(job));
+      auto r = ctx_.client.Update(wl_kind_, std::move(adopted));
+      if (!r.ok() && !absl::IsAborted(r.status()) && !IsGone(r.status())) return r.status();
+      return Result::Done();  // The Workload's event brings the job back.
+    }
+    if (!api::meta::IsControlledBy(*pw, api::meta::GetUid(job))) return Result::Done();
+  }
   BATCHD_ASSIGN_OR_RETURN(Matched m, EnsureOneWorkload(job));
   if (m.requeue) return Result::Done();
   if (m.wl && api::meta::IsConditionTrue(*m.wl, api::kueue::kFinished)) return Result::Done();
@@ -162,7 +177,7 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
   }
   if (!m.wl) {
     // A job stopped without a Workload waits for its pods to go.
-    if (adapter_->IsActive(job)) return Result::Done();
+    if (adapter_->IsActive(job) || prebuilt) return Result::Done();
     return CreateWorkload(job);
   }
   Json& wl = *m.wl;

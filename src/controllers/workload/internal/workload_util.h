@@ -32,6 +32,8 @@ inline constexpr char kMaxExecTimeLabel[] = "kueue.x-k8s.io/max-exec-time-second
 // Kueue's elastic jobs (ElasticJobsViaWorkloadSlices): "true" marks a job
 // whose parallelism may change while it runs; copied to its Workload.
 inline constexpr char kElasticJobAnnotation[] = "kueue.x-k8s.io/elastic-job";
+// A job that names an existing Workload to use (MultiKueue's copies).
+inline constexpr char kPrebuiltWorkloadLabel[] = "kueue.x-k8s.io/prebuilt-workload-name";
 inline constexpr char kStoppingAnnotation[] = "kueue.x-k8s.io/stopping";
 // The pre-admission PodSetInfos of a running job (JSON array), written when
 // the job starts and used to restore it when it stops.
