@@ -1,5 +1,6 @@
 #include "agent/agent.h"
 
+#include <filesystem>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -22,6 +23,7 @@
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
+#include "auth/user.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "common/string_view.h"
@@ -137,6 +139,10 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   absl::StatusOr<reconcile::Result> ReconcileOrphan(const std::string& uid);
   absl::Status EnsureStarted(const Json& pod, PodState& st);
   std::string ClaimsRoot() const;
+  // Secret and configMap volumes: <ConfigVolumesRoot>/<pod uid>/<volume>,
+  // beside the claim directories; removed with the pod's sandbox.
+  std::string ConfigVolumesRoot() const;
+  void RemoveConfigVolumes(const std::string& uid);
   // A Secret or ConfigMap for a container's env (nullopt: not found).
   absl::StatusOr<std::optional<Json>> LookupForEnv(std::string_view resource,
                                                    const std::string& ns,
@@ -330,6 +336,17 @@ std::string NodeAgent::Impl::ClaimsRoot() const {
                                          : agent.opts_.claims_root;
 }
 
+std::string NodeAgent::Impl::ConfigVolumesRoot() const {
+  return std::filesystem::path(ClaimsRoot()).parent_path().append("config-volumes").string();
+}
+
+void NodeAgent::Impl::RemoveConfigVolumes(const std::string& uid) {
+  if (uid.empty() || uid.find('/') != std::string::npos || uid == "." || uid == "..") return;
+  std::error_code ec;
+  std::filesystem::remove_all(absl::StrCat(ConfigVolumesRoot(), "/", uid), ec);
+  if (ec) BATCHD_LOG_WARN("removing the config volumes of pod {}: {}", uid, ec.message());
+}
+
 absl::StatusOr<std::optional<Json>> NodeAgent::Impl::LookupForEnv(std::string_view resource,
                                                                   const std::string& ns,
                                                                   const std::string& name) {
@@ -453,8 +470,9 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   st.config_error.reset();
   // Volumes first: a failed hostPath check keeps the pod ContainerCreating
   // (retried), as the kubelet's FailedMount does.
+  internal::ConfigVolumes config{absl::StrCat(ConfigVolumesRoot(), "/", spec->uid), in.lookup};
   absl::StatusOr<internal::PodVolumes> volumes =
-      internal::ResolveVolumes(pod, ClaimsRoot(), spec->owner_uid, spec->owner_gid);
+      internal::ResolveVolumes(pod, ClaimsRoot(), spec->owner_uid, spec->owner_gid, &config);
   if (!volumes.ok()) {
     const std::string message(volumes.status().message());
     if (st.mount_error != message) Warn(pod, "FailedMount", message);
@@ -758,6 +776,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileOrphan(const std::st
     return reconcile::Result::After(next);
   }
   BATCHD_RETURN_IF_ERROR(agent.runtime_->Remove(uid));
+  RemoveConfigVolumes(uid);
   Forget(uid);
   return reconcile::Result::Done();
 }
@@ -788,9 +807,19 @@ absl::Status NodeAgent::Impl::RegisterNode() {
     Json have = existing->value("metadata", Json::object()).value("labels", Json::object());
     bool missing = false;
     for (const auto& [k, v] : want.items()) missing |= !have.contains(k) || have[k] != v;
+    Json meta_patch = {{"labels", want}};
+    // The log port's endpoint (address, port, serving CA) as this start has it.
+    const std::string endpoint = internal::KubeletEndpointAnnotation(o);
+    if (!endpoint.empty() &&
+        api::StringMember(api::MemberObject(existing->value("metadata", Json::object()),
+                                            "annotations"),
+                          auth::kKubeletEndpointAnnotation) != endpoint) {
+      missing = true;
+      meta_patch["annotations"] = {{auth::kKubeletEndpointAnnotation, endpoint}};
+    }
     if (missing) {
       auto patched = client.MergePatch(node_kind, "", o.node_name,
-                                       Json{{"metadata", {{"labels", want}}}});
+                                       Json{{"metadata", meta_patch}});
       if (!patched.ok()) return patched.status();
       existing = std::move(patched);
     }

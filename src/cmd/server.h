@@ -62,6 +62,11 @@ struct ServerOptions {
   // Client certificates verify against this bundle (default: the generated CA).
   std::string client_ca_file;
   std::vector<std::string> tls_sans;  // Extra names/IPs in the generated certificate.
+  // The client certificate remote agents' log ports accept from the server
+  // (kube-apiserver's --kubelet-client-certificate/-key); default:
+  // DATA_DIR/pki/kubelet-client.{crt,key}, signed by DATA_DIR/pki/ca.crt.
+  std::string kubelet_client_certificate;
+  std::string kubelet_client_key;
   // Allows plain HTTP beyond loopback (tests inside network namespaces only).
   bool insecure_serve_unauthenticated = false;
   // Bounds (kube-apiserver's flags where one exists).

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/meta/time_util.h"
+#include "auth/user.h"
 
 namespace batchd::agent::internal {
 
@@ -89,9 +90,18 @@ Json BuildNode(const AgentOptions& opts, const Json& capacity, const NodeFacts& 
                {"kind", "Node"},
                {"metadata", {{"name", opts.node_name}, {"labels", labels}}},
                {"spec", Json::object()}};
+  if (std::string ep = KubeletEndpointAnnotation(opts); !ep.empty()) {
+    node["metadata"]["annotations"] = {{auth::kKubeletEndpointAnnotation, ep}};
+  }
   if (opts.taints.is_array() && !opts.taints.empty()) node["spec"]["taints"] = opts.taints;
   node["status"] = NodeStatus(opts, capacity, facts, Json(), now);
   return node;
+}
+
+std::string KubeletEndpointAnnotation(const AgentOptions& opts) {
+  if (opts.serving_ca_pem.empty() || opts.log_port <= 0) return "";
+  return Json{{"address", opts.host_ip}, {"port", opts.log_port}, {"ca", opts.serving_ca_pem}}
+      .dump();
 }
 
 Json BuildLease(const AgentOptions& opts, absl::Time now) {

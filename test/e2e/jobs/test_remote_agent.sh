@@ -15,7 +15,8 @@ ADIR="$E2E_TMP/agent"
 MARK=$(new_marker remote)
 mkdir -p "$ADIR"
 LOGPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-"${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$NODE" --data-dir "$ADIR" \
+read -ra CREDS <<<"$(node_credentials "$NODE")"
+"${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$NODE" --data-dir "$ADIR" "${CREDS[@]}" \
   --log-port "$LOGPORT" --labels e2e-remote=yes --taints e2e-remote=yes:NoSchedule \
   >"$E2E_TMP/agent.log" 2>&1 &
 APID=$!
