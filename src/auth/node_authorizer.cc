@@ -26,11 +26,8 @@ std::string NoRelationship(const std::string& node) {
 bool SelectsNode(const std::string& selector, const std::string& node) {
   for (absl::string_view term : absl::StrSplit(selector, ',', absl::SkipWhitespace())) {
     term = absl::StripAsciiWhitespace(term);
-    for (absl::string_view op : {"==", "="}) {
-      if (absl::ConsumePrefix(&term, "spec.nodeName") && absl::ConsumePrefix(&term, op)) {
-        return term == node;
-      }
-    }
+    if (!absl::ConsumePrefix(&term, "spec.nodeName")) continue;
+    if (absl::ConsumePrefix(&term, "==") || absl::ConsumePrefix(&term, "=")) return term == node;
   }
   return false;
 }
@@ -77,8 +74,8 @@ bool PodReferences(const Json& pod, const std::string& resource, const std::stri
       return true;
     }
     if (claim && api::FindMember(v, "ephemeral") != nullptr &&
-        absl::StrCat(api::StringMember(api::MemberObject(pod, "metadata"), "name"), "-",
-                     api::StringMember(v, "name")) == name) {
+        absl::StrCat(api::CopyStringMember(api::MemberObject(pod, "metadata"), "name"), "-",
+                     api::CopyStringMember(v, "name")) == name) {
       return true;
     }
     for (const Json& src : api::MemberArray(api::MemberObject(v, "projected"), "sources")) {

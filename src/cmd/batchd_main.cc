@@ -418,6 +418,9 @@ int main(int argc, char** argv) {
                   "Rotate the audit log at this many megabytes")->capture_default_str();
     a->add_option("--audit-log-maxbackup", opts.audit_log_maxbackup,
                   "Rotated audit log files to keep")->capture_default_str();
+    a->add_option("--service-account-key-file", opts.service_account_key_file,
+                  "PEM private key signing ServiceAccount and node tokens: RSA (RS256) or EC "
+                  "P-256 (ES256); default DATA_DIR/pki/sa.key, an RSA key created on first start");
     a->add_option("--service-account-issuer", opts.service_account_issuer,
                   "Issuer (iss) of ServiceAccount tokens")->capture_default_str();
     a->add_option("--api-audiences", opts.api_audiences,

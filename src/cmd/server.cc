@@ -221,8 +221,13 @@ absl::Status Server::Impl::SetUpSecurity() {
   auth::ServiceAccountTokens::Options so;
   so.issuer = opts.service_account_issuer;
   so.api_audiences = opts.api_audiences;
-  auto sa = auth::ServiceAccountTokens::LoadOrCreate(
-      (std::filesystem::path(opts.data_dir) / "pki" / "sa.key").string(), so);
+  std::string sa_key = opts.service_account_key_file;
+  if (sa_key.empty()) {
+    sa_key = (std::filesystem::path(opts.data_dir) / "pki" / "sa.key").string();
+  } else if (!std::filesystem::exists(sa_key)) {
+    return absl::InvalidArgumentError("--service-account-key-file: cannot read " + sa_key);
+  }
+  auto sa = auth::ServiceAccountTokens::LoadOrCreate(sa_key, so);
   if (!sa.ok()) return sa.status();
   sa_tokens = std::move(*sa);
   ao.service_accounts = sa_tokens.get();

@@ -113,6 +113,10 @@ struct ServerOptions {
   int audit_log_maxsize_mb = 100;         // --audit-log-maxsize
   int audit_log_maxbackup = 10;           // --audit-log-maxbackup
   std::string service_account_issuer = "https://batchd.local";  // --service-account-issuer
+  // The PEM private key that signs and verifies ServiceAccount and node
+  // tokens: RSA (RS256) or EC P-256 (ES256); "" = DATA_DIR/pki/sa.key (an RSA
+  // key created on first start). --service-account-key-file.
+  std::string service_account_key_file;
   std::vector<std::string> api_audiences;  // --api-audiences (default: the issuer)
 };
 

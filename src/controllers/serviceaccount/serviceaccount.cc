@@ -17,6 +17,12 @@ namespace {
 using api::Json;
 using client::ObjectRef;
 
+Json DefaultServiceAccount(const std::string& ns) {
+  return {{"apiVersion", "v1"},
+          {"kind", "ServiceAccount"},
+          {"metadata", {{"name", kDefaultServiceAccount}, {"namespace", ns}}}};
+}
+
 class ServiceAccountsReconciler : public reconcile::Reconciler {
  public:
   explicit ServiceAccountsReconciler(reconcile::ControllerContext& ctx)
@@ -36,10 +42,7 @@ class ServiceAccountsReconciler : public reconcile::Reconciler {
       return reconcile::Result::Done();
     }
     if (accounts_.Get(ns, kDefaultServiceAccount)) return reconcile::Result::Done();
-    Json sa = {{"apiVersion", "v1"},
-               {"kind", "ServiceAccount"},
-               {"metadata", {{"name", kDefaultServiceAccount}, {"namespace", ns}}}};
-    auto created = ctx_.client.Create(sa_kind_, ns, sa);
+    auto created = ctx_.client.Create(sa_kind_, ns, DefaultServiceAccount(ns));
     if (!created.ok()) {
       const std::string reason = registry::GetPayload(created.status()).reason;
       // Already there (the cache lags), or the namespace is going away.
@@ -102,6 +105,18 @@ absl::Status AddServiceAccountAdmission(registry::Registry& registry) {
     const Json& meta = api::MemberObject(pod, "metadata");
     const std::string ns = api::CopyStringMember(meta, "namespace");
     if (reg->Get(*accounts, ns, name).ok()) return absl::OkStatus();
+    if (name == kDefaultServiceAccount) {
+      // The controller creates it moments after the namespace; a pod in
+      // that moment gets it created here instead of a refusal (it exists
+      // in every active namespace either way). A terminating or missing
+      // namespace refuses the create.
+      registry::WriteOptions wo;
+      wo.field_manager = "service-account-controller";
+      auto created = reg->Create(*accounts, ns, DefaultServiceAccount(ns), wo);
+      if (created.ok() || registry::GetPayload(created.status()).reason == "AlreadyExists") {
+        return absl::OkStatus();
+      }
+    }
     return registry::Forbidden(*pods, api::CopyStringMember(meta, "name"),
                                absl::StrCat("service account ", ns, "/", name,
                                             " was not found, retry after the service account "

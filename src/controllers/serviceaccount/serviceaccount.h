@@ -6,6 +6,9 @@
 //    deprecated spec.serviceAccount mirrors it); a pod naming a missing
 //    ServiceAccount is refused, 403 `pods "p" is forbidden: service account
 //    ns/name was not found, retry after the service account is created`.
+//    Unlike Kubernetes, a missing `default` account of an active namespace
+//    (the instant between the namespace's creation and the controller's
+//    write) is created by the plugin instead of refusing the pod.
 // batchd mounts no token into pods (docs/security.md), so the plugin's token
 // volume is not added.
 #pragma once

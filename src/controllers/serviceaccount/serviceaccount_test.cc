@@ -85,11 +85,19 @@ TEST_F(ServiceAccountTest, PodsGetTheDefaultServiceAccountAndMustNameAnExistingO
   auto old_style = CreatePod("default", "old", Json{{"serviceAccount", "bot"}});
   ASSERT_TRUE(old_style.ok()) << old_style.status();
   EXPECT_EQ((*old_style)["spec"]["serviceAccountName"], "bot");
-  // A namespace whose default account is gone refuses pods until it is back.
+  // A pod in a namespace the controller has not handled yet gets the
+  // default account created on the spot (no refusal race).
   ASSERT_TRUE(client_.Create(Ns(), "", Json{{"metadata", {{"name", "fresh"}}}}).ok());
-  EXPECT_FALSE(CreatePod("fresh", "early", Json::object()).ok());
-  mgr_.RunUntilIdle();
-  EXPECT_TRUE(CreatePod("fresh", "later", Json::object()).ok());
+  EXPECT_FALSE(HasDefault("fresh"));
+  auto early = CreatePod("fresh", "early", Json::object());
+  ASSERT_TRUE(early.ok()) << early.status();
+  EXPECT_TRUE(HasDefault("fresh"));
+  mgr_.RunUntilIdle();  // the controller finds it there
+  EXPECT_TRUE(HasDefault("fresh"));
+  // A namespace that does not exist: refused with the ServiceAccount message
+  // (or the namespace's NotFound), never created.
+  EXPECT_FALSE(CreatePod("nowhere", "p", Json::object()).ok());
+  EXPECT_FALSE(HasDefault("nowhere"));
 }
 
 }  // namespace

@@ -129,11 +129,12 @@ YAML
 # pods that ask land there; sets AGENT_PID and waits until the node is Ready.
 # The agent's output goes to DIR.log.
 start_remote_agent() {
-  local node=$1 dir=$2 port
+  local node=$1 dir=$2 port creds
   shift 2
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   mkdir -p "$dir"
-  "${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$node" --data-dir "$dir" \
+  read -ra creds <<<"$(node_credentials "$node")"
+  "${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$node" --data-dir "$dir" "${creds[@]}" \
     --log-port "$port" --labels "$node=yes" --taints "$node=yes:NoSchedule" "$@" \
     >"$dir.log" 2>&1 &
   AGENT_PID=$!
