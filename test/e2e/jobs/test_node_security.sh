@@ -31,8 +31,10 @@ node_ready() { [[ $(k get node "$NODE" -o 'jsonpath={.status.conditions[?(@.type
 poll 30 node_ready || fail "node $NODE not Ready within 30s; agent log: $(tail -n 3 "$E2E_TMP/agent.log" | tr '\n' ' ')"
 
 # Pods on the remote node and on the local one.
-LOCAL=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.batchd\.io/simulated}{"\n"}{end}' |
-  awk -v r="$NODE" 'NF == 1 && $1 != r && $1 !~ /^(sec|remote|jsnet|net)-/ {print $1; exit}')
+# The server's own node: neither simulated nor a remote agent's (those
+# publish their log endpoint).
+LOCAL=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.metadata.annotations.batchd\.io/simulated}{"|"}{.metadata.annotations.batchd\.io/kubelet-endpoint}{"\n"}{end}' |
+  awk -F'|' '$2 == "" && $3 == "" {print $1; exit}')
 [[ -n "$LOCAL" ]] || fail "no local node"
 expect_ok k create secret generic mine -n "$NS" --from-literal=k=v
 expect_ok k create secret generic other -n "$NS" --from-literal=k=v

@@ -8,8 +8,10 @@
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 NODE=remote-1
-LOCAL=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.batchd\.io/simulated}{"\n"}{end}' |
-  awk -v r="$NODE" 'NF == 1 && $1 != r {print $1; exit}')
+# The server's own node: neither simulated nor a remote agent's (those,
+# this test's and parallel tests', publish their log endpoint).
+LOCAL=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.metadata.annotations.batchd\.io/simulated}{"|"}{.metadata.annotations.batchd\.io/kubelet-endpoint}{"\n"}{end}' |
+  awk -F'|' -v r="$NODE" '$2 == "" && $3 == "" && $1 != r {print $1; exit}')
 [[ -n "$LOCAL" ]] || fail "no local node"
 ADIR="$E2E_TMP/agent"
 MARK=$(new_marker remote)

@@ -210,7 +210,7 @@ TEST(KindsTest, RealisticPodHasNoUnknownFields) {
   k.set_defaults(pod);
   // Every field is known to the schema, and every volume type used is one
   // batchd provides.
-  EXPECT_EQ(JoinMessages(k.validate_create(pod)), "");
+  EXPECT_TRUE(k.validate_create(pod).empty()) << JoinMessages(k.validate_create(pod));
 }
 
 }  // namespace
