@@ -35,6 +35,9 @@ if [[ $(id -u) == 0 && $(( 0$(stat -c %a /) & 1 )) == 0 ]]; then
   chmod o+x /
 fi
 
+# Every batchd the suites start keeps Abseil's lock-order checking on (off by
+# default in the binary for speed): an inversion aborts the test run.
+export BATCHD_MUTEX_DEADLOCK_CHECK=1
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
 # Pods run as the unprivileged pod user (docs/security.md "Pods"): the
 # scratch directories their volumes and mount paths lie in must be
@@ -113,9 +116,11 @@ known_failing() {  # known_failing NAME -> prints the reason, status 0 when list
   [[ -n "$line" ]] || return 1
   echo "${line#*: }"
 }
-report() {  # report NAME RC LOG REASON_FILE
+report() {  # report NAME RC LOG REASON_FILE [SECONDS]
+  local took=""
+  [[ -n "${5:-}" ]] && took=" (${5}s)"
   if [[ $2 == 0 ]]; then
-    echo "PASS $1"
+    echo "PASS $1$took"
     passed=$((passed + 1))
     return
   fi
@@ -125,7 +130,7 @@ report() {  # report NAME RC LOG REASON_FILE
     if [[ $2 == 124 ]]; then reason="timed out after ${TEST_TIMEOUT}s"
     else reason="exit $2: $(grep -v '^+' "$3" | tail -n 1 || true)"; fi
   fi
-  echo "FAIL $1: $reason"
+  echo "FAIL $1$took: $reason"
   if [[ "${E2E_VERBOSE:-}" == 1 ]]; then sed 's/^/    /' "$3" | tail -n 40; fi
   failed=$((failed + 1))
 }
@@ -141,15 +146,18 @@ exec_one() {
   # A test that starts servers of its own may raise its limit: `# e2e-timeout: N`.
   own=$(sed -n 's/^# e2e-timeout: \([0-9][0-9]*\)$/\1/p' "$script" | head -n 1)
   [[ -n "$own" ]] && ((own > limit)) && limit=$own
+  local start=$SECONDS
   env PORT="$PORT" E2E_NAME="${name//\//-}" E2E_TMP="$tmp" E2E_CACHE="$WORK/cache" \
       E2E_REASON="$tmp/reason" E2E_LIB="$HERE/lib.sh" BIN_DIR="$BIN_DIR" \
       E2E_DATA="${E2E_DATA:-$WORK/data}" "$@" \
       timeout -k 5 "$limit" bash "$script" >"$tmp/log" 2>&1 </dev/null || rc=$?
+  echo "$((SECONDS - start))" >"$tmp/secs"
   echo "$rc" >"$tmp/rc"
 }
 report_one() {  # report_one NAME
   local tmp="$WORK/t-${1//\//-}"
-  report "$1" "$(cat "$tmp/rc" 2>/dev/null || echo 1)" "$tmp/log" "$tmp/reason"
+  report "$1" "$(cat "$tmp/rc" 2>/dev/null || echo 1)" "$tmp/log" "$tmp/reason" \
+    "$(cat "$tmp/secs" 2>/dev/null)"
 }
 run_one() {  # run_one NAME SCRIPT [extra env...]
   exec_one "$@"
@@ -250,5 +258,6 @@ run_suite jobs "$HERE/jobs" --default-unreachable-toleration-seconds 5 \
 run_suite kueue "$HERE/kueue" --no-local-node --config "$HERE/kueue/config.yaml"
 if [[ -z "${E2E_FILTER:-}" || "kueue_crash" =~ $E2E_FILTER ]]; then TEST_TIMEOUT=${E2E_JOBS_TIMEOUT:-240} run_one kueue_crash "$HERE/kueue_crash_test.sh"; fi
 
+echo "e2e took ${SECONDS}s"
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
