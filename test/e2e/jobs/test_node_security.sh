@@ -39,6 +39,8 @@ LOCAL=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.metadat
 expect_ok k create secret generic mine -n "$NS" --from-literal=k=v
 expect_ok k create secret generic other -n "$NS" --from-literal=k=v
 pod() {  # pod NAME NODE TEXT [SECRET]
+  local env=""
+  [[ -n ${4:-} ]] && env="env: [{name: K, valueFrom: {secretKeyRef: {name: $4, key: k}}}]"
   cat <<YAML | k apply -f - >/dev/null || fail "create pod $1"
 apiVersion: v1
 kind: Pod
@@ -51,7 +53,7 @@ spec:
   - name: main
     image: busybox
     command: ["sh", "-c", "echo $3"]
-    ${4:+env: [{name: K, valueFrom: {secretKeyRef: {name: $4, key: k}}}]}
+    $env
 YAML
 }
 pod remote "$NODE" remote-log-ok mine
