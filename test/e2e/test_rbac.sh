@@ -217,8 +217,11 @@ node_yaml n1 | as "$NODE_TOKEN" create -f - >/dev/null || fail "node n1 cannot r
 expect_fail as "$NODE_TOKEN" create -f <(node_yaml n2)
 expect_contains "$OUT" 'nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2"' "node n1 creating n2"
 node_yaml n2 | admin create -f - >/dev/null
+expect_fail as "$NODE_TOKEN" patch node n2 --type=merge -p '{"metadata":{"labels":{"x":"y"}}}'
+expect_contains "$OUT" 'node "n1" is not allowed to modify node "n2"' "node n1 patching n2"
+# (kubectl label reads the node first, which the Node authorizer refuses.)
 expect_fail as "$NODE_TOKEN" label node n2 x=y
-expect_contains "$OUT" 'node "n1" is not allowed to modify node "n2"' "node n1 labelling n2"
+expect_contains "$OUT" "node 'n1' cannot read 'n2', only its own Node object" "node n1 reading n2"
 expect_ok as "$NODE_TOKEN" label node n1 x=y
 
 # Refusals are counted by code; the audit log says who did what.
