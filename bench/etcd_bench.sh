@@ -13,12 +13,14 @@
 #    leader election timings (15 s / 10 s / 2 s); KILLS times, kill -9 of the
 #    leader and time until another replica holds the Lease (polled every
 #    0.1 s through a survivor); the killed replica restarts each time.
-# Env: N (jobs, default 1000), CREATES (default 10000).
+# Env: N (jobs, default 1000), CREATES (default 10000), SECTIONS (which of
+# 1 (1 + 2), 3 (2b + 3) and 4 to run; default 134).
 set -euo pipefail
 BUILD_DIR=${1:?usage: $0 BUILD_DIR [KILLS]}
 KILLS=${2:-10}
 N=${N:-1000}
 CREATES=${CREATES:-10000}
+SECTIONS=${SECTIONS:-134}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BATCHD="$BUILD_DIR/bin/batchd"
 BENCH="$BUILD_DIR/bin/apiserver_bench"
@@ -87,88 +89,95 @@ val() { grep -E "^$2=" "$1" | head -n 1 | cut -d= -f2; }
 
 res load_before "$(load)"
 # --- 1 + 2: SQLite vs etcd, one fresh server (and etcd) per measurement ----
-start_mode() {  # start_mode MODE PORT
-  case $1 in
-    sqlite-normal) server "$1-$2" "$2" --store-sync normal ;;
-    sqlite-full) server "$1-$2" "$2" --store-sync full ;;
-    etcd) etcd_cluster "e$RANDOM" 1; server "$1-$2" "$2" --store etcd --etcd-servers "$ENDPOINTS" ;;
-  esac
-}
-stop_mode() {
-  local p
-  stop "$SPID"
-  for p in "${EPIDS[@]:-}"; do [[ -n $p ]] && stop "$p"; done
-  EPIDS=()
-}
-for mode in sqlite-normal sqlite-full etcd; do
-  port=$(free_port)
-  start_mode "$mode" "$port"
-  timeout 600 "$BENCH" --port "$port" --creates "$CREATES" --conns 16 --list-runs 1 --watchers 1 --updates 100 \
-    >"$WORK/$mode.creates" 2>"$WORK/$mode.creates.err" || { cat "$WORK/$mode.creates.err" >&2; exit 1; }
-  res "$mode.creates_per_sec" "$(val "$WORK/$mode.creates" create_per_sec)"
-  res "$mode.create_p99_ms" "$(val "$WORK/$mode.creates" create_p99_ms)"
-  stop_mode
-  [[ $mode == sqlite-full ]] && continue
-  port=$(free_port)
-  start_mode "$mode" "$port"
-  # The etcd server leads once it took the Lease (at its first try).
-  sleep 3
-  timeout 900 python3 "$HERE/ha_client.py" jobs --port "$port" --n "$N" >"$WORK/$mode.jobs"
-  res "$mode.e2e_jobs_per_sec" "$(val "$WORK/$mode.jobs" jobs_per_sec)"
-  res "$mode.e2e_all_complete" "$(val "$WORK/$mode.jobs" all_complete)"
-  stop_mode
-done
+if [[ $SECTIONS == *1* ]]; then
+  start_mode() {  # start_mode MODE PORT
+    case $1 in
+      sqlite-normal) server "$1-$2" "$2" --store-sync normal ;;
+      sqlite-full) server "$1-$2" "$2" --store-sync full ;;
+      etcd) etcd_cluster "e$RANDOM" 1; server "$1-$2" "$2" --store etcd --etcd-servers "$ENDPOINTS" ;;
+    esac
+  }
+  stop_mode() {
+    local p
+    stop "$SPID"
+    for p in "${EPIDS[@]:-}"; do [[ -n $p ]] && stop "$p"; done
+    EPIDS=()
+  }
+  for mode in sqlite-normal sqlite-full etcd; do
+    port=$(free_port)
+    start_mode "$mode" "$port"
+    timeout 600 "$BENCH" --port "$port" --creates "$CREATES" --conns 16 --list-runs 1 --watchers 1 --updates 100 \
+      >"$WORK/$mode.creates" 2>"$WORK/$mode.creates.err" || { cat "$WORK/$mode.creates.err" >&2; exit 1; }
+    res "$mode.creates_per_sec" "$(val "$WORK/$mode.creates" create_per_sec)"
+    res "$mode.create_p99_ms" "$(val "$WORK/$mode.creates" create_p99_ms)"
+    stop_mode
+    [[ $mode == sqlite-full ]] && continue
+    port=$(free_port)
+    start_mode "$mode" "$port"
+    # The etcd server leads once it took the Lease (at its first try).
+    sleep 3
+    timeout 900 python3 "$HERE/ha_client.py" jobs --port "$port" --n "$N" >"$WORK/$mode.jobs"
+    res "$mode.e2e_jobs_per_sec" "$(val "$WORK/$mode.jobs" jobs_per_sec)"
+    res "$mode.e2e_all_complete" "$(val "$WORK/$mode.jobs" all_complete)"
+    stop_mode
+  done
+fi
 
 # --- 2b + 3: two replicas on one etcd ----------------------------------------
-etcd_cluster "r$RANDOM" 1
-PA=$(free_port); PB=$(free_port)
-server ra "$PA" --store etcd --etcd-servers "$ENDPOINTS"; A=$SPID
-server rb "$PB" --store etcd --etcd-servers "$ENDPOINTS"; B=$SPID
-sleep 3
-timeout 900 python3 "$HERE/ha_client.py" jobs --port "$PA" --watch-port "$PB" --n "$N" >"$WORK/ab.jobs"
-res "etcd-A-to-B.e2e_jobs_per_sec" "$(val "$WORK/ab.jobs" jobs_per_sec)"
-for w in same:"$PA" cross:"$PB"; do
-  timeout 300 python3 "$HERE/ha_client.py" latency --port "$PA" --watch-port "${w#*:}" --n 300 >"$WORK/lat-${w%%:*}"
-  res "watch_latency_${w%%:*}.p50_ms" "$(val "$WORK/lat-${w%%:*}" latency_p50_ms)"
-  res "watch_latency_${w%%:*}.p99_ms" "$(val "$WORK/lat-${w%%:*}" latency_p99_ms)"
-done
-port=$(free_port)
-server sq "$port" --store-sync normal
-timeout 300 python3 "$HERE/ha_client.py" latency --port "$port" --watch-port "$port" --n 300 >"$WORK/lat-sqlite"
-res "watch_latency_sqlite_same.p50_ms" "$(val "$WORK/lat-sqlite" latency_p50_ms)"
-res "watch_latency_sqlite_same.p99_ms" "$(val "$WORK/lat-sqlite" latency_p99_ms)"
-stop "$SPID"; stop "$A"; stop "$B"
-for p in "${EPIDS[@]}"; do stop "$p"; done
+if [[ $SECTIONS == *3* ]]; then
+  etcd_cluster "r$RANDOM" 1
+  PA=$(free_port); PB=$(free_port)
+  server ra "$PA" --store etcd --etcd-servers "$ENDPOINTS"; A=$SPID
+  server rb "$PB" --store etcd --etcd-servers "$ENDPOINTS"; B=$SPID
+  sleep 3
+  timeout 900 python3 "$HERE/ha_client.py" jobs --port "$PA" --watch-port "$PB" --n "$N" >"$WORK/ab.jobs"
+  res "etcd-A-to-B.e2e_jobs_per_sec" "$(val "$WORK/ab.jobs" jobs_per_sec)"
+  for w in same:"$PA" cross:"$PB"; do
+    timeout 300 python3 "$HERE/ha_client.py" latency --port "$PA" --watch-port "${w#*:}" --n 300 >"$WORK/lat-${w%%:*}"
+    res "watch_latency_${w%%:*}.p50_ms" "$(val "$WORK/lat-${w%%:*}" latency_p50_ms)"
+    res "watch_latency_${w%%:*}.p99_ms" "$(val "$WORK/lat-${w%%:*}" latency_p99_ms)"
+  done
+  port=$(free_port)
+  server sq "$port" --store-sync normal
+  timeout 300 python3 "$HERE/ha_client.py" latency --port "$port" --watch-port "$port" --n 300 >"$WORK/lat-sqlite"
+  res "watch_latency_sqlite_same.p50_ms" "$(val "$WORK/lat-sqlite" latency_p50_ms)"
+  res "watch_latency_sqlite_same.p99_ms" "$(val "$WORK/lat-sqlite" latency_p99_ms)"
+  stop "$SPID"; stop "$A"; stop "$B"
+  for p in "${EPIDS[@]}"; do stop "$p"; done
+fi
 
 # --- 4: failover -------------------------------------------------------------
-etcd_cluster "f$RANDOM" 3
-declare -A FP FPID
-for r in a b c; do FP[$r]=$(free_port); server "f$r" "${FP[$r]}" --store etcd --etcd-servers "$ENDPOINTS"; FPID[$r]=$SPID; done
-holder() {  # holder PORT -> holderIdentity
-  curl -s -m 2 "http://127.0.0.1:$1/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/batchd-controller-manager" |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["spec"].get("holderIdentity",""))' 2>/dev/null
-}
-who() {  # who IDENTITY -> replica
-  local r
-  for r in a b c; do grep -q "leader election: $1 now leads" "$WORK/f$r.log" && { echo "$r"; return; }; done
-}
-times=()
-for ((k = 1; k <= KILLS; k++)); do
-  id=""
-  until [[ -n $id ]] && L=$(who "$id") && [[ -n $L ]]; do id=$(holder "${FP[a]}" || true); [[ -n $id ]] || id=$(holder "${FP[b]}" || true); sleep 0.2; done
-  S=a; [[ $L == a ]] && S=b
-  # The leader has just renewed at some point in its 2 s period: kill it.
-  t0=$(date +%s.%N)
-  kill -9 "${FPID[$L]}"; wait "${FPID[$L]}" 2>/dev/null || true
-  until n=$(holder "${FP[$S]}") && [[ -n $n && $n != "$id" ]]; do sleep 0.1; done
-  t1=$(date +%s.%N)
-  dt=$(python3 -c "print(f'{$t1-$t0:.1f}')")
-  times+=("$dt")
-  echo "kill $k: leader $L, new leader after ${dt}s" >&2
-  server "f$L" "${FP[$L]}" --store etcd --etcd-servers "$ENDPOINTS"; FPID[$L]=$SPID
-done
-res failover_s_each "${times[*]}"
-res failover_s_median "$(printf '%s\n' "${times[@]}" | sort -n | python3 -c 'import sys,statistics; print(statistics.median(float(x) for x in sys.stdin))')"
+if [[ $SECTIONS == *4* ]]; then
+  etcd_cluster "f$RANDOM" 3
+  declare -A FP FPID
+  for r in a b c; do FP[$r]=$(free_port); server "f$r" "${FP[$r]}" --store etcd --etcd-servers "$ENDPOINTS"; FPID[$r]=$SPID; done
+  holder() {  # holder PORT -> holderIdentity
+    curl -s -m 2 "http://127.0.0.1:$1/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/batchd-controller-manager" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["spec"].get("holderIdentity",""))' 2>/dev/null
+  }
+  who() {  # who IDENTITY -> replica
+    local r
+    for r in a b c; do grep -q "leader election: $1 now leads" "$WORK/f$r.log" && { echo "$r"; return; }; done
+  }
+  times=()
+  for ((k = 1; k <= KILLS; k++)); do
+    id=""
+    until [[ -n $id ]] && L=$(who "$id") && [[ -n $L ]]; do id=$(holder "${FP[a]}" || true); [[ -n $id ]] || id=$(holder "${FP[b]}" || true); sleep 0.2; done
+    S=a; [[ $L == a ]] && S=b
+    # The leader has just renewed at some point in its 2 s period: kill it.
+    t0=$(date +%s.%N)
+    kill -9 "${FPID[$L]}"; wait "${FPID[$L]}" 2>/dev/null || true
+    until n=$(holder "${FP[$S]}") && [[ -n $n && $n != "$id" ]]; do sleep 0.1; done
+    t1=$(date +%s.%N)
+    dt=$(python3 -c "print(f'{$t1-$t0:.1f}')")
+    times+=("$dt")
+    echo "kill $k: leader $L, new leader after ${dt}s" >&2
+    server "f$L" "${FP[$L]}" --store etcd --etcd-servers "$ENDPOINTS"; FPID[$L]=$SPID
+  done
+  res failover_s_each "${times[*]}"
+  res failover_s_median "$(printf '%s\n' "${times[@]}" | sort -n | python3 -c 'import sys,statistics; print(statistics.median(float(x) for x in sys.stdin))')"
+fi
+
 res load_after "$(load)"
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 echo "etcd bench — $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs ($cpu), etcd $(etcd --version | head -n1 | awk '{print $3}')"

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -80,6 +81,8 @@ bool LeaderElector::TryAcquireOrRenew() {
     absl::MutexLock lock(&mu_);
     observed_rv_ = Str((*created)["metadata"], "resourceVersion");
     observed_time_ = now;
+    observed_holder_ = opts_.identity;
+    observed_duration_ = opts_.lease_duration;
     last_renew_ = now;
   } else if (!got.ok()) {
     BATCHD_LOG_WARN("leader election: reading lease {}/{}: {}", opts_.lease_namespace,
@@ -98,6 +101,8 @@ bool LeaderElector::TryAcquireOrRenew() {
         observed_rv_ = rv;
         observed_time_ = now;
       }
+      observed_holder_ = holder;
+      observed_duration_ = absl::Seconds(held_for_s);
       if (!holder.empty() && holder != opts_.identity &&
           observed_time_ + absl::Seconds(held_for_s) > now) {
         return false;  // Another replica leads and its lease is valid.
@@ -119,6 +124,8 @@ bool LeaderElector::TryAcquireOrRenew() {
     absl::MutexLock lock(&mu_);
     observed_rv_ = Str((*updated)["metadata"], "resourceVersion");
     observed_time_ = now;
+    observed_holder_ = opts_.identity;
+    observed_duration_ = opts_.lease_duration;
     last_renew_ = now;
   }
   if (!stopped_leading_.load() && !leading_.exchange(true)) {
@@ -127,6 +134,38 @@ bool LeaderElector::TryAcquireOrRenew() {
     if (on_started_) on_started_();
   }
   return !stopped_leading_.load();
+}
+
+void LeaderElector::ObserveLease(const Json& lease) {
+  if (!lease.is_object()) return;
+  auto meta = lease.find("metadata");
+  auto spec = lease.find("spec");
+  if (meta == lease.end() || spec == lease.end() || !spec->is_object()) return;
+  const std::string rv = Str(*meta, "resourceVersion");
+  if (rv.empty()) return;
+  int64_t held_for_s = spec->value("leaseDurationSeconds", int64_t{0});
+  if (held_for_s <= 0) held_for_s = absl::ToInt64Seconds(opts_.lease_duration);
+  const absl::Time now = clock_.Now();
+  absl::MutexLock lock(&mu_);
+  if (rv == observed_rv_) return;
+  observed_rv_ = rv;
+  observed_time_ = now;
+  observed_holder_ = Str(*spec, "holderIdentity");
+  observed_duration_ = absl::Seconds(held_for_s);
+}
+
+absl::Duration LeaderElector::NextAttemptIn(double jitter) {
+  if (leading_.load()) return opts_.retry_period;
+  absl::Duration wait = opts_.retry_period + opts_.retry_period * jitter;
+  absl::MutexLock lock(&mu_);
+  if (!observed_holder_.empty() && observed_holder_ != opts_.identity &&
+      observed_duration_ > absl::ZeroDuration()) {
+    // One millisecond past the expiry, so the attempt finds it expired.
+    const absl::Duration to_expiry =
+        observed_time_ + observed_duration_ - clock_.Now() + absl::Milliseconds(1);
+    wait = std::max(absl::Milliseconds(1), std::min(wait, to_expiry));
+  }
+  return wait;
 }
 
 bool LeaderElector::CheckDeadline() {
@@ -153,12 +192,39 @@ void LeaderElector::Start() {
     for (;;) {
       TryAcquireOrRenew();
       if (stopped_leading_.load()) return;
-      // Candidates poll with jitter (client-go: JitterFactor 1.2); the
-      // leader renews every retry period.
-      absl::Duration wait = opts_.retry_period;
-      if (!leading_.load()) wait += opts_.retry_period * jitter(rng);
+      // Candidates poll with jitter (client-go: JitterFactor 1.2) and try
+      // again as soon as the holder's lease expires; the leader renews
+      // every retry period.
+      const absl::Duration wait = NextAttemptIn(jitter(rng));
       absl::MutexLock lock(&mu_);
       if (mu_.AwaitWithTimeout(absl::Condition(&stop_), wait)) return;
+    }
+  });
+  // Sees each renewal when it is written (see the header). A broken watch is
+  // opened again after a retry period; the polls above go on meanwhile.
+  observer_ = std::thread([this] {
+    client::Selector sel;
+    sel.fields = absl::StrCat("metadata.name=", opts_.lease_name);
+    for (;;) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (stop_) return;
+      }
+      if (stopped_leading_.load()) return;
+      auto stream = client_.Watch(lease_kind_, opts_.lease_namespace, sel, "");
+      if (stream.ok()) {
+        client::WatchEvent ev;
+        while (!(*stream)->done()) {
+          {
+            absl::MutexLock lock(&mu_);
+            if (stop_) return;
+          }
+          if (!(*stream)->Next(&ev, absl::Milliseconds(500))) continue;
+          if (ev.type == "ADDED" || ev.type == "MODIFIED") ObserveLease(ev.Object());
+        }
+      }
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), opts_.retry_period)) return;
     }
   });
   // The deadline is watched apart from the campaign, whose request may
@@ -180,6 +246,7 @@ void LeaderElector::Stop() {
   }
   if (campaign_.joinable()) campaign_.join();
   if (watchdog_.joinable()) watchdog_.join();
+  if (observer_.joinable()) observer_.join();
 }
 
 }  // namespace batchd::reconcile

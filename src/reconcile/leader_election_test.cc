@@ -92,6 +92,54 @@ TEST_F(LeaderElectionTest, TwoCandidatesOneHolder) {
   EXPECT_EQ(s1 + s2, 1);
 }
 
+// A candidate that sees each renewal on its watch when it is written counts
+// the lease from then, and its next attempt falls on the expiry instead of
+// the next poll.
+TEST_F(LeaderElectionTest, WatchedRenewalCountsFromWhenItWasWritten) {
+  int a_started = 0, b_started = 0, x = 0;
+  auto a = Elector("a", &a_started, &x);
+  auto b = Elector("b", &b_started, &x);
+  ASSERT_TRUE(a->TryAcquireOrRenew());
+  EXPECT_FALSE(b->TryAcquireOrRenew());  // t=0: the record is seen at once
+  // While nothing is known to expire soon, a candidate waits its poll
+  // period: retry (2 s) plus jitter x retry.
+  EXPECT_EQ(b->NextAttemptIn(0.5), absl::Seconds(3));
+  EXPECT_EQ(a->NextAttemptIn(0.5), absl::Seconds(2));  // the leader renews every retry period
+
+  clock_.Advance(absl::Seconds(2));
+  ASSERT_TRUE(a->TryAcquireOrRenew());  // renewed at t=2
+  auto lease = client_->Get(client_->Kind("coordination.k8s.io", "v1", "leases"), "kube-system",
+                            "batchd-controller-manager");
+  ASSERT_TRUE(lease.ok());
+  b->ObserveLease(*lease);  // seen on the watch at t=2
+  b->ObserveLease(*lease);  // the same record again changes nothing
+
+  // a dies. At t=16 b's next attempt is due at the expiry (t=17 + 1 ms),
+  // sooner than its poll period.
+  clock_.Advance(absl::Seconds(14));
+  EXPECT_EQ(b->NextAttemptIn(1.2), absl::Seconds(1) + absl::Milliseconds(1));
+  clock_.Advance(absl::Seconds(1) - absl::Milliseconds(1));  // t=16.999
+  EXPECT_FALSE(b->TryAcquireOrRenew());
+  clock_.Advance(absl::Milliseconds(2));  // t=17.001
+  EXPECT_EQ(b->NextAttemptIn(1.2), absl::Milliseconds(1));
+  ASSERT_TRUE(b->TryAcquireOrRenew());
+  EXPECT_EQ(b_started, 1);
+  EXPECT_EQ(Lease()["holderIdentity"], "b");
+  // a stopped leading at t=12, its renew deadline, well before.
+  EXPECT_FALSE(a->CheckDeadline());
+}
+
+// Watch events that are not a Lease record are ignored.
+TEST_F(LeaderElectionTest, ObserveIgnoresMalformedRecords) {
+  int s = 0, x = 0;
+  auto b = Elector("b", &s, &x);
+  b->ObserveLease(Json());
+  b->ObserveLease(Json::object());
+  b->ObserveLease({{"metadata", {{"resourceVersion", "7"}}}, {"spec", "x"}});
+  EXPECT_EQ(b->NextAttemptIn(0.0), absl::Seconds(2));
+  ASSERT_TRUE(b->TryAcquireOrRenew());
+}
+
 TEST(LeaderElectionOptionsTest, Validation) {
   LeaderElectionOptions o;
   EXPECT_TRUE(ValidateLeaderElection(o).ok());
