@@ -76,6 +76,10 @@ timeout 300 python3 "$HERE/e2e_jobs_client.py" jobs --port "$PORT" --n "$N" --co
   --server-pid "$PID" --timeout 280 >"$WORK/jobs.out" ||
   { echo "e2e: batchd jobs run failed or timed out" >&2; cat "$WORK/jobs.out" >&2; tail -n 20 "$WORK/server-jobs.log" >&2; }
 stop_server
+# Store writes per Job by kind and writer, from the stopped server's MVCC log.
+python3 "$HERE/store_writes.py" "$WORK/data-jobs/state.db" --markdown \
+  --after "$(grep -E '^jobs_rev0=' "$WORK/jobs.out" | cut -d= -f2 || echo 0)" >"$WORK/writes.out" 2>&1 ||
+  echo "e2e: store_writes.py failed" >&2
 
 # -------------------------------------------------------------- 2. simulated nodes
 if [[ "${SKIP_SIM:-0}" != 1 ]]; then
@@ -115,7 +119,11 @@ row "batchd: submit→Complete latency p50 / p99 (ms)" "$(val jobs jobs_lat_p50_
 row "batchd: jobs Failed / not finished (timed out)" "$(val jobs jobs_failed) / $(val jobs jobs_timed_out)"
 row "batchd: server CPU per job (ms) / host CPU per job (ms)" "$(val jobs jobs_server_cpu_ms_per_item) / $(val jobs jobs_host_cpu_ms_per_item)"
 row "batchd: CPU per job (ms): server / pods (shims+containers) / load client" "$(val jobs jobs_server_cpu_ms_per_item) / $(val jobs jobs_pods_cpu_ms_per_item) / $(val jobs jobs_client_cpu_ms_per_item)"
-row "batchd: store writes per job" "$(val jobs jobs_store_writes_per_item)"
+row "batchd: store writes per job (revisions) / store transactions (commits) per job" "$(val jobs jobs_store_writes_per_item) / $(val jobs jobs_store_transactions_per_item)"
+if [[ -f "$WORK/writes.out" ]]; then
+  row "batchd: writes per job by writer (bench/store_writes.py)" \
+    "$(grep -E '^writes_by_writer' "$WORK/writes.out" | sed -E 's/^writes_by_writer\[(.*)\]=/\1 /' | paste -sd, | sed 's/,/, /g')"
+fi
 row "batchd: server RSS peak / end (MiB)" "$(val jobs jobs_server_rss_peak_mib) / $(val jobs jobs_server_rss_end_mib)"
 if [[ -f "$WORK/sim.out" ]]; then
   row "sim: nodes created (s)" "$(val sim sim_nodes) in $(val sim sim_node_create_s)"
@@ -131,6 +139,13 @@ if [[ -f "$WORK/slurm.out" ]]; then
   row "Slurm: $N-task array, jobs/s end to end" "$(val slurm slurm_array_per_s)"
   row "**ratio batchd / Slurm (separate jobs)**" "**$(ratio "$(val jobs jobs_per_s)" "$(val slurm slurm_jobs_per_s)")**"
   row "ratio batchd / Slurm (array)" "$(ratio "$(val jobs jobs_per_s)" "$(val slurm slurm_array_per_s)")"
+fi
+
+if [[ -f "$WORK/writes.out" ]]; then
+  echo
+  echo "Store writes per Job (bench/store_writes.py, writes after the first submit):"
+  echo
+  sed -n '/^| object/,$p' "$WORK/writes.out"
 fi
 
 # The floor (#16): batchd must stay at least MIN_RATIO (default 10) times

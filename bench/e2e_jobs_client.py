@@ -63,6 +63,22 @@ def store_revision(port):
     return int(json.loads(body)["metadata"]["resourceVersion"]) if st == 200 else 0
 
 
+def store_transactions(port):
+    """batchd_store_transactions_total from /metrics (-1 when not served)."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        st, body = request(c, "GET", "/metrics")
+        c.close()
+    except OSError:
+        return -1
+    if st != 200:
+        return -1
+    for line in body.decode(errors="replace").splitlines():
+        if line.startswith("batchd_store_transactions_total "):
+            return int(float(line.split()[1]))
+    return -1
+
+
 def host_cpu():
     f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
     return sum(f) / TCK, (f[3] + f[4]) / TCK
@@ -207,6 +223,7 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
     c0 = proc_cpu_s(args.server_pid) if args.server_pid else 0.0
     t0_tree = proc_tree_cpu_s(args.server_pid) if args.server_pid else 0.0
     rev0 = store_revision(args.port)
+    tx0 = store_transactions(args.port)
     me0 = sum(os.times()[:2])
     h0, i0 = host_cpu()
     if samp:
@@ -222,6 +239,7 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
     h1, i1 = host_cpu()
     me1 = sum(os.times()[:2])
     rev1 = store_revision(args.port)
+    tx1 = store_transactions(args.port)
     lat = [w.done_at[k] - sent[k] for k in w.done_at if k in sent]
     out = {
         f"{label}_n": n,
@@ -241,6 +259,10 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
         f"{label}_host_cpu_ms_per_item": round(1000 * ((h1 - h0) - (i1 - i0)) / n, 2),
         f"{label}_client_cpu_ms_per_item": round(1000 * (me1 - me0) / n, 2),
         f"{label}_store_writes_per_item": round((rev1 - rev0) / n, 2),
+        f"{label}_store_transactions_per_item":
+            round((tx1 - tx0) / n, 2) if tx0 >= 0 and tx1 >= 0 else "n/a",
+        f"{label}_rev0": rev0,
+        f"{label}_rev1": rev1,
     }
     if samp:
         samp.stop_ev.set()

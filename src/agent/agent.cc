@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "agent/internal/fence.h"
 #include "agent/internal/hosts.h"
 #include "agent/internal/logs.h"
 #include "agent/internal/resource_stats.h"
@@ -17,6 +18,7 @@
 #include "agent/internal/security.h"
 #include "agent/internal/volumes.h"
 #include "api/core/v1/claim_deletion.h"
+#include "api/core/v1/node_fence.h"
 #include "api/core/v1/pod_security.h"
 #include "api/core/v1/pod_view.h"
 #include "api/discovery/v1/endpoint_slice_view.h"
@@ -121,7 +123,7 @@ std::string PeerGroupKey(std::string_view ns, std::string_view subdomain) {
 
 struct NodeAgent::Impl : public reconcile::Reconciler {
   Impl(NodeAgent& a, client::Client& c, Clock& clk, HostProbe& p)
-      : agent(a), client(c), clock(clk), probe(p), mgr(clk),
+      : agent(a), client(c), clock(clk), probe(p), mgr(clk), fence(a.opts_.fence_period),
         pod_kind(c.Kind("", "v1", "pods")), node_kind(c.Kind("", "v1", "nodes")),
         lease_kind(c.Kind("coordination.k8s.io", "v1", "leases")) {}
 
@@ -133,6 +135,10 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   bool EvictLargestLogs(int64_t threshold, int64_t available);
   absl::Status RegisterNode();
   absl::Status RenewLease();
+  // Node fencing (internal/fence.h): moves every running pod's fence
+  // deadline on after a renewal; with fencing off, removes any (at start).
+  void RefreshFences();
+  void ClearFences();
   absl::StatusOr<reconcile::Result> ReconcilePod(const Json& pod);
   absl::StatusOr<reconcile::Result> ReconcileDeleting(const Json& pod, const PodView& view,
                                                       PodState& st);
@@ -176,6 +182,8 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   HostProbe& probe;
   std::unique_ptr<HostProbe> owned_probe;
   reconcile::Manager mgr;
+  internal::NodeFence fence;
+  std::atomic<bool> fence_lapse_logged{false};
   const api::KindDef& pod_kind;
   const api::KindDef& node_kind;
   const api::KindDef& lease_kind;
@@ -501,6 +509,7 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
     st.hosts = RenderHosts(pod);
     spec->hosts = st.hosts;
   }
+  if (fence.enabled()) spec->fence_remaining = fence.RemainingFor(pod, clock.Now());
   BATCHD_RETURN_IF_ERROR(agent.runtime_->Start(*spec));
   // A re-adopted pod keeps its sandbox: bring its hosts file up to date.
   if (!spec->hosts.empty()) (void)agent.runtime_->WriteHosts(spec->uid, spec->hosts);
@@ -782,7 +791,21 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileOrphan(const std::st
 }
 
 absl::Status NodeAgent::Impl::Heartbeat() {
-  BATCHD_RETURN_IF_ERROR(RenewLease());
+  // Timed from before the request: the server saw the renewal later.
+  const absl::Time sent = clock.Now();
+  if (absl::Status renewed = RenewLease(); !renewed.ok()) {
+    if (fence.Lapsed(clock.Now()) && !fence_lapse_logged.exchange(true)) {
+      BATCHD_LOG_WARN("node {}: no lease renewal succeeded for more than the fence period ({}): "
+                      "pods are killed as their fence deadlines pass",
+                      agent.opts_.node_name, absl::FormatDuration(fence.period()));
+    }
+    return renewed;
+  }
+  fence.Renewed(sent);
+  if (fence_lapse_logged.exchange(false)) {
+    BATCHD_LOG_INFO("node {}: lease renewed again", agent.opts_.node_name);
+  }
+  RefreshFences();
   if (clock.Now() - last_node_report < agent.opts_.node_status_report_period &&
       !force_node_report.exchange(false)) {
     return absl::OkStatus();
@@ -790,6 +813,34 @@ absl::Status NodeAgent::Impl::Heartbeat() {
   BATCHD_RETURN_IF_ERROR(RegisterNode());
   last_node_report = clock.Now();
   return absl::OkStatus();
+}
+
+void NodeAgent::Impl::RefreshFences() {
+  if (!fence.enabled()) return;
+  std::vector<std::pair<std::string, std::string>> known;  // uid, key
+  {
+    absl::MutexLock lock(&mu);
+    for (const auto& [uid, key] : uid_key) known.emplace_back(uid, key);
+  }
+  const absl::Time now = clock.Now();
+  for (const auto& [uid, key] : known) {
+    std::vector<std::string> parts = absl::StrSplit(key, absl::MaxSplits('/', 1));
+    client::ObjectRef pod = parts.size() == 2 ? pods->Get(parts[0], parts[1]) : nullptr;
+    // Pods not started here have no sandbox (NotFound); finished ones need none.
+    if (!pod || meta::GetUid(*pod) != uid || PodView::Parse(*pod).terminal()) continue;
+    absl::Status s = agent.runtime_->SetFence(uid, fence.RemainingFor(*pod, now));
+    if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
+      BATCHD_LOG_WARN("node {}: fence deadline of pod {}: {}", agent.opts_.node_name, key,
+                      s.ToString());
+    }
+  }
+}
+
+void NodeAgent::Impl::ClearFences() {
+  if (fence.enabled()) return;
+  for (const std::string& uid : agent.runtime_->List()) {
+    (void)agent.runtime_->SetFence(uid, absl::InfiniteDuration());
+  }
 }
 
 absl::Status NodeAgent::Impl::RegisterNode() {
@@ -807,19 +858,27 @@ absl::Status NodeAgent::Impl::RegisterNode() {
     Json have = existing->value("metadata", Json::object()).value("labels", Json::object());
     bool missing = false;
     for (const auto& [k, v] : want.items()) missing |= !have.contains(k) || have[k] != v;
-    Json meta_patch = {{"labels", want}};
+    // The fence period this agent announces (none when it does not fence).
+    const Json want_fence = internal::FenceAnnotationValue(o);
+    const Json have_fence = existing->value("metadata", Json::object())
+                                .value("annotations", Json::object())
+                                .value(api::core_v1::kFencePeriodAnnotation, Json());
+    const bool fence_differs = want_fence != have_fence;
     // The log port's endpoint (address, port, serving CA) as this start has it.
     const std::string endpoint = internal::KubeletEndpointAnnotation(o);
-    if (!endpoint.empty() &&
+    const bool endpoint_differs =
+        !endpoint.empty() &&
         api::StringMember(api::MemberObject(existing->value("metadata", Json::object()),
                                             "annotations"),
-                          auth::kKubeletEndpointAnnotation) != endpoint) {
-      missing = true;
-      meta_patch["annotations"] = {{auth::kKubeletEndpointAnnotation, endpoint}};
-    }
-    if (missing) {
+                          auth::kKubeletEndpointAnnotation) != endpoint;
+    if (missing || fence_differs || endpoint_differs) {
+      Json meta_patch = {{"labels", want}};
+      if (fence_differs) {
+        meta_patch["annotations"][api::core_v1::kFencePeriodAnnotation] = want_fence;
+      }
+      if (endpoint_differs) meta_patch["annotations"][auth::kKubeletEndpointAnnotation] = endpoint;
       auto patched = client.MergePatch(node_kind, "", o.node_name,
-                                       Json{{"metadata", meta_patch}});
+                                       Json{{"metadata", std::move(meta_patch)}});
       if (!patched.ok()) return patched.status();
       existing = std::move(patched);
     }
@@ -961,6 +1020,7 @@ NodeAgent::~NodeAgent() { Stop(); }
 absl::Status NodeAgent::Sync() {
   impl_->capacity = internal::NodeCapacity(opts_, impl_->probe);
   impl_->facts = impl_->probe.Facts();
+  impl_->ClearFences();
   BATCHD_RETURN_IF_ERROR(impl_->Heartbeat());
   BATCHD_RETURN_IF_ERROR(impl_->mgr.SyncAll());
   impl_->controller->queue().AddAfter(kHeartbeatKey, opts_.heartbeat_period);
@@ -979,6 +1039,7 @@ int NodeAgent::RunUntilIdle() { return impl_->mgr.RunUntilIdle(); }
 absl::Status NodeAgent::Start() {
   impl_->capacity = internal::NodeCapacity(opts_, impl_->probe);
   impl_->facts = impl_->probe.Facts();
+  impl_->ClearFences();
   BATCHD_RETURN_IF_ERROR(impl_->Heartbeat());
   BATCHD_RETURN_IF_ERROR(impl_->mgr.Start(opts_.workers));
   // A pod whose container exited is reconciled now, not at its next poll:

@@ -50,6 +50,13 @@ struct AgentOptions {
   int max_pods = 110;
   absl::Duration heartbeat_period = absl::Seconds(10);
   absl::Duration lease_duration = absl::Seconds(40);
+  // Node fencing (api/core/v1/node_fence.h, internal/fence.h): announced on
+  // the Node; each pod is killed by its shim max(fence_period, its
+  // unreachable tolerationSeconds) after the last lease renewal that
+  // succeeded, so it never runs beside the replacement the server creates
+  // after evicting it. Zero: off (the agent inside the server, which cannot
+  // be cut off from it).
+  absl::Duration fence_period = absl::ZeroDuration();
   // How often the Node's status (Ready heartbeat) is rewritten when unchanged.
   absl::Duration node_status_report_period = absl::Minutes(1);
   // Status re-check period while a pod's containers run (no wake-ups from

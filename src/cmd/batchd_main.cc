@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include <CLI/CLI.hpp>
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
 #include "agent/agent.h"
@@ -88,6 +89,10 @@ struct AgentCommand {
   int container_log_max_files = 5;
   std::string eviction_hard = "nodefs.available<10%";
   std::string eviction_pressure_transition_period = "5m";
+  // Node fencing (docs/operations.md "Node failure and fencing") and the
+  // lease (renewed every quarter of its duration, as the kubelet does).
+  std::string fence_period = "40s";
+  int node_lease_duration_seconds = 40;
   // The node's credential (`batchctl create node-token NAME`): the agent
   // authenticates as system:node:NAME.
   std::string token_file;
@@ -161,6 +166,20 @@ int RunAgent(const AgentCommand& cmd) {
   if (!absl::ParseDuration(cmd.eviction_pressure_transition_period,
                            &o.eviction_pressure_transition_period)) {
     return fail(absl::InvalidArgumentError("--eviction-pressure-transition-period: want a duration"));
+  }
+  if (cmd.node_lease_duration_seconds < 4) {
+    return fail(absl::InvalidArgumentError("--node-lease-duration-seconds must be at least 4"));
+  }
+  o.lease_duration = absl::Seconds(cmd.node_lease_duration_seconds);
+  o.heartbeat_period = o.lease_duration / 4;
+  if (!absl::ParseDuration(cmd.fence_period, &o.fence_period) ||
+      o.fence_period < absl::ZeroDuration()) {
+    return fail(absl::InvalidArgumentError("--fence-period: want a duration (0: no fencing)"));
+  }
+  if (o.fence_period > absl::ZeroDuration() && o.fence_period < 2 * o.heartbeat_period) {
+    return fail(absl::InvalidArgumentError(absl::StrCat(
+        "--fence-period must be 0 or at least two lease renewals (",
+        absl::FormatDuration(2 * o.heartbeat_period), "): a late renewal must not kill pods")));
   }
   std::error_code ec;
   std::filesystem::create_directories(pod_root, ec);
@@ -483,6 +502,14 @@ int main(int argc, char** argv) {
   agent->add_option("--eviction-pressure-transition-period",
                     agent_cmd.eviction_pressure_transition_period,
                     "How long the disk must stay above the threshold before DiskPressure clears")
+      ->capture_default_str();
+  agent->add_option("--fence-period", agent_cmd.fence_period,
+                    "Kill this node's pods when no lease renewal succeeded for this long (a pod "
+                    "tolerating node.kubernetes.io/unreachable longer: that long), so none runs "
+                    "beside the replacement the server creates (0: off)")
+      ->capture_default_str();
+  agent->add_option("--node-lease-duration-seconds", agent_cmd.node_lease_duration_seconds,
+                    "The node Lease's duration; it is renewed every quarter of it")
       ->capture_default_str();
   agent->add_option("--token-file", agent_cmd.token_file,
                     "File with this node's bearer token (batchctl create node-token NAME)");

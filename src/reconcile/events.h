@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,22 +29,36 @@ class EventRecorder {
                      const std::string& message) = 0;
 };
 
-// Writes Events through a Client; a repeat of (object, type, reason,
-// message) bumps `count` and `lastTimestamp` of the existing Event.
+// Writes Events through a Client, aggregating repeats as client-go's
+// EventRecorder does: an Event with the same involved object, component,
+// type, reason and message as one recorded within `aggregation_window`
+// (measured from the last repeat) is the same Event, its `count` raised and
+// `lastTimestamp` moved, not a new object. The recorder keeps the series it
+// knows in a cache of at most `max_series` entries (least recently seen
+// dropped first, as client-go's LRU of 4096); a repeat of a dropped or
+// expired series starts a new Event. Only the changes are written: a repeat
+// is a merge patch of count and lastTimestamp, and after `StartAsync` the
+// repeats of one batch window are one patch, not one each. A patch of an
+// Event that is gone (expired by --event-ttl) creates it again with the count.
 //
 // Synchronous until `StartAsync()`: each Event call writes before it returns
 // (what deterministic tests want). After it, Event only queues and returns,
 // as Kubernetes' event broadcaster does, and a sink thread writes whatever is
-// queued with one Client::CreateMany (in-process: one store commit for the
-// lot) — Events are best-effort, and a reconcile no longer waits for a commit
-// per Event. Up to `max_queue` Events wait; more are dropped and logged.
-// The sink gathers Events for up to `batch_window` after the first of a
-// batch (Flush and shutdown cut it short): one wake-up and one commit per
-// batch rather than per Event, at the cost of Events appearing that much later.
+// queued, new Events with one Client::CreateMany (in-process: one store
+// commit for the lot) — Events are best-effort, and a reconcile no longer
+// waits for a commit per Event. Up to `max_queue` Events wait; more are
+// dropped and logged. The sink gathers Events for up to `batch_window` after
+// the first of a batch (Flush and shutdown cut it short): one wake-up and one
+// commit per batch rather than per Event, at the cost of Events appearing
+// that much later.
 class ApiEventRecorder : public EventRecorder {
  public:
-  ApiEventRecorder(client::Client& client, Clock& clock, std::string component)
-      : client_(client), clock_(clock), component_(std::move(component)) {}
+  struct Options {
+    absl::Duration aggregation_window = absl::Minutes(10);
+    size_t max_series = 4096;
+  };
+  ApiEventRecorder(client::Client& client, Clock& clock, std::string component);
+  ApiEventRecorder(client::Client& client, Clock& clock, std::string component, Options opts);
   // Writes what is still queued, then stops the sink.
   ~ApiEventRecorder() override;
   void StartAsync(size_t max_queue = 10000, absl::Duration batch_window = absl::Milliseconds(10));
@@ -56,27 +71,44 @@ class ApiEventRecorder : public EventRecorder {
   // themselves, as Kubernetes' do ("job-controller", "default-scheduler").
   void EventFrom(const std::string& component, const api::Json& obj, const std::string& type,
                  const std::string& reason, const std::string& message);
+  // Series in the cache (bounded by Options::max_series).
+  size_t CachedSeries() const;
 
  private:
+  struct Series;    // One Event object and its repeats (events.cc).
+  struct Snapshot;  // A series' count and time, taken for one write.
+  struct Cache;     // The LRU of series (events.cc).
   api::Json Build(const std::string& component, const api::Json& obj, const std::string& type,
                   const std::string& reason, const std::string& message) const;
-  void Write(std::vector<api::Json> events);
-  // A repeat: count + 1 and lastTimestamp on the stored Event.
-  void Bump(const std::string& ns, const std::string& name, const std::string& last_timestamp);
+  // Writes what `series` need (creates in one CreateMany, patches of
+  // repeats). REQUIRES write_mu_.
+  void Write(const std::vector<std::shared_ptr<Series>>& series)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // A create found an object of the same name: count on from its count.
+  void AdoptExisting(const Snapshot& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void Patch(const Snapshot& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void Written(const Snapshot& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // The series `key` joins (a new one when unknown, expired or dropped),
+  // its count raised; moves it to the front of the LRU. REQUIRES mu_.
+  std::shared_ptr<Series> RecordLocked(const std::string& key, api::Json ev)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SinkLoop();
 
   client::Client& client_;
   Clock& clock_;
   std::string component_;
-  absl::Mutex bump_mu_;  // orders this recorder's count updates
+  const Options opts_;
+  // Orders this recorder's writes; taken before mu_.
+  absl::Mutex write_mu_;
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   absl::CondVar cv_;
-  std::vector<api::Json> queue_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Cache> cache_ ABSL_PT_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Series>> queue_ ABSL_GUARDED_BY(mu_);
   size_t max_queue_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration batch_window_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   int flushing_ ABSL_GUARDED_BY(mu_) = 0;  // Flush calls waiting.
-  // Events queued / written so far.
+  // Event calls queued / written so far.
   uint64_t enqueued_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,6 +1,7 @@
 #include "reconcile/events.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,6 +143,98 @@ TEST_F(ApiEventRecorderTest, AsyncDestructorDrainsTheQueue) {
   auto list = client_->List(client_->Kind("", "v1", "events"), "default");
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->items.size(), 30u);
+}
+
+// client-go's aggregation: a repeat within the window (from the last
+// repeat) is the same Event; after a quiet window a new Event begins.
+TEST_F(ApiEventRecorderTest, RepeatsJoinTheSeriesOnlyWithinTheWindow) {
+  rec_ = std::make_unique<ApiEventRecorder>(*client_, clock_, "job-controller",
+                                            ApiEventRecorder::Options{absl::Minutes(10), 4096});
+  rec_->Event(Pod("w1"), "Warning", "BackOff", "restarting");
+  clock_.Advance(absl::Minutes(9));
+  rec_->Event(Pod("w1"), "Warning", "BackOff", "restarting");  // 9 min after the first
+  clock_.Advance(absl::Minutes(9));
+  rec_->Event(Pod("w1"), "Warning", "BackOff", "restarting");  // 9 min after the last
+  auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->items.size(), 1u);
+  EXPECT_EQ(list->items[0].value("count", 0), 3);
+  EXPECT_EQ(list->items[0].value("firstTimestamp", ""), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(list->items[0].value("lastTimestamp", ""), "2026-01-01T00:18:00Z");
+  clock_.Advance(absl::Minutes(11));  // quiet for longer than the window
+  rec_->Event(Pod("w1"), "Warning", "BackOff", "restarting");
+  list = client_->List(client_->Kind("", "v1", "events"), "default");
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->items.size(), 2u);
+  std::multiset<int> counts;
+  for (const Json& e : list->items) counts.insert(e.value("count", 0));
+  EXPECT_EQ(counts, (std::multiset<int>{1, 3}));
+  // Another message about the same object is another Event.
+  rec_->Event(Pod("w1"), "Warning", "BackOff", "restarting again");
+  EXPECT_EQ(client_->List(client_->Kind("", "v1", "events"), "default")->items.size(), 3u);
+}
+
+// The cache holds at most max_series series, dropping the least recently
+// seen: a repeat of a dropped series is a new Event, one still cached counts.
+TEST_F(ApiEventRecorderTest, SeriesCacheIsBounded) {
+  rec_ = std::make_unique<ApiEventRecorder>(*client_, clock_, "job-controller",
+                                            ApiEventRecorder::Options{absl::Minutes(10), 2});
+  rec_->Event(Pod("a"), "Normal", "R", "m");
+  clock_.Advance(absl::Seconds(1));
+  rec_->Event(Pod("b"), "Normal", "R", "m");
+  clock_.Advance(absl::Seconds(1));
+  rec_->Event(Pod("a"), "Normal", "R", "m");  // a is the most recent now
+  clock_.Advance(absl::Seconds(1));
+  rec_->Event(Pod("c"), "Normal", "R", "m");  // drops b
+  EXPECT_EQ(rec_->CachedSeries(), 2u);
+  clock_.Advance(absl::Seconds(1));
+  rec_->Event(Pod("a"), "Normal", "R", "m");  // still cached: count 3
+  rec_->Event(Pod("b"), "Normal", "R", "m");  // dropped: a new Event
+  EXPECT_EQ(rec_->CachedSeries(), 2u);
+  auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+  ASSERT_TRUE(list.ok());
+  std::map<std::string, std::multiset<int>> counts;
+  for (const Json& e : list->items) {
+    counts[e["involvedObject"]["uid"].get<std::string>()].insert(e.value("count", 0));
+  }
+  EXPECT_EQ(counts["a"], (std::multiset<int>{3}));
+  EXPECT_EQ(counts["b"], (std::multiset<int>{1, 1}));
+  EXPECT_EQ(counts["c"], (std::multiset<int>{1}));
+}
+
+// Asynchronous: the repeats of one batch are one write (a create carrying
+// the count, then one patch for the next batch), and a batch with nothing
+// new writes nothing.
+TEST_F(ApiEventRecorderTest, AsyncRepeatsOfABatchAreOneWrite) {
+  rec_->StartAsync(10000, absl::Hours(1));  // only Flush ends a batch
+  const int64_t r0 = store_.Revision();
+  for (int i = 0; i < 5; ++i) {
+    rec_->Event(Pod("s1"), "Warning", "FailedScheduling", "full");
+    clock_.Advance(absl::Seconds(1));
+  }
+  rec_->Flush();
+  EXPECT_EQ(store_.Revision(), r0 + 1);  // one create, count 5
+  EXPECT_EQ(Stored()["FailedScheduling/full"], (std::pair<int, std::string>{5, "2026-01-01T00:00:04Z"}));
+  for (int i = 0; i < 3; ++i) rec_->Event(Pod("s1"), "Warning", "FailedScheduling", "full");
+  rec_->Flush();
+  EXPECT_EQ(store_.Revision(), r0 + 2);  // one patch
+  EXPECT_EQ(Stored()["FailedScheduling/full"].first, 8);
+  rec_->Flush();
+  EXPECT_EQ(store_.Revision(), r0 + 2);
+}
+
+// A repeat whose Event is gone (expired by the TTL, or deleted) creates it
+// again with the series' count, as client-go does when its patch finds nothing.
+TEST_F(ApiEventRecorderTest, RepeatOfAGoneEventRecreatesIt) {
+  rec_->Event(Pod("g1"), "Normal", "Pulled", "image");
+  auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->items.size(), 1u);
+  const std::string name = list->items[0]["metadata"]["name"];
+  ASSERT_TRUE(client_->Delete(client_->Kind("", "v1", "events"), "default", name).ok());
+  clock_.Advance(absl::Seconds(5));
+  rec_->Event(Pod("g1"), "Normal", "Pulled", "image");
+  EXPECT_EQ(Stored()["Pulled/image"], (std::pair<int, std::string>{2, "2026-01-01T00:00:05Z"}));
 }
 
 }  // namespace

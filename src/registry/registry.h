@@ -179,6 +179,15 @@ class Registry {
   // and marks it PodScheduled. Conflict when already assigned or deleting.
   absl::StatusOr<api::Json> Bind(std::string_view ns, std::string_view name,
                                  const api::Json& binding, const WriteOptions& opts);
+  struct BindRequest {
+    std::string ns, name;
+    api::Json binding;
+  };
+  // Binds each pod as Bind does, each on its own (one result per request, in
+  // order), with the writes in one store UpdateMany (SqliteStore: one
+  // commit): what the scheduler uses for the binds of one pass.
+  std::vector<absl::StatusOr<api::Json>> BindMany(const std::vector<BindRequest>& binds,
+                                                  const WriteOptions& opts);
 
  private:
   struct Prepared;

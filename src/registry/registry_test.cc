@@ -126,6 +126,47 @@ TEST_F(RegistryTest, CreateManyEachAsCreate) {
   EXPECT_FALSE(reg_->Get(*jobs_, "default", "bad").ok());
 }
 
+// BindMany: each pod bound as Bind binds it (PodScheduled, resourceVersion),
+// each failing on its own (already bound, missing, no target), all the
+// writes in one store UpdateMany.
+TEST_F(RegistryTest, BindManyEachAsBind) {
+  const api::KindDef* pods = reg_->scheme().ByResource("", "v1", "pods");
+  for (const char* name : {"a", "b", "bound"}) {
+    ASSERT_TRUE(reg_->Create(*pods, "default", api::testing::MakePod(name).Obj(), WriteOptions{}).ok());
+  }
+  auto target = [](const std::string& node) {
+    return Json{{"target", {{"kind", "Node"}, {"name", node}}}};
+  };
+  ASSERT_TRUE(reg_->Bind("default", "bound", target("n0"), WriteOptions{}).ok());
+  const int64_t rev0 = store_.Revision();
+  std::vector<Registry::BindRequest> binds = {{"default", "a", target("n1")},
+                                              {"default", "bound", target("n2")},
+                                              {"default", "missing", target("n1")},
+                                              {"default", "b", Json::object()},
+                                              {"default", "b", target("n2")}};
+  std::vector<absl::StatusOr<Json>> r = reg_->BindMany(binds, WriteOptions{});
+  ASSERT_EQ(r.size(), 5u);
+  ASSERT_TRUE(r[0].ok()) << r[0].status();
+  EXPECT_EQ((*r[0])["spec"].value("nodeName", ""), "n1");
+  EXPECT_EQ(Reason(r[1].status()), "Conflict");
+  EXPECT_EQ(Reason(r[2].status()), "NotFound");
+  EXPECT_EQ(Reason(r[3].status()), "Invalid");
+  ASSERT_TRUE(r[4].ok()) << r[4].status();
+  EXPECT_EQ(store_.Revision(), rev0 + 2);
+  for (const auto& [name, node] : std::vector<std::pair<std::string, std::string>>{
+           {"a", "n1"}, {"b", "n2"}, {"bound", "n0"}}) {
+    Json pod = (*reg_->Get(*pods, "default", name))->Decode();
+    EXPECT_EQ(pod["spec"].value("nodeName", ""), node) << name;
+    const Json* cond = nullptr;
+    for (const Json& c : pod["status"]["conditions"]) {
+      if (c.value("type", "") == "PodScheduled") cond = &c;
+    }
+    ASSERT_NE(cond, nullptr) << name;
+    EXPECT_EQ(cond->value("status", ""), "True");
+  }
+  EXPECT_EQ((*r[4])["metadata"].value("resourceVersion", ""), std::to_string(rev0 + 2));
+}
+
 TEST_F(RegistryTest, GenerateNameAndDryRun) {
   Json j = MustCreate(MakeJob("").GenerateName("gen-").Obj());
   std::string name = j["metadata"]["name"];

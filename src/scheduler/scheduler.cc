@@ -20,13 +20,28 @@ using client::ObjectRef;
 using internal::Scheduler;
 namespace sched_api = api::scheduling_v1alpha2;
 
+namespace {
+Json BindingFor(const std::string& ns, const std::string& name, const std::string& node) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Binding"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
+}
+}  // namespace
+
 absl::Status RegistryBinder::Bind(const std::string& ns, const std::string& name,
                                   const std::string& node) {
-  Json binding = {{"apiVersion", "v1"},
-                  {"kind", "Binding"},
-                  {"metadata", {{"name", name}, {"namespace", ns}}},
-                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
-  return registry_.Bind(ns, name, binding, registry::WriteOptions{}).status();
+  return registry_.Bind(ns, name, BindingFor(ns, name, node), registry::WriteOptions{}).status();
+}
+
+std::vector<absl::Status> RegistryBinder::BindMany(const std::vector<Request>& reqs) {
+  std::vector<registry::Registry::BindRequest> binds;
+  binds.reserve(reqs.size());
+  for (const Request& r : reqs) binds.push_back({r.ns, r.name, BindingFor(r.ns, r.name, r.node)});
+  std::vector<absl::Status> out;
+  out.reserve(reqs.size());
+  for (auto& r : registry_.BindMany(binds, registry::WriteOptions{})) out.push_back(r.status());
+  return out;
 }
 
 namespace {
@@ -310,9 +325,22 @@ bool Scheduler::NextDecisionLocked(Decision* d) {
   return true;
 }
 
-absl::Status Scheduler::BindOne(const Decision& d) {
+absl::Status Scheduler::BindAll(const std::vector<Decision>& binds) {
+  if (binds.empty()) return absl::OkStatus();
+  std::vector<Binder::Request> reqs;
+  reqs.reserve(binds.size());
+  for (const Decision& d : binds) reqs.push_back({d.pod->ns, d.pod->name, d.node});
+  std::vector<absl::Status> st = opts_.binder->BindMany(reqs);
+  absl::Status first_error;
+  for (size_t i = 0; i < binds.size(); ++i) {
+    absl::Status e = FinishBind(binds[i], i < st.size() ? st[i] : absl::InternalError("no result"));
+    if (first_error.ok()) first_error = e;
+  }
+  return first_error;
+}
+
+absl::Status Scheduler::FinishBind(const Decision& d, absl::Status st) {
   const PodInfo& p = *d.pod;
-  absl::Status st = opts_.binder->Bind(p.ns, p.name, d.node);
   if (st.ok()) {
     if (opts_.record_events) {
       if (ObjectRef pod = pods_.Get(p.ns, p.name)) {
@@ -403,17 +431,25 @@ absl::StatusOr<Result> Scheduler::Reconcile(const std::string&) {
     FlushDueLocked();
   }
   absl::Status first_error;
+  // Binds wait in `binds` and go out together (one store commit) when the
+  // pass ends or another kind of decision comes; the pods are assumed in the
+  // cache meanwhile, as for a single bind.
+  std::vector<Decision> binds;
   for (int i = 0; i < opts_.batch_size; ++i) {
     Decision d;
     {
       absl::MutexLock lock(&mu_);
       if (!NextDecisionLocked(&d)) break;
     }
+    if (!d.node.empty() && !d.group.has_value()) {
+      binds.push_back(std::move(d));
+      continue;
+    }
+    first_error = BindAll(binds);
+    binds.clear();
+    if (!first_error.ok()) break;  // Retried with the queue's backoff, not in a loop.
     if (d.group.has_value()) {
       WriteGroupStatus(*d.group);
-    } else if (!d.node.empty()) {
-      first_error = BindOne(d);
-      if (!first_error.ok()) break;  // Retried with the queue's backoff, not in a loop.
     } else {
       if (d.pod != nullptr && (!d.nominate.empty() || d.clear_nomination)) {
         WriteNomination(d.pod->key, d.nominate);
@@ -423,6 +459,7 @@ absl::StatusOr<Result> Scheduler::Reconcile(const std::string&) {
       if (d.pod != nullptr) RecordUnschedulable(*d.pod, d.message);
     }
   }
+  if (first_error.ok()) first_error = BindAll(binds);
   if (!first_error.ok()) return first_error;
   absl::MutexLock lock(&mu_);
   return NextResultLocked();

@@ -35,6 +35,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -47,9 +48,20 @@ namespace batchd::scheduler {
 // registry-style: NotFound, Conflict (already bound / being deleted), ...
 class Binder {
  public:
+  struct Request {
+    std::string ns, name, node;
+  };
   virtual ~Binder() = default;
   virtual absl::Status Bind(const std::string& ns, const std::string& name,
                             const std::string& node) = 0;
+  // Binds each as Bind does, each on its own, one status per request. A
+  // binder may commit them together; this default binds one by one.
+  virtual std::vector<absl::Status> BindMany(const std::vector<Request>& reqs) {
+    std::vector<absl::Status> out;
+    out.reserve(reqs.size());
+    for (const Request& r : reqs) out.push_back(Bind(r.ns, r.name, r.node));
+    return out;
+  }
 };
 
 // Binds through the server's own Registry. Does not own `registry`.
@@ -58,6 +70,8 @@ class RegistryBinder : public Binder {
   explicit RegistryBinder(registry::Registry& registry) : registry_(registry) {}
   absl::Status Bind(const std::string& ns, const std::string& name,
                     const std::string& node) override;
+  // One store commit for the lot (Registry::BindMany).
+  std::vector<absl::Status> BindMany(const std::vector<Request>& reqs) override;
 
  private:
   registry::Registry& registry_;

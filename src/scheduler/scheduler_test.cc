@@ -188,5 +188,49 @@ TEST(SchedulerBinderTest, BindErrorsAreRetriedWithBackoff) {
   EXPECT_GE(binder->calls, 2);
 }
 
+// Records each BindMany call's size, binding through the registry.
+class CountingBinder : public RegistryBinder {
+ public:
+  using RegistryBinder::RegistryBinder;
+  std::vector<absl::Status> BindMany(const std::vector<Request>& reqs) override {
+    sizes.push_back(reqs.size());
+    return RegistryBinder::BindMany(reqs);
+  }
+  std::vector<size_t> sizes;
+};
+
+// The binds of one pass go out together: one BindMany (one store commit),
+// each pod bound on its own, a pod taken meanwhile failing alone.
+TEST(SchedulerBinderTest, OnePassBindsItsPodsWithOneBindMany) {
+  FakeClock clock;
+  store::MemoryStore store;
+  registry::Registry reg(store, api::BuiltinScheme(), clock);
+  ASSERT_TRUE(reg.Start().ok());
+  client::InProcessClient c(reg);
+  reconcile::Manager mgr(clock);
+  reconcile::InformerFactory inf(c, mgr);
+  reconcile::FakeEventRecorder ev;
+  reconcile::ControllerContext ctx{c, inf, mgr, clock, ev};
+  auto binder = std::make_shared<CountingBinder>(reg);
+  AddScheduler(ctx, SchedulerOptions{binder});
+  ASSERT_TRUE(mgr.SyncAll().ok());
+  Json node = MakeNode("n", "8");
+  ASSERT_TRUE(c.Create(c.Kind("", "v1", "nodes"), "", node).ok());
+  ASSERT_TRUE(c.MergePatch(c.Kind("", "v1", "nodes"), "", "n", {{"status", node["status"]}}, true).ok());
+  const int64_t rev0 = store.Revision();
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(c.Create(c.Kind("", "v1", "pods"), "default", MakePod("p" + std::to_string(i), "1")).ok());
+  }
+  mgr.RunUntilIdle();
+  EXPECT_EQ(binder->sizes, (std::vector<size_t>{6}));
+  for (int i = 0; i < 6; ++i) {
+    auto p = c.Get(c.Kind("", "v1", "pods"), "default", "p" + std::to_string(i));
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ((*p)["spec"].value("nodeName", ""), "n");
+  }
+  EXPECT_EQ(store.Revision(), rev0 + 12);  // 6 creates, 6 binds: nothing else written
+  EXPECT_EQ(ev.Reasons(), std::vector<std::string>(6, "Scheduled"));
+}
+
 }  // namespace
 }  // namespace batchd::scheduler

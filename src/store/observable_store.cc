@@ -79,6 +79,13 @@ std::vector<absl::StatusOr<KeyValue>> ObservableStore::CreateMany(
   return r;
 }
 
+std::vector<absl::StatusOr<KeyValue>> ObservableStore::UpdateMany(std::vector<UpdateOp> ops) {
+  absl::Time start = clock_.Now();
+  std::vector<absl::StatusOr<KeyValue>> r = inner_->UpdateMany(std::move(ops));
+  for (const auto& one : r) Record(Operation::kUpdate, one.status(), start);
+  return r;
+}
+
 absl::StatusOr<KeyValue> ObservableStore::Update(std::string_view key, std::string value,
                                                  int64_t expected_mod_revision) {
   absl::Time start = clock_.Now();
@@ -162,6 +169,14 @@ void ObservableStore::AppendPrometheus(std::string* out) const {
                   "# TYPE batchd_store_revision gauge\n"
                   "batchd_store_revision ",
                   inner_->Revision(), "\n");
+  if (const int64_t txns = inner_->Transactions(); txns >= 0) {
+    absl::StrAppend(out,
+                    "# HELP batchd_store_transactions_total Write transactions the store "
+                    "committed (one may hold many writes).\n"
+                    "# TYPE batchd_store_transactions_total counter\n"
+                    "batchd_store_transactions_total ",
+                    txns, "\n");
+  }
 }
 
 }  // namespace batchd::store

@@ -43,6 +43,7 @@ class ObservableStore : public Store {
       std::vector<std::pair<std::string, std::string>> kvs) override;
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;
+  std::vector<absl::StatusOr<KeyValue>> UpdateMany(std::vector<UpdateOp> ops) override;
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;
   absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key, int64_t expected_mod_revision,
                                                 std::string final_value) override;
@@ -53,6 +54,7 @@ class ObservableStore : public Store {
   int64_t Revision() override { return inner_->Revision(); }
   int64_t OldestWatchableRevision() override { return inner_->OldestWatchableRevision(); }
   int64_t CompactedRevision() override { return inner_->CompactedRevision(); }
+  int64_t Transactions() override { return inner_->Transactions(); }
 
   // Appends `batchd_store_operations_total`, the
   // `batchd_store_operation_duration_seconds` histogram and the

@@ -106,6 +106,23 @@ class Store {
     return out;
   }
 
+  // One update of UpdateMany.
+  struct UpdateOp {
+    std::string key;
+    std::string value;
+    int64_t expected_mod_revision = 0;
+  };
+  // Updates each entry as `Update` would, in order: each succeeds or fails on
+  // its own (not atomic), one result per entry. A backend may commit them
+  // together (SqliteStore: one transaction, what batched pod binds use); this
+  // default updates one by one.
+  virtual std::vector<absl::StatusOr<KeyValue>> UpdateMany(std::vector<UpdateOp> ops) {
+    std::vector<absl::StatusOr<KeyValue>> out;
+    out.reserve(ops.size());
+    for (UpdateOp& op : ops) out.push_back(Update(op.key, std::move(op.value), op.expected_mod_revision));
+    return out;
+  }
+
   // Replaces `key`'s value when its mod_revision equals `expected_mod_revision`
   // (0: unconditionally). NotFound when absent; Aborted when the revision is
   // stale.
@@ -150,6 +167,10 @@ class Store {
 
   // The revision of the latest write.
   virtual int64_t Revision() = 0;
+  // Write transactions committed since the store was opened (one commit may
+  // hold many writes: group commit, CreateMany, UpdateMany); -1 when the
+  // backend does not count them.
+  virtual int64_t Transactions() { return -1; }
   // The oldest revision a watch may start after.
   virtual int64_t OldestWatchableRevision() = 0;
 };

@@ -3,7 +3,8 @@
 #
 # Starts `BIN_DIR/batchd server` on a free loopback port with a fresh data
 # directory, runs every test/e2e/test_*.sh (each in its own bash process,
-# sourcing lib.sh) and then crash_test.sh, printing `PASS name` or
+# sourcing lib.sh; those with a `# e2e-parallel` line in the background
+# alongside the others) and then crash_test.sh, printing `PASS name` or
 # `FAIL name: reason` per test and finally `N passed, N failed`.
 # Then the jobs suite: a second server WITH the local node (own port, data
 # dir and cleanup) runs test/e2e/jobs/test_*.sh, whose pods are host
@@ -116,7 +117,7 @@ known_failing() {  # known_failing NAME -> prints the reason, status 0 when list
   [[ -n "$line" ]] || return 1
   echo "${line#*: }"
 }
-report() {  # report NAME RC LOG REASON_FILE [SECONDS]
+report() {  # report NAME RC LOG REASON_FILE [SECONDS [LIMIT]]
   local took=""
   [[ -n "${5:-}" ]] && took=" (${5}s)"
   if [[ $2 == 0 ]]; then
@@ -127,7 +128,7 @@ report() {  # report NAME RC LOG REASON_FILE [SECONDS]
   local reason=""
   [[ -s "$4" ]] && reason=$(head -n 1 "$4")
   if [[ -z "$reason" ]]; then
-    if [[ $2 == 124 ]]; then reason="timed out after ${TEST_TIMEOUT}s"
+    if [[ $2 == 124 ]]; then reason="timed out after ${6:-$TEST_TIMEOUT}s"
     else reason="exit $2: $(grep -v '^+' "$3" | tail -n 1 || true)"; fi
   fi
   echo "FAIL $1$took: $reason"
@@ -152,22 +153,52 @@ exec_one() {
       E2E_DATA="${E2E_DATA:-$WORK/data}" "$@" \
       timeout -k 5 "$limit" bash "$script" >"$tmp/log" 2>&1 </dev/null || rc=$?
   echo "$((SECONDS - start))" >"$tmp/secs"
+  echo "$limit" >"$tmp/limit"
   echo "$rc" >"$tmp/rc"
 }
 report_one() {  # report_one NAME
   local tmp="$WORK/t-${1//\//-}"
   report "$1" "$(cat "$tmp/rc" 2>/dev/null || echo 1)" "$tmp/log" "$tmp/reason" \
-    "$(cat "$tmp/secs" 2>/dev/null)"
+    "$(cat "$tmp/secs" 2>/dev/null)" "$(cat "$tmp/limit" 2>/dev/null)"
 }
 run_one() {  # run_one NAME SCRIPT [extra env...]
   exec_one "$@"
   report_one "$1"
 }
 
+# Scripts with a `# e2e-parallel` line (ones that mostly wait: on their own
+# servers, on Prometheus, on backoff timers) run in the background alongside
+# the others; every one is reported before the crash test.
+top_bg_names=()
+top_bg_pids=()
 for script in "$HERE"/test_*.sh; do
   name=$(basename "$script" .sh)
   name=${name#test_}
   [[ -z "${E2E_FILTER:-}" || "$name" =~ $E2E_FILTER ]] || continue
+  grep -q '^# e2e-parallel' "$script" || continue
+  exec_one "$name" "$script" &
+  top_bg_pids+=($!)
+  top_bg_names+=("$name")
+done
+for script in "$HERE"/test_*.sh; do
+  name=$(basename "$script" .sh)
+  name=${name#test_}
+  [[ -z "${E2E_FILTER:-}" || "$name" =~ $E2E_FILTER ]] || continue
+  grep -q '^# e2e-parallel' "$script" && continue
+  grep -q '^# e2e-quiet' "$script" && continue
+  run_one "$name" "$script"
+done
+for i in "${!top_bg_pids[@]}"; do
+  wait "${top_bg_pids[$i]}" || true
+  report_one "${top_bg_names[$i]}"
+done
+# Scripts with a `# e2e-quiet` line time something (latency under held
+# connections, an Event TTL to the second): they run last, alone.
+for script in "$HERE"/test_*.sh; do
+  name=$(basename "$script" .sh)
+  name=${name#test_}
+  [[ -z "${E2E_FILTER:-}" || "$name" =~ $E2E_FILTER ]] || continue
+  grep -q '^# e2e-quiet' "$script" || continue
   run_one "$name" "$script"
 done
 

@@ -1,3 +1,4 @@
+# e2e-parallel
 # Several servers on one etcd cluster (docs/ha.md), with the real kubectl: a
 # local three-member etcd (Debian's etcd-server) on free ports and three
 # `batchd server --store etcd` replicas. A Job created through replica A is

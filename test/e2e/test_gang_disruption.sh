@@ -1,3 +1,4 @@
+# e2e-parallel
 # disruptionMode PodGroup on a simulated node with 2 cpu, each part with a
 # Job whose two pods join a user's PodGroup (gang, minCount 2, disruptionMode
 # PodGroup); the Job names the group in its template, so it gets no Workload

@@ -1,3 +1,4 @@
+# e2e-quiet
 #!/usr/bin/env bash
 # The HTTP server under load (issue #13): 2,000 idle and 200 slow-header
 # connections held open cost no threads and do not slow kubectl; a burst past

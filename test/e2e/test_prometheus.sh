@@ -1,3 +1,4 @@
+# e2e-parallel
 # e2e-timeout: 180
 # deploy/prometheus and deploy/grafana against Debian's real Prometheus:
 # every rule file loads (promtool check rules) and the rules' unit tests pass

@@ -30,4 +30,9 @@ std::string KubeletEndpointAnnotation(const AgentOptions& opts);
 
 api::Json BuildLease(const AgentOptions& opts, absl::Time now);
 
+// The value of the node's batchd.io/fence-period-seconds annotation: the
+// fence period in whole seconds (rounded up) as a string, or null when the
+// agent does not fence.
+api::Json FenceAnnotationValue(const AgentOptions& opts);
+
 }  // namespace batchd::agent::internal

@@ -119,6 +119,9 @@ struct PodSandboxSpec {
   int64_t owner_gid = -1;
   // The pod's pids.max (kubelet's podPidsLimit), 0 = none.
   int64_t pids_limit = 0;
+  // Node fencing: the pod's fence deadline, this long after Start (set
+  // before its supervisor starts; moved on with SetFence). Infinite: none.
+  absl::Duration fence_remaining = absl::InfiniteDuration();
 };
 
 // The previous run of a container (Kubernetes' lastState.terminated).
@@ -229,6 +232,15 @@ class PodRuntime {
   // the pod's /etc/hosts shows the new content at once). NotFound when the
   // pod was started without one.
   virtual absl::Status WriteHosts(const std::string& uid, const std::string& content) = 0;
+
+  // Node fencing (api/core/v1/node_fence.h): the supervisor kills the pod,
+  // ending it Evicted, once `remaining` from now has passed without another
+  // call; InfiniteDuration removes the deadline. NotFound for an unknown pod.
+  // The default runtime does not fence.
+  virtual absl::Status SetFence(const std::string& uid, absl::Duration remaining) {
+    (void)uid, (void)remaining;
+    return absl::OkStatus();
+  }
 
   // Uids of every pod directory under root (re-adoption after a restart).
   virtual std::vector<std::string> List() = 0;

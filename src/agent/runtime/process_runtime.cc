@@ -39,6 +39,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/runtime/cgroup.h"
+#include "agent/runtime/fence_file.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_runtime.h"
 #include "agent/runtime/proc_identity.h"
@@ -156,6 +157,7 @@ class ProcessRuntime : public PodRuntime {
                                  absl::Duration grace) override;
   absl::Status Remove(const std::string& uid) override;
   absl::Status WriteHosts(const std::string& uid, const std::string& content) override;
+  absl::Status SetFence(const std::string& uid, absl::Duration remaining) override;
   std::vector<std::string> List() override;
   void WatchChanges(std::function<void(const std::string& uid)> on_change) override;
   std::string LogPath(const std::string& uid, const std::string& container,
@@ -467,8 +469,12 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
   if (s.ok() && !fresh && ftruncate(fd, static_cast<off_t>(text.size())) != 0) {
     s = absl::InternalError(absl::StrCat("truncate ", paths.Spec(), ": ", std::strerror(errno)));
   }
-  // The hosts file exists before the shim that bind-mounts it.
+  // The hosts file exists before the shim that bind-mounts it, the fence
+  // deadline before the shim that enforces it.
   if (s.ok() && !spec.hosts.empty()) s = RewriteInPlace(paths.Hosts(), spec.hosts);
+  if (s.ok() && spec.fence_remaining != absl::InfiniteDuration()) {
+    s = WriteFenceDeadline(paths.dir, spec.fence_remaining);
+  }
   close(fd);  // releases the lock: the shim takes it next
   if (!s.ok()) return s;
   if (!fresh) unlink(paths.Stop().c_str());
@@ -548,6 +554,12 @@ absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& path
   st.finished = true;
   if (j.ok()) (void)WriteFileAtomic(paths.State(), PodStatusToJson(st).dump());
   return st;
+}
+
+absl::Status ProcessRuntime::SetFence(const std::string& uid, absl::Duration remaining) {
+  if (!ValidUid(uid)) return absl::NotFoundError("no such pod");
+  // No lock: only the agent writes the file, and a rename replaces it whole.
+  return WriteFenceDeadline(Paths(uid).dir, remaining);
 }
 
 absl::Status ProcessRuntime::WriteHosts(const std::string& uid, const std::string& content) {

@@ -15,7 +15,9 @@
 //       containers as DIR/restart asks ("<generation> <hold> <grace ms>",
 //       Supervisor::RequestRestart). Container logs go through a pipe per
 //       container run that the shim copies to DIR/<container>.<run>.log,
-//       rotated by size and count (log_files.h); the shim's own diagnostics go to its
+//       rotated by size and count (log_files.h). Past the deadline in DIR/fence
+//       (node fencing, fence_file.h) the pod is killed at once and ends
+//       Evicted. The shim's own diagnostics go to its
 //       stderr (the runtime's shared <root>/shims.log), each line prefixed
 //       with "batchd-shim <uid>: ".
 //
@@ -57,6 +59,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "agent/runtime/cgroup.h"
+#include "agent/runtime/fence_file.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/proc_identity.h"
 #include "agent/runtime/process_runner.h"
@@ -292,6 +295,10 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
   }
   PosixProcessRunner runner;
   WallClock clock;
+  // Node fencing: DIR/fence, kept current by the agent (fence_file.h).
+  env.fence_deadline = [&clock, dir = std::string(pod_dir)] {
+    return ReadFenceDeadline(dir, clock.Now());
+  };
   Supervisor sup(*config, std::move(env), runner, clock);
   sup.Begin();
   WriteAll(ready_fd, "ok\n");

@@ -143,6 +143,9 @@ void Supervisor::Begin() {
   status_.started_at = clock_.Now();
   ApplyPidsLimit();
   status_.supervisor_alive = true;
+  // A pod whose fence deadline passed already (started by a cut-off agent)
+  // runs nothing.
+  if (CheckFence()) return;
   if (!status_.held) Advance();
   Persist();
 }
@@ -620,6 +623,7 @@ void Supervisor::Tick() {
     usage_check_at_ = now + kEmptyDirCheckPeriod;
     CheckVolumeUsage();
   }
+  if (!stopping_ && fence_check_at_ <= now && CheckFence()) return;
   if (stopping_ && !killed_ && kill_at_ <= now) {
     killed_ = true;
     for (Container& c : containers_) {
@@ -639,7 +643,7 @@ absl::Time Supervisor::NextDeadline() const {
   }
   if (stopping_ && !killed_) next = std::min(next, kill_at_);
   if (status_.restarting && !restart_killed_) next = std::min(next, restart_kill_at_);
-  if (!stopping_) next = std::min(next, usage_check_at_);
+  if (!stopping_) next = std::min(next, std::min(usage_check_at_, fence_check_at_));
   return next;
 }
 
@@ -654,6 +658,26 @@ void Supervisor::CheckVolumeUsage() {
     BeginStopping(absl::ZeroDuration());
     return;
   }
+}
+
+bool Supervisor::CheckFence() {
+  if (!env_.fence_deadline) return false;
+  const absl::Time now = clock_.Now();
+  const absl::Time deadline = env_.fence_deadline();
+  if (deadline > now) {
+    fence_check_at_ = std::min(deadline, now + kFenceRecheckPeriod);
+    return false;
+  }
+  fence_check_at_ = absl::InfiniteFuture();
+  std::fprintf(stderr, "batchd-shim %s: fenced: the node's lease was not renewed in time; "
+               "killing the pod\n", config_.pod.uid.c_str());
+  status_.reason = "Evicted";
+  status_.message =
+      "The node lost contact with the API server for longer than its fence period: the pod "
+      "was stopped so that it never runs beside its replacement. ";
+  Persist();
+  BeginStopping(absl::ZeroDuration());
+  return true;
 }
 
 bool Supervisor::Done() const {

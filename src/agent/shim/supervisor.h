@@ -66,7 +66,16 @@ struct SupervisorEnv {
   // The pod's emptyDirs on memory are tmpfs mounts sized by their limit (the
   // shim made them): the kernel enforces those, they are not walked.
   bool memory_volumes_are_tmpfs = false;
+  // Node fencing (api/core/v1/node_fence.h): the pod's fence deadline as
+  // the agent last wrote it (it moves it on with every lease renewal), read
+  // anew at every check; InfiniteFuture when there is none. Past it, the
+  // pod's containers are killed at once and the pod ends Evicted. Null: off.
+  std::function<absl::Time()> fence_deadline;
 };
+
+// How often the shim reads the fence deadline again before it is due (the
+// agent may have set or removed one); at the deadline it is read once more.
+inline constexpr absl::Duration kFenceRecheckPeriod = absl::Seconds(10);
 
 // How often the shim measures emptyDir volumes that have a sizeLimit.
 inline constexpr absl::Duration kEmptyDirCheckPeriod = absl::Seconds(10);
@@ -154,6 +163,9 @@ class Supervisor {
   // Evicts the pod when an emptyDir outgrew its sizeLimit (kubelet's local
   // storage eviction).
   void CheckVolumeUsage();
+  // Reads the fence deadline; past it, fences the pod (kills everything, no
+  // grace, reason Evicted). True when it did.
+  bool CheckFence();
   std::string WorkingDir(const ContainerSpec& spec) const;
   // Records a limit that could not be applied (PodSandboxStatus::limits_warning).
   void WarnLimits(const std::string& what);
@@ -178,6 +190,7 @@ class Supervisor {
   bool restart_killed_ = false;
   absl::Time restart_kill_at_ = absl::InfiniteFuture();
   absl::Time usage_check_at_ = absl::InfiniteFuture();
+  absl::Time fence_check_at_ = absl::InfiniteFuture();
   std::string pids_cgroup_;  // the pod's v1 pids group ("" = none)
   // Open log pipes (read end -> the run's log): a run's pipe stays until
   // EOF, past its container's exit, so output of its leftovers is kept.

@@ -270,6 +270,84 @@ TEST_F(SupervisorTest, StopTermsThenKillsAfterGrace) {
   EXPECT_EQ(sup->status().app[1].signal, SIGKILL);
 }
 
+// Node fencing: the deadline the agent keeps moving on with its lease
+// renewals. While it moves, nothing happens; once it passes, every container
+// is killed at once (no grace, no restart) and the pod ends Evicted.
+TEST_F(SupervisorTest, FenceDeadlineKillsThePodOnceItPasses) {
+  absl::Time deadline = absl::InfiniteFuture();  // no fence file yet
+  int reads = 0;
+  auto sup = std::make_unique<Supervisor>(
+      Config({C("a"), C("b")}, "Always"),
+      SupervisorEnv{.pod_dir = dir_, .base_env = {"PATH=/bin"}, .shim_pid = 77,
+                    .fence_deadline = [&] { ++reads; return deadline; }},
+      runner_, clock_);
+  sup->Begin();
+  const int a = runner_.PidOf("a"), b = runner_.PidOf("b");
+  ASSERT_NE(a, 0);
+  EXPECT_EQ(reads, 1);
+  // No deadline: read again every kFenceRecheckPeriod.
+  EXPECT_EQ(sup->NextDeadline(), clock_.Now() + kFenceRecheckPeriod);
+  deadline = clock_.Now() + absl::Seconds(25);  // the agent wrote one
+  AdvanceToDeadline(*sup);
+  EXPECT_EQ(reads, 2);
+  EXPECT_EQ(sup->NextDeadline(), clock_.Now() + kFenceRecheckPeriod);
+  // Renewals move it on: never reached.
+  for (int i = 0; i < 5; ++i) {
+    deadline = clock_.Now() + absl::Seconds(25);
+    AdvanceToDeadline(*sup);
+  }
+  EXPECT_TRUE(runner_.signals.empty());
+  EXPECT_FALSE(sup->Done());
+  // The renewals stop: at most kFenceRecheckPeriod before the deadline the
+  // shim looks again, and then wakes exactly at it.
+  const absl::Time last = clock_.Now() + absl::Seconds(25);
+  deadline = last;
+  AdvanceToDeadline(*sup);
+  AdvanceToDeadline(*sup);
+  ASSERT_LT(clock_.Now(), last);
+  EXPECT_EQ(sup->NextDeadline(), last);
+  AdvanceToDeadline(*sup);
+  EXPECT_EQ(clock_.Now(), last);
+  EXPECT_TRUE(runner_.SentTo(a, SIGKILL));
+  EXPECT_TRUE(runner_.SentTo(b, SIGKILL));
+  EXPECT_EQ(sup->status().reason, "Evicted");
+  EXPECT_TRUE(absl::StrContains(sup->status().message, "fence period"));
+  sup->OnExit(a, Killed(SIGKILL));
+  sup->OnExit(b, Killed(SIGKILL));
+  EXPECT_EQ(runner_.Count("a"), 1);  // not restarted despite "Always"
+  EXPECT_TRUE(sup->Done());
+  EXPECT_TRUE(sup->status().finished);
+}
+
+// A pod whose deadline has passed when its shim starts (a cut-off agent
+// started it) runs nothing; a deadline that is removed (fencing turned off)
+// stops nothing.
+TEST_F(SupervisorTest, FencedBeforeItStartsRunsNothing) {
+  auto sup = std::make_unique<Supervisor>(
+      Config({C("a")}),
+      SupervisorEnv{.pod_dir = dir_, .shim_pid = 77,
+                    .fence_deadline = [this] { return clock_.Now() - absl::Seconds(1); }},
+      runner_, clock_);
+  sup->Begin();
+  EXPECT_EQ(runner_.Count("a"), 0);
+  EXPECT_TRUE(sup->Done());
+  EXPECT_EQ(sup->status().reason, "Evicted");
+
+  absl::Time deadline = clock_.Now() + absl::Seconds(5);
+  auto other = std::make_unique<Supervisor>(
+      Config({C("b")}),
+      SupervisorEnv{.pod_dir = dir_, .shim_pid = 77,
+                    .fence_deadline = [&] { return deadline; }},
+      runner_, clock_);
+  other->Begin();
+  deadline = absl::InfiniteFuture();  // removed before it was due
+  AdvanceToDeadline(*other);
+  AdvanceToDeadline(*other);
+  EXPECT_TRUE(runner_.signals.empty());
+  EXPECT_FALSE(other->Done());
+  EXPECT_TRUE(other->status().reason.empty());
+}
+
 // Controller-driven restarts (JobSet's in-place restart).
 TEST_F(SupervisorTest, ControlledPodWaitsOnAFailureUntilANewGeneration) {
   ShimConfig config = Config({C("a"), C("b")}, "OnFailure", {C("init")});

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ class FakePodRuntime : public PodRuntime {
     if (pods_.count(spec.uid)) return absl::OkStatus();
     Pod& p = pods_[spec.uid];
     p.spec = spec;
+    if (spec.fence_remaining != absl::InfiniteDuration()) fences_[spec.uid] = spec.fence_remaining;
     p.status.found = true;
     p.status.supervisor_alive = true;
     for (const auto& c : spec.init_containers) p.status.init.push_back({.name = c.name});
@@ -64,6 +66,28 @@ class FakePodRuntime : public PodRuntime {
     it->second.spec.hosts = content;
     ++hosts_writes_;
     return absl::OkStatus();
+  }
+  absl::Status SetFence(const std::string& uid, absl::Duration remaining) override {
+    absl::MutexLock lock(&mu_);
+    if (!pods_.count(uid)) return absl::NotFoundError("no such pod");
+    if (remaining == absl::InfiniteDuration()) {
+      fences_.erase(uid);
+    } else {
+      fences_[uid] = remaining;
+    }
+    ++fence_writes_;
+    return absl::OkStatus();
+  }
+  // The fence deadline last set (Start or SetFence), as the time left then.
+  std::optional<absl::Duration> Fence(const std::string& uid) {
+    absl::MutexLock lock(&mu_);
+    auto it = fences_.find(uid);
+    if (it == fences_.end()) return std::nullopt;
+    return it->second;
+  }
+  int fence_writes() {
+    absl::MutexLock lock(&mu_);
+    return fence_writes_;
   }
   std::vector<std::string> List() override {
     absl::MutexLock lock(&mu_);
@@ -173,6 +197,8 @@ class FakePodRuntime : public PodRuntime {
   absl::Mutex mu_;
   ScopedTempDir log_dir_{"batchd-fake-runtime"};
   std::map<std::string, Pod> pods_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Duration> fences_ ABSL_GUARDED_BY(mu_);
+  int fence_writes_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::string> logs_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> log_bytes_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<ContainerUsage>> usages_ ABSL_GUARDED_BY(mu_);

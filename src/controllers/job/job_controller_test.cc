@@ -165,6 +165,49 @@ TEST_F(JobControllerTest, CrashAfterUncountedWriteDoesNotDoubleCount) {
   EXPECT_EQ(Conditions("c").back(), "Complete=True/CompletionsReached");
 }
 
+// A Job finishing with every pod terminal takes one status write (counts,
+// both conditions, completionTime, no uncounted UIDs) and then the
+// finalizer removal: two store writes, not the three of the uncounted
+// protocol.
+TEST_F(JobControllerTest, FinishingJobCountsAndCompletesInOneStatusWrite) {
+  CreateJob(MakeJob("one").Completions(1).Obj());
+  auto pods = ActivePods("one");
+  ASSERT_EQ(pods.size(), 1u);
+  Finish(pods[0], 0, Json::array(), /*settle=*/false);
+  const int64_t rev = store_.Revision();
+  Settle();
+  EXPECT_EQ(store_.Revision(), rev + 2);
+  EXPECT_EQ(Conditions("one"), (std::vector<std::string>{"SuccessCriteriaMet=True/CompletionsReached",
+                                                         "Complete=True/CompletionsReached"}));
+  Json st = Status("one");
+  EXPECT_EQ(st.value("succeeded", 0), 1);
+  EXPECT_EQ(Count("one", "active"), 0);
+  EXPECT_EQ(st["uncountedTerminatedPods"], Json::object());
+  EXPECT_FALSE(st.value("completionTime", "").empty());
+  EXPECT_FALSE(api::meta::HasFinalizer(Pods("one")[0], api::batch_v1::kJobTrackingFinalizer));
+  EXPECT_EQ(CountEvents("Completed"), 1);
+}
+
+// The controller stops after the finishing write, before the finalizer
+// goes: the finished Job's next sync releases the pod and counts nothing
+// again.
+TEST_F(JobControllerTest, CrashAfterFinishingWriteReleasesThePodOnce) {
+  CreateJob(MakeJob("f").Completions(1).Obj());
+  auto pods = ActivePods("f");
+  ASSERT_EQ(pods.size(), 1u);
+  fault_.fail_pod_updates = true;
+  Finish(pods[0], 0, Json::array(), /*settle=*/false);
+  stack_->mgr.RunUntilIdle(50);
+  EXPECT_EQ(Conditions("f").back(), "Complete=True/CompletionsReached");
+  EXPECT_EQ(Status("f").value("succeeded", 0), 1);
+  EXPECT_TRUE(api::meta::HasFinalizer(Pods("f")[0], api::batch_v1::kJobTrackingFinalizer));
+  fault_.fail_pod_updates = false;
+  Restart();
+  EXPECT_FALSE(api::meta::HasFinalizer(Pods("f")[0], api::batch_v1::kJobTrackingFinalizer));
+  EXPECT_EQ(Status("f").value("succeeded", 0), 1);
+  EXPECT_EQ(CountEvents("Completed"), 0);  // the restarted controller records nothing again
+}
+
 TEST_F(JobControllerTest, CrashAfterFinalizerRemovalCountsOnce) {
   CreateJob(MakeJob("c").Completions(3).Parallelism(1).Obj());
   Finish(ActivePods("c")[0], 1);

@@ -103,6 +103,9 @@ class JobReconciler : public reconcile::Reconciler {
                      std::set<std::string, std::less<>>& uids_with_finalizer, bool& needs_flush);
   bool CanRemoveFinalizer(const SyncCtx& c, const JobPod& pod, bool failed) const;
   bool EnactFinished(SyncCtx& c);
+  // The Job finishes now with every pod terminal: one status write, then
+  // the finalizer removals of `rm`.
+  absl::Status FinishInOneWrite(SyncCtx& c, const std::vector<const JobPod*>& rm);
   void RecordFinished(const SyncCtx& c);
   // Removes the tracking finalizer; per-pod success.
   std::vector<bool> RemoveFinalizers(const std::string& key,

@@ -147,6 +147,7 @@ absl::Status JobReconciler::TrackStatusAndRemoveFinalizers(SyncCtx& c, bool need
     needs_flush |= api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, *c.finished, c.now);
     c.finished = api::meta::Condition{"Complete", "True", c.finished->reason, c.finished->message};
   }
+  if (c.finished && !reached_max && c.terminating == 0) return FinishInOneWrite(c, rm);
   BATCHD_RETURN_IF_ERROR(Flush(c, rm, with_finalizer, needs_flush));
   const bool finished = !reached_max && EnactFinished(c);
   if (finished) needs_flush = true;
@@ -186,6 +187,38 @@ absl::Status JobReconciler::Flush(SyncCtx& c, const std::vector<const JobPod*>& 
     return rm_err;
   }
   return absl::OkStatus();
+}
+
+// A Job that finishes in this sync with every pod terminal counts its
+// uncounted pods, takes its terminal condition and clears the uncounted
+// lists in one status write, and only then releases the pods' finalizers.
+// Steps 1-3 exist so that a pod is counted once even if the controller
+// stops between them; once the Job is finished nothing is counted again,
+// and a finished Job's pods that still hold the finalizer are released by
+// its next sync (Reconcile), so the intermediate write (uncounted UIDs and
+// SuccessCriteriaMet / FailureTarget without the terminal condition) buys
+// nothing here. What a reader sees at the end is the same: both conditions,
+// the counts, completionTime, empty uncounted lists, pods without the
+// finalizer.
+absl::Status JobReconciler::FinishInOneWrite(SyncCtx& c, const std::vector<const JobPod*>& rm) {
+  {
+    const JobStatusView status = JobStatusView::Parse(c.job);
+    const int64_t succeeded = status.succeeded + static_cast<int64_t>(status.uncounted_succeeded.size());
+    const int64_t failed = status.failed + static_cast<int64_t>(status.uncounted_failed.size());
+    if (!status.uncounted_succeeded.empty()) api::batch_v1::SetJobSucceeded(c.job, succeeded);
+    if (!status.uncounted_failed.empty()) api::batch_v1::SetJobFailed(c.job, failed);
+  }
+  api::batch_v1::SetJobUncountedTerminatedPods(c.job, {}, {});
+  if (!EnactFinished(c)) return absl::InternalError("job finish: uncounted pods left");
+  BATCHD_RETURN_IF_ERROR(WriteStatus(c));
+  RecordFinished(c);
+  if (rm.empty()) return absl::OkStatus();
+  std::vector<const Json*> objects;
+  objects.reserve(rm.size());
+  for (const JobPod* p : rm) objects.push_back(p->object);
+  absl::Status err;
+  RemoveFinalizers(c.key, objects, &err);
+  return err;  // Retried: the finished Job's sync releases what is left.
 }
 
 bool JobReconciler::EnactFinished(SyncCtx& c) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "api/coordination/v1/lease_view.h"
+#include "api/core/v1/node_fence.h"
 #include "api/core/v1/node_view.h"
 #include "api/core/v1/pod_view.h"
 #include "api/core/v1/taint.h"
@@ -133,7 +134,9 @@ class NodeLifecycle : public Reconciler {
   // Decides the node's NoExecute health taint; `retry` is when to look again.
   NoExecute DecideNoExecute(const NodeView& node, bool unhealthy, absl::Time* retry);
   // Evicts due pods; returns the next due time (InfiniteFuture when none).
-  absl::StatusOr<absl::Time> Evict(const NodeView& node, std::string_view ready);
+  // `fence`: the period the node's agent fences its pods after (node_fence.h).
+  absl::StatusOr<absl::Time> Evict(const NodeView& node, std::string_view ready,
+                                   std::optional<absl::Duration> fence);
   absl::Status EvictPod(const Json& pod, const PodView& view);
 
   ControllerContext& ctx_;
@@ -338,7 +341,8 @@ absl::Status NodeLifecycle::EvictPod(const Json& pod, const PodView& view) {
                             std::string(view.meta.name), opts);
 }
 
-absl::StatusOr<absl::Time> NodeLifecycle::Evict(const NodeView& node, std::string_view ready) {
+absl::StatusOr<absl::Time> NodeLifecycle::Evict(const NodeView& node, std::string_view ready,
+                                                 std::optional<absl::Duration> fence) {
   const std::string key(HealthTaintKey(ready));
   Taint taint{key, "", TaintEffect::kNoExecute, ""};
   bool tainted = false;
@@ -355,8 +359,14 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const NodeView& node, std::strin
   auto parsed = api::meta::ParseRfc3339(taint.time_added);
   absl::Time added = parsed.ok() ? *parsed : now;
   std::vector<std::string> keys;
+  // Since when the node's heartbeat is silent by this controller's clock
+  // (now when unknown: the later, the safer).
+  absl::Time silent_since = now;
   {
     absl::MutexLock lock(&mu_);
+    if (auto h = health_.find(std::string(node.meta.name)); h != health_.end()) {
+      silent_since = h->second.probe;
+    }
     auto it = pods_by_node_.find(std::string(node.meta.name));
     if (it != pods_by_node_.end()) keys.assign(it->second.begin(), it->second.end());
   }
@@ -379,6 +389,18 @@ absl::StatusOr<absl::Time> NodeLifecycle::Evict(const NodeView& node, std::strin
       if (due > now) {
         next = std::min(next, due);
         continue;
+      }
+    }
+    // A fencing agent kills the pod FenceAfter its last renewal: its
+    // replacement may come only once that has surely happened. (A node that
+    // reports NotReady still renews: its agent sees the eviction itself.)
+    if (fence && key == kUnreachableTaint) {
+      if (std::optional<absl::Duration> after = api::core_v1::FenceAfter(*pod, *fence)) {
+        const absl::Time fenced = silent_since + *after + api::core_v1::kFenceEvictionMargin;
+        if (fenced > now) {
+          next = std::min(next, fenced);
+          continue;
+        }
       }
     }
     absl::Status st = EvictPod(*pod, view);
@@ -426,7 +448,8 @@ absl::StatusOr<Result> NodeLifecycle::Reconcile(const std::string& name) {
   }
   absl::Time next = std::min(expired ? absl::InfiniteFuture() : expires, retry);
   if (unhealthy) {
-    BATCHD_ASSIGN_OR_RETURN(absl::Time due, Evict(view, ready));
+    BATCHD_ASSIGN_OR_RETURN(absl::Time due,
+                            Evict(view, ready, api::core_v1::NodeFencePeriod(node)));
     next = std::min(next, due);
   }
   if (next == absl::InfiniteFuture()) return Result::Done();

@@ -19,7 +19,11 @@
 // after the taint's timeAdded; tolerating it without seconds, never. Every
 // pod gets such tolerations for 300 s at creation (DefaultTolerationSeconds,
 // default_tolerations.h), so by default a lost node's pods are evicted 300 s
-// after its NoExecute taint.
+// after its NoExecute taint. On a node whose agent fences its pods
+// (annotation batchd.io/fence-period-seconds, api/core/v1/node_fence.h), a pod
+// is evicted no sooner than its fence time plus a margin after the node's
+// heartbeat was last seen changing, so its copy there is dead before the
+// replacement is created.
 //
 // As Kubernetes' controller, the NoSchedule taint comes at once and the
 // NoExecute taint is rate-limited per zone (label topology.kubernetes.io/

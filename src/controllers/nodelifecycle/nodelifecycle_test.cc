@@ -163,6 +163,69 @@ TEST_F(NodeLifecycleTest, LostLeaseMakesNodeUnknownAndEvictsPods) {
   EXPECT_EQ(PodState("forever"), "Pending");
 }
 
+// A node whose agent fences its pods (batchd.io/fence-period-seconds: 50,
+// longer than the 40 s grace): a pod tolerating unreachable for 0 s would be
+// evicted at 40 s; it waits until its copy there is surely dead (50 s + the
+// 5 s margin after the last renewal). One tolerating it for 100 s is fenced
+// after 100 s, and evicted at 140 s as without fencing (later than 105 s).
+TEST_F(NodeLifecycleTest, FencingNodeIsEvictedOnlyAfterItsFencePeriod) {
+  CreateHealthyNode("n0");
+  CreateNode("n1");
+  ASSERT_TRUE(c_.MergePatch(nodes_, "", "n1",
+                            {{"metadata", {{"annotations",
+                                            {{"batchd.io/fence-period-seconds", "50"}}}}}})
+                  .ok());
+  CreatePod("plain", "n1", Json::array());
+  Json tol100 = Json::array({{{"key", kUnreachableTaint}, {"operator", "Exists"},
+                              {"effect", "NoExecute"}, {"tolerationSeconds", 100}}});
+  CreatePod("tolerates100", "n1", tol100);
+  Renew("n1");
+  Advance(absl::Seconds(40));
+  EXPECT_EQ(Ready("n1"), "Unknown/NodeStatusUnknown");
+  EXPECT_TRUE(HasNoExecute("n1"));
+  EXPECT_EQ(PodState("plain"), "Pending");  // fenced at 50 s only
+  Advance(absl::Seconds(14));
+  EXPECT_EQ(PodState("plain"), "Pending");
+  Advance(absl::Seconds(1));  // 55 s
+  EXPECT_EQ(PodState("plain"), "Failed deleting DeletionByTaintManager");
+  Advance(absl::Seconds(84));  // 139 s
+  EXPECT_EQ(PodState("tolerates100"), "Pending");
+  Advance(absl::Seconds(1));
+  EXPECT_EQ(PodState("tolerates100"), "Failed deleting DeletionByTaintManager");
+}
+
+// A fencing node that reports NotReady (it still renews its lease, so it is
+// not fenced) has its pods evicted as any other: its agent sees that itself.
+TEST_F(NodeLifecycleTest, NotReadyFencingNodeIsEvictedAsUsual) {
+  CreateHealthyNode("n0");
+  CreateNode("n1");
+  keep_.push_back("n1");  // its agent keeps renewing
+  ASSERT_TRUE(c_.MergePatch(nodes_, "", "n1",
+                            {{"metadata", {{"annotations",
+                                            {{"batchd.io/fence-period-seconds", "50"}}}}}})
+                  .ok());
+  Json patch = Json::parse(
+      R"({"status":{"conditions":[{"type":"Ready","status":"False","reason":"KubeletNotReady"}]}})");
+  ASSERT_TRUE(c_.MergePatch(nodes_, "", "n1", patch, true).ok());
+  CreatePod("p", "n1", Json::array());
+  Advance(absl::Seconds(5));
+  EXPECT_EQ(PodState("p"), "Failed deleting DeletionByTaintManager");
+}
+
+// An annotation that is no period (garbage, 0) changes nothing.
+TEST_F(NodeLifecycleTest, InvalidFencePeriodIsIgnored) {
+  CreateHealthyNode("n0");
+  CreateNode("n1");
+  ASSERT_TRUE(c_.MergePatch(nodes_, "", "n1",
+                            {{"metadata", {{"annotations",
+                                            {{"batchd.io/fence-period-seconds", "soon"}}}}}})
+                  .ok());
+  CreatePod("plain", "n1", Json::array());
+  Renew("n1");
+  Advance(absl::Seconds(40));
+  EXPECT_EQ(PodState("plain"), "Failed deleting DeletionByTaintManager");
+}
+
 TEST_F(NodeLifecycleTest, RenewedLeaseRestoresReady) {
   CreateNode("n1");
   Advance(absl::Seconds(41));

@@ -125,7 +125,11 @@ class Scheduler : public reconcile::Reconciler {
   bool WakeAffinityWaitersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Pops and decides the next pod; false when the active queue is empty.
   bool NextDecisionLocked(Decision* d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status BindOne(const Decision& d);
+  // Binds `binds` with one Binder::BindMany, then FinishBind for each;
+  // returns the first error.
+  absl::Status BindAll(const std::vector<Decision>& binds);
+  // After a bind: the Scheduled Event, or the pod back in the queue.
+  absl::Status FinishBind(const Decision& d, absl::Status st);
   // Tries preemption for the unschedulable `p` (DefaultPreemption's
   // PostFilter); fills `d` when victims are chosen, and clears a nomination
   // that no longer holds. Returns what its message says about preemption.

@@ -426,6 +426,27 @@ std::vector<absl::StatusOr<KeyValue>> SqliteStore::CreateMany(
   return out;
 }
 
+std::vector<absl::StatusOr<KeyValue>> SqliteStore::UpdateMany(std::vector<UpdateOp> updates) {
+  std::vector<SqliteWriteOp> ops(updates.size());
+  std::vector<SqliteWriteOp*> queued;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    if (updates[i].key.empty()) {
+      ops[i].result = absl::InvalidArgumentError("key must not be empty");
+      continue;
+    }
+    ops[i].kind = SqliteWriteOp::Kind::kUpdate;
+    ops[i].key = updates[i].key;
+    ops[i].value = std::move(updates[i].value);
+    ops[i].expected = updates[i].expected_mod_revision;
+    queued.push_back(&ops[i]);
+  }
+  SubmitAll(queued);
+  std::vector<absl::StatusOr<KeyValue>> out;
+  out.reserve(ops.size());
+  for (SqliteWriteOp& op : ops) out.push_back(std::move(op.result));
+  return out;
+}
+
 absl::StatusOr<KeyValue> SqliteStore::Update(std::string_view key, std::string value,
                                              int64_t expected_mod_revision) {
   SqliteWriteOp op;

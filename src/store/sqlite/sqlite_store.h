@@ -103,6 +103,8 @@ class SqliteStore : public Store, private internal::HistorySource {
       std::vector<std::pair<std::string, std::string>> kvs) override;
   absl::StatusOr<KeyValue> Update(std::string_view key, std::string value,
                                   int64_t expected_mod_revision) override;
+  // Queues every update at once, as CreateMany does.
+  std::vector<absl::StatusOr<KeyValue>> UpdateMany(std::vector<UpdateOp> ops) override;
   absl::StatusOr<KeyValue> Delete(std::string_view key, int64_t expected_mod_revision) override;
   absl::StatusOr<KeyValue> DeleteWithFinalValue(std::string_view key, int64_t expected_mod_revision,
                                                 std::string final_value) override;
@@ -112,6 +114,7 @@ class SqliteStore : public Store, private internal::HistorySource {
   absl::Status Compact(int64_t revision) override;
   int64_t Revision() override;
   int64_t OldestWatchableRevision() override;
+  int64_t Transactions() override { return transactions_.load(std::memory_order_relaxed); }
 
   // The compacted revision recorded in `meta`.
   int64_t CompactedRevision() override;
@@ -139,6 +142,7 @@ class SqliteStore : public Store, private internal::HistorySource {
   int64_t writer_revision_;                            // The leader only.
   std::atomic<int64_t> revision_;   // Latest committed and delivered revision.
   std::atomic<int64_t> compacted_;  // Persisted compacted revision.
+  std::atomic<int64_t> transactions_{0};  // Committed write transactions.
   internal::WatchHub hub_;
 
   absl::Mutex queue_mu_;

@@ -247,6 +247,24 @@ TEST(SqliteStoreTest, CompactionShrinksTheLog) {
   EXPECT_EQ(store->Create("/c", "c")->mod_revision, 13);
 }
 
+// CreateMany and UpdateMany commit their writes in one transaction, which
+// Transactions() counts once (what batched binds and Events rely on).
+TEST(SqliteStoreTest, ManyWritesShareOneTransaction) {
+  ScopedTempDir dir{"sqlite_store_test"};
+  auto store = MustOpen(OptionsIn(dir));
+  ASSERT_NE(store, nullptr);
+  const int64_t t0 = store->Transactions();
+  ASSERT_TRUE(store->Create("/a", "1").ok());
+  EXPECT_EQ(store->Transactions(), t0 + 1);
+  auto created = store->CreateMany({{"/b", "1"}, {"/c", "1"}, {"/d", "1"}});
+  for (const auto& r : created) ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(store->Transactions(), t0 + 2);
+  auto updated = store->UpdateMany({{"/b", "2", 2}, {"/c", "2", 3}, {"/d", "2", 4}});
+  for (const auto& r : updated) ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(store->Transactions(), t0 + 3);
+  EXPECT_EQ(store->Revision(), 7);
+}
+
 TEST(SqliteStoreTest, GroupCommitFailsOnlyTheFailingOperations) {
   ScopedTempDir dir{"sqlite_store_test"};
   auto store = MustOpen(OptionsIn(dir));

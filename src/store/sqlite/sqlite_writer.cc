@@ -126,6 +126,7 @@ absl::Status SqliteStore::TryBatch(const std::vector<SqliteWriteOp*>& batch,
     return st;
   }
   writer_revision_ = rev;
+  transactions_.fetch_add(1, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 

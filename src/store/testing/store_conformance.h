@@ -452,6 +452,34 @@ TYPED_TEST_P(StoreConformanceTest, CreateManyEachOnItsOwn) {
   EXPECT_TRUE(s.CreateMany({}).empty());
 }
 
+// UpdateMany: each entry on its own as Update (a stale or missing key fails
+// alone), results in order, consecutive revisions for the successes.
+TYPED_TEST_P(StoreConformanceTest, UpdateManyEachOnItsOwn) {
+  Store& s = this->store();
+  const int64_t a = this->MustCreate("/u/a", "a0").mod_revision;  // 1
+  this->MustCreate("/u/b", "b0");                                 // 2
+  EventRecorder rec;
+  auto handle = s.Watch("/u/", -1, rec.Callback());
+  ASSERT_TRUE(handle.ok());
+  std::vector<Store::UpdateOp> ops = {{"/u/a", "a1", a},  {"/u/b", "stale", a},
+                                      {"/u/gone", "x", 0}, {"", "empty key", 0},
+                                      {"/u/b", "b1", 0}};
+  std::vector<absl::StatusOr<KeyValue>> r = s.UpdateMany(std::move(ops));
+  ASSERT_EQ(r.size(), 5u);
+  ASSERT_TRUE(r[0].ok()) << r[0].status();
+  EXPECT_EQ(r[0]->mod_revision, 3);
+  EXPECT_EQ(r[1].status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(r[2].status().code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(r[3].ok());  // An empty key is never stored.
+  ASSERT_TRUE(r[4].ok()) << r[4].status();
+  EXPECT_EQ(r[4]->mod_revision, 4);
+  EXPECT_EQ(s.Get("/u/a")->value, "a1");
+  EXPECT_EQ(s.Get("/u/b")->value, "b1");
+  EXPECT_EQ(s.Revision(), 4);
+  EXPECT_THAT(rec.Revisions(), ::testing::ElementsAre(3, 4));
+  EXPECT_TRUE(s.UpdateMany({}).empty());
+}
+
 // MVCC: a range reads any revision from the compacted one on, pages of it
 // stay one snapshot while writes go on, and compaction ends the past.
 TYPED_TEST_P(StoreConformanceTest, RangeAtPastRevision) {
@@ -564,6 +592,7 @@ REGISTER_TYPED_TEST_SUITE_P(StoreConformanceTest, RangeAtPastRevision,
                             ConcurrentWritersKeepEventOrder, WatchReplayRacingWriters,
                             CompactionMakesOldRevisionsUnwatchable,
                             DestroyingHandleStopsCallbacks,
-                            DestroyingHandleWaitsForRunningCallback, CreateManyEachOnItsOwn);
+                            DestroyingHandleWaitsForRunningCallback, CreateManyEachOnItsOwn,
+                            UpdateManyEachOnItsOwn);
 
 }  // namespace batchd::store::testing

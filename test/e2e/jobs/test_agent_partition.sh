@@ -6,7 +6,9 @@
 # (this suite's server adds 5 s ones: --default-unreachable-toleration-
 # seconds): the pods are evicted and replaced on another node; when the agent
 # comes back (SIGCONT) it kills its stale copies, so each index runs exactly
-# once again, and the Job counts each evicted pod once.
+# once again, and the Job counts each evicted pod once. The agent does not
+# fence (--fence-period 0): this is the path of an agent that cannot, and
+# test_agent_fence.sh the one of an agent that does.
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 NODE=e2e-partition
@@ -23,7 +25,7 @@ cleanup() {
   k delete node "$NODE" --wait=false >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-start_remote_agent "$NODE" "$ADIR"
+start_remote_agent "$NODE" "$ADIR" --fence-period 0
 
 cat <<YAML | k create -f - >/dev/null
 apiVersion: batch/v1
