@@ -1,5 +1,6 @@
 #include "agent/agent.h"
 
+#include <filesystem>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -24,6 +25,7 @@
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
+#include "auth/user.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "common/string_view.h"
@@ -143,6 +145,10 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   absl::StatusOr<reconcile::Result> ReconcileOrphan(const std::string& uid);
   absl::Status EnsureStarted(const Json& pod, PodState& st);
   std::string ClaimsRoot() const;
+  // Secret and configMap volumes: <ConfigVolumesRoot>/<pod uid>/<volume>,
+  // beside the claim directories; removed with the pod's sandbox.
+  std::string ConfigVolumesRoot() const;
+  void RemoveConfigVolumes(const std::string& uid);
   // A Secret or ConfigMap for a container's env (nullopt: not found).
   absl::StatusOr<std::optional<Json>> LookupForEnv(std::string_view resource,
                                                    const std::string& ns,
@@ -338,6 +344,17 @@ std::string NodeAgent::Impl::ClaimsRoot() const {
                                          : agent.opts_.claims_root;
 }
 
+std::string NodeAgent::Impl::ConfigVolumesRoot() const {
+  return std::filesystem::path(ClaimsRoot()).parent_path().append("config-volumes").string();
+}
+
+void NodeAgent::Impl::RemoveConfigVolumes(const std::string& uid) {
+  if (uid.empty() || uid.find('/') != std::string::npos || uid == "." || uid == "..") return;
+  std::error_code ec;
+  std::filesystem::remove_all(absl::StrCat(ConfigVolumesRoot(), "/", uid), ec);
+  if (ec) BATCHD_LOG_WARN("removing the config volumes of pod {}: {}", uid, ec.message());
+}
+
 absl::StatusOr<std::optional<Json>> NodeAgent::Impl::LookupForEnv(std::string_view resource,
                                                                   const std::string& ns,
                                                                   const std::string& name) {
@@ -461,8 +478,9 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
   st.config_error.reset();
   // Volumes first: a failed hostPath check keeps the pod ContainerCreating
   // (retried), as the kubelet's FailedMount does.
+  internal::ConfigVolumes config{absl::StrCat(ConfigVolumesRoot(), "/", spec->uid), in.lookup};
   absl::StatusOr<internal::PodVolumes> volumes =
-      internal::ResolveVolumes(pod, ClaimsRoot(), spec->owner_uid, spec->owner_gid);
+      internal::ResolveVolumes(pod, ClaimsRoot(), spec->owner_uid, spec->owner_gid, &config);
   if (!volumes.ok()) {
     const std::string message(volumes.status().message());
     if (st.mount_error != message) Warn(pod, "FailedMount", message);
@@ -767,6 +785,7 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileOrphan(const std::st
     return reconcile::Result::After(next);
   }
   BATCHD_RETURN_IF_ERROR(agent.runtime_->Remove(uid));
+  RemoveConfigVolumes(uid);
   Forget(uid);
   return reconcile::Result::Done();
 }
@@ -845,11 +864,19 @@ absl::Status NodeAgent::Impl::RegisterNode() {
                                 .value("annotations", Json::object())
                                 .value(api::core_v1::kFencePeriodAnnotation, Json());
     const bool fence_differs = want_fence != have_fence;
-    if (missing || fence_differs) {
+    // The log port's endpoint (address, port, serving CA) as this start has it.
+    const std::string endpoint = internal::KubeletEndpointAnnotation(o);
+    const bool endpoint_differs =
+        !endpoint.empty() &&
+        api::StringMember(api::MemberObject(existing->value("metadata", Json::object()),
+                                            "annotations"),
+                          auth::kKubeletEndpointAnnotation) != endpoint;
+    if (missing || fence_differs || endpoint_differs) {
       Json meta_patch = {{"labels", want}};
       if (fence_differs) {
-        meta_patch["annotations"] = {{api::core_v1::kFencePeriodAnnotation, want_fence}};
+        meta_patch["annotations"][api::core_v1::kFencePeriodAnnotation] = want_fence;
       }
+      if (endpoint_differs) meta_patch["annotations"][auth::kKubeletEndpointAnnotation] = endpoint;
       auto patched = client.MergePatch(node_kind, "", o.node_name,
                                        Json{{"metadata", std::move(meta_patch)}});
       if (!patched.ok()) return patched.status();

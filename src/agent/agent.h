@@ -71,6 +71,10 @@ struct AgentOptions {
   absl::Duration first_status_delay = absl::ZeroDuration();
   std::string host_ip = "127.0.0.1";
   int log_port = 0;  // Published as status.daemonEndpoints.kubeletEndpoint.Port.
+  // The CA (PEM) the log port's serving certificate chains to. Set (a
+  // standalone agent's authenticated log port): the Node carries the
+  // annotation auth::kKubeletEndpointAnnotation with host_ip, log_port and it.
+  std::string serving_ca_pem;
   int workers = 4;
   // An agent inside the server reads pods from the server's shared pods
   // informer (all pods; it keeps those bound to this node), started by the
@@ -210,21 +214,35 @@ class NodeAgent {
   std::unique_ptr<Impl> impl_;
 };
 
+// How the API server reaches remote agents' log ports (kube-apiserver's
+// --kubelet-client-certificate/--kubelet-client-key): its client certificate.
+// The agent is found only through its Node's auth::kKubeletEndpointAnnotation
+// (which only that node can write): HTTPS to the address and port it names,
+// the agent's serving certificate verified against the CA it names (and the
+// address against the certificate's names). Without the annotation, or
+// without a client certificate, remote logs and usage are refused.
+struct KubeletClientOptions {
+  std::string cert_file;
+  std::string key_file;
+};
+
 // A PodLogSource for the API server: pods on `local_node` are read through
 // `local` (may be null when the server runs no agent); others are proxied to
-// their node's agent (`http://<InternalIP>:<kubeletEndpoint.Port>`), looked
-// up through `client`. Thread-safe.
+// their node's agent (GET https://<endpoint>/containerLogs/...), looked up
+// through `client`. Thread-safe.
 std::unique_ptr<apiserver::PodLogSource> NewProxyLogSource(client::Client& client,
                                                            std::string local_node,
-                                                           apiserver::PodLogSource* local);
+                                                           apiserver::PodLogSource* local,
+                                                           KubeletClientOptions kubelet = {});
 
 // The metrics.k8s.io source of the API server (kubectl top): `local`'s
 // usage for `local_node` (local may be null), a remote node's from its
-// agent's GET /stats/summary (http://<InternalIP>:<kubeletEndpoint.Port>),
-// and a simulated node's (annotation batchd.io/simulated) from the requests
-// of its Running pods. Thread-safe.
+// agent's GET /stats/summary (as NewProxyLogSource reaches it), and a
+// simulated node's (annotation batchd.io/simulated) from the requests of its
+// Running pods. Thread-safe.
 std::unique_ptr<apiserver::ResourceMetricsSource> NewResourceMetricsSource(
-    client::Client& client, Clock& clock, std::string local_node, NodeAgent* local);
+    client::Client& client, Clock& clock, std::string local_node, NodeAgent* local,
+    KubeletClientOptions kubelet = {});
 
 // The agent of `batchd server` for this machine: a ProcessRuntime under
 // `pod_root`, the system HostProbe, node name = the host name unless

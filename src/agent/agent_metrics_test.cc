@@ -128,11 +128,17 @@ TEST_F(AgentMetricsTest, SimulatedNodesReportTheRequestsOfTheirRunningPods) {
   EXPECT_EQ(s->usage.memory_bytes, (int64_t{1} << 30) + (int64_t{512} << 20));
   EXPECT_GT(s->usage.window, absl::ZeroDuration());
   ASSERT_EQ(s->pods.size(), 2u);
-  // A node that is neither simulated, local nor reachable reports nothing.
-  Json remote = {{"metadata", {{"name", "r1"}}}, {"status", Json::object()}};
+  // A node that is neither simulated, local nor reachable reports nothing;
+  // nor does one whose address and port only its status names (anyone with
+  // nodes/status could have written them): the agent must publish its
+  // authenticated endpoint itself.
+  Json remote = {{"metadata", {{"name", "r1"}}},
+                 {"status", {{"addresses", {{{"type", "InternalIP"}, {"address", "127.0.0.1"}}}},
+                             {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}}}}};
   auto r = source->NodeUsage(remote);
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "serves no resource usage"));
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "has no authenticated log endpoint"))
+      << r.status();
 }
 
 }  // namespace

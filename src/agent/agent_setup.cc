@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/agent.h"
+#include "agent/internal/kubelet_client.h"
 #include "agent/internal/logs.h"
 #include "agent/runtime/process_runner.h"
 #include "api/meta/object_meta.h"
@@ -113,8 +114,10 @@ namespace {
 
 class ProxyLogSource : public apiserver::PodLogSource {
  public:
-  ProxyLogSource(client::Client& client, std::string local_node, PodLogSource* local)
-      : client_(client), local_node_(std::move(local_node)), local_(local) {}
+  ProxyLogSource(client::Client& client, std::string local_node, PodLogSource* local,
+                 KubeletClientOptions kubelet)
+      : client_(client), local_node_(std::move(local_node)), local_(local),
+        kubelet_(std::move(kubelet)) {}
 
   absl::Status StreamLog(const Json& pod, const Options& o,
                          const std::function<bool(std::string_view)>& write) override {
@@ -127,30 +130,21 @@ class ProxyLogSource : public apiserver::PodLogSource {
     if (node == local_node_ && local_) return local_->StreamLog(pod, o, write);
     auto n = client_.Get(client_.Kind("", "v1", "nodes"), "", node);
     if (!n.ok()) return n.status();
-    const Json& st = n->value("status", Json::object());
-    int port = 0;
-    if (st.contains("daemonEndpoints")) {
-      port = st["daemonEndpoints"].value("kubeletEndpoint", Json::object()).value("Port", 0);
-    }
-    std::string ip;
-    for (const Json& a : st.value("addresses", Json::array())) {
-      if (a.value("type", "") == "InternalIP") ip = a.value("address", "");
-    }
-    if (port <= 0 || ip.empty()) {
-      return registry::BadRequest(absl::StrCat("node \"", node, "\" serves no pod logs"));
-    }
+    // Only where the node itself said, verifying its serving certificate.
+    auto t = internal::KubeletTargetFor(*n, kubelet_);
+    if (!t.ok()) return t.status();
     std::string target = absl::StrCat("/containerLogs/", api::meta::GetNamespace(pod), "/",
                                       name, "/", o.container);
     std::string q = internal::LogQuery(o);
     if (!q.empty()) absl::StrAppend(&target, "?", q);
-    std::string host = ip.find(':') != std::string::npos ? "[" + ip + "]" : ip;
-    return client::StreamGet(absl::StrCat("http://", host, ":", port), target, write);
+    return client::StreamGet(t->base_url, target, write, t->options);
   }
 
  private:
   client::Client& client_;
   std::string local_node_;
   PodLogSource* local_;
+  const KubeletClientOptions kubelet_;
 };
 
 }  // namespace
@@ -195,8 +189,10 @@ std::string DefaultShimPath() {
 
 std::unique_ptr<apiserver::PodLogSource> NewProxyLogSource(client::Client& client,
                                                            std::string local_node,
-                                                           apiserver::PodLogSource* local) {
-  return std::make_unique<ProxyLogSource>(client, std::move(local_node), local);
+                                                           apiserver::PodLogSource* local,
+                                                           KubeletClientOptions kubelet) {
+  return std::make_unique<ProxyLogSource>(client, std::move(local_node), local,
+                                          std::move(kubelet));
 }
 
 namespace {

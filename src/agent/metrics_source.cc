@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/agent.h"
+#include "agent/internal/kubelet_client.h"
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/resource/quantity.h"
@@ -36,8 +37,9 @@ int64_t Requested(const Json& container, const char* resource, bool milli) {
 class AgentMetricsSource : public apiserver::ResourceMetricsSource {
  public:
   AgentMetricsSource(client::Client& client, Clock& clock, std::string local_node,
-                     NodeAgent* local)
-      : client_(client), clock_(clock), local_node_(std::move(local_node)), local_(local) {}
+                     NodeAgent* local, KubeletClientOptions kubelet)
+      : client_(client), clock_(clock), local_node_(std::move(local_node)), local_(local),
+        kubelet_(std::move(kubelet)) {}
 
   absl::StatusOr<apiserver::NodeUsageSummary> NodeUsage(const Json& node) override {
     const Json& meta = api::MemberObject(node, "metadata");
@@ -48,18 +50,10 @@ class AgentMetricsSource : public apiserver::ResourceMetricsSource {
       return Simulated(name);
     }
     if (local_ != nullptr && name == local_node_) return local_->ResourceUsage();
-    const Json& st = api::MemberObject(node, "status");
-    const int64_t port =
-        api::AsInt(api::MemberAt(st, {"daemonEndpoints", "kubeletEndpoint", "Port"}));
-    std::string ip;
-    for (const Json& a : api::MemberArray(st, "addresses")) {
-      if (api::StringMember(a, "type") == "InternalIP") ip = api::CopyStringMember(a, "address");
-    }
-    if (port <= 0 || ip.empty()) {
-      return absl::UnavailableError(absl::StrCat("node \"", name, "\" serves no resource usage"));
-    }
-    std::string host = ip.find(':') != std::string::npos ? "[" + ip + "]" : ip;
-    client::HttpClientOptions ho;
+    // Only where the node itself said, verifying its serving certificate.
+    auto t = internal::KubeletTargetFor(node, kubelet_);
+    if (!t.ok()) return absl::UnavailableError(t.status().message());
+    client::HttpClientOptions ho = t->options;
     ho.user_agent = "batchd-metrics";
     ho.connect_timeout = absl::Seconds(5);
     ho.request_timeout = absl::Seconds(10);  // a stalled agent holds no request longer
@@ -67,7 +61,7 @@ class AgentMetricsSource : public apiserver::ResourceMetricsSource {
     // The scheme is the caller's (it outlives this call): not owned here.
     std::shared_ptr<const api::Scheme> scheme(std::shared_ptr<const api::Scheme>(),
                                               &client_.scheme());
-    auto c = client::HttpClient::Create(absl::StrCat("http://", host, ":", port), scheme, ho);
+    auto c = client::HttpClient::Create(t->base_url, scheme, ho);
     if (!c.ok()) return c.status();
     auto resp = (*c)->Do("GET", "/stats/summary");
     if (!resp.ok()) return resp.status();
@@ -112,13 +106,16 @@ class AgentMetricsSource : public apiserver::ResourceMetricsSource {
   Clock& clock_;
   const std::string local_node_;
   NodeAgent* const local_;
+  const KubeletClientOptions kubelet_;
 };
 
 }  // namespace
 
 std::unique_ptr<apiserver::ResourceMetricsSource> NewResourceMetricsSource(
-    client::Client& client, Clock& clock, std::string local_node, NodeAgent* local) {
-  return std::make_unique<AgentMetricsSource>(client, clock, std::move(local_node), local);
+    client::Client& client, Clock& clock, std::string local_node, NodeAgent* local,
+    KubeletClientOptions kubelet) {
+  return std::make_unique<AgentMetricsSource>(client, clock, std::move(local_node), local,
+                                              std::move(kubelet));
 }
 
 }  // namespace batchd::agent

@@ -402,6 +402,7 @@ void ApiServer::ServeCreate(const HttpRequest& req, const Route& r, ResponseWrit
   std::vector<std::string> warnings;
   opts->warnings = &warnings;
   if (auto st = CheckEscalation(r, *body); !st.ok()) return SendError(req, w, st);
+  KeepNodeEndpoint(r, api::CopyStringMember(api::MemberObject(*body, "metadata"), "name"), *opts);
   auto created = registry_.Create(*r.kind, r.ns, std::move(*body), *opts);
   if (!created.ok()) return SendError(req, w, created.status());
   SendObject(req, w, 201, r, *created, warnings);
@@ -415,6 +416,7 @@ void ApiServer::ServeUpdate(const HttpRequest& req, const Route& r, ResponseWrit
   auto body = internal::DecodeBody(req, &opts->duplicate_fields);
   if (!body.ok()) return SendError(req, w, body.status());
   if (auto st = CheckEscalation(r, *body); !st.ok()) return SendError(req, w, st);
+  KeepNodeEndpoint(r, r.name, *opts);
   auto res = registry_.Update(*r.kind, r.ns, r.name, std::move(*body),
                               /*status=*/r.subresource == "status", *opts);
   if (!res.ok()) return SendError(req, w, res.status());
@@ -435,6 +437,7 @@ void ApiServer::ServePatch(const HttpRequest& req, const Route& r, ResponseWrite
                          "application/merge-patch+json, application/apply-patch+yaml, "
                          "application/strategic-merge-patch+json")));
   }
+  KeepNodeEndpoint(r, r.name, *opts);
   std::vector<std::string>* dups =
       *type == registry::PatchType::kJson ? nullptr : &opts->duplicate_fields;
   const std::string fixed =

@@ -132,6 +132,10 @@ class ApiServer {
   // Refuses an RBAC write granting what its author does not hold.
   absl::Status CheckEscalation(const Route& r, const api::Json& obj);
   bool NeedsEscalationCheck(const Route& r) const;
+  // A Node's auth::kKubeletEndpointAnnotation is kept as stored unless the
+  // writer is that node (system:node:<name> in system:nodes).
+  void KeepNodeEndpoint(const Route& r, const std::string& node_name,
+                        registry::WriteOptions& opts) const;
   // NodeRestriction: a node (system:node:<name> in system:nodes) writes only
   // its own Node and Lease and the pods bound to it.
   absl::Status AdmitNode(const HttpRequest& req, const Route& r, const Scope& scope);

@@ -122,6 +122,7 @@ bool ApiServer::Admit(const HttpRequest& req, const Route* r, ResponseWriter& w,
         std::string watch = req.Param("watch");
         a.verb = watch == "true" || watch == "1" ? "watch" : "list";
         a.name = FieldSelectorName(req);
+        a.field_selector = req.Param("fieldSelector");
       } else {
         a.verb = "get";
       }
@@ -216,6 +217,14 @@ absl::Status ApiServer::AdmitNode(const HttpRequest& req, const Route& r, const 
     return forbid("node requested token not bound to a pod");
   }
   return absl::OkStatus();
+}
+
+void ApiServer::KeepNodeEndpoint(const Route& r, const std::string& node_name,
+                                 registry::WriteOptions& opts) const {
+  if (!r.kind->group.empty() || r.kind->plural != "nodes") return;
+  const bool itself = r.user != nullptr && r.user->InGroup(auth::kNodesGroup) &&
+                      !node_name.empty() && r.user->name == auth::kNodeUserPrefix + node_name;
+  if (!itself) opts.kept_annotations.push_back(auth::kKubeletEndpointAnnotation);
 }
 
 void ApiServer::Audit(const HttpRequest& req, const Scope& scope, int code, absl::Time start) {

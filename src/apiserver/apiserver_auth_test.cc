@@ -312,6 +312,53 @@ TEST_F(ApiServerAuthTest, NodeRestriction) {
   EXPECT_EQ(Do(n1, "POST", "/api/v1/namespaces/team-a/serviceaccounts/bot/token", "{}").code(), 403);
 }
 
+TEST_F(ApiServerAuthTest, OnlyTheNodeItselfSetsItsKubeletEndpoint) {
+  auth::ServiceAccountClaims c;
+  c.node = "n1";
+  c.issued_at = clock_.Now();
+  c.expires = c.issued_at + absl::Hours(1);
+  const std::string n1 = sa_->Issue(c);
+  const std::string key = auth::kKubeletEndpointAnnotation;
+  auto node = [&](const std::string& n, const std::string& ep) {
+    return Json({{"metadata", {{"name", n}, {"annotations", {{key, ep}}}}}}).dump();
+  };
+  auto endpoint = [&](const std::string& n) {
+    Json got = Body(Do("admin", "GET", "/api/v1/nodes/" + n));
+    return got["metadata"].value("annotations", Json::object()).value(key, "<none>");
+  };
+  ASSERT_EQ(Do(n1, "POST", "/api/v1/nodes", node("n1", "mine")).code(), 201);
+  EXPECT_EQ(endpoint("n1"), "mine");
+  // Anyone else's change is not taken: a patch, a full update, a create.
+  auto patch = [&](const std::string& token, const std::string& n, const std::string& ep) {
+    HttpRequest r;
+    r.method = "PATCH";
+    r.path = "/api/v1/nodes/" + n;
+    r.headers["authorization"] = "Bearer " + token;
+    r.headers["content-type"] = "application/merge-patch+json";
+    r.body = Json({{"metadata", {{"annotations", {{key, ep}}}}}}).dump();
+    r.remote = "127.0.0.1:5555";
+    r.loopback = true;
+    BufferWriter w;
+    api_->Handle(r, w);
+    return w;
+  };
+  auto p = patch("admin", "n1", "evil");
+  EXPECT_EQ(p.code(), 200);
+  EXPECT_EQ(endpoint("n1"), "mine");
+  bool warned = false;
+  for (const auto& [k, v] : p.headers()) warned |= k == "Warning" && v.find(key) != std::string::npos;
+  EXPECT_TRUE(warned);
+  Json whole = Body(Do("admin", "GET", "/api/v1/nodes/n1"));
+  whole["metadata"]["annotations"].erase(key);
+  EXPECT_EQ(Do("admin", "PUT", "/api/v1/nodes/n1", whole.dump()).code(), 200);
+  EXPECT_EQ(endpoint("n1"), "mine");
+  ASSERT_EQ(Do("admin", "POST", "/api/v1/nodes", node("n2", "evil")).code(), 201);
+  EXPECT_EQ(endpoint("n2"), "<none>");
+  // The node itself changes it.
+  EXPECT_EQ(patch(n1, "n1", "moved").code(), 200);
+  EXPECT_EQ(endpoint("n1"), "moved");
+}
+
 TEST_F(ApiServerAuthTest, AuditLogRecordsWhoDidWhat) {
   Do("alice", "POST", "/apis/batch/v1/namespaces/team-b/jobs", Job("j"));
   Do("nope", "GET", "/api/v1/namespaces");

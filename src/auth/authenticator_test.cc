@@ -1,7 +1,12 @@
 #include "auth/authenticator.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/field_error.h"
+#include "common/pki.h"
 #include "gtest/gtest.h"
 
 namespace batchd::auth {
@@ -204,6 +209,42 @@ TEST(ServiceAccountTokensTest, KeyPersistsAcrossRestarts) {
   auto claims = (*b)->Verify(token, kNow);
   ASSERT_TRUE(claims.ok()) << claims.status();
   EXPECT_EQ(claims->name, "n");
+}
+
+TEST(ServiceAccountTokensTest, Es256WithAnEcP256Key) {
+  std::string dir = ::testing::TempDir() + "/sa-ec-key-test-" + RandomHex(4);
+  std::filesystem::create_directories(dir);
+  auto ca = pki::NewCa("sa");  // an EC P-256 key pair
+  ASSERT_TRUE(ca.ok()) << ca.status();
+  std::ofstream(dir + "/sa.key") << ca->key_pem;
+  auto sa = ServiceAccountTokens::LoadOrCreate(dir + "/sa.key", {});
+  ASSERT_TRUE(sa.ok()) << sa.status();
+  ServiceAccountClaims c{"ns", "n", "u", "", {}, kNow, kNow + absl::Hours(1), "j"};
+  std::string token = (*sa)->Issue(c);
+  std::vector<std::string> parts = absl::StrSplit(token, '.');
+  ASSERT_EQ(parts.size(), 3u);
+  std::string header, sig;
+  ASSERT_TRUE(Base64UrlDecode(parts[0], &header));
+  EXPECT_EQ(api::Json::parse(header)["alg"], "ES256");
+  ASSERT_TRUE(Base64UrlDecode(parts[2], &sig));
+  EXPECT_EQ(sig.size(), 64u);  // JWS r || s, not DER
+  auto claims = (*sa)->Verify(token, kNow);
+  ASSERT_TRUE(claims.ok()) << claims.status();
+  EXPECT_EQ(claims->name, "n");
+  // A flipped signature bit, and an RS256 token from another key, fail.
+  std::string bad = token;
+  bad[bad.size() - 2] = bad[bad.size() - 2] == 'A' ? 'B' : 'A';
+  EXPECT_FALSE((*sa)->Verify(bad, kNow).ok());
+  auto rsa = ServiceAccountTokens::Generate({});
+  ASSERT_TRUE(rsa.ok());
+  EXPECT_FALSE((*sa)->Verify((*rsa)->Issue(c), kNow).ok());
+  EXPECT_FALSE((*rsa)->Verify(token, kNow).ok());
+  // Not a key: refused with what it must be.
+  std::ofstream(dir + "/junk.key") << "not a key";
+  auto junk = ServiceAccountTokens::LoadOrCreate(dir + "/junk.key", {});
+  ASSERT_FALSE(junk.ok());
+  EXPECT_NE(junk.status().message().find("is not a PEM RSA or EC P-256 private key"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -63,6 +63,7 @@ struct Attributes {
   std::string subresource;  // "log"
   std::string name;
   std::string path;         // non-resource requests: the URL path
+  std::string field_selector;  // a list/watch's fieldSelector (the node authorizer reads it)
 };
 
 bool RuleAllows(const Attributes& a, const PolicyRule& r);

@@ -1,5 +1,8 @@
 #include "auth/service_account_tokens.h"
 
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -103,7 +106,57 @@ std::string RandomHex(size_t n) {
 struct ServiceAccountTokens::Key {
   EVP_PKEY* pkey = nullptr;
   ~Key() { EVP_PKEY_free(pkey); }
+  // ES256 (an EC P-256 key) or RS256 (an RSA key), as the key decides.
+  bool ec() const { return EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC; }
+  const char* alg() const { return ec() ? "ES256" : "RS256"; }
 };
+
+namespace {
+
+// An EC key on P-256 (the only curve ES256 names).
+bool IsP256(EVP_PKEY* pkey) {
+  char curve[64] = {};
+  size_t len = 0;
+  return EVP_PKEY_get_utf8_string_param(pkey, "group", curve, sizeof(curve), &len) == 1 &&
+         std::string_view(curve, len) == "prime256v1";
+}
+
+// JWS ES256 signatures are r || s, 32 bytes each (RFC 7518 3.4); OpenSSL
+// signs and verifies DER.
+std::string DerToJose(const std::string& der) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
+  ECDSA_SIG* sig = d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(der.size()));
+  if (!sig) return "";
+  std::string out(64, '\0');
+  const BIGNUM* r = nullptr;
+  const BIGNUM* s = nullptr;
+  ECDSA_SIG_get0(sig, &r, &s);
+  bool ok = BN_bn2binpad(r, reinterpret_cast<unsigned char*>(out.data()), 32) == 32 &&
+            BN_bn2binpad(s, reinterpret_cast<unsigned char*>(out.data()) + 32, 32) == 32;
+  ECDSA_SIG_free(sig);
+  return ok ? out : "";
+}
+
+std::string JoseToDer(const std::string& jose) {
+  if (jose.size() != 64) return "";
+  ECDSA_SIG* sig = ECDSA_SIG_new();
+  BIGNUM* r = BN_bin2bn(reinterpret_cast<const unsigned char*>(jose.data()), 32, nullptr);
+  BIGNUM* s = BN_bin2bn(reinterpret_cast<const unsigned char*>(jose.data()) + 32, 32, nullptr);
+  if (!sig || !r || !s || ECDSA_SIG_set0(sig, r, s) != 1) {
+    BN_free(r);
+    BN_free(s);
+    ECDSA_SIG_free(sig);
+    return "";
+  }
+  unsigned char* der = nullptr;
+  int n = i2d_ECDSA_SIG(sig, &der);
+  std::string out = n > 0 ? std::string(reinterpret_cast<char*>(der), n) : "";
+  OPENSSL_free(der);
+  ECDSA_SIG_free(sig);
+  return out;
+}
+
+}  // namespace
 
 ServiceAccountTokens::ServiceAccountTokens(std::unique_ptr<Key> key, Options opts)
     : key_(std::move(key)), opts_(std::move(opts)) {
@@ -127,9 +180,12 @@ absl::StatusOr<std::unique_ptr<ServiceAccountTokens>> ServiceAccountTokens::Load
     auto key = std::make_unique<Key>();
     key->pkey = PEM_read_PrivateKey(f, nullptr, nullptr, nullptr);
     std::fclose(f);
-    if (!key->pkey || EVP_PKEY_get_base_id(key->pkey) != EVP_PKEY_RSA) {
+    const bool rsa = key->pkey && EVP_PKEY_get_base_id(key->pkey) == EVP_PKEY_RSA;
+    const bool p256 = key->pkey && EVP_PKEY_get_base_id(key->pkey) == EVP_PKEY_EC &&
+                      IsP256(key->pkey);
+    if (!rsa && !p256) {
       return absl::InvalidArgumentError("the service account key " + key_path +
-                                        " is not a PEM RSA private key");
+                                        " is not a PEM RSA or EC P-256 private key");
     }
     return std::unique_ptr<ServiceAccountTokens>(
         new ServiceAccountTokens(std::move(key), std::move(opts)));
@@ -161,7 +217,7 @@ bool ServiceAccountTokens::LooksLikeJwt(std::string_view token) {
 }
 
 std::string ServiceAccountTokens::Issue(const ServiceAccountClaims& c) const {
-  Json header = {{"alg", "RS256"}, {"typ", "JWT"}};
+  Json header = {{"alg", key_->alg()}, {"typ", "JWT"}};
   std::vector<std::string> aud = c.audiences.empty() ? opts_.api_audiences : c.audiences;
   int64_t iat = absl::ToUnixSeconds(c.issued_at), exp = absl::ToUnixSeconds(c.expires);
   Json payload = {{"aud", aud}, {"exp", exp}, {"iat", iat}, {"iss", opts_.issuer},
@@ -192,6 +248,7 @@ std::string ServiceAccountTokens::Issue(const ServiceAccountClaims& c) const {
     }
   }
   EVP_MD_CTX_free(ctx);
+  if (key_->ec()) sig = DerToJose(sig);
   return absl::StrCat(signing_input, ".", Base64UrlEncode(sig));
 }
 
@@ -206,8 +263,13 @@ absl::StatusOr<ServiceAccountClaims> ServiceAccountTokens::Verify(std::string_vi
     return Unauth("malformed JWT encoding");
   }
   Json header = Json::parse(header_raw, nullptr, false);
-  if (!header.is_object() || header.value("alg", Json()) != Json("RS256")) {
+  // Only the key's own algorithm (never "none", never RS256 with an EC key).
+  if (!header.is_object() || header.value("alg", Json()) != Json(key_->alg())) {
     return Unauth("unsupported JWT algorithm");
+  }
+  if (key_->ec()) {
+    sig = JoseToDer(sig);
+    if (sig.empty()) return Unauth("invalid JWT signature");
   }
   std::string_view signing_input = token.substr(0, parts[0].size() + 1 + parts[1].size());
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();

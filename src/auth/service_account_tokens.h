@@ -1,4 +1,5 @@
-// ServiceAccount tokens: signed JWTs (RS256) with Kubernetes' bound-token
+// ServiceAccount tokens: signed JWTs (RS256 with an RSA key, ES256 with an
+// EC P-256 key, as kube-apiserver's --service-account-key-file) with Kubernetes' bound-token
 // claims (iss, sub = system:serviceaccount:NS:NAME, aud, exp, iat, nbf, jti
 // and the `kubernetes.io` claim with the namespace and the ServiceAccount's
 // name and uid), issued through the TokenRequest subresource and verified by
@@ -41,8 +42,9 @@ class ServiceAccountTokens {
     // Accepted audiences; empty means {issuer}.
     std::vector<std::string> api_audiences;
   };
-  // Loads the PEM private key at `key_path`, or creates a 2048-bit RSA key
-  // there (parent directories too) when the file does not exist.
+  // Loads the PEM private key at `key_path` (RSA: RS256; EC P-256: ES256;
+  // anything else is refused), or creates a 2048-bit RSA key there (parent
+  // directories too) when the file does not exist.
   static absl::StatusOr<std::unique_ptr<ServiceAccountTokens>> LoadOrCreate(
       const std::string& key_path, Options opts);
   // A fresh in-memory key (tests, --store memory without a data dir).
@@ -53,7 +55,7 @@ class ServiceAccountTokens {
   const std::vector<std::string>& api_audiences() const { return opts_.api_audiences; }
   // The signed token for `c` (audiences default to the API audiences).
   std::string Issue(const ServiceAccountClaims& c) const;
-  // Checks the format, signature (RS256 only), issuer, expiry (with 60 s of
+  // Checks the format, signature (the key's algorithm only), issuer, expiry (with 60 s of
   // clock skew for nbf/iat as Kubernetes allows) and that the audiences meet
   // the API audiences. Unauthenticated on any failure; never throws.
   absl::StatusOr<ServiceAccountClaims> Verify(std::string_view token, absl::Time now) const;

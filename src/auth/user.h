@@ -19,6 +19,12 @@ inline constexpr char kServiceAccountsGroup[] = "system:serviceaccounts";
 inline constexpr char kServiceAccountPrefix[] = "system:serviceaccount:";
 inline constexpr char kNodesGroup[] = "system:nodes";
 inline constexpr char kNodeUserPrefix[] = "system:node:";
+// The annotation of a Node that says where its agent's authenticated log
+// port is: {"address": IP, "port": N, "ca": PEM of the CA its serving
+// certificate chains to}. Only the node itself (system:node:NAME) may set or
+// change it; the API server keeps the stored value on anyone else's writes
+// (docs/security.md), so the log proxy never connects where a client said.
+inline constexpr char kKubeletEndpointAnnotation[] = "batchd.io/kubelet-endpoint";
 // The user that `--allow-loopback-admin` and the generated admin token act as.
 inline constexpr char kLocalAdminUser[] = "batchd-admin";
 

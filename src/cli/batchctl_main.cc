@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
   // create node-token NAME [--data-dir DIR] [--duration 8760h]: a node agent's
   // credential, signed with the server's key (so only who can read the data
   // directory can mint one); the agent authenticates as system:node:NAME.
-  std::string nt_name, nt_data = "./batchd-data", nt_issuer = "https://batchd.local";
+  std::string nt_name, nt_data = "./batchd-data", nt_issuer = "https://batchd.local", nt_key;
   int64_t nt_hours = 24 * 365;
   auto* cnt = create->add_subcommand("node-token", "Print a node agent's bearer token (system:node:NAME)");
   cnt->add_option("name", nt_name, "the node's name")->required();
@@ -288,8 +288,10 @@ int main(int argc, char** argv) {
   cnt->add_option("--hours", nt_hours, "validity in hours")->capture_default_str();
   cnt->add_option("--service-account-issuer", nt_issuer, "the server's --service-account-issuer")
       ->capture_default_str();
+  cnt->add_option("--service-account-key-file", nt_key,
+                  "the server's --service-account-key-file (default DATA_DIR/pki/sa.key)");
   cnt->callback([&] {
-    std::string key = nt_data + "/pki/sa.key";
+    std::string key = nt_key.empty() ? nt_data + "/pki/sa.key" : nt_key;
     if (!std::ifstream(key)) {
       std::cerr << "error: cannot read " << key << " (run on the server with --data-dir)\n";
       rc = 1;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -21,10 +22,12 @@
 #include "absl/synchronization/mutex.h"
 
 #include "agent/agent.h"
+#include "agent/kubelet_auth.h"
 #include "agent/runtime/log_files.h"
 #include "apiserver/http_server.h"
 #include "client/http_client.h"
 #include "cmd/server.h"
+#include "common/pki.h"
 #include "common/logging.h"
 #include "sim/simulate_command.h"
 
@@ -93,6 +96,9 @@ struct AgentCommand {
   // The node's credential (`batchctl create node-token NAME`): the agent
   // authenticates as system:node:NAME.
   std::string token_file;
+  // The log port (kubelet's 10250): client certificates verify against this
+  // CA (default: the CA that verifies the server).
+  std::string client_ca_file;
 };
 
 // `batchd agent`: a NodeAgent against a remote server. SIGTERM stops the
@@ -179,10 +185,41 @@ int RunAgent(const AgentCommand& cmd) {
   std::filesystem::create_directories(pod_root, ec);
   if (ec) return fail(absl::InternalError("create " + pod_root + ": " + ec.message()));
   chmod(pod_root.c_str(), 0711);
+  // The log port serves HTTPS only and requires a client certificate signed
+  // by the client CA (the server's kubelet client certificate when it
+  // proxies), authorized with a SubjectAccessReview (kubelet's webhook mode).
+  std::string client_ca = cmd.client_ca_file;
+  if (client_ca.empty()) client_ca = co.ca_file;
+  const std::filesystem::path agent_pki = std::filesystem::path(o.data_dir) / "pki";
+  if (client_ca.empty() && !co.ca_data.empty()) {
+    std::filesystem::create_directories(agent_pki, ec);
+    client_ca = (agent_pki / "client-ca.crt").string();
+    std::ofstream(client_ca, std::ios::trunc) << co.ca_data;
+  }
+  if (client_ca.empty()) {
+    return fail(absl::InvalidArgumentError(
+        "the log port requires client certificates: pass --client-ca-file (the server's "
+        "DATA_DIR/pki/ca.crt, which signs its kubelet client certificate) or "
+        "--certificate-authority"));
+  }
+  auto serving = batchd::pki::EnsureServingPki(agent_pki.string(), {cmd.node_ip},
+                                               "system:node:" + cmd.node_name);
+  if (!serving.ok()) return fail(serving.status());
+  {
+    std::ifstream in(serving->ca_cert_file);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    o.serving_ca_pem = buf.str();
+  }
+  batchd::RealClock auth_clock;
+  agent::KubeletAuth log_auth(agent::SubjectAccessReviewer(**client, o.node_name),
+                                        auth_clock);
+  batchd::apiserver::HttpServerOptions lo{cmd.node_ip, cmd.log_port};
+  lo.tls = batchd::apiserver::TlsServerFiles{serving->cert_file, serving->key_file, client_ca};
   std::atomic<agent::NodeAgent*> running{nullptr};
   batchd::apiserver::HttpServer logs(
-      {cmd.node_ip, cmd.log_port},
-      [&](const batchd::apiserver::HttpRequest& req, batchd::apiserver::ResponseWriter& w) {
+      lo, [&](const batchd::apiserver::HttpRequest& req, batchd::apiserver::ResponseWriter& w) {
+        if (!log_auth.Admit(req, w)) return;
         agent::NodeAgent* a = running.load();
         if (!a) return w.Send(503, {{"Content-Type", "text/plain"}}, "starting\n");
         a->ServeLogs(req, w);
@@ -201,7 +238,8 @@ int RunAgent(const AgentCommand& cmd) {
   if (auto st = node.Start(); !st.ok()) return fail(st);
   running = &node;
   std::cout << "batchd agent: node " << o.node_name << " registered with " << server
-            << ", logs on " << cmd.node_ip << ":" << *port
+            << ", logs on https://" << cmd.node_ip << ":" << *port
+            << " (client certificates signed by " << client_ca << ")"
             << (o.pod_isolation ? "; pods get their own mount and UTS namespaces"
                                 : "; no pod isolation (not root): peer names and volume mounts "
                                   "only through $BATCHD_HOSTS_FILE / $BATCHD_VOLUME_<NAME>")
@@ -279,6 +317,11 @@ int main(int argc, char** argv) {
     a->add_option("--client-ca-file", opts.client_ca_file,
                   "CA bundle client certificates are verified against (default: the generated "
                   "CA)");
+    a->add_option("--kubelet-client-certificate", opts.kubelet_client_certificate,
+                  "Client certificate for remote agents' log ports (default: "
+                  "DATA_DIR/pki/kubelet-client.crt, signed by DATA_DIR/pki/ca.crt)");
+    a->add_option("--kubelet-client-key", opts.kubelet_client_key,
+                  "Key of --kubelet-client-certificate");
     a->add_option("--tls-san", opts.tls_sans,
                   "Extra host name or IP for the generated serving certificate (repeatable)");
     a->add_flag("--insecure-serve-unauthenticated", opts.insecure_serve_unauthenticated,
@@ -405,6 +448,9 @@ int main(int argc, char** argv) {
                   "Rotate the audit log at this many megabytes")->capture_default_str();
     a->add_option("--audit-log-maxbackup", opts.audit_log_maxbackup,
                   "Rotated audit log files to keep")->capture_default_str();
+    a->add_option("--service-account-key-file", opts.service_account_key_file,
+                  "PEM private key signing ServiceAccount and node tokens: RSA (RS256) or EC "
+                  "P-256 (ES256); default DATA_DIR/pki/sa.key, an RSA key created on first start");
     a->add_option("--service-account-issuer", opts.service_account_issuer,
                   "Issuer (iss) of ServiceAccount tokens")->capture_default_str();
     a->add_option("--api-audiences", opts.api_audiences,
@@ -467,6 +513,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   agent->add_option("--token-file", agent_cmd.token_file,
                     "File with this node's bearer token (batchctl create node-token NAME)");
+  agent->add_option("--client-ca-file", agent_cmd.client_ca_file,
+                    "CA that signs the client certificates the log port accepts: the server's "
+                    "DATA_DIR/pki/ca.crt (default: --certificate-authority)");
   batchd::sim::SimulateCommand sim_cmd;
   auto* simulate = app.add_subcommand(
       "simulate", "Run a scenario on simulated nodes and a virtual clock (docs/simulation.md)");

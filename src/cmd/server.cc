@@ -19,6 +19,7 @@
 #include "auth/audit.h"
 #include "auth/authenticator.h"
 #include "auth/bootstrap_policy.h"
+#include "auth/node_authorizer.h"
 #include "auth/rbac.h"
 #include "auth/service_account_tokens.h"
 #include "ui/ui.h"
@@ -44,6 +45,7 @@
 #include "controllers/nodelifecycle/nodelifecycle.h"
 #include "controllers/queueing/config.h"
 #include "controllers/queueing/queue_manager.h"
+#include "controllers/serviceaccount/serviceaccount.h"
 #include "controllers/topology/ungater.h"
 #include "controllers/admissioncheck/controllers.h"
 #include "controllers/multikueue/http_dialer.h"
@@ -122,6 +124,7 @@ struct Server::Impl {
   // Security: authentication, authorization, audit (auth/).
   std::unique_ptr<auth::ServiceAccountTokens> sa_tokens;
   std::unique_ptr<auth::Authenticator> authenticator;
+  std::unique_ptr<auth::Authorizer> rbac;  // Under the node authorizer (RBAC mode).
   std::unique_ptr<auth::Authorizer> authorizer;
   std::unique_ptr<auth::AuditLog> audit;
   absl::Status SetUpSecurity();
@@ -220,8 +223,13 @@ absl::Status Server::Impl::SetUpSecurity() {
   auth::ServiceAccountTokens::Options so;
   so.issuer = opts.service_account_issuer;
   so.api_audiences = opts.api_audiences;
-  auto sa = auth::ServiceAccountTokens::LoadOrCreate(
-      (std::filesystem::path(opts.data_dir) / "pki" / "sa.key").string(), so);
+  std::string sa_key = opts.service_account_key_file;
+  if (sa_key.empty()) {
+    sa_key = (std::filesystem::path(opts.data_dir) / "pki" / "sa.key").string();
+  } else if (!std::filesystem::exists(sa_key)) {
+    return absl::InvalidArgumentError("--service-account-key-file: cannot read " + sa_key);
+  }
+  auto sa = auth::ServiceAccountTokens::LoadOrCreate(sa_key, so);
   if (!sa.ok()) return sa.status();
   sa_tokens = std::move(*sa);
   ao.service_accounts = sa_tokens.get();
@@ -238,9 +246,11 @@ absl::Status Server::Impl::SetUpSecurity() {
   ao.now = [c] { return c->Now(); };
   authenticator = std::make_unique<auth::Authenticator>(std::move(ao));
   if (opts.authorization_mode == "RBAC") {
-    auto rbac = std::make_unique<auth::RbacAuthorizer>(*registry);
-    rbac->ReconcileAggregation();
-    authorizer = std::move(rbac);
+    auto r = std::make_unique<auth::RbacAuthorizer>(*registry);
+    r->ReconcileAggregation();
+    rbac = std::move(r);
+    // As kube-apiserver's --authorization-mode=Node,RBAC.
+    authorizer = std::make_unique<auth::NodeAuthorizer>(auth::NewRegistryNodeGraph(*registry), *rbac);
   } else if (opts.authorization_mode == "AlwaysAllow") {
     authorizer = std::make_unique<auth::AlwaysAllowAuthorizer>();
   } else {
@@ -271,6 +281,7 @@ void Server::Impl::AddControllers() {
   controllers::AddJobSetController(i.ContextFor("jobset"));
   controllers::AddExclusivePlacementController(i.ContextFor("jobset"));
   controllers::AddGarbageCollector(i.ContextFor("garbage-collector-controller"));
+  controllers::AddServiceAccountsController(i.ContextFor("service-account-controller"));
   controllers::AddTtlAfterFinishedController(i.ContextFor("ttl-after-finished-controller"));
   controllers::AddNodeLifecycleController(i.ContextFor("node-controller"), i.node_lifecycle);
   controllers::endpointslice::AddEndpointSliceController(
@@ -397,6 +408,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
       !st.ok()) {
     return st;
   }
+  // kube-apiserver's ServiceAccount admission plugin (pods get "default").
+  if (auto st = controllers::AddServiceAccountAdmission(*i.registry); !st.ok()) return st;
   if (auto st = registry::EnsureSystemPriorityClasses(*i.registry); !st.ok()) return st;
   // JobSet's pod webhook (exclusive placement), after Priority: it reads spec.priority.
   if (auto st = controllers::AddJobSetPodWebhook(*i.registry); !st.ok()) return st;
@@ -470,11 +483,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     if (!a.ok()) return a.status();
     i.agent = std::move(*a);
   }
+  agent::KubeletClientOptions kubelet{opts.kubelet_client_certificate, opts.kubelet_client_key};
+  if (kubelet.cert_file.empty() != kubelet.key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--kubelet-client-certificate and --kubelet-client-key must be given together");
+  }
+  if (kubelet.cert_file.empty()) {
+    auto kc = pki::EnsureKubeletClientCert((std::filesystem::path(opts.data_dir) / "pki").string());
+    if (!kc.ok()) return kc.status();
+    kubelet = {kc->cert_file, kc->key_file};
+  }
   i.logs = agent::NewProxyLogSource(*i.client, i.agent ? i.agent->options().node_name : "",
-                                    i.agent ? &i.agent->logs() : nullptr);
+                                    i.agent ? &i.agent->logs() : nullptr, kubelet);
   if (auto st = i.SetUpSecurity(); !st.ok()) return st;
   i.resource_metrics = agent::NewResourceMetricsSource(
-      *i.client, i.clock, i.agent ? i.agent->options().node_name : "", i.agent.get());
+      *i.client, i.clock, i.agent ? i.agent->options().node_name : "", i.agent.get(), kubelet);
   apiserver::ApiServerOptions ao;
   ao.logs = i.logs.get();
   ao.resource_metrics = i.resource_metrics.get();

@@ -62,6 +62,11 @@ struct ServerOptions {
   // Client certificates verify against this bundle (default: the generated CA).
   std::string client_ca_file;
   std::vector<std::string> tls_sans;  // Extra names/IPs in the generated certificate.
+  // The client certificate remote agents' log ports accept from the server
+  // (kube-apiserver's --kubelet-client-certificate/-key); default:
+  // DATA_DIR/pki/kubelet-client.{crt,key}, signed by DATA_DIR/pki/ca.crt.
+  std::string kubelet_client_certificate;
+  std::string kubelet_client_key;
   // Allows plain HTTP beyond loopback (tests inside network namespaces only).
   bool insecure_serve_unauthenticated = false;
   // Bounds (kube-apiserver's flags where one exists).
@@ -108,6 +113,10 @@ struct ServerOptions {
   int audit_log_maxsize_mb = 100;         // --audit-log-maxsize
   int audit_log_maxbackup = 10;           // --audit-log-maxbackup
   std::string service_account_issuer = "https://batchd.local";  // --service-account-issuer
+  // The PEM private key that signs and verifies ServiceAccount and node
+  // tokens: RSA (RS256) or EC P-256 (ES256); "" = DATA_DIR/pki/sa.key (an RSA
+  // key created on first start). --service-account-key-file.
+  std::string service_account_key_file;
   std::vector<std::string> api_audiences;  // --api-audiences (default: the issuer)
 };
 

@@ -173,13 +173,41 @@ absl::StatusOr<KeyPair> Issue(const KeyPair& ca, const CertRequest& req) {
   return KeyPair{ToPem(cert.get()), ToPem(key.get())};
 }
 
-absl::StatusOr<ServingPki> EnsureServingPki(const std::string& dir,
-                                            const std::vector<std::string>& sans) {
+namespace {
+
+// DIR/ca.crt and ca.key, created (with DIR, mode 0700) when missing; a new
+// CA removes `stale` (certificates the old one signed).
+absl::StatusOr<KeyPair> LoadOrCreateCa(const std::string& dir, const std::string& ca_name,
+                                       const std::vector<std::string>& stale) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return absl::InternalError("cannot create " + dir + ": " + ec.message());
   ::chmod(dir.c_str(), 0700);
+  const std::string cert_file = (fs::path(dir) / "ca.crt").string();
+  const std::string key_file = (fs::path(dir) / "ca.key").string();
+  if (fs::exists(cert_file) && fs::exists(key_file)) {
+    auto c = ReadFile(cert_file);
+    auto k = ReadFile(key_file);
+    if (!c.ok()) return c.status();
+    if (!k.ok()) return k.status();
+    return KeyPair{*c, *k};
+  }
+  auto c = NewCa(ca_name);
+  if (!c.ok()) return c.status();
+  if (auto st = WriteFile(key_file, c->key_pem, 0600); !st.ok()) return st;
+  if (auto st = WriteFile(cert_file, c->cert_pem, 0644); !st.ok()) return st;
+  for (const auto& f : stale) fs::remove(fs::path(dir) / f, ec);
+  return *c;
+}
+
+}  // namespace
+
+absl::StatusOr<ServingPki> EnsureServingPki(const std::string& dir,
+                                            const std::vector<std::string>& sans,
+                                            const std::string& common_name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
   ServingPki p;
   p.ca_cert_file = (fs::path(dir) / "ca.crt").string();
   p.ca_key_file = (fs::path(dir) / "ca.key").string();
@@ -188,21 +216,10 @@ absl::StatusOr<ServingPki> EnsureServingPki(const std::string& dir,
   p.client_ca_file = p.ca_cert_file;
   const std::string sans_file = (fs::path(dir) / "apiserver.sans").string();
 
-  KeyPair ca;
-  if (fs::exists(p.ca_cert_file) && fs::exists(p.ca_key_file)) {
-    auto c = ReadFile(p.ca_cert_file);
-    auto k = ReadFile(p.ca_key_file);
-    if (!c.ok()) return c.status();
-    if (!k.ok()) return k.status();
-    ca = {*c, *k};
-  } else {
-    auto c = NewCa("batchd-ca");
-    if (!c.ok()) return c.status();
-    ca = *c;
-    if (auto st = WriteFile(p.ca_key_file, ca.key_pem, 0600); !st.ok()) return st;
-    if (auto st = WriteFile(p.ca_cert_file, ca.cert_pem, 0644); !st.ok()) return st;
-    fs::remove(p.cert_file, ec);  // Signed by another CA.
-  }
+  auto ca_or = LoadOrCreateCa(dir, common_name == "batchd-apiserver" ? "batchd-ca" : common_name + "-ca",
+                              {"apiserver.crt", kKubeletClientCert});
+  if (!ca_or.ok()) return ca_or.status();
+  const KeyPair& ca = *ca_or;
   std::set<std::string> names = {"localhost", "127.0.0.1", "::1"};
   for (const auto& s : sans) {
     if (!s.empty()) names.insert(s);
@@ -211,7 +228,7 @@ absl::StatusOr<ServingPki> EnsureServingPki(const std::string& dir,
   auto have = ReadFile(sans_file);
   if (fs::exists(p.cert_file) && fs::exists(p.key_file) && have.ok() && *have == want) return p;
   CertRequest req;
-  req.common_name = "batchd-apiserver";
+  req.common_name = common_name;
   req.server_auth = true;
   for (const auto& n : names) (IsIpAddress(n) ? req.ips : req.dns_names).push_back(n);
   auto leaf = Issue(ca, req);
@@ -220,6 +237,25 @@ absl::StatusOr<ServingPki> EnsureServingPki(const std::string& dir,
   if (auto st = WriteFile(p.cert_file, leaf->cert_pem, 0644); !st.ok()) return st;
   if (auto st = WriteFile(sans_file, want, 0644); !st.ok()) return st;
   return p;
+}
+
+absl::StatusOr<ClientCertFiles> EnsureKubeletClientCert(const std::string& dir) {
+  namespace fs = std::filesystem;
+  auto ca = LoadOrCreateCa(dir, "batchd-ca", {"apiserver.crt", kKubeletClientCert});
+  if (!ca.ok()) return ca.status();
+  ClientCertFiles f{(fs::path(dir) / kKubeletClientCert).string(),
+                    (fs::path(dir) / kKubeletClientKey).string(),
+                    (fs::path(dir) / "ca.crt").string()};
+  if (fs::exists(f.cert_file) && fs::exists(f.key_file)) return f;
+  CertRequest req;
+  req.common_name = kKubeletClientUser;
+  req.organizations = {"system:masters"};
+  req.client_auth = true;
+  auto leaf = Issue(*ca, req);
+  if (!leaf.ok()) return leaf.status();
+  if (auto st = WriteFile(f.key_file, leaf->key_pem, 0600); !st.ok()) return st;
+  if (auto st = WriteFile(f.cert_file, leaf->cert_pem, 0644); !st.ok()) return st;
+  return f;
 }
 
 }  // namespace batchd::pki

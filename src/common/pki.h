@@ -48,8 +48,25 @@ struct ServingPki {
 // 0600) unless they exist. The serving certificate names `sans` (host names
 // and IPs, which always include localhost, 127.0.0.1 and ::1); it is
 // re-issued from the existing CA when the set of names changes.
+// `common_name` is the serving certificate's subject (a node agent's log
+// port uses its own PKI, with CN "system:node:NAME" and a CA of its own).
 absl::StatusOr<ServingPki> EnsureServingPki(const std::string& dir,
-                                            const std::vector<std::string>& sans);
+                                            const std::vector<std::string>& sans,
+                                            const std::string& common_name = "batchd-apiserver");
+
+// The API server's client certificate for node agents' log ports
+// (kube-apiserver's --kubelet-client-certificate): DIR/kubelet-client.crt and
+// .key, CN kKubeletClientUser, O system:masters, clientAuth, signed by
+// DIR/ca.crt (created with the CA when missing, as EnsureServingPki would).
+inline constexpr char kKubeletClientCert[] = "kubelet-client.crt";
+inline constexpr char kKubeletClientKey[] = "kubelet-client.key";
+inline constexpr char kKubeletClientUser[] = "batchd-apiserver-kubelet-client";
+struct ClientCertFiles {
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;  // The CA that signed it (what agents' --client-ca-file names).
+};
+absl::StatusOr<ClientCertFiles> EnsureKubeletClientCert(const std::string& dir);
 
 // True when `s` is an IPv4 or IPv6 address literal.
 bool IsIpAddress(const std::string& s);

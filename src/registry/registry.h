@@ -55,6 +55,11 @@ struct WriteOptions {
   std::vector<std::string>* warnings = nullptr;
   // Duplicate JSON fields seen while decoding the body (for Strict/Warn).
   std::vector<std::string> duplicate_fields;
+  // Annotations this writer may not set or change (a Node's authenticated
+  // log endpoint, written by anyone but that node): a create drops them, an
+  // update or patch keeps the stored values, with a Warning when the request
+  // asked otherwise.
+  std::vector<std::string> kept_annotations;
 };
 
 struct ListOptions {

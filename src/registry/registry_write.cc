@@ -115,6 +115,33 @@ absl::Status TrackManagedFields(const api::KindDef& k, const Json* old, Json& ob
 }
 
 // The client's error for a failed store create of `name`.
+// WriteOptions::kept_annotations: `meta` gets the values of `old_meta` (none
+// on a create) for each kept annotation.
+void KeepAnnotations(const Json* old_meta, Json& meta, const WriteOptions& opts) {
+  for (const std::string& key : opts.kept_annotations) {
+    const Json* old_annotations = old_meta ? api::FindMember(*old_meta, "annotations") : nullptr;
+    const Json* old_value =
+        old_annotations && old_annotations->is_object() ? api::FindMember(*old_annotations, key)
+                                                        : nullptr;
+    const Json* annotations = api::FindMember(meta, "annotations");
+    const Json* value =
+        annotations && annotations->is_object() ? api::FindMember(*annotations, key) : nullptr;
+    if ((value == nullptr) == (old_value == nullptr) && (value == nullptr || *value == *old_value)) {
+      continue;
+    }
+    if (opts.warnings) {
+      opts.warnings->push_back(absl::StrCat("metadata.annotations[", key,
+                                            "]: only the node itself may set it; kept as stored"));
+    }
+    if (old_value) {
+      meta["annotations"][key] = *old_value;
+    } else {
+      meta["annotations"].erase(key);
+      if (meta["annotations"].empty()) meta.erase("annotations");
+    }
+  }
+}
+
 absl::Status CreateError(const api::KindDef& k, const std::string& name, const absl::Status& st) {
   if (absl::IsAlreadyExists(st)) return AlreadyExists(k, name);
   return StoreUnavailable(st);
@@ -262,6 +289,7 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
   // 1. Decode: types, unknown fields, apiVersion/kind.
   if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
   Json& meta = obj["metadata"];
+  KeepAnnotations(nullptr, meta, opts);
   // 2. Namespace from the URL wins; a different one in the body is an error.
   if (k.namespaced) {
     std::string body_ns = api::CopyStringMember(meta, "namespace");
@@ -432,6 +460,7 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
       }
     }
     CopySystemMeta(old_meta, obj["metadata"]);
+    KeepAnnotations(&old_meta, obj["metadata"], opts);
     // A deleting object may not gain finalizers' worth of new life, but may
     // drop them; metadata.deletionTimestamp is kept from the old object.
     if (k.set_defaults) k.set_defaults(obj);

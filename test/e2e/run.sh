@@ -149,7 +149,8 @@ exec_one() {
   [[ -n "$own" ]] && ((own > limit)) && limit=$own
   local start=$SECONDS
   env PORT="$PORT" E2E_NAME="${name//\//-}" E2E_TMP="$tmp" E2E_CACHE="$WORK/cache" \
-      E2E_REASON="$tmp/reason" E2E_LIB="$HERE/lib.sh" BIN_DIR="$BIN_DIR" "$@" \
+      E2E_REASON="$tmp/reason" E2E_LIB="$HERE/lib.sh" BIN_DIR="$BIN_DIR" \
+      E2E_DATA="${E2E_DATA:-$WORK/data}" "$@" \
       timeout -k 5 "$limit" bash "$script" >"$tmp/log" 2>&1 </dev/null || rc=$?
   echo "$((SECONDS - start))" >"$tmp/secs"
   echo "$limit" >"$tmp/limit"
@@ -237,6 +238,8 @@ run_suite() {
   TEST_TIMEOUT=${E2E_JOBS_TIMEOUT:-240}
   PORT=$(free_port)
   mkdir -p "$WORK/$suite-data"
+  local saved_data=${E2E_DATA:-}
+  E2E_DATA="$WORK/$suite-data"  # the suite server's data dir (its pki/, for node credentials)
   "$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/$suite-data" "$@" \
     >"$WORK/logs/$suite-server.log" 2>&1 &
   SUITE_PID=$!
@@ -271,6 +274,7 @@ run_suite() {
   SUITE_PID=""
   TEST_TIMEOUT=$saved_timeout
   PORT=$saved_port
+  E2E_DATA=$saved_data
 }
 
 # --- The jobs suite: its own server with the local node (pods are host

@@ -65,10 +65,15 @@ APORT=$(free_port)
   >"$E2E_TMP/agent.log" 2>&1 &
 PIDS+=($!)
 wait_for 30 kt get node e2e-tls-node || fail "agent did not register: $(tail -3 "$E2E_TMP/agent.log")"
-# An agent that does not trust the CA cannot join.
+# An agent that does not trust the CA cannot join (its log port's client CA
+# given, so it gets as far as connecting).
 expect_fail timeout 20 "$BIN_DIR/batchd" agent --server "https://127.0.0.1:$SPORT" \
-  --node-name e2e-tls-rogue --data-dir "$E2E_TMP/rogue" --log-port 0
+  --node-name e2e-tls-rogue --data-dir "$E2E_TMP/rogue" --log-port 0 --client-ca-file "$PKI/ca.crt"
 expect_contains "$OUT" "certificate verify failed" "agent without the CA"
+# Without any CA, its log port could verify no client: refused at start.
+expect_fail timeout 20 "$BIN_DIR/batchd" agent --server "https://127.0.0.1:$SPORT" \
+  --node-name e2e-tls-rogue --data-dir "$E2E_TMP/rogue2" --log-port 0
+expect_contains "$OUT" "the log port requires client certificates" "agent without a client CA"
 
 # Plain HTTP beyond loopback is refused at start ...
 expect_fail timeout 20 "$BIN_DIR/batchd" server --listen "0.0.0.0:$(free_port)" \

@@ -122,8 +122,16 @@ def start_server():
 
 
 def start_agent():
+    # The node's credential (system:node:soak-remote) and the CA its log port
+    # accepts client certificates from (the server's kubelet client).
+    data = os.path.join(WORK, "data")
+    token = os.path.join(WORK, "soak-remote.token")
+    with open(token, "w") as f:
+        subprocess.run([os.path.join(os.path.dirname(BATCHD), "batchctl"), "create", "node-token",
+                        "soak-remote", "--data-dir", data], stdout=f, check=True)
     spawn("agent", [BATCHD, "agent", "--server", f"http://127.0.0.1:{PORT}", "--node-name",
-                    "soak-remote", "--data-dir", os.path.join(WORK, "agent"), "--log-port", "0"])
+                    "soak-remote", "--data-dir", os.path.join(WORK, "agent"), "--log-port", "0",
+                    "--token-file", token, "--client-ca-file", os.path.join(data, "pki", "ca.crt")])
 
 
 def kill(name):

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/core/v1/node_fence.h"
 #include "api/meta/time_util.h"
+#include "auth/user.h"
 
 namespace batchd::agent::internal {
 
@@ -90,12 +91,21 @@ Json BuildNode(const AgentOptions& opts, const Json& capacity, const NodeFacts& 
                {"kind", "Node"},
                {"metadata", {{"name", opts.node_name}, {"labels", labels}}},
                {"spec", Json::object()}};
+  if (std::string ep = KubeletEndpointAnnotation(opts); !ep.empty()) {
+    node["metadata"]["annotations"][auth::kKubeletEndpointAnnotation] = ep;
+  }
   if (opts.taints.is_array() && !opts.taints.empty()) node["spec"]["taints"] = opts.taints;
   if (Json fence = FenceAnnotationValue(opts); !fence.is_null()) {
-    node["metadata"]["annotations"] = {{api::core_v1::kFencePeriodAnnotation, fence}};
+    node["metadata"]["annotations"][api::core_v1::kFencePeriodAnnotation] = fence;
   }
   node["status"] = NodeStatus(opts, capacity, facts, Json(), now);
   return node;
+}
+
+std::string KubeletEndpointAnnotation(const AgentOptions& opts) {
+  if (opts.serving_ca_pem.empty() || opts.log_port <= 0) return "";
+  return Json{{"address", opts.host_ip}, {"port", opts.log_port}, {"ca", opts.serving_ca_pem}}
+      .dump();
 }
 
 Json FenceAnnotationValue(const AgentOptions& opts) {

@@ -24,6 +24,10 @@ api::Json BuildNode(const AgentOptions& opts, const api::Json& capacity, const N
 api::Json NodeStatus(const AgentOptions& opts, const api::Json& capacity, const NodeFacts& facts,
                      const api::Json& existing, absl::Time now);
 
+// The value of the Node annotation auth::kKubeletEndpointAnnotation ("" when
+// the agent serves no authenticated log port).
+std::string KubeletEndpointAnnotation(const AgentOptions& opts);
+
 api::Json BuildLease(const AgentOptions& opts, absl::Time now);
 
 // The value of the node's batchd.io/fence-period-seconds annotation: the

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "agent/internal/config_volumes.h"
 #include "api/json_access.h"
 #include "api/resource/quantity.h"
 #include "common/string_view.h"
@@ -45,9 +46,24 @@ void GiveTo(const std::string& path, int64_t uid, int64_t gid) {
 }
 
 absl::StatusOr<VolumeSpec> Resolve(const Json& v, std::string_view ns,
-                                   const std::string& claims_root, int64_t uid, int64_t gid) {
+                                   const std::string& claims_root, int64_t uid, int64_t gid,
+                                   const ConfigVolumes* config) {
   VolumeSpec out;
   out.name = std::string(api::StringMember(v, "name"));
+  if (IsConfigVolume(v) && config != nullptr) {
+    if (!SafeName(out.name)) {
+      return MountFailed(out.name, absl::InvalidArgumentError("invalid volume name"));
+    }
+    absl::StatusOr<std::vector<ConfigFile>> files =
+        ConfigVolumeFiles(v, std::string(ns), config->lookup);
+    if (!files.ok()) return MountFailed(out.name, files.status());
+    out.type = VolumeSpec::Type::kHost;
+    out.host_path = absl::StrCat(config->dir, "/", out.name);
+    if (absl::Status s = WriteConfigVolume(out.host_path, *files, uid, gid); !s.ok()) {
+      return MountFailed(out.name, s);
+    }
+    return out;
+  }
   if (const Json* ed = api::FindMember(v, "emptyDir"); ed != nullptr && ed->is_object()) {
     out.type = VolumeSpec::Type::kEmptyDir;
     out.memory = api::StringMember(*ed, "medium") == "Memory";
@@ -153,17 +169,18 @@ absl::Status CheckHostPath(const std::string& path, const std::string& type, int
 }
 
 absl::StatusOr<PodVolumes> ResolveVolumes(const Json& pod, const std::string& claims_root,
-                                          int64_t uid, int64_t gid) {
+                                          int64_t uid, int64_t gid, const ConfigVolumes* config) {
   PodVolumes out;
   const Json& spec = api::MemberObject(pod, "spec");
   const std::string_view ns = api::StringMember(api::MemberObject(pod, "metadata"), "namespace");
   std::map<std::string, bool> claim_read_only;  // Volume name -> persistentVolumeClaim.readOnly.
   for (const Json& v : api::MemberArray(spec, "volumes")) {
-    absl::StatusOr<VolumeSpec> r = Resolve(v, ns, claims_root, uid, gid);
+    absl::StatusOr<VolumeSpec> r = Resolve(v, ns, claims_root, uid, gid, config);
     if (!r.ok()) return r.status();
     if (const Json* pvc = api::FindMember(v, "persistentVolumeClaim"); pvc && pvc->is_object()) {
       claim_read_only[r->name] = api::BoolMember(*pvc, "readOnly");
     }
+    if (IsConfigVolume(v)) claim_read_only[r->name] = true;  // as the kubelet mounts them
     out.volumes.push_back(*std::move(r));
   }
   for (const char* list : {"initContainers", "containers"}) {

@@ -4,8 +4,9 @@
 // shim), hostPath (the host path itself, with the kubelet's type checks:
 // DirectoryOrCreate and FileOrCreate create it), and persistentVolumeClaim
 // (a node-local directory per claim, `<claims_root>/<namespace>/<claimName>`,
-// created on first use and kept after the pod). Every other volume type is
-// refused by the API, and an error here otherwise.
+// created on first use and kept after the pod), secret and configMap
+// (files written when the pod starts, config_volumes.h). Every other volume
+// type is refused by the API, and an error here otherwise.
 //
 // Thread-compatible: the checks touch the host file system (creating
 // DirectoryOrCreate / FileOrCreate paths and claim directories).
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/internal/pod_spec.h"
 #include "agent/runtime/pod_runtime.h"
 #include "api/field_error.h"
 
@@ -43,8 +45,16 @@ absl::Status CheckHostPath(const std::string& path, const std::string& type, int
 // "x" : hostPath type check failed: /p is not a directory`.
 // New claim directories (and the hostPaths it creates) go to `uid`:`gid`
 // (the pod's owner; -1 = unchanged), claim directories with mode 0770.
+// Secret and configMap volumes (config_volumes.h) are written under
+// `config->dir`/<volume name> and mounted read-only; without `config` they
+// are refused.
+struct ConfigVolumes {
+  std::string dir;  // <config volumes root>/<pod uid>
+  ObjectLookup lookup;
+};
 absl::StatusOr<PodVolumes> ResolveVolumes(const api::Json& pod, const std::string& claims_root,
-                                          int64_t uid = -1, int64_t gid = -1);
+                                          int64_t uid = -1, int64_t gid = -1,
+                                          const ConfigVolumes* config = nullptr);
 
 // Removes the directories of `pod`'s persistentVolumeClaim volumes under
 // `claims_root` (api/core/v1/claim_deletion.h); missing ones are fine.

@@ -14,6 +14,17 @@ poll() {
   done
 }
 
+# node_credentials NODE: the flags a remote `batchd agent` joins the suite's
+# server with: its node token (system:node:NODE, minted with the server's
+# key, so NodeRestriction and the Node authorizer apply) and the CA its log
+# port accepts client certificates from (it signed the server's kubelet
+# client certificate). One word per flag and value (paths have no spaces).
+node_credentials() {
+  local tok="$E2E_TMP/$1.token"
+  "${BIN_DIR:?}/batchctl" create node-token "$1" --data-dir "${E2E_DATA:?}" >"$tok" || return 1
+  echo "--token-file $tok --client-ca-file $E2E_DATA/pki/ca.crt"
+}
+
 # A marker unique to this run and test, for pgrep -f on pod processes.
 new_marker() {
   echo "mk-$1-$$-$RANDOM$RANDOM"
@@ -118,11 +129,12 @@ YAML
 # pods that ask land there; sets AGENT_PID and waits until the node is Ready.
 # The agent's output goes to DIR.log.
 start_remote_agent() {
-  local node=$1 dir=$2 port
+  local node=$1 dir=$2 port creds
   shift 2
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   mkdir -p "$dir"
-  "${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$node" --data-dir "$dir" \
+  read -ra creds <<<"$(node_credentials "$node")"
+  "${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$node" --data-dir "$dir" "${creds[@]}" \
     --log-port "$port" --labels "$node=yes" --taints "$node=yes:NoSchedule" "$@" \
     >"$dir.log" 2>&1 &
   AGENT_PID=$!

@@ -16,7 +16,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 LPORT=$(free_port)
 REMOTE="jsnet-$NS"
 mkdir -p "$E2E_TMP/$REMOTE"
-"${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$REMOTE" \
+read -ra CREDS <<<"$(node_credentials "$REMOTE")"
+"${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$REMOTE" "${CREDS[@]}" \
   --data-dir "$E2E_TMP/$REMOTE" --log-port "$(free_port)" --labels "e2e-jsnet=$REMOTE" \
   --taints "e2e-jsnet=$REMOTE:NoSchedule" >"$E2E_TMP/$REMOTE.log" 2>&1 &
 APID=$!

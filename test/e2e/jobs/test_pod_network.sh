@@ -167,7 +167,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: cm, namespace: $NS}
 spec:
-  volumes: [{name: cfg, configMap: {name: c}}]
+  volumes: [{name: cfg, nfs: {server: nfs.example.com, path: /export}}]
   containers: [{name: main, image: busybox, command: ["true"]}]
 YAML
-expect_contains "$OUT" "spec.volumes[0].configMap: Forbidden" "configMap volume refused"
+expect_contains "$OUT" "spec.volumes[0].nfs: Forbidden" "nfs volume refused"

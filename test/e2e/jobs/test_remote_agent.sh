@@ -8,14 +8,17 @@
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 NODE=remote-1
-LOCAL=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.batchd\.io/simulated}{"\n"}{end}' |
-  awk -v r="$NODE" 'NF == 1 && $1 != r {print $1; exit}')
+# The server's own node: neither simulated nor a remote agent's (those,
+# this test's and parallel tests', publish their log endpoint).
+LOCAL=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.metadata.annotations.batchd\.io/simulated}{"|"}{.metadata.annotations.batchd\.io/kubelet-endpoint}{"\n"}{end}' |
+  awk -F'|' -v r="$NODE" '$2 == "" && $3 == "" && $1 != r {print $1; exit}')
 [[ -n "$LOCAL" ]] || fail "no local node"
 ADIR="$E2E_TMP/agent"
 MARK=$(new_marker remote)
 mkdir -p "$ADIR"
 LOGPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-"${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$NODE" --data-dir "$ADIR" \
+read -ra CREDS <<<"$(node_credentials "$NODE")"
+"${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$NODE" --data-dir "$ADIR" "${CREDS[@]}" \
   --log-port "$LOGPORT" --labels e2e-remote=yes --taints e2e-remote=yes:NoSchedule \
   >"$E2E_TMP/agent.log" 2>&1 &
 APID=$!

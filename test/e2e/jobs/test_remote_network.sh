@@ -17,7 +17,9 @@ APIDS=()
 start_agent() {  # start_agent NODE [ENV...]
   local node=$1; shift
   mkdir -p "$E2E_TMP/$node"
-  env "$@" "${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$node" \
+  local creds
+  read -ra creds <<<"$(node_credentials "$node")"
+  env "$@" "${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$node" "${creds[@]}" \
     --data-dir "$E2E_TMP/$node" --log-port "$(free_port)" --labels "e2e-net=$node" \
     --taints "e2e-net=$node:NoSchedule" >"$E2E_TMP/$node.log" 2>&1 &
   APIDS+=($!)

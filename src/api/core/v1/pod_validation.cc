@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "api/core/v1/core_v1.h"
 #include "api/core/v1/internal/validation.h"
 #include "api/json_access.h"
@@ -19,7 +20,45 @@ void AddEach(ErrorList& errs, const Path& p, const Json& v, const validation::Me
 
 // The volume sources batchd provides (docs/api.md "Volumes"); every other
 // one is refused rather than ignored.
-constexpr const char* kSupportedVolumes[] = {"emptyDir", "hostPath", "persistentVolumeClaim"};
+constexpr const char* kSupportedVolumes[] = {"emptyDir", "hostPath", "persistentVolumeClaim",
+                                             "secret", "configMap"};
+
+// A file mode of a secret/configMap volume (Kubernetes' message).
+void ValidateFileMode(ErrorList& errs, const Json* mode, const Path& p) {
+  if (mode == nullptr || mode->is_null()) return;
+  if (!mode->is_number_integer() || mode->get<int64_t>() < 0 || mode->get<int64_t>() > 0777) {
+    errs.push_back(Invalid(p, *mode, "must be a number between 0 and 0777 (octal), both inclusive"));
+  }
+}
+
+// A relative path inside the volume (Kubernetes' validateLocalDescendingPath).
+void ValidateLocalPath(ErrorList& errs, const std::string& path, const Path& p) {
+  if (path.empty()) {
+    errs.push_back(Required(p, ""));
+    return;
+  }
+  if (path.front() == '/') errs.push_back(Invalid(p, path, "must be a relative path"));
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    if (part == "..") {
+      errs.push_back(Invalid(p, path, "must not contain '..'"));
+      break;
+    }
+  }
+  if (path.rfind("..", 0) == 0) errs.push_back(Invalid(p, path, "must not start with '..'"));
+}
+
+// secret / configMap: the object's name, items (key, path, mode), defaultMode.
+void ValidateConfigSource(ErrorList& errs, const Json& src, const Path& sp, const char* name_field) {
+  if (StringMember(src, name_field).empty()) errs.push_back(Required(sp.Child(name_field), ""));
+  ValidateFileMode(errs, FindMember(src, "defaultMode"), sp.Child("defaultMode"));
+  const Json& items = MemberArray(src, "items");
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Path ip = sp.Child("items").Index(i);
+    if (StringMember(items[i], "key").empty()) errs.push_back(Required(ip.Child("key"), ""));
+    ValidateLocalPath(errs, std::string(StringMember(items[i], "path")), ip.Child("path"));
+    ValidateFileMode(errs, FindMember(items[i], "mode"), ip.Child("mode"));
+  }
+}
 
 void ValidateVolumeSource(ErrorList& errs, const Json& v, const Path& p) {
   std::vector<std::string> sources;
@@ -36,7 +75,7 @@ void ValidateVolumeSource(ErrorList& errs, const Json& v, const Path& p) {
     if (!supported) {
       errs.push_back(Forbidden(p.Child(src), src + " volumes are not supported by batchd "
                                                 "(supported: emptyDir, hostPath, "
-                                                "persistentVolumeClaim)"));
+                                                "persistentVolumeClaim, secret, configMap)"));
     }
   }
   if (sources.size() > 1) {
@@ -74,6 +113,10 @@ void ValidateVolumeSource(ErrorList& errs, const Json& v, const Path& p) {
       errs.push_back(NotSupported(sp.Child("type"), type,
                                   std::vector<std::string>(kTypes.begin(), kTypes.end())));
     }
+  } else if (sources[0] == "secret") {
+    ValidateConfigSource(errs, src, sp, "secretName");
+  } else if (sources[0] == "configMap") {
+    ValidateConfigSource(errs, src, sp, "name");
   } else if (sources[0] == "persistentVolumeClaim") {
     std::string claim(StringMember(src, "claimName"));
     if (claim.empty()) {

@@ -172,13 +172,27 @@ TEST(PodValidationTest, Volumes) {
       {"hostPath", {{"name", "v"}, {"hostPath", {{"path", "/srv"}, {"type", "DirectoryOrCreate"}}}},
        ok_mount, {}},
       {"claim", {{"name", "v"}, {"persistentVolumeClaim", {{"claimName", "ckpt"}}}}, ok_mount, {}},
-      {"configMap", {{"name", "v"}, {"configMap", {{"name", "c"}}}}, nullptr,
-       {"spec.volumes[0].configMap: Forbidden: configMap volumes are not supported by batchd "
-        "(supported: emptyDir, hostPath, persistentVolumeClaim)"}},
+      {"configMap", {{"name", "v"}, {"configMap", {{"name", "c"}, {"defaultMode", 0440},
+                                                   {"items", {{{"key", "k"}, {"path", "a/b"}, {"mode", 0400}}}}}}},
+       ok_mount, {}},
+      {"secret", {{"name", "v"}, {"secret", {{"secretName", "s"}, {"optional", true}}}}, ok_mount, {}},
+      {"secret without a name", {{"name", "v"}, {"secret", {{"defaultMode", 01000}}}}, nullptr,
+       {"spec.volumes[0].secret.secretName: Required value",
+        "spec.volumes[0].secret.defaultMode: Invalid value: 512: must be a number between 0 and "
+        "0777 (octal), both inclusive"}},
+      {"configMap items", {{"name", "v"}, {"configMap", {{"name", "c"}, {"items", {{{"path", "/etc/x"}, {"mode", -1}},
+                                                                                {{"key", "k"}, {"path", "a/../../x"}}}}}}},
+       nullptr,
+       {"spec.volumes[0].configMap.items[0].key: Required value",
+        "spec.volumes[0].configMap.items[0].path: Invalid value: \"/etc/x\": must be a relative path",
+        "spec.volumes[0].configMap.items[0].mode: Invalid value: -1: must be a number between 0 and "
+        "0777 (octal), both inclusive",
+        "spec.volumes[0].configMap.items[1].path: Invalid value: \"a/../../x\": must not contain '..'"}},
       {"unknown source kept by the schema", {{"name", "v"}, {"gcePersistentDisk", Json::object()}},
        nullptr,
        {"spec.volumes[0].gcePersistentDisk: Forbidden: gcePersistentDisk volumes are not "
-        "supported by batchd (supported: emptyDir, hostPath, persistentVolumeClaim)"}},
+        "supported by batchd (supported: emptyDir, hostPath, persistentVolumeClaim, secret, "
+        "configMap)"}},
       {"two sources", {{"name", "v"}, {"emptyDir", Json::object()}, {"hostPath", {{"path", "/x"}}}},
        nullptr, {"spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type"}},
       {"huge pages", {{"name", "v"}, {"emptyDir", {{"medium", "HugePages"}}}}, nullptr,
