@@ -75,12 +75,21 @@ python3 "$E2E_TMP/proxy.py" "$PROXY_PORT" "$PORT" >"$E2E_TMP/proxy.log" 2>&1 &
 PROXY_PID=$!
 poll 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PROXY_PORT" || fail "the proxy does not listen"
 
+# Each agent joins with its node credential from this test's own server, as
+# jobs/lib.sh's node_credentials does for the suite's server.
+creds() {
+  "${BIN_DIR:?}/batchctl" create node-token "$1" --data-dir "$DATA" >"$E2E_TMP/$1.token" || return 1
+  echo "--token-file $E2E_TMP/$1.token --client-ca-file $DATA/pki/ca.crt"
+}
+read -ra A_CREDS <<<"$(creds fence-a)"
+read -ra B_CREDS <<<"$(creds fence-b)"
+((${#A_CREDS[@]} == 4 && ${#B_CREDS[@]} == 4)) || fail "no node credentials from $DATA"
 "$BATCHD" agent --server "http://127.0.0.1:$PROXY_PORT" --node-name fence-a --data-dir "$ADIR" \
-  --log-port "$(free_port)" --labels fence-a=yes --taints fence-a=yes:NoSchedule \
+  "${A_CREDS[@]}" --log-port "$(free_port)" --labels fence-a=yes --taints fence-a=yes:NoSchedule \
   --fence-period 8s --node-lease-duration-seconds 4 >"$ADIR.log" 2>&1 &
 A_PID=$!
 "$BATCHD" agent --server "$SERVER" --node-name fence-b --data-dir "$BDIR" \
-  --log-port "$(free_port)" --node-lease-duration-seconds 4 >"$BDIR.log" 2>&1 &
+  "${B_CREDS[@]}" --log-port "$(free_port)" --node-lease-duration-seconds 4 >"$BDIR.log" 2>&1 &
 B_PID=$!
 for n in fence-a fence-b; do
   poll 30 node_ready_is "$n" True ||

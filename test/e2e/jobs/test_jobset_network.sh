@@ -106,9 +106,12 @@ spec:
                 for _ in range(4):
                     c, _ = s.accept()
                     peer = c.makefile().readline().strip()
+                    # Resolved before the reply, while the worker waits for
+                    # it: a worker that has exited (Succeeded) is no longer
+                    # an address of the Service, as in Kubernetes.
+                    addr = resolve(peer + ".net")
                     c.sendall(("hello " + peer + " from " + socket.gethostname() + "\n").encode())
                     c.close()
-                    addr = resolve(peer + ".net")
                     print("served " + peer + " at " + addr)
 YAML
   worker_job local "$LOCAL"
