@@ -264,15 +264,7 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
       stale.push_back(*wl);
     }
   }
-  if (!m.wl && !Suspended(job) && !adapter_->Finished(job)) {
-    std::vector<PodSetInfo> originals;
-    if (stale.size() == 1) originals = PodSetsInfoFromSpec(stale[0]);
-    BATCHD_RETURN_IF_ERROR(StopJob(job, stale.size() == 1 ? &originals : nullptr,
-                                   stale.size() == 1
-                                       ? "No matching Workload; restoring pod templates "
-                                         "according to existent Workload"
-                                       : "Missing Workload; unable to restore pod templates"));
-  }
+  if (!m.wl) BATCHD_RETURN_IF_ERROR(StopJobWithoutWorkload(job, stale));
   for (const Json& wl : stale) {
     client::DeleteOptions opts;
     opts.precondition_uid = api::meta::GetUid(wl);

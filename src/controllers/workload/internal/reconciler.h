@@ -73,6 +73,9 @@ class IntegrationReconciler : public reconcile::Reconciler {
   absl::StatusOr<reconcile::Result> StartJob(Json& job, const Json& wl);
   absl::Status StopJob(Json& job, const std::vector<PodSetInfo>* fallback,
                        const std::string& message);
+  // A running Job with no matching Workload is stopped, its pod templates
+  // restored from the one stale Workload when there is exactly one.
+  absl::Status StopJobWithoutWorkload(Json& job, const std::vector<Json>& stale);
   absl::Status UpdateJob(Json& job, bool status);
   absl::Status WriteWorkloadStatus(Json& wl);
 

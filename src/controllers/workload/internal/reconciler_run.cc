@@ -131,6 +131,17 @@ absl::StatusOr<Result> IntegrationReconciler::StartJob(Json& job, const Json& wl
 // suspended and has no startTime: suspend (marked "stopping" so a crash in
 // between resumes here), reset status, then restore and unmark. Each write
 // is skipped when already done, so a stopped job costs nothing.
+absl::Status IntegrationReconciler::StopJobWithoutWorkload(Json& job,
+                                                           const std::vector<Json>& stale) {
+  if (Suspended(job) || adapter_->Finished(job)) return absl::OkStatus();
+  std::vector<PodSetInfo> originals;
+  if (stale.size() == 1) originals = PodSetsInfoFromSpec(stale[0]);
+  return StopJob(job, stale.size() == 1 ? &originals : nullptr,
+                 stale.size() == 1 ? "No matching Workload; restoring pod templates "
+                                     "according to existent Workload"
+                                   : "Missing Workload; unable to restore pod templates");
+}
+
 absl::Status IntegrationReconciler::StopJob(Json& job, const std::vector<PodSetInfo>* fallback,
                                             const std::string& message) {
   if (adapter_->Finished(job)) {
