@@ -89,6 +89,42 @@ class Client {
                                                bool status = false) = 0;
   virtual absl::Status Delete(const api::KindDef& k, const std::string& ns,
                               const std::string& name, const DeleteOptions& opts = {}) = 0;
+  struct ChainedWrite {
+    const api::KindDef* kind = nullptr;
+    // With metadata.namespace; to update, its resourceVersion (a precondition).
+    api::Json obj;
+    bool status = false;  // UpdateStatus instead of Update.
+    bool create = false;  // Create instead of Update.
+  };
+  // Each write in order, each only when every one before it succeeded (the
+  // rest fail without writing): writes that may land only after others
+  // (a Job's status after the pods it counts, a pod's finalizer released
+  // after its Job counted it). The in-process client writes them in one
+  // store commit; this default one by one.
+  virtual std::vector<absl::StatusOr<api::Json>> WriteChain(std::vector<ChainedWrite> writes) {
+    std::vector<absl::StatusOr<api::Json>> out;
+    out.reserve(writes.size());
+    bool failed = false;
+    for (ChainedWrite& w : writes) {
+      if (failed) {
+        out.push_back(absl::AbortedError("not written: a write before it in its chain failed"));
+        continue;
+      }
+      if (w.create) {
+        std::string ns;
+        if (w.obj.is_object()) {
+          auto meta = w.obj.find("metadata");
+          if (meta != w.obj.end() && meta->is_object()) ns = meta->value("namespace", "");
+        }
+        out.push_back(Create(*w.kind, ns, std::move(w.obj)));
+      } else {
+        out.push_back(w.status ? UpdateStatus(*w.kind, std::move(w.obj))
+                               : Update(*w.kind, std::move(w.obj)));
+      }
+      failed = !out.back().ok();
+    }
+    return out;
+  }
   // Watches from `resource_version` ("" = current state as ADDED events first).
   virtual absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const api::KindDef& k,
                                                              const std::string& ns,

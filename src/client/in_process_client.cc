@@ -129,4 +129,11 @@ absl::StatusOr<std::unique_ptr<WatchStream>> InProcessClient::Watch(
   return std::unique_ptr<WatchStream>(new RegistryWatchStream(std::move(*w)));
 }
 
+std::vector<absl::StatusOr<Json>> InProcessClient::WriteChain(std::vector<ChainedWrite> writes) {
+  std::vector<registry::Registry::ChainedWrite> chain;
+  chain.reserve(writes.size());
+  for (ChainedWrite& w : writes) chain.push_back({w.kind, std::move(w.obj), w.status, w.create});
+  return registry_.WriteChain(std::move(chain), Opts());
+}
+
 }  // namespace batchd::client

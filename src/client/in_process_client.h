@@ -29,6 +29,8 @@ class InProcessClient : public Client {
                                        bool status = false) override;
   absl::Status Delete(const api::KindDef& k, const std::string& ns, const std::string& name,
                       const DeleteOptions& opts = {}) override;
+  // One store commit (Registry::WriteChain).
+  std::vector<absl::StatusOr<api::Json>> WriteChain(std::vector<ChainedWrite> writes) override;
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const api::KindDef& k, const std::string& ns,
                                                      const Selector& sel,
                                                      const std::string& resource_version) override;

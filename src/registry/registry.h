@@ -166,6 +166,25 @@ class Registry {
   absl::StatusOr<api::Json> Patch(const api::KindDef& k, std::string_view ns,
                                   std::string_view name, PatchType type,
                                   const api::Json& patch, bool status, const WriteOptions& opts);
+  struct ChainedWrite {
+    const api::KindDef* kind = nullptr;
+    // With metadata.namespace and name (or generateName, to create); to
+    // update, its resourceVersion (the precondition).
+    api::Json obj;
+    bool status = false;  // Update the status subresource.
+    bool create = false;  // Create instead of update.
+  };
+  // Creates or updates each object as Create / Update (PUT) would, in
+  // order, each only when every one before it was written (or changed
+  // nothing); the first failure fails the rest with Conflict, nothing of
+  // them written. Updates need their resourceVersion (a precondition; never
+  // retried); a generated name that collides is not drawn again. The writes
+  // go to the store in one chained UpdateMany (SqliteStore: one commit):
+  // what the Job controller uses for new pods with the Job's status, and for
+  // a finishing Job's status with its pods' finalizer releases. The objects
+  // must be distinct.
+  std::vector<absl::StatusOr<api::Json>> WriteChain(std::vector<ChainedWrite> writes,
+                                                    const WriteOptions& opts);
   absl::StatusOr<DeleteResult> Delete(const api::KindDef& k, std::string_view ns,
                                       std::string_view name, const DeleteOptions& opts);
   // DELETE on a collection: deletes every object matching the selectors.

@@ -1,5 +1,6 @@
 #include "registry/registry.h"
 
+#include <map>
 #include <random>
 #include <utility>
 
@@ -16,6 +17,16 @@ namespace {
 using api::Json;
 using api::testing::MakeJob;
 using api::testing::MakeNamespace;
+
+// Counts UpdateMany calls (one call: one commit on SqliteStore).
+class CountingStore : public store::MemoryStore {
+ public:
+  std::vector<absl::StatusOr<store::KeyValue>> UpdateMany(std::vector<UpdateOp> ops) override {
+    ++update_many;
+    return MemoryStore::UpdateMany(std::move(ops));
+  }
+  int update_many = 0;
+};
 
 class RegistryTest : public ::testing::Test {
  protected:
@@ -34,7 +45,7 @@ class RegistryTest : public ::testing::Test {
   std::string Reason(const absl::Status& s) { return GetPayload(s).reason; }
 
   FakeClock clock_;
-  store::MemoryStore store_;
+  CountingStore store_;
   std::unique_ptr<Registry> reg_;
   const api::KindDef* jobs_ = nullptr;
   const api::KindDef* namespaces_ = nullptr;
@@ -165,6 +176,129 @@ TEST_F(RegistryTest, BindManyEachAsBind) {
     EXPECT_EQ(cond->value("status", ""), "True");
   }
   EXPECT_EQ((*r[4])["metadata"].value("resourceVersion", ""), std::to_string(rev0 + 2));
+}
+
+// WriteChain: a Job's status and pods' finalizer removals as Update would
+// write them, in one store UpdateMany; a stale or refused update stops the
+// chain (nothing after it written), a no-op keeps its resourceVersion.
+TEST_F(RegistryTest, WriteChainWritesInOrderAndStopsAtTheFirstFailure) {
+  const api::KindDef* pods = reg_->scheme().ByResource("", "v1", "pods");
+  Json job = MustCreate(MakeJob("j").Obj());
+  std::map<std::string, Json> pod;
+  for (const char* name : {"p", "q", "r"}) {
+    Json obj = api::testing::MakePod(name).Obj();
+    obj["metadata"]["finalizers"] = Json::array({"batch.kubernetes.io/job-tracking"});
+    auto c = reg_->Create(*pods, "default", std::move(obj), WriteOptions{});
+    ASSERT_TRUE(c.ok()) << c.status();
+    pod[name] = *c;
+  }
+  auto release = [&](const std::string& name) {
+    Json p = pod[name];
+    p["metadata"]["finalizers"] = Json::array();
+    return Registry::ChainedWrite{pods, std::move(p), false};
+  };
+  {
+    Json j = job;
+    j["status"]["active"] = 1;
+    const int64_t rev0 = store_.Revision();
+    const int calls0 = store_.update_many;
+    std::vector<Registry::ChainedWrite> chain;
+    chain.push_back({jobs_, std::move(j), true});
+    chain.push_back(release("p"));
+    std::vector<absl::StatusOr<Json>> r = reg_->WriteChain(std::move(chain), WriteOptions{});
+    ASSERT_EQ(r.size(), 2u);
+    ASSERT_TRUE(r[0].ok()) << r[0].status();
+    ASSERT_TRUE(r[1].ok()) << r[1].status();
+    EXPECT_EQ(store_.update_many, calls0 + 1);
+    EXPECT_EQ(store_.Revision(), rev0 + 2);
+    EXPECT_EQ((*r[0])["metadata"].value("resourceVersion", ""), std::to_string(rev0 + 1));
+    EXPECT_EQ((*r[1])["metadata"].value("resourceVersion", ""), std::to_string(rev0 + 2));
+    EXPECT_EQ((*reg_->Get(*jobs_, "default", "j"))->Decode()["status"].value("active", 0), 1);
+    EXPECT_TRUE((*reg_->Get(*pods, "default", "p"))->Decode()["metadata"].value("finalizers", Json::array()).empty());
+    job = *r[0];
+  }
+  {
+    // A no-op status, a stale pod, then one that would have been written.
+    Json stale = pod["q"];
+    stale["metadata"]["resourceVersion"] = "1";
+    stale["metadata"]["finalizers"] = Json::array();
+    const int64_t rev0 = store_.Revision();
+    std::vector<Registry::ChainedWrite> chain;
+    chain.push_back({jobs_, job, true});
+    chain.push_back({pods, std::move(stale), false});
+    chain.push_back(release("r"));
+    std::vector<absl::StatusOr<Json>> r = reg_->WriteChain(std::move(chain), WriteOptions{});
+    ASSERT_EQ(r.size(), 3u);
+    ASSERT_TRUE(r[0].ok()) << r[0].status();
+    EXPECT_EQ((*r[0])["metadata"]["resourceVersion"], job["metadata"]["resourceVersion"]);
+    EXPECT_EQ(Reason(r[1].status()), "Conflict");
+    EXPECT_EQ(Reason(r[2].status()), "Conflict");
+    EXPECT_EQ(store_.Revision(), rev0);
+    EXPECT_FALSE((*reg_->Get(*pods, "default", "r"))->Decode()["metadata"].value("finalizers", Json::array()).empty());
+  }
+  {
+    // A refused update (an invalid label) writes nothing after it, but what
+    // came before it lands.
+    Json q = pod["q"];
+    q["metadata"]["finalizers"] = Json::array();
+    Json bad = pod["r"];
+    bad["metadata"]["labels"]["not a label!"] = "x";
+    const int64_t rev0 = store_.Revision();
+    std::vector<Registry::ChainedWrite> chain;
+    chain.push_back({pods, std::move(q), false});
+    chain.push_back({pods, std::move(bad), false});
+    chain.push_back({jobs_, job, true});
+    std::vector<absl::StatusOr<Json>> r = reg_->WriteChain(std::move(chain), WriteOptions{});
+    ASSERT_EQ(r.size(), 3u);
+    ASSERT_TRUE(r[0].ok()) << r[0].status();
+    EXPECT_EQ(Reason(r[1].status()), "Invalid");
+    EXPECT_EQ(Reason(r[2].status()), "Conflict");
+    EXPECT_EQ(store_.Revision(), rev0 + 1);
+    EXPECT_TRUE((*reg_->Get(*pods, "default", "q"))->Decode()["metadata"].value("finalizers", Json::array()).empty());
+  }
+  {
+    // Creates (a generated name) and then a status, in one UpdateMany; a
+    // create that fails validation writes nothing after it.
+    Json gen = api::testing::MakePod("").Obj();
+    gen["metadata"].erase("name");
+    gen["metadata"]["generateName"] = "j-";
+    gen["metadata"]["namespace"] = "default";
+    Json j = job;
+    j["status"]["active"] = 2;
+    const int64_t rev0 = store_.Revision();
+    const int calls0 = store_.update_many;
+    std::vector<Registry::ChainedWrite> chain;
+    chain.push_back({pods, gen, false, /*create=*/true});
+    chain.push_back({jobs_, std::move(j), true});
+    std::vector<absl::StatusOr<Json>> r = reg_->WriteChain(std::move(chain), WriteOptions{});
+    ASSERT_EQ(r.size(), 2u);
+    ASSERT_TRUE(r[0].ok()) << r[0].status();
+    ASSERT_TRUE(r[1].ok()) << r[1].status();
+    EXPECT_EQ(store_.update_many, calls0 + 1);
+    EXPECT_EQ(store_.Revision(), rev0 + 2);
+    const std::string name = (*r[0])["metadata"].value("name", "");
+    EXPECT_EQ(name.rfind("j-", 0), 0u);
+    EXPECT_EQ((*r[0])["metadata"].value("resourceVersion", ""), std::to_string(rev0 + 1));
+    ASSERT_TRUE(reg_->Get(*pods, "default", name).ok());
+    EXPECT_EQ((*reg_->Get(*jobs_, "default", "j"))->Decode()["status"].value("active", 0), 2);
+    job = *r[1];
+
+    Json bad = gen;
+    bad["spec"]["containers"] = Json::array();
+    Json j3 = job;
+    j3["status"]["active"] = 3;
+    chain.clear();
+    chain.push_back({pods, gen, false, true});
+    chain.push_back({pods, std::move(bad), false, true});
+    chain.push_back({jobs_, std::move(j3), true});
+    r = reg_->WriteChain(std::move(chain), WriteOptions{});
+    ASSERT_EQ(r.size(), 3u);
+    ASSERT_TRUE(r[0].ok()) << r[0].status();
+    EXPECT_EQ(Reason(r[1].status()), "Invalid");
+    EXPECT_EQ(Reason(r[2].status()), "Conflict");
+    EXPECT_EQ(store_.Revision(), rev0 + 3);
+    EXPECT_EQ((*reg_->Get(*jobs_, "default", "j"))->Decode()["status"].value("active", 0), 2);
+  }
 }
 
 TEST_F(RegistryTest, GenerateNameAndDryRun) {

@@ -81,8 +81,14 @@ std::vector<absl::StatusOr<KeyValue>> ObservableStore::CreateMany(
 
 std::vector<absl::StatusOr<KeyValue>> ObservableStore::UpdateMany(std::vector<UpdateOp> ops) {
   absl::Time start = clock_.Now();
+  std::vector<bool> creates;
+  creates.reserve(ops.size());
+  for (const UpdateOp& op : ops) creates.push_back(op.create);
   std::vector<absl::StatusOr<KeyValue>> r = inner_->UpdateMany(std::move(ops));
-  for (const auto& one : r) Record(Operation::kUpdate, one.status(), start);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const bool create = i < creates.size() && creates[i];
+    Record(create ? Operation::kCreate : Operation::kUpdate, r[i].status(), start);
+  }
   return r;
 }
 

@@ -106,21 +106,40 @@ class Store {
     return out;
   }
 
-  // One update of UpdateMany.
+  // One write of UpdateMany: an update, or with `create` a create (as
+  // Create: AlreadyExists when the key exists; no expected revision).
   struct UpdateOp {
     std::string key;
     std::string value;
     int64_t expected_mod_revision = 0;
+    // Written only when the entry before it was (else Aborted, nothing
+    // written): a chain of such entries is applied in order and stops at its
+    // first failure, so a write that depends on an earlier one (a pod's
+    // finalizer released after its Job counted it) never lands without it.
+    bool after_previous = false;
+    bool create = false;
   };
   // Updates each entry as `Update` would, in order: each succeeds or fails on
-  // its own (not atomic), one result per entry. A backend may commit them
-  // together (SqliteStore: one transaction, what batched pod binds use); this
-  // default updates one by one.
+  // its own (not atomic) unless chained (`after_previous`), one result per
+  // entry. A backend may commit them together (SqliteStore: one transaction,
+  // what batched pod binds use); this default updates one by one.
   virtual std::vector<absl::StatusOr<KeyValue>> UpdateMany(std::vector<UpdateOp> ops) {
     std::vector<absl::StatusOr<KeyValue>> out;
     out.reserve(ops.size());
-    for (UpdateOp& op : ops) out.push_back(Update(op.key, std::move(op.value), op.expected_mod_revision));
+    for (UpdateOp& op : ops) {
+      if (op.after_previous && !out.empty() && !out.back().ok()) {
+        out.push_back(ChainBrokenError(op.key));
+        continue;
+      }
+      out.push_back(op.create ? Create(op.key, std::move(op.value))
+                              : Update(op.key, std::move(op.value), op.expected_mod_revision));
+    }
     return out;
+  }
+  // The result of a chained UpdateOp whose predecessor failed.
+  static absl::Status ChainBrokenError(std::string_view key) {
+    return absl::AbortedError("not written: the update before \"" + std::string(key) +
+                              "\" in its chain failed");
   }
 
   // Replaces `key`'s value when its mod_revision equals `expected_mod_revision`

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "api/batch/v1/batch_v1.h"
 #include "api/meta/object_meta.h"
@@ -193,16 +194,88 @@ bool JobReconciler::CacheBehindOwnWrite(const std::string& key, const Json& cach
 absl::Status JobReconciler::WriteStatus(SyncCtx& c) {
   // c.job goes into the write (no copy) and comes back as written; every
   // caller gives up the sync when the write fails.
+  if (!c.new_pods.empty()) return CreateNewPods(c, /*with_status=*/true);
   auto r = ctx_.client.UpdateStatus(job_kind_, std::move(c.job));
   if (!r.ok()) return r.status();
+  AcceptStatusWrite(c, std::move(*r));
+  return absl::OkStatus();
+}
+
+void JobReconciler::AcceptStatusWrite(SyncCtx& c, Json written) {
   int64_t rv = 0;
-  if (absl::SimpleAtoi(api::meta::GetResourceVersion(*r), &rv)) {
+  if (absl::SimpleAtoi(api::meta::GetResourceVersion(written), &rv)) {
     absl::MutexLock lock(&written_mu_);
     int64_t& last = written_rv_[c.key];
     last = std::max(last, rv);
   }
-  c.job = std::move(*r);
+  c.job = std::move(written);
   EnsureTypeMeta(c.job, "batch/v1", "Job");
+}
+
+absl::Status JobReconciler::CreateNewPods(SyncCtx& c, bool with_status) {
+  std::vector<Json> pods = std::move(c.new_pods);
+  c.new_pods.clear();
+  const size_t n = pods.size();
+  std::vector<client::Client::ChainedWrite> chain;
+  chain.reserve(n + 1);
+  for (Json& pod : pods) {
+    chain.push_back({&pod_kind_, std::move(pod), /*status=*/false, /*create=*/true});
+  }
+  if (with_status) chain.push_back({&job_kind_, std::move(c.job), /*status=*/true});
+  std::vector<absl::StatusOr<Json>> r = ctx_.client.WriteChain(std::move(chain));
+  absl::Status first_err;
+  for (size_t i = 0; i < n; ++i) {
+    if (i < r.size() && r[i].ok()) {
+      ctx_.events.Event(c.job_ref ? *c.job_ref : c.job, "Normal", "SuccessfulCreate",
+                        absl::StrCat("Created pod: ", api::meta::GetName(*r[i])));
+      continue;
+    }
+    expectations_.CreationObserved(c.key);
+    if (first_err.ok()) {
+      first_err = i < r.size() ? r[i].status() : absl::InternalError("write chain: no result");
+      ctx_.events.Event(c.job_ref ? *c.job_ref : c.job, "Warning", "FailedCreate",
+                        absl::StrCat("Error creating: ", first_err.message()));
+    }
+  }
+  if (!first_err.ok()) return first_err;
+  if (!with_status) return absl::OkStatus();
+  if (r.size() != n + 1) return absl::InternalError("write chain: no status result");
+  if (!r[n].ok()) return r[n].status();
+  AcceptStatusWrite(c, std::move(*r[n]));
+  return absl::OkStatus();
+}
+
+absl::Status JobReconciler::WriteStatusThenRelease(SyncCtx& c, const std::vector<const Json*>& pods,
+                                                   absl::Status* rm_err) {
+  if (pods.empty()) return WriteStatus(c);
+  std::vector<std::string> uids;
+  uids.reserve(pods.size());
+  std::vector<client::Client::ChainedWrite> chain;
+  chain.reserve(pods.size() + 1);
+  chain.push_back({&job_kind_, std::move(c.job), /*status=*/true});
+  for (const Json* p : pods) {
+    uids.push_back(api::meta::GetUid(*p));
+    Json pod = *p;  // The informer's copy: its resourceVersion is the precondition.
+    api::meta::RemoveFinalizer(pod, api::batch_v1::kJobTrackingFinalizer);
+    chain.push_back({&pod_kind_, std::move(pod), /*status=*/false});
+  }
+  expectations_.ExpectFinalizerRemovals(c.key, uids);
+  std::vector<absl::StatusOr<Json>> r = ctx_.client.WriteChain(std::move(chain));
+  if (r.size() != pods.size() + 1 || !r[0].ok()) {
+    for (const std::string& uid : uids) expectations_.FinalizerRemovalObserved(c.key, uid);
+    return r.empty() ? absl::InternalError("update chain: no result") : r[0].status();
+  }
+  AcceptStatusWrite(c, std::move(*r[0]));
+  // A pod changed since the informer's copy (or one after it in the chain):
+  // released on its latest version, as RemoveFinalizers does.
+  std::vector<const Json*> again;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const absl::Status& st = r[i + 1].status();
+    if (st.ok() || IsReason(st, "NotFound")) continue;
+    expectations_.FinalizerRemovalObserved(c.key, uids[i]);
+    again.push_back(pods[i]);
+  }
+  if (!again.empty()) RemoveFinalizers(c.key, again, rm_err);
   return absl::OkStatus();
 }
 

@@ -168,15 +168,17 @@ TEST_F(JobControllerTest, CrashAfterUncountedWriteDoesNotDoubleCount) {
 // A Job finishing with every pod terminal takes one status write (counts,
 // both conditions, completionTime, no uncounted UIDs) and then the
 // finalizer removal: two store writes, not the three of the uncounted
-// protocol.
+// protocol, in one update chain (one store commit).
 TEST_F(JobControllerTest, FinishingJobCountsAndCompletesInOneStatusWrite) {
   CreateJob(MakeJob("one").Completions(1).Obj());
   auto pods = ActivePods("one");
   ASSERT_EQ(pods.size(), 1u);
   Finish(pods[0], 0, Json::array(), /*settle=*/false);
   const int64_t rev = store_.Revision();
+  const int chains = fault_.write_chains;
   Settle();
   EXPECT_EQ(store_.Revision(), rev + 2);
+  EXPECT_EQ(fault_.write_chains, chains + 1);
   EXPECT_EQ(Conditions("one"), (std::vector<std::string>{"SuccessCriteriaMet=True/CompletionsReached",
                                                          "Complete=True/CompletionsReached"}));
   Json st = Status("one");
@@ -206,6 +208,67 @@ TEST_F(JobControllerTest, CrashAfterFinishingWriteReleasesThePodOnce) {
   EXPECT_FALSE(api::meta::HasFinalizer(Pods("f")[0], api::batch_v1::kJobTrackingFinalizer));
   EXPECT_EQ(Status("f").value("succeeded", 0), 1);
   EXPECT_EQ(CountEvents("Completed"), 0);  // the restarted controller records nothing again
+}
+
+// A Job's first sync creates its pods and writes its status (startTime,
+// active) in one write chain: the pods first, then the status, one commit.
+TEST_F(JobControllerTest, NewPodsAndStatusInOneChain) {
+  const int64_t rev = store_.Revision();
+  const int chains = fault_.write_chains;
+  CreateJob(MakeJob("n").Completions(2).Parallelism(2).Obj());
+  EXPECT_EQ(fault_.write_chains, chains + 1);
+  EXPECT_EQ(store_.Revision(), rev + 4);  // The Job, two pods, its status.
+  EXPECT_EQ(ActivePods("n").size(), 2u);
+  EXPECT_EQ(Count("n", "active"), 2);
+  EXPECT_FALSE(Status("n").value("startTime", "").empty());
+  EXPECT_EQ(CountEvents("SuccessfulCreate"), 2);
+}
+
+// A pod create that fails stops the chain: no status counts pods that are
+// not there; the next sync creates them and writes the status.
+TEST_F(JobControllerTest, FailedCreateWritesNoStatusAndIsRetried) {
+  fault_.fail_pod_creates = true;
+  CreateJob(MakeJob("fc").Completions(2).Parallelism(2).Obj());
+  EXPECT_TRUE(Pods("fc").empty());
+  EXPECT_EQ(Count("fc", "active"), 0);
+  EXPECT_GE(CountEvents("FailedCreate"), 1);
+  fault_.fail_pod_creates = false;
+  Advance(absl::Seconds(30));
+  EXPECT_EQ(ActivePods("fc").size(), 2u);
+  EXPECT_EQ(Count("fc", "active"), 2);
+  EXPECT_FALSE(Status("fc").value("startTime", "").empty());
+}
+
+// A pod changes between the informer's copy the finishing chain is built
+// from and the chain's write (a stale release): the status lands, the chain
+// stops at that pod, the pods from it on are released on their latest
+// versions, and each is counted once.
+TEST_F(JobControllerTest, StaleReleaseInTheFinishingChainIsRetried) {
+  CreateJob(MakeJob("s").Completions(2).Parallelism(2).Obj());
+  auto pods = ActivePods("s");
+  ASSERT_EQ(pods.size(), 2u);
+  Finish(pods[0], 0);
+  Finish(pods[1], 0, Json::array(), /*settle=*/false);
+  fault_.before_chain = [&] {
+    for (const Json& p : Pods("s")) {
+      Json touched = p;
+      touched["metadata"]["annotations"]["touched"] = "yes";
+      ASSERT_TRUE(base_.Update(pods_, std::move(touched)).ok());
+    }
+  };
+  const int64_t rev = store_.Revision();
+  Settle();
+  EXPECT_EQ(fault_.before_chain, nullptr);  // The chain ran.
+  EXPECT_EQ(Conditions("s").back(), "Complete=True/CompletionsReached");
+  EXPECT_EQ(Count("s", "succeeded"), 2);
+  for (const Json& p : Pods("s")) {
+    EXPECT_FALSE(api::meta::HasFinalizer(p, api::batch_v1::kJobTrackingFinalizer));
+    EXPECT_EQ(p["metadata"]["annotations"].value("touched", ""), "yes");
+  }
+  EXPECT_GT(store_.Revision(), rev + 3);  // The touches, the status, the releases.
+  Restart();
+  EXPECT_EQ(Count("s", "succeeded"), 2);
+  EXPECT_EQ(CountEvents("Completed"), 0);
 }
 
 TEST_F(JobControllerTest, CrashAfterFinalizerRemovalCountsOnce) {

@@ -66,6 +66,9 @@ struct SyncCtx {
   std::optional<absl::Duration> requeue;
   // WorkloadWithJob: the PodGroup new pods join ("" for none).
   std::string pod_group;
+  // Pods CreatePods made, created with the sync's next status write (one
+  // chain, pods first) or alone at its end (CreateNewPods).
+  std::vector<api::Json> new_pods;
 
   void RequeueAfter(absl::Duration d) {
     if (!requeue || d < *requeue) requeue = d;
@@ -112,6 +115,20 @@ class JobReconciler : public reconcile::Reconciler {
                                      const std::vector<const api::Json*>& pods,
                                      absl::Status* err);
   absl::Status WriteStatus(SyncCtx& c);
+  // WriteStatus, then the tracking finalizer of `pods` removed, as one
+  // Client::WriteChain (one store commit in-process): a pod is released
+  // only once the status before it landed. Releases the chain could not
+  // make are retried as RemoveFinalizers does; `rm_err` gets their first
+  // failure. Fails (releasing nothing) when the status write fails.
+  absl::Status WriteStatusThenRelease(SyncCtx& c, const std::vector<const api::Json*>& pods,
+                                      absl::Status* rm_err);
+  // A status write's result becomes the working copy (and written_rv_).
+  void AcceptStatusWrite(SyncCtx& c, api::Json written);
+  // Creates c.new_pods, and with `with_status` then writes the status, as
+  // one Client::WriteChain (one store commit in-process). A pod that fails
+  // stops the chain: the status is not written and the error returned;
+  // every pod not created is an expected creation given up.
+  absl::Status CreateNewPods(SyncCtx& c, bool with_status);
   // True when the informer's copy of the Job is older than our last status
   // write for `key` (see written_rv_).
   bool CacheBehindOwnWrite(const std::string& key, const api::Json& cached);

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/meta/object_meta.h"
@@ -36,11 +38,13 @@ inline Json ConditionRule(const std::string& action, const std::string& type) {
 }
 
 // Forwards to another Client; `fail_pod_updates` makes pod PUTs fail (as if
-// the controller died right before removing a finalizer).
+// the controller died right before removing a finalizer), `fail_pod_creates`
+// pod creates. With a fault on, write chains go one by one through them.
 class FaultClient : public client::Client {
  public:
   explicit FaultClient(client::Client& base) : base_(base) {}
   bool fail_pod_updates = false;
+  bool fail_pod_creates = false;
 
   const api::Scheme& scheme() const override { return base_.scheme(); }
   absl::StatusOr<Json> Get(const api::KindDef& k, const std::string& ns,
@@ -52,6 +56,7 @@ class FaultClient : public client::Client {
     return base_.List(k, ns, sel);
   }
   absl::StatusOr<Json> Create(const api::KindDef& k, const std::string& ns, Json obj) override {
+    if (fail_pod_creates && k.plural == "pods") return absl::UnavailableError("injected");
     return base_.Create(k, ns, std::move(obj));
   }
   absl::StatusOr<Json> Update(const api::KindDef& k, Json obj) override {
@@ -61,6 +66,15 @@ class FaultClient : public client::Client {
   absl::StatusOr<Json> UpdateStatus(const api::KindDef& k, Json obj) override {
     return base_.UpdateStatus(k, std::move(obj));
   }
+  std::vector<absl::StatusOr<Json>> WriteChain(std::vector<ChainedWrite> writes) override {
+    // With faults on, one by one through Update (which fails for pods).
+    if (fail_pod_updates || fail_pod_creates) return client::Client::WriteChain(std::move(writes));
+    if (before_chain) std::exchange(before_chain, nullptr)();
+    ++write_chains;
+    return base_.WriteChain(std::move(writes));
+  }
+  int write_chains = 0;  // Chains forwarded to the in-process client.
+  std::function<void()> before_chain;  // Runs once, before the next chain.
   absl::StatusOr<Json> MergePatch(const api::KindDef& k, const std::string& ns,
                                   const std::string& name, const Json& patch,
                                   bool status) override {

@@ -132,19 +132,11 @@ Json JobReconciler::NewPod(const SyncCtx& c, int index) const {
 absl::StatusOr<int> JobReconciler::CreatePods(SyncCtx& c, int n,
                                               const std::vector<int>& indexes) {
   expectations_.ExpectCreations(c.key, n, c.now);
-  const std::string ns = api::meta::GetNamespace(c.job);
-  for (int i = 0; i < n; ++i) {
-    Json pod = NewPod(c, c.indexed ? indexes[i] : kUnknownIndex);
-    auto r = ctx_.client.Create(pod_kind_, ns, std::move(pod));
-    if (!r.ok()) {
-      for (int j = i; j < n; ++j) expectations_.CreationObserved(c.key);
-      ctx_.events.Event(c.job, "Warning", "FailedCreate",
-                        absl::StrCat("Error creating: ", r.status().message()));
-      return r.status();
-    }
-    ctx_.events.Event(c.job, "Normal", "SuccessfulCreate",
-                      absl::StrCat("Created pod: ", api::meta::GetName(*r)));
-  }
+  // Created with the sync's status write, in one chain (the pods first, as
+  // Kubernetes orders them: a status never counts a pod that is not
+  // there), or alone at the sync's end: CreateNewPods.
+  c.new_pods.reserve(c.new_pods.size() + n);
+  for (int i = 0; i < n; ++i) c.new_pods.push_back(NewPod(c, c.indexed ? indexes[i] : kUnknownIndex));
   return n;
 }
 

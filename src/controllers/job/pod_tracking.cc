@@ -199,7 +199,8 @@ absl::Status JobReconciler::Flush(SyncCtx& c, const std::vector<const JobPod*>& 
 // SuccessCriteriaMet / FailureTarget without the terminal condition) buys
 // nothing here. What a reader sees at the end is the same: both conditions,
 // the counts, completionTime, empty uncounted lists, pods without the
-// finalizer.
+// finalizer. The status write and the releases after it are one chain (one
+// store commit in-process): a release lands only with the status before it.
 absl::Status JobReconciler::FinishInOneWrite(SyncCtx& c, const std::vector<const JobPod*>& rm) {
   {
     const JobStatusView status = JobStatusView::Parse(c.job);
@@ -210,14 +211,12 @@ absl::Status JobReconciler::FinishInOneWrite(SyncCtx& c, const std::vector<const
   }
   api::batch_v1::SetJobUncountedTerminatedPods(c.job, {}, {});
   if (!EnactFinished(c)) return absl::InternalError("job finish: uncounted pods left");
-  BATCHD_RETURN_IF_ERROR(WriteStatus(c));
-  RecordFinished(c);
-  if (rm.empty()) return absl::OkStatus();
   std::vector<const Json*> objects;
   objects.reserve(rm.size());
   for (const JobPod* p : rm) objects.push_back(p->object);
   absl::Status err;
-  RemoveFinalizers(c.key, objects, &err);
+  BATCHD_RETURN_IF_ERROR(WriteStatusThenRelease(c, objects, &err));
+  RecordFinished(c);
   return err;  // Retried: the finished Job's sync releases what is left.
 }
 

@@ -276,7 +276,12 @@ absl::StatusOr<Result> JobReconciler::SyncJob(SyncCtx& c) {
   SetJobReady(c.job, std::min(ready, active));
   SetJobTerminating(c.job, c.terminating);
   const bool needs_flush = JobStatusJson(c.job) != before;
-  BATCHD_RETURN_IF_ERROR(TrackStatusAndRemoveFinalizers(c, needs_flush));
+  absl::Status st = TrackStatusAndRemoveFinalizers(c, needs_flush);
+  if (!c.new_pods.empty()) {  // No status write took them.
+    absl::Status created = CreateNewPods(c, /*with_status=*/false);
+    if (st.ok()) st = created;
+  }
+  BATCHD_RETURN_IF_ERROR(st);
   if (!manage_err.ok()) return manage_err;
   if (c.requeue) return Result::After(*c.requeue);
   return Result::Done();

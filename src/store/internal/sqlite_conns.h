@@ -25,6 +25,8 @@ struct SqliteWriteOp {
   std::string value;
   int64_t expected = 0;  // Expected mod revision, or the compaction revision.
   bool final_value = false;  // kDelete: `value` is the key's last value.
+  // Applied only when this earlier operation succeeded (UpdateOp::after_previous).
+  const SqliteWriteOp* after = nullptr;
   absl::StatusOr<KeyValue> result = absl::UnknownError("write not executed");
   bool done = false;
 };

@@ -436,10 +436,11 @@ std::vector<absl::StatusOr<KeyValue>> SqliteStore::UpdateMany(std::vector<Update
       ops[i].result = absl::InvalidArgumentError("key must not be empty");
       continue;
     }
-    ops[i].kind = SqliteWriteOp::Kind::kUpdate;
+    ops[i].kind = updates[i].create ? SqliteWriteOp::Kind::kCreate : SqliteWriteOp::Kind::kUpdate;
     ops[i].key = updates[i].key;
     ops[i].value = std::move(updates[i].value);
-    ops[i].expected = updates[i].expected_mod_revision;
+    ops[i].expected = updates[i].create ? 0 : updates[i].expected_mod_revision;
+    if (updates[i].after_previous && i > 0) ops[i].after = &ops[i - 1];
     queued.push_back(&ops[i]);
   }
   SubmitAll(queued);

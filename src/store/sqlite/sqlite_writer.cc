@@ -176,6 +176,12 @@ absl::Status SqliteStore::ApplyOp(SqliteWriteOp& op, int64_t* rev, std::vector<E
     op.result = KeyValue{};  // compacted_ moves once this commits (SubmitAll)
     return absl::OkStatus();
   }
+  if (op.after != nullptr && !op.after->result.ok()) {
+    // Its chain broke (the predecessor was applied first: same batch in
+    // queue order, or an earlier batch).
+    op.result = ChainBrokenError(op.key);
+    return absl::OkStatus();
+  }
   Event event;
   BATCHD_ASSIGN_OR_RETURN(bool exists, SelectKey(*w.select, op.key, &event.prev));
   const int64_t next = *rev + 1;

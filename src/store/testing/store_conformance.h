@@ -480,6 +480,46 @@ TYPED_TEST_P(StoreConformanceTest, UpdateManyEachOnItsOwn) {
   EXPECT_TRUE(s.UpdateMany({}).empty());
 }
 
+// UpdateMany with chained entries (after_previous): an entry is written only
+// when the one before it was; a chain stops at its first failure, entries
+// outside it go on, and the first entry's flag has no predecessor to wait for.
+TYPED_TEST_P(StoreConformanceTest, UpdateManyChainStopsAtFirstFailure) {
+  Store& s = this->store();
+  const int64_t a = this->MustCreate("/c/a", "a0").mod_revision;  // 1
+  const int64_t b = this->MustCreate("/c/b", "b0").mod_revision;  // 2
+  this->MustCreate("/c/c", "c0");                                 // 3
+  std::vector<Store::UpdateOp> ops(9);
+  ops[0] = {"/c/a", "a1", a, /*after_previous=*/true};  // first: written
+  ops[1] = {"/c/n", "n0", 0, true, /*create=*/true};    // created (a1 was written)
+  ops[2] = {"/c/b", "b1", b, true};                     // written
+  ops[3] = {"/c/c", "stale", a, true};                  // Aborted: stale
+  ops[4] = {"/c/a", "a2", 0, true};                     // chain broken: not written
+  ops[5] = {"/c/m", "m0", 0, true, true};               // still broken: not created
+  ops[6] = {"/c/c", "c1", 0, false};                    // a new start: written
+  ops[7] = {"/c/n", "again", 0, true, true};            // AlreadyExists
+  ops[8] = {"/c/b", "b2", 0, true};                     // broken by it
+  std::vector<absl::StatusOr<KeyValue>> r = s.UpdateMany(std::move(ops));
+  ASSERT_EQ(r.size(), 9u);
+  ASSERT_TRUE(r[0].ok()) << r[0].status();
+  ASSERT_TRUE(r[1].ok()) << r[1].status();
+  ASSERT_TRUE(r[2].ok()) << r[2].status();
+  EXPECT_EQ(r[1]->mod_revision, r[0]->mod_revision + 1);
+  EXPECT_EQ(r[1]->create_revision, r[1]->mod_revision);
+  EXPECT_EQ(r[2]->mod_revision, r[1]->mod_revision + 1);
+  EXPECT_EQ(r[3].status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(r[4].status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(r[5].status().code(), absl::StatusCode::kAborted);
+  ASSERT_TRUE(r[6].ok()) << r[6].status();
+  EXPECT_EQ(r[7].status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(r[8].status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(s.Get("/c/a")->value, "a1");
+  EXPECT_EQ(s.Get("/c/b")->value, "b1");
+  EXPECT_EQ(s.Get("/c/c")->value, "c1");
+  EXPECT_EQ(s.Get("/c/n")->value, "n0");
+  EXPECT_EQ(s.Get("/c/m").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(s.Revision(), 7);
+}
+
 // MVCC: a range reads any revision from the compacted one on, pages of it
 // stay one snapshot while writes go on, and compaction ends the past.
 TYPED_TEST_P(StoreConformanceTest, RangeAtPastRevision) {
@@ -593,6 +633,6 @@ REGISTER_TYPED_TEST_SUITE_P(StoreConformanceTest, RangeAtPastRevision,
                             CompactionMakesOldRevisionsUnwatchable,
                             DestroyingHandleStopsCallbacks,
                             DestroyingHandleWaitsForRunningCallback, CreateManyEachOnItsOwn,
-                            UpdateManyEachOnItsOwn);
+                            UpdateManyEachOnItsOwn, UpdateManyChainStopsAtFirstFailure);
 
 }  // namespace batchd::store::testing
