@@ -136,11 +136,23 @@ nk() {
 }
 expect_ok nk auth whoami -o 'jsonpath={.status.userInfo.username}'
 expect_eq "$OUT" "system:node:$NODE" "the agent's credential"
-expect_fail nk patch pod theirs -n "$NS" --subresource=status --type=merge -p '{"status":{"phase":"Failed"}}'
-expect_contains "$OUT" "pods \"theirs\" is forbidden: node \"$NODE\" can only update pod status for pods with spec.nodeName set to itself" \
+# A status write as the agent makes it (kubectl patch --subresource=status
+# would first GET pods/status, which a node may not read).
+code=$(curl -s -o "$E2E_TMP/body" -w '%{http_code}' --cacert "$PKI/ca.crt" -X PATCH \
+  -H "Authorization: Bearer $(cat "$TOKEN_FILE")" -H 'Content-Type: application/merge-patch+json' \
+  --data '{"status":{"phase":"Failed"}}' "https://127.0.0.1:$SPORT/api/v1/namespaces/$NS/pods/theirs/status")
+expect_eq "$code" "403" "another node's pod status"
+expect_contains "$(cat "$E2E_TMP/body")" "pods \\\"theirs\\\" is forbidden: node \\\"$NODE\\\" can only update pod status for pods with spec.nodeName set to itself" \
   "NodeRestriction: another node's pod"
+# kubectl cannot even read another Node (the Node authorizer) ...
 expect_fail nk patch node e2e-tls-other --type=merge -p '{"metadata":{"labels":{"stolen":"yes"}}}'
-expect_contains "$OUT" "nodes \"e2e-tls-other\" is forbidden: node \"$NODE\" is not allowed to modify node \"e2e-tls-other\"" \
+expect_contains "$OUT" "node '$NODE' cannot read 'e2e-tls-other', only its own Node object" "Node authorizer: another Node"
+# ... and a blind write is NodeRestriction's to refuse.
+code=$(curl -s -o "$E2E_TMP/body" -w '%{http_code}' --cacert "$PKI/ca.crt" -X PATCH \
+  -H "Authorization: Bearer $(cat "$TOKEN_FILE")" -H 'Content-Type: application/merge-patch+json' \
+  --data '{"metadata":{"labels":{"stolen":"yes"}}}' "https://127.0.0.1:$SPORT/api/v1/nodes/e2e-tls-other")
+expect_eq "$code" "403" "another Node"
+expect_contains "$(cat "$E2E_TMP/body")" "nodes \\\"e2e-tls-other\\\" is forbidden: node \\\"$NODE\\\" is not allowed to modify node \\\"e2e-tls-other\\\"" \
   "NodeRestriction: another Node"
 expect_ne "$(kt get pod -n "$NS" theirs -o 'jsonpath={.status.phase}')" "Failed" "the other pod's phase"
 expect_eq "$(kt get node e2e-tls-other -o 'jsonpath={.metadata.labels.stolen}')" "" "the other Node's labels"
