@@ -15,7 +15,8 @@
 # AUTH_BENCH_MODES picks and orders the modes (default "plain rbac"; the
 # issue-12 comparison is AUTH_BENCH_MODES="plain tls-rbac").
 # Rounds alternate the modes (plain, rbac, plain, rbac, ...) so a loaded
-# machine hurts them alike. Prints one line per run: mode create_per_sec create_p99_ms.
+# machine hurts them alike. Prints one line per run: mode create_per_sec create_p99_ms
+# server_cpu_s (the server process's user+system CPU over the whole run).
 set -euo pipefail
 BUILD_DIR=${1:?usage: $0 BUILD_DIR [ROUNDS] [apiserver_bench flags]}
 ROUNDS=${2:-2}
@@ -76,10 +77,15 @@ run() {  # run MODE N
   fi
   timeout 600 "$BENCH" --port "$port" "${token_args[@]}" "${bench_tls[@]}" "$@" >"$WORK/$mode-$n.out" || {
     echo "auth_bench: apiserver_bench failed ($mode)" >&2; tail -n 5 "$WORK/server-$mode-$n.log" >&2; exit 1; }
+  # The server's CPU for the whole run (set-up, creates, list, watch): less
+  # swayed by the machine's load than the rates.
+  local ticks
+  ticks=$(awk '{print $14 + $15}' "/proc/$PID/stat")
   kill "$PID"; wait "$PID" 2>/dev/null || true; PID=""
-  printf '%s create_per_sec=%s create_p99_ms=%s\n' "$mode" \
+  printf '%s create_per_sec=%s create_p99_ms=%s server_cpu_s=%s\n' "$mode" \
     "$(grep -E '^create_per_sec=' "$WORK/$mode-$n.out" | cut -d= -f2)" \
-    "$(grep -E '^create_p99_ms=' "$WORK/$mode-$n.out" | cut -d= -f2)"
+    "$(grep -E '^create_p99_ms=' "$WORK/$mode-$n.out" | cut -d= -f2)" \
+    "$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}')"
 }
 
 read -r -a MODES <<<"${AUTH_BENCH_MODES:-plain rbac}"
