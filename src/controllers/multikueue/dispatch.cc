@@ -241,14 +241,34 @@ bool DispatchReconciler::RemoveRemote(const std::string& ns, const std::string& 
   bg.propagation_policy = "Background";
   std::string owner_hint;
   const JobKindAdapter* adapter = nullptr;
+  std::map<std::string, std::string> created_copies, created_jobs;
   {
     absl::MutexLock lock(&mu_);
     auto it = dispatched_.find(ns + "/" + name);
     if (it != dispatched_.end()) {
       owner_hint = it->second.owner;
       adapter = it->second.adapter;
+      created_copies = it->second.copies;
+      created_jobs = it->second.jobs;
     }
   }
+  bool cluster_ok = true;
+  // Deletes `obj_name` of `k` on `remote`: seen by the watch, or created by
+  // this process (uid precondition: only that object).
+  auto remove = [&](client::Client& remote, const std::string& cluster, const api::KindDef& k,
+                    const std::string& obj_name, const std::string& uid) {
+    client::DeleteOptions opts = bg;
+    if (!uid.empty()) opts.precondition_uid = uid;
+    absl::Status s = remote.Delete(k, ns, obj_name, opts);
+    if (!s.ok() && Unreachable(s)) {
+      workers_->MarkUnreachable(cluster, ctx_.clock.Now(), std::string(s.message()));
+    }
+    // Gone, or another object of that name now (not ours).
+    if (!s.ok() && !IsGone(s) && !absl::IsAborted(s) && !absl::IsFailedPrecondition(s)) {
+      all = false;
+      cluster_ok = false;
+    }
+  };
   for (const std::string& cluster : clusters) {
     std::optional<Worker> w = workers_->Get(cluster);
     if (!w || !w->active || !w->client || !w->watches || !w->watches->workloads().Synced()) {
@@ -256,6 +276,7 @@ bool DispatchReconciler::RemoveRemote(const std::string& ns, const std::string& 
       continue;
     }
     client::Client& remote = *w->client;
+    cluster_ok = true;
     ObjectRef copy = w->watches->workloads().Get(ns, name);
     std::set<std::string> owners;
     if (!owner_hint.empty()) owners.insert(owner_hint);
@@ -275,25 +296,37 @@ bool DispatchReconciler::RemoveRemote(const std::string& ns, const std::string& 
       if (!ours) continue;
       for (const std::string& o : owners) {
         ObjectRef job = rw->Get(ns, o);
-        if (!job || api::meta::GetLabel(*job, kPrebuiltWorkloadLabel).value_or("") != name) {
-          continue;
+        if (job && api::meta::GetLabel(*job, kPrebuiltWorkloadLabel).value_or("") == name) {
+          remove(remote, cluster, rw->kind(), o, "");
+        } else if (!job && o == owner_hint && created_jobs.count(cluster) > 0) {
+          remove(remote, cluster, rw->kind(), o, created_jobs[cluster]);
         }
-        absl::Status s = remote.Delete(rw->kind(), ns, o, bg);
-        if (!s.ok() && Unreachable(s)) {
-          workers_->MarkUnreachable(cluster, ctx_.clock.Now(), std::string(s.message()));
-        }
-        if (!s.ok() && !IsGone(s)) all = false;
       }
     }
     if (copy) {
-      absl::Status s = remote.Delete(w->watches->workloads().kind(), ns, name, bg);
-      if (!s.ok() && Unreachable(s)) {
-        workers_->MarkUnreachable(cluster, ctx_.clock.Now(), std::string(s.message()));
+      remove(remote, cluster, w->watches->workloads().kind(), name, "");
+    } else if (created_copies.count(cluster) > 0) {
+      remove(remote, cluster, w->watches->workloads().kind(), name, created_copies[cluster]);
+    }
+    if (cluster_ok) {
+      // Withdrawn there: nothing of ours left to delete by uid.
+      absl::MutexLock lock(&mu_);
+      auto it = dispatched_.find(ns + "/" + name);
+      if (it != dispatched_.end()) {
+        it->second.copies.erase(cluster);
+        it->second.jobs.erase(cluster);
       }
-      if (!s.ok() && !IsGone(s)) all = false;
     }
   }
   return all;
+}
+
+void DispatchReconciler::Created(const std::string& key, const std::string& cluster, bool job,
+                                 const Json& obj) {
+  absl::MutexLock lock(&mu_);
+  auto it = dispatched_.find(key);
+  if (it == dispatched_.end()) return;
+  (job ? it->second.jobs : it->second.copies)[cluster] = api::meta::GetUid(obj);
 }
 
 // The copies are gone: a suspended managedBy job keeps no status mirrored
@@ -414,9 +447,11 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
   if (finished || !reserved || state == admissioncheck::kRetry ||
       state == admissioncheck::kRejected) {
     const bool removed = RemoveRemote(ns, name, clusters);
+    bool was_dispatched = false;
     {
       absl::MutexLock lock(&mu_);
       rounds_.erase(key);
+      was_dispatched = dispatched_.count(key) > 0;
     }
     if (!finished && !reserved) {
       api::kueue::StatusUpdate update(wl);
@@ -426,7 +461,10 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
       // (Also when a lost worker keeps its copy: it was given up on.)
       if (absl::Status s = ResetMirroredStatus(wl); !s.ok()) return s;
     }
-    if (!removed) return Result::After(opts_.sync_interval);
+    // An unreachable worker that holds none of our copies as far as this
+    // process knows (never dispatched, e.g. still pending) is not waited
+    // for: when it comes back every workload of the check is reconciled.
+    if (!removed && was_dispatched) return Result::After(opts_.sync_interval);
     forget();
     return Result::Done();
   }
@@ -458,7 +496,10 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
   }
   {
     absl::MutexLock lock(&mu_);
-    dispatched_[key] = Dispatched{clusters, adapter, owner->name};
+    Dispatched& d = dispatched_[key];
+    d.clusters = clusters;
+    d.adapter = adapter;
+    d.owner = owner->name;
   }
 
   // What each worker holds, from the watches.
@@ -525,6 +566,7 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
         return Result::After(opts_.sync_interval);
       }
       if (created.ok()) {
+        Created(key, w.cluster, /*job=*/true, *created);
         ctx_.events.Event(wl, "Normal", "MultiKueue",
                           absl::StrCat("The workload got reservation on \"", w.cluster,
                                        "\"; its ", adapter->kind, " was created there"));
@@ -601,7 +643,7 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
       if (r.reachable) nominees.push_back(r.cluster);
     }
   }
-  std::vector<std::string> nominated;
+  std::set<std::string> placed;  // nominees that hold a copy
   bool failed = false;
   const Json copy = RemoteWorkload(wl, opts_.origin);
   for (Remote& r : remotes) {
@@ -610,7 +652,6 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
       if (r.wl) RemoveRemote(ns, name, {r.cluster});
       continue;
     }
-    if (incremental) nominated.push_back(r.cluster);  // Kueue keeps every nominee listed
     if (!r.reachable) continue;
     if (!r.wl) {
       auto created = r.client->Create(r.watches->workloads().kind(), ns, copy);
@@ -623,8 +664,15 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
         failed = true;
         continue;
       }
+      if (created.ok()) Created(key, r.cluster, /*job=*/false, *created);
     }
-    if (!incremental) nominated.push_back(r.cluster);
+    placed.insert(r.cluster);
+  }
+  // AllAtOnce: the workers that hold a copy; Incremental: every nominee, in
+  // the order nominated (Kueue keeps an unreachable one listed).
+  std::vector<std::string> nominated;
+  for (const std::string& c : nominees) {
+    if (incremental || placed.count(c) > 0) nominated.push_back(c);
   }
   if (nominated.empty()) {
     update.status().erase("nominatedClusterNames");

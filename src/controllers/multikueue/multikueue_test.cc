@@ -746,6 +746,19 @@ TEST_F(MultiKueueTest, IncrementalDispatcherStartsOverAfterAnEviction) {
   ASSERT_TRUE(w1_.client.UpdateStatus(RKind(w1_, "workloads"), w).ok());
   Sync();
   ASSERT_EQ(Cond(Wl("wl-j"), "Evicted"), "True/AdmissionCheck");
+  // The job integration's part: the Job is suspended (it never ran here)
+  // and the quota released.
+  Json evicted = Wl("wl-j");
+  evicted["status"].erase("admission");
+  for (Json& c : evicted["status"]["conditions"]) {
+    if (c["type"] == "QuotaReserved" || c["type"] == "Admitted") {
+      c["status"] = "False";
+      c["reason"] = "Pending";
+    }
+  }
+  ASSERT_TRUE(client_.UpdateStatus(Kind("workloads"), evicted).ok());
+  Settle();
+  EXPECT_FALSE(RGet(w1_, "workloads", "wl-j"));
   Advance(absl::Minutes(2));  // requeued (backoff) and reserved again
   ASSERT_EQ(Cond(Wl("wl-j"), "QuotaReserved"), "True/QuotaReserved");
   EXPECT_EQ(Wl("wl-j")["status"]["nominatedClusterNames"], Json({"w1", "w2", "w3"}));
@@ -760,8 +773,13 @@ TEST_F(MultiKueueTest, WatchingTheWorkersCostsNoRequestPerWorkload) {
   Setup();
   for (FakeCluster* c : {&w1_, &w2_}) c->front->gets = c->front->lists = c->front->watches = 0;
   const int n = 3;  // the ClusterQueue's quota
+  // In steps of the old polling period, so that every timer (probes,
+  // watch pumps, the old 2 s re-reads) fires as it would.
+  auto run_for = [&](absl::Duration d) {
+    for (absl::Duration t; t < d; t += absl::Seconds(2)) Advance(absl::Seconds(2));
+  };
   for (int i = 0; i < n; ++i) JobAndWorkload("j" + std::to_string(i));
-  Advance(absl::Minutes(1));  // waiting for a reservation
+  run_for(absl::Minutes(1));  // waiting for a reservation
   for (int i = 0; i < n; ++i) Reserve(w1_, "wl-j" + std::to_string(i));
   Sync();
   for (int i = 0; i < n; ++i) {
@@ -770,7 +788,7 @@ TEST_F(MultiKueueTest, WatchingTheWorkersCostsNoRequestPerWorkload) {
     RemoteJobStatus(w1_, "j" + std::to_string(i),
                     {{"active", 1}, {"startTime", api::meta::FormatRfc3339(clock_.Now())}});
   }
-  Advance(absl::Minutes(10));  // running
+  run_for(absl::Minutes(10));  // running
   for (int i = 0; i < n; ++i) EXPECT_EQ(ManagerJob("j" + std::to_string(i))["status"]["active"], 1);
   const int gets = w1_.front->gets + w2_.front->gets;
   const int lists = w1_.front->lists + w2_.front->lists;
@@ -780,9 +798,10 @@ TEST_F(MultiKueueTest, WatchingTheWorkersCostsNoRequestPerWorkload) {
   RecordProperty("gets", gets);
   RecordProperty("lists", lists);
   EXPECT_EQ(gets, 0);
-  // The probes: one LIST per worker every 10 s; the watches stay open
-  // (reopened every 5 minutes from their resourceVersion).
-  EXPECT_LE(lists, 2 * (11 * 6 + 2));
+  // The probes: one LIST per worker every 10 s, and each watch's first
+  // LIST; the watches stay open (reopened every 5 minutes from their
+  // resourceVersion, without a LIST).
+  EXPECT_LE(lists, 2 * (11 * 6 + 2 + 3));
   EXPECT_LE(watches, 2 * 3 * 4);
 }
 

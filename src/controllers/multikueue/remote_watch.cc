@@ -204,8 +204,8 @@ int RemoteWatch::Pump(absl::Duration wait) {
       const int64_t code = obj.is_object() ? api::IntMember(obj, "code", 0) : 0;
       const std::string reason(obj.is_object() ? api::StringMember(obj, "reason") : "");
       if (code == 410 || reason == "Expired" || reason == "Gone") {
-        Expire(now, absl::StrCat("watch expired: ",
-                                 obj.is_object() ? api::StringMember(obj, "message") : ""));
+        Expire(now, "watch expired: " + (obj.is_object() ? api::CopyStringMember(obj, "message")
+                                                          : std::string()));
       } else {
         Fail(now, absl::StrCat("watch error: ", obj.dump().substr(0, 200)), !obj.is_object());
       }

@@ -127,7 +127,12 @@ class DispatchReconciler : public reconcile::Reconciler {
     std::vector<std::string> clusters;
     const JobKindAdapter* adapter = nullptr;
     std::string owner;  // the job's name
+    // What this process created on each cluster (cluster -> uid), so that
+    // a withdrawal deletes it (uid precondition) before the watch saw it.
+    std::map<std::string, std::string> copies, jobs;
   };
+  // Records a creation on `cluster` (`job`: the job, else the copy).
+  void Created(const std::string& key, const std::string& cluster, bool job, const Json& obj);
   // Deletes the copies (job, then workload) on `clusters`; false when a
   // worker could not be reached (or its watches are not synced).
   bool RemoveRemote(const std::string& ns, const std::string& name,
