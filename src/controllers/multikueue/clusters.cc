@@ -215,6 +215,7 @@ absl::StatusOr<Result> ClusterReconciler::ReconcileCluster(const std::string& na
   std::string source, dir;
   absl::StatusOr<std::string> text = ReadKubeconfig(*obj, &source, &dir);
   bool ok = false;
+  bool new_watches = false;
   std::vector<Json> copies;
   if (!text.ok()) {
     w.reason = "BadConfig";
@@ -236,7 +237,7 @@ absl::StatusOr<Result> ClusterReconciler::ReconcileCluster(const std::string& na
         w.kubeconfig = *text;
         w.watches = std::make_shared<WorkerWatches>(w.client, opts_.origin, ctx_.clock);
         if (opts_.watch_threads) w.watches->Start();
-        controller_->queue().Add("watch/" + name);
+        new_watches = true;
       }
     }
     if (w.client) {
@@ -282,6 +283,8 @@ absl::StatusOr<Result> ClusterReconciler::ReconcileCluster(const std::string& na
   if (changed && ok && w.watches) w.watches->RetryNow();  // back: reconnect now
   Json cond_reason = w.reason, cond_message = w.message;
   workers_->Put(name, std::move(w));
+  // (After the Put: another worker thread may take the key at once.)
+  if (new_watches) controller_->queue().Add("watch/" + name);
   if (changed) {
     BATCHD_LOG_INFO("multikueue: cluster {} is {} ({})", name, ok ? "active" : "inactive",
                     cond_message.get<std::string>());

@@ -69,6 +69,7 @@ void RemoteWatch::Fail(absl::Time now, const std::string& why, bool garbage) {
   watch_.reset();
   next_ = Next::kList;
   const absl::Duration backoff = Backoff();
+  const bool first = failures_in_a_row_ == 0;
   ++failures_in_a_row_;
   next_attempt_ = now + backoff;
   absl::MutexLock lock(&mu_);
@@ -77,8 +78,14 @@ void RemoteWatch::Fail(absl::Time now, const std::string& why, bool garbage) {
   ++stats_.failures;
   if (garbage) ++stats_.garbage;
   last_error_ = why;
-  BATCHD_LOG_DEBUG("multikueue: watch of {}: {} (next try in {})", kind_.plural, why,
-                   absl::FormatDuration(backoff));
+  // The first failure of a streak is worth a line; its retries are not.
+  if (first) {
+    BATCHD_LOG_INFO("multikueue: watch of {} on a worker: {} (retrying in {})", kind_.plural,
+                    why, absl::FormatDuration(backoff));
+  } else {
+    BATCHD_LOG_DEBUG("multikueue: watch of {} on a worker: {} (retrying in {})", kind_.plural,
+                     why, absl::FormatDuration(backoff));
+  }
 }
 
 absl::Duration RemoteWatch::Backoff() const {

@@ -130,7 +130,7 @@ mk_job done 3s  # managedBy defaulted: its queue uses MultiKueue
 expect_eq "$(k get job -n "$NS" done -o jsonpath='{.spec.managedBy}')" \
   "kueue.x-k8s.io/multikueue" "defaulted managedBy"
 check_ready() { [[ $(wl_field done '{.status.admissionChecks[0].state}') == Ready ]]; }
-poll 40 check_ready || fail "check not Ready: $(wl_field done '{.status.admissionChecks}')"
+poll 40 check_ready || fail "check not Ready: $(wl_field done '{.status}') W1: $(kw1 get workloads.kueue.x-k8s.io -n "$NS" -o json | head -c 3000)"
 expect_eq "$(wl_field done '{.status.clusterName}')" "$P-w1" "the worker with room"
 expect_contains "$(wl_field done '{.status.admissionChecks[0].message}')" \
   "The workload got reservation on \"$P-w1\"" "check message"
