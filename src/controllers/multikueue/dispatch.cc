@@ -236,29 +236,36 @@ std::optional<absl::Time> DispatchReconciler::LostSince(const std::string& clust
 
 bool DispatchReconciler::RemoveRemote(const std::string& ns, const std::string& name,
                                       const std::vector<std::string>& clusters) {
+  const std::string key = ns + "/" + name;
   bool all = true;
   client::DeleteOptions bg;
   bg.propagation_policy = "Background";
   std::string owner_hint;
   const JobKindAdapter* adapter = nullptr;
   std::map<std::string, std::string> created_copies, created_jobs;
+  std::set<std::string> deleting;
   {
     absl::MutexLock lock(&mu_);
-    auto it = dispatched_.find(ns + "/" + name);
+    auto it = dispatched_.find(key);
     if (it != dispatched_.end()) {
       owner_hint = it->second.owner;
       adapter = it->second.adapter;
       created_copies = it->second.copies;
       created_jobs = it->second.jobs;
+      deleting = it->second.deleting;
     }
   }
   bool cluster_ok = true;
-  // Deletes `obj_name` of `k` on `remote`: seen by the watch, or created by
-  // this process (uid precondition: only that object).
+  // Deletes `obj_name` of `k` on `remote`: `seen` by the watch (once: a
+  // deletion in flight is not sent again while the watch still shows it),
+  // or created by this process and not seen yet (uid precondition: only
+  // that object).
   auto remove = [&](client::Client& remote, const std::string& cluster, const api::KindDef& k,
-                    const std::string& obj_name, const std::string& uid) {
+                    const std::string& obj_name, const ObjectRef& seen, const std::string& uid) {
+    const std::string mark = cluster + "/" + k.plural + "/" + uid;
+    if (seen && deleting.count(mark) > 0) return;
     client::DeleteOptions opts = bg;
-    if (!uid.empty()) opts.precondition_uid = uid;
+    if (!seen) opts.precondition_uid = uid;
     absl::Status s = remote.Delete(k, ns, obj_name, opts);
     if (!s.ok() && Unreachable(s)) {
       workers_->MarkUnreachable(cluster, ctx_.clock.Now(), std::string(s.message()));
@@ -267,6 +274,12 @@ bool DispatchReconciler::RemoveRemote(const std::string& ns, const std::string& 
     if (!s.ok() && !IsGone(s) && !absl::IsAborted(s) && !absl::IsFailedPrecondition(s)) {
       all = false;
       cluster_ok = false;
+      return;
+    }
+    if (seen) {
+      absl::MutexLock lock(&mu_);
+      auto it = dispatched_.find(key);
+      if (it != dispatched_.end()) it->second.deleting.insert(mark);
     }
   };
   for (const std::string& cluster : clusters) {
@@ -297,21 +310,23 @@ bool DispatchReconciler::RemoveRemote(const std::string& ns, const std::string& 
       for (const std::string& o : owners) {
         ObjectRef job = rw->Get(ns, o);
         if (job && api::meta::GetLabel(*job, kPrebuiltWorkloadLabel).value_or("") == name) {
-          remove(remote, cluster, rw->kind(), o, "");
+          remove(remote, cluster, rw->kind(), o, job, api::meta::GetUid(*job));
         } else if (!job && o == owner_hint && created_jobs.count(cluster) > 0) {
-          remove(remote, cluster, rw->kind(), o, created_jobs[cluster]);
+          remove(remote, cluster, rw->kind(), o, nullptr, created_jobs[cluster]);
         }
       }
     }
     if (copy) {
-      remove(remote, cluster, w->watches->workloads().kind(), name, "");
+      remove(remote, cluster, w->watches->workloads().kind(), name, copy,
+             api::meta::GetUid(*copy));
     } else if (created_copies.count(cluster) > 0) {
-      remove(remote, cluster, w->watches->workloads().kind(), name, created_copies[cluster]);
+      remove(remote, cluster, w->watches->workloads().kind(), name, nullptr,
+             created_copies[cluster]);
     }
     if (cluster_ok) {
-      // Withdrawn there: nothing of ours left to delete by uid.
+      // Withdrawn there: nothing created and unseen is left to delete.
       absl::MutexLock lock(&mu_);
-      auto it = dispatched_.find(ns + "/" + name);
+      auto it = dispatched_.find(key);
       if (it != dispatched_.end()) {
         it->second.copies.erase(cluster);
         it->second.jobs.erase(cluster);
@@ -327,6 +342,19 @@ void DispatchReconciler::Created(const std::string& key, const std::string& clus
   auto it = dispatched_.find(key);
   if (it == dispatched_.end()) return;
   (job ? it->second.jobs : it->second.copies)[cluster] = api::meta::GetUid(obj);
+}
+
+bool DispatchReconciler::CreatedUnseen(const std::string& key, const std::string& cluster,
+                                       bool job, bool seen) {
+  absl::MutexLock lock(&mu_);
+  auto it = dispatched_.find(key);
+  if (it == dispatched_.end()) return false;
+  auto& created = job ? it->second.jobs : it->second.copies;
+  if (seen) {
+    created.erase(cluster);  // the watch has it now
+    return false;
+  }
+  return created.count(cluster) > 0;
 }
 
 // The copies are gone: a suspended managedBy job keeps no status mirrored
@@ -516,6 +544,7 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
       r.reachable = true;
       if (ObjectRef got = w->watches->workloads().Get(ns, name)) {
         if (api::meta::GetAnnotation(*got, kOriginUidAnnotation).value_or("") == uid) {
+          CreatedUnseen(key, cluster, /*job=*/false, /*seen=*/true);
           r.wl = std::move(got);
         } else {
           // A copy of an earlier workload of this name: withdraw it.
@@ -554,7 +583,8 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
       }
     }
     bool mirror_failed = false;
-    if (!rjob && !remote_finished) {
+    if (rjob) CreatedUnseen(key, w.cluster, /*job=*/true, /*seen=*/true);
+    if (!rjob && !remote_finished && !CreatedUnseen(key, w.cluster, /*job=*/true, false)) {
       auto created =
           w.client->Create(rjobs.kind(), ns, adapter->remote(*job, name, opts_.origin));
       if (!created.ok() && Unreachable(created.status())) {
@@ -653,7 +683,7 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
       continue;
     }
     if (!r.reachable) continue;
-    if (!r.wl) {
+    if (!r.wl && !CreatedUnseen(key, r.cluster, /*job=*/false, /*seen=*/false)) {
       auto created = r.client->Create(r.watches->workloads().kind(), ns, copy);
       if (!created.ok() && Unreachable(created.status())) {
         workers_->MarkUnreachable(r.cluster, now, std::string(created.status().message()));

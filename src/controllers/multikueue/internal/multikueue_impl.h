@@ -127,12 +127,19 @@ class DispatchReconciler : public reconcile::Reconciler {
     std::vector<std::string> clusters;
     const JobKindAdapter* adapter = nullptr;
     std::string owner;  // the job's name
-    // What this process created on each cluster (cluster -> uid), so that
-    // a withdrawal deletes it (uid precondition) before the watch saw it.
+    // What this process created on each cluster and its watch has not
+    // shown yet (cluster -> uid): not created twice, and a withdrawal
+    // deletes it (uid precondition) before the watch saw it.
     std::map<std::string, std::string> copies, jobs;
+    // Deletions sent for objects the watches still show
+    // ("cluster/plural/uid"): not sent again.
+    std::set<std::string> deleting;
   };
   // Records a creation on `cluster` (`job`: the job, else the copy).
   void Created(const std::string& key, const std::string& cluster, bool job, const Json& obj);
+  // Whether a creation on `cluster` is still unseen by the watch; `seen`:
+  // the watch shows it now (the record goes).
+  bool CreatedUnseen(const std::string& key, const std::string& cluster, bool job, bool seen);
   // Deletes the copies (job, then workload) on `clusters`; false when a
   // worker could not be reached (or its watches are not synced).
   bool RemoveRemote(const std::string& ns, const std::string& name,
