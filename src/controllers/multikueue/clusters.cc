@@ -235,7 +235,7 @@ absl::StatusOr<Result> ClusterReconciler::ReconcileCluster(const std::string& na
       } else {
         w.client = std::move(*c);
         w.kubeconfig = *text;
-        w.watches = std::make_shared<WorkerWatches>(w.client, opts_.origin, ctx_.clock);
+        w.watches = std::make_shared<WorkerWatches>(w.client, opts_.origin, ctx_.clock, name);
         if (opts_.watch_threads) w.watches->Start();
         new_watches = true;
       }

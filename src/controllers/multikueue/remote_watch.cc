@@ -19,11 +19,13 @@ using api::Json;
 
 RemoteWatch::RemoteWatch(std::shared_ptr<client::Client> client, const api::KindDef& kind,
                          std::string origin_label, std::string origin, Clock& clock,
-                         RemoteWatchOptions opts, std::function<void(const ObjectRef&)> on_change)
+                         RemoteWatchOptions opts, std::function<void(const ObjectRef&)> on_change,
+                         std::string cluster)
     : client_(std::move(client)),
       kind_(kind),
       origin_label_(std::move(origin_label)),
       origin_(std::move(origin)),
+      cluster_(std::move(cluster)),
       clock_(clock),
       opts_(opts),
       on_change_(std::move(on_change)) {
@@ -80,11 +82,11 @@ void RemoteWatch::Fail(absl::Time now, const std::string& why, bool garbage) {
   last_error_ = why;
   // The first failure of a streak is worth a line; its retries are not.
   if (first) {
-    BATCHD_LOG_INFO("multikueue: watch of {} on a worker: {} (retrying in {})", kind_.plural,
-                    why, absl::FormatDuration(backoff));
+    BATCHD_LOG_INFO("multikueue: watch of {} on {}: {} (retrying in {})", kind_.plural,
+                    cluster_, why, absl::FormatDuration(backoff));
   } else {
-    BATCHD_LOG_DEBUG("multikueue: watch of {} on a worker: {} (retrying in {})", kind_.plural,
-                     why, absl::FormatDuration(backoff));
+    BATCHD_LOG_DEBUG("multikueue: watch of {} on {}: {} (retrying in {})", kind_.plural,
+                     cluster_, why, absl::FormatDuration(backoff));
   }
 }
 
@@ -306,11 +308,11 @@ std::string RemoteWatch::last_error() const {
 // --- WorkerWatches -----------------------------------------------------------
 
 WorkerWatches::WorkerWatches(std::shared_ptr<client::Client> client, const std::string& origin,
-                             Clock& clock, RemoteWatchOptions opts) {
+                             Clock& clock, const std::string& cluster, RemoteWatchOptions opts) {
   auto make = [&](std::string_view group, std::string_view version, std::string_view plural) {
     return std::make_unique<RemoteWatch>(client, client->Kind(group, version, plural),
                                          kOriginLabel, origin, clock, opts,
-                                         [this](const ObjectRef& o) { Changed(o); });
+                                         [this](const ObjectRef& o) { Changed(o); }, cluster);
   };
   workloads_ = make(api::kueue::kGroup, api::kueue::kStorageVersion, api::kueue::kWorkloads);
   jobs_ = make("batch", "v1", "jobs");

@@ -75,9 +75,11 @@ class RemoteWatch {
   // `on_change` runs on the pumping thread after the cache changed, with the
   // object (its last state for a deletion); also for each object a re-list
   // adds, changes or removes. It must not block.
+  // `cluster` names the worker in logs.
   RemoteWatch(std::shared_ptr<client::Client> client, const api::KindDef& kind,
               std::string origin_label, std::string origin, Clock& clock,
-              RemoteWatchOptions opts, std::function<void(const ObjectRef&)> on_change);
+              RemoteWatchOptions opts, std::function<void(const ObjectRef&)> on_change,
+              std::string cluster = "");
   ~RemoteWatch();
 
   // (Re)connects when due, then applies ready events, waiting up to `wait`
@@ -116,7 +118,7 @@ class RemoteWatch {
 
   std::shared_ptr<client::Client> client_;
   const api::KindDef& kind_;
-  const std::string origin_label_, origin_;
+  const std::string origin_label_, origin_, cluster_;
   Clock& clock_;
   const RemoteWatchOptions opts_;
   std::function<void(const ObjectRef&)> on_change_;
@@ -148,7 +150,7 @@ class RemoteWatch {
 class WorkerWatches {
  public:
   WorkerWatches(std::shared_ptr<client::Client> client, const std::string& origin, Clock& clock,
-                RemoteWatchOptions opts = {});
+                const std::string& cluster, RemoteWatchOptions opts = {});
   ~WorkerWatches();
 
   void Start();
