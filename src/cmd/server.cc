@@ -311,6 +311,7 @@ void Server::Impl::AddControllers() {
     mk.origin = i.queueing.multi_kueue.origin;
     mk.worker_lost_timeout = i.queueing.multi_kueue.worker_lost_timeout;
     mk.gc_interval = i.queueing.multi_kueue.gc_interval;
+    mk.dispatcher_name = i.queueing.multi_kueue.dispatcher_name;
     mk.dialer = controllers::multikueue::MakeHttpDialer();
     controllers::multikueue::AddMultiKueueControllers(i.ContextFor("kueue-multikueue"),
                                                       std::move(mk));
