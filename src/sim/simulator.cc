@@ -470,6 +470,14 @@ void Simulator::Impl::AddRecorders() {
                       }
                     },
                     [ch](const ObjectRef& o) { ch->OnCohort(o.get(), true); }});
+  if (opts.drop_finished) {
+    // Finished work is deleted within its step: kept compact (settled.h)
+    // meanwhile, it would only be parsed again by every reader of the deletes.
+    // (After the informers above: their order is the order events are seen.)
+    inf.For("", "v1", "pods").SetCompactWhen({});
+    inf.For("batch", "v1", "jobs").SetCompactWhen({});
+    inf.For("kueue.x-k8s.io", "v1beta2", "workloads").SetCompactWhen({});
+  }
 }
 
 absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
