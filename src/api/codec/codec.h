@@ -65,7 +65,7 @@ absl::StatusOr<Json> ParseBody(std::string_view body, std::string_view content_t
 std::string ToJson(const Json& value, bool pretty = false);
 
 // Exactly `value.dump()` (compact; UTF-8 kept; like dump(), it throws on
-// invalid UTF-8, which no decoder here lets through), about twice as fast:
+// invalid UTF-8, which no decoder here lets through), a third less CPU:
 // the registry serialises every write with it.
 std::string DumpCompact(const Json& value);
 
