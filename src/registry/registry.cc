@@ -236,10 +236,13 @@ class FilteredWatcher : public Watcher {
       initial_.pop_front();
       return true;
     }
-    absl::Time deadline = absl::Now() + timeout;
+    // A zero timeout (single-threaded pumps) reads no clock: it only drains
+    // the events already queued.
+    const bool waits = timeout > absl::ZeroDuration();
+    const absl::Time deadline = waits ? absl::Now() + timeout : absl::InfinitePast();
     for (;;) {
-      // A zero timeout still drains events that are already queued.
-      absl::Duration left = std::max(deadline - absl::Now(), absl::ZeroDuration());
+      absl::Duration left =
+          waits ? std::max(deadline - absl::Now(), absl::ZeroDuration()) : absl::ZeroDuration();
       CacheEvent ce;
       if (!sub_->Next(&ce, left)) {
         if (sub_->closed() && !error_sent_) {

@@ -2,6 +2,7 @@
 // creation (ordinary updates forbid it, as in Kubernetes). Binding sets
 // PodScheduled=True and clears status.nominatedNodeName.
 #include "absl/strings/str_cat.h"
+#include "api/codec/codec.h"
 #include "api/meta/time_util.h"
 #include "registry/errors.h"
 #include "registry/internal/conflict_retry.h"
@@ -117,7 +118,7 @@ std::vector<absl::StatusOr<Json>> Registry::BindMany(const std::vector<BindReque
       out[i] = st;
       continue;
     }
-    std::string bytes = pod.dump();
+    std::string bytes = api::DumpCompact(pod);
     offers.push_back(cache_->OfferDecoded(current->key, bytes, pod));
     ops.push_back({current->key, std::move(bytes), current->revision});
     batched.push_back(i);

@@ -150,7 +150,10 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
   return internal::RetryOnConflict<DeleteResult>(k, name, [&](bool) -> Outcome {
     ObjectPtr current = cache_->Get(StoreKey(k, ns, name));
     if (!current) return NotFound(k, name);
-    Json obj = current->Decode();
+    // The current object as every in-process reader shares it (parsed at
+    // most once), copied once to be edited.
+    const std::shared_ptr<const Json> before = current->Shared();
+    Json obj = *before;
     Json& meta = obj["metadata"];
     if (opts.precondition_uid && *opts.precondition_uid != meta.value("uid", "")) {
       return Conflict(k, name,
@@ -165,7 +168,6 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
                                    *opts.precondition_resource_version,
                                    ", ResourceVersion in object meta: ", current->revision));
     }
-    Json before = obj;
     if (policy == "Orphan") AddFinalizer(meta, "orphan");
     if (policy == "Foreground") AddFinalizer(meta, "foregroundDeletion");
     int64_t grace = IsPod(k) ? PodGracePeriod(obj, opts.grace_period_seconds) : 0;
@@ -198,7 +200,7 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
       }
     }
     if (opts.dry_run) return DeleteResult{false, obj};
-    if (obj != before) {
+    if (obj != *before) {
       meta.erase("resourceVersion");
       auto kv = Put(current->key, obj, current->revision);
       if (!kv.ok()) {

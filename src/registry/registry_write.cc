@@ -151,7 +151,7 @@ absl::Status CreateError(const api::KindDef& k, const std::string& name, const a
 
 absl::StatusOr<store::KeyValue> Registry::Put(const std::string& key, const Json& obj,
                                               std::optional<int64_t> expected_revision) {
-  std::string bytes = obj.dump();
+  std::string bytes = api::DumpCompact(obj);
   WatchCache::DecodedOffer offer = cache_->OfferDecoded(key, bytes, obj);
   if (expected_revision) return store_.Update(key, std::move(bytes), *expected_revision);
   return store_.Create(key, std::move(bytes));
@@ -261,7 +261,7 @@ std::vector<absl::StatusOr<Json>> Registry::CreateMany(
       continue;
     }
     batched.push_back(i);
-    std::string bytes = obj.dump();
+    std::string bytes = api::DumpCompact(obj);
     offers.push_back(cache_->OfferDecoded(*key, bytes, obj));
     kvs.emplace_back(*std::move(key), std::move(bytes));
   }
@@ -519,7 +519,7 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     // One commit: the delete's event carries the final state (without the
     // finalizer just removed), and a crash cannot leave it stored
     // finalizer-less and never deleted.
-    auto kv = store_.DeleteWithFinalValue(current->key, current->revision, obj.dump());
+    auto kv = store_.DeleteWithFinalValue(current->key, current->revision, api::DumpCompact(obj));
     if (!kv.ok()) return StoreWriteError(k, name, kv.status());
     obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
     return obj;

@@ -206,7 +206,8 @@ bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
     // Takes everything queued at once: a consumer that fell behind then
     // drains without locking against the writers for each event.
     absl::MutexLock lock(&mu_);
-    const absl::Time deadline = absl::Now() + timeout;
+    const absl::Time deadline =
+        timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfinitePast();
     // A zero timeout (single-threaded pumps: tests, `batchd simulate`) does
     // not wait at all: a timed futex wait costs ~100 us even when past due.
     while (queue_.empty() && !closed_ && timeout > absl::ZeroDuration() &&

@@ -162,6 +162,9 @@ void Simulator::Impl::AddControllers() {
   controllers::topology::AddTopologyUngater(c);
   controllers::admissioncheck::AddAdmissionCheckControllers(c);
   queue_manager = controllers::queueing::AddQueueManager(c, opts.queueing);
+  // One write per queue per virtual instant (FlushQueueStatuses), not one
+  // per cycle: an instant runs a cycle for each workload change.
+  queue_manager->DeferQueueStatuses();
 }
 
 std::string Simulator::Impl::CqOfQueue(const std::string& ns, const std::string& lq) const {
@@ -467,6 +470,14 @@ void Simulator::Impl::AddRecorders() {
                       }
                     },
                     [ch](const ObjectRef& o) { ch->OnCohort(o.get(), true); }});
+  if (opts.drop_finished) {
+    // Finished work is deleted within its step: kept compact (settled.h)
+    // meanwhile, it would only be parsed again by every reader of the deletes.
+    // (After the informers above: their order is the order events are seen.)
+    inf.For("", "v1", "pods").SetCompactWhen({});
+    inf.For("batch", "v1", "jobs").SetCompactWhen({});
+    inf.For("kueue.x-k8s.io", "v1beta2", "workloads").SetCompactWhen({});
+  }
 }
 
 absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
@@ -503,6 +514,17 @@ absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
     }
   }
   return absl::OkStatus();
+}
+
+int Simulator::Impl::FlushQueueStatuses(int budget) {
+  int n = 0;
+  while (n < budget && queue_manager->QueueStatusesOwed()) {
+    // A failed write stays owed and is retried at the next step.
+    if (!queue_manager->FlushQueueStatuses()) break;
+    n += manager->RunUntilIdle(budget - n);
+    if (n < budget) n += DropFinished();
+  }
+  return n;
 }
 
 int Simulator::Impl::DropFinished() {
@@ -617,6 +639,7 @@ absl::StatusOr<bool> Simulator::Step() {
   }
   int n = i.manager->RunUntilIdle(i.opts.max_reconciles_per_step);
   if (n < i.opts.max_reconciles_per_step) n += i.DropFinished();
+  n += i.FlushQueueStatuses(i.opts.max_reconciles_per_step - n);
   i.reconciles += n;
   ++i.steps;
   if (n >= i.opts.max_reconciles_per_step) {

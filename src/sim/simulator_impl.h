@@ -138,6 +138,10 @@ struct Simulator::Impl {
   void Flush();
   // Deletes `to_drop` and lets the controllers settle; the reconciles taken.
   int DropFinished();
+  // Writes the queue statuses the instant owes (QueueManager::
+  // DeferQueueStatuses) once the controllers settled, and settles what the
+  // writes set off; the reconciles taken, at most about `budget`.
+  int FlushQueueStatuses(int budget);
 };
 
 }  // namespace batchd::sim

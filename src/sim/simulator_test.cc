@@ -124,6 +124,41 @@ TEST(SimulatorTest, QueueingRunsToCompletionOnTheVirtualClock) {
   EXPECT_THAT(sim->Table(), HasSubstr("cq                              4        0        0        4"));
 }
 
+// The ClusterQueue's status is written once per virtual instant (after the
+// controllers settled), not after each queue manager cycle, and is current
+// at the end of every step.
+TEST(SimulatorTest, QueueStatusWrittenOncePerInstant) {
+  auto sim = Load(Scenario());
+  const api::KindDef& cqs = sim->client().Kind("kueue.x-k8s.io", "v1beta2", "clusterqueues");
+  auto watch = sim->client().Watch(cqs, "", {}, "");
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  auto status_of_cq = [&]() {
+    auto cq = sim->client().Get(cqs, "", "cq");
+    EXPECT_TRUE(cq.ok()) << cq.status();
+    const Json& st = (*cq)["status"];
+    return absl::StrCat(st.value("pendingWorkloads", -1), " pending, ",
+                        st.value("admittedWorkloads", -1), " admitted");
+  };
+  // At 20s j1 and j2 run (4 CPUs), j3 and j4 wait.
+  while (sim->Elapsed() < absl::Seconds(20)) ASSERT_TRUE(sim->Step().ok());
+  ASSERT_TRUE(sim->Step().ok());  // The step at 20s.
+  EXPECT_EQ(status_of_cq(), "2 pending, 2 admitted");
+  ASSERT_TRUE(sim->Run().ok());
+  EXPECT_EQ(status_of_cq(), "0 pending, 0 admitted");
+  // Status writes: versions whose status differs from the one before (the
+  // resource-in-use finalizer is a write too).
+  int writes = 0;
+  Json last;
+  client::WatchEvent ev;
+  while ((*watch)->Next(&ev, absl::ZeroDuration())) {
+    const Json status = ev.Object().value("status", Json::object());
+    writes += ev.type == "MODIFIED" && status != last;
+    last = status;
+  }
+  EXPECT_GT(writes, 0);
+  EXPECT_LE(writes, sim->Summary()["engine"]["steps"].get<int>());
+}
+
 TEST(SimulatorTest, SameScenarioAndSeedGiveIdenticalOutput) {
   std::string out[2];
   for (std::string& o : out) {

@@ -1,3 +1,5 @@
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -125,6 +127,28 @@ TEST(ToJson, RoundTrip) {
   auto got = ParseJson(ToJson(v));
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, v);
+}
+
+// DumpCompact is dump(), byte for byte, whatever the value holds.
+TEST(DumpCompact, SameBytesAsDump) {
+  const std::vector<Json> values = {
+      nullptr, true, false, 0, -1, std::numeric_limits<int64_t>::min(),
+      std::numeric_limits<int64_t>::max(), std::numeric_limits<uint64_t>::max(), 0.1, -0.0,
+      1.0, 1e300, 2.5e-8, std::nan(""), "", "plain", "quote \" and \\ backslash",
+      "tab\tnew\nline\r\b\f", std::string("nul\0in", 6), "\x01\x1f\x7f", "caf\u00e9 \u2603",
+      Json::object(), Json::array(), Json::array({Json::object(), Json::array(), 1, "a"}),
+      Json::parse(R"({"metadata":{"name":"a","labels":{"x/y":"z"},"uid":"u-1"},
+                     "spec":{"template":{"spec":{"containers":[{"name":"c","image":"i",
+                     "resources":{"requests":{"cpu":"1"}}}]}},"parallelism":3,"f":1.5},
+                     "status":{"conditions":[{"type":"Complete","status":"True"}],"n":null}})")};
+  for (const Json& v : values) {
+    EXPECT_EQ(DumpCompact(v), v.dump());
+    const Json nested = {{"k", v}, {"a", Json::array({v, v})}};
+    EXPECT_EQ(DumpCompact(nested), nested.dump());
+  }
+  const Json bad = std::string("\xff\xfe");  // Invalid UTF-8: both refuse it.
+  EXPECT_THROW(bad.dump(), Json::type_error);
+  EXPECT_THROW(DumpCompact(bad), Json::type_error);
 }
 
 }  // namespace

@@ -166,6 +166,81 @@ absl::StatusOr<Json> ParseBody(std::string_view body, std::string_view content_t
                    std::string(content_type), "\""));
 }
 
+namespace {
+
+// A string as dump() writes it: printable ASCII but '"' and '\\' as it is
+// (nearly every string of an object), anything else by nlohmann itself.
+void AppendCompactString(const std::string& s, std::string* out) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
+      out->append(Json(s).dump());
+      return;
+    }
+  }
+  out->push_back('"');
+  out->append(s);
+  out->push_back('"');
+}
+
+// Appends `v` as `v.dump()` writes it (compact, UTF-8 as is).
+void AppendCompact(const Json& v, std::string* out) {
+  switch (v.type()) {
+    case Json::value_t::object: {
+      out->push_back('{');
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out->push_back(',');
+        first = false;
+        const std::string& key = it.key();
+        AppendCompactString(key, out);
+        out->push_back(':');
+        AppendCompact(*it, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    case Json::value_t::array: {
+      out->push_back('[');
+      bool first = true;
+      for (const Json& e : v) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendCompact(e, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case Json::value_t::string:
+      AppendCompactString(v.get_ref<const std::string&>(), out);
+      return;
+    case Json::value_t::boolean:
+      out->append(v.get<bool>() ? "true" : "false");
+      return;
+    case Json::value_t::null:
+      out->append("null");
+      return;
+    case Json::value_t::number_integer:
+      absl::StrAppend(out, v.get<int64_t>());
+      return;
+    case Json::value_t::number_unsigned:
+      absl::StrAppend(out, v.get<uint64_t>());
+      return;
+    default:
+      out->append(v.dump());  // Floats (nlohmann's shortest form), binary, discarded.
+      return;
+  }
+}
+
+}  // namespace
+
+std::string DumpCompact(const Json& value) {
+  std::string out;
+  out.reserve(1024);
+  AppendCompact(value, &out);
+  return out;
+}
+
 std::string ToJson(const Json& value, bool pretty) {
   try {
     return value.dump(pretty ? 2 : -1, ' ', /*ensure_ascii=*/false,

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -102,6 +104,60 @@ std::string GoPath(const PathSeg* p) {
   return parent.empty() ? std::string(p->name) : absl::StrCat(parent, ".", p->name);
 }
 
+// Whether CheckTime would leave `s` as it is: "2006-01-02T15:04:05Z"
+// (MicroTime: "2006-01-02T15:04:05.000000Z") with every field in range, in
+// the years 1000-9999 (four digits either way).
+bool IsCanonicalTime(const std::string& s, bool micro) {
+  const size_t size = micro ? 27 : 20;
+  if (s.size() != size || s[size - 1] != 'Z') return false;
+  auto number = [&s](size_t at, size_t n, int* out) {
+    int v = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+  };
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, micros = 0;
+  if (!number(0, 4, &year) || s[4] != '-' || !number(5, 2, &month) || s[7] != '-' ||
+      !number(8, 2, &day) || s[10] != 'T' || !number(11, 2, &hour) || s[13] != ':' ||
+      !number(14, 2, &minute) || s[16] != ':' || !number(17, 2, &second)) {
+    return false;
+  }
+  if (micro && (s[19] != '.' || !number(20, 6, &micros))) return false;
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 ||
+      second > 59) {
+    return false;
+  }
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+}
+
+// The canonical forms of quantity strings this thread has normalised, so
+// the walk (on every write) does not parse the same "1" or "4Gi" again.
+// Bounded: emptied when full.
+class QuantityCache {
+ public:
+  static QuantityCache& ForThread() {
+    thread_local QuantityCache cache;
+    return cache;
+  }
+  std::string* Find(const std::string& s) {
+    auto it = canonical_.find(s);
+    return it == canonical_.end() ? nullptr : &it->second;
+  }
+  std::string* Insert(const std::string& s, std::string canonical) {
+    if (canonical_.size() >= kMaxEntries) canonical_.clear();
+    return &canonical_.insert_or_assign(s, std::move(canonical)).first->second;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 4096;
+  std::unordered_map<std::string, std::string> canonical_;
+};
+
 class Normalizer {
  public:
   Normalizer(std::vector<std::string>* unknown, std::string root_owner)
@@ -129,6 +185,18 @@ class Normalizer {
       }
       case Type::kQuantity: {
         if (!v.is_string() && !v.is_number()) return TypeError(s, v, path, owner, false);
+        if (v.is_string()) {
+          // A quantity seen before: its canonical form without parsing it again.
+          const std::string& str = v.get_ref<const std::string&>();
+          std::string* canonical = quantities_.Find(str);
+          if (canonical == nullptr) {
+            absl::StatusOr<std::string> q = CanonicalQuantity(v);
+            if (!q.ok()) return q.status();
+            canonical = quantities_.Insert(str, *std::move(q));
+          }
+          if (s.format != kQuantityAsSentFormat && *canonical != str) v = *canonical;
+          return absl::OkStatus();
+        }
         absl::StatusOr<std::string> q = CanonicalQuantity(v);
         if (!q.ok()) return q.status();
         if (s.format != kQuantityAsSentFormat) v = *std::move(q);
@@ -183,6 +251,11 @@ class Normalizer {
 
   absl::Status CheckTime(const Schema& s, Json& v, const PathSeg* path, const Schema* owner) {
     if (!v.is_string()) return TypeError(s, v, path, owner, false);
+    // Almost every time on a write is one the server wrote (the walk runs
+    // on every write): already canonical, it would be rewritten as is.
+    if (IsCanonicalTime(v.get_ref<const std::string&>(), s.ref == kMicroTimeRef)) {
+      return absl::OkStatus();
+    }
     const std::string str = v.get<std::string>();
     absl::Time t;
     std::string err;
@@ -267,6 +340,7 @@ class Normalizer {
 
   std::vector<std::string>* unknown_;
   std::string root_owner_;
+  QuantityCache& quantities_ = QuantityCache::ForThread();
 };
 
 }  // namespace

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "absl/time/time.h"
+
 namespace batchd::api::schema_ops {
 namespace {
 
@@ -126,6 +130,73 @@ TEST(NormalizeTest, MicroTimeKeepsMicroseconds) {
   Json obj = {{"renewTime", "2024-01-02T03:04:05.1234567Z"}};
   ASSERT_TRUE(Normalize(*s, obj, nullptr).ok());
   EXPECT_EQ(obj["renewTime"], "2024-01-02T03:04:05.123456Z");
+}
+
+// Times the server wrote skip the parse and format; every input must still
+// come out as parsing (RFC 3339) and formatting it would give.
+TEST(NormalizeTest, TimesAsParsedAndFormatted) {
+  std::vector<std::string> inputs = {
+      "2024-01-02T03:04:05Z", "2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z",
+      "1900-02-29T00:00:00Z", "2000-02-29T23:59:59Z", "2024-04-31T00:00:00Z",
+      "2024-00-10T00:00:00Z", "2024-13-10T00:00:00Z", "2024-01-00T00:00:00Z",
+      "2024-01-32T00:00:00Z", "2024-01-02T24:00:00Z", "2024-01-02T23:60:00Z",
+      "2024-01-02T23:59:60Z", "2024-01-02t03:04:05z", "2024-01-02T03:04:05+00:00",
+      "2024-01-02T03:04:05.5Z", "2024-01-02T03:04:05.000000Z", "0999-01-02T03:04:05Z",
+      "9999-12-31T23:59:59Z", "2024-1-02T03:04:05Z", "2024-01-02 03:04:05Z",
+      "2024-01-02T03:04:05.123456Z", "2024-01-02T03:04:05.12345Z", "20240102T030405Z",
+      "2024-01-02T03:04:0aZ", "2024-01-02T03:04:05.12345aZ"};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    // Years 1336 to 8307.
+    absl::Time t = absl::FromUnixMicros(std::uniform_int_distribution<int64_t>(
+        int64_t{-20000000000000000}, int64_t{200000000000000000})(rng));
+    inputs.push_back(absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone()));
+    inputs.push_back(absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone()));
+  }
+  SchemaBuilder micro_builder = TimeSchema();
+  const_cast<Schema&>(*micro_builder.Build()).ref = kMicroTimeRef;
+  SchemaPtr schema =
+      Object("x.T", "").Field("time", TimeSchema()).Field("micro", micro_builder).Build();
+  for (const std::string& in : inputs) {
+    for (const bool micro : {false, true}) {
+      SCOPED_TRACE(in + (micro ? " (MicroTime)" : ""));
+      absl::Time t;
+      std::string err;
+      const bool parses = absl::ParseTime(absl::RFC3339_full, in, &t, &err);
+      const std::string want =
+          !parses ? ""
+          : micro ? absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone())
+                  : absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
+                                     absl::FromUnixSeconds(absl::ToUnixSeconds(t)),
+                                     absl::UTCTimeZone());
+      const char* field = micro ? "micro" : "time";
+      Json obj = {{field, in}};
+      absl::Status st = Normalize(*schema, obj, nullptr);
+      ASSERT_EQ(st.ok(), parses) << st;
+      if (parses) EXPECT_EQ(obj[field], want);
+    }
+  }
+}
+
+// Quantity strings seen before come from a cache: the same canonical form
+// every time, errors still errors, and right after the cache filled up.
+TEST(NormalizeTest, QuantitiesTheSameEveryTime) {
+  SchemaPtr schema = TestSchema();
+  for (int round = 0; round < 3; ++round) {
+    Json obj = Json::parse(R"({"spec":{"limits":{"cpu":"1000m","mem":"1Gi","x":"2"},
+                                       "quota":{"cpu":"1000m"}}})");
+    ASSERT_TRUE(Normalize(*schema, obj, nullptr).ok());
+    EXPECT_EQ(obj, Json::parse(R"({"spec":{"limits":{"cpu":"1","mem":"1Gi","x":"2"},
+                                           "quota":{"cpu":"1000m"}}})"));
+    Json bad = Json::parse(R"({"spec":{"limits":{"cpu":"abc"}}})");
+    EXPECT_FALSE(Normalize(*schema, bad, nullptr).ok());
+    for (int i = 0; i < 5000; ++i) {
+      const Json q = std::to_string(i) + "00m";
+      Json many = {{"spec", {{"limits", {{"cpu", q}}}}}};
+      ASSERT_TRUE(Normalize(*schema, many, nullptr).ok());
+      ASSERT_EQ(many["spec"]["limits"]["cpu"], *CanonicalQuantity(q));  // Parsed afresh.
+    }
+  }
 }
 
 // Malformed input of every shape at every level must give OK or an error, never a crash.

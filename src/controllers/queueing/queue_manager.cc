@@ -329,7 +329,12 @@ absl::StatusOr<Result> QueueManagerImpl::Reconcile(const std::string& key) {
     }
     retry = !FlushWrites(now) || retry;
   }
-  retry = !WriteQueueStatuses(now, config_changed) || retry;
+  if (defer_statuses_) {
+    statuses_owed_ = true;
+    owed_config_changed_ = owed_config_changed_ || config_changed;
+  } else {
+    retry = !WriteQueueStatuses(now, config_changed) || retry;
+  }
   std::optional<absl::Time> wake = NextWake(now);
   if (retry && (!wake || *wake > now + absl::Seconds(1))) wake = now + absl::Seconds(1);
   if (!wake) return Result::Done();
@@ -357,6 +362,25 @@ QueueManager::Stats QueueManagerImpl::stats() const {
   return {cycles_, conversions_, queue_statuses_};
 }
 
+void QueueManagerImpl::DeferQueueStatuses() {
+  absl::MutexLock lock(&mu_);
+  defer_statuses_ = true;
+}
+
+bool QueueManagerImpl::FlushQueueStatuses() {
+  absl::MutexLock lock(&mu_);
+  if (!statuses_owed_) return true;
+  const bool ok = WriteQueueStatuses(ctx_.clock.Now(), owed_config_changed_);
+  owed_config_changed_ = false;  // Recounted; failed writes stay in the status sets.
+  statuses_owed_ = !ok;
+  return ok;
+}
+
+bool QueueManagerImpl::QueueStatusesOwed() const {
+  absl::MutexLock lock(&mu_);
+  return statuses_owed_;
+}
+
 QueueManager::QueueManager(std::unique_ptr<QueueManagerImpl> impl) : impl_(std::move(impl)) {}
 QueueManager::~QueueManager() = default;
 
@@ -375,6 +399,9 @@ std::vector<std::string> QueueManager::PendingWorkloads(const std::string& clust
 
 int64_t QueueManager::cycles() const { return impl_->cycles(); }
 QueueManager::Stats QueueManager::stats() const { return impl_->stats(); }
+void QueueManager::DeferQueueStatuses() { impl_->DeferQueueStatuses(); }
+bool QueueManager::FlushQueueStatuses() { return impl_->FlushQueueStatuses(); }
+bool QueueManager::QueueStatusesOwed() const { return impl_->QueueStatusesOwed(); }
 absl::StatusOr<api::Json> QueueManager::PendingWorkloadsSummary(const std::string& api_version,
                                                                 const std::string& ns,
                                                                 const std::string& name,

@@ -71,6 +71,17 @@ class QueueManager {
   };
   Stats stats() const;
 
+  // For `batchd simulate`, where one virtual instant runs many cycles: the
+  // ClusterQueue, LocalQueue and Cohort statuses are no longer written after
+  // every cycle but by FlushQueueStatuses, which the simulator calls once
+  // the controllers have settled at an instant. It writes what the instant's
+  // last cycle would have (a status reflects the state after the cycle, at
+  // the same virtual time) and skips the intermediate versions.
+  void DeferQueueStatuses();
+  // Writes the statuses owed; false when a write failed (they stay owed).
+  bool FlushQueueStatuses();
+  bool QueueStatusesOwed() const;
+
  private:
   std::unique_ptr<QueueManagerImpl> impl_;
 };

@@ -49,6 +49,10 @@ class QueueManagerImpl : public reconcile::Reconciler {
                                                     const std::string& name, int64_t offset,
                                                     int64_t limit) const;
   const internal::QueueMetrics& metrics() const { return metrics_; }
+  // QueueManager::DeferQueueStatuses / FlushQueueStatuses / QueueStatusesOwed.
+  void DeferQueueStatuses();
+  bool FlushQueueStatuses();
+  bool QueueStatusesOwed() const;
 
  private:
   // A status write the manager still owes a Workload.
@@ -284,6 +288,11 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::set<std::string, std::less<>> status_lqs_ ABSL_GUARDED_BY(mu_);
   bool status_all_ ABSL_GUARDED_BY(mu_) = true;
   uint64_t status_core_version_ ABSL_GUARDED_BY(mu_) = 0;  // fair sharing: shares move with usage
+  // DeferQueueStatuses: the cycles only note that statuses are owed (and
+  // whether a configuration change made them all owed) until the flush.
+  bool defer_statuses_ ABSL_GUARDED_BY(mu_) = false;
+  bool statuses_owed_ ABSL_GUARDED_BY(mu_) = false;
+  bool owed_config_changed_ ABSL_GUARDED_BY(mu_) = false;
   // Topology-aware scheduling (topology_sync.cc); bounded by pods and nodes.
   bool tas_enabled_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, PodUsage> pod_usage_ ABSL_GUARDED_BY(mu_);  // pod key -> its counted usage
