@@ -195,9 +195,10 @@ void QueueManagerImpl::FinishAdmission(const std::string& key, const OwedAdmissi
   Touch(key);
   synced_sig_.erase(key);  // The next sync records it as admitted.
   metrics_.QuotaReserved(cq, a.decided - a.queued);
-  if (a.checks.empty()) {
+  // Counted once: a landed write that was in doubt may have been synced
+  // as admitted (and counted there, CountCheckGatedAdmission) already.
+  if (a.checks.empty() && admitted_counted_.insert(key).second) {
     metrics_.Admitted(cq, a.decided - a.queued);
-    admitted_counted_.insert(key);
   }
   // One Event object per workload and reason, counting repeats (Kueue's
   // scheduler emits these per decision; the API server would aggregate them).

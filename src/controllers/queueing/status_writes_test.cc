@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "controllers/queueing/queue_manager_test_env.h"
 
 namespace batchd::controllers::queueing::testing {
@@ -76,7 +75,7 @@ TEST_F(StatusWritesTest, AConcurrentWriteToOneWorkloadDoesNotConflict) {
   Queue("3", {"a", "b", "c"});
   bool written = false;
   faults_.before_update = [&](std::string_view key) {
-    if (written || !absl::EndsWith(key, Key("b"))) return;
+    if (written || !key.ends_with(Key("b"))) return;
     written = true;
     Patch("workloads", "ns", "b", {{"metadata", {{"labels", {{"job", "x"}}}}}});
   };
@@ -94,7 +93,7 @@ TEST_F(StatusWritesTest, AWorkloadChangedMeanwhileLosesOnlyItsOwnAdmission) {
   Queue("3", {"a", "b", "c"});
   bool changed = false;
   faults_.before_update = [&](std::string_view key) {
-    if (changed || !absl::EndsWith(key, Key("b"))) return;
+    if (changed || !key.ends_with(Key("b"))) return;
     changed = true;
     Patch("workloads", "ns", "b", {{"spec", {{"active", false}}}});
   };
@@ -173,7 +172,7 @@ TEST_F(StatusWritesTest, ARestartWhileAnAdmissionIsInDoubtCountsWhatTheStoreHold
   Queue("2", {"a", "b", "c"});
   faults_.FailUpdates(Key("a"), absl::UnavailableError("ack lost"), TestStore::When::kAfter);
   faults_.before_update = [&](std::string_view key) {
-    if (absl::EndsWith(key, Key("b"))) faults_.FailAllWrites(absl::UnavailableError("store down"));
+    if (key.ends_with(Key("b"))) faults_.FailAllWrites(absl::UnavailableError("store down"));
   };
   Start();
   ASSERT_EQ(Holding({"a", "b", "c"}), 1);
