@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "agent/runtime/mount_propagation.h"
 
 namespace batchd::agent {
 namespace {
@@ -69,7 +70,13 @@ absl::Status EnterPodNamespaces(const ShimConfig& config, const PodPaths& paths)
   if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) return Errno("unshare(mount, uts)");
   // Nothing mounted from here on propagates back to the host.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    return Errno("make / private");
+    // In a chroot "/" is not a mount point (EINVAL): go on only if nothing
+    // can propagate (agent/runtime/mount_propagation.h).
+    const int err = errno;
+    if (err != EINVAL || RootMountsMayPropagate()) {
+      errno = err;
+      return Errno("make / private");
+    }
   }
   const std::string& host = config.pod.hostname;
   if (!host.empty() && sethostname(host.data(), host.size()) != 0) return Errno("sethostname");
