@@ -1,6 +1,7 @@
 // QueueManagerImpl: the state behind QueueManager (queue_manager.h). Split
 // over queue_manager.cc (wiring, the cycle), workload_sync.cc (Workload ->
-// core, evictions, status writes) and queue_status.cc (ClusterQueue /
+// core, decisions, evictions), status_writes.cc (a cycle's Workload status
+// writes in one store batch) and queue_status.cc (ClusterQueue /
 // LocalQueue / Cohort status and metric gauges).
 //
 // Thread-safety: informer handlers touch only the dirty sets (dirty_mu_);
