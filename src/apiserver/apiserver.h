@@ -133,7 +133,9 @@ class ApiServer {
   absl::Status CheckEscalation(const Route& r, const api::Json& obj);
   bool NeedsEscalationCheck(const Route& r) const;
   // A Node's auth::kKubeletEndpointAnnotation is kept as stored unless the
-  // writer is that node (system:node:<name> in system:nodes).
+  // writer is that node (system:node:<name> in system:nodes); a node's write
+  // of its own Node gets NodeRestriction's label and taint rules
+  // (auth/node_restriction.h) as `opts.validate`.
   void KeepNodeEndpoint(const Route& r, const std::string& node_name,
                         registry::WriteOptions& opts) const;
   // NodeRestriction: a node (system:node:<name> in system:nodes) writes only

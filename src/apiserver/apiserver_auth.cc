@@ -16,6 +16,8 @@
 #include "apiserver/internal/route.h"
 #include "auth/audit.h"
 #include "auth/authenticator.h"
+#include "auth/node_authorizer.h"
+#include "auth/node_restriction.h"
 #include "auth/rbac.h"
 #include "auth/service_account_tokens.h"
 #include "common/logging.h"
@@ -225,6 +227,19 @@ void ApiServer::KeepNodeEndpoint(const Route& r, const std::string& node_name,
   const bool itself = r.user != nullptr && r.user->InGroup(auth::kNodesGroup) &&
                       !node_name.empty() && r.user->name == auth::kNodeUserPrefix + node_name;
   if (!itself) opts.kept_annotations.push_back(auth::kKubeletEndpointAnnotation);
+  // NodeRestriction on what a node writes into its own Node (labels,
+  // taints), judged on the object as it would be stored. (AdmitNode has
+  // already refused a node's write of any other Node.)
+  const std::string node = r.user != nullptr ? auth::NodeNameOf(*r.user) : "";
+  if (node.empty()) return;
+  opts.validate = [node](const Json& obj, const Json* old) -> absl::Status {
+    std::string why = auth::NodeSelfWriteRefusal(node, obj, old);
+    if (why.empty()) return absl::OkStatus();
+    api::KindDef k;
+    k.plural = "nodes";
+    return registry::Forbidden(k, api::CopyStringMember(api::MemberObject(obj, "metadata"), "name"),
+                               why);
+  };
 }
 
 void ApiServer::Audit(const HttpRequest& req, const Scope& scope, int code, absl::Time start) {

@@ -312,6 +312,68 @@ TEST_F(ApiServerAuthTest, NodeRestriction) {
   EXPECT_EQ(Do(n1, "POST", "/api/v1/namespaces/team-a/serviceaccounts/bot/token", "{}").code(), 403);
 }
 
+TEST_F(ApiServerAuthTest, NodeRestrictionLabelsAndTaints) {
+  auth::ServiceAccountClaims c;
+  c.node = "n1";
+  c.issued_at = clock_.Now();
+  c.expires = c.issued_at + absl::Hours(1);
+  const std::string n1 = sa_->Issue(c);
+  auto patch = [&](const std::string& token, const Json& body) {
+    HttpRequest r;
+    r.method = "PATCH";
+    r.path = "/api/v1/nodes/n1";
+    r.headers["authorization"] = "Bearer " + token;
+    r.headers["content-type"] = "application/merge-patch+json";
+    r.body = body.dump();
+    r.remote = "127.0.0.1:5555";
+    r.loopback = true;
+    BufferWriter w;
+    api_->Handle(r, w);
+    return w;
+  };
+  auto labels = [](Json l) { return Json({{"metadata", {{"labels", std::move(l)}}}}); };
+  auto stored = [&] { return Body(Do("admin", "GET", "/api/v1/nodes/n1")); };
+  // Registering with a label outside kubelet's set is refused, nothing stored.
+  Json node = {{"metadata", {{"name", "n1"}, {"labels", {{"node-role.kubernetes.io/gpu", ""}}}}},
+               {"spec", {{"taints", Json::array({{{"key", "gpu"}, {"effect", "NoSchedule"}}})}}}};
+  auto refused = Do(n1, "POST", "/api/v1/nodes", node.dump());
+  EXPECT_EQ(refused.code(), 403);
+  EXPECT_EQ(Body(refused)["message"],
+            "nodes \"n1\" is forbidden: node \"n1\" is not allowed to set the following labels: "
+            "node-role.kubernetes.io/gpu");
+  EXPECT_EQ(Do("admin", "GET", "/api/v1/nodes/n1").code(), 404);
+  // With its own taints and kubelet's labels: allowed.
+  node["metadata"]["labels"] = {{"kubernetes.io/hostname", "n1"}, {"gpu", "a100"}};
+  ASSERT_EQ(Do(n1, "POST", "/api/v1/nodes", node.dump()).code(), 201);
+  // The admin labels and taints it; the node may not undo or change that.
+  ASSERT_EQ(patch("admin", labels({{"node-restriction.kubernetes.io/trusted", "yes"}})).code(), 200);
+  auto w = patch(n1, labels({{"node-restriction.kubernetes.io/trusted", nullptr}}));
+  EXPECT_EQ(w.code(), 403);
+  EXPECT_EQ(Body(w)["message"],
+            "nodes \"n1\" is forbidden: is not allowed to modify labels: "
+            "node-restriction.kubernetes.io/trusted");
+  EXPECT_EQ(Body(w)["reason"], "Forbidden");
+  EXPECT_EQ(stored()["metadata"]["labels"]["node-restriction.kubernetes.io/trusted"], "yes");
+  EXPECT_EQ(patch(n1, labels({{"kubernetes.io/role", "master"}})).code(), 403);
+  // Its own labels outside kubernetes.io, and kubelet's: allowed.
+  EXPECT_EQ(patch(n1, labels({{"gpu", "h100"}, {"node.kubernetes.io/pool", "b"}})).code(), 200);
+  EXPECT_EQ(stored()["metadata"]["labels"]["gpu"], "h100");
+  // Taints: not on update, however written.
+  auto t = patch(n1, Json({{"spec", {{"taints", nullptr}}}}));
+  EXPECT_EQ(t.code(), 403);
+  EXPECT_EQ(Body(t)["message"], "nodes \"n1\" is forbidden: node \"n1\" is not allowed to modify taints");
+  Json whole = stored();
+  whole["spec"]["taints"].push_back({{"key", "extra"}, {"effect", "NoExecute"}});
+  EXPECT_EQ(Do(n1, "PUT", "/api/v1/nodes/n1", whole.dump()).code(), 403);
+  EXPECT_EQ(stored()["spec"]["taints"].size(), 1u);
+  // The admin may; its status writes and unrelated changes stay allowed.
+  EXPECT_EQ(patch("admin", Json({{"spec", {{"taints", nullptr}}}})).code(), 200);
+  Json st = stored();
+  st["status"]["conditions"] = Json::array({{{"type", "Ready"}, {"status", "True"}}});
+  EXPECT_EQ(Do(n1, "PUT", "/api/v1/nodes/n1/status", st.dump()).code(), 200);
+  EXPECT_EQ(patch(n1, Json({{"metadata", {{"annotations", {{"note", "x"}}}}}})).code(), 200);
+}
+
 TEST_F(ApiServerAuthTest, OnlyTheNodeItselfSetsItsKubeletEndpoint) {
   auth::ServiceAccountClaims c;
   c.node = "n1";

@@ -142,6 +142,7 @@ absl::StatusOr<UserInfo> Authenticator::Authenticate(std::string_view authorizat
     }
   }
   if (!presented && loopback && opts_.allow_loopback_admin) return LocalAdminUser();
+  if (!opts_.anonymous) return absl::UnauthenticatedError("no credentials (anonymous requests are off)");
   return AnonymousUser();
 }
 

@@ -3,7 +3,8 @@
 // file, `--token-auth-file` in Kubernetes' CSV format, and the generated admin
 // token; then ServiceAccount JWTs), then — only for requests carrying no
 // credentials — the loopback admin (`--allow-loopback-admin`) or
-// system:anonymous. A bearer token nobody recognises is 401, never anonymous.
+// system:anonymous (401 instead with `--anonymous-auth=false`). A bearer
+// token nobody recognises is 401, never anonymous.
 //
 // Thread-safety: immutable after construction; Authenticate is thread-safe.
 #pragma once
@@ -63,6 +64,9 @@ struct AuthenticatorOptions {
       service_account_uid;
   // Requests from 127.0.0.0/8 or ::1 without credentials act as batchd-admin.
   bool allow_loopback_admin = false;
+  // kube-apiserver's --anonymous-auth: requests without credentials (and not
+  // the loopback admin) are system:anonymous; when false they are 401.
+  bool anonymous = true;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 

@@ -115,6 +115,26 @@ TEST_F(AuthenticatorTest, AnonymousAndLoopbackAdmin) {
   EXPECT_EQ(loopback_admin_->Authenticate("", nullptr, false)->name, kAnonymousUser);
 }
 
+TEST_F(AuthenticatorTest, AnonymousOff) {
+  AuthenticatorOptions o;
+  o.tokens.Add("alice-token", UserInfo{"alice", "1", {"team-a"}, {}});
+  o.anonymous = false;
+  Authenticator closed(o);
+  for (const char* h : {"", "Bearer ", "Basic YWxpY2U6cHc="}) {
+    EXPECT_EQ(closed.Authenticate(h, nullptr, false).status().code(),
+              absl::StatusCode::kUnauthenticated) << h;
+  }
+  EXPECT_EQ(closed.Authenticate("Bearer alice-token", nullptr, false)->name, "alice");
+  ClientCertificate cert{"bob", {"ops"}};
+  EXPECT_EQ(closed.Authenticate("", &cert, false)->name, "bob");
+  // The loopback admin, when asked for, still comes first.
+  o.allow_loopback_admin = true;
+  Authenticator local(o);
+  EXPECT_TRUE(local.Authenticate("", nullptr, true)->InGroup(kMastersGroup));
+  EXPECT_EQ(local.Authenticate("", nullptr, false).status().code(),
+            absl::StatusCode::kUnauthenticated);
+}
+
 TEST_F(AuthenticatorTest, ClientCertificateBeatsToken) {
   ClientCertificate c{"jbeda", {"app1", "app2"}};
   auto u = authn_->Authenticate("Bearer wrong", &c, false);

@@ -442,6 +442,10 @@ int main(int argc, char** argv) {
     a->add_flag("--allow-loopback-admin", opts.allow_loopback_admin,
                 "Requests from 127.0.0.1/::1 without credentials act as the admin "
                 "(system:masters); for a single-user machine");
+    a->add_option("--anonymous-auth", opts.anonymous_auth,
+                  "Requests without credentials are system:anonymous (which reaches only "
+                  "health and version); false: they are refused with 401, health checks too")
+        ->capture_default_str();
     a->add_option("--audit-log-path", opts.audit_log_path,
                   "Write audit.k8s.io/v1 events (Metadata level) to this file ('-': stdout)");
     a->add_option("--audit-log-maxsize", opts.audit_log_maxsize_mb,

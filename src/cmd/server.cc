@@ -242,6 +242,7 @@ absl::Status Server::Impl::SetUpSecurity() {
     return api::CopyStringMember(api::MemberObject(*(*o)->Shared(), "metadata"), "uid");
   };
   ao.allow_loopback_admin = opts.allow_loopback_admin;
+  ao.anonymous = opts.anonymous_auth;
   RealClock* c = &clock;
   ao.now = [c] { return c->Now(); };
   authenticator = std::make_unique<auth::Authenticator>(std::move(ao));

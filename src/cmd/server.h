@@ -109,6 +109,7 @@ struct ServerOptions {
   std::string token_auth_file;            // --token-auth-file (Kubernetes' CSV)
   std::string authorization_mode = "RBAC";  // --authorization-mode: RBAC or AlwaysAllow
   bool allow_loopback_admin = false;      // --allow-loopback-admin
+  bool anonymous_auth = true;             // --anonymous-auth (false: no credentials is 401)
   std::string audit_log_path;             // --audit-log-path ("-" = stdout)
   int audit_log_maxsize_mb = 100;         // --audit-log-maxsize
   int audit_log_maxbackup = 10;           // --audit-log-maxbackup

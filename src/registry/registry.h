@@ -60,6 +60,11 @@ struct WriteOptions {
   // update or patch keeps the stored values, with a Warning when the request
   // asked otherwise.
   std::vector<std::string> kept_annotations;
+  // This request's validating admission (as kube-apiserver's validating
+  // admission plugins, after the kind's own validation): `obj` is the object
+  // as it would be stored, `old` the stored one (null on create). A non-OK
+  // status refuses the write and is returned as it is.
+  std::function<absl::Status(const api::Json& obj, const api::Json* old)> validate;
 };
 
 struct ListOptions {

@@ -344,6 +344,9 @@ absl::StatusOr<std::string> Registry::PrepareCreate(const api::KindDef& k, std::
     errs.insert(errs.end(), more.begin(), more.end());
   }
   if (!errs.empty()) return Invalid(k, name, errs);
+  if (opts.validate) {
+    if (auto st = opts.validate(obj, nullptr); !st.ok()) return st;
+  }
   if (k.warnings && opts.warnings) {
     for (std::string& w : k.warnings(obj)) opts.warnings->push_back(std::move(w));
   }
@@ -491,6 +494,9 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
                      : (k.validate_update ? k.validate_update(obj, old) : api::ErrorList{});
   errs.insert(errs.end(), more.begin(), more.end());
   if (!errs.empty()) return Invalid(k, name, errs);
+  if (opts.validate) {
+    if (auto st = opts.validate(obj, &old); !st.ok()) return st;
+  }
   if (!status && k.warnings && opts.warnings) {
     for (std::string& w : k.warnings(obj)) opts.warnings->push_back(std::move(w));
   }

@@ -84,6 +84,37 @@ TEST(KindsTest, NodeRows) {
                              "spec.unschedulable"), "true");
 }
 
+TEST(KindsTest, NodePodCidrAndProviderIdAreSetOnce) {
+  const KindDef node = internal::NodeKind();
+  auto errors = [&](const char* now, const char* old) {
+    std::vector<std::string> out;
+    for (const auto& e : node.validate_update(Json::parse(now), Json::parse(old))) {
+      out.push_back(e.field + ": " + e.detail);
+    }
+    return out;
+  };
+  const std::string cidr = "spec.podCIDRs: node updates may not change podCIDR except from \"\" to valid";
+  const std::string provider =
+      "spec.providerID: node updates may not change providerID except from \"\" to valid";
+  const char* meta = R"("metadata": {"name": "n1"})";
+  auto obj = [&](const std::string& spec) { return "{" + std::string(meta) + ", \"spec\": " + spec + "}"; };
+  // From "" to a value: allowed.
+  EXPECT_TRUE(errors(obj(R"({"podCIDR": "10.1.0.0/24", "podCIDRs": ["10.1.0.0/24"], "providerID": "p1"})").c_str(),
+                     obj("{}").c_str()).empty());
+  EXPECT_EQ(errors(obj(R"({"podCIDRs": ["10.2.0.0/24"]})").c_str(),
+                   obj(R"({"podCIDRs": ["10.1.0.0/24"]})").c_str()),
+            std::vector<std::string>{cidr});
+  EXPECT_EQ(errors(obj(R"({"podCIDR": "10.2.0.0/24"})").c_str(),
+                   obj(R"({"podCIDR": "10.1.0.0/24"})").c_str()),
+            std::vector<std::string>{cidr});
+  EXPECT_EQ(errors(obj("{}").c_str(), obj(R"({"podCIDRs": ["10.1.0.0/24"]})").c_str()),
+            std::vector<std::string>{cidr});
+  EXPECT_EQ(errors(obj(R"({"providerID": "p2"})").c_str(), obj(R"({"providerID": "p1"})").c_str()),
+            std::vector<std::string>{provider});
+  EXPECT_TRUE(errors(obj(R"({"providerID": "p1", "podCIDRs": ["10.1.0.0/24"]})").c_str(),
+                     obj(R"({"providerID": "p1", "podCIDRs": ["10.1.0.0/24"]})").c_str()).empty());
+}
+
 TEST(KindsTest, EventRows) {
   const KindDef ev = internal::EventKind();
   EXPECT_TRUE(ev.columns_include_name);

@@ -275,6 +275,24 @@ KindDef NodeKind() {
                                                        MemberObject(old, "metadata"),
                                                        Path("metadata"));
     errs.insert(errs.end(), u.begin(), u.end());
+    // As Kubernetes' ValidateNodeUpdate: the pod CIDRs and the provider ID
+    // are set once (from "" to a value) and never changed after.
+    const Json& spec = MemberObject(obj, "spec");
+    const Json& old_spec = MemberObject(old, "spec");
+    const bool cidrs_changed =
+        (!MemberArray(old_spec, "podCIDRs").empty() &&
+         MemberArray(spec, "podCIDRs") != MemberArray(old_spec, "podCIDRs")) ||
+        (!StringMember(old_spec, "podCIDR").empty() &&
+         StringMember(spec, "podCIDR") != StringMember(old_spec, "podCIDR"));
+    if (cidrs_changed) {
+      errs.push_back(Forbidden(Path("spec").Child("podCIDRs"),
+                               "node updates may not change podCIDR except from \"\" to valid"));
+    }
+    if (!StringMember(old_spec, "providerID").empty() &&
+        StringMember(spec, "providerID") != StringMember(old_spec, "providerID")) {
+      errs.push_back(Forbidden(Path("spec").Child("providerID"),
+                               "node updates may not change providerID except from \"\" to valid"));
+    }
     return errs;
   };
   k.validate_status_update = k.validate_update;
