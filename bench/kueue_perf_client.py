@@ -224,6 +224,20 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+def store_transactions(port):
+    """batchd_store_transactions_total from the server's /metrics, or None."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/metrics")
+        body = c.getresponse().read().decode()
+        for line in body.splitlines():
+            if line.startswith("batchd_store_transactions_total "):
+                return float(line.split()[1])
+    except (OSError, http.client.HTTPException, ValueError):
+        pass
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -271,6 +285,7 @@ def main():
     for s in sched:
         work.put(s)
     cpu0 = proc_cpu_s(a.server_pid) if a.server_pid else 0.0
+    txns0 = store_transactions(a.port)
     t0 = time.monotonic()
 
     def submitter():
@@ -325,6 +340,12 @@ def main():
             print(f"{cls}_admission_p50_s={pct(waits, 50):.2f}")
             print(f"{cls}_admission_p90_s={pct(waits, 90):.2f}")
             print(f"{cls}_admission_max_s={max(waits):.2f}")
+    txns1 = store_transactions(a.port)
+    if txns0 is not None and txns1 is not None:
+        # Every write transaction of the server while the workloads ran
+        # (Jobs, Workloads, Pods, Events, queue statuses), per workload.
+        print(f"store_transactions={txns1 - txns0:.0f}")
+        print(f"store_transactions_per_workload={(txns1 - txns0) / max(1, total):.2f}")
     if a.server_pid:
         print(f"server_cpu_s={proc_cpu_s(a.server_pid) - cpu0:.1f}")
         print(f"server_rss_peak_mib={peak_rss:.0f}")

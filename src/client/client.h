@@ -10,6 +10,7 @@
 // Thread-safety: implementations are thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -83,6 +84,21 @@ class Client {
   // PUT with the object's resourceVersion as precondition (Conflict when stale).
   virtual absl::StatusOr<api::Json> Update(const api::KindDef& k, api::Json obj) = 0;
   virtual absl::StatusOr<api::Json> UpdateStatus(const api::KindDef& k, api::Json obj) = 0;
+  // One entry of UpdateStatusMany: `edit` changes the status of the latest
+  // version of ns/name (a decoded copy; only its status is kept). An error
+  // from `edit` leaves the object unwritten and is the entry's result.
+  struct StatusEdit {
+    std::string ns, name;
+    std::function<absl::Status(api::Json& obj)> edit;
+  };
+  // Status writes computed on each object's latest version, as a status
+  // PATCH without a resourceVersion is (a concurrent write elsewhere in the
+  // object never conflicts: the edit runs again on the newer version). Each
+  // succeeds or fails on its own, one result per entry, in order. The
+  // in-process client writes them in one store batch (SqliteStore: one
+  // transaction); this default reads and writes them one by one.
+  virtual std::vector<absl::StatusOr<api::Json>> UpdateStatusMany(const api::KindDef& k,
+                                                                  std::vector<StatusEdit> edits);
   // JSON merge patch.
   virtual absl::StatusOr<api::Json> MergePatch(const api::KindDef& k, const std::string& ns,
                                                const std::string& name, const api::Json& patch,

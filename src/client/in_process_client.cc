@@ -14,6 +14,32 @@ const api::KindDef& Client::Kind(std::string_view group, std::string_view versio
   return *k;
 }
 
+std::vector<absl::StatusOr<Json>> Client::UpdateStatusMany(const api::KindDef& k,
+                                                           std::vector<StatusEdit> edits) {
+  // Read, edit, write at that resourceVersion; a Conflict (someone wrote
+  // meanwhile) starts over on the newer version, as the registry does.
+  constexpr int kTries = 16;
+  std::vector<absl::StatusOr<Json>> out;
+  out.reserve(edits.size());
+  for (StatusEdit& e : edits) {
+    absl::StatusOr<Json> r = absl::AbortedError("conflict");
+    for (int i = 0; i < kTries && !r.ok() && r.status().code() == absl::StatusCode::kAborted; ++i) {
+      absl::StatusOr<Json> obj = Get(k, e.ns, e.name);
+      if (!obj.ok()) {
+        r = obj.status();
+        break;
+      }
+      if (absl::Status st = e.edit(*obj); !st.ok()) {
+        r = st;
+        break;
+      }
+      r = UpdateStatus(k, *std::move(obj));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 registry::WriteOptions InProcessClient::Opts() const {
   registry::WriteOptions o;
   o.field_validation = registry::FieldValidation::kIgnore;
@@ -70,6 +96,14 @@ absl::StatusOr<Json> InProcessClient::Update(const api::KindDef& k, Json obj) {
 absl::StatusOr<Json> InProcessClient::UpdateStatus(const api::KindDef& k, Json obj) {
   std::string ns = MetaString(obj, "namespace"), name = MetaString(obj, "name");
   return registry_.Update(k, ns, name, std::move(obj), true, Opts());
+}
+
+std::vector<absl::StatusOr<Json>> InProcessClient::UpdateStatusMany(const api::KindDef& k,
+                                                                    std::vector<StatusEdit> edits) {
+  std::vector<registry::Registry::StatusEdit> r;
+  r.reserve(edits.size());
+  for (StatusEdit& e : edits) r.push_back({std::move(e.ns), std::move(e.name), std::move(e.edit)});
+  return registry_.UpdateStatusMany(k, std::move(r), Opts());
 }
 
 absl::StatusOr<Json> InProcessClient::MergePatch(const api::KindDef& k, const std::string& ns,

@@ -216,9 +216,10 @@ struct Workload {
   // admitted workload ("namespace/name", same ClusterQueue) this one
   // replaces. It is admitted as a whole with the replaced slice's usage
   // counted as its own (only the growth takes new quota), on the replaced
-  // slice's flavors and without preemption; the admission then releases the
-  // replaced slice (Decision::replaced). While the replaced key is pending
-  // in the core, this one waits.
+  // slice's flavors; when the growth does not fit it preempts like any
+  // workload, never choosing the replaced slice as a victim. The admission
+  // then releases the replaced slice (Decision::replaced). While the
+  // replaced key is pending or being evicted in the core, this one waits.
   std::string replaces;
 };
 

@@ -1,7 +1,8 @@
 // Workload slices (Kueue's ElasticJobsViaWorkloadSlices): a slice that
 // replaces an admitted workload is admitted as a whole while the replaced
-// slice's usage counts as its own, keeps its flavors, never preempts, and
-// releases the replaced slice when admitted (Decision::replaced).
+// slice's usage counts as its own, keeps its flavors, preempts for its
+// growth like any workload (never its replaced slice), and releases the
+// replaced slice when admitted (Decision::replaced).
 #include <algorithm>
 
 #include "gmock/gmock.h"
@@ -81,27 +82,87 @@ TEST(WorkloadSliceTest, WaitsWhileTheGrowthDoesNotFitAndTheOldSliceKeepsItsQuota
   EXPECT_EQ(CpuUsed(*core, "cq"), U(6));
 }
 
-TEST(WorkloadSliceTest, NeverPreemptsAndKeepsTheReplacedSlicesFlavor) {
-  // "a" is full (old 2 + low-priority 2); "b" has room. The slice neither
-  // preempts the low-priority workload nor moves to "b".
-  Scenario scn{.flavors = {Rf("a"), Rf("b")},
-               .cqs = {CqBuilder("cq").Flavor("a", 4).Flavor("b", 10)
-                           .Within(PreemptionPolicy::kLowerPriority).Obj()},
-               .admitted = {{WlBuilder("old", "cq").Cpu(1).Count(2).Priority(10).Obj(),
-                             Pods("cq", "a", 2)},
-                            {WlBuilder("low", "cq").Cpu(1).Count(2).Obj(), Pods("cq", "a", 2)}},
-               .pending = {Slice("new", 4, "ns/old")}};
-  scn.pending[0].priority = 10;
-  auto core = Load(scn);
+// Kueue's ElasticJobsViaWorkloadSlices: a slice whose growth does not fit
+// preempts like any workload, for the growth only, and never its own
+// replaced slice, even when that is the first candidate the policy allows
+// (here the lowest priority). It keeps the replaced slice's flavor.
+TEST(WorkloadSliceTest, PreemptsForItsGrowthButNeverItsReplacedSlice) {
+  for (bool fair : {false, true}) {
+    SCOPED_TRACE(fair ? "fair sharing" : "classic");
+    // "a" is full (old 2 + low 2); "b" has room but the slice keeps "a".
+    Scenario scn{.flavors = {Rf("a"), Rf("b")},
+                 .cqs = {CqBuilder("cq").Flavor("a", 4).Flavor("b", 10)
+                             .Within(PreemptionPolicy::kLowerPriority).Obj()},
+                 .admitted = {{WlBuilder("old", "cq").Cpu(1).Count(2).Priority(-5).Obj(),
+                               Pods("cq", "a", 2)},
+                              {WlBuilder("low", "cq").Cpu(1).Count(2).Obj(), Pods("cq", "a", 2)}},
+                 .pending = {Slice("new", 4, "ns/old")}};
+    scn.pending[0].priority = 10;
+    scn.opts.fair_sharing = fair;
+    auto core = Load(scn);
+    Summary s = Summarize(core->RunCycle(kNow));
+    EXPECT_TRUE(s.admitted.empty());
+    EXPECT_EQ(s.preempted, (std::vector<std::string>{"ns/low"}));
+    EXPECT_EQ(s.preempt_reason["ns/low"], "InClusterQueue");
+    EXPECT_EQ(s.pending["ns/new"], "WaitingForPreemptedWorkloads");
+    EXPECT_TRUE(core->IsAdmitted("ns/old"));
+    EXPECT_EQ(CpuUsed(*core, "cq"), U(4));  // nothing held beyond the cycle
+    EXPECT_TRUE(core->CheckInvariants().ok());
+    // The victim's quota is released: the slice replaces old, on "a".
+    core->Remove("ns/low");
+    std::vector<Decision> ds = core->RunCycle(kNow + absl::Seconds(1));
+    const Decision* d = Find(ds, "ns/new");
+    ASSERT_NE(d, nullptr);
+    ASSERT_EQ(d->kind, Decision::Kind::kAdmit);
+    EXPECT_EQ(d->replaced, "ns/old");
+    EXPECT_EQ(Summarize(ds).flavor["ns/new"], "a");
+    EXPECT_FALSE(core->IsAdmitted("ns/old"));
+    EXPECT_EQ(CpuUsed(*core, "cq"), U(4));
+    EXPECT_TRUE(core->CheckInvariants().ok());
+  }
+}
+
+// Its replaced slice alone would make room, but it is not a candidate: with
+// no other victim the slice waits (and keeps the replaced slice running).
+TEST(WorkloadSliceTest, ItsReplacedSliceAloneIsNoVictim) {
+  auto core = Load({.cqs = {CqBuilder("cq").Flavor("default", 4)
+                                .Within(PreemptionPolicy::kLowerPriority).Obj()},
+                    .admitted = {{WlBuilder("old", "cq").Cpu(1).Count(2).Priority(-5).Obj(),
+                                  Pods("cq", "default", 2)},
+                                 {WlBuilder("peer", "cq").Cpu(1).Count(2).Priority(20).Obj(),
+                                  Pods("cq", "default", 2)}},
+                    .pending = {Slice("new", 4, "ns/old")}});
   Summary s = Summarize(core->RunCycle(kNow));
   EXPECT_TRUE(s.admitted.empty());
   EXPECT_TRUE(s.preempted.empty());
-  EXPECT_EQ(s.pending["ns/new"], "WaitingForQuota");
-  EXPECT_THAT(s.messages["ns/new"], ::testing::HasSubstr("replaced workload slice"));
-  // A workload without the slice mark takes "b".
-  core->UpsertPending(WlBuilder("plain", "cq").Cpu(1).Count(4).At(6).Obj());
-  s = Summarize(core->RunCycle(kNow + absl::Seconds(1)));
-  EXPECT_EQ(s.flavor["ns/plain"], "b");
+  EXPECT_TRUE(s.pending.contains("ns/new"));
+  EXPECT_TRUE(core->IsAdmitted("ns/old"));
+  EXPECT_EQ(CpuUsed(*core, "cq"), U(4));
+}
+
+// Reclaim within the cohort: the growth fits the ClusterQueue's nominal
+// quota, which another ClusterQueue borrows; its workload is reclaimed.
+TEST(WorkloadSliceTest, ReclaimsItsNominalQuotaFromABorrowingClusterQueue) {
+  auto core = Load({.cqs = {CqBuilder("cq").Cohort("co").Flavor("default", 4)
+                                .Reclaim(PreemptionPolicy::kAny).Obj(),
+                            CqBuilder("other").Cohort("co").Flavor("default", 0).Obj()},
+                    .admitted = {{WlBuilder("old", "cq").Cpu(1).Count(2).Obj(),
+                                  Pods("cq", "default", 2)},
+                                 {WlBuilder("borrower", "other").Cpu(1).Count(2).Obj(),
+                                  Pods("other", "default", 2)}},
+                    .pending = {Slice("new", 4, "ns/old")}});
+  Summary s = Summarize(core->RunCycle(kNow));
+  EXPECT_EQ(s.preempted, (std::vector<std::string>{"ns/borrower"}));
+  EXPECT_EQ(s.preempt_reason["ns/borrower"], "InCohortReclamation");
+  EXPECT_TRUE(core->IsAdmitted("ns/old"));
+  core->Remove("ns/borrower");
+  std::vector<Decision> ds = core->RunCycle(kNow + absl::Seconds(1));
+  const Decision* d = Find(ds, "ns/new");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->kind, Decision::Kind::kAdmit);
+  EXPECT_EQ(d->replaced, "ns/old");
+  EXPECT_EQ(CpuUsed(*core, "cq"), U(4));
+  EXPECT_TRUE(core->CheckInvariants().ok());
 }
 
 TEST(WorkloadSliceTest, WaitsForAPendingReplacedSlice) {

@@ -212,12 +212,36 @@ class Registry {
   // commit): what the scheduler uses for the binds of one pass.
   std::vector<absl::StatusOr<api::Json>> BindMany(const std::vector<BindRequest>& binds,
                                                   const WriteOptions& opts);
+  // One entry of UpdateStatusMany: `edit` changes the status of a decoded
+  // copy of the latest version of ns/name (only its status is kept); an
+  // error from it leaves the object unwritten and is the entry's result.
+  struct StatusEdit {
+    std::string ns, name;
+    std::function<absl::Status(api::Json& obj)> edit;
+  };
+  // Status writes computed on each object's latest version, as a status
+  // PATCH without a resourceVersion (update validation and managed fields
+  // as Update's), each on its own (one result per edit, in order), with the
+  // writes in one store UpdateMany (SqliteStore: one commit): what the queue
+  // manager uses for the admissions of one cycle. An object written
+  // meanwhile (the store's Aborted) has its edit run again, alone, on the
+  // newer version. Storage-version kinds only (else InvalidArgument).
+  std::vector<absl::StatusOr<api::Json>> UpdateStatusMany(const api::KindDef& k,
+                                                          std::vector<StatusEdit> edits,
+                                                          const WriteOptions& opts);
 
  private:
   struct Prepared;
+  // A write WriteUpdate leaves to its caller (UpdateStatusMany): the store
+  // update and the decoding offered to the watch cache along with it.
+  struct DeferredWrite {
+    store::Store::UpdateOp op;
+    WatchCache::DecodedOffer offer;
+  };
   absl::StatusOr<api::Json> WriteUpdate(const api::KindDef& k, const ObjectPtr& current,
                                         api::Json obj, bool status, bool conditional,
-                                        const WriteOptions& opts);
+                                        const WriteOptions& opts,
+                                        std::vector<DeferredWrite>* deferred = nullptr);
   absl::Status NormalizeBody(const api::KindDef& k, api::Json& obj, const WriteOptions& opts);
   absl::Status CheckNamespace(const api::KindDef& k, std::string_view ns, std::string_view name);
   // The pages of a list read from the store as of `revision` (continue

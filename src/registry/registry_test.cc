@@ -301,6 +301,46 @@ TEST_F(RegistryTest, WriteChainWritesInOrderAndStopsAtTheFirstFailure) {
   }
 }
 
+// UpdateStatusMany: each edit runs on the object's latest version and only
+// its status is kept; an edit's error, a missing object, each on its own;
+// two edits of one object both land (the second, having lost the race in the
+// batch, runs again on the first's result).
+TEST_F(RegistryTest, UpdateStatusManyEachOnItsOwn) {
+  for (const char* name : {"a", "b", "c"}) MustCreate(MakeJob(name).Obj());
+  auto set = [](const char* field, int v) {
+    return [field, v](Json& job) -> absl::Status {
+      job["status"][field] = v;
+      job["metadata"]["labels"]["ignored"] = "yes";  // not the status: not kept
+      return absl::OkStatus();
+    };
+  };
+  const int64_t rev0 = store_.Revision();
+  std::vector<Registry::StatusEdit> edits;
+  edits.push_back({"default", "a", set("active", 1)});
+  edits.push_back({"default", "b", [](Json&) { return absl::FailedPreconditionError("no"); }});
+  edits.push_back({"default", "missing", set("active", 1)});
+  edits.push_back({"default", "c", set("active", 2)});
+  edits.push_back({"default", "c", set("ready", 1)});
+  std::vector<absl::StatusOr<Json>> r = reg_->UpdateStatusMany(*jobs_, std::move(edits), WriteOptions{});
+  ASSERT_EQ(r.size(), 5u);
+  ASSERT_TRUE(r[0].ok()) << r[0].status();
+  EXPECT_EQ((*r[0])["status"]["active"], 1);
+  EXPECT_EQ(r[1].status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Reason(r[2].status()), "NotFound");
+  ASSERT_TRUE(r[3].ok()) << r[3].status();
+  ASSERT_TRUE(r[4].ok()) << r[4].status();
+  Json a = (*reg_->Get(*jobs_, "default", "a"))->Decode();
+  EXPECT_EQ(a["status"]["active"], 1);
+  EXPECT_FALSE(a["metadata"].contains("labels") && a["metadata"]["labels"].contains("ignored"));
+  EXPECT_EQ(a["metadata"]["resourceVersion"], (*r[0])["metadata"]["resourceVersion"]);
+  Json c = (*reg_->Get(*jobs_, "default", "c"))->Decode();
+  EXPECT_EQ(c["status"]["active"], 2);
+  EXPECT_EQ(c["status"]["ready"], 1);
+  EXPECT_EQ(store_.Revision(), rev0 + 3);  // a, c, c again
+  Json b = (*reg_->Get(*jobs_, "default", "b"))->Decode();
+  EXPECT_FALSE(b["status"].contains("active"));
+}
+
 TEST_F(RegistryTest, GenerateNameAndDryRun) {
   Json j = MustCreate(MakeJob("").GenerateName("gen-").Obj());
   std::string name = j["metadata"]["name"];

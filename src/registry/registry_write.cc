@@ -439,7 +439,8 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
 // is read.
 absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPtr& current,
                                            Json obj, bool status, bool conditional,
-                                           const WriteOptions& opts) {
+                                           const WriteOptions& opts,
+                                           std::vector<DeferredWrite>* deferred) {
   // The current object as every in-process reader shares it: read, not copied.
   const std::shared_ptr<const Json> shared_old = current->Shared();
   const Json& old = *shared_old;
@@ -522,6 +523,12 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     auto kv = store_.DeleteWithFinalValue(current->key, current->revision, api::DumpCompact(obj));
     if (!kv.ok()) return StoreWriteError(k, name, kv.status());
     obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
+    return obj;
+  }
+  if (deferred != nullptr) {  // The caller writes it (UpdateStatusMany) and sets the version.
+    std::string bytes = obj.dump();
+    WatchCache::DecodedOffer offer = cache_->OfferDecoded(current->key, bytes, obj);
+    deferred->push_back({{current->key, std::move(bytes), current->revision}, std::move(offer)});
     return obj;
   }
   auto kv = Put(current->key, obj, current->revision);

@@ -359,7 +359,7 @@ int64_t QueueManagerImpl::cycles() const {
 
 QueueManager::Stats QueueManagerImpl::stats() const {
   absl::MutexLock lock(&mu_);
-  return {cycles_, conversions_, queue_statuses_};
+  return {cycles_, conversions_, queue_statuses_, status_batches_};
 }
 
 void QueueManagerImpl::DeferQueueStatuses() {

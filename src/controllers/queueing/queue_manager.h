@@ -12,6 +12,11 @@
 //               (HoldAndDrain), Deactivated (spec.active=false), PodsReadyTimeout
 //               (waitForPodsReady, with requeueState backoff and deactivation
 //               after backoffLimitCount).
+// One cycle's Workload status writes go to the store together, as status
+// patches computed on each Workload's latest version, in one batch
+// (Client::UpdateStatusMany: one SQLite transaction); each succeeds or fails
+// on its own, and an admission whose write fails without an answer keeps
+// its quota held and is written again (status_writes.cc).
 // It never clears an admission: the job integration does that once the job
 // is suspended, and quota is released when it does (or when the Workload
 // finishes or is deleted). ClusterQueue, LocalQueue and Cohort status are
@@ -68,6 +73,10 @@ class QueueManager {
     int64_t cycles = 0;
     int64_t conversions = 0;     // Workloads converted into the core (UpsertPending / SetAdmitted)
     int64_t queue_statuses = 0;  // ClusterQueue + LocalQueue statuses recomputed
+    // Workload status batches written (Client::UpdateStatusMany calls; one
+    // store batch each, up to 1,000 writes): a cycle's admissions,
+    // evictions and pending messages go out together.
+    int64_t status_batches = 0;
   };
   Stats stats() const;
 

@@ -5,8 +5,10 @@
 // restart). Not thread-safe; one test thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/meta/object_meta.h"
@@ -18,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "registry/registry.h"
 #include "store/memory/memory_store.h"
+#include "store/testing/fault_store.h"
 
 namespace batchd::controllers::queueing::testing {
 
@@ -30,6 +33,72 @@ inline constexpr char kVersion[] = "v1beta2";
 inline Json Quota(const std::string& name, const std::string& nominal) {
   return {{"name", name}, {"nominalQuota", nominal}};
 }
+
+// Between the registry and the memory store: records the size of every
+// UpdateMany batch, fails the updates of chosen keys (before the write, or
+// after it like a lost acknowledgement) and runs a hook before each update
+// (a concurrent writer). FaultStore's faults apply too.
+class TestStore : public store::testing::FaultStore {
+ public:
+  using FaultStore::FaultStore;
+  enum class When { kBefore, kAfter };
+
+  // The next `times` updates of a key ending in `suffix` fail with `st`.
+  void FailUpdates(const std::string& suffix, absl::Status st, When when, int times = 1) {
+    key_faults_.push_back({suffix, std::move(st), when, times});
+  }
+  void ClearKeyFaults() { key_faults_.clear(); }
+  // Runs before each update (not re-entered by the updates it makes).
+  std::function<void(std::string_view key)> before_update;
+  // Sizes of the UpdateMany batches so far.
+  std::vector<size_t> batches;
+  int64_t single_updates = 0;  // Updates outside a batch.
+
+  std::vector<absl::StatusOr<store::KeyValue>> UpdateMany(std::vector<UpdateOp> ops) override {
+    batches.push_back(ops.size());
+    in_batch_ = true;
+    std::vector<absl::StatusOr<store::KeyValue>> out = Store::UpdateMany(std::move(ops));
+    in_batch_ = false;
+    return out;
+  }
+  absl::StatusOr<store::KeyValue> Update(std::string_view key, std::string value,
+                                         int64_t expected_mod_revision) override {
+    if (!in_batch_) ++single_updates;
+    if (before_update && !in_hook_) {
+      in_hook_ = true;
+      const bool batch = in_batch_;
+      in_batch_ = false;
+      before_update(key);
+      in_batch_ = batch;
+      in_hook_ = false;
+    }
+    for (auto it = key_faults_.begin(); it != key_faults_.end(); ++it) {
+      if (key.size() < it->suffix.size() ||
+          key.substr(key.size() - it->suffix.size()) != it->suffix) {
+        continue;
+      }
+      absl::Status st = it->status;
+      const When when = it->when;
+      if (--it->times == 0) key_faults_.erase(it);
+      if (when == When::kAfter) {
+        FaultStore::Update(key, std::move(value), expected_mod_revision).IgnoreError();
+      }
+      return st;
+    }
+    return FaultStore::Update(key, std::move(value), expected_mod_revision);
+  }
+
+ private:
+  struct KeyFault {
+    std::string suffix;
+    absl::Status status;
+    When when;
+    int times;
+  };
+  std::vector<KeyFault> key_faults_;
+  bool in_batch_ = false;
+  bool in_hook_ = false;
+};
 
 class QueueManagerTest : public ::testing::Test {
  protected:
@@ -183,7 +252,8 @@ class QueueManagerTest : public ::testing::Test {
 
   FakeClock clock_;
   store::MemoryStore store_;
-  registry::Registry reg_{store_, api::BuiltinScheme(), clock_};
+  TestStore faults_{store_};  // What the registry writes through.
+  registry::Registry reg_{faults_, api::BuiltinScheme(), clock_};
   client::InProcessClient client_{reg_};
   std::unique_ptr<Stack> stack_;
 };

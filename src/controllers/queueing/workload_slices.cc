@@ -70,6 +70,9 @@ bool QueueManagerImpl::FlushSliceFinish(const std::string& old_key, const std::s
 bool QueueManagerImpl::FlushSliceFinishes(absl::Time now) {
   bool ok = true;
   for (auto it = replaced_slices_.begin(); it != replaced_slices_.end(); ++it) {
+    // Not before the replacement's admission landed: the job keeps an
+    // admitted Workload throughout (status_writes.cc).
+    if (admissions_.contains(it->second)) continue;
     if (!FlushSliceFinish(it->first, it->second, now)) ok = false;
   }
   return ok;

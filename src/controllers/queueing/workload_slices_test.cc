@@ -20,8 +20,8 @@ class WorkloadSlicesTest : public QueueManagerTest {
     }
     return "";
   }
-  void Slice(const std::string& name, int count, const std::string& replaces) {
-    Workload(name, "lq", "1", 0, count);
+  void Slice(const std::string& name, int count, const std::string& replaces, int priority = 0) {
+    Workload(name, "lq", "1", priority, count);
     Patch("workloads", "ns", name,
           {{"metadata",
             {{"annotations",
@@ -98,6 +98,59 @@ TEST_F(WorkloadSlicesTest, RestartBetweenTheWritesFinishesThePredecessor) {
   EXPECT_EQ(Cond(Wl("old"), "Finished"), "True/WorkloadSliceReplaced");
   EXPECT_TRUE(Admitted("new"));
   EXPECT_EQ(CpuUsed(), "3");  // not 4: the predecessor is not counted again
+}
+
+TEST_F(WorkloadSlicesTest, AGrowingSlicePreemptsLikeAnyWorkloadButNotItsPredecessor) {
+  // cq: 3 cpu, withinClusterQueue LowerPriority. old (1 pod) grows to 2
+  // pods, as a slice of a higher priority, while `low` (2 pods) holds the
+  // rest: both are below the slice's priority and old, admitted last, is
+  // the first candidate, but the slice preempts low and replaces old once
+  // low's quota is free.
+  Basic({{"preemption", {{"withinClusterQueue", "LowerPriority"}}}});
+  Start();
+  Workload("low", "lq", "1", 0, 2);
+  Settle();
+  clock_.Advance(absl::Seconds(1));
+  Workload("old", "lq", "1", 0, 1);
+  Settle();
+  ASSERT_TRUE(Admitted("old"));
+  ASSERT_TRUE(Admitted("low"));
+  Slice("s2", 2, "ns/old", /*priority=*/10);
+  Settle();
+  EXPECT_EQ(Cond(Wl("low"), "Evicted"), "True/Preempted");
+  EXPECT_EQ(Cond(Wl("low"), "Preempted"), "True/InClusterQueue");
+  EXPECT_EQ(Cond(Wl("old"), "Evicted"), "");
+  EXPECT_FALSE(Admitted("s2"));
+  EXPECT_TRUE(Admitted("old"));
+  EXPECT_EQ(CpuUsed(), "3");
+  ClearAdmission("low");  // low's job stopped
+  EXPECT_TRUE(Admitted("s2"));
+  EXPECT_EQ(Cond(Wl("old"), "Finished"), "True/WorkloadSliceReplaced");
+  EXPECT_FALSE(Admitted("low"));
+  EXPECT_EQ(CpuUsed(), "2");
+}
+
+TEST_F(WorkloadSlicesTest, ASliceWhoseWriteFailsKeepsItsPredecessorUntilItLands) {
+  // The slice's admission write fails (store unavailable): old is neither
+  // finished nor counted twice meanwhile, and is replaced once the write lands.
+  Basic();  // cq: 3 cpu
+  Start();
+  Workload("old", "lq", "1", 0, 1);
+  Workload("other", "lq", "1", 0, 1);
+  Settle();
+  Slice("s2", 2, "ns/old");
+  faults_.FailUpdates("/workloads/ns/s2", absl::UnavailableError("disk gone"),
+                      TestStore::When::kBefore, /*times=*/1000);
+  Settle();
+  EXPECT_FALSE(Admitted("s2"));
+  EXPECT_TRUE(Admitted("old"));
+  EXPECT_EQ(Cond(Wl("old"), "Finished"), "");
+  EXPECT_EQ(CpuUsed(), "3");  // s2's 2 in place of old's 1, and other's 1
+  faults_.ClearKeyFaults();
+  Advance(absl::Seconds(1));
+  EXPECT_TRUE(Admitted("s2"));
+  EXPECT_EQ(Cond(Wl("old"), "Finished"), "True/WorkloadSliceReplaced");
+  EXPECT_EQ(CpuUsed(), "3");
 }
 
 }  // namespace

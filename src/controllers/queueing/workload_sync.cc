@@ -92,6 +92,7 @@ void QueueManagerImpl::Forget(const std::string& key) {
   not_ready_.erase(key);
   requeue_at_.erase(key);
   pending_.erase(key);
+  admissions_.erase(key);
   inadmissible_.erase(key);
   Recount(key);  // Before the indexes go: marks its queues' statuses.
   ClearWorkloadCq(key);
@@ -141,6 +142,9 @@ void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) 
   }
   IndexWorkload(key, view.queue_name);
   Touch(key);
+  // An admission still owed (its write in doubt): the core holds its quota
+  // until the write says what happened (status_writes.cc).
+  if (!view.has_admission && admissions_.contains(key)) return;
   auto wit = written_.find(key);
   if (wit != written_.end() && Rv(*item.obj) > Rv(wit->second)) written_.erase(wit);
   const Json& wl = *item.obj;
@@ -320,85 +324,12 @@ std::string QueueManagerImpl::PendingMessage(const q::Decision& d, std::string* 
   return d.message;
 }
 
-bool QueueManagerImpl::Admit(const q::Decision& d, absl::Time now) {
-  ObjectRef obj = Current(d.key);
-  if (!obj) return false;
-  const WorkloadView view = WorkloadView::Parse(*obj);
-  if (view.has_admission) return false;
-  const std::string& cq = d.admission.cluster_queue;
-  StatusUpdate update(*obj);
-  api::kueue::SetAdmission(update, internal::ToAdmissionStatus(d.admission));
-  api::kueue::SetCondition(update,
-                           {"QuotaReserved", kConditionTrue, "QuotaReserved",
-                            absl::StrCat("Quota reserved in ClusterQueue ", cq)},
-                           now);
-  // Kueue: a fresh reservation turns earlier Evicted/Preempted conditions False.
-  for (const char* type : {"Evicted", "Preempted"}) {
-    if (std::optional<ConditionView> c = view.Condition(type); c && c->is_true()) {
-      std::string msg = absl::StrCat("Previously: ", Sv(c->message));
-      api::kueue::SetCondition(update, {type, kConditionFalse, "QuotaReserved", msg}, now);
-    }
-  }
-  // Two-phase admission: with AdmissionChecks for these flavors, Admitted
-  // waits for all of them to be Ready (controllers/admissioncheck).
-  ObjectRef cq_obj = cqs_.Get("", cq);
-  const std::vector<std::string> checks =
-      cq_obj ? admissioncheck::ChecksFor(*cq_obj, admissioncheck::AssignedFlavors(
-                                                      update.status()["admission"]))
-             : std::vector<std::string>();
-  admissioncheck::ResetForReservation(update.status(), checks, now);
-  if (checks.empty()) {
-    api::kueue::SetCondition(
-        update, {"Admitted", kConditionTrue, "Admitted", "The workload is admitted"}, now);
-  }
-  api::kueue::ClearRequeueAt(update);
-  api::kueue::SetUnhealthyNodes(update, {});
-  absl::Time queued = view.meta.CreationTime().value_or(now);
-  if (std::optional<ConditionView> requeued = view.Condition("Requeued");
-      requeued && requeued->is_true()) {
-    queued = requeued->last_transition_time.value_or(queued);
-  }
-  if (!WriteWorkloadStatus(d.key, std::move(update))) return false;
-  pending_.erase(d.key);
-  inadmissible_.erase(d.key);
-  requeue_at_.erase(d.key);
-  SetWorkloadCq(d.key, cq);
-  Touch(d.key);
-  synced_sig_.erase(d.key);  // The next sync records it as admitted.
-  metrics_.QuotaReserved(cq, now - queued);
-  if (checks.empty()) {
-    metrics_.Admitted(cq, now - queued);
-    admitted_counted_.insert(d.key);
-  }
-  // One Event object per workload and reason, counting repeats (Kueue's
-  // scheduler emits these per decision; the API server would aggregate them).
-  ctx_.events.AggregatedEvent(*obj, "Normal", "QuotaReserved",
-                              absl::StrCat("Quota reserved in ClusterQueue ", cq,
-                                           ", wait time since queued was ",
-                                           absl::ToInt64Seconds(now - queued), "s"));
-  if (checks.empty()) {
-    ctx_.events.AggregatedEvent(
-        *obj, "Normal", "Admitted",
-        absl::StrCat("Admitted by ClusterQueue ", cq, ", wait time since reservation was 0s"));
-  }
-  return true;
-}
-
 void QueueManagerImpl::ApplyDecisions(const std::vector<q::Decision>& ds, absl::Time now) {
   for (const q::Decision& d : ds) {
     switch (d.kind) {
       case q::Decision::Kind::kAdmit:
-        if (!Admit(d, now)) {
-          // Undo the core's assumption: re-sync from the object (still pending).
-          synced_sig_.erase(d.key);
-          SyncWorkload(d.key, now);
-          if (!d.replaced.empty()) {  // The replaced slice holds its quota again.
-            synced_sig_.erase(d.replaced);
-            SyncWorkload(d.replaced, now);
-          }
-        } else if (!d.replaced.empty()) {
-          NoteReplacedSlice(d.replaced, d.key);
-        }
+        // Written with the cycle's other status writes (FlushWrites).
+        if (!OweAdmission(d, now)) UndoAdmission(d, now);
         break;
       case q::Decision::Kind::kPreempt: {
         std::string reason = q::PreemptionReasonName(d.preemption_reason);
@@ -470,73 +401,6 @@ void QueueManagerImpl::EvictForPodsReadyTimeout(const std::string& key, const Js
   } else {
     ready_deadlines_[key] = now;  // Retry at the next reconcile.
   }
-}
-
-bool QueueManagerImpl::FlushEviction(const std::string& key, const Eviction& ev,
-                                     absl::Time now) {
-  ObjectRef obj = Current(key);
-  if (!obj) return true;
-  const WorkloadView view = WorkloadView::Parse(*obj);
-  if (view.IsConditionTrue("Finished") || view.IsConditionTrue("Evicted") ||
-      (ev.require_admission && !view.has_admission)) {
-    return true;  // Nothing (more) to write.
-  }
-  StatusUpdate update(*obj);
-  api::kueue::SetCondition(update, {"Evicted", kConditionTrue, ev.reason, ev.message}, now);
-  if (!ev.preempted_reason.empty()) {
-    api::kueue::SetCondition(
-        update, {"Preempted", kConditionTrue, ev.preempted_reason, ev.message}, now);
-  }
-  if (!ev.unhealthy_nodes.empty()) api::kueue::SetUnhealthyNodes(update, ev.unhealthy_nodes);
-  if (absl::StartsWith(ev.reason, "Deactivated")) {
-    api::kueue::RemoveCondition(update, "DeactivationTarget");
-    api::kueue::ClearRequeueState(update);
-  }
-  if (!WriteWorkloadStatus(key, std::move(update))) return false;
-  auto it = wl_cq_.find(key);
-  if (view.has_admission) {
-    metrics_.Evicted(it == wl_cq_.end() ? "" : it->second, ev.reason);
-  }
-  if (!ev.preempted_reason.empty()) metrics_.Preempted(ev.preemptor_cq, ev.preempted_reason);
-  ctx_.events.Event(*obj, "Normal", ev.preempted_reason.empty() ? "Evicted" : "Preempted",
-                    ev.message);
-  return true;
-}
-
-bool QueueManagerImpl::FlushPending(const std::string& key, const PendingNote& note,
-                                    absl::Time now) {
-  ObjectRef obj = Current(key);
-  if (!obj) return true;
-  const WorkloadView view = WorkloadView::Parse(*obj);
-  if (view.has_admission || view.IsConditionTrue("Finished") || !view.active) return true;
-  // Copies the status only; the workload is copied only when the condition changes.
-  StatusUpdate update(*obj);
-  if (!api::kueue::SetCondition(
-          update, {"QuotaReserved", kConditionFalse, note.reason, note.message}, now)) {
-    return true;
-  }
-  return WriteWorkloadStatus(key, std::move(update));
-}
-
-bool QueueManagerImpl::FlushWrites(absl::Time now) {
-  bool ok = FlushSliceFinishes(now);
-  for (auto it = evictions_.begin(); it != evictions_.end();) {
-    if (FlushEviction(it->first, it->second, now)) {
-      it = evictions_.erase(it);
-    } else {
-      ok = false;
-      ++it;
-    }
-  }
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    if (FlushPending(it->first, it->second, now)) {
-      it = pending_.erase(it);
-    } else {
-      ok = false;
-      ++it;
-    }
-  }
-  return ok;
 }
 
 bool QueueManagerImpl::AdmissionBlocked() const {

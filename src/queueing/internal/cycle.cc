@@ -230,6 +230,19 @@ const char* HumanReason(PreemptionReason r) {
   return "preemption";
 }
 
+// What `next` uses beyond `prev`, per flavor-resource (never negative).
+FlavorResourceAmounts Growth(const FlavorResourceAmounts& next, const FlavorResourceAmounts& prev) {
+  FlavorResourceAmounts out;
+  for (const auto& [id, v] : next) {
+    Amount before = 0;
+    for (const auto& [pid, pv] : prev) {
+      if (pid == id) before = api::SaturatingAdd(before, pv);
+    }
+    if (v > before) out.emplace_back(id, api::SaturatingSub(v, before));
+  }
+  return out;
+}
+
 }  // namespace
 
 // "/root/cohort/cq", as Kueue prints it in preemption messages.
@@ -363,15 +376,20 @@ void CycleRunner::AssignFlavorsAndTargets(Entry& entry) {
 
 void CycleRunner::Evaluate(const Workload& wl, CqInfo& cq, const std::vector<int32_t>& counts,
                            Assignment& a, std::vector<Target>& targets) {
-  Oracle oracle(view_, wl, cq);
   const bool slice = !wl.replaces.empty() && released_slice_ != nullptr &&
                      released_slice_->wl.key == wl.replaces;
+  // A workload slice preempts like any workload (Kueue's
+  // ElasticJobsViaWorkloadSlices): its replaced slice's usage is out of the
+  // tree (ScopedSliceRelease), so only the growth needs room, and the
+  // replaced slice is never one of its victims.
+  const AdmittedEntry* replaced = slice ? released_slice_ : nullptr;
+  Oracle oracle(view_, wl, cq, replaced);
   a = AssignFlavors(view_, cq, wl, counts, &oracle, slice ? &released_slice_->admission : nullptr);
   targets.clear();
-  // A workload slice waits for room rather than preempting (its replaced
-  // slice would be a candidate of its own preemption).
-  if (a.mode == Mode::kPreempt && wl.replaces.empty()) {
-    targets = FindTargets(view_, {&wl, &cq, a.usage, a.need_preemption});
+  // A slice whose replaced slice is not released (pending, being evicted)
+  // waits instead: PreCheck holds it.
+  if (a.mode == Mode::kPreempt && (wl.replaces.empty() || slice)) {
+    targets = FindTargets(view_, {&wl, &cq, a.usage, a.need_preemption, replaced});
   }
   if (a.mode != Mode::kNoFit) PlaceWithTopology(wl, cq, a, targets);
 }
@@ -431,7 +449,7 @@ std::vector<Target> CycleRunner::TopologyTargets(const Workload& wl, CqInfo& cq,
   NodeId root = s_.tree_->Root(cq.node);
   for (auto& [key, e] : s_.admitted_) {
     AdmittedEntry* w = e.get();
-    if (w->cq == nullptr || in_base.contains(w)) continue;
+    if (w->cq == nullptr || in_base.contains(w) || w == released_slice_) continue;
     bool has_topology = false;
     for (const PodSetAssignment& psa : w->admission.pod_sets) {
       has_topology = has_topology || psa.topology.has_value();
@@ -754,9 +772,19 @@ CycleRunner::Outcome CycleRunner::ProcessEntry(Entry& entry) {
   }
   ReportPending(pending, PendingReason::kWaitingForPreemptedWorkloads,
                 absl::StrCat("Pending the preemption of ", entry.targets.size(), " workload(s)"));
-  s_.tree_->AddUsage(entry.cq->node, assignment.usage);
+  // The preemptor holds what it will use for the rest of the cycle; a
+  // workload slice only its growth (its replaced slice's usage returns to
+  // the tree when ScopedSliceRelease ends).
+  FlavorResourceAmounts held = assignment.usage;
+  if (released_slice_ != nullptr && released_slice_->wl.key == pending->wl.replaces) {
+    held = Growth(assignment.usage, released_slice_->usage);
+    // As Kueue counts it among the slice's targets: no later head of this
+    // cycle preempts the slice that is about to be replaced.
+    preempted_.insert(released_slice_);
+  }
+  s_.tree_->AddUsage(entry.cq->node, held);
   ++s_.version_;
-  preemptor_usage_.emplace_back(entry.cq->node, assignment.usage);
+  preemptor_usage_.emplace_back(entry.cq->node, std::move(held));
   // BestEffortFIFO keeps the preemptor at the head (sticky), so in Kueue
   // nothing behind it is admitted before it: both strategies end the run.
   if (!Strict(*entry.cq)) entry.cq->sticky_preemptor = pending->wl.key;

@@ -156,6 +156,7 @@ std::vector<AdmittedEntry*> Collect(const FairCtx& c) {
   std::vector<AdmittedEntry*> all;
   if (p.within_cluster_queue != PreemptionPolicy::kNever) {
     for (const AdmittedSummary& admitted : own.admitted) {
+      if (admitted.entry == c.req.replaced) continue;  // never a victim of its own replacement
       if (UsesAny(*admitted.entry, c.req.need_preemption) &&
           SatisfiesPolicy(p.within_cluster_queue, *c.req.wl, admitted.entry->wl)) {
         all.push_back(admitted.entry);

@@ -55,6 +55,7 @@ void ClassifyCq(ClassicCtx& c, const CqInfo& other, NodeId lca, bool advantage) 
   const Preemption& p = c.req.cq->spec->preemption;
   bool forbidden = p.borrow_within_cohort == PreemptionPolicy::kNever;
   for (const AdmittedSummary& w : other.admitted) {
+    if (w.entry == c.req.replaced) continue;
     if (!Satisfies(p.reclaim_within_cohort, *c.req.wl, w) || !c.Uses(w)) continue;
     if (advantage) {
       c.hierarchy.push_back({w.entry, Variant::kHierarchical, lca, 0, w.priority, w.admit_seq});
@@ -99,6 +100,7 @@ void CollectCandidates(ClassicCtx& c) {
   const Preemption& p = cq.spec->preemption;
   if (p.within_cluster_queue != PreemptionPolicy::kNever) {
     for (const AdmittedSummary& w : cq.admitted) {
+      if (w.entry == c.req.replaced) continue;  // never a victim of its own replacement
       if (Satisfies(p.within_cluster_queue, *c.req.wl, w) && c.Uses(w)) {
         c.same.push_back({w.entry, Variant::kWithinCq, kNoNode, 0, w.priority, w.admit_seq});
       }
@@ -231,9 +233,15 @@ std::vector<Target> ClassicalTargets(const SnapshotView& view, const PreemptionR
   bool other = !c.hierarchy.empty() || !c.priority.empty();
   bool under_nominal = true;
   for (FlavorResourceId id : req.need_preemption) {
-    if (view.tree->Usage(req.cq->node, id) >= view.tree->Nominal(req.cq->node, id)) {
-      under_nominal = false;
+    // A workload slice's replaced slice is out of the tree meanwhile, but
+    // Kueue reads the queue's usage with it (only the growth is requested).
+    Amount used = view.tree->Usage(req.cq->node, id);
+    if (req.replaced != nullptr) {
+      for (const auto& [rid, v] : req.replaced->usage) {
+        if (rid == id) used = api::SaturatingAdd(used, v);
+      }
     }
+    if (used >= view.tree->Nominal(req.cq->node, id)) under_nominal = false;
   }
   std::vector<bool> attempts;
   if (!other || (forbidden && !under_nominal)) attempts = {true};
@@ -256,7 +264,7 @@ std::pair<GranularMode, int> Oracle::SimulatePreemption(FlavorResourceId id, Amo
       p.reclaim_within_cohort == PreemptionPolicy::kNever) {
     return {GranularMode::kNoCandidates, 0};
   }
-  PreemptionRequest req{&wl_, &cq_, {{id, val}}, {id}};
+  PreemptionRequest req{&wl_, &cq_, {{id, val}}, {id}, replaced_};
   std::vector<Target> targets = FindTargets(view_, req);
   if (targets.empty()) return {GranularMode::kNoCandidates, 0};
   QuotaTree& t = *view_.tree;

@@ -24,6 +24,11 @@ struct PreemptionRequest {
   const CqInfo* cq = nullptr;
   FlavorResourceAmounts usage;  // what it would use, per flavor-resource
   std::vector<FlavorResourceId> need_preemption;
+  // A workload slice's replaced slice (Kueue's ElasticJobsViaWorkloadSlices):
+  // its usage is out of the tree while the replacement is evaluated (counted
+  // as the replacement's own), and it is never a candidate of its own
+  // replacement's preemption. Null for other workloads.
+  const AdmittedEntry* replaced = nullptr;
 };
 
 bool SatisfiesPolicy(PreemptionPolicy policy, const Workload& preemptor, const Workload& victim);
@@ -36,14 +41,17 @@ std::vector<Target> FairSharingTargets(const SnapshotView& view, const Preemptio
 // The oracle flavor assignment asks about a single flavor-resource.
 class Oracle : public PreemptionOracle {
  public:
-  Oracle(const SnapshotView& view, const Workload& wl, const CqInfo& cq)
-      : view_(view), wl_(wl), cq_(cq) {}
+  // `replaced`: as PreemptionRequest::replaced.
+  Oracle(const SnapshotView& view, const Workload& wl, const CqInfo& cq,
+         const AdmittedEntry* replaced = nullptr)
+      : view_(view), wl_(wl), cq_(cq), replaced_(replaced) {}
   std::pair<GranularMode, int> SimulatePreemption(FlavorResourceId id, Amount val) override;
 
  private:
   const SnapshotView& view_;
   const Workload& wl_;
   const CqInfo& cq_;
+  const AdmittedEntry* replaced_;
 };
 
 // Helpers shared by both strategies.

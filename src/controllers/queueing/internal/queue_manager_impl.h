@@ -1,6 +1,7 @@
 // QueueManagerImpl: the state behind QueueManager (queue_manager.h). Split
 // over queue_manager.cc (wiring, the cycle), workload_sync.cc (Workload ->
-// core, evictions, status writes) and queue_status.cc (ClusterQueue /
+// core, decisions, evictions), status_writes.cc (a cycle's Workload status
+// writes in one store batch) and queue_status.cc (ClusterQueue /
 // LocalQueue / Cohort status and metric gauges).
 //
 // Thread-safety: informer handlers touch only the dirty sets (dirty_mu_);
@@ -65,6 +66,22 @@ class QueueManagerImpl : public reconcile::Reconciler {
   };
   struct PendingNote {
     std::string reason, message;
+  };
+  // An admission the core decided (and counts), owed to its Workload until
+  // its status write lands (status_writes.cc). One cycle's admissions go to
+  // the store together, with the cycle's other status writes, in one batch.
+  struct OwedAdmission {
+    batchd::queueing::Decision decision;  // kAdmit
+    Json admission;                       // status.admission
+    std::string uid;                      // of the Workload the core admitted
+    int64_t generation = 0;               // its spec then (0: unknown)
+    std::vector<std::string> checks;      // AdmissionChecks for its flavors
+    absl::Time queued;                    // since when it waited (metrics, Events)
+    absl::Time decided;
+    // An earlier write failed without saying whether it landed: the core
+    // keeps the quota held and the write is repeated (it finds its own
+    // admission if the first one landed).
+    bool in_doubt = false;
   };
   // A workload about to be synced: the object (Current) and its view, parsed
   // once for the sync.
@@ -156,11 +173,23 @@ class QueueManagerImpl : public reconcile::Reconciler {
   client::ObjectRef Current(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool WriteWorkloadStatus(const std::string& key, api::kueue::StatusUpdate update) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyDecisions(const std::vector<batchd::queueing::Decision>& ds, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool Admit(const batchd::queueing::Decision& d, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // --- one cycle's status writes in one store batch (status_writes.cc) ---
+  // Records the core's admission of d.key as owed; false (and the core's
+  // assumption undone) when the Workload is gone or already admitted.
+  bool OweAdmission(const batchd::queueing::Decision& d, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The write landed (`obj` is the stored Workload): the bookkeeping,
+  // metrics and Events of an admission.
+  void FinishAdmission(const std::string& key, const OwedAdmission& a, const Json& obj) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The write was refused (the Workload changed, went, or was admitted
+  // meanwhile): the core's assumption is undone from the object.
+  void UndoAdmission(const batchd::queueing::Decision& d, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Owed admissions, evictions and pending notes in one UpdateStatusMany
+  // (per kMaxStatusBatch), then the replaced slices' Finished writes.
+  // Returns false when something is left to retry.
+  bool FlushWrites(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ProcessDeadlines(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EvictForPodsReadyTimeout(const std::string& key, const Json& wl,
                                 const api::kueue::WorkloadView& view, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool FlushWrites(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // --- maximumExecutionTimeSeconds (max_execution_time.cc) ---
   void TrackExecutionTime(const std::string& key, const Json& wl,
                           const api::kueue::WorkloadView& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -197,8 +226,6 @@ class QueueManagerImpl : public reconcile::Reconciler {
   void CountCheckGatedAdmission(const std::string& key, const std::string& cq,
                                 const api::kueue::WorkloadView& view, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool FlushEviction(const std::string& key, const Eviction& ev, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool FlushPending(const std::string& key, const PendingNote& note, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AdmissionBlocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<absl::Time> NextWake(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string PendingMessage(const batchd::queueing::Decision& d, std::string* reason) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -248,6 +275,7 @@ class QueueManagerImpl : public reconcile::Reconciler {
   int64_t cycles_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t conversions_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t queue_statuses_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t status_batches_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, std::string> synced_sig_ ABSL_GUARDED_BY(mu_);      // wl key -> what the core last saw
   std::map<std::string, Json> written_ ABSL_GUARDED_BY(mu_);                // wl key -> our last write (overlay)
   std::map<std::string, absl::Time> ready_deadlines_ ABSL_GUARDED_BY(mu_);  // admitted, waiting for PodsReady
@@ -256,6 +284,9 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::map<std::string, absl::Time> requeue_at_ ABSL_GUARDED_BY(mu_);       // pending with requeueState.requeueAt
   std::map<std::string, Eviction> evictions_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, PendingNote> pending_ ABSL_GUARDED_BY(mu_);
+  // Admissions owed (bounded by the workloads the core admitted): written
+  // in the cycle that decided them, or retried while in doubt.
+  std::map<std::string, OwedAdmission> admissions_ ABSL_GUARDED_BY(mu_);
   // Replaced workload slice -> its replacement, until its Finished write
   // lands and it is synced as Finished (bounded by the admitted workloads).
   std::map<std::string, std::string> replaced_slices_ ABSL_GUARDED_BY(mu_);
