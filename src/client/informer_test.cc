@@ -150,5 +150,73 @@ TEST(InformerTest, SettledObjectsAreKeptCompactAndReadTheSame) {
   EXPECT_EQ(Json::parse(deleted)["spec"], Json::parse(before)["spec"]);
 }
 
+// Idle objects: only those of the latest `keep` changes and Gets stay
+// decoded; the rest are compact, read the same, and decode again (once) when
+// they change or are read by key.
+TEST(InformerTest, IdleObjectsBeyondTheRecentOnesAreKeptCompact) {
+  FakeClock clock;
+  store::MemoryStore store;
+  registry::Registry reg(store, api::BuiltinScheme(), clock);
+  ASSERT_TRUE(reg.Start().ok());
+  InProcessClient c(reg);
+  const api::KindDef& jobs = c.Kind("batch", "v1", "jobs");
+  for (const char* name : {"a", "b", "c", "d"}) {
+    ASSERT_TRUE(c.Create(jobs, "default", api::testing::MakeJob(name).Label("v", "0").Obj()).ok());
+  }
+  Informer inf(c, jobs);
+  inf.SetKeepDecoded(2);
+  std::vector<std::string> updates;
+  inf.AddHandlers({nullptr,
+                   [&](const ObjectRef& old_obj, const ObjectRef& n) {
+                     updates.push_back(Informer::KeyOf(*n) + " " +
+                                       old_obj->at("metadata").at("labels").value("v", "-") + "->" +
+                                       n->at("metadata").at("labels").value("v", "-"));
+                   },
+                   nullptr});
+  // Listed in key order: c and d are the latest two.
+  ASSERT_TRUE(inf.Sync().ok());
+  EXPECT_EQ(inf.CompactCount(), 2u);
+  for (const char* name : {"a", "b", "c", "d"}) {
+    ObjectRef got = inf.Get("default", name);
+    ASSERT_NE(got, nullptr) << name;
+    EXPECT_EQ(*got, Stored(c, jobs, name)) << name;
+  }
+  // Those Gets kept c and d (the latest two) decoded again.
+  EXPECT_EQ(inf.CompactCount(), 2u);
+  ObjectRef d1 = inf.Get("default", "d");
+  EXPECT_EQ(inf.Get("default", "d").get(), d1.get()) << "a decoded object is not parsed again";
+
+  // A change decodes the object; the handler gets the idle previous state whole.
+  ASSERT_TRUE(c.MergePatch(jobs, "default", "a",
+                           Json::parse(R"({"metadata":{"labels":{"v":"1"}}})"))
+                  .ok());
+  ASSERT_TRUE(c.MergePatch(jobs, "default", "b",
+                           Json::parse(R"({"metadata":{"labels":{"v":"1"}}})"))
+                  .ok());
+  EXPECT_EQ(inf.Pump(), 2);
+  EXPECT_EQ(updates, (std::vector<std::string>{"default/a 0->1", "default/b 0->1"}));
+  EXPECT_EQ(inf.CompactCount(), 2u);  // c and d are idle now
+  // d is idle but its decoding is still held (d1): readers share it.
+  EXPECT_EQ(inf.Get("default", "d").get(), d1.get());
+  d1.reset();
+
+  // A List reads idle objects without keeping them decoded.
+  std::vector<ObjectRef> all = inf.List("default");
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(*all[2], Stored(c, jobs, "c"));
+  EXPECT_EQ(inf.CompactCount(), 2u);
+  all.clear();
+
+  // Bounded whatever the number of objects: 50 more, 2 decoded.
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(c.Create(jobs, "default", api::testing::MakeJob("n" + std::to_string(i)).Obj()).ok());
+  }
+  EXPECT_EQ(inf.Pump(), 50);
+  EXPECT_EQ(inf.CompactCount(), 52u);
+  EXPECT_EQ(*inf.Get("default", "n0"), Stored(c, jobs, "n0"));
+  EXPECT_EQ(*inf.Get("default", "a"), Stored(c, jobs, "a"));
+  EXPECT_EQ(inf.CompactCount(), 52u);  // a and n0 in, n48 and n49 out
+}
+
 }  // namespace
 }  // namespace batchd::client
