@@ -295,12 +295,14 @@ std::shared_ptr<CachedObject> WatchCache::NewObject(const std::string& key, std:
 }
 
 bool WatchCache::Cached(std::string_view key) {
-  return !absl::StartsWith(key, "/registry/core/events/");
+  return !key.starts_with("/registry/core/events/");
 }
 
 size_t WatchCache::RingCost(const CacheEvent& ev) {
-  size_t n = ev.object->json.size();
-  if (ev.prev && !Cached(ev.object->key)) n += ev.prev->json.size();
+  // An object's bytes, key and record (a small Event's record is half its size).
+  auto cost = [](const CachedObject& o) { return sizeof(o) + o.key.size() + o.json.size(); };
+  size_t n = cost(*ev.object);
+  if (ev.prev && !Cached(ev.object->key)) n += cost(*ev.prev);
   return n;
 }
 
