@@ -13,6 +13,19 @@
 # the headers (-Winvalid-pch warns). Turn it off to check that every file
 # includes what it uses.
 option(BATCHD_PCH "Precompile the common third-party headers once" ON)
+# Test drivers (the *_test.cc objects and their precompiled header) are
+# compiled at -O1 in optimized builds: the code under test is the libraries',
+# compiled as shipped (-O2); the drivers are test bodies, fixtures and
+# GoogleTest/JSON template instances, and at -O1 they compile ~18 % faster
+# (half of a fresh build's compile time is test objects), which keeps
+# `make test` inside its budget on a 2-core machine. Empty keeps the build
+# type's flags.
+set(BATCHD_TEST_OPT_FLAGS "-O1" CACHE STRING
+    "Optimization flags appended for test objects in optimized builds")
+set(_batchd_test_opt "")
+if(CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo|MinSizeRel)$" AND BATCHD_TEST_OPT_FLAGS)
+  separate_arguments(_batchd_test_opt UNIX_COMMAND "${BATCHD_TEST_OPT_FLAGS}")
+endif()
 if(BATCHD_PCH)
   add_library(batchd_pch STATIC ${CMAKE_SOURCE_DIR}/cmake/pch/pch.cc)
   target_include_directories(batchd_pch PRIVATE
@@ -23,6 +36,7 @@ if(BATCHD_PCH)
     target_include_directories(batchd_test_pch PRIVATE ${CMAKE_SOURCE_DIR}/cmake/pch)
     # The same GoogleTest compile definitions (GTEST_HAS_PTHREAD) as the tests.
     target_link_libraries(batchd_test_pch PRIVATE GTest::gtest GTest::gmock)
+    target_compile_options(batchd_test_pch PRIVATE ${_batchd_test_opt})
     target_precompile_headers(batchd_test_pch PRIVATE
       ${CMAKE_SOURCE_DIR}/cmake/pch/batchd_test_pch.h)
   endif()
@@ -49,6 +63,7 @@ function(batchd_cc_test)
   add_executable(${ARG_NAME} ${ARG_SRCS})
   set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_options(${ARG_NAME} PRIVATE ${_batchd_test_opt})
   if(BATCHD_PCH)
     target_precompile_headers(${ARG_NAME} REUSE_FROM batchd_test_pch)
   endif()

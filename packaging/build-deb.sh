@@ -36,7 +36,10 @@ if command -v dpkg-shlibdeps >/dev/null; then
   DEPENDS=$(cd "$STAGE/src" && dpkg-shlibdeps -O -e"$PKG/usr/bin/batchd" -e"$PKG/usr/bin/batchctl" \
     -e"$PKG/usr/bin/batchd-shim" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 fi
-[[ -n "$DEPENDS" ]] || DEPENDS="libc6, libstdc++6"
+if [[ -z "$DEPENDS" ]]; then
+  echo "build-deb: dpkg-shlibdeps gave nothing (Debian: dpkg-dev); Depends lists libc6, libstdc++6 without versions" >&2
+  DEPENDS="libc6, libstdc++6"
+fi
 SIZE=$(du -sk --exclude=DEBIAN "$PKG" | cut -f1)
 sed -e "s|@VERSION@|$VERSION|" -e "s|@ARCH@|$ARCH|" -e "s|@DEPENDS@|$DEPENDS|" -e "s|@SIZE@|$SIZE|" \
   "$ROOT/packaging/debian/control.in" >"$PKG/DEBIAN/control"

@@ -3,6 +3,7 @@
 # it only calls apt-get when something is missing.
 set -euo pipefail
 pkgs=(g++ cmake ninja-build make pkg-config
+      dpkg-dev  # dpkg-shlibdeps: the Depends of `make deb` (packaging/build-deb.sh)
       etcd-server etcd-client  # etcd-server: the etcd store backend's tests and --store etcd
       libboost-dev libboost-system-dev nlohmann-json3-dev libyaml-cpp-dev libabsl-dev
       libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3

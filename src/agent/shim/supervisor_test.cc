@@ -1,6 +1,7 @@
 // Supervisor logic against a fake ProcessRunner and FakeClock: deterministic,
 // no processes. (Real processes are covered by agent/runtime/process_runtime_test.)
 #include "agent/shim/supervisor.h"
+#include "agent/shim/pod_namespace.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -742,6 +743,41 @@ TEST_F(SupervisorVolumeTest, MemoryVolumesOnTmpfsAreNotWalked) {
       runner_, clock_);
   sup->Begin();
   EXPECT_EQ(sup->NextDeadline(), absl::InfiniteFuture());
+}
+
+}  // namespace
+}  // namespace batchd::agent
+
+namespace batchd::agent {
+namespace {
+
+// Where "/" is not a mount point (a chroot), the shim asks whether the
+// mounts of the root's device could carry a mount back to the host.
+TEST(PodNamespaceTest, DeviceMountsMayPropagateReadsTheOptionalFields) {
+  const std::string private_root =
+      "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+      "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+      "28 27 254:0 /srv /mnt/srv rw,relatime master:4 - ext4 /dev/vda rw\n";
+  EXPECT_FALSE(DeviceMountsMayPropagate(private_root, 254, 0));
+  // systemd's default: "/" shared with a peer group.
+  const std::string shared_root =
+      "22 27 0:21 / /proc rw,relatime shared:12 - proc proc rw\n"
+      "27 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n";
+  EXPECT_TRUE(DeviceMountsMayPropagate(shared_root, 254, 0));
+  // Only the root's device counts; another shared device does not.
+  EXPECT_FALSE(DeviceMountsMayPropagate(
+      "27 1 254:0 / / rw - ext4 /dev/vda rw\n30 27 8:1 / /data rw shared:3 - ext4 /dev/sda1 rw\n",
+      254, 0));
+  // A bind of the same device elsewhere that is shared counts.
+  EXPECT_TRUE(DeviceMountsMayPropagate(
+      "27 1 254:0 / / rw - ext4 /dev/vda rw\n31 27 254:0 /x /y rw shared:9 - ext4 /dev/vda rw\n",
+      254, 0));
+  // Not listed, empty, or malformed: assume it may propagate.
+  EXPECT_TRUE(DeviceMountsMayPropagate(private_root, 8, 1));
+  EXPECT_TRUE(DeviceMountsMayPropagate("", 254, 0));
+  EXPECT_TRUE(DeviceMountsMayPropagate("garbage\n27 1 x:y / / rw - ext4 a b\n", 254, 0));
+  // "shared:" after the separator (a source or option named so) is not a tag.
+  EXPECT_FALSE(DeviceMountsMayPropagate("27 1 254:0 / / rw - ext4 shared:1 rw\n", 254, 0));
 }
 
 }  // namespace
