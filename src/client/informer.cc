@@ -23,40 +23,19 @@ void Informer::SetCompactWhen(std::function<bool(const Json&)> settled) {
   settled_ = std::move(settled);
 }
 
-void Informer::SetKeepDecoded(size_t keep) { keep_decoded_ = keep; }
-
 Informer::Entry Informer::MakeEntry(const ObjectRef& ref,
                                     std::shared_ptr<const std::string> bytes) const {
   Entry e;
   if (settled_ && ref->is_object() && settled_(*ref)) {
     e.bytes = bytes ? std::move(bytes) : std::make_shared<const std::string>(ref->dump());
     e.decoded = ref;  // shared while the caller's handlers (or readers) hold it
-    e.settled = true;
   } else {
     e.obj = ref;
-    if (keep_decoded_ > 0) e.bytes = std::move(bytes);  // for when it becomes idle
   }
   return e;
 }
 
-void Informer::TouchLocked(const std::string& key, Entry& e) const {
-  if (keep_decoded_ == 0 || !e.obj || e.settled) return;
-  e.touched = ++touch_seq_;
-  recent_.emplace_back(key, e.touched);
-  while (recent_.size() > keep_decoded_) {
-    auto it = objects_.find(recent_.front().first);
-    const uint64_t touched = recent_.front().second;
-    recent_.pop_front();
-    if (it == objects_.end() || it->second.touched != touched || !it->second.obj) continue;
-    // Idle: compact, as a settled entry (bytes of a listed object are made here).
-    Entry& idle = it->second;
-    if (!idle.bytes) idle.bytes = std::make_shared<const std::string>(idle.obj->dump());
-    idle.decoded = idle.obj;  // readers holding it still share it
-    idle.obj.reset();
-  }
-}
-
-ObjectRef Informer::Resolve(const std::string& key, const Entry& e, bool promote) const {
+ObjectRef Informer::Resolve(const std::string& key, const Entry& e) const {
   if (e.obj) return e.obj;
   if (!e.bytes) return nullptr;
   if (ObjectRef live = e.decoded.lock()) return live;
@@ -70,15 +49,9 @@ ObjectRef Informer::Resolve(const std::string& key, const Entry& e, bool promote
   absl::MutexLock lock(&mu_);
   auto it = objects_.find(key);
   if (it != objects_.end() && it->second.bytes == e.bytes) {
-    if (it->second.obj) return it->second.obj;  // promoted by another reader meanwhile
     // Another reader may have decoded it meanwhile: share theirs.
     if (ObjectRef other = it->second.decoded.lock()) return other;
     it->second.decoded = ref;
-    if (promote && !it->second.settled && keep_decoded_ > 0) {
-      // An idle object read again by key: likely worked on now.
-      it->second.obj = ref;
-      TouchLocked(key, it->second);
-    }
   }
   return ref;
 }
@@ -117,8 +90,6 @@ absl::Status Informer::Sync() {
     absl::MutexLock lock(&mu_);
     old.swap(objects_);
     objects_ = std::move(entries);
-    recent_.clear();
-    for (auto& [key, e] : objects_) TouchLocked(key, e);
     resource_version_ = list->resource_version;
   }
   for (const auto& [key, obj] : fresh) {
@@ -173,9 +144,7 @@ void Informer::Apply(WatchEvent&& ev) {
     if (ev.type == "DELETED") {
       if (it != objects_.end()) objects_.erase(it);
     } else {
-      Entry& kept = objects_[key];
-      kept = std::move(entry);
-      TouchLocked(key, kept);
+      objects_[key] = std::move(entry);
     }
     resource_version_ = api::MemberObject(*ref, "metadata").value("resourceVersion", "");
   }
@@ -268,7 +237,7 @@ ObjectRef Informer::Get(const std::string& ns, const std::string& name) const {
     if (it->second.obj) return it->second.obj;
     e = it->second;
   }
-  return Resolve(key, e, /*promote=*/true);
+  return Resolve(key, e);
 }
 
 std::vector<ObjectRef> Informer::List(const std::string& ns) const {

@@ -13,22 +13,12 @@
 // same objects either way. In process the bytes are the watch cache's own
 // (shared, not copied).
 //
-// Idle objects (SetKeepDecoded) are kept compact as well: an informer keeps
-// decoded only the objects among its `keep` most recent changes (and
-// single-object reads, Get, of idle ones); an object that has not changed for
-// that long is not being worked on (a Job waiting in a queue). Its next change
-// or Get decodes it again, once. So every object being worked on is still
-// decoded once per version, and memory for decoded trees is bounded by `keep`
-// whatever the number of objects waiting.
-//
 // Thread-safety: the lister methods are thread-safe. Handlers run on the
 // thread that drives the informer, one event at a time, after the local copy
 // is updated; they must not block.
 #pragma once
 
 #include <atomic>
-#include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -58,10 +48,6 @@ class Informer {
   // Objects for which `settled` returns true are kept compact (see above).
   // Call before Sync/Start. `settled` must be cheap and must not block.
   void SetCompactWhen(std::function<bool(const api::Json&)> settled);
-  // Keeps at most the objects of the `keep` most recent changes and Gets
-  // decoded (see above); 0, the default, keeps every unsettled object decoded.
-  // Call before Sync/Start.
-  void SetKeepDecoded(size_t keep);
 
   // Lists and opens the watch; handlers see every listed object as an add.
   absl::Status Sync();
@@ -88,28 +74,21 @@ class Informer {
 
  private:
   // One object: decoded (`obj`), or compact (`bytes`, with the decoding a
-  // reader may still hold). A decoded entry keeps its bytes too when they
-  // came free (the watch cache's), for when it becomes idle.
+  // reader may still hold).
   struct Entry {
     ObjectRef obj;
     std::shared_ptr<const std::string> bytes;
     mutable std::weak_ptr<const api::Json> decoded;  // guarded by mu_ in objects_
-    bool settled = false;  // compact until it changes
-    uint64_t touched = 0;  // the sequence number of its last change or Get (keep_decoded_)
   };
   void Apply(WatchEvent&& ev);  // takes the decoded object (no deep copy)
   // `ref` as kept: compact when settled (its bytes: `bytes`, or serialized).
   Entry MakeEntry(const ObjectRef& ref, std::shared_ptr<const std::string> bytes) const;
   // The decoded object of a copy of an entry, parsing a compact one whose
   // decoding nobody holds; remembers that decoding in the entry under `key`
-  // while it is unchanged, and (`promote`: a Get) keeps an idle one decoded again.
-  ObjectRef Resolve(const std::string& key, const Entry& e, bool promote = false) const;
-  // Counts a change or Get of the decoded, unsettled entry `e` under `key`
-  // and compacts the entries that fell out of the `keep_decoded_` most recent.
-  void TouchLocked(const std::string& key, Entry& e) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // while it is unchanged.
+  ObjectRef Resolve(const std::string& key, const Entry& e) const;
 
   std::function<bool(const api::Json&)> settled_;
-  size_t keep_decoded_ = 0;
 
   Client& client_;
   const api::KindDef& kind_;
@@ -118,12 +97,7 @@ class Informer {
   std::vector<EventHandlers> handlers_;
   std::unique_ptr<WatchStream> watch_;
   mutable absl::Mutex mu_;
-  // Mutable: a Get of an idle entry keeps it decoded again (TouchLocked).
-  mutable std::map<std::string, Entry> objects_ ABSL_GUARDED_BY(mu_);
-  mutable uint64_t touch_seq_ ABSL_GUARDED_BY(mu_) = 0;
-  // (key, touched) of the latest changes and Gets, oldest first; pairs whose
-  // entry changed again since are stale and skipped. At most keep_decoded_.
-  mutable std::deque<std::pair<std::string, uint64_t>> recent_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Entry> objects_ ABSL_GUARDED_BY(mu_);
   std::string resource_version_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};

@@ -17,7 +17,7 @@
 namespace batchd::reconcile {
 
 // One shared informer per kind (all namespaces), created on first request;
-// it keeps settled and idle objects compact (settled.h). Controllers add their
+// it keeps settled objects compact (settled.h). Controllers add their
 // handlers before the manager starts.
 class InformerFactory {
  public:
@@ -27,11 +27,7 @@ class InformerFactory {
     auto it = informers_.find(key);
     if (it != informers_.end()) return *it->second;
     auto made = std::make_unique<client::Informer>(client_, k);
-    auto settled = SettledWhen(k);
-    // Kinds of which thousands may wait (Jobs and Workloads in queues) keep
-    // only the recently changed ones decoded.
-    if (settled) made->SetKeepDecoded(kKeepDecoded);
-    made->SetCompactWhen(std::move(settled));  // finished objects kept as bytes
+    made->SetCompactWhen(SettledWhen(k));  // finished objects kept as bytes
     client::Informer& inf = manager_.AddInformer(std::move(made));
     informers_[key] = &inf;
     return inf;

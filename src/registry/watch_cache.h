@@ -143,13 +143,11 @@ class WatchCache {
   };
 
   // The ring keeps at most `ring_capacity` events and about `ring_bytes` of
-  // their objects (bytes, keys and records); a watch from before the ring
-  // replays from the store's history instead. (kube-apiserver keeps 100
-  // events per resource, or as many as its last 75 s; 16 MiB is some ten
-  // thousand versions of Jobs or Pods.)
+  // their objects' bytes; a watch from before the ring replays from the
+  // store's history instead.
   WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,
              size_t ring_capacity = 100000, size_t max_queue = 100000,
-             size_t ring_bytes = size_t{16} << 20);
+             size_t ring_bytes = size_t{64} << 20);
 
   // Whether objects under `key` are kept (all but Events, see above).
   static bool Cached(std::string_view key);

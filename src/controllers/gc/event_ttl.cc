@@ -1,7 +1,8 @@
 #include "controllers/gc/event_ttl.h"
 
 #include <algorithm>
-#include <set>
+#include <functional>
+#include <unordered_set>
 #include <vector>
 
 #include "api/meta/time_util.h"
@@ -14,6 +15,8 @@ using api::Json;
 namespace {
 
 constexpr int64_t kSweepPage = 1000;
+
+uint64_t KeyHash(const std::string& key) { return std::hash<std::string>{}(key); }
 
 absl::Duration SweepInterval(absl::Duration ttl) {
   return std::clamp(ttl / 10, absl::Seconds(1), absl::Minutes(1));
@@ -54,7 +57,7 @@ int EventTtlSweeper::Sweep() {
   if (events == nullptr || ttl_ <= absl::ZeroDuration()) return 0;
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_.Now();
-  std::set<std::string> present;
+  std::unordered_set<uint64_t> present;
   int deleted = 0;
   // In pages: the watch cache does not keep Events, so a list reads them
   // from the store, and one page at a time bounds what that holds.
@@ -67,8 +70,9 @@ int EventTtlSweeper::Sweep() {
       return deleted;  // seen_ is pruned after a whole sweep only
     }
     for (const registry::ObjectPtr& o : list->items) {
-      present.insert(o->key);
-      auto it = seen_.find(o->key);
+      const uint64_t h = KeyHash(o->key);
+      present.insert(h);
+      auto it = seen_.find(h);
       absl::Time last;
       if (it != seen_.end() && it->second.first == o->revision) {
         last = it->second.second;
@@ -76,7 +80,7 @@ int EventTtlSweeper::Sweep() {
         // An Event with no readable timestamp counts from when it was first seen.
         last = LastWrite(*o->Shared());
         if (last == absl::InfinitePast()) last = now;
-        seen_[o->key] = {o->revision, last};
+        seen_[h] = {o->revision, last};
       }
       if (now - last < ttl_) continue;
       Json ev = o->Decode();
@@ -86,8 +90,8 @@ int EventTtlSweeper::Sweep() {
       auto r = registry_.Delete(*events, meta.value("namespace", ""), meta.value("name", ""), d);
       if (r.ok()) {
         ++deleted;
-        seen_.erase(o->key);
-        present.erase(o->key);
+        seen_.erase(h);
+        present.erase(h);
       }
       // A conflict (renewed meanwhile) or NotFound: judged again next sweep.
     }
