@@ -8,6 +8,15 @@
   ha_client.py latency --port A --watch-port B --n N
       N ConfigMaps created one at a time through A while B is watched:
       create-sent -> event-on-B latency, p50/p99 (ms).
+  ha_client.py failover-setup --port P
+      A simulated Node, a ResourceFlavor, a ClusterQueue (1000 CPUs) and the
+      LocalQueue default/fo-lq for the failover measurement.
+  ha_client.py failover --port S --old-holder ID --t0 EPOCH --job NAME --logs L1,L2,...
+      Right after the leader was killed (at EPOCH, seconds): creates the
+      queued Job NAME through survivor S and polls S every 20 ms for the new
+      Lease holder, the Job's Workload admitted and its pod bound; then reads
+      the new leader's log lines (leader election, controllers' start) from
+      the replicas' logs. Times in seconds after the kill.
 Prints key=value lines.
 """
 import argparse, http.client, json, os, sys, threading, time
@@ -95,6 +104,106 @@ def cmd_latency(a):
           f"latency_p99_ms={pct(lat, 99):.2f}\nlatency_max_ms={max(lat) if lat else 0:.2f}")
 
 
+KQ = "/apis/kueue.x-k8s.io/v1beta2"
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/batchd-controller-manager"
+
+
+def cmd_failover_setup(a):
+    ensure_node(a.port)
+    c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=60)
+    for path, obj in [
+        (KQ + "/resourceflavors", {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                                   "metadata": {"name": "fo-flavor"}}),
+        (KQ + "/clusterqueues", {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+                                 "metadata": {"name": "fo-cq"},
+                                 "spec": {"namespaceSelector": {}, "resourceGroups": [{
+                                     "coveredResources": ["cpu", "memory"],
+                                     "flavors": [{"name": "fo-flavor", "resources": [
+                                         {"name": "cpu", "nominalQuota": "1000"},
+                                         {"name": "memory", "nominalQuota": "1000Gi"}]}]}]}}),
+        (KQ + "/namespaces/default/localqueues", {"apiVersion": "kueue.x-k8s.io/v1beta2",
+                                                  "kind": "LocalQueue",
+                                                  "metadata": {"name": "fo-lq", "namespace": "default"},
+                                                  "spec": {"clusterQueue": "fo-cq"}})]:
+        st, body = request(c, "POST", path, obj)
+        if st not in (200, 201, 409):
+            raise RuntimeError(f"{path}: {st} {body[:200]}")
+
+
+def leader_log(paths, holder):
+    """The new leader's log lines: (expired, attempt, acquired, started) in
+    Unix seconds, None where its log has no such line (older binaries)."""
+    import re
+    lead = re.compile(r"leader election: " + re.escape(holder) + r" now leads .*expired at (\d+), "
+                      r"attempt at (\d+), acquired at (\d+)")
+    start = re.compile(r"leading: fence taken in \d+ ms, controllers started in \d+ ms, at (\d+)")
+    for p in paths:
+        try:
+            lines = open(p, errors="replace").read().splitlines()
+        except OSError:
+            continue
+        for i, line in enumerate(lines):
+            m = lead.search(line)
+            if not m:
+                continue
+            out = [int(x) / 1000 if int(x) else None for x in m.groups()]
+            started = None
+            for later in lines[i + 1:]:
+                ms = start.search(later)
+                if ms:
+                    started = int(ms.group(1)) / 1000
+                    break
+            return out + [started]
+    return [None] * 4
+
+
+def cmd_failover(a):
+    c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=30)
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": a.job, "namespace": "default",
+                        "labels": {"kueue.x-k8s.io/queue-name": "fo-lq"}},
+           "spec": {"template": {
+               "metadata": {"annotations": {"batchd.io/sim-duration": "0s"}},
+               "spec": {"restartPolicy": "Never", "containers": [{
+                   "name": "main", "image": "busybox", "command": ["true"],
+                   "resources": {"requests": {"cpu": "100m", "memory": "1Mi"}}}]}}}}
+    st, body = request(c, "POST", "/apis/batch/v1/namespaces/default/jobs", job)
+    if st not in (200, 201):
+        raise RuntimeError(f"job: {st} {body[:200]}")
+    created = time.time() - a.t0
+    lease_s = admitted_s = bound_s = None
+    holder = ""
+    deadline = time.time() + a.timeout
+    while time.time() < deadline and bound_s is None:
+        now = time.time() - a.t0
+        if lease_s is None:
+            st, body = request(c, "GET", LEASE)
+            if st == 200:
+                h = json.loads(body).get("spec", {}).get("holderIdentity", "")
+                if h and h != a.old_holder:
+                    lease_s, holder = now, h
+        if admitted_s is None:
+            st, body = request(c, "GET", KQ + "/namespaces/default/workloads")
+            if st == 200:
+                for w in json.loads(body).get("items", []):
+                    owners = [o.get("name") for o in w["metadata"].get("ownerReferences", [])]
+                    conds = {x["type"]: x["status"] for x in w.get("status", {}).get("conditions", [])}
+                    if a.job in owners and conds.get("Admitted") == "True":
+                        admitted_s = now
+        st, body = request(c, "GET", f"/api/v1/namespaces/default/pods?labelSelector=job-name%3D{a.job}")
+        if st == 200 and any(p.get("spec", {}).get("nodeName") for p in json.loads(body).get("items", [])):
+            bound_s = now
+            if admitted_s is None:
+                admitted_s = now
+        time.sleep(0.02)
+    expired, attempt, acquired, started = leader_log(a.logs.split(","), holder) if holder else [None] * 4
+    f = lambda v: "" if v is None else f"{v:.2f}"
+    rel = lambda v: None if v is None else v - a.t0
+    print(f"created_s={f(created)}\nlease_s={f(lease_s)}\nadmitted_s={f(admitted_s)}\n"
+          f"bound_s={f(bound_s)}\nexpired_s={f(rel(expired))}\nattempt_s={f(rel(attempt))}\n"
+          f"acquired_s={f(rel(acquired))}\nstarted_s={f(rel(started))}")
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -109,8 +218,18 @@ def main():
     l.add_argument("--watch-port", type=int, required=True)
     l.add_argument("--n", type=int, default=200)
     l.add_argument("--gap", type=float, default=0.01)
+    fs = sub.add_parser("failover-setup")
+    fs.add_argument("--port", type=int, required=True)
+    f = sub.add_parser("failover")
+    f.add_argument("--port", type=int, required=True)
+    f.add_argument("--old-holder", required=True)
+    f.add_argument("--t0", type=float, required=True)
+    f.add_argument("--job", required=True)
+    f.add_argument("--logs", default="")
+    f.add_argument("--timeout", type=float, default=90)
     a = p.parse_args()
-    {"jobs": cmd_jobs, "latency": cmd_latency}[a.cmd](a)
+    {"jobs": cmd_jobs, "latency": cmd_latency, "failover-setup": cmd_failover_setup,
+     "failover": cmd_failover}[a.cmd](a)
 
 
 if __name__ == "__main__":

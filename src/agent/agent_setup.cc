@@ -22,6 +22,7 @@
 #include "agent/agent.h"
 #include "agent/internal/kubelet_client.h"
 #include "agent/internal/logs.h"
+#include "agent/runtime/mount_propagation.h"
 #include "agent/runtime/process_runner.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
@@ -160,16 +161,20 @@ bool CanIsolatePods() {
   if (pid < 0) return false;
   if (pid == 0) {
     const char kName[] = "batchd-probe";
-    const bool ok = unshare(CLONE_NEWNS | CLONE_NEWUTS) == 0 &&
-                    mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
-                    sethostname(kName, sizeof(kName) - 1) == 0;
-    _exit(ok ? 0 : 1);
+    if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) _exit(1);
+    // In a chroot "/" is not a mount point: the parent decides (exit 2).
+    const bool private_root = mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+    const int mount_errno = errno;
+    if (sethostname(kName, sizeof(kName) - 1) != 0) _exit(1);
+    _exit(private_root ? 0 : mount_errno == EINVAL ? 2 : 1);
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return false;
   }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!WIFEXITED(status)) return false;
+  // As the shim: without a private "/", only where nothing can propagate.
+  return WEXITSTATUS(status) == 0 || (WEXITSTATUS(status) == 2 && !RootMountsMayPropagate());
 }
 
 std::string ReadNodeHosts() {

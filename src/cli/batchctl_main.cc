@@ -2,6 +2,8 @@
 // spirit of kueuectl (list/stop/resume/create for ClusterQueues, LocalQueues,
 // Workloads and ResourceFlavors), `create simulated-nodes` (a generated
 // topology of simulated Nodes), plus `version` and `kubeconfig`.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -22,15 +24,47 @@ namespace {
 using batchd::cli::QueueCommands;
 using batchd::cli::SimulatedNodeCommands;
 
-std::string DefaultServer() {
-  const char* env = std::getenv("BATCHD_SERVER");
-  return env != nullptr && *env != '\0' ? env : "http://127.0.0.1:8080";
+constexpr char kDefaultServer[] = "http://127.0.0.1:8080";
+
+// Where batchctl connects, as kubectl decides: `--server` (or BATCHD_SERVER)
+// alone when given; else the current context of `--kubeconfig`, of the first
+// file of KUBECONFIG, or of ~/.kube/config when it exists (server, CA, client
+// certificate, token); else the local server at 127.0.0.1:8080.
+struct Target {
+  std::string server;                       // --server / BATCHD_SERVER ("" when neither)
+  std::string kubeconfig;                   // --kubeconfig
+};
+
+absl::StatusOr<batchd::client::KubeconfigServer> Resolve(const Target& t) {
+  if (!t.server.empty()) return batchd::client::KubeconfigServer{t.server, {}};
+  if (const char* env = std::getenv("BATCHD_SERVER"); env != nullptr && *env != '\0') {
+    return batchd::client::KubeconfigServer{env, {}};
+  }
+  std::string path = t.kubeconfig;
+  if (path.empty()) {
+    if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
+      path = std::string(env).substr(0, std::string(env).find(':'));  // the first file
+    } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+      std::string def = std::string(home) + "/.kube/config";
+      if (access(def.c_str(), R_OK) == 0) path = def;
+    }
+  }
+  if (path.empty() || path == "/dev/null") return batchd::client::KubeconfigServer{kDefaultServer, {}};
+  return batchd::client::LoadKubeconfig(path);
+}
+
+absl::StatusOr<std::unique_ptr<batchd::client::HttpClient>> Connect(const Target& t) {
+  auto where = Resolve(t);
+  if (!where.ok()) return where.status();
+  where->options.user_agent = "batchctl";
+  return batchd::client::HttpClient::Create(where->server, batchd::api::BuiltinScheme(),
+                                            where->options);
 }
 
 // Runs `fn` with a QueueCommands over HTTP; prints errors as kubectl does.
 template <typename Fn>
-int WithCommands(const std::string& server, Fn fn) {
-  auto client = batchd::client::HttpClient::Create(server, batchd::api::BuiltinScheme());
+int WithCommands(const Target& target, Fn fn) {
+  auto client = Connect(target);
   if (!client.ok()) {
     std::cerr << "error: " << client.status().message() << "\n";
     return 1;
@@ -56,8 +90,8 @@ int WithCommands(const std::string& server, Fn fn) {
 
 // Runs `fn` with a SimulatedNodeCommands over HTTP.
 template <typename Fn>
-int WithNodeCommands(const std::string& server, Fn fn) {
-  auto client = batchd::client::HttpClient::Create(server, batchd::api::BuiltinScheme());
+int WithNodeCommands(const Target& target, Fn fn) {
+  auto client = Connect(target);
   if (!client.ok()) {
     std::cerr << "error: " << client.status().message() << "\n";
     return 1;
@@ -149,8 +183,13 @@ void PrintKubeconfig(const std::string& server, const KubeconfigFlags& f) {
 int main(int argc, char** argv) {
   CLI::App app{"batchctl: queue and cluster tools for batchd"};
   app.require_subcommand(1);
-  std::string server = DefaultServer();
-  app.add_option("-s,--server", server, "batchd URL (env BATCHD_SERVER)")->capture_default_str();
+  Target target;
+  app.add_option("-s,--server", target.server,
+                 "batchd URL (env BATCHD_SERVER; default: the kubeconfig's server, else " +
+                     std::string(kDefaultServer) + ")");
+  app.add_option("--kubeconfig", target.kubeconfig,
+                 "kubeconfig whose current context to use (env KUBECONFIG; default "
+                 "~/.kube/config when it exists)");
   // `batchctl kubeconfig --server URL` (the README's form) as well as
   // `batchctl --server URL kubeconfig`: subcommands pass the global flags up.
   app.fallthrough();
@@ -169,7 +208,15 @@ int main(int argc, char** argv) {
   kc->add_option("--token", kcf.token, "Bearer token of the user (instead of the admin token)");
   kc->add_option("--certificate-authority", kcf.ca_file, "CA file (default DATA/pki/ca.crt)");
   kc->add_option("-n,--namespace", kcf.ns, "The context's namespace")->capture_default_str();
-  kc->callback([&] { PrintKubeconfig(server, kcf); });
+  kc->callback([&] {
+    // The URL given (the README's form), else BATCHD_SERVER, else the local server.
+    std::string server = target.server;
+    if (server.empty()) {
+      const char* env = std::getenv("BATCHD_SERVER");
+      server = env != nullptr && *env != '\0' ? env : kDefaultServer;
+    }
+    PrintKubeconfig(server, kcf);
+  });
 
   // list clusterqueues|localqueues|workloads
   batchd::cli::ListFlags lf;
@@ -187,7 +234,7 @@ int main(int argc, char** argv) {
   list->add_option("--active", lf.active, "clusterqueues: true or false");
   list->add_option("-l,--selector", lf.label_selector, "label selector");
   list->callback([&] {
-    rc = WithCommands(server, [&](QueueCommands& c) { return c.List(list_what, lf); });
+    rc = WithCommands(target, [&](QueueCommands& c) { return c.List(list_what, lf); });
   });
 
   // stop|resume clusterqueue|localqueue|workload NAME
@@ -200,7 +247,7 @@ int main(int argc, char** argv) {
   stop->add_flag("--keep-already-running", keep_running,
                  "queues: stop new admissions but let admitted workloads run (Hold)");
   stop->callback([&] {
-    rc = WithCommands(server,
+    rc = WithCommands(target,
                       [&](QueueCommands& c) { return c.Stop(sr_what, sr_name, sr_ns, keep_running); });
   });
   auto* resume = app.add_subcommand("resume", "Resume a stopped queue or a deactivated workload");
@@ -208,7 +255,7 @@ int main(int argc, char** argv) {
   resume->add_option("name", sr_name, "name")->required();
   resume->add_option("-n,--namespace", sr_ns, "namespace")->capture_default_str();
   resume->callback([&] {
-    rc = WithCommands(server, [&](QueueCommands& c) { return c.Resume(sr_what, sr_name, sr_ns); });
+    rc = WithCommands(target, [&](QueueCommands& c) { return c.Resume(sr_what, sr_name, sr_ns); });
   });
 
   auto* describe = app.add_subcommand(
@@ -218,7 +265,7 @@ int main(int argc, char** argv) {
   describe->add_option("name", sr_name, "name")->required();
   describe->add_option("-n,--namespace", sr_ns, "namespace")->capture_default_str();
   describe->callback([&] {
-    rc = WithCommands(server, [&](QueueCommands& c) { return c.Describe(sr_what, sr_name, sr_ns); });
+    rc = WithCommands(target, [&](QueueCommands& c) { return c.Describe(sr_what, sr_name, sr_ns); });
   });
 
   // create clusterqueue|localqueue|resourceflavor NAME [flags]
@@ -244,7 +291,7 @@ int main(int argc, char** argv) {
       rc = 1;
       return;
     }
-    rc = WithCommands(server, [&](QueueCommands& c) { return c.Create("clusterqueue", "", *obj); });
+    rc = WithCommands(target, [&](QueueCommands& c) { return c.Create("clusterqueue", "", *obj); });
   });
   std::string lq_name, lq_ns = "default", lq_cq;
   auto* clq = create->add_subcommand("localqueue", "Create a LocalQueue")->alias("lq");
@@ -258,7 +305,7 @@ int main(int argc, char** argv) {
       rc = 1;
       return;
     }
-    rc = WithCommands(server, [&](QueueCommands& c) { return c.Create("localqueue", lq_ns, *obj); });
+    rc = WithCommands(target, [&](QueueCommands& c) { return c.Create("localqueue", lq_ns, *obj); });
   });
   batchd::cli::ResourceFlavorFlags rff;
   auto* crf = create->add_subcommand("resourceflavor", "Create a ResourceFlavor")->alias("rf");
@@ -273,7 +320,7 @@ int main(int argc, char** argv) {
       rc = 1;
       return;
     }
-    rc = WithCommands(server, [&](QueueCommands& c) { return c.Create("resourceflavor", "", *obj); });
+    rc = WithCommands(target, [&](QueueCommands& c) { return c.Create("resourceflavor", "", *obj); });
   });
 
   // create node-token NAME [--data-dir DIR] [--duration 8760h]: a node agent's
@@ -354,7 +401,7 @@ int main(int argc, char** argv) {
       std::cout << batchd::cli::FormatSimulatedNodesPlan(*spec);
       return;
     }
-    rc = WithNodeCommands(server, [&](SimulatedNodeCommands& c) {
+    rc = WithNodeCommands(target, [&](SimulatedNodeCommands& c) {
       return sn_delete ? c.Delete(*spec) : c.Create(*spec);
     });
   });

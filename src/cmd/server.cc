@@ -311,6 +311,7 @@ void Server::Impl::AddControllers() {
     mk.origin = i.queueing.multi_kueue.origin;
     mk.worker_lost_timeout = i.queueing.multi_kueue.worker_lost_timeout;
     mk.gc_interval = i.queueing.multi_kueue.gc_interval;
+    mk.dispatcher_name = i.queueing.multi_kueue.dispatcher_name;
     mk.dialer = controllers::multikueue::MakeHttpDialer();
     controllers::multikueue::AddMultiKueueControllers(i.ContextFor("kueue-multikueue"),
                                                       std::move(mk));
@@ -515,9 +516,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     out.emplace_back("etcd", probe.ok() || absl::IsNotFound(probe.status())
                                  ? absl::OkStatus()
                                  : probe.status());
-    // A replica that does not lead runs no informers: it serves the API only.
-    std::vector<std::string> unsynced;
-    if (!impl->elector || impl->elector->leading()) unsynced = impl->manager->UnsyncedInformers();
+    // Standby replicas too keep their informers synced (Start).
+    std::vector<std::string> unsynced = impl->manager->UnsyncedInformers();
     out.emplace_back("informer-sync",
                      unsynced.empty() ? absl::OkStatus()
                                       : absl::UnavailableError(absl::StrCat(
@@ -544,7 +544,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   };
   i.api = std::make_unique<apiserver::ApiServer>(*i.registry, i.clock, ao);
   i.AddControllers();
-  i.compactor = std::make_unique<store::Compactor>(*i.store, i.clock, opts.compaction_interval);
+  store::CompactAgreement agree;
+  if (i.etcd != nullptr) {
+    // Every replica runs the compactor; one per interval compacts (docs/ha.md).
+    store::EtcdStore* etcd = i.etcd;
+    agree = [etcd](int64_t time, int64_t revision) { return etcd->CompactAgreed(time, revision); };
+  }
+  i.compactor = std::make_unique<store::Compactor>(*i.store, i.clock, opts.compaction_interval,
+                                                   std::move(agree));
   i.event_ttl =
       std::make_unique<controllers::EventTtlSweeper>(*i.registry, i.clock, opts.event_ttl);
   const bool elect = opts.leader_elect == LeaderElect::kOn ||
@@ -691,8 +698,16 @@ absl::StatusOr<int> Server::Start() {
   if (!i.elector) {
     if (auto st = i.StartLeading(); !st.ok()) return st;
   }
+  if (i.elector) {
+    // A standby keeps the controllers' informers synced and watching, so it
+    // starts acting as soon as it leads (docs/ha.md).
+    if (auto st = i.manager->StartInformers(); !st.ok()) return st;
+  }
   auto port = i.http->Start();
   if (!port.ok()) return port;
+  // On etcd every replica takes part in the compaction agreement, leading or
+  // not; otherwise the one server (or the leader) compacts (StartLeading).
+  if (i.etcd != nullptr) i.compactor->Start();
   if (i.elector) i.elector->Start();
   if (i.agent) {
     if (auto st = i.agent->Start(); !st.ok()) return st;
@@ -701,14 +716,23 @@ absl::StatusOr<int> Server::Start() {
 }
 
 absl::Status Server::Impl::StartLeading() {
+  const absl::Time t0 = absl::Now();  // for the log line only
   if (elector && etcd) {
     // Fence: from now on every write of this replica also requires that no
     // later leader took the fence over (docs/ha.md).
     auto rev = etcd->TakeFence("/leader-fence/batchd-controller-manager", elector->identity());
     if (!rev.ok()) return rev.status();
   }
+  const absl::Time t1 = absl::Now();
+  // Informers already run on a standby (Start): only the workers start here.
   if (auto st = manager->Start(opts.controller_workers); !st.ok()) return st;
-  compactor->Start();
+  if (elector) {
+    const absl::Time t2 = absl::Now();
+    BATCHD_LOG_INFO("leading: fence taken in {} ms, controllers started in {} ms, at {} (Unix ms)",
+                    absl::ToInt64Milliseconds(t1 - t0), absl::ToInt64Milliseconds(t2 - t1),
+                    absl::ToUnixMillis(t2));
+  }
+  if (etcd == nullptr) compactor->Start();
   event_ttl->Start();
   if (workload_retention) workload_retention->Start();
   return absl::OkStatus();

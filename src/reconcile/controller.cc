@@ -78,12 +78,23 @@ Controller& Manager::AddController(std::unique_ptr<Controller> c) {
 }
 
 absl::Status Manager::Start(int workers) {
-  for (auto& i : informers_) {
-    if (auto st = i->Start(); !st.ok()) return st;
+  if (auto st = StartInformers(); !st.ok()) return st;
+  StartControllers(workers);
+  return absl::OkStatus();
+}
+
+absl::Status Manager::StartInformers() {
+  // Resumes after the last informer that started (a failed Start may be retried).
+  for (; informers_started_ < informers_.size(); ++informers_started_) {
+    if (auto st = informers_[informers_started_]->Start(); !st.ok()) return st;
   }
+  return absl::OkStatus();
+}
+
+void Manager::StartControllers(int workers) {
+  if (started_) return;
   for (auto& c : controllers_) c->Start(workers);
   started_ = true;
-  return absl::OkStatus();
 }
 
 void Manager::Stop() {

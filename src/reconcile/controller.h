@@ -86,6 +86,12 @@ class Manager {
 
   // Server mode: informers watch on their threads, controllers on workers.
   absl::Status Start(int workers_per_controller = 2);
+  // Start in two steps: a standby replica (leader election) keeps its
+  // informers synced and watching, their handlers filling the controllers'
+  // queues, and starts the controllers' workers only when it leads, so
+  // leading starts without a relist (docs/ha.md). Each step runs once.
+  absl::Status StartInformers();
+  void StartControllers(int workers_per_controller = 2);
   void Stop();
 
   // Simulate mode / tests: sync informers once (no threads).
@@ -102,6 +108,7 @@ class Manager {
   std::vector<std::unique_ptr<client::Informer>> informers_;
   std::vector<std::unique_ptr<Controller>> controllers_;
   bool started_ = false;
+  size_t informers_started_ = 0;  // informers_[0, n) started
 };
 
 }  // namespace batchd::reconcile

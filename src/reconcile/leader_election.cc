@@ -65,6 +65,8 @@ bool LeaderElector::TryAcquireOrRenew() {
   const absl::Time now = clock_.Now();
   const std::string now_str = api::meta::FormatRfc3339Micro(now);
   const int64_t duration_s = absl::ToInt64Seconds(opts_.lease_duration);
+  // When the previous holder's lease expired by local time (for the log).
+  absl::Time expired_at = absl::InfinitePast();
   auto got = client_.Get(lease_kind_, opts_.lease_namespace, opts_.lease_name);
   if (!got.ok() && absl::IsNotFound(got.status())) {
     Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
@@ -107,6 +109,9 @@ bool LeaderElector::TryAcquireOrRenew() {
           observed_time_ + absl::Seconds(held_for_s) > now) {
         return false;  // Another replica leads and its lease is valid.
       }
+      if (!holder.empty() && holder != opts_.identity) {
+        expired_at = observed_time_ + absl::Seconds(held_for_s);
+      }
     }
     int64_t transitions = spec.value("leaseTransitions", int64_t{0});
     if (holder != opts_.identity) {
@@ -129,8 +134,13 @@ bool LeaderElector::TryAcquireOrRenew() {
     last_renew_ = now;
   }
   if (!stopped_leading_.load() && !leading_.exchange(true)) {
-    BATCHD_LOG_INFO("leader election: {} now leads ({}/{})", opts_.identity,
-                    opts_.lease_namespace, opts_.lease_name);
+    // Times in Unix milliseconds, for failover measurements (bench/etcd_bench.sh).
+    BATCHD_LOG_INFO(
+        "leader election: {} now leads ({}/{}); previous lease expired at {}, attempt at {}, "
+        "acquired at {} (local ms)",
+        opts_.identity, opts_.lease_namespace, opts_.lease_name,
+        expired_at == absl::InfinitePast() ? int64_t{0} : absl::ToUnixMillis(expired_at),
+        absl::ToUnixMillis(now), absl::ToUnixMillis(clock_.Now()));
     if (on_started_) on_started_();
   }
   return !stopped_leading_.load();

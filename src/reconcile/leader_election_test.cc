@@ -1,10 +1,14 @@
 #include "reconcile/leader_election.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "client/in_process_client.h"
 #include "common/testing/fake_clock.h"
 #include "gtest/gtest.h"
+#include "reconcile/context.h"
+#include "reconcile/controller.h"
 #include "registry/registry.h"
 #include "store/memory/memory_store.h"
 
@@ -138,6 +142,55 @@ TEST_F(LeaderElectionTest, ObserveIgnoresMalformedRecords) {
   b->ObserveLease({{"metadata", {{"resourceVersion", "7"}}}, {"spec", "x"}});
   EXPECT_EQ(b->NextAttemptIn(0.0), absl::Seconds(2));
   ASSERT_TRUE(b->TryAcquireOrRenew());
+}
+
+// A standby's informers are listed and watching and fill the controllers'
+// queues (Manager::StartInformers, what every replica runs), but nothing is
+// reconciled until it leads (StartControllers): leading needs no relist.
+class RecordingReconciler : public Reconciler {
+ public:
+  absl::StatusOr<Result> Reconcile(const std::string& key) override {
+    absl::MutexLock lock(&mu_);
+    keys_.push_back(key);
+    return Result::Done();
+  }
+  bool WaitFor(size_t n) {
+    absl::MutexLock lock(&mu_);
+    auto done = [this, n]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return keys_.size() >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&done), absl::Seconds(30));
+  }
+  size_t Count() {
+    absl::MutexLock lock(&mu_);
+    return keys_.size();
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> keys_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(LeaderElectionTest, StandbyInformersAreWarmControllersWaitForLeading) {
+  const api::KindDef& cms = client_->Kind("", "v1", "configmaps");
+  Json cm = {{"apiVersion", "v1"},
+             {"kind", "ConfigMap"},
+             {"metadata", {{"name", "c1"}, {"namespace", "kube-system"}}}};
+  ASSERT_TRUE(client_->Create(cms, "kube-system", cm).ok());
+  RecordingReconciler rec;
+  Manager m(clock_);
+  InformerFactory informers(*client_, m);
+  client::Informer& inf = informers.For(cms);
+  Controller& c = m.AddController(std::make_unique<Controller>("cm", rec, clock_));
+  inf.AddHandlers({.on_add = [&c](const client::ObjectRef& o) { c.Enqueue(*o); }});
+  EXPECT_EQ(m.UnsyncedInformers().size(), 1u);
+  ASSERT_TRUE(m.StartInformers().ok());
+  ASSERT_TRUE(m.StartInformers().ok());  // a second call starts nothing more
+  EXPECT_TRUE(m.UnsyncedInformers().empty());
+  EXPECT_EQ(inf.List().size(), 1u);
+  EXPECT_EQ(c.queue().Len(), 1u);  // queued while standing by...
+  EXPECT_EQ(rec.Count(), 0u);      // ...and not reconciled
+  m.StartControllers(1);
+  EXPECT_TRUE(rec.WaitFor(1));
+  m.Stop();
 }
 
 TEST(LeaderElectionOptionsTest, Validation) {

@@ -1,6 +1,9 @@
 // LIST with resourceVersion / resourceVersionMatch / limit / continue as
 // kube-apiserver serves it, watches older than the cache's ring, and
-// bookmarks that never pass an unsent event.
+// bookmarks that never pass an unsent event. Every test runs on the memory
+// store and on etcd (a real `etcd` the test starts, as store_etcd_test does;
+// skipped, saying so, where none is installed): resourceVersions are then
+// etcd's revisions and 410s come from etcd's compaction.
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,7 +14,9 @@
 #include "gtest/gtest.h"
 #include "registry/errors.h"
 #include "registry/registry.h"
+#include "store/etcd/etcd_store.h"
 #include "store/memory/memory_store.h"
+#include "store/testing/etcd_process.h"
 
 namespace batchd::registry {
 namespace {
@@ -19,12 +24,37 @@ namespace {
 using api::Json;
 using api::testing::MakeJob;
 
-class RegistryListTest : public ::testing::Test {
+enum class Backend { kMemory, kEtcd };
+
+class RegistryListTest : public ::testing::TestWithParam<Backend> {
  protected:
-  void SetUp() override { StartRegistry(); }
+  void SetUp() override {
+    if (GetParam() == Backend::kEtcd) {
+      if (store::testing::FindEtcdBinary().empty()) {
+        GTEST_SKIP() << "no etcd binary on PATH (install Debian's etcd-server, or set "
+                        "BATCHD_ETCD): the registry tests on etcd are skipped";
+      }
+      etcd_ = std::make_unique<store::testing::EtcdProcess>();
+      ASSERT_TRUE(etcd_->Start().ok());
+      store::EtcdOptions o;
+      o.servers = {etcd_->client_url()};
+      o.prefix = "/registry";
+      o.revision_offset = 1;  // a fresh etcd is at revision 1, a fresh store at 0
+      auto s = store::EtcdStore::Open(o);
+      ASSERT_TRUE(s.ok()) << s.status();
+      store_ = std::move(*s);
+    } else {
+      store_ = std::make_unique<store::MemoryStore>();
+    }
+    StartRegistry();
+  }
+  void TearDown() override {
+    reg_.reset();
+    store_.reset();
+  }
   void StartRegistry() {
     reg_.reset();
-    reg_ = std::make_unique<Registry>(store_, api::BuiltinScheme(), clock_);
+    reg_ = std::make_unique<Registry>(*store_, api::BuiltinScheme(), clock_);
     ASSERT_TRUE(reg_->Start().ok());
     jobs_ = reg_->scheme().ByResource("batch", "v1", "jobs");
     ASSERT_NE(jobs_, nullptr);
@@ -48,14 +78,15 @@ class RegistryListTest : public ::testing::Test {
   std::string Reason(const absl::Status& s) { return GetPayload(s).reason; }
 
   FakeClock clock_;
-  store::MemoryStore store_;
+  std::unique_ptr<store::testing::EtcdProcess> etcd_;
+  std::unique_ptr<store::Store> store_;
   std::unique_ptr<Registry> reg_;
   const api::KindDef* jobs_ = nullptr;
 };
 
 // Pages after the first are read at the first page's revision: creates and
 // deletes in between show in none of them.
-TEST_F(RegistryListTest, PagedListIsOneSnapshot) {
+TEST_P(RegistryListTest, PagedListIsOneSnapshot) {
   for (const char* n : {"a", "b", "c", "d", "e"}) MustCreate(n);
   ListOptions o;
   o.limit = 2;
@@ -77,7 +108,7 @@ TEST_F(RegistryListTest, PagedListIsOneSnapshot) {
   EXPECT_EQ(Names(*p3), (std::vector<std::string>{"e"}));
   EXPECT_TRUE(p3->continue_token.empty());
   // Once compacted past the snapshot, the token is 410 Expired.
-  ASSERT_TRUE(store_.Compact(store_.Revision()).ok());
+  ASSERT_TRUE(store_->Compact(store_->Revision()).ok());
   o.continue_token = p1->continue_token;
   auto gone = reg_->List(*jobs_, "default", o);
   EXPECT_EQ(Reason(gone.status()), "Expired");
@@ -85,9 +116,9 @@ TEST_F(RegistryListTest, PagedListIsOneSnapshot) {
             std::string::npos);
 }
 
-TEST_F(RegistryListTest, ResourceVersionMatch) {
+TEST_P(RegistryListTest, ResourceVersionMatch) {
   MustCreate("a");
-  const int64_t rv1 = store_.Revision();
+  const int64_t rv1 = store_->Revision();
   MustCreate("b");
   ListOptions o;
   o.resource_version = std::to_string(rv1);
@@ -101,7 +132,7 @@ TEST_F(RegistryListTest, ResourceVersionMatch) {
   ASSERT_TRUE(newer.ok());
   EXPECT_EQ(Names(*newer), (std::vector<std::string>{"a", "b"}));
   // A revision the server has not reached: 504 Too large resource version.
-  o.resource_version = std::to_string(store_.Revision() + 10);
+  o.resource_version = std::to_string(store_->Revision() + 10);
   auto future = reg_->List(*jobs_, "default", o);
   EXPECT_EQ(Reason(future.status()), "Timeout");
   EXPECT_NE(future.status().message().find("Too large resource version"), std::string::npos);
@@ -116,7 +147,7 @@ TEST_F(RegistryListTest, ResourceVersionMatch) {
   o.resource_version_match = "Sometimes";
   EXPECT_EQ(Reason(reg_->List(*jobs_, "default", o).status()), "Invalid");
   // Exact and compacted: 410 Expired.
-  ASSERT_TRUE(store_.Compact(store_.Revision()).ok());
+  ASSERT_TRUE(store_->Compact(store_->Revision()).ok());
   o.resource_version = std::to_string(rv1);
   o.resource_version_match = "Exact";
   auto old = reg_->List(*jobs_, "default", o);
@@ -127,9 +158,9 @@ TEST_F(RegistryListTest, ResourceVersionMatch) {
 // A watch from a revision older than the cache's ring (here: a registry
 // started after the writes, as after a server restart) replays the store's
 // history instead of answering 410; compacted history is 410.
-TEST_F(RegistryListTest, WatchOlderThanTheCacheReplaysTheStore) {
+TEST_P(RegistryListTest, WatchOlderThanTheCacheReplaysTheStore) {
   MustCreate("a");
-  const int64_t from = store_.Revision();
+  const int64_t from = store_->Revision();
   MustCreate("b");
   MustDelete("a");
   StartRegistry();  // a fresh cache: its ring starts now
@@ -145,20 +176,20 @@ TEST_F(RegistryListTest, WatchOlderThanTheCacheReplaysTheStore) {
     seen.push_back(ev.type + " " + ev.object->Decode()["metadata"]["name"].get<std::string>());
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"ADDED b", "DELETED a", "ADDED c"}));
-  ASSERT_TRUE(store_.Compact(store_.Revision()).ok());
+  ASSERT_TRUE(store_->Compact(store_->Revision()).ok());
   o.resource_version = std::to_string(from);
   auto expired = reg_->Watch(*jobs_, "default", o);
   EXPECT_EQ(Reason(expired.status()), "Expired");
 }
 
 // A bookmark's revision never passes an event the watcher has not returned.
-TEST_F(RegistryListTest, BookmarkNeverPassesAnUnsentEvent) {
+TEST_P(RegistryListTest, BookmarkNeverPassesAnUnsentEvent) {
   MustCreate("a");
   ListOptions o;
-  o.resource_version = std::to_string(store_.Revision());
+  o.resource_version = std::to_string(store_->Revision());
   auto w = reg_->Watch(*jobs_, "default", o);
   ASSERT_TRUE(w.ok());
-  const int64_t start = store_.Revision();
+  const int64_t start = store_->Revision();
   EXPECT_EQ((*w)->Revision(), start);
   MustCreate("b");
   MustCreate("c");
@@ -168,15 +199,15 @@ TEST_F(RegistryListTest, BookmarkNeverPassesAnUnsentEvent) {
   ASSERT_TRUE((*w)->Next(&ev, absl::Seconds(30)));
   EXPECT_EQ((*w)->Revision(), ev.object->revision);
   ASSERT_TRUE((*w)->Next(&ev, absl::Seconds(30)));
-  EXPECT_EQ((*w)->Revision(), store_.Revision());
+  EXPECT_EQ((*w)->Revision(), store_->Revision());
   // Writes elsewhere move an idle watcher's bookmark on.
   ASSERT_TRUE(
       reg_->Create(*jobs_, "kube-system", MakeJob("z", "kube-system").Obj(), WriteOptions{}).ok());
-  EXPECT_EQ((*w)->Revision(), store_.Revision());
+  EXPECT_EQ((*w)->Revision(), store_->Revision());
 }
 
 // PUT with metadata.uid: a precondition (409 on mismatch, kube's message).
-TEST_F(RegistryListTest, UpdateHonoursUidPrecondition) {
+TEST_P(RegistryListTest, UpdateHonoursUidPrecondition) {
   Json j = MustCreate("u");
   Json stale = j;
   stale["metadata"]["uid"] = "00000000-0000-0000-0000-000000000000";
@@ -196,25 +227,72 @@ TEST_F(RegistryListTest, UpdateHonoursUidPrecondition) {
 
 // Removing the last finalizer of a deleting object deletes it in the same
 // commit: one revision, no stored finalizer-less intermediate state.
-TEST_F(RegistryListTest, EmptyingFinalizersDeletesInOneCommit) {
+TEST_P(RegistryListTest, EmptyingFinalizersDeletesInOneCommit) {
   auto c = reg_->Create(*jobs_, "default", MakeJob("f").Finalizer("example.com/hold").Obj(),
                         WriteOptions{});
   ASSERT_TRUE(c.ok());
   DeleteOptions bg;
   bg.propagation_policy = "Background";
   ASSERT_TRUE(reg_->Delete(*jobs_, "default", "f", bg).ok());
-  const int64_t before = store_.Revision();
+  const int64_t before = store_->Revision();
   auto cur = reg_->Get(*jobs_, "default", "f");
   ASSERT_TRUE(cur.ok());
   Json live = (*cur)->Decode();
   live["metadata"]["finalizers"] = Json::array();
   auto u = reg_->Update(*jobs_, "default", "f", live, false, WriteOptions{});
   ASSERT_TRUE(u.ok()) << u.status();
-  EXPECT_EQ(store_.Revision(), before + 1);
+  EXPECT_EQ(store_->Revision(), before + 1);
   EXPECT_EQ(u->value("metadata", Json::object()).value("resourceVersion", ""),
             std::to_string(before + 1));
   EXPECT_FALSE(reg_->Get(*jobs_, "default", "f").ok());
 }
+
+// Create, get, update, delete and watch on one line of resourceVersions
+// (etcd's revisions on etcd): a stale resourceVersion is 409 Conflict and
+// changes nothing; a watch from the create's resourceVersion sees the update
+// and the delete, each with its own; a list is at the store's revision.
+TEST_P(RegistryListTest, WritesAndWatchShareResourceVersions) {
+  Json a = MustCreate("w");
+  const std::string rv1 = a["metadata"].value("resourceVersion", "");
+  EXPECT_EQ(rv1, std::to_string(store_->Revision()));
+  auto got = reg_->Get(*jobs_, "default", "w");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)->Decode()["metadata"].value("resourceVersion", ""), rv1);
+  ListOptions o;
+  o.resource_version = rv1;
+  auto w = reg_->Watch(*jobs_, "default", o);
+  ASSERT_TRUE(w.ok()) << w.status();
+  Json upd = a;
+  upd["metadata"]["labels"]["v"] = "2";
+  auto u = reg_->Update(*jobs_, "default", "w", upd, false, WriteOptions{});
+  ASSERT_TRUE(u.ok()) << u.status();
+  const std::string rv2 = (*u)["metadata"].value("resourceVersion", "");
+  EXPECT_GT(std::stoll(rv2), std::stoll(rv1));
+  Json stale = a;
+  stale["metadata"]["labels"]["v"] = "stale";
+  auto s = reg_->Update(*jobs_, "default", "w", stale, false, WriteOptions{});
+  EXPECT_EQ(Reason(s.status()), "Conflict");
+  EXPECT_EQ((*reg_->Get(*jobs_, "default", "w"))->Decode()["metadata"]["labels"]["v"], "2");
+  MustDelete("w");
+  const int64_t deleted_at = store_->Revision();
+  std::vector<std::string> seen;
+  Watcher::Event ev;
+  while (seen.size() < 2 && (*w)->Next(&ev, absl::Seconds(30))) {
+    seen.push_back(absl::StrCat(ev.type, " ", ev.object->revision));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{absl::StrCat("MODIFIED ", rv2),
+                                            absl::StrCat("DELETED ", deleted_at)}));
+  auto list = reg_->List(*jobs_, "default", ListOptions{});
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->revision, store_->Revision());
+  EXPECT_TRUE(list->items.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, RegistryListTest,
+                         ::testing::Values(Backend::kMemory, Backend::kEtcd),
+                         [](const ::testing::TestParamInfo<Backend>& p) {
+                           return p.param == Backend::kEtcd ? "Etcd" : "Memory";
+                         });
 
 }  // namespace
 }  // namespace batchd::registry

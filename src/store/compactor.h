@@ -5,12 +5,21 @@
 // resumption) always survives, and the history's size stays bounded by what
 // is written in two intervals.
 //
+// Several processes on one store (replicas on etcd) agree as kube-apiserver's
+// replicas do (storage/etcd3/compact.go), through a `CompactAgreement`: each
+// tick of each process is one round of compare-and-swap on a shared key's
+// version (the "compact time"); only the round's winner compacts, to the
+// revision it recorded one interval earlier, and the losers adopt the key's
+// version, so one compaction happens per interval however many processes
+// run, and any survivor carries on when the winner goes away.
+//
 // Thread-safety: thread-safe. Ticks are timers on the injected clock; the
 // compaction itself runs on the compactor's own thread (timer callbacks must
 // not block).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
@@ -23,15 +32,28 @@
 
 namespace batchd::store {
 
+// One round of the agreement: given this process's compact time (the shared
+// key's version as it last knew it) and the revision it recorded at its
+// previous round (0: none yet), atomically "if the key's version is `time`
+// then write `revision` to the key" and, having won, compact to `revision`.
+struct CompactRound {
+  int64_t time = 0;       // the compact time to use next round
+  int64_t revision = 0;   // the store's revision at this round, to compact to next
+  int64_t compacted = 0;  // the revision compacted to in this round; 0: none
+};
+using CompactAgreement =
+    std::function<absl::StatusOr<CompactRound>(int64_t time, int64_t revision)>;
+
 class Compactor {
  public:
-  Compactor(Store& store, Clock& clock, absl::Duration interval);
+  // Without `agree`, this process compacts alone (one server, or only the leader).
+  Compactor(Store& store, Clock& clock, absl::Duration interval, CompactAgreement agree = nullptr);
 
   // Starts the schedule (nothing with a zero interval).
   void Start() { worker_.Start(); }
 
   // One tick: compacts to the revision the previous tick recorded (if any)
-  // and records the current one. Returns the revision compacted to, 0 when
+  // and records the current one (with an agreement: one round of it). Returns the revision compacted to, 0 when
   // none. What the schedule runs; tests call it directly.
   absl::StatusOr<int64_t> Tick();
 
@@ -44,8 +66,10 @@ class Compactor {
 
  private:
   Store& store_;
+  const CompactAgreement agree_;
   absl::Mutex mu_;
   int64_t previous_ ABSL_GUARDED_BY(mu_) = 0;  // the revision the last tick saw
+  int64_t time_ ABSL_GUARDED_BY(mu_) = 0;      // the agreement's compact time
   PeriodicWorker worker_;  // last: stopped first
 };
 

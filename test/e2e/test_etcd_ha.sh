@@ -2,7 +2,9 @@
 # Several servers on one etcd cluster (docs/ha.md), with the real kubectl: a
 # local three-member etcd (Debian's etcd-server) on free ports and three
 # `batchd server --store etcd` replicas. A Job created through replica A is
-# watched completing through replica B; replicas elect one leader through
+# watched completing through replica B; a `batchd agent` given all three
+# replicas keeps running and reporting its pod when the one it used is
+# killed; replicas elect one leader through
 # the Lease kube-system/batchd-controller-manager (short test timings:
 # lease 6s, renew 4s, retry 1s); kill -9 of the leader during a stream of
 # queued admissions -> another replica leads within 15 s, every Job
@@ -154,6 +156,68 @@ last_rv=$(tail -n 1 <<<"$rvs")
 # The same object through C: same resourceVersion.
 expect_eq "$(kr c get job a-to-b -n "$NS" -o jsonpath='{.metadata.resourceVersion}')" \
   "$(kr a get job a-to-b -n "$NS" -o jsonpath='{.metadata.resourceVersion}')" "RV through C and A"
+
+# --- an agent with several servers outlives the one it used -----------------
+# `batchd agent --server X,Y,Z` talks to X (a follower, so no leader change
+# is involved) until X dies, then to the next: a pod it runs keeps running,
+# its completion is reported, the node Lease keeps being renewed, and its
+# watches resume on another replica.
+X=""
+for r in a b c; do [[ $r == "$L" ]] || { X=$r; break; }; done
+AGENT_SERVERS="http://127.0.0.1:${SPORT[$X]}"
+for r in a b c; do [[ $r == "$X" ]] || AGENT_SERVERS+=",http://127.0.0.1:${SPORT[$r]}"; done
+Y=$L  # a replica that stays up, to look through
+mkdir -p "$E2E_TMP/agent"
+"$BATCHD" agent --server "$AGENT_SERVERS" --node-name ha-agent --data-dir "$E2E_TMP/agent" \
+  --client-ca-file "$E2E_TMP/$X/pki/ca.crt" --log-port "$(free_port)" --node-lease-duration-seconds 8 \
+  --labels ha-agent=yes --taints ha-agent=yes:NoSchedule >"$E2E_TMP/agent.log" 2>&1 &
+PIDS+=($!)
+deadline=$((SECONDS + 30))
+until [[ $(kr "$Y" get node ha-agent -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]; do
+  ((SECONDS < deadline)) || fail "agent node not Ready within 30s: $(tail -n 3 "$E2E_TMP/agent.log" | tr '\n' ' ')"
+  sleep 0.3
+done
+kr "$Y" create -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: on-agent, namespace: $NS}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {kubernetes.io/hostname: ha-agent}
+      tolerations: [{key: ha-agent, operator: Exists}]
+      containers:
+      - {name: main, image: busybox, command: ["sh", "-c", "sleep 6; echo done"]}
+YAML
+deadline=$((SECONDS + 30))
+until [[ $(kr "$Y" get pods -n "$NS" -l job-name=on-agent -o 'jsonpath={.items[0].status.phase}' 2>/dev/null) == Running ]]; do
+  ((SECONDS < deadline)) || fail "the agent's pod not Running within 30s"
+  sleep 0.3
+done
+kill -9 "${SPID[$X]}"
+wait "${SPID[$X]}" 2>/dev/null || true
+echo "killed replica $X, the agent's first server"
+deadline=$((SECONDS + 45))
+until [[ $(kr "$Y" get job on-agent -n "$NS" -o jsonpath='{.status.succeeded}' 2>/dev/null) == 1 ]]; do
+  ((SECONDS < deadline)) || fail "the agent's pod did not complete after its server died: $(kr "$Y" get pods -n "$NS" -l job-name=on-agent -o jsonpath='{.items[0].status.phase}'); agent log: $(tail -n 3 "$E2E_TMP/agent.log" | tr '\n' ' ')"
+  sleep 0.3
+done
+# A renewal seen after the completion was made after X died.
+renewed=$(kr "$Y" get lease -n kube-node-lease ha-agent -o jsonpath='{.spec.renewTime}')
+deadline=$((SECONDS + 20))
+until now=$(kr "$Y" get lease -n kube-node-lease ha-agent -o jsonpath='{.spec.renewTime}') && [[ $now != "$renewed" ]]; do
+  ((SECONDS < deadline)) || fail "the agent's node Lease not renewed after its server died (still $renewed)"
+  sleep 0.5
+done
+expect_eq "$(kr "$Y" get node ha-agent -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" True "agent node Ready after its server died"
+expect_eq "$(kr "$Y" get pods -n "$NS" -l job-name=on-agent -o name | wc -l)" 1 "pods of on-agent"
+start_replica "$X"
+deadline=$((SECONDS + 40))
+until [[ $(curl -s -m 2 "http://127.0.0.1:${SPORT[$X]}/readyz" 2>/dev/null) == ok ]]; do
+  ((SECONDS < deadline)) || fail "replica $X not ready again within 40s"
+  sleep 0.2
+done
 
 # --- leader killed during queued admissions ----------------------------------
 KQ=kueue.x-k8s.io/v1beta2

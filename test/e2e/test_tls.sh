@@ -87,3 +87,19 @@ PIDS+=($!)
 wait_for 30 curl -sf --cacert "$E2E_TMP/wild/pki/ca.crt" "https://127.0.0.1:$WPORT/healthz" ||
   fail "wildcard listener is not serving https: $(tail -3 "$E2E_TMP/wild.log")"
 expect_fail curl -sS -m 5 "http://127.0.0.1:$WPORT/healthz"
+
+# batchctl reads a kubeconfig as kubectl does (its current context's server,
+# CA and credentials): with the one `batchctl kubeconfig` writes it reaches
+# the authenticating server; with the CA alone it is anonymous and refused.
+KC="$E2E_TMP/wild.kubeconfig"
+"$BIN_DIR/batchctl" kubeconfig --server "https://127.0.0.1:$WPORT" --data-dir "$E2E_TMP/wild" >"$KC" ||
+  fail "batchctl kubeconfig exited $?"
+expect_ok env KUBECONFIG="$KC" "$BIN_DIR/batchctl" list clusterqueues
+expect_ok env -u KUBECONFIG HOME="$E2E_TMP" "$BIN_DIR/batchctl" --kubeconfig "$KC" list clusterqueues
+"$BIN_DIR/batchctl" kubeconfig --server "https://127.0.0.1:$WPORT" --data-dir "$E2E_TMP/none" \
+  --certificate-authority "$E2E_TMP/wild/pki/ca.crt" >"$E2E_TMP/anon.kubeconfig"
+expect_fail env KUBECONFIG="$E2E_TMP/anon.kubeconfig" "$BIN_DIR/batchctl" list clusterqueues
+expect_contains "$OUT" "system:anonymous" "batchctl without credentials"
+# --server alone names no CA: the server's certificate is not trusted.
+expect_fail env -u KUBECONFIG HOME="$E2E_TMP" "$BIN_DIR/batchctl" --server "https://127.0.0.1:$WPORT" list clusterqueues
+expect_contains "$OUT" "certificate verify failed" "batchctl --server without a CA"

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "agent/runtime/mount_propagation.h"
 
 namespace batchd::agent {
 namespace {
@@ -121,6 +122,9 @@ struct ChildArgs {
   char** envp = nullptr;
   char** sh_argv = nullptr;  // "/bin/sh", <slot for the script>, argv[1..]
   const std::vector<PreparedMount>* mounts = nullptr;  // made in the child's new mount namespace
+  // "/" not a mount point (a chroot) may be left as is: no mount of its device
+  // is shared, so nothing can propagate (mount_propagation.h).
+  bool root_need_not_be_private = false;
   volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect, 4 = mount, 5 = mount point,
                                // 6 = set user, 7 = capabilities / no_new_privs
   volatile int err_no = 0;
@@ -184,7 +188,10 @@ int ChildMain(void* arg) {
     // first, so no bind below can propagate back (the shim's own namespace
     // is private already; a caller in the host's may not be).
     a.err_index = -1;
-    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ChildFail(a, 4, errno);
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 &&
+        !(errno == EINVAL && a.root_need_not_be_private)) {
+      ChildFail(a, 4, errno);
+    }
     for (size_t i = 0; i < a.mounts->size(); ++i) {
       const PreparedMount& p = (*a.mounts)[i];
       const BindMount& m = *p.mount;
@@ -317,6 +324,11 @@ absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
   const std::vector<PreparedMount> mounts = PrepareMounts(req.mounts);
   ChildArgs a;
   a.mounts = mounts.empty() ? nullptr : &mounts;
+  if (a.mounts != nullptr) {
+    // Read once (the answer is the host's, fixed while this process runs).
+    static const bool may_propagate = RootMountsMayPropagate();
+    a.root_need_not_be_private = !may_propagate;
+  }
   a.redirects = {{req.stdin_fd, 0}, {req.stdout_fd, 1}, {req.stderr_fd, 2}};
   for (const auto& r : req.extra_fds) a.redirects.push_back(r);
   const std::string procs = req.cgroup.empty() ? "" : req.cgroup + "/cgroup.procs";

@@ -5,17 +5,13 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "agent/runtime/mount_propagation.h"
 
 namespace batchd::agent {
 namespace {
@@ -70,44 +66,14 @@ absl::Status PrepareEmptyDirs(const ShimConfig& config, const PodPaths& paths) {
   return absl::OkStatus();
 }
 
-bool DeviceMountsMayPropagate(std::string_view mountinfo, unsigned major, unsigned minor) {
-  bool listed = false;
-  std::istringstream lines{std::string(mountinfo)};
-  std::string line;
-  while (std::getline(lines, line)) {
-    // ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER
-    std::istringstream fields(line);
-    std::vector<std::string> f;
-    for (std::string w; fields >> w;) f.push_back(std::move(w));
-    if (f.size() < 7) continue;
-    unsigned ma = 0, mi = 0;
-    char tail = 0;
-    if (std::sscanf(f[2].c_str(), "%u:%u%c", &ma, &mi, &tail) != 2) continue;
-    if (ma != major || mi != minor) continue;
-    listed = true;
-    for (size_t i = 6; i < f.size() && f[i] != "-"; ++i) {
-      if (f[i].rfind("shared:", 0) == 0) return true;
-    }
-  }
-  return !listed;
-}
-
 absl::Status EnterPodNamespaces(const ShimConfig& config, const PodPaths& paths) {
   if (unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) return Errno("unshare(mount, uts)");
   // Nothing mounted from here on propagates back to the host.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    // In a chroot "/" is not a mount point (EINVAL). The mount that holds it
-    // is listed in init's mountinfo (this process's hides it): if no mount of
-    // the root's device is shared, nothing can propagate and the pod goes on.
+    // In a chroot "/" is not a mount point (EINVAL): go on only if nothing
+    // can propagate (agent/runtime/mount_propagation.h).
     const int err = errno;
-    struct stat root {};
-    std::ostringstream info;
-    if (err == EINVAL && stat("/", &root) == 0) {
-      std::ifstream in("/proc/1/mountinfo");
-      info << in.rdbuf();
-    }
-    if (info.str().empty() ||
-        DeviceMountsMayPropagate(info.str(), major(root.st_dev), minor(root.st_dev))) {
+    if (err != EINVAL || RootMountsMayPropagate()) {
       errno = err;
       return Errno("make / private");
     }

@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 
 #include "absl/status/status.h"
 #include "agent/runtime/pod_files.h"
@@ -23,14 +22,6 @@ absl::Status PrepareEmptyDirs(const ShimConfig& config, const PodPaths& paths);
 // Enters the namespaces of an isolated pod (see above). REQUIRES: the
 // calling process is single-threaded and has CAP_SYS_ADMIN.
 absl::Status EnterPodNamespaces(const ShimConfig& config, const PodPaths& paths);
-
-// Whether a mount of device `major:minor` in `mountinfo` (the text of
-// /proc/PID/mountinfo) is shared, or none of that device is listed: then a
-// mount made in a copy of that namespace may propagate back. Used where "/"
-// is not a mount point (a chroot) and so cannot be made private: mounts
-// propagate only through shared mounts, so a pod may still mount over
-// /etc/hosts when the mounts holding the root are all private.
-bool DeviceMountsMayPropagate(std::string_view mountinfo, unsigned major, unsigned minor);
 
 // Bytes allocated under `dir` (st_blocks, as `du`), not following symbolic
 // links or crossing into other file systems; the walk stops once the count

@@ -1,7 +1,7 @@
 // Supervisor logic against a fake ProcessRunner and FakeClock: deterministic,
 // no processes. (Real processes are covered by agent/runtime/process_runtime_test.)
 #include "agent/shim/supervisor.h"
-#include "agent/shim/pod_namespace.h"
+#include "agent/runtime/mount_propagation.h"
 
 #include <signal.h>
 #include <stdlib.h>

@@ -42,6 +42,16 @@ void Workers::Put(const std::string& name, Worker w) {
   workers_[name] = std::move(w);
 }
 
+void Workers::MarkUnreachable(const std::string& name, absl::Time now, const std::string& why) {
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(name);
+  if (it == workers_.end() || !it->second.active) return;
+  it->second.active = false;
+  it->second.reason = "ClientConnectionFailed";
+  it->second.message = why;
+  if (!it->second.inactive_since) it->second.inactive_since = now;
+}
+
 void Workers::Remove(const std::string& name) {
   absl::MutexLock lock(&mu_);
   workers_.erase(name);
@@ -134,6 +144,17 @@ void ClusterReconciler::Register() {
 absl::StatusOr<Result> ClusterReconciler::Reconcile(const std::string& key) {
   if (key.rfind("mkc/", 0) == 0) return ReconcileCluster(key.substr(4));
   if (key.rfind("ac/", 0) == 0) return ReconcileCheck(key.substr(3));
+  if (key.rfind("watch/", 0) == 0) {
+    // The worker's watch events become reconciles of the manager's
+    // Workloads (pumped here too without watch threads: tests).
+    std::optional<Worker> w = workers_->Get(key.substr(6));
+    if (!w || !w->watches) return Result::Done();
+    if (!opts_.watch_threads) w->watches->PumpAll();
+    if (*dispatch_ != nullptr) {
+      for (const std::string& k : w->watches->TakeChanged()) (*dispatch_)->queue().Add(k);
+    }
+    return Result::After(opts_.watch_pump_interval);
+  }
   return Result::Done();
 }
 
@@ -194,15 +215,18 @@ absl::StatusOr<Result> ClusterReconciler::ReconcileCluster(const std::string& na
   std::string source, dir;
   absl::StatusOr<std::string> text = ReadKubeconfig(*obj, &source, &dir);
   bool ok = false;
+  bool new_watches = false;
   std::vector<Json> copies;
   if (!text.ok()) {
     w.reason = "BadConfig";
     w.message = std::string(text.status().message());
     w.client = nullptr;
+    w.watches = nullptr;
     w.kubeconfig.clear();
   } else {
     if (!w.client || w.kubeconfig != *text) {
       auto c = opts_.dialer->Dial(*text, source, dir);
+      w.watches = nullptr;  // (the old ones stop with their last holder)
       if (!c.ok()) {
         w.reason = "BadConfig";
         w.message = std::string(c.status().message());
@@ -211,6 +235,9 @@ absl::StatusOr<Result> ClusterReconciler::ReconcileCluster(const std::string& na
       } else {
         w.client = std::move(*c);
         w.kubeconfig = *text;
+        w.watches = std::make_shared<WorkerWatches>(w.client, opts_.origin, ctx_.clock, name);
+        if (opts_.watch_threads) w.watches->Start();
+        new_watches = true;
       }
     }
     if (w.client) {
@@ -220,9 +247,20 @@ absl::StatusOr<Result> ClusterReconciler::ReconcileCluster(const std::string& na
       auto list = w.client->List(w.client->Kind(api::kueue::kGroup, api::kueue::kStorageVersion,
                                                 api::kueue::kWorkloads),
                                  "", sel);
+      // A worker that answers the probe but whose watch on our copies has
+      // failed for longer than a probe period (it answers garbage, say) is
+      // no more usable than one that is down.
+      const std::optional<absl::Time> watch_trouble =
+          w.watches ? w.watches->workloads().UnsyncedSince() : std::nullopt;
+      // It answers: watches waiting out a backoff reconnect now.
+      if (list.ok() && watch_trouble) w.watches->RetryNow();
       if (!list.ok()) {
         w.reason = "ClientConnectionFailed";
         w.message = std::string(list.status().message());
+      } else if (watch_trouble && now - *watch_trouble > opts_.probe_interval &&
+                 !w.watches->workloads().last_error().empty()) {
+        w.reason = "ClientConnectionFailed";
+        w.message = absl::StrCat("watching workloads: ", w.watches->workloads().last_error());
       } else {
         ok = true;
         copies = std::move(list->items);
@@ -242,8 +280,11 @@ absl::StatusOr<Result> ClusterReconciler::ReconcileCluster(const std::string& na
     w.last_gc = now;
   }
   const bool changed = !prev || prev->active != ok;
+  if (changed && ok && w.watches) w.watches->RetryNow();  // back: reconnect now
   Json cond_reason = w.reason, cond_message = w.message;
   workers_->Put(name, std::move(w));
+  // (After the Put: another worker thread may take the key at once.)
+  if (new_watches) controller_->queue().Add("watch/" + name);
   if (changed) {
     BATCHD_LOG_INFO("multikueue: cluster {} is {} ({})", name, ok ? "active" : "inactive",
                     cond_message.get<std::string>());
@@ -268,7 +309,6 @@ void ClusterReconciler::CollectGarbage(const std::string& cluster, client::Clien
                                        const std::vector<Json>& copies) {
   const api::KindDef& wl_kind =
       remote.Kind(api::kueue::kGroup, api::kueue::kStorageVersion, api::kueue::kWorkloads);
-  const api::KindDef& job_kind = remote.Kind("batch", "v1", "jobs");
   for (const Json& copy : copies) {
     const std::string ns = api::meta::GetNamespace(copy), name = api::meta::GetName(copy);
     ObjectRef local = workloads_.Get(ns, name);
@@ -278,10 +318,13 @@ void ClusterReconciler::CollectGarbage(const std::string& cluster, client::Clien
     BATCHD_LOG_INFO("multikueue: removing orphaned copy {}/{} on {}", ns, name, cluster);
     client::DeleteOptions bg;
     bg.propagation_policy = "Background";
-    if (auto ref = api::meta::GetControllerRef(copy); ref && ref->kind == "Job") {
-      auto job = remote.Get(job_kind, ns, ref->name);
-      if (job.ok() && api::meta::GetLabel(*job, kOriginLabel)) {
-        (void)remote.Delete(job_kind, ns, ref->name, bg);
+    if (auto ref = api::meta::GetControllerRef(copy)) {
+      if (const JobKindAdapter* a = AdapterFor(ref->api_version, ref->kind)) {
+        const api::KindDef& job_kind = remote.Kind(a->group, a->version, a->plural);
+        auto job = remote.Get(job_kind, ns, ref->name);
+        if (job.ok() && api::meta::GetLabel(*job, kOriginLabel)) {
+          (void)remote.Delete(job_kind, ns, ref->name, bg);
+        }
       }
     }
     (void)remote.Delete(wl_kind, ns, name, bg);

@@ -14,8 +14,12 @@
 //    Active when their parameters name a MultiKueueConfig with at least one
 //    Active cluster (reasons BadConfig, NoUsableClusters,
 //    SomeActiveClusters, Active).
+//    It also keeps, per worker, watches on our copies there (Workloads,
+//    Jobs, JobSets with the origin label; internal/remote_watch.h), whose
+//    events reconcile the manager's Workloads: no request per dispatched
+//    workload is made to read the workers.
 //  - "multikueue-workloads": the dispatch state machine of one Workload
-//    (dispatch.h documents it).
+//    (dispatch.cc documents it).
 //
 // Ownership: registers informer handlers and controllers with ctx.manager;
 // their state lives as long as the manager. Call once, before it starts.
@@ -38,6 +42,9 @@ inline constexpr char kPrebuiltWorkloadLabel[] = "kueue.x-k8s.io/prebuilt-worklo
 // The Secrets of `locationType: Secret` live in this namespace (Kueue's).
 inline constexpr char kSecretNamespace[] = "kueue-system";
 inline constexpr char kSecretKey[] = "kubeconfig";
+// Kueue's dispatcher names (Configuration multiKueue.dispatcherName).
+inline constexpr char kDispatcherAllAtOnce[] = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once";
+inline constexpr char kDispatcherIncremental[] = "kueue.x-k8s.io/multikueue-dispatcher-incremental";
 // Largest kubeconfig read from a Secret or a file.
 inline constexpr size_t kMaxKubeconfigBytes = 1 << 20;
 
@@ -58,11 +65,23 @@ struct MultiKueueOptions {
   std::string origin = "multikueue";
   absl::Duration worker_lost_timeout = absl::Minutes(15);
   absl::Duration gc_interval = absl::Minutes(1);  // zero: no garbage collection
+  // Kueue's multiKueue.dispatcherName: kDispatcherAllAtOnce (a copy on
+  // every worker at once) or kDispatcherIncremental (up to 3 more workers,
+  // by name, every 5 minutes until one reserves).
+  std::string dispatcher_name = kDispatcherAllAtOnce;
   // batchd's: how often a worker is probed (at most a third of
-  // worker_lost_timeout, at least 1 s), and how often a dispatched
-  // workload's remote copies are read again (batchd polls; Kueue watches).
+  // worker_lost_timeout, at least 1 s). The copies on the workers are
+  // watched, not polled; `sync_interval` is only how soon a failed write to
+  // a worker (or a withdrawal from an unreachable one) is tried again.
   absl::Duration probe_interval = absl::Seconds(10);
   absl::Duration sync_interval = absl::Seconds(2);
+  // Server mode: each worker's watches run on a thread of their own, and
+  // every `watch_pump_interval` what they saw change is handed to the
+  // dispatch controller (a local hand-over, no request). Tests (false): the
+  // "multikueue-clusters" controller also pumps them then, on the (fake)
+  // clock.
+  bool watch_threads = true;
+  absl::Duration watch_pump_interval = absl::Milliseconds(250);
   // Required (MakeHttpDialer() in server mode, a fake in tests).
   std::shared_ptr<Dialer> dialer;
 };
@@ -77,10 +96,11 @@ class Registry;
 
 namespace batchd::controllers::multikueue {
 
-// Kueue's Job defaulting for MultiKueue: a new batch/v1 Job without
-// spec.managedBy, queued (label or annotation kueue.x-k8s.io/queue-name) to
-// a LocalQueue whose ClusterQueue references a MultiKueue AdmissionCheck,
-// gets spec.managedBy kueue.x-k8s.io/multikueue. Call once at start-up.
+// Kueue's Job and JobSet defaulting for MultiKueue: a new batch/v1 Job
+// without spec.managedBy (a JobSet without one, or with the JobSet
+// controller's), queued (label or annotation kueue.x-k8s.io/queue-name) to a
+// LocalQueue whose ClusterQueue references a MultiKueue AdmissionCheck, gets
+// spec.managedBy kueue.x-k8s.io/multikueue. Call once at start-up.
 absl::Status RegisterMultiKueueJobDefaulting(registry::Registry& registry);
 
 }  // namespace batchd::controllers::multikueue

@@ -6,13 +6,19 @@
 // (quota reservations, job status) and the manager's job integration.
 #include "controllers/multikueue/multikueue.h"
 
+#include <deque>
+#include <iostream>
 #include <map>
+#include <optional>
 
 #include "absl/strings/escaping.h"
 #include "api/meta/time_util.h"
+#include "api/testing/jobset_builders.h"
+#include "common/testing/fake_clock.h"
 #include "controllers/admissioncheck/admission_checks.h"
 #include "controllers/admissioncheck/controllers.h"
 #include "controllers/multikueue/internal/multikueue_impl.h"
+#include "controllers/multikueue/internal/remote_watch.h"
 #include "controllers/queueing/queue_manager_test_env.h"
 
 namespace batchd::controllers::multikueue {
@@ -21,43 +27,77 @@ namespace {
 using api::Json;
 using ::testing::HasSubstr;
 
-// A client that answers Unavailable while `down`.
+class SwitchableClient;
+
+// A watch of SwitchableClient: ends when its client cuts the watches, and
+// hands out the client's injected events first.
+class ControlledWatch : public client::WatchStream {
+ public:
+  ControlledWatch(std::unique_ptr<client::WatchStream> inner, SwitchableClient& owner, int gen)
+      : inner_(std::move(inner)), owner_(owner), gen_(gen) {}
+  bool Next(client::WatchEvent* ev, absl::Duration timeout) override;
+  bool done() const override;
+
+ private:
+  std::unique_ptr<client::WatchStream> inner_;
+  SwitchableClient& owner_;
+  const int gen_;
+  bool ended_ = false;
+};
+
+// A client that answers Unavailable while `down`, counts the requests by
+// verb, and controls its watches (tests drive it from one thread).
 class SwitchableClient : public client::Client {
  public:
   explicit SwitchableClient(client::Client& inner) : inner_(inner) {}
   bool down = false;
   int calls = 0;
+  int gets = 0, lists = 0, watches = 0, writes = 0;
+  // Ends every watch opened so far (a connection that closed).
+  int cut_generation = 0;
+  void CutWatches() { ++cut_generation; }
+  // Events handed out before any real one (the next watch to ask gets them).
+  std::deque<client::WatchEvent> inject;
+  // Every watch opened from now on starts with this event (garbage).
+  std::optional<client::WatchEvent> poison;
   const api::Scheme& scheme() const override { return inner_.scheme(); }
   absl::StatusOr<Json> Get(const api::KindDef& k, const std::string& ns,
                            const std::string& name) override {
+    ++gets;
     if (absl::Status s = Check(); !s.ok()) return s;
     return inner_.Get(k, ns, name);
   }
   absl::StatusOr<client::ListResult> List(const api::KindDef& k, const std::string& ns,
                                           const client::Selector& sel) override {
+    ++lists;
     if (absl::Status s = Check(); !s.ok()) return s;
     return inner_.List(k, ns, sel);
   }
   absl::StatusOr<Json> Create(const api::KindDef& k, const std::string& ns, Json obj) override {
+    ++writes;
     if (absl::Status s = Check(); !s.ok()) return s;
     return inner_.Create(k, ns, std::move(obj));
   }
   absl::StatusOr<Json> Update(const api::KindDef& k, Json obj) override {
+    ++writes;
     if (absl::Status s = Check(); !s.ok()) return s;
     return inner_.Update(k, std::move(obj));
   }
   absl::StatusOr<Json> UpdateStatus(const api::KindDef& k, Json obj) override {
+    ++writes;
     if (absl::Status s = Check(); !s.ok()) return s;
     return inner_.UpdateStatus(k, std::move(obj));
   }
   absl::StatusOr<Json> MergePatch(const api::KindDef& k, const std::string& ns,
                                   const std::string& name, const Json& patch,
                                   bool status) override {
+    ++writes;
     if (absl::Status s = Check(); !s.ok()) return s;
     return inner_.MergePatch(k, ns, name, patch, status);
   }
   absl::Status Delete(const api::KindDef& k, const std::string& ns, const std::string& name,
                       const client::DeleteOptions& opts) override {
+    ++writes;
     if (absl::Status s = Check(); !s.ok()) return s;
     return inner_.Delete(k, ns, name, opts);
   }
@@ -65,8 +105,13 @@ class SwitchableClient : public client::Client {
                                                              const std::string& ns,
                                                              const client::Selector& sel,
                                                              const std::string& rv) override {
+    ++watches;
     if (absl::Status s = Check(); !s.ok()) return s;
-    return inner_.Watch(k, ns, sel, rv);
+    auto w = inner_.Watch(k, ns, sel, rv);
+    if (!w.ok()) return w.status();
+    if (poison) inject.push_back(*poison);
+    return std::unique_ptr<client::WatchStream>(
+        new ControlledWatch(std::move(*w), *this, cut_generation));
   }
 
  private:
@@ -76,6 +121,23 @@ class SwitchableClient : public client::Client {
   }
   client::Client& inner_;
 };
+
+bool ControlledWatch::Next(client::WatchEvent* ev, absl::Duration timeout) {
+  if (ended_ || owner_.cut_generation > gen_) {
+    ended_ = true;
+    return false;
+  }
+  if (!owner_.inject.empty()) {
+    *ev = owner_.inject.front();
+    owner_.inject.pop_front();
+    return true;
+  }
+  return inner_->Next(ev, timeout);
+}
+
+bool ControlledWatch::done() const {
+  return ended_ || owner_.cut_generation > gen_ || inner_->done();
+}
 
 // A worker cluster: its own store and registry.
 struct FakeCluster {
@@ -107,8 +169,9 @@ class FakeDialer : public Dialer {
 class MultiKueueTest : public queueing::testing::QueueManagerTest {
  protected:
   void StartAll(MultiKueueOptions opts = {}) {
-    dialer_->clusters = {{"w1", &w1_}, {"w2", &w2_}};
+    dialer_->clusters = {{"w1", &w1_}, {"w2", &w2_}, {"w3", &w3_}, {"w4", &w4_}};
     opts.dialer = dialer_;
+    opts.watch_threads = false;  // pumped on the FakeClock
     opts_ = opts;
     stack_ = std::make_unique<Stack>(client_, clock_, queueing::QueueingConfig{});
     admissioncheck::AddAdmissionCheckControllers(stack_->ctx);
@@ -131,14 +194,14 @@ class MultiKueueTest : public queueing::testing::QueueManagerTest {
   }
   // Manager setup: secrets and MultiKueueClusters w1, w2, config `cfg`,
   // check `mk`, ClusterQueue `cq` (cpu 3) using it, LocalQueue ns/lq.
-  void Setup(MultiKueueOptions opts = {}) {
+  void Setup(MultiKueueOptions opts = {}, std::vector<std::string> clusters = {"w1", "w2"}) {
     Namespace(kSecretNamespace);
-    Secret("w1-secret", "cluster: w1");
-    Secret("w2-secret", "cluster: w2");
-    Cluster("w1", "w1-secret");
-    Cluster("w2", "w2-secret");
+    for (const std::string& c : clusters) {
+      Secret(c + "-secret", "cluster: " + c);
+      Cluster(c, c + "-secret");
+    }
     Create("multikueueconfigs", "",
-           {{"metadata", {{"name", "cfg"}}}, {"spec", {{"clusters", {"w1", "w2"}}}}});
+           {{"metadata", {{"name", "cfg"}}}, {"spec", {{"clusters", clusters}}}});
     Create("admissionchecks", "",
            {{"metadata", {{"name", "mk"}}},
             {"spec",
@@ -183,8 +246,11 @@ class MultiKueueTest : public queueing::testing::QueueManagerTest {
     Settle();
   }
   static const api::KindDef& RKind(FakeCluster& c, const char* plural) {
-    return std::string(plural) == "jobs" ? c.client.Kind("batch", "v1", "jobs")
-                                         : c.client.Kind("kueue.x-k8s.io", "v1beta2", plural);
+    if (std::string(plural) == "jobs") return c.client.Kind("batch", "v1", "jobs");
+    if (std::string(plural) == "jobsets") {
+      return c.client.Kind("jobset.x-k8s.io", "v1alpha2", "jobsets");
+    }
+    return c.client.Kind("kueue.x-k8s.io", "v1beta2", plural);
   }
   static std::optional<Json> RGet(FakeCluster& c, const char* plural, const std::string& name) {
     auto r = c.client.Get(RKind(c, plural), "ns", name);
@@ -192,13 +258,13 @@ class MultiKueueTest : public queueing::testing::QueueManagerTest {
     return *r;
   }
   // The worker's Kueue reserves quota for (and admits) its copy.
-  void Reserve(FakeCluster& c, const std::string& wl) {
+  void Reserve(FakeCluster& c, const std::string& wl, const std::string& podset = "main") {
     Json w = *RGet(c, "workloads", wl);
     const std::string now = api::meta::FormatRfc3339(clock_.Now());
     w["status"]["admission"] = {
         {"clusterQueue", "cq"},
         {"podSetAssignments",
-         {{{"name", "main"}, {"flavors", {{"cpu", "default"}}}, {"resourceUsage", {{"cpu", "1"}}},
+         {{{"name", podset}, {"flavors", {{"cpu", "default"}}}, {"resourceUsage", {{"cpu", "1"}}},
            {"count", 1}}}}};
     w["status"]["conditions"] = {
         {{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"},
@@ -208,11 +274,24 @@ class MultiKueueTest : public queueing::testing::QueueManagerTest {
     auto r = c.client.UpdateStatus(RKind(c, "workloads"), w);
     ASSERT_TRUE(r.ok()) << r.status();
   }
-  void RemoteJobStatus(FakeCluster& c, const std::string& job, Json status) {
-    Json j = *RGet(c, "jobs", job);
+  void RemoteStatus(FakeCluster& c, const char* plural, const std::string& name, Json status) {
+    Json j = *RGet(c, plural, name);
     j["status"] = std::move(status);
-    auto r = c.client.UpdateStatus(RKind(c, "jobs"), j);
+    auto r = c.client.UpdateStatus(RKind(c, plural), j);
     ASSERT_TRUE(r.ok()) << r.status();
+  }
+  void RemoteJobStatus(FakeCluster& c, const std::string& job, Json status) {
+    RemoteStatus(c, "jobs", job, std::move(status));
+  }
+  // A copy of a manager Workload as MultiKueue makes it (origin label).
+  static Json CopyOf(const std::string& name, const std::string& uid = "uid-1") {
+    return internal::RemoteWorkload(
+        {{"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", uid}}},
+         {"spec", {{"queueName", "lq"},
+                   {"podSets", {{{"name", "main"}, {"count", 1},
+                                 {"template", {{"spec", {{"containers",
+                                                          {{{"name", "c"}, {"image", "b"}}}}}}}}}}}}}},
+        "multikueue");
   }
   void RemoteFinish(FakeCluster& c, const std::string& wl) {
     Json w = *RGet(c, "workloads", wl);
@@ -241,8 +320,41 @@ class MultiKueueTest : public queueing::testing::QueueManagerTest {
   // One sync round of the dispatcher.
   void Sync() { Advance(opts_.sync_interval); }
 
+  // A queued JobSet in ns (managedBy MultiKueue unless `managed_by` says
+  // otherwise; "" for none) and the Workload its integration would create.
+  void JobSetAndWorkload(const std::string& name,
+                         std::optional<std::string> managed_by = std::string(kControllerName)) {
+    const api::KindDef& k = client_.Kind("jobset.x-k8s.io", "v1alpha2", "jobsets");
+    auto b = api::testing::MakeJobSet(name, "ns").ReplicatedJob("w", 1, 1).Suspend(true);
+    if (managed_by) b.ManagedBy(*managed_by);
+    Json js = b.Obj();
+    js["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", "lq"}};
+    auto j = client_.Create(k, "ns", js);
+    ASSERT_TRUE(j.ok()) << j.status();
+    Json container = {{"name", "main"}, {"image", "busybox"},
+                      {"resources", {{"requests", {{"cpu", "1"}}}}}};
+    Create("workloads", "ns",
+           {{"metadata",
+             {{"name", "wl-" + name},
+              {"ownerReferences",
+               {{{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"}, {"name", name},
+                 {"uid", (*j)["metadata"]["uid"]}, {"controller", true}}}}}},
+            {"spec",
+             {{"queueName", "lq"},
+              {"podSets", {{{"name", "w"}, {"count", 1},
+                            {"template", {{"spec", {{"containers", {container}}}}}}}}}}}});
+    Settle();
+  }
+  Json ManagerJobSet(const std::string& name) {
+    auto r = client_.Get(client_.Kind("jobset.x-k8s.io", "v1alpha2", "jobsets"), "ns", name);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : Json();
+  }
+
   FakeCluster w1_{clock_};
   FakeCluster w2_{clock_};
+  FakeCluster w3_{clock_};
+  FakeCluster w4_{clock_};
   std::shared_ptr<FakeDialer> dialer_ = std::make_shared<FakeDialer>();
   MultiKueueOptions opts_;
   Json job_;
@@ -511,6 +623,354 @@ TEST_F(MultiKueueTest, WorkloadOfAnotherKindIsRejected) {
   EXPECT_FALSE(RGet(w1_, "workloads", "bare"));
 }
 
+TEST_F(MultiKueueTest, JobSetRunsOnTheWinnerAndItsStatusIsMirrored) {
+  Setup();
+  JobSetAndWorkload("js");
+  EXPECT_EQ(CheckState("wl-js"), "Pending");
+  ASSERT_TRUE(RGet(w1_, "workloads", "wl-js"));
+  ASSERT_TRUE(RGet(w2_, "workloads", "wl-js"));
+  EXPECT_FALSE(RGet(w1_, "jobsets", "js"));
+  EXPECT_FALSE(RGet(w2_, "jobsets", "js"));
+
+  Reserve(w1_, "wl-js", "w");
+  Sync();
+  EXPECT_EQ(CheckState("wl-js"), "Ready");
+  EXPECT_EQ(CheckMessage("wl-js"), "The workload got reservation on \"w1\"");
+  EXPECT_EQ(Wl("wl-js")["status"]["clusterName"], "w1");
+  EXPECT_FALSE(RGet(w2_, "workloads", "wl-js"));
+  EXPECT_FALSE(RGet(w2_, "jobsets", "js"));
+  // The JobSet on the winner: prebuilt Workload, origin, no managedBy.
+  auto rjs = RGet(w1_, "jobsets", "js");
+  ASSERT_TRUE(rjs);
+  EXPECT_EQ((*rjs)["metadata"]["labels"][kPrebuiltWorkloadLabel], "wl-js");
+  EXPECT_EQ((*rjs)["metadata"]["labels"][kOriginLabel], "multikueue");
+  EXPECT_EQ((*rjs)["metadata"]["labels"]["kueue.x-k8s.io/queue-name"], "lq");
+  EXPECT_FALSE((*rjs)["spec"].contains("managedBy"));
+  EXPECT_EQ((*rjs)["spec"]["suspend"], true);
+  EXPECT_EQ((*rjs)["spec"]["replicatedJobs"][0]["name"], "w");
+
+  // Its status reaches the manager's JobSet.
+  RemoteStatus(w1_, "jobsets", "js",
+               {{"replicatedJobsStatus", {{{"name", "w"}, {"ready", 1}, {"succeeded", 0},
+                                           {"failed", 0}, {"active", 1}, {"suspended", 0}}}}});
+  Sync();
+  EXPECT_EQ(ManagerJobSet("js")["status"]["replicatedJobsStatus"][0]["active"], 1);
+
+  const std::string t = api::meta::FormatRfc3339(clock_.Now());
+  RemoteStatus(w1_, "jobsets", "js",
+               {{"terminalState", "Completed"},
+                {"conditions", {{{"type", "Completed"}, {"status", "True"},
+                                 {"reason", "AllJobsCompleted"},
+                                 {"message", "jobset completed successfully"},
+                                 {"lastTransitionTime", t}}}},
+                {"replicatedJobsStatus", {{{"name", "w"}, {"ready", 0}, {"succeeded", 1},
+                                           {"failed", 0}, {"active", 0}, {"suspended", 0}}}}});
+  RemoteFinish(w1_, "wl-js");
+  Sync();
+  Json js = ManagerJobSet("js");
+  EXPECT_EQ(Cond(js, "Completed"), "True/AllJobsCompleted");
+  EXPECT_EQ(js["status"]["terminalState"], "Completed");
+  EXPECT_EQ(Cond(Wl("wl-js"), "Finished"), "True/Succeeded");
+  // Finished: the copies go.
+  Sync();
+  EXPECT_FALSE(RGet(w1_, "jobsets", "js"));
+  EXPECT_FALSE(RGet(w1_, "workloads", "wl-js"));
+}
+
+TEST_F(MultiKueueTest, DeletingAJobSetsWorkloadWithdrawsItsJobSet) {
+  Setup();
+  JobSetAndWorkload("js");
+  Reserve(w2_, "wl-js", "w");
+  Sync();
+  ASSERT_TRUE(RGet(w2_, "jobsets", "js"));
+  ASSERT_TRUE(client_.Delete(Kind("workloads"), "ns", "wl-js").ok());
+  Settle();
+  EXPECT_FALSE(RGet(w2_, "jobsets", "js"));
+  EXPECT_FALSE(RGet(w2_, "workloads", "wl-js"));
+  EXPECT_FALSE(RGet(w1_, "workloads", "wl-js"));
+}
+
+TEST_F(MultiKueueTest, JobSetNotManagedByMultiKueueIsRejected) {
+  Setup();
+  JobSetAndWorkload("js", std::nullopt);
+  EXPECT_EQ(CheckState("wl-js"), "Rejected");
+  EXPECT_EQ(CheckMessage("wl-js"),
+            "The owner is not managed by Kueue: Expecting spec.managedBy to be "
+            "\"kueue.x-k8s.io/multikueue\" not \"\"");
+  EXPECT_FALSE(RGet(w1_, "workloads", "wl-js"));
+  EXPECT_FALSE(RGet(w2_, "workloads", "wl-js"));
+}
+
+TEST_F(MultiKueueTest, IncrementalDispatcherNominatesThreeWorkersPerRound) {
+  MultiKueueOptions opts;
+  opts.dispatcher_name = kDispatcherIncremental;
+  Setup(opts, {"w4", "w3", "w2", "w1"});  // rounds go by name, not by the config's order
+  JobAndWorkload("j");
+  EXPECT_EQ(Wl("wl-j")["status"]["nominatedClusterNames"], Json({"w1", "w2", "w3"}));
+  EXPECT_TRUE(RGet(w1_, "workloads", "wl-j"));
+  EXPECT_TRUE(RGet(w2_, "workloads", "wl-j"));
+  EXPECT_TRUE(RGet(w3_, "workloads", "wl-j"));
+  EXPECT_FALSE(RGet(w4_, "workloads", "wl-j"));
+  // A round lasts 5 minutes (Kueue's: while now - start <= 5m).
+  Advance(absl::Minutes(5));
+  EXPECT_FALSE(RGet(w4_, "workloads", "wl-j"));
+  EXPECT_EQ(Wl("wl-j")["status"]["nominatedClusterNames"], Json({"w1", "w2", "w3"}));
+  Advance(absl::Seconds(2));
+  EXPECT_EQ(Wl("wl-j")["status"]["nominatedClusterNames"], Json({"w1", "w2", "w3", "w4"}));
+  EXPECT_TRUE(RGet(w4_, "workloads", "wl-j"));
+  // Every worker nominated: nothing more happens until one reserves.
+  Advance(absl::Minutes(6));
+  EXPECT_EQ(Wl("wl-j")["status"]["nominatedClusterNames"], Json({"w1", "w2", "w3", "w4"}));
+  Reserve(w4_, "wl-j");
+  Sync();
+  EXPECT_EQ(CheckState("wl-j"), "Ready");
+  EXPECT_EQ(Wl("wl-j")["status"]["clusterName"], "w4");
+  EXPECT_FALSE(Wl("wl-j")["status"].contains("nominatedClusterNames"));
+  EXPECT_TRUE(RGet(w4_, "jobs", "j"));
+  for (FakeCluster* c : {&w1_, &w2_, &w3_}) EXPECT_FALSE(RGet(*c, "workloads", "wl-j"));
+}
+
+TEST_F(MultiKueueTest, IncrementalDispatcherStartsOverAfterAnEviction) {
+  MultiKueueOptions opts;
+  opts.dispatcher_name = kDispatcherIncremental;
+  Setup(opts, {"w1", "w2", "w3", "w4"});
+  JobAndWorkload("j");
+  Reserve(w1_, "wl-j");
+  Sync();
+  ASSERT_EQ(CheckState("wl-j"), "Ready");
+  // The worker's Kueue preempts it: Retry, evicted, queued again; the next
+  // dispatch is a first round again.
+  Json w = *RGet(w1_, "workloads", "wl-j");
+  w["status"].erase("admission");
+  for (Json& c : w["status"]["conditions"]) c["status"] = "False";
+  ASSERT_TRUE(w1_.client.UpdateStatus(RKind(w1_, "workloads"), w).ok());
+  Sync();
+  ASSERT_EQ(Cond(Wl("wl-j"), "Evicted"), "True/AdmissionCheck");
+  // The job integration's part: the Job is suspended (it never ran here)
+  // and the quota released.
+  Json evicted = Wl("wl-j");
+  evicted["status"].erase("admission");
+  for (Json& c : evicted["status"]["conditions"]) {
+    if (c["type"] == "QuotaReserved" || c["type"] == "Admitted") {
+      c["status"] = "False";
+      c["reason"] = "Pending";
+    }
+  }
+  ASSERT_TRUE(client_.UpdateStatus(Kind("workloads"), evicted).ok());
+  Settle();
+  EXPECT_FALSE(RGet(w1_, "workloads", "wl-j"));
+  Advance(absl::Minutes(2));  // requeued (backoff) and reserved again
+  ASSERT_EQ(Cond(Wl("wl-j"), "QuotaReserved"), "True/QuotaReserved");
+  EXPECT_EQ(Wl("wl-j")["status"]["nominatedClusterNames"], Json({"w1", "w2", "w3"}));
+  EXPECT_TRUE(RGet(w1_, "workloads", "wl-j"));
+  EXPECT_FALSE(RGet(w4_, "workloads", "wl-j"));
+}
+
+// The manager reads the workers through watches: with jobs waiting and then
+// running for minutes, not one GET is sent per workload (the old polling
+// sent one per worker every 2 s while waiting, two every 2 s while running).
+TEST_F(MultiKueueTest, WatchingTheWorkersCostsNoRequestPerWorkload) {
+  Setup();
+  for (FakeCluster* c : {&w1_, &w2_}) c->front->gets = c->front->lists = c->front->watches = 0;
+  const int n = 3;  // the ClusterQueue's quota
+  // In steps of the old polling period, so that every timer (probes,
+  // watch pumps, the old 2 s re-reads) fires as it would.
+  auto run_for = [&](absl::Duration d) {
+    for (absl::Duration t; t < d; t += absl::Seconds(2)) Advance(absl::Seconds(2));
+  };
+  for (int i = 0; i < n; ++i) JobAndWorkload("j" + std::to_string(i));
+  run_for(absl::Minutes(1));  // waiting for a reservation
+  for (int i = 0; i < n; ++i) Reserve(w1_, "wl-j" + std::to_string(i));
+  Sync();
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(CheckState("wl-j" + std::to_string(i)), "Ready");
+    Unsuspend("j" + std::to_string(i));
+    RemoteJobStatus(w1_, "j" + std::to_string(i),
+                    {{"active", 1}, {"startTime", api::meta::FormatRfc3339(clock_.Now())}});
+  }
+  run_for(absl::Minutes(10));  // running
+  for (int i = 0; i < n; ++i) EXPECT_EQ(ManagerJob("j" + std::to_string(i))["status"]["active"], 1);
+  const int gets = w1_.front->gets + w2_.front->gets;
+  const int lists = w1_.front->lists + w2_.front->lists;
+  const int watches = w1_.front->watches + w2_.front->watches;
+  std::cout << "11 min, " << n << " workloads, 2 workers: GETs " << gets << ", LISTs " << lists
+            << " (probes), WATCHes " << watches << "\n";
+  RecordProperty("gets", gets);
+  RecordProperty("lists", lists);
+  EXPECT_EQ(gets, 0);
+  // The probes: one LIST per worker every 10 s, and each watch's first
+  // LIST; the watches stay open (reopened every 5 minutes from their
+  // resourceVersion, without a LIST).
+  EXPECT_LE(lists, 2 * (11 * 6 + 2 + 3));
+  EXPECT_LE(watches, 2 * 3 * 4);
+}
+
+TEST_F(MultiKueueTest, RemoteWatchResumesFromTheLastResourceVersionWithoutAList) {
+  ASSERT_TRUE(w1_.client.Create(RKind(w1_, "workloads"), "ns", CopyOf("a")).ok());
+  Json theirs = CopyOf("b");
+  theirs["metadata"]["labels"][kOriginLabel] = "other-manager";
+  ASSERT_TRUE(w1_.client.Create(RKind(w1_, "workloads"), "ns", theirs).ok());
+  int changes = 0;
+  internal::RemoteWatch rw(w1_.front, RKind(w1_, "workloads"), kOriginLabel, "multikueue", clock_,
+                           {}, [&](const client::ObjectRef&) { ++changes; });
+  EXPECT_FALSE(rw.Synced());
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_TRUE(rw.Synced());
+  EXPECT_EQ(rw.List().size(), 1u);  // ours only
+  EXPECT_EQ(changes, 1);
+  // The connection closes; what happens meanwhile arrives on the resumed watch.
+  w1_.front->CutWatches();
+  rw.Pump(absl::ZeroDuration());
+  ASSERT_TRUE(w1_.client.Create(RKind(w1_, "workloads"), "ns", CopyOf("c")).ok());
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_TRUE(rw.Get("ns", "c"));
+  EXPECT_EQ(changes, 2);
+  ASSERT_TRUE(w1_.client.Delete(RKind(w1_, "workloads"), "ns", "a").ok());
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_FALSE(rw.Get("ns", "a"));
+  EXPECT_EQ(rw.stats().lists, 1);
+  EXPECT_EQ(rw.stats().resumes, 1);
+  EXPECT_EQ(w1_.front->lists, 1);
+  // A watch open for 5 minutes is reopened, from its resourceVersion too.
+  clock_.Advance(absl::Minutes(5));
+  rw.Pump(absl::ZeroDuration());
+  ASSERT_TRUE(w1_.client.Create(RKind(w1_, "workloads"), "ns", CopyOf("d")).ok());
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_TRUE(rw.Get("ns", "d"));
+  EXPECT_EQ(rw.stats().resumes, 2);
+  EXPECT_EQ(rw.stats().lists, 1);
+  EXPECT_TRUE(rw.Synced());
+  EXPECT_FALSE(rw.UnsyncedSince());
+}
+
+TEST_F(MultiKueueTest, RemoteWatchListsAgainWhenItsResourceVersionExpired) {
+  ASSERT_TRUE(w1_.client.Create(RKind(w1_, "workloads"), "ns", CopyOf("a")).ok());
+  internal::RemoteWatch rw(w1_.front, RKind(w1_, "workloads"), kOriginLabel, "multikueue", clock_,
+                           {}, nullptr);
+  rw.Pump(absl::ZeroDuration());
+  client::WatchEvent expired{"ERROR",
+                             {{"kind", "Status"}, {"status", "Failure"}, {"reason", "Expired"},
+                              {"code", 410}, {"message", "too old resource version"}}};
+  w1_.front->inject.push_back(expired);
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_EQ(rw.stats().expired, 1);
+  rw.Pump(absl::ZeroDuration());  // at once
+  EXPECT_EQ(rw.stats().lists, 2);
+  EXPECT_TRUE(rw.Synced());
+  EXPECT_TRUE(rw.Get("ns", "a"));
+  // 410s back to back: the next list waits (a worker that answers nothing
+  // else is not listed in a loop).
+  w1_.front->inject.push_back(expired);
+  rw.Pump(absl::ZeroDuration());
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_EQ(rw.stats().lists, 2);
+  clock_.Advance(absl::Seconds(2));
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_EQ(rw.stats().lists, 3);
+}
+
+TEST_F(MultiKueueTest, RemoteWatchDropsGarbageAndBacksOff) {
+  ASSERT_TRUE(w1_.client.Create(RKind(w1_, "workloads"), "ns", CopyOf("a")).ok());
+  internal::RemoteWatch rw(w1_.front, RKind(w1_, "workloads"), kOriginLabel, "multikueue", clock_,
+                           {}, nullptr);
+  rw.Pump(absl::ZeroDuration());
+  ASSERT_TRUE(rw.Synced());
+  const absl::Time t0 = clock_.Now();
+  // An object that is not one.
+  w1_.front->inject.push_back({"MODIFIED", Json("garbage")});
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_FALSE(rw.Synced());
+  EXPECT_EQ(rw.stats().garbage, 1);
+  EXPECT_THAT(rw.last_error(), HasSubstr("not a JSON object"));
+  EXPECT_EQ(rw.UnsyncedSince(), t0);
+  EXPECT_TRUE(rw.Get("ns", "a"));  // the last good state is kept, unsynced
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_EQ(rw.stats().lists, 1);  // backing off: 1 s
+  clock_.Advance(absl::Seconds(1));
+  // Every watch now starts with garbage of another shape: each retry waits
+  // twice as long.
+  w1_.front->poison = client::WatchEvent{"ADDED", {{"metadata", {{"name", "x"}}}}};
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_EQ(rw.stats().lists, 2);
+  EXPECT_EQ(rw.stats().garbage, 2);
+  EXPECT_THAT(rw.last_error(), HasSubstr("resourceVersion"));
+  clock_.Advance(absl::Seconds(1));
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_EQ(rw.stats().lists, 2);  // 2 s now
+  clock_.Advance(absl::Seconds(1));
+  w1_.front->poison = client::WatchEvent{"HELLO", {{"metadata", {{"name", "x"}}}}};
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_EQ(rw.stats().lists, 3);
+  EXPECT_EQ(rw.stats().garbage, 3);
+  EXPECT_THAT(rw.last_error(), HasSubstr("HELLO"));
+  EXPECT_EQ(rw.UnsyncedSince(), t0);  // still the same streak
+  // The worker behaves again: synced, and healthy once the watch stays open.
+  w1_.front->poison.reset();
+  w1_.front->inject.clear();
+  clock_.Advance(absl::Seconds(4));
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_TRUE(rw.Synced());
+  EXPECT_EQ(rw.UnsyncedSince(), t0);
+  clock_.Advance(absl::Seconds(10));
+  rw.Pump(absl::ZeroDuration());
+  EXPECT_FALSE(rw.UnsyncedSince());
+  EXPECT_EQ(rw.stats().lists, 4);
+}
+
+TEST_F(MultiKueueTest, WorkerWhoseWatchAnswersGarbageIsLost) {
+  MultiKueueOptions opts;
+  opts.worker_lost_timeout = absl::Minutes(1);  // probes every 20 s
+  Setup(opts);
+  JobAndWorkload("j");
+  Reserve(w1_, "wl-j");
+  Sync();
+  ASSERT_EQ(CheckState("wl-j"), "Ready");
+  // w1 answers its probes but every watch with garbage.
+  w1_.front->poison = client::WatchEvent{"MODIFIED", Json::array({1, 2, 3})};
+  w1_.front->CutWatches();
+  // The cut is seen, the resumed watches answer garbage (the streak
+  // starts), relists get garbage again: once in trouble for longer than a
+  // probe period (20 s), the worker is inactive.
+  const absl::Time cut = clock_.Now();
+  auto active = [&] { return Cond(Get("multikueueclusters", "", "w1"), "Active"); };
+  while (active() == "True/Active" && clock_.Now() - cut < absl::Minutes(3)) {
+    Advance(absl::Seconds(5));
+  }
+  Json mkc = Get("multikueueclusters", "", "w1");
+  EXPECT_EQ(Cond(mkc, "Active"), "False/ClientConnectionFailed");
+  EXPECT_THAT(CondMessage(mkc, "Active"), HasSubstr("watching workloads: the watch sent"));
+  EXPECT_GT(clock_.Now() - cut, absl::Seconds(20));
+  EXPECT_LE(clock_.Now() - cut, absl::Seconds(50));
+  // workerLostTimeout counts from the first garbage, not from then.
+  while (CheckState("wl-j") == "Ready" && clock_.Now() - cut < absl::Minutes(5)) {
+    Advance(absl::Seconds(5));
+  }
+  EXPECT_EQ(CheckState("wl-j"), "Retry");
+  EXPECT_GE(clock_.Now() - cut, absl::Minutes(1));
+  EXPECT_LE(clock_.Now() - cut, absl::Seconds(75));
+  EXPECT_THAT(CheckMessage("wl-j"), HasSubstr("Reserving remote lost"));
+}
+
+// A worker whose write fails in transport (it hangs or went away between
+// two probes) is skipped until its next probe passes: one failed request,
+// not one per workload.
+TEST_F(MultiKueueTest, WorkerFailingAWriteIsSkippedUntilItsNextProbe) {
+  Setup();
+  w1_.front->down = true;
+  const int before = w1_.front->calls;
+  JobAndWorkload("a");
+  EXPECT_EQ(Wl("wl-a")["status"]["nominatedClusterNames"], Json({"w2"}));
+  EXPECT_EQ(w1_.front->calls - before, 1);
+  JobAndWorkload("b");
+  EXPECT_EQ(Wl("wl-b")["status"]["nominatedClusterNames"], Json({"w2"}));
+  EXPECT_EQ(w1_.front->calls - before, 1);
+  w1_.front->down = false;
+  Advance(opts_.probe_interval);
+  EXPECT_TRUE(RGet(w1_, "workloads", "wl-a"));
+  EXPECT_TRUE(RGet(w1_, "workloads", "wl-b"));
+  EXPECT_EQ(Wl("wl-b")["status"]["nominatedClusterNames"], Json({"w1", "w2"}));
+}
+
 TEST_F(MultiKueueTest, GarbageCollectionRemovesOrphanedCopies) {
   Setup();
   // A copy whose manager workload no longer exists (e.g. deleted while the
@@ -551,6 +1011,24 @@ TEST_F(MultiKueueTest, QueuedJobsOfAMultiKueueQueueDefaultToManagedBy) {
   EXPECT_EQ(job("a", "lq")["spec"]["managedBy"], kControllerName);
   EXPECT_FALSE(job("b", "plain")["spec"].contains("managedBy"));
   EXPECT_FALSE(job("c", "missing")["spec"].contains("managedBy"));
+  // JobSets too: without managedBy or with the JobSet controller's (Kueue's
+  // CanDefaultManagedBy); another manager's is kept.
+  const api::KindDef& jsk = client_.Kind("jobset.x-k8s.io", "v1alpha2", "jobsets");
+  auto jobset = [&](const std::string& name, const std::string& queue,
+                    std::optional<std::string> managed_by) {
+    auto b = api::testing::MakeJobSet(name, "ns").ReplicatedJob("w", 1, 1);
+    if (managed_by) b.ManagedBy(*managed_by);
+    Json js = b.Obj();
+    js["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", queue}};
+    auto r = client_.Create(jsk, "ns", js);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : Json();
+  };
+  EXPECT_EQ(jobset("d", "lq", std::nullopt)["spec"]["managedBy"], kControllerName);
+  EXPECT_EQ(jobset("e", "lq", "jobset.sigs.k8s.io/jobset-controller")["spec"]["managedBy"],
+            kControllerName);
+  EXPECT_EQ(jobset("f", "lq", "example.com/other")["spec"]["managedBy"], "example.com/other");
+  EXPECT_FALSE(jobset("g", "plain", std::nullopt)["spec"].contains("managedBy"));
 }
 
 TEST_F(MultiKueueTest, ValidationNamesTheField) {

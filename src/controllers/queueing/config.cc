@@ -99,9 +99,9 @@ absl::StatusOr<std::optional<absl::Duration>> Duration(const Json& obj, std::str
   return std::optional<absl::Duration>(d);
 }
 
-// multiKueue: gcInterval, origin and workerLostTimeout are honoured;
-// dispatcherName only as AllAtOnce; externalFrameworks and clusterProfile
-// (not implemented) are refused.
+// multiKueue: gcInterval, origin, workerLostTimeout and dispatcherName
+// (AllAtOnce or Incremental) are honoured; an external dispatcher,
+// externalFrameworks and clusterProfile (not implemented) are refused.
 absl::Status ParseMultiKueue(const Json* mk, MultiKueueSettings* out) {
   if (mk == nullptr) return absl::OkStatus();
   const Path path = Path("multiKueue");
@@ -120,11 +120,16 @@ absl::Status ParseMultiKueue(const Json* mk, MultiKueueSettings* out) {
     }
     out->origin = std::string(v);
   }
-  if (const Json* d = api::FindMember(*mk, "dispatcherName");
-      d != nullptr && !d->is_null() && api::AsString(*d) != "kueue.x-k8s.io/multikueue-dispatcher-all-at-once") {
-    return Error(api::Invalid(path.Child("dispatcherName"), *d,
-                              "only kueue.x-k8s.io/multikueue-dispatcher-all-at-once is "
-                              "supported by batchd"));
+  if (const Json* d = api::FindMember(*mk, "dispatcherName"); d != nullptr && !d->is_null()) {
+    const std::string_view v = api::AsString(*d);
+    if (!d->is_string() || (v != "kueue.x-k8s.io/multikueue-dispatcher-all-at-once" &&
+                            v != "kueue.x-k8s.io/multikueue-dispatcher-incremental")) {
+      // Another name is an external dispatcher, which batchd does not run.
+      return Error(api::NotSupported(path.Child("dispatcherName"), *d,
+                                     {"kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
+                                      "kueue.x-k8s.io/multikueue-dispatcher-incremental"}));
+    }
+    out->dispatcher_name = std::string(v);
   }
   for (const char* f : {"externalFrameworks", "clusterProfile"}) {
     if (const Json* v = api::FindMember(*mk, f);

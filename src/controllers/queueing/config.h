@@ -63,11 +63,12 @@ struct AdmissionFairSharingConfig {
 };
 
 // multiKueue: the MultiKueue admission check's settings (Kueue's
-// defaults); dispatcherName AllAtOnce only.
+// defaults); dispatcherName AllAtOnce or Incremental (not an external one).
 struct MultiKueueSettings {
   absl::Duration gc_interval = absl::Minutes(1);  // 0: no garbage collection
   std::string origin = "multikueue";
   absl::Duration worker_lost_timeout = absl::Minutes(15);
+  std::string dispatcher_name = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once";
 };
 
 struct QueueingConfig {

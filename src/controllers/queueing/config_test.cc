@@ -215,7 +215,17 @@ TEST(QueueingConfigTest, MultiKueue) {
   EXPECT_EQ(set->multi_kueue.worker_lost_timeout, absl::Seconds(30));
   EXPECT_EQ(set->multi_kueue.gc_interval, absl::ZeroDuration());
   EXPECT_EQ(set->multi_kueue.origin, "m2");
-  for (const char* bad : {"multiKueue: {dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental}",
+  EXPECT_EQ(set->multi_kueue.dispatcher_name, "kueue.x-k8s.io/multikueue-dispatcher-all-at-once");
+  auto incremental = ParseQueueingConfig(
+      head + "multiKueue: {dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental}\n");
+  ASSERT_TRUE(incremental.ok()) << incremental.status();
+  EXPECT_EQ(incremental->multi_kueue.dispatcher_name,
+            "kueue.x-k8s.io/multikueue-dispatcher-incremental");
+  auto external = ParseQueueingConfig(head + "multiKueue: {dispatcherName: example.com/mine}\n");
+  ASSERT_FALSE(external.ok());
+  EXPECT_THAT(external.status().message(),
+              ::testing::HasSubstr("multiKueue.dispatcherName: Unsupported value: \"example.com/mine\""));
+  for (const char* bad : {"multiKueue: {dispatcherName: example.com/external}",
                           "multiKueue: {externalFrameworks: [{name: Foo.v1.example.com}]}",
                           "multiKueue: {workerLostTimeout: soon}", "multiKueue: {origin: \"\"}",
                           "multiKueue: {nope: 1}"}) {

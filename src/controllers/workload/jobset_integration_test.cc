@@ -200,6 +200,26 @@ TEST_F(JobSetIntegrationTest, FinishedJobSetFinishesItsWorkload) {
   EXPECT_EQ(fin->status, "True");
 }
 
+// A JobSet MultiKueue dispatches (managedBy kueue.x-k8s.io/multikueue) is
+// queued here like any other — its admission starts it on this server only
+// as far as its spec goes: the JobSet controller leaves it to the worker,
+// so no child Job is created here. Another manager's JobSet is not queued.
+TEST_F(JobSetIntegrationTest, JobSetManagedByMultiKueueIsQueuedButRunsNoChildJobHere) {
+  Json js = Queued();
+  js["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue";
+  ASSERT_TRUE(c_.Create(jobsets_, "default", js).ok());
+  Json other = Queued("other");
+  other["spec"]["managedBy"] = "example.com/other";
+  ASSERT_TRUE(c_.Create(jobsets_, "default", other).ok());
+  Settle();
+  std::vector<Json> wls = List(workloads_);
+  ASSERT_EQ(wls.size(), 1u);
+  EXPECT_EQ(wls[0]["metadata"]["ownerReferences"][0]["name"], "js");
+  Admit();
+  EXPECT_EQ(GetJobSet()["spec"]["suspend"], false);
+  EXPECT_TRUE(List(jobs_).empty());
+}
+
 TEST_F(JobSetIntegrationTest, WebhookRules) {
   Json bad = Queued("bad");
   bad["metadata"]["labels"][kQueue] = "Not_A_Queue";

@@ -498,6 +498,52 @@ absl::Status EtcdStore::Compact(int64_t revision) {
   }
 }
 
+absl::StatusOr<store::CompactRound> EtcdStore::CompactAgreed(int64_t time, int64_t revision) {
+  const std::string key(kCompactRevKey);
+  Json req = {
+      {"compare", Json::array({{{"result", "EQUAL"},
+                                {"target", "VERSION"},
+                                {"key", B64(key)},
+                                {"version", std::to_string(time)}}})},
+      {"success", Json::array({{{"request_put",
+                                 {{"key", B64(key)},
+                                  {"value", B64(std::to_string(revision + opts_.revision_offset))}}}}})},
+      {"failure", Json::array({{{"request_range", {{"key", B64(key)}}}}})}};
+  auto body = Call("/v3/kv/txn", req.dump());
+  if (!body.ok()) return body.status();
+  Json j = Json::parse(*body, nullptr, false);
+  if (!j.is_object()) return absl::InternalError("etcd: unparsable txn answer");
+  const int64_t header_rev = Int(Field(j, "header"), "revision");
+  NoteRevision(header_rev);
+  store::CompactRound out;
+  out.revision = header_rev - opts_.revision_offset;
+  if (!Bool(j, "succeeded")) {
+    // Another process won this round: adopt its time, and note what it
+    // compacted (the key's value) so this process answers 410 alike.
+    const Json& range = FirstResponse(Responses(j), "response_range");
+    if (range.contains("kvs") && range["kvs"].is_array() && !range["kvs"].empty()) {
+      const Json& kv = range["kvs"][0];
+      out.time = Int(kv, "version");
+      int64_t theirs = 0;
+      if (absl::SimpleAtoi(UnB64(kv, "value"), &theirs) && theirs - opts_.revision_offset > 0) {
+        const int64_t r = theirs - opts_.revision_offset;
+        {
+          absl::MutexLock lock(&mu_);
+          compacted_ = std::max(compacted_, r);
+        }
+        (void)hub_.Compact(std::min(r, hub_.Revision()));
+      }
+    }
+    return out;
+  }
+  out.time = time + 1;
+  if (revision > 0) {
+    if (absl::Status st = Compact(revision); !st.ok()) return st;
+    out.compacted = revision;
+  }
+  return out;
+}
+
 int64_t EtcdStore::CompactedRevision() {
   absl::MutexLock lock(&mu_);
   return compacted_;

@@ -50,6 +50,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "store/compactor.h"
 #include "store/internal/watch_hub.h"
 #include "store/store.h"
 
@@ -110,6 +111,17 @@ class EtcdStore : public Store {
   // in flight or sends later lands: FailedPrecondition ("fenced"). Returns
   // the fence's revision.
   absl::StatusOr<int64_t> TakeFence(std::string_view key, std::string_view holder);
+
+  // One round of kube-apiserver's compaction agreement (store/compactor.h,
+  // storage/etcd3/compact.go) through the etcd key `compact_rev_key` (the
+  // literal key, outside the prefix, as kube-apiserver's: compaction is
+  // etcd-wide, so every client of this etcd that compacts agrees on it):
+  // `If version(compact_rev_key) == time Then Put(compact_rev_key, revision)
+  // Else Get(compact_rev_key)`. The winner (time + 1 next) compacts to
+  // `revision` (when not 0); a loser adopts the key's version and notes the
+  // key's value as compacted. Not fenced: compaction is no leader's write.
+  absl::StatusOr<store::CompactRound> CompactAgreed(int64_t time, int64_t revision);
+  static constexpr std::string_view kCompactRevKey = "compact_rev_key";
 
   // Test hooks: the etcd revision delivered to local watchers so far.
   int64_t DeliveredEtcdRevision() const;

@@ -4,6 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/testing/fake_clock.h"
+#include "store/compactor.h"
 #include "store/testing/etcd_process.h"
 #include "store/testing/store_conformance.h"
 
@@ -175,6 +177,54 @@ TEST(EtcdStoreTest, FenceStopsAnOldLeader) {
   ASSERT_TRUE((*b)->Update("/k", "b", 0).ok());
   EXPECT_EQ((*b)->Update("/k", "x", 1).status().code(), absl::StatusCode::kAborted);
   EXPECT_EQ((*b)->Create("/k", "x").status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+}  // namespace
+}  // namespace batchd::store
+
+namespace batchd::store {
+namespace {
+
+// kube-apiserver's compaction agreement: two replicas' compactors on one etcd
+// compact once per round between them, the loser learns what was compacted,
+// and when the winner is gone the other carries on.
+TEST(EtcdStoreTest, CompactionAgreementOneCompactsPerRound) {
+  testing::EtcdProcess etcd;
+  ASSERT_TRUE(etcd.Start().ok());
+  auto a = EtcdStore::Open(TestOptions(etcd));
+  auto b = EtcdStore::Open(TestOptions(etcd));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EtcdStore* sa = a->get();
+  EtcdStore* sb = b->get();
+  FakeClock clock;
+  Compactor ca(*sa, clock, absl::Minutes(5),
+               [sa](int64_t t, int64_t r) { return sa->CompactAgreed(t, r); });
+  Compactor cb(*sb, clock, absl::Minutes(5),
+               [sb](int64_t t, int64_t r) { return sb->CompactAgreed(t, r); });
+  ASSERT_TRUE(sa->Create("/c/k", "1").ok());
+  // Round 1: a wins (nothing recorded yet: nothing compacted), b loses.
+  EXPECT_EQ(*ca.Tick(), 0);
+  EXPECT_EQ(*cb.Tick(), 0);
+  const int64_t seen_in_round1 = sa->Revision();
+  ASSERT_TRUE(sa->Update("/c/k", "2", 0).ok());
+  ASSERT_TRUE(sb->Update("/c/k", "3", 0).ok());
+  // Round 2: a compacts to what it saw in round 1; b loses and notes it.
+  EXPECT_EQ(*ca.Tick(), seen_in_round1);
+  EXPECT_EQ(*cb.Tick(), 0);
+  EXPECT_EQ(sa->CompactedRevision(), seen_in_round1);
+  EXPECT_EQ(sb->CompactedRevision(), seen_in_round1);
+  EXPECT_EQ(sb->RangeAtRevision("/c/", "", 0, seen_in_round1 - 1).status().code(),
+            absl::StatusCode::kOutOfRange);
+  const int64_t seen_in_round2 = sb->Revision();
+  ASSERT_TRUE(sb->Update("/c/k", "4", 0).ok());
+  // Round 3 without a (gone): b wins and compacts to what it saw in round 2.
+  EXPECT_EQ(*cb.Tick(), seen_in_round2);
+  EXPECT_EQ(sb->CompactedRevision(), seen_in_round2);
+  EXPECT_EQ(sb->Get("/c/k")->value, "4");
+  // a comes back: it lost the rounds it missed, so it loses once and then
+  // takes turns again; never two compactions in one round.
+  EXPECT_EQ(*ca.Tick(), 0);
+  EXPECT_EQ(sa->CompactedRevision(), seen_in_round2);
 }
 
 }  // namespace

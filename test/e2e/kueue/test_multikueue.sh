@@ -9,6 +9,8 @@
 #    on w1 only, its status is mirrored back, and it completes on the manager
 #    without a pod there;
 #  - deleting a running Job on the manager deletes its copy on the worker;
+#  - a JobSet (managedBy defaulted) runs on w1, its child Jobs there only,
+#    and its status (replicatedJobsStatus, Completed) reaches the manager;
 #  - killing the worker that runs a job requeues it (workerLostTimeout 6s in
 #    config.yaml) and it runs on the other worker, once w2 has room.
 source "$(dirname "$0")/lib.sh"
@@ -22,7 +24,7 @@ cleanup() {
   local pid
   for pid in "${WORKER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${WORKER_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  k delete jobs -n "$NS" --all --wait=false >/dev/null 2>&1 || true
+  k delete jobs,jobsets.jobset.x-k8s.io -n "$NS" --all --wait=false >/dev/null 2>&1 || true
   k delete multikueueclusters "$P-w1" "$P-w2" --wait=false >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -128,7 +130,7 @@ mk_job done 3s  # managedBy defaulted: its queue uses MultiKueue
 expect_eq "$(k get job -n "$NS" done -o jsonpath='{.spec.managedBy}')" \
   "kueue.x-k8s.io/multikueue" "defaulted managedBy"
 check_ready() { [[ $(wl_field done '{.status.admissionChecks[0].state}') == Ready ]]; }
-poll 40 check_ready || fail "check not Ready: $(wl_field done '{.status.admissionChecks}')"
+poll 40 check_ready || fail "check not Ready: $(wl_field done '{.status}') W1: $(kw1 get workloads.kueue.x-k8s.io -n "$NS" -o json | head -c 3000)"
 expect_eq "$(wl_field done '{.status.clusterName}')" "$P-w1" "the worker with room"
 expect_contains "$(wl_field done '{.status.admissionChecks[0].message}')" \
   "The workload got reservation on \"$P-w1\"" "check message"
@@ -154,6 +156,59 @@ remote_gone() { ! kw1 get job -n "$NS" long >/dev/null 2>&1; }
 poll 40 remote_gone || fail "job still on w1 after its deletion on the manager"
 wl_gone() { [[ -z $(kw1 get workloads.kueue.x-k8s.io -n "$NS" -o name) ]]; }
 poll 20 wl_gone || fail "workload copy still on w1"
+
+# --- a JobSet runs on the worker with room; its status reaches the manager ---
+cat <<YAML | k create -f - >/dev/null
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+  namespace: $NS
+  labels: {kueue.x-k8s.io/queue-name: mk}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 2
+    template:
+      spec:
+        template:
+          metadata:
+            annotations: {batchd.io/sim-duration: 3s}
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox, resources: {requests: {cpu: "1", memory: 100Mi}}}]
+YAML
+expect_eq "$(k get jobsets.jobset.x-k8s.io -n "$NS" js -o jsonpath='{.spec.managedBy}')" \
+  "kueue.x-k8s.io/multikueue" "defaulted managedBy (JobSet)"
+js_wl() {
+  k get workloads.kueue.x-k8s.io -n "$NS" -o json | python3 -c '
+import json, sys
+for w in json.load(sys.stdin)["items"]:
+    for o in w["metadata"].get("ownerReferences", []):
+        if o.get("kind") == "JobSet" and o.get("name") == "js":
+            print(w["metadata"]["name"]); sys.exit(0)'
+}
+has_js_wl() { [[ -n $(js_wl) ]]; }
+poll 30 has_js_wl || fail "no Workload for the JobSet"
+JSWL=$(js_wl)
+js_wl_field() { k get workloads.kueue.x-k8s.io -n "$NS" "$JSWL" -o "jsonpath=$1"; }
+js_ready() { [[ $(js_wl_field '{.status.admissionChecks[0].state}') == Ready ]]; }
+poll 40 js_ready || fail "JobSet check not Ready: $(js_wl_field '{.status.admissionChecks}')"
+expect_eq "$(js_wl_field '{.status.clusterName}')" "$P-w1" "the JobSet's worker"
+js_completed() {
+  [[ $(k get jobsets.jobset.x-k8s.io -n "$NS" js -o jsonpath='{.status.terminalState}') == Completed ]]
+}
+poll 60 js_completed ||
+  fail "JobSet not Completed on the manager: $(k get jobsets.jobset.x-k8s.io -n "$NS" js -o jsonpath='{.status}')"
+expect_eq "$(k get jobsets.jobset.x-k8s.io -n "$NS" js -o jsonpath='{.status.replicatedJobsStatus[0].succeeded}')" \
+  "2" "replicatedJobsStatus mirrored from w1"
+js_finished() { [[ $(js_wl_field '{.status.conditions[?(@.type=="Finished")].status}') == True ]]; }
+poll 20 js_finished || fail "the JobSet's manager Workload not Finished"
+# Its child Jobs ran on w1, none on the manager; the copies go once finished.
+expect_eq "$(k get jobs -n "$NS" -l jobset.sigs.k8s.io/jobset-name=js -o name)" "" "child Jobs on the manager"
+js_gone_on_w1() { [[ -z $(kw1 get jobsets.jobset.x-k8s.io,workloads.kueue.x-k8s.io -n "$NS" -o name) ]]; }
+poll 30 js_gone_on_w1 ||
+  fail "copies left on w1: $(kw1 get jobsets.jobset.x-k8s.io,workloads.kueue.x-k8s.io -n "$NS" -o name)"
 
 # --- a lost worker: the job is requeued and runs on the other one ---
 mk_job moved 300s

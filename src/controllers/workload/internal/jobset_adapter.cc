@@ -42,7 +42,11 @@ size_t ReplicatedJobCount(const Json& jobset) {
 }  // namespace
 
 bool JobSetAdapter::Skip(const Json& jobset) const {
-  return js::JobSetView::Parse(jobset).ManagedByOther();
+  // A JobSet MultiKueue dispatches (managedBy kueue.x-k8s.io/multikueue) is
+  // queued here and runs on a worker cluster; other managers' are skipped.
+  const js::JobSetView v = js::JobSetView::Parse(jobset);
+  if (v.spec.managed_by && *v.spec.managed_by == "kueue.x-k8s.io/multikueue") return false;
+  return v.ManagedByOther();
 }
 
 bool JobSetAdapter::IsSuspended(const Json& jobset) const {
