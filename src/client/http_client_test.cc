@@ -1,9 +1,12 @@
 #include "client/http_client.h"
 
+#include <dirent.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "absl/strings/escaping.h"
@@ -172,6 +175,73 @@ TEST_F(HttpClientTest, WatchWithoutVersionStartsWithCurrentState) {
   ASSERT_TRUE((*w)->Next(&ev, absl::Seconds(10)));
   EXPECT_EQ(ev.type, "ADDED");
   EXPECT_EQ(ev.object["metadata"]["name"], "a");
+}
+
+// This process's sockets connected to 127.0.0.1:`port` (the client's ends:
+// the server's accepted ends have `port` as their own).
+std::vector<int> SocketsConnectedTo(int port) {
+  std::vector<int> out;
+  DIR* d = ::opendir("/proc/self/fd");
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long fd = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || fd == ::dirfd(d)) continue;
+    sockaddr_in peer{};
+    socklen_t len = sizeof(peer);
+    if (::getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &len) != 0 ||
+        peer.sin_family != AF_INET || ntohs(peer.sin_port) != port) {
+      continue;
+    }
+    out.push_back(static_cast<int>(fd));
+  }
+  ::closedir(d);
+  return out;
+}
+
+int IntSockOpt(int fd, int level, int name) {
+  int v = -1;
+  socklen_t len = sizeof(v);
+  if (::getsockopt(fd, level, name, &v, &len) != 0) return -1;
+  return v;
+}
+
+// A watch may stay quiet for long, so it has no deadline; TCP keepalive is
+// what notices a peer gone without a FIN (a half-open connection). Every
+// connection, the watch's first, carries it with the client's parameters.
+TEST_F(HttpClientTest, WatchConnectionsUseTcpKeepalive) {
+  HttpClientOptions o;
+  o.keepalive_idle = absl::Seconds(17);
+  o.keepalive_interval = absl::Seconds(4);
+  o.keepalive_count = 5;
+  auto c = HttpClient::Create("http://127.0.0.1:" + std::to_string(port_), api::BuiltinScheme(), o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(SocketsConnectedTo(port_).empty()) << "no connection before the watch";
+  auto w = (*c)->Watch(Jobs(), "default", {}, "");
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto expect_keepalive = [&](size_t want_sockets) {
+    const std::vector<int> fds = SocketsConnectedTo(port_);
+    ASSERT_EQ(fds.size(), want_sockets);
+    for (int fd : fds) {
+      SCOPED_TRACE("fd " + std::to_string(fd));
+      EXPECT_EQ(IntSockOpt(fd, SOL_SOCKET, SO_KEEPALIVE), 1);
+      EXPECT_EQ(IntSockOpt(fd, IPPROTO_TCP, TCP_KEEPIDLE), 17);
+      EXPECT_EQ(IntSockOpt(fd, IPPROTO_TCP, TCP_KEEPINTVL), 4);
+      EXPECT_EQ(IntSockOpt(fd, IPPROTO_TCP, TCP_KEEPCNT), 5);
+      // Unacknowledged writes give up after as long as the probes: 17 + 4 * 5 s.
+      EXPECT_EQ(IntSockOpt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 37000);
+    }
+  };
+  expect_keepalive(1);  // the watch's connection
+  // A request's pooled connection has them too.
+  ASSERT_TRUE((*c)->List(Jobs(), "default").ok());
+  expect_keepalive(2);
+  // The watch still works over it.
+  ASSERT_TRUE(client_->Create(Jobs(), "default", api::testing::MakeJob("k").Obj()).ok());
+  WatchEvent ev;
+  bool added = false;
+  while (!added && (*w)->Next(&ev, absl::Seconds(10))) added = ev.type == "ADDED";
+  EXPECT_TRUE(added);
 }
 
 TEST_F(HttpClientTest, ConnectionFailureIsUnavailable) {

@@ -166,7 +166,11 @@ absl::StatusOr<ListResult> Registry::List(const api::KindDef& k, std::string_vie
       if (limit > 0 && out.items.size() == limit) {
         out.continue_token = EncodeContinue(out.revision, out.items.back()->key);
         if (filter->Everything()) {
-          out.remaining = static_cast<int64_t>(cache_->Count(prefix, out.items.back()->key));
+          // Uncounted for objects the cache does not keep (Events), as
+          // kube-apiserver may omit it.
+          if (std::optional<size_t> n = cache_->Count(prefix, out.items.back()->key)) {
+            out.remaining = static_cast<int64_t>(*n);
+          }
         }
         return out;
       }

@@ -51,15 +51,31 @@ struct Registry::NamespaceWorker {
   std::thread thread;
 };
 
+namespace {
+
+// The server's watch cache. Its ring holds about 16 MiB of past versions
+// (bytes, keys and records: WatchCache::RingCost), some ten thousand of Jobs
+// or Pods; kube-apiserver keeps 100 events per resource, or its last 75 s. A
+// watch from before the ring replays from the store's history instead.
+std::unique_ptr<WatchCache> NewWatchCache(store::Store& store,
+                                          std::shared_ptr<const api::Scheme> scheme) {
+  constexpr size_t kRingEvents = 100000;
+  constexpr size_t kMaxQueue = 100000;
+  constexpr size_t kRingBytes = size_t{16} << 20;
+  return std::make_unique<WatchCache>(store, std::move(scheme), kRingEvents, kMaxQueue, kRingBytes);
+}
+
+}  // namespace
+
 Registry::Registry(store::Store& store, std::shared_ptr<const api::Scheme> scheme, Clock& clock,
                    absl::BitGenRef random)
     : store_(store), scheme_(std::move(scheme)), clock_(clock),
-      cache_(std::make_unique<WatchCache>(store, scheme_)), random_(random),
+      cache_(NewWatchCache(store, scheme_)), random_(random),
       ns_worker_(std::make_shared<NamespaceWorker>()) {}
 
 Registry::Registry(store::Store& store, std::shared_ptr<const api::Scheme> scheme, Clock& clock)
     : store_(store), scheme_(std::move(scheme)), clock_(clock),
-      cache_(std::make_unique<WatchCache>(store, scheme_)),
+      cache_(NewWatchCache(store, scheme_)),
       own_random_(std::make_unique<absl::BitGen>()), random_(*own_random_),
       ns_worker_(std::make_shared<NamespaceWorker>()) {}
 

@@ -295,12 +295,25 @@ std::shared_ptr<CachedObject> WatchCache::NewObject(const std::string& key, std:
   return obj;
 }
 
+bool WatchCache::Cached(std::string_view key) {
+  return !key.starts_with("/registry/core/events/");
+}
+
+size_t WatchCache::RingCost(const CacheEvent& ev) {
+  // An object's bytes, key and record (a small Event's record is half its size).
+  auto cost = [](const CachedObject& o) { return sizeof(o) + o.key.size() + o.json.size(); };
+  size_t n = cost(*ev.object);
+  if (ev.prev && !Cached(ev.object->key)) n += cost(*ev.prev);
+  return n;
+}
+
 absl::Status WatchCache::Start() {
   auto range = store_.Range("/registry/", "", 0);
   if (!range.ok()) return range.status();
   {
     absl::MutexLock lock(&mu_);
     for (auto& kv : range->kvs) {
+      if (!Cached(kv.key)) continue;
       objects_[kv.key] = MakeObject(kv.key, std::move(kv.value), kv.mod_revision);
     }
     revision_ = range->revision;
@@ -320,6 +333,11 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
   ev.object = obj;
   std::optional<Json> offered;
   if (e.type == store::Event::Type::kPut) offered = TakeOffer(e.kv.key, e.kv.value);
+  const bool cached = Cached(e.kv.key);
+  if (!cached && !e.prev.key.empty()) {
+    // Not kept: the previous state comes with the store's event.
+    ev.prev = NewObject(e.prev.key, e.prev.value, e.prev.mod_revision);
+  }
   absl::MutexLock lock(&mu_);
   if (offered) {
     // Held for the in-process subscribers it is sent to, set before any sees it.
@@ -332,15 +350,18 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
       obj->held_readers_ = readers;
     }
   }
-  auto it = objects_.find(e.kv.key);
-  if (it != objects_.end()) ev.prev = it->second;
-  if (e.type == store::Event::Type::kPut) {
-    ev.type = ev.prev ? CacheEvent::Type::kModified : CacheEvent::Type::kAdded;
-    objects_[e.kv.key] = ev.object;
-  } else {
-    ev.type = CacheEvent::Type::kDeleted;
-    if (it != objects_.end()) objects_.erase(it);
+  if (cached) {
+    auto it = objects_.find(e.kv.key);
+    if (it != objects_.end()) ev.prev = it->second;
+    if (e.type == store::Event::Type::kPut) {
+      objects_[e.kv.key] = ev.object;
+    } else if (it != objects_.end()) {
+      objects_.erase(it);
+    }
   }
+  ev.type = e.type != store::Event::Type::kPut ? CacheEvent::Type::kDeleted
+            : ev.prev                          ? CacheEvent::Type::kModified
+                                               : CacheEvent::Type::kAdded;
   revision_ = std::max(revision_, ev.revision);
   for (Subscription* s : subs_) {
     if (s->store_fed_ || !absl::StartsWith(e.kv.key, s->prefix_)) continue;
@@ -354,11 +375,11 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
     }
     s->cv_.SignalAll();
   }
-  ring_bytes_ += ev.object->json.size();
+  ring_bytes_ += RingCost(ev);
   ring_.push_back(std::move(ev));
   while (!ring_.empty() && (ring_.size() > ring_capacity_ || ring_bytes_ > ring_max_bytes_)) {
     oldest_ = ring_.front().revision;
-    ring_bytes_ -= ring_.front().object->json.size();
+    ring_bytes_ -= RingCost(ring_.front());
     ring_.pop_front();
   }
 }
@@ -379,6 +400,16 @@ int64_t WatchCache::Revision() const {
 }
 
 ObjectPtr WatchCache::Get(const std::string& key) const {
+  if (!Cached(key)) {
+    auto kv = store_.Get(key);
+    if (!kv.ok()) {
+      if (!absl::IsNotFound(kv.status())) {
+        BATCHD_LOG_WARN("watch cache: reading {} from the store: {}", key, kv.status().ToString());
+      }
+      return nullptr;
+    }
+    return NewObject(key, std::move(kv->value), kv->mod_revision);
+  }
   absl::MutexLock lock(&mu_);
   auto it = objects_.find(key);
   return it == objects_.end() ? nullptr : it->second;
@@ -387,6 +418,22 @@ ObjectPtr WatchCache::Get(const std::string& key) const {
 std::vector<ObjectPtr> WatchCache::List(const std::string& prefix, const std::string& start_after,
                                         size_t limit, bool* more, int64_t* revision) const {
   std::vector<ObjectPtr> out;
+  if (!Cached(prefix)) {
+    // At the cache's revision: a watch from it then misses nothing.
+    const int64_t rev = Revision();
+    auto r = store_.RangeAtRevision(prefix, start_after, static_cast<int64_t>(limit), rev);
+    if (!r.ok()) {
+      BATCHD_LOG_WARN("watch cache: listing {} from the store: {}", prefix, r.status().ToString());
+      if (more) *more = false;
+      if (revision) *revision = rev;
+      return out;
+    }
+    out.reserve(r->kvs.size());
+    for (auto& kv : r->kvs) out.push_back(NewObject(kv.key, std::move(kv.value), kv.mod_revision));
+    if (more) *more = r->more;
+    if (revision) *revision = rev;
+    return out;
+  }
   absl::MutexLock lock(&mu_);
   auto it = start_after.empty() ? objects_.lower_bound(prefix) : objects_.upper_bound(start_after);
   if (more) *more = false;
@@ -401,7 +448,9 @@ std::vector<ObjectPtr> WatchCache::List(const std::string& prefix, const std::st
   return out;
 }
 
-size_t WatchCache::Count(const std::string& prefix, const std::string& start_after) const {
+std::optional<size_t> WatchCache::Count(const std::string& prefix,
+                                        const std::string& start_after) const {
+  if (!Cached(prefix)) return std::nullopt;
   absl::MutexLock lock(&mu_);
   size_t n = 0;
   auto it = start_after.empty() ? objects_.lower_bound(prefix) : objects_.upper_bound(start_after);

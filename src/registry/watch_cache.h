@@ -6,6 +6,12 @@
 // callback updates the cache before the write is acknowledged, so a client
 // always reads its own writes.
 //
+// Events (core/v1) are not kept, as kube-apiserver's default watch-cache
+// sizes have none for them: they are many (several per Job, kept an hour)
+// and rarely read. Their gets and lists read the store (a list at the
+// cache's revision, so a watch from its resourceVersion misses nothing);
+// their changes still go through the ring and to watchers like any other.
+//
 // Thread-safety: all methods are thread-safe. Objects are immutable and shared
 // (`ObjectPtr`); a Subscription is used by one consumer thread.
 #pragma once
@@ -15,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -141,6 +148,9 @@ class WatchCache {
   WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,
              size_t ring_capacity = 100000, size_t max_queue = 100000,
              size_t ring_bytes = size_t{64} << 20);
+
+  // Whether objects under `key` are kept (all but Events, see above).
+  static bool Cached(std::string_view key);
   ~WatchCache();
 
   // Loads every object and subscribes to changes. Call once.
@@ -150,10 +160,12 @@ class WatchCache {
   ObjectPtr Get(const std::string& key) const;
   // Objects whose key starts with `prefix` and sorts after `start_after`,
   // at most `limit` (0: all). Sets `*more` when cut short. `*revision` gets
-  // the cache revision the snapshot reflects.
+  // the cache revision the snapshot reflects. A prefix of objects not kept
+  // reads the store at that revision (`prefix` must not cover both kinds).
   std::vector<ObjectPtr> List(const std::string& prefix, const std::string& start_after,
                               size_t limit, bool* more, int64_t* revision) const;
-  size_t Count(const std::string& prefix, const std::string& start_after) const;
+  // How many List would return; nullopt for objects not kept (not counted).
+  std::optional<size_t> Count(const std::string& prefix, const std::string& start_after) const;
 
   // Events for keys under `prefix` after `after_revision`; -1 means from now.
   // From the ring, or (older than the ring) from the store's history;
@@ -183,6 +195,9 @@ class WatchCache {
 
  private:
   void OnStoreEvent(const store::Event& e);
+  // The ring's bytes for `ev`: its object's, and its own copy of the
+  // previous state for objects not kept.
+  static size_t RingCost(const CacheEvent& ev);
   // In-process (decoding) subscribers whose prefix covers `key`. mu_ held.
   int DecodingSubscribersLocked(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unsubscribe(Subscription* s);

@@ -1,8 +1,11 @@
 #include "registry/watch_cache.h"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "api/kind.h"
 #include "gtest/gtest.h"
 #include "store/memory/memory_store.h"
@@ -169,6 +172,73 @@ TEST_F(OfferedDecodingTest, NotUsedForOtherBytesWithdrawnOrWithoutDecodingSubscr
     ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
     EXPECT_FALSE(IsOffered(ev));
   }
+}
+
+std::string EventJson(const std::string& name, int count) {
+  Json ev = {{"apiVersion", "v1"},
+             {"kind", "Event"},
+             {"metadata", {{"name", name}, {"namespace", "default"}}},
+             {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", "default"}}},
+             {"reason", "Started"},
+             {"count", count}};
+  return ev.dump();
+}
+
+// Events are not kept (kube-apiserver's default watch-cache sizes): gets and
+// lists read the store, a list at the cache's revision, and watchers still
+// get their changes, with the previous state, from the live stream and the ring.
+TEST_F(WatchCacheTest, EventsAreReadFromTheStoreNotKept) {
+  const std::string prefix = "/registry/core/events/";
+  EXPECT_FALSE(WatchCache::Cached(prefix + "default/e1"));
+  EXPECT_TRUE(WatchCache::Cached(kPodKey));
+  const int64_t start = store_.Revision();
+  auto sub = cache_->Watch(prefix, -1);
+  ASSERT_TRUE(sub.ok());
+  ASSERT_TRUE(store_.Create(prefix + "default/e1", EventJson("e1", 1)).ok());
+  ASSERT_TRUE(store_.Create(prefix + "default/e2", EventJson("e2", 1)).ok());
+  auto upd = store_.Update(prefix + "default/e1", EventJson("e1", 2), 0);
+  ASSERT_TRUE(upd.ok());
+  ASSERT_TRUE(store_.Create(kPodKey, PodJson("Running")).ok());
+
+  // Get and List read the store, resourceVersion spliced in as for kept objects.
+  ObjectPtr e1 = cache_->Get(prefix + "default/e1");
+  ASSERT_NE(e1, nullptr);
+  EXPECT_EQ(e1->revision, upd->mod_revision);
+  EXPECT_EQ(e1->Shared()->at("count"), 2);
+  EXPECT_EQ(e1->Shared()->at("metadata").at("resourceVersion"), std::to_string(upd->mod_revision));
+  EXPECT_EQ(cache_->Get(prefix + "default/none"), nullptr);
+  bool more = true;
+  int64_t rev = 0;
+  std::vector<ObjectPtr> page = cache_->List(prefix, "", 1, &more, &rev);
+  ASSERT_EQ(page.size(), 1u);
+  EXPECT_EQ(page[0]->key, prefix + "default/e1");
+  EXPECT_TRUE(more);
+  EXPECT_EQ(rev, cache_->Revision());
+  page = cache_->List(prefix + "default/", prefix + "default/e1", 0, &more, &rev);
+  ASSERT_EQ(page.size(), 1u);
+  EXPECT_EQ(page[0]->key, prefix + "default/e2");
+  EXPECT_FALSE(more);
+  EXPECT_FALSE(cache_->Count(prefix, "").has_value());
+  EXPECT_EQ(cache_->Count("/registry/core/pods/", ""), std::optional<size_t>(1));
+
+  // Watchers: added, added, modified (with the previous count), deleted.
+  ASSERT_TRUE(store_.Delete(prefix + "default/e2", 0).ok());
+  auto expect_events = [&](WatchCache::Subscription& s) {
+    std::vector<std::string> got;
+    CacheEvent ev;
+    while (got.size() < 4 && s.Next(&ev, absl::Seconds(5))) {
+      std::string line = absl::StrCat(static_cast<int>(ev.type), " ",
+                                      ev.object->Shared()->at("metadata").at("name").get<std::string>());
+      if (ev.prev) absl::StrAppend(&line, " was ", ev.prev->Shared()->at("count").dump());
+      got.push_back(line);
+    }
+    EXPECT_EQ(got, (std::vector<std::string>{"0 e1", "0 e2", "1 e1 was 1", "2 e2 was 1"}));
+  };
+  expect_events(**sub);
+  // The same from the ring.
+  auto replay = cache_->Watch(prefix, start);
+  ASSERT_TRUE(replay.ok());
+  expect_events(**replay);
 }
 
 }  // namespace

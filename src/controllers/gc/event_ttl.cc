@@ -1,7 +1,8 @@
 #include "controllers/gc/event_ttl.h"
 
 #include <algorithm>
-#include <set>
+#include <functional>
+#include <unordered_set>
 #include <vector>
 
 #include "api/meta/time_util.h"
@@ -12,6 +13,10 @@ namespace batchd::controllers {
 using api::Json;
 
 namespace {
+
+constexpr int64_t kSweepPage = 1000;
+
+uint64_t KeyHash(const std::string& key) { return std::hash<std::string>{}(key); }
 
 absl::Duration SweepInterval(absl::Duration ttl) {
   return std::clamp(ttl / 10, absl::Seconds(1), absl::Minutes(1));
@@ -51,38 +56,47 @@ int EventTtlSweeper::Sweep() {
   const api::KindDef* events = registry_.scheme().ByResource("", "v1", "events");
   if (events == nullptr || ttl_ <= absl::ZeroDuration()) return 0;
   absl::MutexLock lock(&mu_);
-  auto list = registry_.List(*events, "", registry::ListOptions{});
-  if (!list.ok()) {
-    BATCHD_LOG_WARN("event ttl: listing events failed: {}", list.status().ToString());
-    return 0;
-  }
   const absl::Time now = clock_.Now();
-  std::set<std::string> present;
+  std::unordered_set<uint64_t> present;
   int deleted = 0;
-  for (const registry::ObjectPtr& o : list->items) {
-    present.insert(o->key);
-    auto it = seen_.find(o->key);
-    absl::Time last;
-    if (it != seen_.end() && it->second.first == o->revision) {
-      last = it->second.second;
-    } else {
-      // An Event with no readable timestamp counts from when it was first seen.
-      last = LastWrite(*o->Shared());
-      if (last == absl::InfinitePast()) last = now;
-      seen_[o->key] = {o->revision, last};
+  // In pages: the watch cache does not keep Events, so a list reads them
+  // from the store, and one page at a time bounds what that holds.
+  registry::ListOptions page;
+  page.limit = kSweepPage;
+  for (;;) {
+    auto list = registry_.List(*events, "", page);
+    if (!list.ok()) {
+      BATCHD_LOG_WARN("event ttl: listing events failed: {}", list.status().ToString());
+      return deleted;  // seen_ is pruned after a whole sweep only
     }
-    if (now - last < ttl_) continue;
-    Json ev = o->Decode();
-    const Json& meta = ev["metadata"];
-    registry::DeleteOptions d;
-    d.precondition_resource_version = std::to_string(o->revision);
-    auto r = registry_.Delete(*events, meta.value("namespace", ""), meta.value("name", ""), d);
-    if (r.ok()) {
-      ++deleted;
-      seen_.erase(o->key);
-      present.erase(o->key);
+    for (const registry::ObjectPtr& o : list->items) {
+      const uint64_t h = KeyHash(o->key);
+      present.insert(h);
+      auto it = seen_.find(h);
+      absl::Time last;
+      if (it != seen_.end() && it->second.first == o->revision) {
+        last = it->second.second;
+      } else {
+        // An Event with no readable timestamp counts from when it was first seen.
+        last = LastWrite(*o->Shared());
+        if (last == absl::InfinitePast()) last = now;
+        seen_[h] = {o->revision, last};
+      }
+      if (now - last < ttl_) continue;
+      Json ev = o->Decode();
+      const Json& meta = ev["metadata"];
+      registry::DeleteOptions d;
+      d.precondition_resource_version = std::to_string(o->revision);
+      auto r = registry_.Delete(*events, meta.value("namespace", ""), meta.value("name", ""), d);
+      if (r.ok()) {
+        ++deleted;
+        seen_.erase(h);
+        present.erase(h);
+      }
+      // A conflict (renewed meanwhile) or NotFound: judged again next sweep.
     }
-    // A conflict (renewed meanwhile) or NotFound: judged again next sweep.
+    if (list->continue_token.empty()) break;
+    page.continue_token = std::move(list->continue_token);
   }
   for (auto it = seen_.begin(); it != seen_.end();) {
     it = present.count(it->first) ? std::next(it) : seen_.erase(it);

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -47,9 +48,11 @@ class EventTtlSweeper {
   const absl::Duration ttl_;
   const absl::Duration interval_;
   absl::Mutex mu_;  // one sweep at a time
-  // key -> (resourceVersion, last write) of the Events seen: each version is
-  // decoded once, not on every sweep.
-  std::map<std::string, std::pair<int64_t, absl::Time>> seen_ ABSL_GUARDED_BY(mu_);
+  // Hash of the key -> (resourceVersion, last write) of the Events seen: each
+  // version is decoded once, not on every sweep. (Hashes, not keys: a long
+  // run keeps a hundred thousand Events; two keys with one hash would only
+  // cost a decode, their versions differing.)
+  std::unordered_map<uint64_t, std::pair<int64_t, absl::Time>> seen_ ABSL_GUARDED_BY(mu_);
   PeriodicWorker worker_;  // last: stopped first
 };
 

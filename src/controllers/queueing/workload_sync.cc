@@ -145,8 +145,14 @@ void QueueManagerImpl::SyncWorkload(const WorkloadToSync& item, absl::Time now) 
   // An admission still owed (its write in doubt): the core holds its quota
   // until the write says what happened (status_writes.cc).
   if (!view.has_admission && admissions_.contains(key)) return;
+  // Our last write is dropped once the informer has it (or newer): kept
+  // longer, it would be a second decoded copy of a waiting workload.
   auto wit = written_.find(key);
-  if (wit != written_.end() && Rv(*item.obj) > Rv(wit->second)) written_.erase(wit);
+  if (wit != written_.end()) {
+    auto [wns, wname] = SplitKey(key);
+    ObjectRef cached = workloads_.Get(wns, wname);
+    if (cached && Rv(*cached) >= Rv(wit->second)) written_.erase(wit);
+  }
   const Json& wl = *item.obj;
   TrackExecutionTime(key, wl, view);
   if (view.active && view.IsConditionTrue("DeactivationTarget")) {

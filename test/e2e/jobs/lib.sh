@@ -127,14 +127,15 @@ YAML
 # start_remote_agent NODE DIR [AGENT_FLAGS...]: starts `batchd agent` for Node
 # NODE with data dir DIR, labelled and tainted "NODE=yes" (NoSchedule) so only
 # pods that ask land there; sets AGENT_PID and waits until the node is Ready.
-# The agent's output goes to DIR.log.
+# The agent's output goes to DIR.log. AGENT_SERVER, when set, is the URL it
+# reaches the server by (a start_cut_proxy's PROXY_URL).
 start_remote_agent() {
   local node=$1 dir=$2 port creds
   shift 2
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   mkdir -p "$dir"
   read -ra creds <<<"$(node_credentials "$node")"
-  "${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$node" --data-dir "$dir" "${creds[@]}" \
+  "${BIN_DIR:?}/batchd" agent --server "${AGENT_SERVER:-$SERVER}" --node-name "$node" --data-dir "$dir" "${creds[@]}" \
     --log-port "$port" --labels "$node=yes" --taints "$node=yes:NoSchedule" "$@" \
     >"$dir.log" 2>&1 &
   AGENT_PID=$!
@@ -150,4 +151,87 @@ pinned_spec() {
   local in=${2-      }
   printf '%snodeSelector: {%s: "yes"}\n%stolerations: [{key: %s, operator: Exists}]\n' \
     "$in" "$1" "$in" "$1"
+}
+
+# --- Cutting a remote agent off (test_agent_*.sh) ---
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_cut_proxy PORT: a TCP proxy from a free loopback port to the server
+# on PORT, one thread per direction per connection; sets PROXY_PID and
+# PROXY_URL. Freezing it (kill -STOP "$PROXY_PID") cuts whatever goes through
+# it as a network partition does: connections stay open, nothing passes, and
+# what it holds flows again on kill -CONT.
+start_cut_proxy() {
+  local listen
+  listen=$(free_port)
+  cat >"$E2E_TMP/proxy.py" <<'PY'
+import socket, sys, threading
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", int(sys.argv[1])))
+ls.listen(64)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    c, _ = ls.accept()
+    try:
+        u = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+    except OSError:
+        c.close()
+        continue
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+PY
+  python3 "$E2E_TMP/proxy.py" "$listen" "$1" >"$E2E_TMP/proxy.log" 2>&1 &
+  PROXY_PID=$!
+  PROXY_URL="http://127.0.0.1:$listen"
+  poll 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$listen" || fail "the proxy does not listen"
+}
+
+# index_procs MARK N: how many processes of pods whose command line carries
+# MARK run completion index N (JOB_COMPLETION_INDEX in their environment), on
+# any node.
+index_procs() {
+  local p n=0
+  for p in $(pgrep -f -- "$1"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "JOB_COMPLETION_INDEX=$2" && n=$((n + 1))
+  done
+  echo "$n"
+}
+
+# start_index_sampler MARK OUT MIN PERIOD INDEX...: every PERIOD seconds
+# until stopped (stop_index_sampler), appends a line to OUT for each INDEX run
+# by more than one process (it ran twice at once) or, with MIN 1, by none (it
+# was lost); sets SAMPLER_PID. An empty OUT at the end: no sampled moment
+# broke that.
+start_index_sampler() {
+  local mark=$1 out=$2 min=$3 period=$4
+  shift 4
+  : >"$out"
+  ( while :; do
+      for i in "$@"; do
+        n=$(index_procs "$mark" "$i")
+        ((n <= 1 && n >= min)) || echo "$(date +%T.%N) index $i: $n processes"
+      done
+      sleep "$period"
+    done ) >>"$out" 2>/dev/null &
+  SAMPLER_PID=$!
+}
+stop_index_sampler() {
+  kill -9 "${SAMPLER_PID:-}" 2>/dev/null || true
+  wait "${SAMPLER_PID:-}" 2>/dev/null || true
 }

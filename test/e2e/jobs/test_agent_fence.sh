@@ -12,14 +12,12 @@
 # old pods are gone, the replacements run on, and each evicted pod counted once.
 source "$(dirname "$0")/lib.sh"
 BATCHD="${BIN_DIR:?}/batchd"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 DATA="$E2E_TMP/server"
 ADIR="$E2E_TMP/agent-a"
 BDIR="$E2E_TMP/agent-b"
 MARK=$(new_marker fence)
 PORT=$(free_port)
 SERVER="http://127.0.0.1:$PORT"
-PROXY_PORT=$(free_port)
 mkdir -p "$DATA" "$ADIR" "$BDIR"
 cleanup() {
   kill -CONT "${PROXY_PID:-}" 2>/dev/null || true
@@ -40,40 +38,8 @@ SERVER_PID=$!
 poll 30 eval '[[ $(curl -s -m 2 "$SERVER/healthz") == ok ]]' ||
   fail "server not healthy: $(tail -n 3 "$E2E_TMP/server.log" | tr '\n' ' ')"
 
-# A TCP proxy: one thread per direction per connection.
-cat >"$E2E_TMP/proxy.py" <<'PY'
-import socket, sys, threading
-ls = socket.socket()
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("127.0.0.1", int(sys.argv[1])))
-ls.listen(64)
-def pipe(a, b):
-    try:
-        while True:
-            d = a.recv(65536)
-            if not d:
-                break
-            b.sendall(d)
-    except OSError:
-        pass
-    for s in (a, b):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-while True:
-    c, _ = ls.accept()
-    try:
-        u = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
-    except OSError:
-        c.close()
-        continue
-    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
-    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
-PY
-python3 "$E2E_TMP/proxy.py" "$PROXY_PORT" "$PORT" >"$E2E_TMP/proxy.log" 2>&1 &
-PROXY_PID=$!
-poll 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PROXY_PORT" || fail "the proxy does not listen"
+# fence-a reaches the server through a proxy the test freezes (jobs/lib.sh).
+start_cut_proxy "$PORT"
 
 # Each agent joins with its node credential from this test's own server, as
 # jobs/lib.sh's node_credentials does for the suite's server.
@@ -84,7 +50,7 @@ creds() {
 read -ra A_CREDS <<<"$(creds fence-a)"
 read -ra B_CREDS <<<"$(creds fence-b)"
 ((${#A_CREDS[@]} == 4 && ${#B_CREDS[@]} == 4)) || fail "no node credentials from $DATA"
-"$BATCHD" agent --server "http://127.0.0.1:$PROXY_PORT" --node-name fence-a --data-dir "$ADIR" \
+"$BATCHD" agent --server "$PROXY_URL" --node-name fence-a --data-dir "$ADIR" \
   "${A_CREDS[@]}" --log-port "$(free_port)" --labels fence-a=yes --taints fence-a=yes:NoSchedule \
   --fence-period 8s --node-lease-duration-seconds 4 >"$ADIR.log" 2>&1 &
 A_PID=$!
@@ -120,14 +86,6 @@ $(pinned_spec fence-a)
         image: busybox
         command: ["sh", "-c", "sleep 300; echo $MARK"]
 YAML
-# index_procs N: how many of the Job's shells run index N (on either node).
-index_procs() {
-  local p n=0
-  for p in $(pgrep -f -- "$MARK"); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "JOB_COMPLETION_INDEX=$1" && n=$((n + 1))
-  done
-  echo "$n"
-}
 running_on() {  # running_on NODE: the Job's Running pods on NODE
   local p n=0
   for p in $(running_pods fenced); do
@@ -137,30 +95,23 @@ running_on() {  # running_on NODE: the Job's Running pods on NODE
 }
 poll 60 eval '[[ $(running_on fence-a) == 2 ]]' ||
   fail "the Job's 2 pods are not Running on fence-a: $(k get pods -n "$NS" -o wide 2>&1 | head -c 400)"
-poll 20 eval '[[ $(index_procs 0) == 1 && $(index_procs 1) == 1 ]]' ||
-  fail "each index should run once: $(index_procs 0) and $(index_procs 1)"
+poll 20 eval '[[ $(index_procs "$MARK" 0) == 1 && $(index_procs "$MARK" 1) == 1 ]]' ||
+  fail "each index should run once: $(index_procs "$MARK" 0) and $(index_procs "$MARK" 1)"
 
 # The sampler: a line per moment an index ran twice.
-( while :; do
-    for i in 0 1; do
-      n=$(index_procs "$i")
-      ((n <= 1)) || echo "$(date +%T.%N) index $i: $n processes"
-    done
-    sleep 0.2
-  done ) >"$E2E_TMP/twice" 2>/dev/null &
-SAMPLER_PID=$!
+start_index_sampler "$MARK" "$E2E_TMP/twice" 0 0.2 0 1
 
 # The cut. The replacements may go to fence-b only.
 kill -STOP "$PROXY_PID"
 expect_ok k label node fence-b fence-a=yes
 # Fenced: fence-a's copies die although its agent cannot reach the server.
-poll 40 eval '[[ $(index_procs 0) == 0 && $(index_procs 1) == 0 ]]' ||
-  fail "fence-a's pods were not fenced: index 0: $(index_procs 0), index 1: $(index_procs 1)"
+poll 40 eval '[[ $(index_procs "$MARK" 0) == 0 && $(index_procs "$MARK" 1) == 0 ]]' ||
+  fail "fence-a's pods were not fenced: index 0: $(index_procs "$MARK" 0), index 1: $(index_procs "$MARK" 1)"
 expect_match "$(cat "$ADIR/pods/shims.log" 2>/dev/null)" "fenced" "fence-a's shims logged the fence"
 poll 60 eval '[[ $(running_on fence-b) == 2 ]]' ||
   fail "no 2 replacements Running on fence-b: $(k get pods -n "$NS" -o wide 2>&1 | head -c 400)"
-poll 20 eval '[[ $(index_procs 0) == 1 && $(index_procs 1) == 1 ]]' ||
-  fail "the replacements' processes: index 0: $(index_procs 0), index 1: $(index_procs 1)"
+poll 20 eval '[[ $(index_procs "$MARK" 0) == 1 && $(index_procs "$MARK" 1) == 1 ]]' ||
+  fail "the replacements' processes: index 0: $(index_procs "$MARK" 0), index 1: $(index_procs "$MARK" 1)"
 
 # Back.
 kill -CONT "$PROXY_PID"
@@ -173,7 +124,6 @@ poll 20 eval '[[ $(jp job fenced "{.status.failed}") == 2 ]]' ||
   fail "the Job's failed count: $(jp job fenced '{.status}' | head -c 300)"
 expect_eq "$(running_on fence-b)" 2 "replacements Running on fence-b after fence-a came back"
 sleep 1
-kill -9 "$SAMPLER_PID" 2>/dev/null || true
-wait "$SAMPLER_PID" 2>/dev/null || true
+stop_index_sampler
 expect_eq "$(cat "$E2E_TMP/twice")" "" "moments an index ran twice"
-expect_eq "$(index_procs 0) $(index_procs 1)" "1 1" "processes per index at the end"
+expect_eq "$(index_procs "$MARK" 0) $(index_procs "$MARK" 1)" "1 1" "processes per index at the end"

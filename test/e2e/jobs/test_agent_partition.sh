@@ -8,7 +8,8 @@
 # comes back (SIGCONT) it kills its stale copies, so each index runs exactly
 # once again, and the Job counts each evicted pod once. The agent does not
 # fence (--fence-period 0): this is the path of an agent that cannot, and
-# test_agent_fence.sh the one of an agent that does.
+# test_agent_fence.sh the one of an agent that does; test_agent_cut_60s.sh
+# cuts an agent's network for 60 s with Kubernetes' default tolerations.
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 NODE=e2e-partition
@@ -46,24 +47,16 @@ $(pinned_spec "$NODE")
         image: busybox
         command: ["sh", "-c", "sleep 300; echo $MARK"]
 YAML
-# index_procs N: how many of the Job's shells run index N (on any node).
-index_procs() {
-  local p n=0
-  for p in $(pgrep -f -- "$MARK"); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "JOB_COMPLETION_INDEX=$1" && n=$((n + 1))
-  done
-  echo "$n"
-}
 two_running() { [[ $(running_pods twice | grep -c .) == 2 ]]; }
 poll 60 two_running || fail "the Job's 2 pods are not Running: $(k get pods -n "$NS" -o wide 2>&1 | head -c 400)"
-poll 20 eval '[[ $(index_procs 0) == 1 && $(index_procs 1) == 1 ]]' ||
-  fail "each index should run once: $(index_procs 0) and $(index_procs 1)"
+poll 20 eval '[[ $(index_procs "$MARK" 0) == 1 && $(index_procs "$MARK" 1) == 1 ]]' ||
+  fail "each index should run once: $(index_procs "$MARK" 0) and $(index_procs "$MARK" 1)"
 before=$(k get pods -n "$NS" -l job-name=twice -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort)
 
 # 1. A short cut-off: nothing happens.
 kill -STOP "$AGENT_PID"
 for _ in $(seq 30); do
-  [[ $(index_procs 0) -le 1 && $(index_procs 1) -le 1 ]] || fail "an index ran twice during a short cut-off"
+  [[ $(index_procs "$MARK" 0) -le 1 && $(index_procs "$MARK" 1) -le 1 ]] || fail "an index ran twice during a short cut-off"
   sleep 0.5
 done
 kill -CONT "$AGENT_PID"
@@ -87,10 +80,10 @@ replaced() {
 }
 poll 60 replaced || fail "no 2 replacements Running on $SPARE: $(k get pods -n "$NS" -o wide 2>&1 | head -c 400)"
 # The stale copies still run on the cut-off node (its agent cannot act).
-expect_eq "$(index_procs 0)" 2 "index 0 processes while the agent is stopped"
+expect_eq "$(index_procs "$MARK" 0)" 2 "index 0 processes while the agent is stopped"
 kill -CONT "$AGENT_PID"
-poll 30 eval '[[ $(index_procs 0) == 1 && $(index_procs 1) == 1 ]]' ||
-  fail "stale copies not killed after the agent came back: index 0: $(index_procs 0), index 1: $(index_procs 1)"
+poll 30 eval '[[ $(index_procs "$MARK" 0) == 1 && $(index_procs "$MARK" 1) == 1 ]]' ||
+  fail "stale copies not killed after the agent came back: index 0: $(index_procs "$MARK" 0), index 1: $(index_procs "$MARK" 1)"
 # Counted once each, and the replacements run on.
 sleep 2
 expect_eq "$(jp job twice '{.status.failed}')" 2 "failed count after the agent came back"
