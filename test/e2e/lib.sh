@@ -75,7 +75,8 @@ expect_fail() {
 expect_ok() {
   local rc=0
   OUT=$("$@" 2>&1) || rc=$?
-  ((rc == 0)) || fail "command failed (rc=$rc): $*: $(head -c 300 <<<"$OUT")"
+  # One line (the report shows a reason's first line), ending where errors are.
+  ((rc == 0)) || fail "command failed (rc=$rc): $*: $(tr '\n' ' ' <<<"$OUT" | tail -c 400)"
 }
 
 # expect_absent KIND NAME: `kubectl get` says NotFound.
