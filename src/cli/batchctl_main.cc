@@ -35,11 +35,15 @@ struct Target {
   std::string kubeconfig;                   // --kubeconfig
 };
 
+// `--server`, else BATCHD_SERVER; "" when neither is given.
+std::string ExplicitServer(const Target& t) {
+  if (!t.server.empty()) return t.server;
+  const char* env = std::getenv("BATCHD_SERVER");
+  return env != nullptr ? env : "";
+}
+
 absl::StatusOr<batchd::client::KubeconfigServer> Resolve(const Target& t) {
-  if (!t.server.empty()) return batchd::client::KubeconfigServer{t.server, {}};
-  if (const char* env = std::getenv("BATCHD_SERVER"); env != nullptr && *env != '\0') {
-    return batchd::client::KubeconfigServer{env, {}};
-  }
+  if (std::string s = ExplicitServer(t); !s.empty()) return batchd::client::KubeconfigServer{s, {}};
   std::string path = t.kubeconfig;
   if (path.empty()) {
     if (const char* env = std::getenv("KUBECONFIG"); env != nullptr && *env != '\0') {
@@ -210,12 +214,8 @@ int main(int argc, char** argv) {
   kc->add_option("-n,--namespace", kcf.ns, "The context's namespace")->capture_default_str();
   kc->callback([&] {
     // The URL given (the README's form), else BATCHD_SERVER, else the local server.
-    std::string server = target.server;
-    if (server.empty()) {
-      const char* env = std::getenv("BATCHD_SERVER");
-      server = env != nullptr && *env != '\0' ? env : kDefaultServer;
-    }
-    PrintKubeconfig(server, kcf);
+    std::string server = ExplicitServer(target);
+    PrintKubeconfig(server.empty() ? kDefaultServer : server, kcf);
   });
 
   // list clusterqueues|localqueues|workloads
