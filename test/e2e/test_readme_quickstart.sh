@@ -31,6 +31,11 @@ SPID=$!
 wait_for 30 curl -sf "http://127.0.0.1:$QPORT/readyz" >/dev/null ||
   fail "server as make run starts it did not become ready: $(tail -3 "$E2E_TMP/server.log")"
 
+# A reader gets to `kubectl top nodes` seconds after start; the agent's
+# first metrics sample must exist by then (as it does for a reader).
+wait_for 30 env HOME="$E2E_TMP/home" kubectl -s "http://127.0.0.1:$QPORT" top nodes ||
+  fail "no node metrics 30 s after start"
+
 # The sh blocks between "## Quickstart with kubectl" and the next heading.
 section=$(sed -n '/^## Quickstart with kubectl/,/^## /p' "$README")
 blocks=$(awk '/^```sh$/ {on=1; next} /^```$/ {on=0} on' <<<"$section")
