@@ -139,6 +139,7 @@ row "batchd: submit→Complete latency p50 / p99 (ms)" "$(val jobs jobs_lat_p50_
 row "batchd: jobs Failed / not finished (timed out)" "$(val jobs jobs_failed) / $(val jobs jobs_timed_out)"
 row "batchd: server CPU per job (ms) / host CPU per job (ms)" "$(val jobs jobs_server_cpu_ms_per_item) / $(val jobs jobs_host_cpu_ms_per_item)"
 row "batchd: CPU per job (ms): server / pods (shims+containers) / load client" "$(val jobs jobs_server_cpu_ms_per_item) / $(val jobs jobs_pods_cpu_ms_per_item) / $(val jobs jobs_client_cpu_ms_per_item)"
+row "batchd: server CPU per job by thread (ms)" "$(val jobs jobs_server_threads_cpu_ms_per_item)"
 row "batchd: store writes per job (revisions) / store transactions (commits) per job" "$(val jobs jobs_store_writes_per_item) / $(val jobs jobs_store_transactions_per_item)"
 if [[ -f "$WORK/writes.out" ]]; then
   row "batchd: writes per job by writer (bench/store_writes.py)" \
