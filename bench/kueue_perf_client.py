@@ -349,6 +349,10 @@ def main():
     ap.add_argument("--conns", type=int, default=8)
     ap.add_argument("--server-pid", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=1800)
+    # Stop waiting when nothing was admitted or finished for this long after
+    # submission (workloads stuck after a preemption would hold the run to
+    # --timeout); the ones left are reported as unfinished.
+    ap.add_argument("--settle", type=float, default=60)
     ap.add_argument("--shape", choices=["baseline", "tas", "large-scale", "deep"],
                     default="baseline")
     ap.add_argument("--deep-workloads", type=int, default=20000)
@@ -439,12 +443,17 @@ def main():
             "coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
                 {"name": "cpu", "nominalQuota": str(a.deep_quota)}]}]}]}})
     peak_rss = 0.0
+    last, last_change = None, time.monotonic()
     while time.monotonic() - t0 < a.timeout:
         with w.lock:
             na, nf = len(w.admitted), len(w.finished)
         if a.server_pid:
             peak_rss = max(peak_rss, proc_rss_mib(a.server_pid))
         if nf >= total:
+            break
+        if (na, nf) != last:
+            last, last_change = (na, nf), time.monotonic()
+        elif time.monotonic() - last_change > a.settle:
             break
         time.sleep(0.2)
     with w.lock:
@@ -463,6 +472,10 @@ def main():
     if len(fin) >= total:
         print(f"all_finished_s={max(fin.values()) - t0:.1f}")
         print(f"admissions_per_s={total / (max(adm.values()) - t0):.1f}")
+    elif fin:  # stopped by --settle or --timeout
+        print(f"unfinished={total - len(fin)}")
+        print(f"last_finished_s={max(fin.values()) - t0:.1f}")
+        print(f"admissions_per_s={len(adm) / (max(adm.values()) - t0):.1f}")
     if deep and t_raise is not None and adm:
         after = sorted(v - t_raise for v in adm.values())
         print(f"deep_pending_at_raise={total - sum(1 for v in adm.values() if v < t_raise)}")

@@ -68,6 +68,8 @@ struct EntryOrder {
 // not return to its group (admitted, removed, or inadmissible for a reason
 // that may depend on its priority) releases the next (PushInadmissible,
 // ReleaseNext on leaving), so no member waits on a proof that no longer holds.
+// The cycle uses them only where skipping evaluations can't reorder
+// admissions across ClusterQueues (cycle.cc: Isolated).
 class CqQueue {
  public:
   using Heap = std::set<PendingEntry*, EntryOrder>;
