@@ -236,10 +236,33 @@ class Watcher(threading.Thread):
         self.port, self.admitted, self.finished, self.seen = port, {}, {}, set()
         self.lock = threading.Lock()
         self.ready = threading.Event()
+        self.reconnects, self.relists = 0, 0
+
+    def relist(self):
+        """Lists every Workload (pages of 5,000) after a watch error: counts
+        stay right (times of what happened meanwhile are the list's)."""
+        api, cont, rv = Api(self.port), "", ""
+        while True:
+            path = f"{KQ}/workloads?limit=5000" + (f"&continue={cont}" if cont else "")
+            code, body = api.do("GET", path)
+            if code != 200:
+                time.sleep(1)
+                continue
+            lst = json.loads(body)
+            for item in lst.get("items", []):
+                self.event({"type": "ADDED", "object": item})
+            meta = lst.get("metadata", {})
+            rv = rv or meta.get("resourceVersion", "")
+            cont = meta.get("continue", "")
+            if not cont:
+                return rv
 
     def run(self):
-        rv = ""
+        rv, need_list = "", False
         while True:
+            if need_list:
+                rv, need_list = self.relist(), False
+                self.relists += 1
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=3600)
             path = f"{KQ}/workloads?watch=1&allowWatchBookmarks=true"
             if rv:
@@ -256,8 +279,14 @@ class Watcher(threading.Thread):
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     if line.strip():
-                        rv = self.event(json.loads(line)) or rv
+                        ev = json.loads(line)
+                        if ev.get("type") == "ERROR":  # e.g. 410: too old
+                            need_list = True
+                        rv = self.event(ev) or rv
+                if need_list:
+                    break
             conn.close()
+            self.reconnects += 1
 
     def event(self, ev):
         obj = ev.get("object", {})
@@ -402,7 +431,7 @@ def main():
         work.put(s)
     cpu0 = proc_cpu_s(a.server_pid) if a.server_pid else 0.0
     qm0 = thread_cpu_s(a.server_pid, "queue-manager") if a.server_pid else 0.0
-    attempts0 = metric_sum(a.port, "kueue_admission_attempt_duration_seconds_sum")
+    attempts0 = metric_sum(a.port, "kueue_admission_attempt_duration_seconds_sum") or 0.0
     txns0 = store_transactions(a.port)
     t0 = time.monotonic()
 
@@ -507,11 +536,13 @@ def main():
         # The queue manager's thread: conversions, cycles, decision writes.
         print(f"qm_cpu_s={qm1 - qm0:.1f}")
         print(f"qm_cpu_ms_per_admission={1000 * (qm1 - qm0) / max(1, len(adm)):.2f}")
+        print(f"server_rss_peak_mib={peak_rss:.0f}")  # sampled from the end of submission
+        print(f"server_vmhwm_mib={proc_hwm_mib(a.server_pid):.0f}")  # the kernel's peak, whole run
     if attempts0 is not None and attempts1 is not None:
         # Time inside scheduling cycles, as Kueue's histogram counts it.
         print(f"admission_attempts_s={attempts1 - attempts0:.1f}")
-        print(f"server_rss_peak_mib={peak_rss:.0f}")  # sampled from the end of submission
-        print(f"server_vmhwm_mib={proc_hwm_mib(a.server_pid):.0f}")  # the kernel's peak, whole run
+    print(f"watch_reconnects={w.reconnects}")
+    print(f"watch_relists={w.relists}")
     return 0 if len(fin) >= total else 1
 
 
