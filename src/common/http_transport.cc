@@ -212,7 +212,7 @@ absl::StatusOr<HttpEndpoint> ParseHttpEndpoint(std::string s, std::string_view w
   if (s.empty() || colon == std::string::npos || colon + 1 == s.size() ||
       s.find('/') != std::string::npos) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be http[s]://HOST:PORT, got ", s));
+        absl::StrCat(std::string(what), " must be http[s]://HOST:PORT, got ", s));
   }
   e.host = s.substr(0, colon);
   e.port = s.substr(colon + 1);

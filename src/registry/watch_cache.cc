@@ -247,6 +247,15 @@ bool WatchCache::Subscription::closed() const {
   return closed_ && queue_.empty() && taken_.empty();
 }
 
+// One WaitForRevision call. Shared with its timer, which may fire after the
+// call returned; it only touches this (never the cache).
+struct WatchCache::RevisionWaiter {
+  absl::Mutex mu;
+  absl::CondVar cv;
+  bool reached ABSL_GUARDED_BY(mu) = false;
+  bool expired ABSL_GUARDED_BY(mu) = false;
+};
+
 WatchCache::WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,
                        size_t ring_capacity, size_t max_queue, size_t ring_bytes)
     : store_(store), scheme_(std::move(scheme)), ring_capacity_(ring_capacity),
@@ -408,15 +417,6 @@ int64_t WatchCache::Revision() const {
   absl::MutexLock lock(&mu_);
   return revision_;
 }
-
-// One WaitForRevision call. Shared with its timer, which may fire after the
-// call returned; it only touches this (never the cache).
-struct WatchCache::RevisionWaiter {
-  absl::Mutex mu;
-  absl::CondVar cv;
-  bool reached ABSL_GUARDED_BY(mu) = false;
-  bool expired ABSL_GUARDED_BY(mu) = false;
-};
 
 bool WatchCache::WaitForRevision(int64_t revision, Clock& clock, absl::Duration max_wait) {
   {
