@@ -3,12 +3,17 @@
 #   bench/etcd_bench.sh BUILD_DIR [KILLS=10]
 # 1. Job creates/s (bench/apiserver_bench, 16 keep-alive connections): one
 #    server on SQLite (sync=normal, the default; and sync=full, an fsync per
-#    commit as etcd does) and one on a single-member etcd.
+#    commit as etcd does), one on a single-member etcd and one on a
+#    three-member etcd (local, different ports: each write is replicated to
+#    a quorum and fsynced on it).
 # 2. End-to-end jobs/s: N one-pod Jobs (simulated node, sim-duration 0s)
 #    submitted and watched to Complete (bench/ha_client.py jobs), SQLite vs
-#    etcd, and on etcd submitted through replica A, watched through B.
+#    etcd (one and three members), and on etcd submitted through replica A,
+#    watched through B.
 # 3. Watch latency: a create through A to its event on a watch, through A
-#    itself and through replica B (bench/ha_client.py latency).
+#    itself and through replica B (bench/ha_client.py latency), on a
+#    one-member and on a three-member etcd (A lists member 1 first, B member
+#    2, as replicas on three machines list their own member first).
 # 4. Failover: a three-member etcd and three replicas with the default
 #    leader election timings (15 s / 10 s / 2 s); KILLS times, kill -9 of the
 #    leader, then the time until another replica holds the Lease and until a
@@ -17,13 +22,17 @@
 #    leader's own times (lease expiry by its clock, acquired, controllers
 #    started); the killed replica restarts each time.
 # Env: N (jobs, default 1000), CREATES (default 10000), SECTIONS (which of
-# 1 (1 + 2), 3 (2b + 3) and 4 to run; default 134).
+# 1 (1 + 2), 3 (2b + 3) and 4 to run; default 134), MODES (section 1's,
+# default "sqlite-normal sqlite-full etcd etcd3"), MEMBERS (section 3's etcd
+# sizes, default "1 3").
 set -euo pipefail
 BUILD_DIR=${1:?usage: $0 BUILD_DIR [KILLS]}
 KILLS=${2:-10}
 N=${N:-1000}
 CREATES=${CREATES:-10000}
 SECTIONS=${SECTIONS:-134}
+MODES=${MODES:-sqlite-normal sqlite-full etcd etcd3}
+MEMBERS=${MEMBERS:-1 3}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BATCHD="$BUILD_DIR/bin/batchd"
 BENCH="$BUILD_DIR/bin/apiserver_bench"
@@ -98,6 +107,7 @@ if [[ $SECTIONS == *1* ]]; then
       sqlite-normal) server "$1-$2" "$2" --store-sync normal ;;
       sqlite-full) server "$1-$2" "$2" --store-sync full ;;
       etcd) etcd_cluster "e$RANDOM" 1; server "$1-$2" "$2" --store etcd --etcd-servers "$ENDPOINTS" ;;
+      etcd3) etcd_cluster "t$RANDOM" 3; server "$1-$2" "$2" --store etcd --etcd-servers "$ENDPOINTS" ;;
     esac
   }
   stop_mode() {
@@ -106,7 +116,7 @@ if [[ $SECTIONS == *1* ]]; then
     for p in "${EPIDS[@]:-}"; do [[ -n $p ]] && stop "$p"; done
     EPIDS=()
   }
-  for mode in sqlite-normal sqlite-full etcd; do
+  for mode in $MODES; do
     port=$(free_port)
     start_mode "$mode" "$port"
     timeout 600 "$BENCH" --port "$port" --creates "$CREATES" --conns 16 --list-runs 1 --watchers 1 --updates 100 \
@@ -126,27 +136,35 @@ if [[ $SECTIONS == *1* ]]; then
   done
 fi
 
-# --- 2b + 3: two replicas on one etcd ----------------------------------------
+# --- 2b + 3: two replicas on one etcd (one member, then three) --------------
 if [[ $SECTIONS == *3* ]]; then
-  etcd_cluster "r$RANDOM" 1
-  PA=$(free_port); PB=$(free_port)
-  server ra "$PA" --store etcd --etcd-servers "$ENDPOINTS"; A=$SPID
-  server rb "$PB" --store etcd --etcd-servers "$ENDPOINTS"; B=$SPID
-  sleep 3
-  timeout 900 python3 "$HERE/ha_client.py" jobs --port "$PA" --watch-port "$PB" --n "$N" >"$WORK/ab.jobs"
-  res "etcd-A-to-B.e2e_jobs_per_sec" "$(val "$WORK/ab.jobs" jobs_per_sec)"
-  for w in same:"$PA" cross:"$PB"; do
-    timeout 300 python3 "$HERE/ha_client.py" latency --port "$PA" --watch-port "${w#*:}" --n 300 >"$WORK/lat-${w%%:*}"
-    res "watch_latency_${w%%:*}.p50_ms" "$(val "$WORK/lat-${w%%:*}" latency_p50_ms)"
-    res "watch_latency_${w%%:*}.p99_ms" "$(val "$WORK/lat-${w%%:*}" latency_p99_ms)"
+  for members in $MEMBERS; do
+    sfx=""; [[ $members == 1 ]] || sfx="_etcd$members"
+    etcd_cluster "r$RANDOM" "$members"
+    # B lists the members from the second on: its requests and watch go to
+    # another member than A's.
+    IFS=, read -r -a eps <<<"$ENDPOINTS"
+    EB=$(IFS=,; echo "${eps[*]:1}${eps[1]:+,}${eps[0]}")
+    PA=$(free_port); PB=$(free_port)
+    server "ra$members" "$PA" --store etcd --etcd-servers "$ENDPOINTS"; A=$SPID
+    server "rb$members" "$PB" --store etcd --etcd-servers "$EB"; B=$SPID
+    sleep 3
+    timeout 900 python3 "$HERE/ha_client.py" jobs --port "$PA" --watch-port "$PB" --n "$N" >"$WORK/ab$sfx.jobs"
+    res "etcd-A-to-B$sfx.e2e_jobs_per_sec" "$(val "$WORK/ab$sfx.jobs" jobs_per_sec)"
+    for w in same:"$PA" cross:"$PB"; do
+      timeout 300 python3 "$HERE/ha_client.py" latency --port "$PA" --watch-port "${w#*:}" --n 300 >"$WORK/lat-${w%%:*}$sfx"
+      res "watch_latency_${w%%:*}$sfx.p50_ms" "$(val "$WORK/lat-${w%%:*}$sfx" latency_p50_ms)"
+      res "watch_latency_${w%%:*}$sfx.p99_ms" "$(val "$WORK/lat-${w%%:*}$sfx" latency_p99_ms)"
+    done
+    stop "$A"; stop "$B"
+    for p in "${EPIDS[@]}"; do stop "$p"; done
   done
   port=$(free_port)
   server sq "$port" --store-sync normal
   timeout 300 python3 "$HERE/ha_client.py" latency --port "$port" --watch-port "$port" --n 300 >"$WORK/lat-sqlite"
   res "watch_latency_sqlite_same.p50_ms" "$(val "$WORK/lat-sqlite" latency_p50_ms)"
   res "watch_latency_sqlite_same.p99_ms" "$(val "$WORK/lat-sqlite" latency_p99_ms)"
-  stop "$SPID"; stop "$A"; stop "$B"
-  for p in "${EPIDS[@]}"; do stop "$p"; done
+  stop "$SPID"
 fi
 
 # --- 4: failover -------------------------------------------------------------

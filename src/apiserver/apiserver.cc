@@ -296,9 +296,17 @@ void ApiServer::ServeReadyz(const HttpRequest& req, ResponseWriter& w) {
 }
 
 void ApiServer::SendError(const HttpRequest& req, ResponseWriter& w, const absl::Status& s) {
+  Json body = StatusBodyFor(s);
+  HeaderList h = {{"Content-Type", kJson}};
+  // A Status that says when to retry says it in Retry-After too, as
+  // kube-apiserver's error writer does.
+  const Json& details = api::MemberObject(body, "details");
+  if (const auto it = details.find("retryAfterSeconds");
+      it != details.end() && it->is_number_integer() && it->get<int64_t>() > 0) {
+    h.emplace_back("Retry-After", std::to_string(it->get<int64_t>()));
+  }
   // Replace, not throw, on invalid UTF-8 that a message may echo.
-  w.Send(HttpCodeFor(s), {{"Content-Type", kJson}},
-         StatusBodyFor(s).dump(-1, ' ', false, Json::error_handler_t::replace));
+  w.Send(HttpCodeFor(s), h, body.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 void ApiServer::SendObject(const HttpRequest& req, ResponseWriter& w, int code, const Route& r,
@@ -389,7 +397,10 @@ void ApiServer::ServeResource(const HttpRequest& req, const Route& r, ResponseWr
 }
 
 void ApiServer::ServeGet(const HttpRequest& req, const Route& r, ResponseWriter& w) {
-  auto o = registry_.Get(*r.kind, r.ns, r.name);
+  // Not older than `resourceVersion`: this server's cache may wait for it,
+  // never past the request's own timeout.
+  auto o = registry_.Get(*r.kind, r.ns, r.name, req.Param("resourceVersion"),
+                         std::min(registry::kCacheFreshWait, req.timeout));
   if (!o.ok()) return SendError(req, w, o.status());
   SendObject(req, w, 200, r, (*o)->Decode(), {});
 }
@@ -592,6 +603,9 @@ void ApiServer::ServeList(const HttpRequest& req, const Route& r, ResponseWriter
   const api::KindDef& k = *r.kind;
   auto opts = internal::ParseListOptions(req);
   if (!opts.ok()) return SendError(req, w, opts.status());
+  // Waiting for this server's cache (NotOlderThan): never past the point
+  // where the server answered 504 for the request anyway.
+  opts->fresh_wait = std::min(opts->fresh_wait, req.timeout);
   auto res = registry_.List(k, r.ns, *opts);
   if (!res.ok()) return SendError(req, w, res.status());
   Output out = internal::NegotiateOutput(req);

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/time/time.h"
+
 namespace batchd::apiserver {
 
 struct HttpRequest {
@@ -24,6 +26,10 @@ struct HttpRequest {
   struct PeerCertificate { std::string common_name; std::vector<std::string> organizations; };
   std::optional<PeerCertificate> peer_cert;
   bool loopback = false;  // The peer address is 127.0.0.0/8 or ::1.
+  // The server answers 504 once this has passed since the request arrived
+  // (its --request-timeout or the request's `timeout=`; long-running
+  // requests: none), so a handler need not wait longer.
+  absl::Duration timeout = absl::InfiniteDuration();
 
   std::string Header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

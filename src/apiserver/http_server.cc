@@ -681,6 +681,7 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
       }
       if (*t > absl::ZeroDuration()) timeout = std::min(timeout, *t);
     }
+    if (kind != RequestKind::kLongRunning && timeout > absl::ZeroDuration()) r.timeout = timeout;
     if (!srv_->TryAcquire(kind)) {
       return Reply(429, TooManyRequestsBody(), {{"Retry-After", "1"}}, keep_alive_);
     }

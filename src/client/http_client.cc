@@ -1,11 +1,6 @@
 #include "client/http_client.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-
 #include <atomic>
-#include <chrono>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -14,12 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include "absl/strings/escaping.h"
@@ -31,178 +20,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/http_transport.h"
 #include "registry/errors.h"
 
 namespace batchd::client {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace asio = boost::asio;
-namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
 using api::Json;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-Clock::duration Chrono(absl::Duration d) { return absl::ToChronoNanoseconds(d); }
-
-// One connection with its own io_context: every operation runs
-// asynchronously under a deadline on the calling thread (Run), so a dead or
-// silent server ends in a timeout instead of a hung thread.
-struct Conn {
-  Conn() = default;
-  asio::io_context ioc{1};
-  std::unique_ptr<beast::tcp_stream> tcp;
-  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
-  beast::flat_buffer buf;
-  Clock::time_point idle_since;
-
-  beast::tcp_stream& Lowest() { return tls ? beast::get_lowest_layer(*tls) : *tcp; }
-
-  // Starts `op(stream, handler)` and runs it to completion or `deadline`
-  // (time_point::max(): none).
-  template <class Op>
-  beast::error_code Run(Clock::time_point deadline, Op op) {
-    beast::error_code result = asio::error::would_block;
-    if (deadline == Clock::time_point::max()) {
-      Lowest().expires_never();
-    } else {
-      Lowest().expires_at(deadline);
-    }
-    auto done = [&result](beast::error_code ec, auto&&...) { result = ec; };
-    if (tls) {
-      op(*tls, done);
-    } else {
-      op(*tcp, done);
-    }
-    ioc.restart();
-    ioc.run();
-    return result;
-  }
-};
-
-struct Endpoint {
-  std::string host;
-  std::string port;
-  bool https = false;
-};
-
-absl::StatusOr<Endpoint> ParseServer(std::string s) {
-  Endpoint e;
-  if (absl::StartsWith(s, "http://")) {
-    s = s.substr(7);
-  } else if (absl::StartsWith(s, "https://")) {
-    s = s.substr(8);
-    e.https = true;
-  }
-  while (!s.empty() && s.back() == '/') s.pop_back();
-  size_t colon = s.rfind(':');
-  if (s.empty() || colon == std::string::npos || colon + 1 == s.size() ||
-      s.find('/') != std::string::npos) {
-    return absl::InvalidArgumentError("server must be http[s]://HOST:PORT, got " + s);
-  }
-  e.host = s.substr(0, colon);
-  e.port = s.substr(colon + 1);
-  if (e.host.size() > 2 && e.host.front() == '[' && e.host.back() == ']') {
-    e.host = e.host.substr(1, e.host.size() - 2);
-  }
-  return e;
-}
-
-void SetKeepAlive(int fd, const HttpClientOptions& o) {
-  int on = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
-  int idle = std::max<int>(1, static_cast<int>(absl::ToInt64Seconds(o.keepalive_idle)));
-  int intvl = std::max<int>(1, static_cast<int>(absl::ToInt64Seconds(o.keepalive_interval)));
-  int cnt = std::max(1, o.keepalive_count);
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-  // Unacknowledged writes give up after the same time.
-  unsigned int user_timeout = static_cast<unsigned int>((idle + intvl * cnt) * 1000);
-  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
-}
-
-absl::StatusOr<std::unique_ptr<Conn>> Connect(const Endpoint& ep, const HttpClientOptions& o,
-                                              ssl::context* tls) {
-  auto c = std::make_unique<Conn>();
-  c->tcp = std::make_unique<beast::tcp_stream>(c->ioc);
-  const Clock::time_point deadline = Clock::now() + Chrono(o.connect_timeout);
-  tcp::resolver resolver(c->ioc);
-  beast::error_code ec = asio::error::would_block;
-  tcp::resolver::results_type results;
-  resolver.async_resolve(ep.host, ep.port,
-                         [&](beast::error_code e, tcp::resolver::results_type r) {
-                           ec = e;
-                           results = std::move(r);
-                         });
-  c->ioc.run_until(deadline);
-  if (ec == asio::error::would_block) {
-    resolver.cancel();
-    c->ioc.restart();
-    c->ioc.run();
-    return absl::UnavailableError(absl::StrCat("resolve ", ep.host, ": timed out"));
-  }
-  if (ec) return absl::UnavailableError(absl::StrCat("resolve ", ep.host, ": ", ec.message()));
-  ec = c->Run(deadline, [&](auto& s, auto done) {
-    beast::get_lowest_layer(s).async_connect(results, std::move(done));
-  });
-  if (ec) {
-    return absl::UnavailableError(
-        absl::StrCat("connect ", ep.host, ":", ep.port, ": ", ec.message()));
-  }
-  beast::error_code ignored;
-  c->tcp->socket().set_option(tcp::no_delay(true), ignored);
-  SetKeepAlive(c->tcp->socket().native_handle(), o);
-  if (!ep.https) return c;
-  c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*c->tcp), *tls);
-  c->tcp.reset();
-  beast::error_code aec;
-  asio::ip::make_address(ep.host, aec);
-  if (aec && !SSL_set_tlsext_host_name(c->tls->native_handle(), ep.host.c_str())) {
-    return absl::UnavailableError("TLS: cannot set the server name " + ep.host);
-  }
-  c->tls->set_verify_callback(ssl::host_name_verification(ep.host));
-  ec = c->Run(deadline, [](auto& s, auto done) {
-    if constexpr (!std::is_same_v<std::decay_t<decltype(s)>, beast::tcp_stream>) {
-      s.async_handshake(ssl::stream_base::client, std::move(done));
-    }
-  });
-  if (ec) {
-    return absl::UnavailableError(
-        absl::StrCat("TLS handshake with ", ep.host, ":", ep.port, ": ", ec.message()));
-  }
-  return c;
-}
-
-// Overload so Conn::Run can call the same lambda on either stream type.
-template <class Stream, class Parser, class Done>
-void AsyncReadSome(Stream& s, beast::flat_buffer& b, Parser& p, Done done) {
-  http::async_read_some(s, b, p, std::move(done));
-}
-
-// Reads the body of the response whose header `p` has parsed, handing each
-// piece to `fn` (false stops). Returns a transport error or OK.
-absl::Status ReadBody(Conn& c, http::response_parser<http::buffer_body>& p,
-                      Clock::time_point deadline,
-                      const std::function<bool(std::string_view)>& fn) {
-  char tmp[64 * 1024];
-  while (!p.is_done()) {
-    p.get().body().data = tmp;
-    p.get().body().size = sizeof(tmp);
-    beast::error_code ec = c.Run(deadline, [&](auto& s, auto done) {
-      AsyncReadSome(s, c.buf, p, std::move(done));
-    });
-    if (ec == http::error::need_buffer) ec = {};
-    size_t n = sizeof(tmp) - p.get().body().size;
-    if (n > 0 && !fn(std::string_view(tmp, n))) return absl::CancelledError("stopped");
-    if (ec == beast::error::timeout) return absl::DeadlineExceededError("read: timed out");
-    if (ec) return absl::UnavailableError("read: " + ec.message());
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusCode CodeForReason(const std::string& reason, int http_code) {
   static const std::map<std::string, absl::StatusCode> kByReason = {
@@ -237,13 +62,20 @@ absl::StatusCode CodeForReason(const std::string& reason, int http_code) {
   }
 }
 
-void Fill(http::request<http::string_body>& req, const Endpoint& ep,
-          const HttpClientOptions& o) {
-  req.set(http::field::host, ep.host + ":" + ep.port);
-  req.set(http::field::user_agent, o.user_agent);
-  req.set(http::field::accept, "application/json");
-  if (!o.bearer_token.empty()) req.set(http::field::authorization, "Bearer " + o.bearer_token);
-  req.keep_alive(true);
+// A request with the client's headers (and `content_type` when it has a body).
+HttpOutgoing MakeRequest(const HttpClientOptions& o, const std::string& method,
+                         const std::string& target, const std::string& body = "",
+                         const std::string& content_type = "") {
+  HttpOutgoing req;
+  req.method = method;
+  req.target = target;
+  req.headers = {{"User-Agent", o.user_agent}, {"Accept", "application/json"}};
+  if (!o.bearer_token.empty()) req.headers.emplace_back("Authorization", "Bearer " + o.bearer_token);
+  if (!body.empty()) {
+    req.headers.emplace_back("Content-Type", content_type);
+    req.body = body;
+  }
+  return req;
 }
 
 std::string SelectorQuery(const Selector& sel) {
@@ -262,15 +94,13 @@ void SetTypeMeta(const api::KindDef& k, Json& obj) {
 // Reads a chunked watch stream on its own thread into a queue.
 class HttpWatchStream : public WatchStream {
  public:
-  HttpWatchStream(std::unique_ptr<Conn> conn,
-                  std::unique_ptr<http::response_parser<http::buffer_body>> parser,
-                  size_t max_event_bytes)
-      : conn_(std::move(conn)), parser_(std::move(parser)), max_event_bytes_(max_event_bytes) {
+  HttpWatchStream(std::unique_ptr<HttpBodyStream> body, size_t max_event_bytes)
+      : body_(std::move(body)), max_event_bytes_(max_event_bytes) {
     reader_ = std::thread([this] { Read(); });
   }
   ~HttpWatchStream() override {
     stop_ = true;
-    ::shutdown(conn_->Lowest().socket().native_handle(), SHUT_RDWR);
+    body_->Stop();
     reader_.join();
   }
 
@@ -294,7 +124,7 @@ class HttpWatchStream : public WatchStream {
     std::string pending;
     // No deadline: a watch may stay quiet for long; TCP keepalive ends it
     // when the server is gone.
-    (void)ReadBody(*conn_, *parser_, Clock::time_point::max(), [&](std::string_view data) {
+    (void)body_->Read([&](std::string_view data) {
       pending.append(data);
       size_t start = 0;
       for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
@@ -318,8 +148,7 @@ class HttpWatchStream : public WatchStream {
     cv_.SignalAll();
   }
 
-  std::unique_ptr<Conn> conn_;
-  std::unique_ptr<http::response_parser<http::buffer_body>> parser_;
+  std::unique_ptr<HttpBodyStream> body_;
   const size_t max_event_bytes_;
   std::atomic<bool> stop_{false};
   mutable absl::Mutex mu_;
@@ -329,59 +158,41 @@ class HttpWatchStream : public WatchStream {
   std::thread reader_;
 };
 
-// Sends `req` and parses the header before `deadline`; on non-2xx reads the
-// body and returns the decoded error.
-absl::StatusOr<std::unique_ptr<http::response_parser<http::buffer_body>>> OpenStream(
-    Conn& c, http::request<http::string_body>& req, Clock::time_point deadline) {
-  beast::error_code ec =
-      c.Run(deadline, [&](auto& s, auto done) { http::async_write(s, req, std::move(done)); });
-  if (ec) return absl::UnavailableError("write: " + ec.message());
-  auto p = std::make_unique<http::response_parser<http::buffer_body>>();
-  p->body_limit(boost::none);
-  ec = c.Run(deadline, [&](auto& s, auto done) {
-    http::async_read_header(s, c.buf, *p, std::move(done));
-  });
-  if (ec == beast::error::timeout) return absl::DeadlineExceededError("read: timed out");
-  if (ec) return absl::UnavailableError("read: " + ec.message());
-  int code = p->get().result_int();
-  if (code >= 200 && code < 300) return p;
+// Opens `req` as a stream on server `member`; a non-2xx answer is read
+// (its first MiB) and decoded into the error it reports.
+absl::StatusOr<std::unique_ptr<HttpBodyStream>> OpenStream(HttpTransport& t, size_t member,
+                                                           const HttpOutgoing& req) {
+  auto s = t.OpenStream(member, req);
+  if (!s.ok()) return s.status();
+  const int code = (*s)->code();
+  if (code >= 200 && code < 300) return s;
   std::string body;
-  (void)ReadBody(c, *p, deadline, [&](std::string_view d) {
-    body.append(d);
-    return body.size() < (1 << 20);
-  });
+  (void)(*s)->Read(
+      [&](std::string_view d) {
+        body.append(d);
+        return body.size() < (1 << 20);
+      },
+      t.options().request_timeout);
   return StatusFromResponse(code, body);
 }
 
-absl::StatusOr<std::unique_ptr<ssl::context>> MakeTlsContext(const HttpClientOptions& o) {
-  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
-  beast::error_code ec;
-  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
-                   ec);
-  ctx->set_verify_mode(ssl::verify_peer);
-  if (!o.ca_data.empty()) {
-    ctx->add_certificate_authority(asio::buffer(o.ca_data), ec);
-    if (ec) return absl::InvalidArgumentError("certificate-authority-data: " + ec.message());
-  } else if (!o.ca_file.empty()) {
-    ctx->load_verify_file(o.ca_file, ec);
-    if (ec) return absl::InvalidArgumentError("certificate authority " + o.ca_file + ": " + ec.message());
-  } else {
-    ctx->set_default_verify_paths(ec);
-  }
-  if (!o.client_cert_data.empty()) {
-    ctx->use_certificate_chain(asio::buffer(o.client_cert_data), ec);
-  } else if (!o.client_cert_file.empty()) {
-    ctx->use_certificate_chain_file(o.client_cert_file, ec);
-  }
-  if (ec) return absl::InvalidArgumentError("client certificate: " + ec.message());
-  if (!o.client_key_data.empty()) {
-    ctx->use_private_key(asio::buffer(o.client_key_data), ssl::context::pem, ec);
-  } else if (!o.client_key_file.empty()) {
-    ctx->use_private_key_file(o.client_key_file, ssl::context::pem, ec);
-  }
-  if (ec) return absl::InvalidArgumentError("client key: " + ec.message());
-  return ctx;
+HttpTransportOptions TransportOptions(const HttpClientOptions& o) {
+  HttpTransportOptions t;
+  t.connect_timeout = o.connect_timeout;
+  t.request_timeout = o.request_timeout;
+  t.idle_timeout = o.idle_timeout;
+  t.max_idle = o.max_idle_connections;
+  t.keepalive_idle = o.keepalive_idle;
+  t.keepalive_interval = o.keepalive_interval;
+  t.keepalive_count = o.keepalive_count;
+  t.max_response_bytes = o.max_response_bytes;
+  t.ca_file = o.ca_file;
+  t.ca_data = o.ca_data;
+  t.cert_file = o.client_cert_file;
+  t.cert_data = o.client_cert_data;
+  t.key_file = o.client_key_file;
+  t.key_data = o.client_key_data;
+  return t;
 }
 
 }  // namespace
@@ -425,64 +236,35 @@ absl::Status StatusFromResponse(int http_code, const std::string& body) {
 }
 
 struct HttpClient::Impl {
-  // The servers ("URL,URL,..."): requests go to `eps[current]` and move on
-  // to the next server when one cannot be reached.
-  std::vector<Endpoint> eps;
+  // The servers ("URL,URL,..."): requests go to server `current` and move
+  // on to the next when one cannot be reached.
+  std::unique_ptr<HttpTransport> transport;
   std::atomic<size_t> current{0};
   HttpClientOptions opts;
-  std::unique_ptr<ssl::context> tls;
-  absl::Mutex mu;
-  std::vector<std::pair<size_t, std::unique_ptr<Conn>>> idle ABSL_GUARDED_BY(mu);
 
   static absl::StatusOr<std::unique_ptr<Impl>> New(const std::string& server,
                                                    HttpClientOptions opts) {
-    auto impl = std::make_unique<Impl>();
-    bool https = false;
+    std::vector<HttpEndpoint> eps;
     for (absl::string_view one : absl::StrSplit(server, ',', absl::SkipWhitespace())) {
-      auto ep = ParseServer(std::string(absl::StripAsciiWhitespace(one)));
+      auto ep = ParseHttpEndpoint(std::string(absl::StripAsciiWhitespace(one)), "server");
       if (!ep.ok()) return ep.status();
-      https = https || ep->https;
-      impl->eps.push_back(*ep);
+      eps.push_back(*ep);
     }
-    if (impl->eps.empty()) return absl::InvalidArgumentError("no server given");
+    if (eps.empty()) return absl::InvalidArgumentError("no server given");
+    auto t = HttpTransport::Create(std::move(eps), TransportOptions(opts));
+    if (!t.ok()) return t.status();
+    auto impl = std::make_unique<Impl>();
+    impl->transport = std::move(*t);
     impl->opts = std::move(opts);
-    if (https) {
-      auto ctx = MakeTlsContext(impl->opts);
-      if (!ctx.ok()) return ctx.status();
-      impl->tls = std::move(*ctx);
-    }
     return impl;
   }
 
-  const Endpoint& ep() const { return eps[current.load() % eps.size()]; }
-  absl::StatusOr<std::unique_ptr<Conn>> NewConn(size_t member) {
-    return Connect(eps[member], opts, tls.get());
-  }
-  absl::StatusOr<std::unique_ptr<Conn>> NewConn() { return NewConn(current.load() % eps.size()); }
+  size_t size() const { return transport->size(); }
   // Moves on from `member` (unreachable) to the next server.
   void Failed(size_t member) {
+    transport->DropIdle(member);
     size_t expected = member;
-    current.compare_exchange_strong(expected, (member + 1) % eps.size());
-  }
-
-  // A pooled connection to `member` idle for less than idle_timeout, or null.
-  std::unique_ptr<Conn> TakeIdle(size_t member) {
-    absl::MutexLock lock(&mu);
-    const Clock::time_point now = Clock::now();
-    for (size_t i = idle.size(); i-- > 0;) {
-      if (idle[i].first != member) continue;
-      auto c = std::move(idle[i].second);
-      idle.erase(idle.begin() + static_cast<std::ptrdiff_t>(i));
-      if (now - c->idle_since < Chrono(opts.idle_timeout)) return c;
-    }
-    return nullptr;
-  }
-  void Release(size_t member, std::unique_ptr<Conn> c) {
-    c->idle_since = Clock::now();
-    absl::MutexLock lock(&mu);
-    if (static_cast<int>(idle.size()) < opts.max_idle_connections) {
-      idle.emplace_back(member, std::move(c));
-    }
+    current.compare_exchange_strong(expected, (member + 1) % size());
   }
 };
 
@@ -506,7 +288,7 @@ absl::StatusOr<HttpClient::Response> HttpClient::Do(const std::string& method,
   // next server; one that was sent and lost its answer is repeated elsewhere
   // only when it is a read (a write may have been applied).
   const bool idempotent = method == "GET" || method == "HEAD" || method == "OPTIONS";
-  const size_t n = impl_->eps.size();
+  const size_t n = impl_->size();
   const size_t first = impl_->current.load() % n;
   absl::Status last;
   for (size_t k = 0; k < n; ++k) {
@@ -526,59 +308,10 @@ absl::StatusOr<HttpClient::Response> HttpClient::DoOn(size_t member, const std::
                                                       const std::string& body,
                                                       const std::string& content_type,
                                                       bool* sent) {
-  http::request<http::string_body> req{http::string_to_verb(method), target, 11};
-  Fill(req, impl_->eps[member], impl_->opts);
-  if (!body.empty()) {
-    req.set(http::field::content_type, content_type);
-    req.body() = body;
-  }
-  req.prepare_payload();
-  const Clock::time_point deadline = Clock::now() + Chrono(impl_->opts.request_timeout);
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    std::unique_ptr<Conn> c = attempt == 0 ? impl_->TakeIdle(member) : nullptr;
-    bool reused = c != nullptr;
-    if (!c) {
-      auto fresh = impl_->NewConn(member);
-      if (!fresh.ok()) return fresh.status();
-      c = std::move(*fresh);
-    }
-    beast::error_code ec =
-        c->Run(deadline, [&](auto& s, auto done) { http::async_write(s, req, std::move(done)); });
-    if (ec) {
-      if (reused && ec != beast::error::timeout) continue;  // The server closed an idle connection.
-      *sent = true;
-      return absl::UnavailableError("write: " + ec.message());
-    }
-    http::response_parser<http::string_body> p;
-    p.header_limit(1 << 20);
-    p.body_limit(impl_->opts.max_response_bytes);
-    ec = c->Run(deadline, [&](auto& s, auto done) {
-      http::async_read(s, c->buf, p, std::move(done));
-    });
-    if (ec) {
-      bool closed = ec == http::error::end_of_stream || ec == asio::error::eof ||
-                    ec == asio::error::connection_reset || ec == ssl::error::stream_truncated;
-      if (reused && closed && !p.got_some()) continue;
-      *sent = true;
-      if (ec == beast::error::timeout) {
-        return absl::DeadlineExceededError(absl::StrCat(method, " ", target, ": no response within ",
-                                                        absl::FormatDuration(impl_->opts.request_timeout)));
-      }
-      if (ec == http::error::body_limit) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            method, " ", target, ": the response is larger than ", impl_->opts.max_response_bytes,
-            " bytes"));
-      }
-      return absl::UnavailableError("read: " + ec.message());
-    }
-    auto res = p.release();
-    Response out{static_cast<int>(res.result_int()), std::string(res[http::field::content_type]),
-                 std::move(res.body())};
-    if (res.keep_alive()) impl_->Release(member, std::move(c));
-    return out;
-  }
-  *sent = true;
-  return absl::UnavailableError("connection closed by the server");
+  auto r = impl_->transport->RoundTrip(
+      member, MakeRequest(impl_->opts, method, target, body, content_type), sent);
+  if (!r.ok()) return r.status();
+  return Response{r->code, std::move(r->content_type), std::move(r->body)};
 }
 
 absl::StatusOr<Json> HttpClient::DoJson(const std::string& method, const std::string& target,
@@ -665,29 +398,21 @@ absl::StatusOr<std::unique_ptr<WatchStream>> HttpClient::Watch(const api::KindDe
   absl::StrAppend(&target, SelectorQuery(sel));
   // The first server that answers (see Do); the caller resumes a watch
   // that ended from its last resourceVersion, on whichever server is up.
-  const size_t n = impl_->eps.size();
+  const size_t n = impl_->size();
   const size_t first = impl_->current.load() % n;
+  const HttpOutgoing req = MakeRequest(impl_->opts, "GET", target);
   absl::Status last;
   for (size_t k = 0; k < n; ++k) {
     const size_t member = (first + k) % n;
-    auto c = impl_->NewConn(member);
-    if (!c.ok()) {
+    auto s = OpenStream(*impl_->transport, member, req);
+    if (!s.ok()) {
+      if (!absl::IsUnavailable(s.status())) return s.status();
       impl_->Failed(member);
-      last = c.status();
-      continue;
-    }
-    http::request<http::string_body> req{http::verb::get, target, 11};
-    Fill(req, impl_->eps[member], impl_->opts);
-    req.prepare_payload();
-    auto p = OpenStream(**c, req, Clock::now() + Chrono(impl_->opts.request_timeout));
-    if (!p.ok()) {
-      if (!absl::IsUnavailable(p.status())) return p.status();
-      impl_->Failed(member);
-      last = p.status();
+      last = s.status();
       continue;
     }
     return std::unique_ptr<WatchStream>(
-        new HttpWatchStream(std::move(*c), std::move(*p), impl_->opts.max_watch_event_bytes));
+        new HttpWatchStream(std::move(*s), impl_->opts.max_watch_event_bytes));
   }
   return last;
 }
@@ -699,16 +424,12 @@ absl::Status StreamGet(const std::string& base_url, const std::string& target,
   o.user_agent = "batchd-log-proxy";
   auto impl = HttpClient::Impl::New(base_url, o);  // Public for this use.
   if (!impl.ok()) return impl.status();
-  auto c = (*impl)->NewConn();
-  if (!c.ok()) return c.status();
-  http::request<http::string_body> req{http::verb::get, target, 11};
-  Fill(req, (*impl)->ep(), o);
-  req.keep_alive(false);
-  req.prepare_payload();
-  auto p = OpenStream(**c, req, Clock::now() + Chrono(o.request_timeout));
-  if (!p.ok()) return p.status();
+  HttpOutgoing req = MakeRequest(o, "GET", target);
+  req.keep_alive = false;
+  auto s = OpenStream(*(*impl)->transport, (*impl)->current.load() % (*impl)->size(), req);
+  if (!s.ok()) return s.status();
   // The log body (a follow) may last: no deadline, keepalive instead.
-  absl::Status st = ReadBody(**c, **p, Clock::time_point::max(), write);
+  absl::Status st = (*s)->Read(write);
   if (absl::IsCancelled(st)) return absl::OkStatus();
   return st;
 }

@@ -1,6 +1,6 @@
 // HttpClient: a client::Client over batchd's (Kubernetes') REST API, for
-// `batchd agent` on another machine and for tests. Blocking Boost.Beast I/O
-// over a pool of keep-alive connections; JSON bodies; error responses
+// `batchd agent` on another machine and for tests. Blocking I/O over a pool
+// of keep-alive connections (common/http_transport.h); JSON bodies; error responses
 // (`Status` objects) are decoded back into registry::ApiError statuses with
 // the same reason, so `registry::GetPayload(st).reason` works as in-process.
 // Transport failures are `Unavailable`. Watch opens its own connection and

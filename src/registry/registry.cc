@@ -22,6 +22,24 @@ absl::StatusOr<ObjectPtr> Registry::Get(const api::KindDef& k, std::string_view 
 }
 
 namespace {
+absl::Status TooLargeResourceVersion(int64_t want, int64_t current);
+}  // namespace
+
+absl::StatusOr<ObjectPtr> Registry::Get(const api::KindDef& k, std::string_view ns,
+                                        std::string_view name,
+                                        const std::string& resource_version,
+                                        absl::Duration fresh_wait) {
+  int64_t want = 0;
+  if (!resource_version.empty() && (!absl::SimpleAtoi(resource_version, &want) || want < 0)) {
+    return BadRequest(absl::StrCat("invalid resource version: ", resource_version));
+  }
+  if (want > 0 && !cache_->WaitForRevision(want, clock_, fresh_wait)) {
+    return TooLargeResourceVersion(want, cache_->Revision());
+  }
+  return Get(k, ns, name);
+}
+
+namespace {
 
 std::string EncodeContinue(int64_t rv, const std::string& key) {
   Json j = {{"v", "meta.k8s.io/v1"}, {"rv", rv}, {"start", key}};
@@ -135,8 +153,10 @@ absl::StatusOr<ListResult> Registry::List(const api::KindDef& k, std::string_vie
     }
   } else if (match == "Exact") {
     return ListAtRevision(k, prefix, "", want, /*continuing=*/false, *filter, limit);
-  } else if (want > 0 && want > cache_->Revision()) {
-    // NotOlderThan a revision the cache (always current) has not reached.
+  } else if (want > 0 && !cache_->WaitForRevision(want, clock_, opts.fresh_wait)) {
+    // NotOlderThan a revision this server's cache has not reached (one
+    // written through another server, not yet on this one's watch): it
+    // waits for it, then answers 504 as kube-apiserver's cacher does.
     return TooLargeResourceVersion(want, cache_->Revision());
   }
   // From the cache: resourceVersion "" (most recent: the cache is updated
@@ -191,9 +211,8 @@ absl::StatusOr<ListResult> Registry::ListAtRevision(const api::KindDef& k,
   (void)k;
   auto expired = [&] { return Expired(continuing ? kExpiredContinue : kExpiredList); };
   if (revision < store_.CompactedRevision()) return expired();
-  if (const int64_t current = store_.Revision(); revision > current) {
-    return TooLargeResourceVersion(revision, current);
-  }
+  // A revision past this server's view is left to the store: on a shared
+  // store (etcd) another server may have written it, and etcd answers.
   ListResult out;
   out.revision = revision;
   std::string cursor = start;
@@ -201,8 +220,14 @@ absl::StatusOr<ListResult> Registry::ListAtRevision(const api::KindDef& k,
     const int64_t chunk = limit == 0 ? 0 : static_cast<int64_t>(std::max<size_t>(limit * 2, 500));
     auto range = store_.RangeAtRevision(prefix, cursor, chunk, revision);
     if (!range.ok()) {
-      // Compacted between the check and the read.
-      if (range.status().code() == absl::StatusCode::kOutOfRange) return expired();
+      // In the future (now that the store answered, its revision is the
+      // latest), or compacted between the check and the read.
+      if (range.status().code() == absl::StatusCode::kOutOfRange) {
+        if (const int64_t current = store_.Revision(); revision > current) {
+          return TooLargeResourceVersion(revision, current);
+        }
+        return expired();
+      }
       return Internal(absl::StrCat("reading the list at revision ", revision, ": ",
                                    range.status().message()));
     }

@@ -67,6 +67,10 @@ struct WriteOptions {
   std::function<absl::Status(const api::Json& obj, const api::Json* old)> validate;
 };
 
+// How long a read NotOlderThan a resourceVersion this server's watch cache
+// has not reached waits for it: kube-apiserver's cacher's 3 s.
+inline constexpr absl::Duration kCacheFreshWait = absl::Seconds(3);
+
 struct ListOptions {
   std::string label_selector;
   std::string field_selector;
@@ -75,6 +79,11 @@ struct ListOptions {
   std::string resource_version;
   // "", "Exact" or "NotOlderThan" (list only), as kube-apiserver.
   std::string resource_version_match;
+  // A list NotOlderThan a resourceVersion this server's watch cache has not
+  // reached waits for it this long at most, then answers 504 (Timeout,
+  // cause ResourceVersionTooLarge), as kube-apiserver (3 s); the HTTP layer
+  // shortens it to the request's own timeout.
+  absl::Duration fresh_wait = kCacheFreshWait;
   // Watch only: the watcher reads objects decoded (CachedObject::Shared), as
   // in-process informers do; writes then hand it their decoding.
   bool decodes = false;
@@ -162,6 +171,12 @@ class Registry {
       const api::KindDef& k, std::vector<std::pair<std::string, api::Json>> objs,
       const WriteOptions& opts);
   absl::StatusOr<ObjectPtr> Get(const api::KindDef& k, std::string_view ns, std::string_view name);
+  // GET with a resourceVersion: the object as of that revision or later
+  // ("" or "0": any), waiting for this server's cache as a NotOlderThan list
+  // does (at most `fresh_wait`, then 504 Too large resource version).
+  absl::StatusOr<ObjectPtr> Get(const api::KindDef& k, std::string_view ns, std::string_view name,
+                                const std::string& resource_version,
+                                absl::Duration fresh_wait = kCacheFreshWait);
   absl::StatusOr<ListResult> List(const api::KindDef& k, std::string_view ns,
                                   const ListOptions& opts);
   // PUT. `status` selects the status subresource.

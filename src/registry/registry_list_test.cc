@@ -4,8 +4,10 @@
 // store and on etcd (a real `etcd` the test starts, as store_etcd_test does;
 // skipped, saying so, where none is installed): resourceVersions are then
 // etcd's revisions and 410s come from etcd's compaction.
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -131,11 +133,33 @@ TEST_P(RegistryListTest, ResourceVersionMatch) {
   auto newer = reg_->List(*jobs_, "default", o);
   ASSERT_TRUE(newer.ok());
   EXPECT_EQ(Names(*newer), (std::vector<std::string>{"a", "b"}));
-  // A revision the server has not reached: 504 Too large resource version.
+  // A revision the server has not reached: it waits for its cache (3 s by
+  // the server's clock, as kube-apiserver), then answers 504 Too large
+  // resource version, with the cause and when to retry.
   o.resource_version = std::to_string(store_->Revision() + 10);
-  auto future = reg_->List(*jobs_, "default", o);
+  absl::StatusOr<ListResult> future;
+  std::thread lister([&] { future = reg_->List(*jobs_, "default", o); });
+  while (reg_->cache().RevisionWaiters() == 0) std::this_thread::yield();
+  clock_.Advance(absl::Seconds(3));
+  lister.join();
   EXPECT_EQ(Reason(future.status()), "Timeout");
   EXPECT_NE(future.status().message().find("Too large resource version"), std::string::npos);
+  const Json& details = GetPayload(future.status()).details;
+  EXPECT_EQ(details["causes"][0]["reason"], "ResourceVersionTooLarge");
+  EXPECT_EQ(details["retryAfterSeconds"], 1);
+  // Not waiting at all (a request whose own timeout is spent): 504 at once;
+  // a get with that resourceVersion too.
+  o.fresh_wait = absl::ZeroDuration();
+  EXPECT_EQ(Reason(reg_->List(*jobs_, "default", o).status()), "Timeout");
+  o.fresh_wait = absl::Seconds(3);
+  EXPECT_EQ(Reason(reg_->Get(*jobs_, "default", "a", o.resource_version, absl::ZeroDuration())
+                       .status()),
+            "Timeout");
+  EXPECT_EQ(Reason(reg_->Get(*jobs_, "default", "a", "x1").status()), "BadRequest");
+  EXPECT_TRUE(reg_->Get(*jobs_, "default", "a", std::to_string(rv1)).ok());
+  // Exact at a revision the store has not reached: 504 too.
+  o.resource_version_match = "Exact";
+  EXPECT_EQ(Reason(reg_->List(*jobs_, "default", o).status()), "Timeout");
   // Refusals as ListOptions validation words them.
   o.resource_version = "0";
   o.resource_version_match = "Exact";
@@ -293,6 +317,82 @@ INSTANTIATE_TEST_SUITE_P(Stores, RegistryListTest,
                          [](const ::testing::TestParamInfo<Backend>& p) {
                            return p.param == Backend::kEtcd ? "Etcd" : "Memory";
                          });
+
+// Two servers on one etcd. Right after a write through A, B's watch cache
+// may not have it yet (B's own etcd watch delivers it a moment later): a
+// list through B NotOlderThan the write's resourceVersion waits for B's
+// cache and finds it, instead of 504; an Exact list reads etcd at that
+// revision; a watch through B from it sends the next change, never the
+// write itself. Repeated, so some of the reads do come before B's cache.
+TEST(RegistryTwoServersTest, ReadsThroughBAtRevisionsWrittenThroughA) {
+  if (store::testing::FindEtcdBinary().empty()) {
+    GTEST_SKIP() << "no etcd binary on PATH (install Debian's etcd-server, or set "
+                    "BATCHD_ETCD): the registry tests on etcd are skipped";
+  }
+  store::testing::EtcdProcess etcd;
+  ASSERT_TRUE(etcd.Start().ok());
+  store::EtcdOptions o;
+  o.servers = {etcd.client_url()};
+  o.prefix = "/registry";
+  o.revision_offset = 1;
+  auto store_a = store::EtcdStore::Open(o);
+  auto store_b = store::EtcdStore::Open(o);
+  ASSERT_TRUE(store_a.ok() && store_b.ok());
+  // Nothing advances it: B's waits end when its cache gets there.
+  FakeClock clock;
+  Registry a(**store_a, api::BuiltinScheme(), clock);
+  Registry b(**store_b, api::BuiltinScheme(), clock);
+  ASSERT_TRUE(a.Start().ok());
+  ASSERT_TRUE(b.Start().ok());
+  const api::KindDef* jobs = a.scheme().ByResource("batch", "v1", "jobs");
+  ASSERT_NE(jobs, nullptr);
+  auto names = [](const ListResult& r) {
+    std::vector<std::string> out;
+    for (const auto& obj : r.items) out.push_back(obj->Decode()["metadata"]["name"]);
+    return out;
+  };
+  for (int i = 0; i < 10; ++i) {
+    SCOPED_TRACE(i);
+    const std::string name = absl::StrCat("j", i);
+    auto created = a.Create(*jobs, "default", MakeJob(name).Obj(), WriteOptions{});
+    ASSERT_TRUE(created.ok()) << created.status();
+    const std::string rv = (*created)["metadata"]["resourceVersion"];
+    // Alternately the get and the watch come first, right after the write.
+    auto get = [&] {
+      auto got = b.Get(*jobs, "default", name, rv);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ((*got)->revision, std::stoll(rv));
+    };
+    if (i % 2 == 0) get();
+    ListOptions from;
+    from.resource_version = rv;
+    auto w = b.Watch(*jobs, "default", from);
+    ASSERT_TRUE(w.ok()) << w.status();
+    if (i % 2 == 1) get();
+    ListOptions newer;
+    newer.resource_version = rv;
+    newer.resource_version_match = "NotOlderThan";
+    auto listed = b.List(*jobs, "default", newer);
+    ASSERT_TRUE(listed.ok()) << listed.status();
+    EXPECT_GE(listed->revision, std::stoll(rv));
+    const std::vector<std::string> seen = names(*listed);
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), name), 1);
+    ListOptions exact = newer;
+    exact.resource_version_match = "Exact";
+    auto at = b.List(*jobs, "default", exact);
+    ASSERT_TRUE(at.ok()) << at.status();
+    EXPECT_EQ(at->revision, std::stoll(rv));
+    EXPECT_EQ(names(*at).size(), static_cast<size_t>(2 * i + 1));  // j0..ji, k0..k(i-1)
+    const std::string next = absl::StrCat("k", i);
+    ASSERT_TRUE(a.Create(*jobs, "kube-system", MakeJob(next, "kube-system").Obj(), WriteOptions{}).ok());
+    ASSERT_TRUE(a.Create(*jobs, "default", MakeJob(next).Obj(), WriteOptions{}).ok());
+    Watcher::Event ev;
+    ASSERT_TRUE((*w)->Next(&ev, absl::Seconds(30)));
+    EXPECT_EQ(ev.type + " " + ev.object->Decode()["metadata"]["name"].get<std::string>(),
+              "ADDED " + next);
+  }
+  EXPECT_EQ(b.cache().RevisionWaiters(), 0u);
+}
 
 }  // namespace
 }  // namespace batchd::registry

@@ -247,6 +247,15 @@ bool WatchCache::Subscription::closed() const {
   return closed_ && queue_.empty() && taken_.empty();
 }
 
+// One WaitForRevision call. Shared with its timer, which may fire after the
+// call returned; it only touches this (never the cache).
+struct WatchCache::RevisionWaiter {
+  absl::Mutex mu;
+  absl::CondVar cv;
+  bool reached ABSL_GUARDED_BY(mu) = false;
+  bool expired ABSL_GUARDED_BY(mu) = false;
+};
+
 WatchCache::WatchCache(store::Store& store, std::shared_ptr<const api::Scheme> scheme,
                        size_t ring_capacity, size_t max_queue, size_t ring_bytes)
     : store_(store), scheme_(std::move(scheme)), ring_capacity_(ring_capacity),
@@ -363,8 +372,18 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
             : ev.prev                          ? CacheEvent::Type::kModified
                                                : CacheEvent::Type::kAdded;
   revision_ = std::max(revision_, ev.revision);
+  while (!revision_waiters_.empty() && revision_waiters_.begin()->first <= revision_) {
+    RevisionWaiter& w = *revision_waiters_.begin()->second;
+    {
+      absl::MutexLock wlock(&w.mu);
+      w.reached = true;
+      w.cv.Signal();
+    }
+    revision_waiters_.erase(revision_waiters_.begin());
+  }
   for (Subscription* s : subs_) {
     if (s->store_fed_ || !absl::StartsWith(e.kv.key, s->prefix_)) continue;
+    if (ev.revision <= s->skip_through_) continue;
     absl::MutexLock slock(&s->mu_);
     if (s->closed_) continue;
     if (s->queue_.size() >= max_queue_) {
@@ -397,6 +416,56 @@ size_t WatchCache::RingBytes() const {
 int64_t WatchCache::Revision() const {
   absl::MutexLock lock(&mu_);
   return revision_;
+}
+
+bool WatchCache::WaitForRevision(int64_t revision, Clock& clock, absl::Duration max_wait) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (revision_ >= revision) return true;
+    if (max_wait <= absl::ZeroDuration()) return false;
+  }
+  auto w = std::make_shared<RevisionWaiter>();
+  // The timer first: once registered, a waiter's deadline is set.
+  const Clock::TimerId timer = clock.ScheduleAfter(max_wait, [w] {
+    absl::MutexLock lock(&w->mu);
+    w->expired = true;
+    w->cv.Signal();
+  });
+  {
+    absl::MutexLock lock(&mu_);
+    if (revision_ >= revision) {
+      clock.Cancel(timer);
+      return true;
+    }
+    revision_waiters_.emplace(revision, w);
+  }
+  // Real time bounds the wait too: a virtual clock may never get there.
+  const absl::Time backstop = absl::Now() + max_wait;
+  bool reached = false;
+  {
+    absl::MutexLock lock(&w->mu);
+    while (!w->reached && !w->expired && !w->cv.WaitWithDeadline(&w->mu, backstop)) {
+    }
+    reached = w->reached;
+  }
+  clock.Cancel(timer);
+  if (!reached) {
+    absl::MutexLock lock(&mu_);
+    // Reached meanwhile (OnStoreEvent removed it), or still waiting: remove.
+    for (auto [it, end] = revision_waiters_.equal_range(revision); it != end; ++it) {
+      if (it->second == w) {
+        revision_waiters_.erase(it);
+        break;
+      }
+    }
+    reached = revision_ >= revision;
+  }
+  return reached;
+}
+
+size_t WatchCache::RevisionWaiters() const {
+  absl::MutexLock lock(&mu_);
+  return revision_waiters_.size();
 }
 
 ObjectPtr WatchCache::Get(const std::string& key) const {
@@ -469,6 +538,10 @@ absl::StatusOr<std::unique_ptr<WatchCache::Subscription>> WatchCache::Watch(
     // Lock order: the cache's mu_, then a subscription's (as Publish does).
     absl::MutexLock sub_lock(&sub->mu_);
     sub->last_rev_ = after_revision >= 0 ? after_revision : revision_;
+    // From a revision not reached yet (written through another server):
+    // events up to it are not sent when they arrive, as kube-apiserver's
+    // cacher watches do.
+    if (after_revision > revision_) sub->skip_through_ = after_revision;
     if (after_revision < 0 || after_revision >= oldest_) {
       if (after_revision >= 0) {
         for (const auto& ev : ring_) {

@@ -28,6 +28,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "api/kind.h"
+#include "common/clock.h"
 #include "store/store.h"
 
 namespace batchd::registry {
@@ -117,6 +118,10 @@ class WatchCache {
     // Fed by a store watch of its own (a resourceVersion older than the
     // ring, replayed from the store's history) instead of OnStoreEvent.
     bool store_fed_ = false;
+    // A watch from a revision the cache had not reached when it started
+    // (written through another server): events up to it are not sent.
+    // Set before the subscription is published, then read under the cache's mu_.
+    int64_t skip_through_ = 0;
     // Declared last: destroyed first, so its callbacks stop before the rest.
     std::unique_ptr<store::WatchHandle> store_watch_;
   };
@@ -157,6 +162,16 @@ class WatchCache {
   absl::Status Start();
 
   int64_t Revision() const;
+  // Waits until the cache reached `revision` (every change up to it
+  // applied), as kube-apiserver's cache does for a read NotOlderThan a
+  // revision it has not seen yet (written through another server). Gives up
+  // after `max_wait` by `clock` (a timer on it; no thread of its own), or
+  // after as long in real time where nothing advances `clock` (a virtual
+  // one). True when reached. Waiters are the requests' own threads, bounded
+  // by the server's in-flight request limit.
+  bool WaitForRevision(int64_t revision, Clock& clock, absl::Duration max_wait);
+  // Requests waiting in WaitForRevision now (tests, metrics).
+  size_t RevisionWaiters() const;
   ObjectPtr Get(const std::string& key) const;
   // Objects whose key starts with `prefix` and sorts after `start_after`,
   // at most `limit` (0: all). Sets `*more` when cut short. `*revision` gets
@@ -219,6 +234,10 @@ class WatchCache {
   int64_t revision_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t oldest_ ABSL_GUARDED_BY(mu_) = 0;  // Events after this revision are in the ring.
   std::vector<Subscription*> subs_ ABSL_GUARDED_BY(mu_);
+  // WaitForRevision's waiters by the revision each waits for; woken by
+  // OnStoreEvent once the cache reaches it, or by its timer.
+  struct RevisionWaiter;
+  std::multimap<int64_t, std::shared_ptr<RevisionWaiter>> revision_waiters_ ABSL_GUARDED_BY(mu_);
 
   absl::Mutex offers_mu_;
   std::multimap<std::string, DecodedOffer::Entry*> offers_ ABSL_GUARDED_BY(offers_mu_);  // by key

@@ -1,12 +1,15 @@
 #include "registry/watch_cache.h"
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "api/kind.h"
+#include "common/testing/fake_clock.h"
 #include "gtest/gtest.h"
 #include "store/memory/memory_store.h"
 
@@ -278,6 +281,77 @@ TEST(WatchCacheRingTest, BoundedByBytesAndOlderWatchesReplayTheStore) {
   ASSERT_TRUE(store.Compact(store.Revision()).ok());
   EXPECT_EQ(cache.Watch("/registry/core/pods/", start).status().code(),
             absl::StatusCode::kOutOfRange);
+}
+
+}  // namespace
+}  // namespace batchd::registry
+
+namespace batchd::registry {
+namespace {
+
+// A read NotOlderThan a revision the cache has not reached (written through
+// another server) waits on the request's own thread, with a timer on the
+// injected clock, and is woken by the change that reaches it, not before.
+TEST_F(WatchCacheTest, WaitForRevisionWakesWhenTheCacheGetsThere) {
+  FakeClock clock;
+  const int64_t now = cache_->Revision();
+  EXPECT_TRUE(cache_->WaitForRevision(now, clock, absl::ZeroDuration()));
+  EXPECT_FALSE(cache_->WaitForRevision(now + 1, clock, absl::ZeroDuration()));
+  EXPECT_EQ(clock.PendingTimers(), 0u);
+  std::atomic<int> reached{-1};
+  std::thread waiter(
+      [&] { reached = cache_->WaitForRevision(now + 2, clock, absl::Hours(1)) ? 1 : 0; });
+  while (cache_->RevisionWaiters() == 0) std::this_thread::yield();
+  auto kv = store_.Create(kPodKey, PodJson("Pending"));  // now + 1: not there yet
+  ASSERT_TRUE(kv.ok());
+  EXPECT_EQ(cache_->RevisionWaiters(), 1u);
+  EXPECT_EQ(reached.load(), -1);
+  ASSERT_TRUE(store_.Update(kPodKey, PodJson("Running"), kv->mod_revision).ok());  // now + 2
+  waiter.join();
+  EXPECT_EQ(reached.load(), 1);
+  EXPECT_EQ(cache_->RevisionWaiters(), 0u);
+  EXPECT_EQ(clock.PendingTimers(), 0u);  // its timer cancelled
+}
+
+// Nothing reaches the revision: the wait ends at its deadline by the
+// injected clock (not a moment earlier) and leaves nothing behind.
+TEST_F(WatchCacheTest, WaitForRevisionGivesUpAtItsDeadline) {
+  FakeClock clock;
+  const int64_t want = cache_->Revision() + 1;
+  std::atomic<int> reached{-1};
+  std::thread waiter(
+      [&] { reached = cache_->WaitForRevision(want, clock, absl::Hours(1)) ? 1 : 0; });
+  // Registered (after its timer was set): nothing short of the hour ends it.
+  while (cache_->RevisionWaiters() == 0) std::this_thread::yield();
+  clock.Advance(absl::Minutes(59));
+  EXPECT_EQ(reached.load(), -1);
+  EXPECT_EQ(cache_->RevisionWaiters(), 1u);
+  clock.Advance(absl::Minutes(1));
+  waiter.join();
+  EXPECT_EQ(reached.load(), 0);
+  EXPECT_EQ(cache_->RevisionWaiters(), 0u);
+  // A later change is applied as ever, and a new wait for it succeeds at once.
+  ASSERT_TRUE(store_.Create(kPodKey, PodJson("Pending")).ok());
+  EXPECT_TRUE(cache_->WaitForRevision(want, clock, absl::ZeroDuration()));
+}
+
+// A watch from a revision the cache has not reached yet (a resourceVersion
+// another server returned) sends only the changes after it, as
+// kube-apiserver's watch cache does: never one the client already saw.
+TEST_F(WatchCacheTest, WatchFromARevisionNotReachedYetSkipsUpToIt) {
+  const int64_t now = cache_->Revision();
+  auto sub = cache_->Watch("/registry/core/pods/", now + 2);
+  ASSERT_TRUE(sub.ok());
+  auto kv = store_.Create(kPodKey, PodJson("Pending"));  // now + 1
+  ASSERT_TRUE(kv.ok());
+  auto kv2 = store_.Update(kPodKey, PodJson("Running"), kv->mod_revision);  // now + 2
+  ASSERT_TRUE(kv2.ok());
+  ASSERT_TRUE(store_.Update(kPodKey, PodJson("Succeeded"), kv2->mod_revision).ok());  // now + 3
+  CacheEvent ev;
+  ASSERT_TRUE((*sub)->Next(&ev, absl::Seconds(5)));
+  EXPECT_EQ(ev.revision, now + 3);
+  EXPECT_EQ(ev.object->fields().at("status.phase"), "Succeeded");
+  EXPECT_FALSE((*sub)->Next(&ev, absl::ZeroDuration()));
 }
 
 }  // namespace

@@ -9,7 +9,8 @@
 # lease 6s, renew 4s, retry 1s); kill -9 of the leader during a stream of
 # queued admissions -> another replica leads within 15 s, every Job
 # completes exactly once (one pod each) and the ClusterQueue's quota is never
-# exceeded (sampled throughout); kill -9 of one etcd member changes nothing
+# exceeded (sampled throughout); reads through B at revisions written through
+# A wait for B's cache instead of 504; kill -9 of one etcd member changes nothing
 # visible; every etcd member stopped -> 503s while reads come from the watch
 # caches, then recovery by itself when they return, nothing lost.
 # Skipped (passes, saying so) when no etcd binary is installed.
@@ -156,6 +157,57 @@ last_rv=$(tail -n 1 <<<"$rvs")
 # The same object through C: same resourceVersion.
 expect_eq "$(kr c get job a-to-b -n "$NS" -o jsonpath='{.metadata.resourceVersion}')" \
   "$(kr a get job a-to-b -n "$NS" -o jsonpath='{.metadata.resourceVersion}')" "RV through C and A"
+
+# --- reads through B at revisions written through A --------------------------
+# Right after a write through A, B's watch cache may not have it yet: a list
+# NotOlderThan its resourceVersion waits for B's cache (kube-apiserver: up to
+# 3 s) instead of answering 504, an Exact list reads etcd at it, and a watch
+# from it sends the next change, not the write itself. A revision nobody
+# wrote: after the wait, 504 Timeout with cause ResourceVersionTooLarge and
+# Retry-After.
+python3 - "${SPORT[a]}" "${SPORT[b]}" "$NS" >"$E2E_TMP/rv-reads.txt" 2>&1 <<'PY' ||
+import json, sys, time, urllib.error, urllib.request
+a, b, ns = sys.argv[1:4]
+def url(port, q=""):
+    return f"http://127.0.0.1:{port}/api/v1/namespaces/{ns}/configmaps{q}"
+def call(u, body=None):
+    r = urllib.request.Request(u, data=None if body is None else json.dumps(body).encode(),
+                               headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(r, timeout=30) as resp:
+            return resp.status, resp.headers, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+def create(name):
+    code, _, body = call(url(a), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
+    assert code == 201, (name, code, body)
+    return json.loads(body)["metadata"]["resourceVersion"]
+for i in range(20):
+    rv = create(f"rv-{i}")
+    watch = urllib.request.urlopen(url(b, f"?watch=1&resourceVersion={rv}&timeoutSeconds=20"), timeout=30)
+    for match in ("NotOlderThan", "Exact"):
+        code, _, body = call(url(b, f"?resourceVersion={rv}&resourceVersionMatch={match}"))
+        assert code == 200, (i, match, code, body)
+        names = [o["metadata"]["name"] for o in json.loads(body)["items"]]
+        assert f"rv-{i}" in names, (i, match, names)
+    create(f"rv-{i}-next")
+    ev = json.loads(watch.readline())
+    while not ev["object"]["metadata"]["name"].startswith("rv-"):  # others' (kube-root-ca.crt)
+        ev = json.loads(watch.readline())
+    assert (ev["type"], ev["object"]["metadata"]["name"]) == ("ADDED", f"rv-{i}-next"), (i, ev)
+    watch.close()
+t0 = time.monotonic()
+code, headers, body = call(url(b, f"?resourceVersion={int(rv) + 1000000}&resourceVersionMatch=NotOlderThan"))
+waited = time.monotonic() - t0
+st = json.loads(body)
+assert code == 504 and st["reason"] == "Timeout", (code, body)
+assert st["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge", body
+assert headers.get("Retry-After") == "1", dict(headers)
+assert waited >= 2.5, waited
+print(f"ok: 20 reads through B at A's revisions; future revision 504 after {waited:.1f}s")
+PY
+  fail "reads through B at A's revisions: $(tail -n 3 "$E2E_TMP/rv-reads.txt" | tr '\n' ' ')"
+cat "$E2E_TMP/rv-reads.txt"
 
 # --- an agent with several servers outlives the one it used -----------------
 # `batchd agent --server X,Y,Z` talks to X (a follower, so no leader change

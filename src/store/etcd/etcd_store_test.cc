@@ -96,25 +96,36 @@ TEST(EtcdStoreTest, EtcdDownThenBackRecovers) {
   EXPECT_EQ(store.Get("/r/1")->value, "a2");
 }
 
-// Two stores on one etcd (two API server replicas): a write through one is
-// seen by a watch on the other, in revision order, with the same revisions.
-TEST(EtcdStoreTest, TwoReplicasShareRevisions) {
-  testing::EtcdProcess etcd;
-  ASSERT_TRUE(etcd.Start().ok());
-  auto a = EtcdStore::Open(TestOptions(etcd));
-  auto b = EtcdStore::Open(TestOptions(etcd));
-  ASSERT_TRUE(a.ok() && b.ok());
+// Two stores on one fresh etcd: two API server replicas, A and B.
+class EtcdTwoReplicasTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(etcd_.Start().ok());
+    auto a = EtcdStore::Open(TestOptions(etcd_));
+    ASSERT_TRUE(a.ok()) << a.status();
+    auto b = EtcdStore::Open(TestOptions(etcd_));
+    ASSERT_TRUE(b.ok()) << b.status();
+    a_ = std::move(*a);
+    b_ = std::move(*b);
+  }
+  testing::EtcdProcess etcd_;
+  std::unique_ptr<EtcdStore> a_, b_;
+};
+
+// A write through one is seen by a watch on the other, in revision order,
+// with the same revisions.
+TEST_F(EtcdTwoReplicasTest, TwoReplicasShareRevisions) {
   testing::EventRecorder on_b;
-  auto h = (*b)->Watch("/x/", 0, on_b.Callback());
+  auto h = b_->Watch("/x/", 0, on_b.Callback());
   ASSERT_TRUE(h.ok());
-  ASSERT_TRUE((*a)->Create("/x/1", "v").ok());
-  ASSERT_TRUE((*b)->Create("/x/2", "v").ok());
-  ASSERT_TRUE((*a)->Update("/x/1", "w", 1).ok());
-  EXPECT_EQ((*b)->Update("/x/1", "stale", 1).status().code(), absl::StatusCode::kAborted);
+  ASSERT_TRUE(a_->Create("/x/1", "v").ok());
+  ASSERT_TRUE(b_->Create("/x/2", "v").ok());
+  ASSERT_TRUE(a_->Update("/x/1", "w", 1).ok());
+  EXPECT_EQ(b_->Update("/x/1", "stale", 1).status().code(), absl::StatusCode::kAborted);
   ASSERT_TRUE(on_b.WaitForCount(3));
   EXPECT_THAT(on_b.Revisions(), ::testing::ElementsAre(1, 2, 3));
   EXPECT_EQ(on_b.Events()[2].kv.value, "w");
-  EXPECT_EQ((*b)->Get("/x/1")->mod_revision, 3);
+  EXPECT_EQ(b_->Get("/x/1")->mod_revision, 3);
 }
 
 }  // namespace
@@ -157,26 +168,21 @@ namespace {
 
 // Fencing: once another replica took the fence over, nothing of the old
 // leader's lands, whatever its own view of its lease.
-TEST(EtcdStoreTest, FenceStopsAnOldLeader) {
-  testing::EtcdProcess etcd;
-  ASSERT_TRUE(etcd.Start().ok());
-  auto a = EtcdStore::Open(TestOptions(etcd));
-  auto b = EtcdStore::Open(TestOptions(etcd));
-  ASSERT_TRUE(a.ok() && b.ok());
-  ASSERT_TRUE((*a)->TakeFence("/fence", "a").ok());
-  auto k = (*a)->Create("/k", "v");
+TEST_F(EtcdTwoReplicasTest, FenceStopsAnOldLeader) {
+  ASSERT_TRUE(a_->TakeFence("/fence", "a").ok());
+  auto k = a_->Create("/k", "v");
   ASSERT_TRUE(k.ok()) << k.status();
-  ASSERT_TRUE((*a)->Update("/k", "v2", k->mod_revision).ok());
-  ASSERT_TRUE((*b)->TakeFence("/fence", "b").ok());
-  EXPECT_EQ((*a)->Create("/k2", "v").status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ((*a)->Update("/k", "v3", 0).status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ((*a)->Delete("/k", 0).status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ((*a)->Get("/k")->value, "v2");
-  EXPECT_EQ((*a)->Get("/k2").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(a_->Update("/k", "v2", k->mod_revision).ok());
+  ASSERT_TRUE(b_->TakeFence("/fence", "b").ok());
+  EXPECT_EQ(a_->Create("/k2", "v").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(a_->Update("/k", "v3", 0).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(a_->Delete("/k", 0).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(a_->Get("/k")->value, "v2");
+  EXPECT_EQ(a_->Get("/k2").status().code(), absl::StatusCode::kNotFound);
   // The new leader writes; its own ordinary conflicts stay Aborted.
-  ASSERT_TRUE((*b)->Update("/k", "b", 0).ok());
-  EXPECT_EQ((*b)->Update("/k", "x", 1).status().code(), absl::StatusCode::kAborted);
-  EXPECT_EQ((*b)->Create("/k", "x").status().code(), absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(b_->Update("/k", "b", 0).ok());
+  EXPECT_EQ(b_->Update("/k", "x", 1).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(b_->Create("/k", "x").status().code(), absl::StatusCode::kAlreadyExists);
 }
 
 }  // namespace
@@ -188,14 +194,9 @@ namespace {
 // kube-apiserver's compaction agreement: two replicas' compactors on one etcd
 // compact once per round between them, the loser learns what was compacted,
 // and when the winner is gone the other carries on.
-TEST(EtcdStoreTest, CompactionAgreementOneCompactsPerRound) {
-  testing::EtcdProcess etcd;
-  ASSERT_TRUE(etcd.Start().ok());
-  auto a = EtcdStore::Open(TestOptions(etcd));
-  auto b = EtcdStore::Open(TestOptions(etcd));
-  ASSERT_TRUE(a.ok() && b.ok());
-  EtcdStore* sa = a->get();
-  EtcdStore* sb = b->get();
+TEST_F(EtcdTwoReplicasTest, CompactionAgreementOneCompactsPerRound) {
+  EtcdStore* sa = a_.get();
+  EtcdStore* sb = b_.get();
   FakeClock clock;
   Compactor ca(*sa, clock, absl::Minutes(5),
                [sa](int64_t t, int64_t r) { return sa->CompactAgreed(t, r); });

@@ -1,6 +1,7 @@
 // EtcdHttp: the HTTP/1.1 transport of EtcdStore to etcd's v3 JSON gateway
-// (POST /v3/kv/range, /v3/kv/txn, /v3/kv/compaction, /v3/watch). One pool of
-// keep-alive connections per member; a request goes to the member that last
+// (POST /v3/kv/range, /v3/kv/txn, /v3/kv/compaction, /v3/watch), over the
+// shared client connections of common/http_transport.h (keep-alive
+// connections pooled per member). A request goes to the member that last
 // answered and moves to the next one when it cannot be reached (connect
 // failure, or a reused connection closed before it was written). A request
 // that was sent and then lost its answer is not repeated (a write may have
