@@ -246,7 +246,9 @@ class WorkerPool {
     return ok;
   }
 
-  void Stop() {
+  // Joins every thread; with `detach`, leaves them instead (a handler that
+  // does not return; the pool must then outlive them: it is never freed).
+  void Stop(bool detach = false) {
     std::map<int, std::thread> all;
     {
       absl::MutexLock lock(&mu_);
@@ -255,7 +257,7 @@ class WorkerPool {
       all.swap(threads_);
       finished_.clear();
     }
-    for (auto& [id, t] : all) t.join();
+    for (auto& [id, t] : all) detach ? t.detach() : t.join();
   }
 
   int live() const {
@@ -323,8 +325,9 @@ class SessionControl {
   // Closes the connection unless a handler runs on it (then it closes when
   // the handler returns).
   virtual void CloseIfIdle() = 0;
-  // Shuts the socket down under a running handler: its writes fail.
-  virtual void Cut() = 0;
+  // Shuts the socket down under a running handler (of a long-running
+  // request only, when asked): its writes fail.
+  virtual void Cut(bool long_running_only) = 0;
 };
 
 }  // namespace
@@ -342,10 +345,18 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::atomic<int64_t> thread_start_failures{0};
   std::atomic<int64_t> timeouts{0};
 
-  // Handlers running (or handed to the pool); Stop waits for zero.
+  // Handlers running (or handed to the pool), by request id; Stop waits for
+  // them and names those that do not return.
+  struct Running {
+    RequestKind kind;
+    absl::Time since;
+    std::string what;  // "GET /path from ADDRESS"
+  };
   absl::Mutex active_mu;
   absl::CondVar active_cv;
-  int active ABSL_GUARDED_BY(active_mu) = 0;
+  std::unordered_map<uint64_t, Running> running ABSL_GUARDED_BY(active_mu);
+  uint64_t next_request_id ABSL_GUARDED_BY(active_mu) = 0;
+  std::atomic<int> abandoned{0};
 
   absl::Mutex sessions_mu;
   std::unordered_map<SessionControl*, std::weak_ptr<SessionControl>> sessions
@@ -384,13 +395,56 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
   void Release(RequestKind k) { inflight[static_cast<int>(k)].fetch_sub(1); }
 
-  void AddActive() {
+  // Returns the request's id for DoneActive.
+  uint64_t AddActive(RequestKind kind, std::string what) {
     absl::MutexLock lock(&active_mu);
-    ++active;
+    const uint64_t id = next_request_id++;
+    running.emplace(id, Running{kind, absl::Now(), std::move(what)});
+    return id;
   }
-  void DoneActive() {
+  void DoneActive(uint64_t id) {
     absl::MutexLock lock(&active_mu);
-    if (--active == 0) active_cv.SignalAll();
+    running.erase(id);
+    active_cv.SignalAll();
+  }
+
+  // Which handlers a shutdown step waits for.
+  enum class Handlers { kLongRunning, kOthers, kAll };
+  static bool Counts(Handlers which, RequestKind kind) {
+    if (which == Handlers::kAll) return true;
+    return (kind == RequestKind::kLongRunning) == (which == Handlers::kLongRunning);
+  }
+  int CountLocked(Handlers which) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(active_mu) {
+    int n = 0;
+    for (const auto& [s, r] : running) n += Counts(which, r.kind) ? 1 : 0;
+    return n;
+  }
+  // Waits until none of `which` runs (true) or until `deadline` (false).
+  bool WaitHandlers(Handlers which, absl::Time deadline) {
+    absl::MutexLock lock(&active_mu);
+    while (CountLocked(which) > 0) {
+      if (active_cv.WaitWithDeadline(&active_mu, deadline) && CountLocked(which) > 0) return false;
+    }
+    return true;
+  }
+  // "N: GET /a from ADDR (long-running, 12s), ..." (the first few).
+  std::string DescribeHandlers(Handlers which) {
+    absl::MutexLock lock(&active_mu);
+    const absl::Time now = absl::Now();
+    std::string out = absl::StrCat(CountLocked(which));
+    int listed = 0;
+    for (const auto& [s, r] : running) {
+      if (!Counts(which, r.kind)) continue;
+      if (++listed > 5) {
+        absl::StrAppend(&out, ", ...");
+        break;
+      }
+      absl::StrAppend(&out, listed == 1 ? ": " : ", ", r.what,
+                      r.kind == RequestKind::kLongRunning ? " (long-running, " : " (",
+                      absl::FormatDuration(absl::Trunc(now - r.since, absl::Milliseconds(100))),
+                      ")");
+    }
+    return out;
   }
 
   void Register(const std::shared_ptr<SessionControl>& s) {
@@ -465,9 +519,11 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
       if (!self->handler_active_) self->Close();
     });
   }
-  void Cut() override {
-    net::post(stream_.get_executor(), [self = this->shared_from_this()] {
-      if (self->handler_active_ && !self->closed_) {
+  void Cut(bool long_running_only) override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this(), long_running_only] {
+      if (self->handler_active_ && !self->closed_ &&
+          (!long_running_only || self->long_running_)) {
+        self->cut_ = true;
         beast::error_code ec;
         self->Tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
       }
@@ -509,6 +565,7 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
     return failed_ || timed_out_;
   }
   bool KeepAlive() const { return keep_alive_ && !srv_->stopping; }
+  bool Stopping() const { return srv_->stopping; }
   unsigned version() const { return version_; }
 
   bool ClientGone() {
@@ -527,7 +584,7 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
   }
 
   // Runs on a worker thread.
-  void RunHandler(const HttpRequest& req, RequestKind kind);
+  void RunHandler(const HttpRequest& req, RequestKind kind, uint64_t id);
 
  private:
   static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
@@ -689,15 +746,17 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
       started_ = timed_out_ = failed_ = false;
     }
     handler_active_ = true;
-    srv_->AddActive();
+    long_running_ = kind == RequestKind::kLongRunning;
+    const uint64_t id =
+        srv_->AddActive(kind, absl::StrCat(r.method, " ", r.path, " from ", remote_));
     auto self = this->shared_from_this();
-    bool submitted = srv_->pool->Submit([self, r = std::move(r), kind] {
-      self->RunHandler(r, kind);
+    bool submitted = srv_->pool->Submit([self, r = std::move(r), kind, id] {
+      self->RunHandler(r, kind, id);
     });
     if (!submitted) {
       handler_active_ = false;
       srv_->Release(kind);
-      srv_->DoneActive();
+      srv_->DoneActive(id);
       srv_->thread_start_failures.fetch_add(1);
       return Reply(429,
                    StatusJson(429, "TooManyRequests",
@@ -842,6 +901,7 @@ class Session : public SessionControl, public std::enable_shared_from_this<Sessi
   unsigned version_ = 11;
   // Strand state.
   std::atomic<bool> handler_active_{false};
+  std::atomic<bool> long_running_{false};  // The running handler's request is.
   bool reply_in_flight_ = false;
   bool write_pending_ = false;      // An AsyncSend in flight.
   bool finish_after_write_ = false;  // The handler returned meanwhile.
@@ -894,7 +954,8 @@ class ConnWriter : public ResponseWriter {
   }
 
   bool WriteChunk(std::string_view data) override {
-    if (s_.Failed()) return false;
+    // A stopping server ends streams at once, even busy ones.
+    if (s_.Failed() || s_.Stopping()) return false;
     if (data.empty()) return true;  // An empty chunk would end the stream.
     net::const_buffer buf(data.data(), data.size());
     return s_.SyncWrite([buf](Stream& st, auto done) {
@@ -919,7 +980,7 @@ class ConnWriter : public ResponseWriter {
 };
 
 template <class Stream>
-void Session<Stream>::RunHandler(const HttpRequest& req, RequestKind kind) {
+void Session<Stream>::RunHandler(const HttpRequest& req, RequestKind kind, uint64_t id) {
   {
     ConnWriter<Stream> w(*this);
     try {
@@ -934,7 +995,7 @@ void Session<Stream>::RunHandler(const HttpRequest& req, RequestKind kind) {
   }
   srv_->Release(kind);
   net::post(stream_.get_executor(), [self = this->shared_from_this()] { self->OnHandlerDone(); });
-  srv_->DoneActive();
+  srv_->DoneActive(id);
 }
 
 }  // namespace
@@ -1083,34 +1144,70 @@ absl::StatusOr<int> HttpServer::Start() {
   return port;
 }
 
+namespace {
+
+// The state of a server that left handlers running (Stop): they still use
+// it, so it is never freed.
+ABSL_CONST_INIT absl::Mutex g_kept_mu(absl::kConstInit);
+std::vector<std::shared_ptr<HttpServer::Impl>>* g_kept ABSL_GUARDED_BY(g_kept_mu) = nullptr;
+
+void KeepForever(std::shared_ptr<HttpServer::Impl> impl) {
+  absl::MutexLock lock(&g_kept_mu);
+  if (g_kept == nullptr) g_kept = new std::vector<std::shared_ptr<HttpServer::Impl>>();
+  g_kept->push_back(std::move(impl));
+}
+
+}  // namespace
+
 void HttpServer::Stop() {
   if (!impl_ || !impl_->ioc || impl_->stopping.exchange(true)) return;
   Impl& i = *impl_;
+  using Handlers = Impl::Handlers;
+  const absl::Time start = absl::Now();
   net::post(i.acceptor->get_executor(), [impl = impl_] {
     beast::error_code ec;
     impl->acceptor->close(ec);
     impl->accept_retry->cancel();
   });
   for (auto& s : i.LiveSessions()) s->CloseIfIdle();
-  {
-    // In-flight requests finish; long-running ones see ClientGone().
-    absl::MutexLock lock(&i.active_mu);
-    const absl::Time deadline = absl::Now() + i.opts.shutdown_grace;
-    while (i.active != 0 && !i.active_cv.WaitWithDeadline(&i.active_mu, deadline)) {
+  // Long-running requests end at once: ClientGone() is true and their
+  // writes fail from now on. Those still running after a moment (blocked in
+  // a write to a client that does not read) are cut off.
+  if (!i.WaitHandlers(Handlers::kLongRunning, start + i.opts.long_running_grace)) {
+    BATCHD_LOG_WARN("http: cutting long-running requests still running after {}: {}",
+                    absl::FormatDuration(i.opts.long_running_grace),
+                    i.DescribeHandlers(Handlers::kLongRunning));
+    for (auto& s : i.LiveSessions()) s->Cut(/*long_running_only=*/true);
+  }
+  // The other in-flight requests get shutdown_grace to finish.
+  if (!i.WaitHandlers(Handlers::kOthers, start + i.opts.shutdown_grace)) {
+    BATCHD_LOG_WARN("http: cutting requests still running after {}: {}",
+                    absl::FormatDuration(i.opts.shutdown_grace),
+                    i.DescribeHandlers(Handlers::kOthers));
+    for (auto& s : i.LiveSessions()) s->Cut(/*long_running_only=*/false);
+  }
+  // Cut off, a handler's writes fail; one that still does not return is
+  // blocked elsewhere: leave it (and everything it may use) behind.
+  const bool all_returned = i.WaitHandlers(Handlers::kAll, absl::Now() + i.opts.cut_grace);
+  if (!all_returned) {
+    std::string stuck = i.DescribeHandlers(Handlers::kAll);
+    {
+      absl::MutexLock lock(&i.active_mu);
+      i.abandoned = static_cast<int>(i.running.size());
     }
+    BATCHD_LOG_ERROR("http: stopping without requests that did not return {} after their "
+                     "connections were cut: {}",
+                     absl::FormatDuration(i.opts.cut_grace), stuck);
   }
-  for (;;) {
-    for (auto& s : i.LiveSessions()) s->Cut();
-    absl::MutexLock lock(&i.active_mu);
-    if (i.active == 0) break;
-    BATCHD_LOG_WARN("http: waiting for {} requests to finish", i.active);
-    i.active_cv.WaitWithTimeout(&i.active_mu, absl::Seconds(5));
-  }
-  i.pool->Stop();
+  i.pool->Stop(/*detach=*/!all_returned);
   i.work.reset();
   i.ioc->stop();
   for (auto& t : i.io_threads) t.join();
   i.io_threads.clear();
+  if (!all_returned) {
+    KeepForever(impl_);
+    return;
+  }
   // Destroys the remaining sessions (and their sockets) while Impl lives.
   i.accept_retry.reset();
   i.acceptor.reset();
@@ -1132,6 +1229,7 @@ HttpServerStats HttpServer::Stats() const {
   s.accept_errors = i.accept_errors.load();
   s.thread_start_failures = i.thread_start_failures.load();
   s.timeouts = i.timeouts.load();
+  s.abandoned = i.abandoned.load();
   return s;
 }
 
