@@ -25,10 +25,17 @@
 // `max_header_bytes` 431, malformed requests 400 and a closed connection.
 //
 // Thread-safety: `Start`/`Stop` from one thread; the handler is called
-// concurrently from worker threads and must be thread-safe. `Stop` stops
-// accepting, closes idle connections, ends long-running requests (their
-// writer's ClientGone() turns true), waits for in-flight requests to finish
-// and joins every thread before returning.
+// concurrently from worker threads and must be thread-safe.
+//
+// Shutdown (`Stop`), bounded as kube-apiserver's: it stops accepting and
+// closes idle connections; long-running requests (watches, log follows) end
+// at once (their writer's ClientGone() turns true and their writes fail;
+// after `long_running_grace` their connections are cut); the other in-flight
+// requests get `shutdown_grace` to finish, then their connections are cut.
+// Handlers get `cut_grace` to return once cut; one still running then (blocked
+// outside the connection) is logged by method and path and left behind with
+// the server's state (never freed), and Stop returns. Otherwise Stop joins
+// every thread before returning.
 #pragma once
 
 #include <functional>
@@ -72,8 +79,15 @@ struct HttpServerOptions {
   absl::Duration write_timeout = absl::Seconds(60);
   absl::Duration request_timeout = absl::Seconds(60);  // kube-apiserver's --request-timeout
   // How long Stop waits for in-flight requests before cutting their
-  // connections (it then still waits for the handlers to return).
+  // connections.
   absl::Duration shutdown_grace = absl::Seconds(30);
+  // How long long-running requests get to end their streams once Stop has
+  // told them to (a watch checks at least every second) before their
+  // connections are cut.
+  absl::Duration long_running_grace = absl::Seconds(2);
+  // How long Stop waits for handlers to return once their connections are
+  // cut before it leaves them behind (see Shutdown above).
+  absl::Duration cut_grace = absl::Seconds(5);
   int io_threads = 2;
   // Worker threads idle this long exit (the pool shrinks back).
   absl::Duration worker_idle_exit = absl::Seconds(60);
@@ -98,6 +112,7 @@ struct HttpServerStats {
   int64_t accept_errors = 0;
   int64_t thread_start_failures = 0;
   int64_t timeouts = 0;             // 504s
+  int abandoned = 0;                // Handlers Stop left running (see Shutdown).
 };
 
 class HttpServer {

@@ -182,6 +182,26 @@ class HttpServerTest : public ::testing::Test {
       gate_.Arrive();
       gate_.release.WaitForNotificationWithTimeout(absl::Milliseconds(kWaitMs));
     }
+    if (r.path == "/api/v1/watch/stuck") {
+      // Blocked outside the connection (as a handler waiting on something
+      // that never comes): neither ClientGone() nor a failed write ends it.
+      gate_.Arrive();
+      stuck_.WaitForNotificationWithTimeout(absl::Milliseconds(6 * kWaitMs));
+      stuck_returned_.Notify();
+      return;
+    }
+    if (r.path == "/api/v1/watch/busy") {
+      // A watch with an event every few milliseconds: it only writes, and
+      // never goes idle long enough to look at ClientGone().
+      w.StartStream(200, {{"Content-Type", "text/plain"}});
+      gate_.Arrive();
+      while (w.WriteChunk("event\n")) {
+        gate_.release.WaitForNotificationWithTimeout(absl::Milliseconds(2));
+      }
+      stream_ended_.Notify();
+      w.EndStream();
+      return;
+    }
     if (r.path == "/stream") {
       w.StartStream(200, {{"Content-Type", "text/plain"}});
       gate_.Arrive();
@@ -203,6 +223,8 @@ class HttpServerTest : public ::testing::Test {
   int port_ = 0;
   Gate gate_;
   absl::Notification stream_ended_;
+  absl::Notification stuck_;
+  absl::Notification stuck_returned_;
 };
 
 TEST_F(HttpServerTest, KeepAliveServesSeveralRequests) {
@@ -486,6 +508,54 @@ TEST_F(HttpServerTest, StopEndsALoneStream) {
   EXPECT_TRUE(stream_ended_.HasBeenNotified());
   std::string r = stream.ReadResponse();  // Ends with the last chunk.
   EXPECT_EQ(Code(r), 200) << r;
+}
+
+// A SIGTERMed server whose watch streams events nonstop (a busy cluster)
+// used to wait `shutdown_grace` for it (the handler never went idle to see
+// ClientGone()); the stream now ends at its next write.
+TEST_F(HttpServerTest, StopEndsABusyStreamAtOnce) {
+  HttpServerOptions o;
+  o.shutdown_grace = absl::Milliseconds(6 * kWaitMs);
+  Start(o);
+  Raw stream(port_);
+  stream.Send(Get("/api/v1/watch/busy"));
+  ASSERT_TRUE(gate_.WaitArrived(1));
+  const absl::Time t0 = absl::Now();
+  server_->Stop();
+  EXPECT_LT(absl::Now() - t0, absl::Milliseconds(kWaitMs));
+  EXPECT_TRUE(stream_ended_.HasBeenNotified());
+  EXPECT_EQ(server_->Stats().abandoned, 0);
+  std::string r = stream.ReadResponse();  // Ends with the last chunk.
+  EXPECT_EQ(Code(r), 200) << r;
+}
+
+// A handler that returns neither when its stream is ended nor when its
+// connection is cut used to keep Stop waiting forever ("waiting for 1
+// requests to finish" every 5 s); Stop now cuts the connection, gives it
+// `cut_grace`, names it and returns without it. A plain request in flight
+// still gets `shutdown_grace`.
+TEST_F(HttpServerTest, StopIsBoundedByAHandlerThatNeverReturns) {
+  HttpServerOptions o;
+  o.long_running_grace = absl::Milliseconds(50);
+  o.shutdown_grace = absl::Milliseconds(6 * kWaitMs);
+  o.cut_grace = absl::Milliseconds(100);
+  Start(o);
+  Raw watch(port_);
+  watch.Send(Get("/api/v1/watch/stuck"));
+  Raw slow(port_);
+  slow.Send(Get("/block"));
+  ASSERT_TRUE(gate_.WaitArrived(2));
+  std::thread stopper([this] { server_->Stop(); });
+  EXPECT_TRUE(watch.WaitClosed());  // Cut after long_running_grace.
+  gate_.Release();                  // /block finishes in its grace.
+  std::string r = slow.ReadResponse();
+  EXPECT_EQ(Code(r), 200) << r;
+  stopper.join();
+  EXPECT_FALSE(stuck_returned_.HasBeenNotified());
+  EXPECT_EQ(server_->Stats().abandoned, 1);
+  // The abandoned handler may still return and finish its part.
+  stuck_.Notify();
+  EXPECT_TRUE(stuck_returned_.WaitForNotificationWithTimeout(absl::Milliseconds(kWaitMs)));
 }
 
 TEST(ClassifyRequestTest, KubeApiserverKinds) {

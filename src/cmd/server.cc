@@ -742,15 +742,17 @@ absl::Status Server::Impl::StartLeading() {
 const std::string& Server::scheme() const { return impl_->scheme; }
 const std::string& Server::ca_file() const { return impl_->ca_file; }
 
-void Server::Stop() {
-  if (!impl_) return;
+bool Server::Stop() {
+  if (!impl_) return true;
   if (impl_->elector) impl_->elector->Stop();
   if (impl_->agent) impl_->agent->Stop();
   if (impl_->http) impl_->http->Stop();
+  const bool clean = !impl_->http || impl_->http->Stats().abandoned == 0;
   impl_->workload_retention.reset();
   impl_->event_ttl.reset();
   impl_->compactor.reset();
   if (impl_->manager) impl_->manager->Stop();
+  return clean;
 }
 
 }  // namespace batchd::cmd

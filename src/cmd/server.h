@@ -135,7 +135,10 @@ class Server {
   // certificate ("" for plain HTTP or a certificate given by flag).
   const std::string& scheme() const;
   const std::string& ca_file() const;
-  void Stop();
+  // False when the HTTP server left handlers running (a request that did
+  // not return after its connection was cut): they may still use what the
+  // destructors free, so the process should exit without them.
+  bool Stop();
 
  private:
   Server();

@@ -99,6 +99,12 @@ wait_for() {
   done
 }
 
+# free_port: a loopback TCP port free at the moment (for extra servers,
+# agents' log ports, proxies).
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
 # A minimal Job manifest: job_yaml NAME [EXTRA_LABEL_LINES]
 job_yaml() {
   cat <<YAML

@@ -124,6 +124,32 @@ ${3:-}
 YAML
 }
 
+# The Indexed Job of the agent cut-off tests (test_agent_*.sh): 2 indexes
+# at once, each pod `sh -c 'sleep 300; echo MARKER'` with a 30 s grace:
+# indexed_sleeper_yaml NAME MARKER POD_SPEC_LINES (6-space indent: where the
+# pods go and what they tolerate, e.g. pinned_spec's).
+indexed_sleeper_yaml() {
+  cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $1, namespace: $NS}
+spec:
+  completionMode: Indexed
+  completions: 2
+  parallelism: 2
+  backoffLimit: 6
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 30
+$3
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "sleep 300; echo $2"]
+YAML
+}
+
 # start_remote_agent NODE DIR [AGENT_FLAGS...]: starts `batchd agent` for Node
 # NODE with data dir DIR, labelled and tainted "NODE=yes" (NoSchedule) so only
 # pods that ask land there; sets AGENT_PID and waits until the node is Ready.
@@ -132,7 +158,7 @@ YAML
 start_remote_agent() {
   local node=$1 dir=$2 port creds
   shift 2
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+  port=$(free_port)
   mkdir -p "$dir"
   read -ra creds <<<"$(node_credentials "$node")"
   "${BIN_DIR:?}/batchd" agent --server "${AGENT_SERVER:-$SERVER}" --node-name "$node" --data-dir "$dir" "${creds[@]}" \
@@ -145,18 +171,17 @@ start_remote_agent() {
 node_ready_is() {
   [[ $(k get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == "$2" ]]
 }
-# pinned_spec NODE [INDENT]: pod spec lines (indented by INDENT, default 6
-# spaces: a Job's template) that put a pod on NODE only.
+# pinned_spec NODE [INDENT [TOLERATION...]]: pod spec lines (indented by
+# INDENT, default 6 spaces: a Job's template) that put a pod on NODE only;
+# each TOLERATION (a flow mapping, "{key: ..., operator: ...}") is tolerated
+# too.
 pinned_spec() {
-  local in=${2-      }
-  printf '%snodeSelector: {%s: "yes"}\n%stolerations: [{key: %s, operator: Exists}]\n' \
-    "$in" "$1" "$in" "$1"
+  local in=${2-      } tols="{key: $1, operator: Exists}" t
+  for t in "${@:3}"; do tols+=", $t"; done
+  printf '%snodeSelector: {%s: "yes"}\n%stolerations: [%s]\n' "$in" "$1" "$in" "$tols"
 }
 
 # --- Cutting a remote agent off (test_agent_*.sh) ---
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 
 # start_cut_proxy PORT: a TCP proxy from a free loopback port to the server
 # on PORT, one thread per direction per connection; sets PROXY_PID and

@@ -27,29 +27,10 @@ trap cleanup EXIT
 start_cut_proxy "$PORT"
 AGENT_SERVER=$PROXY_URL start_remote_agent "$NODE" "$ADIR"
 
-cat <<YAML | k create -f - >/dev/null
-apiVersion: batch/v1
-kind: Job
-metadata: {name: cut, namespace: $NS}
-spec:
-  completionMode: Indexed
-  completions: 2
-  parallelism: 2
-  backoffLimit: 6
-  template:
-    spec:
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 30
-      nodeSelector: {$NODE: "yes"}
-      tolerations:
-      - {key: $NODE, operator: Exists}
-      - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 300}
-      - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}
-      containers:
-      - name: main
-        image: busybox
-        command: ["sh", "-c", "sleep 300; echo $MARK"]
-YAML
+indexed_sleeper_yaml cut "$MARK" "$(pinned_spec "$NODE" "      " \
+  "{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 300}" \
+  "{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}")" |
+  k create -f - >/dev/null
 two_running() { [[ $(running_pods cut | grep -c .) == 2 ]]; }
 uids() {
   k get pods -n "$NS" -l job-name=cut -o jsonpath='{range .items[*]}{.metadata.uid}{"\n"}{end}' | sort

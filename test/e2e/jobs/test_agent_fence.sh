@@ -67,25 +67,7 @@ expect_eq "$(k get node fence-b -o jsonpath='{.metadata.annotations.batchd\.io/f
   "fence-b's (default) fence period"
 
 ensure_ns
-cat <<YAML | k create -f - >/dev/null
-apiVersion: batch/v1
-kind: Job
-metadata: {name: fenced, namespace: $NS}
-spec:
-  completionMode: Indexed
-  completions: 2
-  parallelism: 2
-  backoffLimit: 6
-  template:
-    spec:
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 30
-$(pinned_spec fence-a)
-      containers:
-      - name: main
-        image: busybox
-        command: ["sh", "-c", "sleep 300; echo $MARK"]
-YAML
+indexed_sleeper_yaml fenced "$MARK" "$(pinned_spec fence-a)" | k create -f - >/dev/null
 running_on() {  # running_on NODE: the Job's Running pods on NODE
   local p n=0
   for p in $(running_pods fenced); do

@@ -28,25 +28,7 @@ cleanup() {
 trap cleanup EXIT
 start_remote_agent "$NODE" "$ADIR" --fence-period 0
 
-cat <<YAML | k create -f - >/dev/null
-apiVersion: batch/v1
-kind: Job
-metadata: {name: twice, namespace: $NS}
-spec:
-  completionMode: Indexed
-  completions: 2
-  parallelism: 2
-  backoffLimit: 6
-  template:
-    spec:
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 30
-$(pinned_spec "$NODE")
-      containers:
-      - name: main
-        image: busybox
-        command: ["sh", "-c", "sleep 300; echo $MARK"]
-YAML
+indexed_sleeper_yaml twice "$MARK" "$(pinned_spec "$NODE")" | k create -f - >/dev/null
 two_running() { [[ $(running_pods twice | grep -c .) == 2 ]]; }
 poll 60 two_running || fail "the Job's 2 pods are not Running: $(k get pods -n "$NS" -o wide 2>&1 | head -c 400)"
 poll 20 eval '[[ $(index_procs "$MARK" 0) == 1 && $(index_procs "$MARK" 1) == 1 ]]' ||

@@ -89,16 +89,62 @@ YAML
 )
 }
 
-# wl_of JOB [NAMESPACE]: the name of the Workload the Job owns ("" if none).
-wl_of() {
-  k get workloads.kueue.x-k8s.io -n "${2:-$NS}" -o json | python3 -c '
+# owned_wl KIND NAME [NAMESPACE]: the name of the Workload that the object
+# KIND/NAME (Job, JobSet) owns ("" if none).
+owned_wl() {
+  k get workloads.kueue.x-k8s.io -n "${3:-$NS}" -o json | python3 -c '
 import json, sys
 for w in json.load(sys.stdin)["items"]:
     for o in w["metadata"].get("ownerReferences", []):
-        if o.get("kind") == "Job" and o.get("name") == sys.argv[1]:
-            print(w["metadata"]["name"]); sys.exit(0)' "$1"
+        if o.get("kind") == sys.argv[1] and o.get("name") == sys.argv[2]:
+            print(w["metadata"]["name"]); sys.exit(0)' "$1" "$2"
 }
+# wl_of JOB [NAMESPACE]: the name of the Workload the Job owns ("" if none).
+wl_of() { owned_wl Job "$1" "${2:-$NS}"; }
 has_wl() { [[ -n $(wl_of "$@") ]]; }
+# jobset_wl JOBSET [NAMESPACE]: the Workload the JobSet owns ("" if none).
+jobset_wl() { owned_wl JobSet "$1" "${2:-$NS}"; }
+has_jobset_wl() { [[ -n $(jobset_wl "$@") ]]; }
+
+# queued_jobset NAME QUEUE DURATION RJOB...: a JobSet in QUEUE with a
+# replicated job per RJOB ("NAME:REPLICAS[:PODS]", PODS pods per child Job,
+# default 1) whose pods each request 1 cpu and run DURATION on a simulated
+# node. Leaves the JobSet's spec.suspend as the create response had it in
+# $CREATED_SUSPEND.
+queued_jobset() {
+  local name=$1 queue=$2 dur=$3 rj n r p
+  shift 3
+  {
+    cat <<YAML
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: $name
+  namespace: $NS
+  labels: {kueue.x-k8s.io/queue-name: $queue}
+spec:
+  replicatedJobs:
+YAML
+    for rj in "$@"; do
+      IFS=: read -r n r p <<<"$rj"
+      cat <<YAML
+  - name: $n
+    replicas: $r
+    template:
+      spec:
+        parallelism: ${p:-1}
+        completions: ${p:-1}
+        template:
+          metadata:
+            annotations: {batchd.io/sim-duration: $dur}
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox, resources: {requests: {cpu: "1", memory: 100Mi}}}]
+YAML
+    done
+  } >"$E2E_TMP/jobset-$name.yaml"
+  CREATED_SUSPEND=$(k create -f "$E2E_TMP/jobset-$name.yaml" -o jsonpath='{.spec.suspend}')
+}
 
 # wl_cond JOB TYPE [NAMESPACE]: status of the Job's Workload condition TYPE.
 wl_cond() {

@@ -21,52 +21,11 @@ local_queue "$NS" lq "$CQ"
 queued_job blocker lq 1 1h "" 2
 poll 30 wl_cond_is blocker Admitted True || fail "blocker not admitted"
 
-created=$(cat <<YAML | k create -f - -o jsonpath='{.spec.suspend}'
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata:
-  name: train
-  namespace: $NS
-  labels: {kueue.x-k8s.io/queue-name: lq}
-spec:
-  replicatedJobs:
-  - name: leader
-    template:
-      spec:
-        template:
-          metadata:
-            annotations: {batchd.io/sim-duration: 3s}
-          spec:
-            restartPolicy: Never
-            containers: [{name: main, image: busybox, resources: {requests: {cpu: "1", memory: 100Mi}}}]
-  - name: workers
-    replicas: 2
-    template:
-      spec:
-        parallelism: 2
-        completions: 2
-        template:
-          metadata:
-            annotations: {batchd.io/sim-duration: 3s}
-          spec:
-            restartPolicy: Never
-            containers: [{name: main, image: busybox, resources: {requests: {cpu: "1", memory: 100Mi}}}]
-YAML
-)
-expect_eq "$created" "true" "the JobSet is created suspended"
+queued_jobset train lq 3s leader:1 workers:2:2
+expect_eq "$CREATED_SUSPEND" "true" "the JobSet is created suspended"
 
-# jobset_wl: the Workload the JobSet owns.
-jobset_wl() {
-  k get workloads.kueue.x-k8s.io -n "$NS" -o json | python3 -c '
-import json, sys
-for w in json.load(sys.stdin)["items"]:
-    for o in w["metadata"].get("ownerReferences", []):
-        if o.get("kind") == "JobSet" and o.get("name") == "train":
-            print(w["metadata"]["name"])'
-}
-has_jobset_wl() { [[ -n $(jobset_wl) ]]; }
-poll 30 has_jobset_wl || fail "no Workload for the JobSet"
-WL=$(jobset_wl)
+poll 30 has_jobset_wl train || fail "no Workload for the JobSet"
+WL=$(jobset_wl train)
 expect_eq "$(k get workloads.kueue.x-k8s.io -n "$NS" "$WL" -o jsonpath='{range .spec.podSets[*]}{.name}={.count} {end}')" \
   "leader=1 workers=4 " "pod sets"
 # 5 cpu do not fit next to the blocker's 2: pending, child Jobs suspended,

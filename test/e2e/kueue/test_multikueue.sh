@@ -16,9 +16,6 @@
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 P="$NS"
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 WORKER_PIDS=()
 cleanup() {
   local pid
@@ -158,39 +155,11 @@ wl_gone() { [[ -z $(kw1 get workloads.kueue.x-k8s.io -n "$NS" -o name) ]]; }
 poll 20 wl_gone || fail "workload copy still on w1"
 
 # --- a JobSet runs on the worker with room; its status reaches the manager ---
-cat <<YAML | k create -f - >/dev/null
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata:
-  name: js
-  namespace: $NS
-  labels: {kueue.x-k8s.io/queue-name: mk}
-spec:
-  replicatedJobs:
-  - name: w
-    replicas: 2
-    template:
-      spec:
-        template:
-          metadata:
-            annotations: {batchd.io/sim-duration: 3s}
-          spec:
-            restartPolicy: Never
-            containers: [{name: main, image: busybox, resources: {requests: {cpu: "1", memory: 100Mi}}}]
-YAML
+queued_jobset js mk 3s w:2
 expect_eq "$(k get jobsets.jobset.x-k8s.io -n "$NS" js -o jsonpath='{.spec.managedBy}')" \
   "kueue.x-k8s.io/multikueue" "defaulted managedBy (JobSet)"
-js_wl() {
-  k get workloads.kueue.x-k8s.io -n "$NS" -o json | python3 -c '
-import json, sys
-for w in json.load(sys.stdin)["items"]:
-    for o in w["metadata"].get("ownerReferences", []):
-        if o.get("kind") == "JobSet" and o.get("name") == "js":
-            print(w["metadata"]["name"]); sys.exit(0)'
-}
-has_js_wl() { [[ -n $(js_wl) ]]; }
-poll 30 has_js_wl || fail "no Workload for the JobSet"
-JSWL=$(js_wl)
+poll 30 has_jobset_wl js || fail "no Workload for the JobSet"
+JSWL=$(jobset_wl js)
 js_wl_field() { k get workloads.kueue.x-k8s.io -n "$NS" "$JSWL" -o "jsonpath=$1"; }
 js_ready() { [[ $(js_wl_field '{.status.admissionChecks[0].state}') == Ready ]]; }
 poll 40 js_ready || fail "JobSet check not Ready: $(js_wl_field '{.status.admissionChecks}')"
