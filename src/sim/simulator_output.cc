@@ -89,7 +89,7 @@ Json Simulator::Summary() const {
     if (n > 0) by_controller[name] = by_controller.value(name, int64_t{0}) + n;
   }
   s["engine"]["reconcilesByController"] = std::move(by_controller);
-  s["engine"]["storeCommits"] = i.store.Revision();
+  s["engine"]["storeCommits"] = i.store_commits;
   double span = absl::ToDoubleSeconds(i.Now());
   auto queue_json = [&](const QueueStat& q, const Usage& nominal) {
     Json j;
