@@ -30,6 +30,6 @@ for r in $(seq "$ROUNDS"); do
 done
 for f in "$OUT"/*-*.md; do
   printf '%s: %s\n' "$(basename "$f" .md)" \
-    "$(grep -E 'jobs/s end|CPU per job \(ms\):|revisions' "$f" | sed -E 's/^\| [^|]* \| ([^|]*) \|$/\1/' | paste -sd'|')"
+    "$(grep -E 'jobs/s end|CPU per job \(ms\):|CPU per job by thread|revisions' "$f" | sed -E 's/^\| [^|]* \| ([^|]*) \|$/\1/' | paste -sd'|')"
 done
 echo "reports: $OUT"

@@ -10,6 +10,8 @@
 # 3. Slurm: bench/slurm/run.sh N (N x `sbatch --wrap true`, and a N-task array),
 #    then the ratio batchd/Slurm.  SKIP_SLURM=1 skips it, SKIP_SIM=1 skips 2.
 # Every step is bounded by `timeout`; servers and Slurm daemons are stopped on exit.
+# PERF_OUT=DIR: `perf record -g` (PERF_CALL_GRAPH, default dwarf; PERF_FREQ, default 499)
+# of the server during step 1; DIR gets perf.data and text reports by thread and by symbol.
 # Exits 3 when the batchd/Slurm ratio falls below MIN_RATIO (default 10).
 set -euo pipefail
 BUILD_DIR=${1:?usage: $0 BUILD_DIR [N]}
@@ -72,9 +74,27 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 echo "e2e: batchd jobs N=$N on port $PORT ..." >&2
+PERF_PID=""
+if [[ -n "${PERF_OUT:-}" ]]; then
+  mkdir -p "$PERF_OUT"
+  perf record -q -F "${PERF_FREQ:-499}" --call-graph "${PERF_CALL_GRAPH:-dwarf}" -p "$PID" \
+    -o "$PERF_OUT/perf.data" 2>"$PERF_OUT/record.log" &
+  PERF_PID=$!
+  sleep 0.5
+fi
 timeout 300 python3 "$HERE/e2e_jobs_client.py" jobs --port "$PORT" --n "$N" --conns "$CONNS" \
   --server-pid "$PID" --timeout 280 >"$WORK/jobs.out" ||
   { echo "e2e: batchd jobs run failed or timed out" >&2; cat "$WORK/jobs.out" >&2; tail -n 20 "$WORK/server-jobs.log" >&2; }
+if [[ -n "$PERF_PID" ]]; then
+  kill -INT "$PERF_PID" 2>/dev/null || true
+  wait "$PERF_PID" 2>/dev/null || true
+  perf report -i "$PERF_OUT/perf.data" --no-children --sort comm --stdio 2>/dev/null \
+    | grep -v '^#' | grep -v '^$' | head -n 40 >"$PERF_OUT/by-thread.txt" || true
+  perf report -i "$PERF_OUT/perf.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null \
+    | grep -v '^#' | grep -v '^$' | head -n 150 >"$PERF_OUT/by-symbol.txt" || true
+  perf report -i "$PERF_OUT/perf.data" --children --sort sym --stdio -g none 2>/dev/null \
+    | grep -v '^#' | grep -v '^$' | head -n 250 >"$PERF_OUT/children.txt" || true
+fi
 stop_server
 # Store writes per Job by kind and writer, from the stopped server's MVCC log.
 python3 "$HERE/store_writes.py" "$WORK/data-jobs/state.db" --markdown \
@@ -119,6 +139,7 @@ row "batchd: submit→Complete latency p50 / p99 (ms)" "$(val jobs jobs_lat_p50_
 row "batchd: jobs Failed / not finished (timed out)" "$(val jobs jobs_failed) / $(val jobs jobs_timed_out)"
 row "batchd: server CPU per job (ms) / host CPU per job (ms)" "$(val jobs jobs_server_cpu_ms_per_item) / $(val jobs jobs_host_cpu_ms_per_item)"
 row "batchd: CPU per job (ms): server / pods (shims+containers) / load client" "$(val jobs jobs_server_cpu_ms_per_item) / $(val jobs jobs_pods_cpu_ms_per_item) / $(val jobs jobs_client_cpu_ms_per_item)"
+row "batchd: server CPU per job by thread (ms)" "$(val jobs jobs_server_threads_cpu_ms_per_item)"
 row "batchd: store writes per job (revisions) / store transactions (commits) per job" "$(val jobs jobs_store_writes_per_item) / $(val jobs jobs_store_transactions_per_item)"
 if [[ -f "$WORK/writes.out" ]]; then
   row "batchd: writes per job by writer (bench/store_writes.py)" \

@@ -3,6 +3,9 @@
 # ClusterQueues, 15,000 workloads in small/medium/large classes), end to end
 # against a real batchd server on simulated nodes.
 #   bench/kueue_perf.sh BUILD_DIR [client flags, e.g. --scale 0.5 --fraction 0.2]
+# Other shapes: --shape tas (640 nodes, topology-aware), --shape large-scale
+# (Kueue's 1,000 ClusterQueues / 50,000 workloads), --shape deep (one
+# ClusterQueue 20,000 deep: admissions per second).
 # Starts BUILD_DIR/bin/batchd server --no-local-node on a fresh data dir and a
 # free loopback port, runs bench/kueue_perf_client.py against it (see its
 # docstring for the shape and what is measured) and prints its key=value

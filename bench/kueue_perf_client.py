@@ -31,8 +31,31 @@ slice size):
     large   8 pods x 2500m:  17 required,  17 preferred,  16 slices of 4
 (45,000 pods). Runtimes, priorities and intervals are the baseline's.
 
+--shape large-scale runs Kueue's large-scale config (configs/large-scale, as
+reference/kueue.md section 4 gives it: 1,000 ClusterQueues, 50,000 workloads,
+Kueue's periodic CI mean 1,179 s): 10 cohorts x 100 ClusterQueues with the
+baseline's quotas and preemption (nominal 20 cpu, borrowingLimit 100), and
+per CQ
+    small    35 x  1 cpu, runs 150 ms, priority  50, one every  60 ms
+    medium   11 x  5 cpu, runs 350 ms, priority 100, one every 300 ms
+    large     4 x 20 cpu, runs 700 ms, priority 200, one every 700 ms
+on 160 simulated nodes of 128 cpu (20,480 cpu >= the 20,000 cpu of quota).
+
+--shape deep is a deep single queue (Kueue issue #14477: 9.6 admissions per
+minute from a queue 536 deep): one ClusterQueue (no cohort) whose quota is 0
+while --deep-workloads (20,000) 1-cpu Jobs of --deep-runtime-ms (1,000 ms)
+are created as fast as the client can; once every Workload exists and waits,
+the quota is raised to --deep-quota cpu (1,000) in one update, and the client
+measures admissions per second from that update until the last admission
+(deep_admissions_per_s), every pod running on 10 simulated nodes of 128 cpu.
+
 --scale multiplies every interval and runtime ("real time scaled down" with
 scale < 1). --fraction runs a fraction of each class's count (quick runs).
+
+CPU of the server's queue-manager thread (the controller that feeds the
+admission core, runs its cycles and writes the decisions; /proc task
+"queue-manager") is reported over the run and per admission
+(qm_cpu_ms_per_admission), with the server's whole CPU.
 
 Time to admission of a workload = the moment this client sees its Workload
 with status.admission on a watch stream minus the moment its Job create was
@@ -60,6 +83,11 @@ CLASSES = [  # name, count, cpu, runtime_ms, priority, interval_ms
     ("small", 350, 1, 200, 50, 100),
     ("medium", 100, 5, 500, 100, 500),
     ("large", 50, 20, 1000, 200, 1200),
+]
+LARGE_SCALE_CLASSES = [  # Kueue's configs/large-scale, per ClusterQueue
+    ("small", 35, 1, 150, 50, 60),
+    ("medium", 11, 5, 350, 100, 300),
+    ("large", 4, 20, 700, 200, 700),
 ]
 # --shape tas: per class, (pods, cpu per pod, [(mode, count, slice size)]);
 # the class's cpu per workload, runtime, priority and interval stay as above.
@@ -98,8 +126,16 @@ class Api:
         if code not in (200, 201, 409):
             raise RuntimeError(f"POST {path}: {code} {body[:300]!r}")
 
+    def merge_patch(self, path, patch):
+        self.conn.request("PATCH", path, body=json.dumps(patch).encode(),
+                          headers={"Content-Type": "application/merge-patch+json"})
+        r = self.conn.getresponse()
+        body = r.read()
+        if r.status != 200:
+            raise RuntimeError(f"PATCH {path}: {r.status} {body[:300]!r}")
 
-def setup(api, cohorts, per_cohort, nodes, node_cpu, tas):
+
+def setup(api, cohorts, per_cohort, nodes, node_cpu, tas, classes=CLASSES, deep_cq=False):
     flavor_spec = {}
     if tas:
         api.create(f"{KQ}/topologies", {"apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -111,11 +147,25 @@ def setup(api, cohorts, per_cohort, nodes, node_cpu, tas):
     api.create(f"{KQ}/resourceflavors", {"apiVersion": "kueue.x-k8s.io/v1beta2",
                "kind": "ResourceFlavor", "metadata": {"name": "default"},
                "spec": flavor_spec})
-    for name, _, _, _, prio, _ in CLASSES:
+    for name, _, _, _, prio, _ in classes:
         api.create(f"{KQ}/workloadpriorityclasses", {"apiVersion": "kueue.x-k8s.io/v1beta2",
                    "kind": "WorkloadPriorityClass", "metadata": {"name": f"perf-{name}"},
                    "value": prio})
     cqs = []
+    if deep_cq:  # one ClusterQueue, no cohort, quota 0 until raised
+        cqs.append("deep")
+        api.create(f"{KQ}/clusterqueues", {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": "deep"},
+            "spec": {"namespaceSelector": {}, "resourceGroups": [{
+                "coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
+                    {"name": "cpu", "nominalQuota": "0"}]}]}]}})
+        api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                          "metadata": {"name": "deep"}})
+        api.create(f"{KQ}/namespaces/deep/localqueues", {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "deep"}, "spec": {"clusterQueue": "deep"}})
+        cohorts = 0
     for c in range(cohorts):
         for q in range(per_cohort):
             cq = f"cohort{c}-cq{q}"
@@ -183,13 +233,36 @@ class Watcher(threading.Thread):
 
     def __init__(self, port):
         super().__init__(daemon=True)
-        self.port, self.admitted, self.finished = port, {}, {}
+        self.port, self.admitted, self.finished, self.seen = port, {}, {}, set()
         self.lock = threading.Lock()
         self.ready = threading.Event()
+        self.reconnects, self.relists = 0, 0
+
+    def relist(self):
+        """Lists every Workload (pages of 5,000) after a watch error: counts
+        stay right (times of what happened meanwhile are the list's)."""
+        api, cont, rv = Api(self.port), "", ""
+        while True:
+            path = f"{KQ}/workloads?limit=5000" + (f"&continue={cont}" if cont else "")
+            code, body = api.do("GET", path)
+            if code != 200:
+                time.sleep(1)
+                continue
+            lst = json.loads(body)
+            for item in lst.get("items", []):
+                self.event({"type": "ADDED", "object": item})
+            meta = lst.get("metadata", {})
+            rv = rv or meta.get("resourceVersion", "")
+            cont = meta.get("continue", "")
+            if not cont:
+                return rv
 
     def run(self):
-        rv = ""
+        rv, need_list = "", False
         while True:
+            if need_list:
+                rv, need_list = self.relist(), False
+                self.relists += 1
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=3600)
             path = f"{KQ}/workloads?watch=1&allowWatchBookmarks=true"
             if rv:
@@ -206,8 +279,14 @@ class Watcher(threading.Thread):
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
                     if line.strip():
-                        rv = self.event(json.loads(line)) or rv
+                        ev = json.loads(line)
+                        if ev.get("type") == "ERROR":  # e.g. 410: too old
+                            need_list = True
+                        rv = self.event(ev) or rv
+                if need_list:
+                    break
             conn.close()
+            self.reconnects += 1
 
     def event(self, ev):
         obj = ev.get("object", {})
@@ -220,6 +299,7 @@ class Watcher(threading.Thread):
             st = obj.get("status", {})
             now = time.monotonic()
             with self.lock:
+                self.seen.add(key)
                 if st.get("admission") and key not in self.admitted:
                     self.admitted[key] = now
                 for c in st.get("conditions", []):
@@ -249,6 +329,43 @@ def store_transactions(port):
     return None
 
 
+def thread_cpu_s(pid, name):
+    """CPU of the process's threads named `name` (/proc/PID/task/*/comm)."""
+    total = 0.0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            if open(f"/proc/{pid}/task/{tid}/comm").read().strip() != name:
+                continue
+            f = open(f"/proc/{pid}/task/{tid}/stat").read().rsplit(")", 1)[1].split()
+            total += (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            pass
+    return total
+
+
+def metric_sum(port, name):
+    """Sum of a metric's samples (all label sets) in /metrics, or None."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/metrics")
+        body = c.getresponse().read().decode()
+    except (OSError, http.client.HTTPException):
+        return None
+    total, found = 0.0, False
+    for line in body.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            try:
+                total += float(line.rsplit(" ", 1)[1])
+                found = True
+            except ValueError:
+                pass
+    return total if found else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -261,13 +378,30 @@ def main():
     ap.add_argument("--conns", type=int, default=8)
     ap.add_argument("--server-pid", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--shape", choices=["baseline", "tas"], default="baseline")
+    # Stop waiting when nothing was admitted or finished for this long after
+    # submission (workloads stuck after a preemption would hold the run to
+    # --timeout); the ones left are reported as unfinished.
+    ap.add_argument("--settle", type=float, default=60)
+    ap.add_argument("--shape", choices=["baseline", "tas", "large-scale", "deep"],
+                    default="baseline")
+    ap.add_argument("--deep-workloads", type=int, default=20000)
+    ap.add_argument("--deep-quota", type=int, default=1000)
+    ap.add_argument("--deep-runtime-ms", type=int, default=1000)
     a = ap.parse_args()
     tas = a.shape == "tas"
+    deep = a.shape == "deep"
+    classes = CLASSES
     if tas:
         a.nodes, a.node_cpu = 640, 96
+    if a.shape == "large-scale":
+        a.cohorts, a.cqs_per_cohort, a.nodes, a.node_cpu = 10, 100, 160, 128
+        classes = LARGE_SCALE_CLASSES
+    if deep:
+        a.nodes, a.node_cpu = 10, 128
+        classes = [("small", a.deep_workloads, 1, a.deep_runtime_ms, 50, 0)]
 
-    cqs = setup(Api(a.port), a.cohorts, a.cqs_per_cohort, a.nodes, a.node_cpu, tas)
+    cqs = setup(Api(a.port), a.cohorts, a.cqs_per_cohort, a.nodes, a.node_cpu, tas, classes,
+                deep_cq=deep)
     w = Watcher(a.port)
     w.start()
     w.ready.wait(30)
@@ -275,7 +409,7 @@ def main():
     # The schedule: every (cq, class, i) at i * interval (scaled).
     sched = []
     for cq in cqs:
-        for cls, count, cpu, runtime, _, interval in CLASSES:
+        for cls, count, cpu, runtime, _, interval in classes:
             # One creation stream per (class, mode) at the class's interval,
             # as Kueue's generator runs one per workload set.
             streams = [(count, None)]
@@ -296,6 +430,8 @@ def main():
     for s in sched:
         work.put(s)
     cpu0 = proc_cpu_s(a.server_pid) if a.server_pid else 0.0
+    qm0 = thread_cpu_s(a.server_pid, "queue-manager") if a.server_pid else 0.0
+    attempts0 = metric_sum(a.port, "kueue_admission_attempt_duration_seconds_sum") or 0.0
     txns0 = store_transactions(a.port)
     t0 = time.monotonic()
 
@@ -321,7 +457,22 @@ def main():
     for t in threads:
         t.join()
     t_submitted = time.monotonic()
+    t_raise = None
+    if deep:
+        # Every Workload exists and waits (quota 0); then one quota update.
+        while time.monotonic() - t0 < a.timeout:
+            with w.lock:
+                if len(w.seen) >= total:
+                    break
+            time.sleep(0.2)
+        time.sleep(2)  # let the manager settle on them (statuses written)
+        qm_pending = thread_cpu_s(a.server_pid, "queue-manager") if a.server_pid else 0.0
+        t_raise = time.monotonic()
+        Api(a.port).merge_patch(f"{KQ}/clusterqueues/deep", {"spec": {"resourceGroups": [{
+            "coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
+                {"name": "cpu", "nominalQuota": str(a.deep_quota)}]}]}]}})
     peak_rss = 0.0
+    last, last_change = None, time.monotonic()
     while time.monotonic() - t0 < a.timeout:
         with w.lock:
             na, nf = len(w.admitted), len(w.finished)
@@ -329,9 +480,15 @@ def main():
             peak_rss = max(peak_rss, proc_rss_mib(a.server_pid))
         if nf >= total:
             break
+        if (na, nf) != last:
+            last, last_change = (na, nf), time.monotonic()
+        elif time.monotonic() - last_change > a.settle:
+            break
         time.sleep(0.2)
     with w.lock:
         adm, fin = dict(w.admitted), dict(w.finished)
+    qm1 = thread_cpu_s(a.server_pid, "queue-manager") if a.server_pid else 0.0
+    attempts1 = metric_sum(a.port, "kueue_admission_attempt_duration_seconds_sum")
     print(f"workloads={total}")
     print(f"cluster_queues={len(cqs)}")
     print(f"shape={a.shape}")
@@ -344,7 +501,24 @@ def main():
     if len(fin) >= total:
         print(f"all_finished_s={max(fin.values()) - t0:.1f}")
         print(f"admissions_per_s={total / (max(adm.values()) - t0):.1f}")
-    for cls, *_ in CLASSES:
+    elif fin:  # stopped by --settle or --timeout
+        print(f"unfinished={total - len(fin)}")
+        print(f"last_finished_s={max(fin.values()) - t0:.1f}")
+        print(f"admissions_per_s={len(adm) / (max(adm.values()) - t0):.1f}")
+    if deep and t_raise is not None and adm:
+        after = sorted(v - t_raise for v in adm.values())
+        print(f"deep_pending_at_raise={total - sum(1 for v in adm.values() if v < t_raise)}")
+        print(f"deep_first_admission_s={after[0]:.2f}")
+        print(f"deep_all_admitted_s={after[-1]:.1f}")
+        print(f"deep_admissions_per_s={len(after) / max(after[-1], 1e-9):.1f}")
+        for q in (0.1, 0.5, 0.9):  # admissions/s up to a fraction of them
+            n = max(1, int(len(after) * q))
+            print(f"deep_admissions_per_s_first_{int(q * 100)}pct={n / max(after[n - 1], 1e-9):.1f}")
+        if a.server_pid:
+            print(f"deep_qm_cpu_s_while_pending={qm_pending - qm0:.1f}")
+            print(f"deep_qm_cpu_ms_per_admission_after_raise="
+                  f"{1000 * (qm1 - qm_pending) / max(1, len(after)):.2f}")
+    for cls, *_ in classes:
         waits = [adm[k] - created[k] for k in created if cls_of[k] == cls and k in adm]
         if waits:
             print(f"{cls}_admission_mean_s={sum(waits) / len(waits):.2f}")
@@ -359,8 +533,16 @@ def main():
         print(f"store_transactions_per_workload={(txns1 - txns0) / max(1, total):.2f}")
     if a.server_pid:
         print(f"server_cpu_s={proc_cpu_s(a.server_pid) - cpu0:.1f}")
+        # The queue manager's thread: conversions, cycles, decision writes.
+        print(f"qm_cpu_s={qm1 - qm0:.1f}")
+        print(f"qm_cpu_ms_per_admission={1000 * (qm1 - qm0) / max(1, len(adm)):.2f}")
         print(f"server_rss_peak_mib={peak_rss:.0f}")  # sampled from the end of submission
         print(f"server_vmhwm_mib={proc_hwm_mib(a.server_pid):.0f}")  # the kernel's peak, whole run
+    if attempts0 is not None and attempts1 is not None:
+        # Time inside scheduling cycles, as Kueue's histogram counts it.
+        print(f"admission_attempts_s={attempts1 - attempts0:.1f}")
+    print(f"watch_reconnects={w.reconnects}")
+    print(f"watch_relists={w.relists}")
     return 0 if len(fin) >= total else 1
 
 

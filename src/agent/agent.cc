@@ -183,6 +183,10 @@ struct NodeAgent::Impl : public reconcile::Reconciler {
   std::unique_ptr<HostProbe> owned_probe;
   reconcile::Manager mgr;
   internal::NodeFence fence;
+  // The pod user's and runAsUser's groups, looked up once per 10 s, not per
+  // pod start (internal/security.h).
+  internal::UserGroupsCache user_groups{clock, absl::Seconds(10), internal::LookupUserGroups,
+                                        internal::PasswdGroupStamp};
   std::atomic<bool> fence_lapse_logged{false};
   const api::KindDef& pod_kind;
   const api::KindDef& node_kind;
@@ -457,7 +461,9 @@ absl::Status NodeAgent::Impl::EnsureStarted(const Json& pod, PodState& st) {
                                        .pod_user = o.pod_user,
                                        .pod_uid = o.pod_uid,
                                        .pod_gid = o.pod_gid,
-                                       .lookup_uid = internal::LookupUserGroups};
+                                       .lookup_uid = [this](int64_t uid) {
+                                         return user_groups.Get(uid);
+                                       }};
   in.pids_limit = o.pod_pids_limit;
   in.lookup = [this](std::string_view resource, const std::string& ns, const std::string& name) {
     return LookupForEnv(resource, ns, name);

@@ -240,6 +240,13 @@ ObjectRef Informer::Get(const std::string& ns, const std::string& name) const {
   return Resolve(key, e);
 }
 
+ObjectRef Informer::GetUnlessCompact(const std::string& ns, const std::string& name) const {
+  std::string key = ns.empty() ? name : ns + "/" + name;
+  absl::MutexLock lock(&mu_);
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : it->second.obj;
+}
+
 std::vector<ObjectRef> Informer::List(const std::string& ns) const {
   std::vector<ObjectRef> out;
   // Compact entries are decoded after the lock is released.

@@ -58,6 +58,10 @@ class Informer {
   void Stop();
 
   ObjectRef Get(const std::string& ns, const std::string& name) const;
+  // Get, but nullptr for an object kept compact (SetCompactWhen's predicate
+  // held when it was stored): for readers that settled objects never concern,
+  // which need not decode them.
+  ObjectRef GetUnlessCompact(const std::string& ns, const std::string& name) const;
   std::vector<ObjectRef> List(const std::string& ns = "") const;
   // Objects whose labels match a label-selector string.
   std::vector<ObjectRef> ListMatching(const std::string& ns, const std::string& selector) const;

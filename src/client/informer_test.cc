@@ -112,6 +112,13 @@ TEST(InformerTest, SettledObjectsAreKeptCompactAndReadTheSame) {
   ASSERT_EQ(inf.ListMatching("default", "x=1").size(), 1u);
   EXPECT_EQ(Informer::KeyOf(*inf.ListMatching("default", "x=1")[0]), "default/watched");
 
+  // GetUnlessCompact: the live object, and nothing for a compact one.
+  ASSERT_NE(inf.GetUnlessCompact("default", "live"), nullptr);
+  EXPECT_EQ(*inf.GetUnlessCompact("default", "live"), Stored(c, jobs, "live"));
+  EXPECT_EQ(inf.GetUnlessCompact("default", "listed"), nullptr);
+  EXPECT_EQ(inf.GetUnlessCompact("default", "watched"), nullptr);
+  EXPECT_EQ(inf.GetUnlessCompact("default", "absent"), nullptr);
+
   // Readers share one decoding while any holds it.
   ObjectRef a = inf.Get("default", "watched");
   EXPECT_EQ(inf.Get("default", "watched").get(), a.get());

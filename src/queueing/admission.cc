@@ -295,7 +295,7 @@ void CoreState::Dequeue(PendingEntry* e) {
   } else {
     bool was_heap = e->where == PendingEntry::Where::kHeap;
     cq.queue.Erase(e);
-    if (was_heap) cq.queue.ReleaseNext(e->signature);  // it represented its group
+    if (was_heap) cq.queue.ReleaseAfter(e);  // it represented its group
   }
   if (cq.sticky_preemptor == e->wl.key) cq.sticky_preemptor.clear();
   e->queued_in.clear();
@@ -371,6 +371,7 @@ void CoreState::UpsertPending(Workload wl) {
   }
   slot->wl = std::move(wl);
   slot->signature = SchedulingSignature(slot->wl);
+  slot->coarse_signature = SchedulingSignature(slot->wl, /*with_priority=*/false);
   ++LqOf(slot->wl).pending;
   Enqueue(slot.get());
 }
@@ -630,6 +631,7 @@ bool AdmissionCore::IsPending(std::string_view key) const {
 }
 size_t AdmissionCore::PendingCount() const { return state_->PendingCount(); }
 size_t AdmissionCore::AdmittedCount() const { return state_->AdmittedCount(); }
+uint64_t AdmissionCore::HeadsEvaluated() const { return state_->heads_evaluated(); }
 uint64_t AdmissionCore::UsageVersion() const { return state_->UsageVersion(); }
 absl::Status AdmissionCore::CheckInvariants() const {
   std::string err = state_->CheckInvariants();

@@ -105,6 +105,9 @@ class AdmissionCore {
   bool IsPending(std::string_view key) const;
   size_t PendingCount() const;
   size_t AdmittedCount() const;
+  // Heads whose flavors were assigned so far (evaluations, re-evaluations
+  // included): what a cycle's cost follows. For tests and benchmarks.
+  uint64_t HeadsEvaluated() const;
   // Bumps on every change of admitted usage (admit, release, repair): status
   // derived from usage (fair-sharing shares) is stale when it moved.
   uint64_t UsageVersion() const;

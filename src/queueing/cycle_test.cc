@@ -236,6 +236,47 @@ TEST(CycleTest, IdenticalInadmissibleWorkloadsReturnInOrder) {
   EXPECT_EQ(core->PendingWorkloads("a", 10), (std::vector<std::string>{"ns/b2", "ns/d1"}));
 }
 
+// Every workload at its own priority, a ClusterQueue that shares nothing and
+// no preemption candidate: the inadmissible ones wait in one group across
+// priorities, so a finished workload costs two evaluations (the admitted
+// head and the next, NoFit again), not one per pending workload; admissions
+// come in priority order, and the same as with one group per priority.
+TEST(CycleTest, FinishedWorkloadCostsAnEvaluationPerGroupNotPerPriority) {
+  for (bool across : {true, false}) {
+    SCOPED_TRACE(across ? "across priorities" : "one group per priority");
+    Scenario s;
+    s.opts.group_across_priorities = across;
+    s.cqs = {CqBuilder("a").Flavor("default", 4).Within(PreemptionPolicy::kLowerPriority).Obj()};
+    for (int i = 0; i < 4; ++i) {
+      s.admitted.push_back({WlBuilder("run" + std::to_string(i), "a").Cpu(1).Priority(1000).Obj(),
+                            AdmitOn("a", "default", 1)});
+    }
+    for (int i = 0; i < 200; ++i) {  // w0 has the highest priority
+      s.pending.push_back(WlBuilder("w" + std::to_string(i), "a").Cpu(1).Priority(500 - i).At(i).Obj());
+    }
+    auto core = Load(s);
+    EXPECT_EQ(Summarize(core->RunCycle(absl::FromUnixSeconds(1))).pending.size(), 200u);
+    std::vector<std::string> admitted;
+    uint64_t evaluated = 0;
+    for (int i = 0; i < 4; ++i) {
+      core->Remove("ns/run" + std::to_string(i));
+      const uint64_t before = core->HeadsEvaluated();
+      for (const std::string& k :
+           Summarize(core->RunCycle(absl::FromUnixSeconds(2 + i))).admitted) {
+        admitted.push_back(k);
+      }
+      evaluated += core->HeadsEvaluated() - before;
+    }
+    EXPECT_THAT(admitted, ElementsAreArray({"ns/w0", "ns/w1", "ns/w2", "ns/w3"}));
+    if (across) {
+      EXPECT_EQ(evaluated, 8u);
+    } else {
+      EXPECT_GT(evaluated, 4u * 190);
+    }
+    EXPECT_EQ(core->ClusterQueueStatusOf("a").pending, 196);
+  }
+}
+
 TEST(CycleTest, RequeueAtDelaysCandidacy) {
   Scenario s;
   s.cqs = {CqBuilder("a").Flavor("default", 2).Obj()};

@@ -330,6 +330,14 @@ struct Options {
 #endif
   // 0 = as many as fit (batchd's default); 1 = Kueue's one head per CQ per cycle.
   int max_admissions_per_cluster_queue_per_cycle = 0;
+  // Inadmissible workloads whose NoFit could not depend on their priority
+  // (no preemption candidate at all) in a ClusterQueue without cohort wait in
+  // one group per requirements across priorities (internal/queue.h), so a
+  // finished workload costs an evaluation per group, not per pending
+  // priority. Admissions and preemptions are the same either way (tests
+  // compare both settings); off keeps one group per priority, as Kueue's
+  // equivalence hash does.
+  bool group_across_priorities = true;
   TopologyProfile topology_profile = TopologyProfile::kMixed;
 };
 

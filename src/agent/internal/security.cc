@@ -2,6 +2,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,6 +60,59 @@ std::optional<UserGroups> LookupUserGroups(int64_t uid) {
     if (getgrouplist(pw.pw_name, pw.pw_gid, groups.data(), &n) < 0) n = 0;
   }
   for (int i = 0; i < n && i < static_cast<int>(groups.size()); ++i) out.groups.push_back(groups[i]);
+  return out;
+}
+
+UserGroupsCache::UserGroupsCache(Clock& clock, absl::Duration ttl, Lookup lookup, Stamp stamp,
+                                 size_t max_entries)
+    : clock_(clock),
+      ttl_(ttl),
+      lookup_(std::move(lookup)),
+      stamp_(std::move(stamp)),
+      max_entries_(std::max<size_t>(max_entries, 1)) {}
+
+std::optional<UserGroups> UserGroupsCache::Get(int64_t uid) {
+  const std::string stamp = stamp_ ? stamp_() : std::string();
+  const absl::Time now = clock_.Now();
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(uid);
+    if (it != entries_.end() && it->second.stamp == stamp && now - it->second.fetched < ttl_ &&
+        now >= it->second.fetched) {
+      return it->second.groups;
+    }
+  }
+  // Looked up outside the lock: NSS may be slow, and two pods asking at
+  // once both looking up is harmless.
+  std::optional<UserGroups> groups = lookup_(uid);
+  absl::MutexLock lock(&mu_);
+  if (!entries_.contains(uid) && entries_.size() >= max_entries_) {
+    auto oldest = entries_.begin();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->second.fetched < oldest->second.fetched) oldest = it;
+    }
+    entries_.erase(oldest);
+  }
+  entries_[uid] = Entry{.groups = groups, .fetched = now, .stamp = stamp};
+  return groups;
+}
+
+size_t UserGroupsCache::size() const {
+  absl::MutexLock lock(&mu_);
+  return entries_.size();
+}
+
+std::string PasswdGroupStamp() {
+  std::string out;
+  for (const char* path : {"/etc/passwd", "/etc/group", "/etc/nsswitch.conf"}) {
+    struct stat st {};
+    if (stat(path, &st) != 0) {
+      absl::StrAppend(&out, "-;");
+      continue;
+    }
+    absl::StrAppend(&out, st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec, ":", st.st_size, ":",
+                    st.st_ino, ";");
+  }
   return out;
 }
 

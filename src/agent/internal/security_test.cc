@@ -1,6 +1,9 @@
 #include "agent/internal/security.h"
 
+#include <map>
+
 #include "agent/internal/pod_spec.h"
+#include "common/testing/fake_clock.h"
 #include "gtest/gtest.h"
 
 namespace batchd::agent::internal {
@@ -141,6 +144,79 @@ TEST(SecurityTest, SandboxSpecCarriesIdentityOwnerAndPidsLimit) {
   EXPECT_EQ(s->pids_limit, 4096);
   s = BuildSandboxSpec(Pod({{"runAsNonRoot", true}, {"runAsUser", 0}}, nullptr), in);
   EXPECT_TRUE(absl::IsFailedPrecondition(s.status()));
+}
+
+// UserGroupsCache: one NSS lookup per uid per ttl while the stamp holds.
+struct CountingLookup {
+  std::map<int64_t, int> calls;
+  std::optional<UserGroups> operator()(int64_t uid) {
+    ++calls[uid];
+    if (uid == 990) return UserGroups{.gid = 991, .groups = {991, 50}};
+    return std::nullopt;
+  }
+};
+
+TEST(UserGroupsCacheTest, ReusesAnAnswerWithinTheTtl) {
+  FakeClock clock;
+  CountingLookup lookup;
+  UserGroupsCache cache(clock, absl::Seconds(10), std::ref(lookup), [] { return "s1"; });
+  for (int i = 0; i < 5; ++i) {
+    std::optional<UserGroups> g = cache.Get(990);
+    ASSERT_TRUE(g.has_value());
+    EXPECT_EQ(g->gid, 991);
+    EXPECT_EQ(g->groups, (std::vector<int64_t>{991, 50}));
+  }
+  EXPECT_EQ(lookup.calls[990], 1);
+  // No passwd entry is an answer too.
+  EXPECT_FALSE(cache.Get(4242).has_value());
+  EXPECT_FALSE(cache.Get(4242).has_value());
+  EXPECT_EQ(lookup.calls[4242], 1);
+  clock.Advance(absl::Seconds(9));
+  cache.Get(990);
+  EXPECT_EQ(lookup.calls[990], 1);
+  clock.Advance(absl::Seconds(1));
+  cache.Get(990);
+  EXPECT_EQ(lookup.calls[990], 2);
+}
+
+TEST(UserGroupsCacheTest, AChangedStampLooksUpAgain) {
+  FakeClock clock;
+  CountingLookup lookup;
+  std::string stamp = "s1";
+  UserGroupsCache cache(clock, absl::Seconds(10), std::ref(lookup), [&] { return stamp; });
+  cache.Get(990);
+  cache.Get(990);
+  EXPECT_EQ(lookup.calls[990], 1);
+  stamp = "s2";  // /etc/group edited
+  cache.Get(990);
+  EXPECT_EQ(lookup.calls[990], 2);
+  cache.Get(990);
+  EXPECT_EQ(lookup.calls[990], 2);
+}
+
+TEST(UserGroupsCacheTest, HoldsAtMostMaxEntriesDroppingTheOldest) {
+  FakeClock clock;
+  CountingLookup lookup;
+  UserGroupsCache cache(clock, absl::Seconds(10), std::ref(lookup), nullptr, /*max_entries=*/2);
+  cache.Get(1);
+  clock.Advance(absl::Milliseconds(1));
+  cache.Get(2);
+  clock.Advance(absl::Milliseconds(1));
+  cache.Get(3);  // full: uid 1, the oldest, goes
+  EXPECT_EQ(cache.size(), 2u);
+  cache.Get(2);
+  cache.Get(3);
+  EXPECT_EQ(lookup.calls[2], 1);
+  EXPECT_EQ(lookup.calls[3], 1);
+  cache.Get(1);
+  EXPECT_EQ(lookup.calls[1], 2);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+TEST(UserGroupsCacheTest, StampOfTheHostFilesIsStable) {
+  // Two reads with no edit in between agree (the cache would never hit otherwise).
+  EXPECT_EQ(PasswdGroupStamp(), PasswdGroupStamp());
+  EXPECT_FALSE(PasswdGroupStamp().empty());
 }
 
 }  // namespace

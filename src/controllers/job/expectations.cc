@@ -88,7 +88,8 @@ void PodIndex::Remove(const api::Json& pod) {
 }
 
 std::vector<client::ObjectRef> PodIndex::For(const std::string& key,
-                                             const client::Informer& pods) const {
+                                             const client::Informer& pods,
+                                             bool skip_settled) const {
   std::vector<std::string> names;
   {
     absl::MutexLock lock(&mu_);
@@ -102,7 +103,7 @@ std::vector<client::ObjectRef> PodIndex::For(const std::string& key,
   for (const std::string& name : names) {
     // Skipped: gone from the informer, or controlled by another Job now
     // (the handler that moves it in this index has not run yet).
-    client::ObjectRef p = pods.Get(ns, name);
+    client::ObjectRef p = skip_settled ? pods.GetUnlessCompact(ns, name) : pods.Get(ns, name);
     if (p && ControllingJobKey(*p) == key) out.push_back(std::move(p));
   }
   return out;

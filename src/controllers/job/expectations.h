@@ -63,7 +63,11 @@ class PodIndex {
   void Remove(const api::Json& pod);
   // Pods whose controller reference names Job `key` (any UID), as `pods`
   // (the informer whose handlers feed this index) has them now.
-  std::vector<client::ObjectRef> For(const std::string& key, const client::Informer& pods) const;
+  // With `skip_settled`, pods the informer keeps compact (settled: terminal,
+  // no finalizer, not being deleted; reconcile/settled.h) are left out
+  // without being decoded.
+  std::vector<client::ObjectRef> For(const std::string& key, const client::Informer& pods,
+                                     bool skip_settled = false) const;
 
  private:
   mutable absl::Mutex mu_;

@@ -125,11 +125,13 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
     // enqueues the key again (the timer is a safety net).
     return Result::After(absl::Milliseconds(100));
   }
-  std::vector<client::ObjectRef> pods = index_.For(key, pods_);
-  const std::string uid = job_ref ? api::meta::GetUid(*job_ref) : "";
   // Pods whose Job is gone (or replaced by a same-named one) lose the
-  // finalizer; a finished Job's leftovers too.
+  // finalizer; a finished Job's leftovers too. Nothing else is done for
+  // those, so their settled pods (no finalizer left) are not even decoded.
   const bool finished = job_ref && api::batch_v1::IsJobFinished(*job_ref);
+  std::vector<client::ObjectRef> pods =
+      index_.For(key, pods_, /*skip_settled=*/!job_ref || finished);
+  const std::string uid = job_ref ? api::meta::GetUid(*job_ref) : "";
   std::vector<const Json*> release;
   SyncCtx c;
   c.expected_rm_finalizers = std::move(in_flight_removals);

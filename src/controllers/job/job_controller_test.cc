@@ -106,6 +106,63 @@ TEST_F(JobControllerTest, CreatedSuspendedHasNoPodsNorStartTime) {
   EXPECT_EQ(Conditions("s"), (std::vector<std::string>{"Suspended=True/JobSuspended"}));
 }
 
+// Issue #14 (workloads stuck Evicted + QuotaReserved after preemption): the
+// queue suspends a running Job and clears its startTime (as Kueue's stop
+// does) while its pods finish. Before the Job controller syncs, they are
+// Succeeded. A suspended Job still counts finished pods and releases them;
+// one whose completions are all done finishes, with a startTime (a finished
+// Job without one is refused: the sync failed forever, the pod kept its
+// finalizer and status.active stayed 1, so the Workload never let go).
+TEST_F(JobControllerTest, PodsFinishingWhileSuspendedAreCountedAndReleased) {
+  struct Case {
+    std::string name;
+    int pods, succeed;  // completions = parallelism = pods; `succeed` finish.
+    bool complete;
+  };
+  for (const Case& c : std::vector<Case>{{"last pod done", 1, 1, true},
+                                         {"all pods done", 2, 2, true},
+                                         {"one of two done", 2, 1, false}}) {
+    SCOPED_TRACE(c.name);
+    const std::string name = "ps-" + std::to_string(c.pods) + "-" + std::to_string(c.succeed);
+    CreateJob(MakeJob(name).Completions(c.pods).Parallelism(c.pods).Obj());
+    std::vector<Json> pods = ActivePods(name);
+    ASSERT_EQ(pods.size(), static_cast<size_t>(c.pods));
+    for (const Json& p : pods) SetRunning(p, true);
+    clock_.Advance(absl::Seconds(5));
+    // The queue's stop and the pods' exits, all before the controller syncs.
+    ASSERT_TRUE(base_.MergePatch(jobs_, "default", name, {{"spec", {{"suspend", true}}}}).ok());
+    Json job = GetJob(name);
+    ASSERT_TRUE(job["status"].contains("startTime"));
+    job["status"].erase("startTime");
+    auto w = base_.UpdateStatus(jobs_, job);
+    ASSERT_TRUE(w.ok()) << w.status();
+    for (int i = 0; i < c.succeed; ++i) {
+      Finish(*base_.Get(pods_, "default", api::meta::GetName(pods[i])), 0, Json::array(),
+             /*settle=*/false);
+    }
+    Settle();
+
+    EXPECT_EQ(Count(name, "succeeded"), c.succeed);
+    EXPECT_EQ(Count(name, "active"), 0);
+    EXPECT_EQ(Count(name, "failed"), 0) << "pods deleted for the suspension are not failures";
+    for (const Json& p : Pods(name)) {
+      EXPECT_FALSE(api::meta::HasFinalizer(p, api::batch_v1::kJobTrackingFinalizer))
+          << api::meta::GetName(p);
+    }
+    Json st = Status(name);
+    EXPECT_EQ(st.value("uncountedTerminatedPods", Json::object()), Json::object());
+    if (c.complete) {
+      EXPECT_EQ(Conditions(name).back(), "Complete=True/CompletionsReached");
+      EXPECT_EQ(st.value("startTime", ""), api::meta::FormatRfc3339(clock_.Now()));
+      EXPECT_EQ(st.value("completionTime", ""), st.value("startTime", ""));
+    } else {
+      EXPECT_EQ(Conditions(name).back(), "Suspended=True/JobSuspended");
+      EXPECT_FALSE(st.contains("startTime"));
+      EXPECT_EQ(Pods(name).size(), static_cast<size_t>(c.succeed)) << "the running pod went";
+    }
+  }
+}
+
 TEST_F(JobControllerTest, ManagedByOtherControllerIsSkipped) {
   CreateJob(MakeJob("m").Set(Json::json_pointer("/spec/managedBy"), "example.com/other").Obj());
   EXPECT_TRUE(Pods("m").empty());

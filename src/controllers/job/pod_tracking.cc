@@ -222,11 +222,19 @@ absl::Status JobReconciler::FinishInOneWrite(SyncCtx& c, const std::vector<const
 
 bool JobReconciler::EnactFinished(SyncCtx& c) {
   if (!c.finished) return false;
+  bool has_start = false;
   {
     const JobStatusView status = JobStatusView::Parse(c.job);
     if (!status.uncounted_succeeded.empty() || !status.uncounted_failed.empty()) return false;
+    has_start = !status.start_time.empty();
   }
   if (c.terminating > 0) return false;
+  // A finished Job has a startTime (status validation refuses one without:
+  // "startTime is required for finished job"). A Job suspended while its
+  // last pods finished has none: the queue's stop cleared it (Kueue resets
+  // it so that the templates may change) and a suspended Job sets none. It
+  // finishes with the time it is found finished, as completionTime.
+  if (!has_start) c.start_time = api::batch_v1::SetJobStartTime(c.job, c.now);
   api::meta::SetCondition(c.job, api::meta::ConditionShape::kJob, *c.finished, c.now);
   if (c.finished->type == "Complete") api::batch_v1::SetJobCompletionTime(c.job, c.now);
   api::batch_v1::SetJobActive(c.job, 0);

@@ -53,6 +53,7 @@ class TestStore : public store::testing::FaultStore {
   // Sizes of the UpdateMany batches so far.
   std::vector<size_t> batches;
   int64_t single_updates = 0;  // Updates outside a batch.
+  std::vector<std::string> single_keys;  // Their keys, in order.
 
   std::vector<absl::StatusOr<store::KeyValue>> UpdateMany(std::vector<UpdateOp> ops) override {
     batches.push_back(ops.size());
@@ -63,7 +64,10 @@ class TestStore : public store::testing::FaultStore {
   }
   absl::StatusOr<store::KeyValue> Update(std::string_view key, std::string value,
                                          int64_t expected_mod_revision) override {
-    if (!in_batch_) ++single_updates;
+    if (!in_batch_) {
+      ++single_updates;
+      single_keys.emplace_back(key);
+    }
     if (before_update && !in_hook_) {
       in_hook_ = true;
       const bool batch = in_batch_;

@@ -51,10 +51,6 @@ using api::meta::kConditionFalse;
 using api::meta::kConditionTrue;
 using client::ObjectRef;
 
-// Writes per UpdateStatusMany call (SqliteStore commits up to 1,024
-// operations per transaction): bounds one batch's memory and latency.
-constexpr size_t kMaxStatusBatch = 1000;
-
 // An edit's answer when the latest version needs no write (the note or the
 // eviction is already there, or no longer applies): not an error.
 absl::Status NothingToWrite() { return absl::CancelledError("nothing to write"); }
@@ -165,7 +161,7 @@ bool QueueManagerImpl::OweAdmission(const q::Decision& d, absl::Time now) {
     a.queued = requeued->last_transition_time.value_or(a.queued);
   }
   // A workload slice: its replaced slice is out of the core from now on;
-  // its Finished write waits for this admission to land (FlushSliceFinishes).
+  // its Finished write waits for this admission to land (TakeOwedWrites).
   if (!d.replaced.empty()) NoteReplacedSlice(d.replaced, d.key);
   pending_.erase(d.key);  // The admission's write supersedes any pending note.
   admissions_[d.key] = std::move(a);
@@ -214,10 +210,11 @@ void QueueManagerImpl::FinishAdmission(const std::string& key, const OwedAdmissi
 }
 
 bool QueueManagerImpl::FlushWrites(absl::Time now) {
-  enum class What { kAdmission, kEviction, kPending };
+  enum class What { kAdmission, kEviction, kPending, kOwed };
   struct Sent {
     What what;
     std::string key;
+    size_t owed = 0;  // kOwed: its index in `owed`
   };
   std::vector<client::Client::StatusEdit> edits;
   std::vector<Sent> sent;
@@ -311,6 +308,13 @@ bool QueueManagerImpl::FlushWrites(absl::Time now) {
         });
     ++it;
   }
+  // PodsReady timeouts and replaced slices' Finished (owed_writes.cc).
+  std::set<std::string> sent_slices;
+  std::vector<OwedWrite> owed = TakeOwedWrites(now, /*timeouts=*/true, &sent_slices);
+  for (size_t i = 0; i < owed.size(); ++i) {
+    add(What::kOwed, owed[i].key, std::move(owed[i].edit));
+    sent.back().owed = i;
+  }
   bool ok = true;
   for (size_t start = 0; start < edits.size(); start += kMaxStatusBatch) {
     const size_t end = std::min(edits.size(), start + kMaxStatusBatch);
@@ -379,14 +383,18 @@ bool QueueManagerImpl::FlushWrites(absl::Time now) {
           }
           break;
         }
+        case What::kOwed:
+          ok = OwedWriteDone(owed[s.owed], r) && ok;
+          break;
       }
     }
   }
   // Notes and evictions an undone admission's re-sync just owed go with the
   // next pass (soon: this one reports something left).
   if (!evictions_.empty() || !pending_.empty()) ok = false;
-  // A replaced slice finishes once its replacement's admission landed.
-  ok = FlushSliceFinishes(now) && ok;
+  // A replaced slice finishes once its replacement's admission landed: those
+  // whose replacement landed in this batch, together in one more.
+  ok = SendOwedWrites(TakeOwedWrites(now, /*timeouts=*/false, &sent_slices)) && ok;
   return ok;
 }
 

@@ -200,5 +200,92 @@ TEST_F(StatusWritesTest, ARestartWhileAnAdmissionIsInDoubtCountsWhatTheStoreHold
   EXPECT_EQ(Reserved(), "2");
 }
 
+// waitForPodsReady: the PodsReady timeouts of one cycle are written with the
+// cycle's batch (owed_writes.cc), each on its Workload's latest version: a
+// label the Job integration writes meanwhile neither conflicts nor is lost,
+// and none goes out as a write of its own.
+TEST_F(StatusWritesTest, PodsReadyTimeoutsOfOneCycleGoInOneBatch) {
+  QueueingConfig cfg;
+  cfg.wait_for_pods_ready.enable = true;
+  cfg.wait_for_pods_ready.timeout = absl::Minutes(5);
+  cfg.wait_for_pods_ready.requeuing.backoff_base_seconds = 10;
+  Queue("3", {"a", "b", "c"});
+  Start(cfg);
+  ASSERT_EQ(AdmittedAmong({"a", "b", "c"}), (std::vector<std::string>{"a", "b", "c"}));
+  Advance(absl::Minutes(5) - absl::Seconds(1));
+  bool labelled = false;
+  faults_.before_update = [&](std::string_view key) {
+    if (labelled || !key.ends_with(Key("b"))) return;
+    labelled = true;
+    Patch("workloads", "ns", "b", {{"metadata", {{"labels", {{"job", "x"}}}}}});
+  };
+  const size_t batches_before = faults_.batches.size();
+  faults_.single_keys.clear();
+  Advance(absl::Seconds(1));
+  ASSERT_TRUE(labelled);
+  for (const std::string n : {"a", "b", "c"}) {
+    SCOPED_TRACE(n);
+    Json wl = Wl(n);
+    EXPECT_EQ(Cond(wl, "Evicted"), "True/PodsReadyTimeout");
+    EXPECT_EQ(CondMessage(wl, "Evicted"), "Exceeded the PodsReady timeout ns/" + n);
+    EXPECT_EQ(wl["status"]["requeueState"]["count"], 1);
+    EXPECT_EQ(wl["status"]["requeueState"]["requeueAt"],
+              api::meta::FormatRfc3339(clock_.Now() + absl::Seconds(10)));
+  }
+  EXPECT_EQ(Wl("b")["metadata"]["labels"]["job"], "x");
+  EXPECT_THAT(std::vector<size_t>(faults_.batches.begin() + batches_before, faults_.batches.end()),
+              Contains(3u));
+  // Workload writes outside a batch: only b's, the test's own label and
+  // b's eviction made again on the labelled version (the registry's retry
+  // of a write that lost the race); a and c only in the batch.
+  for (const std::string& key : faults_.single_keys) {
+    if (key.find("/workloads/") == std::string::npos) continue;
+    EXPECT_TRUE(key.ends_with(Key("b"))) << key << " written on its own";
+  }
+  EXPECT_THAT(Metrics(), HasSubstr("kueue_evicted_workloads_total{cluster_queue=\"cq\","
+                                   "reason=\"PodsReadyTimeout\"} 3\n"));
+}
+
+// A PodsReady-timeout eviction whose write fails stays owed and is written
+// once the store takes it, once (one requeue counted, one metric increment);
+// one that no longer applies (PodsReady meanwhile) is not written at all.
+TEST_F(StatusWritesTest, APodsReadyTimeoutWriteThatFailsIsRetriedOnce) {
+  QueueingConfig cfg;
+  cfg.wait_for_pods_ready.enable = true;
+  cfg.wait_for_pods_ready.timeout = absl::Minutes(5);
+  Queue("3", {"a", "b"});
+  Start(cfg);
+  ASSERT_EQ(AdmittedAmong({"a", "b"}), (std::vector<std::string>{"a", "b"}));
+  Advance(absl::Minutes(5) - absl::Seconds(1));
+  faults_.FailUpdates(Key("a"), absl::UnavailableError("disk gone"), TestStore::When::kBefore,
+                      /*times=*/1000);
+  // b's pods turn ready in the very cycle its timeout is due.
+  faults_.before_update = [&, done = false](std::string_view key) mutable {
+    if (done || !key.ends_with(Key("b"))) return;
+    done = true;
+    Json b = Wl("b");
+    b["status"]["conditions"].push_back({{"type", "PodsReady"},
+                                         {"status", "True"},
+                                         {"reason", "PodsReady"},
+                                         {"message", "All pods are ready"},
+                                         {"lastTransitionTime",
+                                          api::meta::FormatRfc3339(clock_.Now())}});
+    ASSERT_TRUE(client_.UpdateStatus(Kind("workloads"), b).ok());
+  };
+  Advance(absl::Seconds(1));
+  EXPECT_EQ(Cond(Wl("a"), "Evicted"), "") << "the write failed";
+  EXPECT_EQ(Cond(Wl("b"), "Evicted"), "") << "PodsReady before the write";
+  EXPECT_EQ(Cond(Wl("b"), "PodsReady"), "True/PodsReady");
+  Advance(absl::Seconds(5));  // Retried, still failing.
+  EXPECT_EQ(Cond(Wl("a"), "Evicted"), "");
+  faults_.ClearKeyFaults();
+  Advance(absl::Seconds(1));
+  EXPECT_EQ(Cond(Wl("a"), "Evicted"), "True/PodsReadyTimeout");
+  EXPECT_EQ(Wl("a")["status"]["requeueState"]["count"], 1);
+  EXPECT_EQ(Cond(Wl("b"), "Evicted"), "");
+  EXPECT_THAT(Metrics(), HasSubstr("kueue_evicted_workloads_total{cluster_queue=\"cq\","
+                                   "reason=\"PodsReadyTimeout\"} 1\n"));
+}
+
 }  // namespace
 }  // namespace batchd::controllers::queueing::testing

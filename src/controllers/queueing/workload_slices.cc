@@ -3,7 +3,8 @@
 // the slice it replaces at once (queueing/types.h, Decision::replaced); the
 // manager then owes the replaced Workload Finished=True reason
 // WorkloadSliceReplaced, written after the new slice's admission (so that
-// the job always has an admitted Workload) and retried until it lands.
+// the job always has an admitted Workload) and retried until it lands
+// (owed_writes.cc: with the cycle's batch of status writes).
 // After a restart between the two writes, syncing the new slice finds its
 // predecessor still admitted and finishes it then.
 #include <utility>
@@ -45,37 +46,6 @@ void QueueManagerImpl::CheckSliceReplacement(const std::string& key, const Workl
   const WorkloadView pv = WorkloadView::Parse(*prev);
   if (!pv.has_admission || pv.IsConditionTrue("Finished")) return;
   NoteReplacedSlice(std::string(*old), key);
-}
-
-bool QueueManagerImpl::FlushSliceFinish(const std::string& old_key, const std::string& new_key,
-                                        absl::Time now) {
-  ObjectRef obj = Current(old_key);
-  if (!obj) return true;
-  const WorkloadView view = WorkloadView::Parse(*obj);
-  if (view.IsConditionTrue("Finished")) return true;
-  ObjectRef repl = Current(new_key);
-  std::string uid = repl ? std::string(WorkloadView::Parse(*repl).meta.uid) : "";
-  api::kueue::StatusUpdate update(*obj);
-  std::string message = absl::StrCat("Removed to accommodate a workload (UID: ", uid,
-                                     ", Key: ", new_key, ") due to workload slice aggregation");
-  api::kueue::SetCondition(update,
-                           {"Finished", api::meta::kConditionTrue,
-                            api::kueue::kWorkloadSliceReplaced, message},
-                           now);
-  if (!WriteWorkloadStatus(old_key, std::move(update))) return false;
-  ctx_.events.Event(*obj, "Normal", api::kueue::kWorkloadSliceReplaced, message);
-  return true;
-}
-
-bool QueueManagerImpl::FlushSliceFinishes(absl::Time now) {
-  bool ok = true;
-  for (auto it = replaced_slices_.begin(); it != replaced_slices_.end(); ++it) {
-    // Not before the replacement's admission landed: the job keeps an
-    // admitted Workload throughout (status_writes.cc).
-    if (admissions_.contains(it->second)) continue;
-    if (!FlushSliceFinish(it->first, it->second, now)) ok = false;
-  }
-  return ok;
 }
 
 void QueueManagerImpl::ForgetReplacedSlice(const std::string& key) {

@@ -4,6 +4,8 @@
 // marked Finished (WorkloadSliceReplaced); a slice whose growth does not fit
 // waits while its predecessor keeps running; a restart between the two
 // writes finishes the predecessor then.
+#include <algorithm>
+
 #include "controllers/queueing/queue_manager_test_env.h"
 
 namespace batchd::controllers::queueing::testing {
@@ -151,6 +153,39 @@ TEST_F(WorkloadSlicesTest, ASliceWhoseWriteFailsKeepsItsPredecessorUntilItLands)
   EXPECT_TRUE(Admitted("s2"));
   EXPECT_EQ(Cond(Wl("old"), "Finished"), "True/WorkloadSliceReplaced");
   EXPECT_EQ(CpuUsed(), "3");
+}
+
+TEST_F(WorkloadSlicesTest, ReplacedSlicesFinishTogetherInOneBatch) {
+  // Two elastic jobs grow in the same cycle: both slices are admitted in the
+  // cycle's batch, then both predecessors' Finished writes go out together
+  // in one more (owed_writes.cc), neither as a write of its own.
+  Basic();
+  Patch("clusterqueues", "", "cq",
+        {{"spec", {{"resourceGroups",
+                    {{{"coveredResources", {"cpu"}},
+                      {"flavors", {{{"name", "default"}, {"resources", {Quota("cpu", "4")}}}}}}}}}}});
+  Start();
+  Workload("old1", "lq", "1", 0, 1);
+  Workload("old2", "lq", "1", 0, 1);
+  Settle();
+  ASSERT_TRUE(Admitted("old1"));
+  ASSERT_TRUE(Admitted("old2"));
+  Slice("s1", 2, "ns/old1");
+  Slice("s2", 2, "ns/old2");
+  const size_t before = faults_.batches.size();
+  faults_.single_keys.clear();
+  Settle();
+  EXPECT_TRUE(Admitted("s1"));
+  EXPECT_TRUE(Admitted("s2"));
+  EXPECT_EQ(Cond(Wl("old1"), "Finished"), "True/WorkloadSliceReplaced");
+  EXPECT_EQ(Cond(Wl("old2"), "Finished"), "True/WorkloadSliceReplaced");
+  EXPECT_EQ(CpuUsed(), "4");
+  std::vector<size_t> batches(faults_.batches.begin() + before, faults_.batches.end());
+  EXPECT_GE(std::count(batches.begin(), batches.end(), 2u), 2) << "admissions, then finishes";
+  for (const std::string& key : faults_.single_keys) {
+    EXPECT_FALSE(key.ends_with("/workloads/ns/old1") || key.ends_with("/workloads/ns/old2"))
+        << key << " written on its own";
+  }
 }
 
 }  // namespace

@@ -88,6 +88,7 @@ void QueueManagerImpl::Forget(const std::string& key) {
   synced_sig_.erase(key);
   written_.erase(key);
   ready_deadlines_.erase(key);
+  ready_timeouts_.erase(key);
   execution_deadlines_.erase(key);
   not_ready_.erase(key);
   requeue_at_.erase(key);
@@ -372,40 +373,8 @@ void QueueManagerImpl::ProcessDeadlines(absl::Time now) {
     const WorkloadView view = WorkloadView::Parse(*obj);
     if (view.has_admission && !view.IsConditionTrue("PodsReady") &&
         !view.IsConditionTrue("Evicted")) {
-      EvictForPodsReadyTimeout(key, *obj, view, now);
+      ready_timeouts_[key] = std::string(view.meta.uid);  // Written with the cycle's batch.
     }
-  }
-}
-
-// Kueue's workload controller: count the requeue and back off
-// (base * 2^(n-1), capped), or mark the workload for deactivation once the
-// backoff limit is exceeded. No jitter: decisions stay deterministic.
-void QueueManagerImpl::EvictForPodsReadyTimeout(const std::string& key, const Json& wl,
-                                               const WorkloadView& view, absl::Time now) {
-  const RequeuingStrategy& rs = cfg_.wait_for_pods_ready.requeuing;
-  const int32_t count = view.requeue_count;
-  StatusUpdate update(wl);
-  if (rs.backoff_limit_count && count + 1 > *rs.backoff_limit_count) {
-    api::kueue::SetCondition(update,
-                             {"DeactivationTarget", kConditionTrue, "RequeuingLimitExceeded",
-                              "exceeding the maximum number of re-queuing retries"},
-                             now);
-    WriteWorkloadStatus(key, std::move(update));
-    return;
-  }
-  int32_t n = count + 1;
-  double backoff = rs.backoff_base_seconds * std::ldexp(1.0, std::min(n - 1, 40));
-  backoff = std::min(backoff, static_cast<double>(rs.backoff_max_seconds));
-  absl::Time requeue_at = now + absl::Seconds(static_cast<int64_t>(backoff));
-  api::kueue::SetRequeueState(update, n, requeue_at);
-  std::string message = absl::StrCat("Exceeded the PodsReady timeout ", key);
-  api::kueue::SetCondition(update, {"Evicted", kConditionTrue, "PodsReadyTimeout", message}, now);
-  if (WriteWorkloadStatus(key, std::move(update))) {
-    auto it = wl_cq_.find(key);
-    metrics_.Evicted(it == wl_cq_.end() ? "" : it->second, "PodsReadyTimeout");
-    ctx_.events.Event(wl, "Normal", "EvictedDueToPodsReadyTimeout", message);
-  } else {
-    ready_deadlines_[key] = now;  // Retry at the next reconcile.
   }
 }
 

@@ -222,6 +222,74 @@ TEST_F(IntegrationTest, EvictionStopsJobRestoresTemplateAndRequeues) {
   }
 }
 
+// Issue #14: a Workload evicted (preempted) while its job's pods exit. The
+// integration's stop (suspend, clear startTime, restore) lands first, then
+// the pods are Succeeded before the Job controller syncs. A job whose
+// completions are all done finishes its Workload; one with work left gives
+// its quota back (no pod active) and is requeued. Before the fix the first
+// stayed Evicted with QuotaReserved for ever (the Job controller's finishing
+// write was refused for lack of a startTime).
+TEST_F(IntegrationTest, PodsExitingWhileEvictedFinishOrRequeue) {
+  struct Case {
+    std::string name;
+    int pods, succeed;
+    std::string finished, quota_reserved;  // Workload conditions after.
+  };
+  for (const Case& c : std::vector<Case>{{"done", 1, 1, "True/Succeeded", "True/QuotaReserved"},
+                                         {"half", 2, 1, "absent", "False/Pending"}}) {
+    SCOPED_TRACE(c.name);
+    EnsureFlavor();
+    Create(jobs_, QueuedJob(c.name, c.pods));
+    Json wl = WorkloadOf(c.name);
+    wl["status"]["admission"] = {
+        {"clusterQueue", "cq"},
+        {"podSetAssignments",
+         Json::array({{{"name", "main"}, {"flavors", {{"cpu", "spot"}}}, {"count", c.pods}}})}};
+    wl["status"]["conditions"] = Json::array(
+        {Cond("QuotaReserved", "True", "QuotaReserved"), Cond("Admitted", "True", "Admitted")});
+    ASSERT_TRUE(client_.UpdateStatus(workloads_, wl).ok());
+    Settle();
+    std::vector<Json> pods = Pods(c.name);
+    ASSERT_EQ(pods.size(), static_cast<size_t>(c.pods));
+    for (const Json& p : pods) SetRunning(p);
+    ASSERT_EQ(GetJob(c.name)["status"].value("active", 0), c.pods);
+
+    wl = WorkloadOf(c.name);
+    wl["status"]["conditions"].push_back(
+        Cond("Evicted", "True", "Preempted", "Preempted to accommodate a workload"));
+    ASSERT_TRUE(client_.UpdateStatus(workloads_, wl).ok());
+    // One reconcile at a time until the integration's stop has landed (the
+    // Job controller has nothing to do before it: only the Workload changed).
+    for (int step = 0; step < 50; ++step) {
+      Json job = GetJob(c.name);
+      if (job["spec"].value("suspend", false) && !job["status"].contains("startTime")) break;
+      ASSERT_EQ(mgr_.RunUntilIdle(1), 1) << "went idle before the stop";
+    }
+    ASSERT_FALSE(GetJob(c.name)["status"].contains("startTime"));
+    ASSERT_EQ(Pods(c.name).size(), static_cast<size_t>(c.pods)) << "no sync of the Job yet";
+    for (int i = 0; i < c.succeed; ++i) {
+      Terminate(*client_.Get(pods_, "default", api::meta::GetName(pods[i])), 0);
+    }
+
+    Json job = GetJob(c.name);
+    EXPECT_EQ(job["status"].value("succeeded", 0), c.succeed);
+    EXPECT_EQ(job["status"].value("active", 0), 0);
+    auto all = client_.List(pods_, "default", {"batch.kubernetes.io/job-name=" + c.name, ""});
+    ASSERT_TRUE(all.ok());
+    for (const Json& p : all->items) {
+      EXPECT_FALSE(api::meta::HasFinalizer(p, "batch.kubernetes.io/job-tracking"))
+          << api::meta::GetName(p);
+    }
+    wl = WorkloadOf(c.name);
+    EXPECT_EQ(CondStr(wl, "Finished"), c.finished);
+    EXPECT_EQ(CondStr(wl, "QuotaReserved"), c.quota_reserved);
+    if (c.finished == "absent") {
+      EXPECT_FALSE(wl["status"].contains("admission")) << "quota released";
+      EXPECT_EQ(CondStr(wl, "Requeued"), "True/Preempted");
+    }
+  }
+}
+
 TEST_F(IntegrationTest, FinishedJobFinishesWorkload) {
   struct Case {
     std::string name;

@@ -68,7 +68,7 @@ void CoreState::AfsRekey(CqInfo& cq, const std::string* lq_key) {
       case PendingEntry::Where::kInadmissible:
         cq.queue.Erase(p);
         p->afs_key = k;
-        cq.queue.PushInadmissible(p);
+        cq.queue.PushInadmissible(p, p->group);
         break;
       default:  // backoff, or popped this cycle: not in an ordered set
         p->afs_key = k;

@@ -91,6 +91,7 @@ class CoreState {
   bool IsPending(const std::string& key) const { return pending_.contains(key); }
   size_t PendingCount() const { return pending_.size(); }
   size_t AdmittedCount() const { return admitted_.size(); }
+  uint64_t heads_evaluated() const { return heads_evaluated_; }
   uint64_t UsageVersion() const { return version_; }
   std::string CheckInvariants();
 
@@ -142,6 +143,7 @@ class CoreState {
   bool requeue_all_ = false;
   uint64_t admit_seq_ = 0;
   uint64_t version_ = 0;  // bumps on every committed usage change
+  uint64_t heads_evaluated_ = 0;
 };
 
 }  // namespace batchd::queueing::internal

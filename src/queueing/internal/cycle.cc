@@ -62,6 +62,9 @@ class CycleRunner {
     std::vector<Target> targets;  // preemption victims (phase 3)
     uint64_t version = 0;         // CoreState::version_ when the assignment was made
     uint64_t tas_version = 0;     // TasState::version() then
+    // The last evaluation found no preemption candidate at all: its outcome
+    // holds for lower priorities too (CqQueue's cross-priority groups).
+    bool priority_free = false;
   };
   enum class Outcome { kAdmitted, kContinue, kStop };
 
@@ -108,6 +111,27 @@ class CycleRunner {
   bool Strict(const CqInfo& cq) const {
     return cq.spec && cq.spec->strategy == QueueingStrategy::kStrictFIFO;
   }
+  // The inadmissible group of a head that is not admitted: across priorities
+  // when its outcome can't depend on its priority and its queue orders by
+  // priority first (no admission fair sharing key before it).
+  uint64_t GroupOf(const PendingEntry* pending, const CqInfo& cq, bool priority_free) const {
+    const bool across = s_.opts_.group_across_priorities && priority_free &&
+                        !(s_.opts_.admission_fair_sharing && cq.spec &&
+                          cq.spec->admission_fair_sharing);
+    return across ? pending->coarse_signature : pending->signature;
+  }
+  // An evaluated head may skip the rest of its requirements only in a
+  // ClusterQueue that shares nothing: each head evaluated costs its CQ one
+  // round, so skipping heads of a cohort member (or of any CQ while
+  // topology-aware flavors share nodes) would move its later admissions to
+  // earlier rounds, ahead of other ClusterQueues' heads they compete with.
+  bool Isolated(const CqInfo& cq) const {
+    return cq.node != kNoNode && s_.tree_->node(cq.node).parent == kNoNode &&
+           !view_.tas->any_tas_flavor();
+  }
+  uint64_t GroupAfterEvaluation(const Entry& entry) const {
+    return GroupOf(entry.pending, *entry.cq, entry.priority_free && Isolated(*entry.cq));
+  }
 
   CoreState& s_;
   absl::Time now_;
@@ -129,7 +153,12 @@ class CycleRunner {
   absl::flat_hash_set<AdmittedEntry*> preempted_;
   std::vector<PendingEntry*> deferred_;  // back to the heap in phase 6
   // NoFit reason of a BestEffortFIFO head this cycle, by scheduling signature.
-  absl::flat_hash_map<uint64_t, std::pair<PendingReason, std::string>> no_fit_by_signature_;
+  struct NoFit {
+    PendingReason reason;
+    std::string message;
+    uint64_t group;  // the inadmissible group it went to
+  };
+  absl::flat_hash_map<uint64_t, NoFit> no_fit_by_signature_;
   absl::flat_hash_map<CqInfo*, int> admitted_in_cycle_;
   // The replaced slice whose usage is out of the tree while its replacement
   // is evaluated (ScopedSliceRelease), or null.
@@ -336,7 +365,9 @@ bool CycleRunner::PreCheck(PendingEntry* pending, CqInfo& cq) {
   } else {
     return true;
   }
-  cq.queue.PushInadmissible(pending);
+  // None of these reasons reads the priority, and skipping such heads costs
+  // no round (they are passed over within one).
+  cq.queue.PushInadmissible(pending, GroupOf(pending, cq, /*priority_free=*/true));
   return false;
 }
 
@@ -351,8 +382,8 @@ std::vector<CycleRunner::Entry> CycleRunner::NominateHeads(const std::vector<CqI
                              : no_fit_by_signature_.find(pending->signature);
       if (hit == no_fit_by_signature_.end()) break;
       // Identical to a head found NoFit this cycle: same answer, no re-evaluation.
-      ReportPending(pending, hit->second.first, hit->second.second);
-      cq->queue.PushInadmissible(pending);
+      ReportPending(pending, hit->second.reason, hit->second.message);
+      cq->queue.PushInadmissible(pending, hit->second.group);
     }
     if (pending == nullptr) continue;
     entries.push_back({pending, cq, {}, {}, 0, 0});
@@ -368,8 +399,11 @@ void CycleRunner::AssignFlavorsAndTargets(Entry& entry) {
   ScopedSliceRelease slice(*this, wl, *entry.cq);
   std::vector<int32_t> counts;
   for (const PodSet& ps : wl.pod_sets) counts.push_back(ps.count);
+  const uint64_t candidates_before = view_.preemption_candidates;
+  ++s_.heads_evaluated_;
   Evaluate(wl, *entry.cq, counts, entry.assignment, entry.targets);
   if (entry.assignment.mode != Mode::kFit && entry.targets.empty()) TryPartialAdmission(entry);
+  entry.priority_free = view_.preemption_candidates == candidates_before;
   entry.version = s_.version_;
   entry.tas_version = view_.tas->version();
 }
@@ -465,6 +499,7 @@ std::vector<Target> CycleRunner::TopologyTargets(const Workload& wl, CqInfo& cq,
     }
     candidates.push_back(w);
   }
+  view_.preemption_candidates += candidates.size();
   if (candidates.empty()) return {};
   std::sort(candidates.begin(), candidates.end(),
             [&](const AdmittedEntry* x, const AdmittedEntry* y) { return CandidateLess(x, y, &cq); });
@@ -626,7 +661,7 @@ void CycleRunner::Admit(Entry& entry) {
   d.replaced = std::move(replaced);
   out_.push_back(std::move(d));
   std::string key = pending->wl.key;
-  entry.cq->queue.ReleaseNext(pending->signature);  // the next identical workload may fit too
+  entry.cq->queue.ReleaseAfter(pending);  // the next identical workload may fit too
   --s_.LqOf(pending->wl).pending;
   a->wl = std::move(pending->wl);
   entry.cq->admitted.Insert(a.get());
@@ -647,7 +682,7 @@ CycleRunner::Outcome CycleRunner::KeepPending(Entry& entry, bool inadmissible) {
     return Outcome::kStop;
   }
   if (inadmissible) {
-    entry.cq->queue.PushInadmissible(entry.pending);
+    entry.cq->queue.PushInadmissible(entry.pending, GroupAfterEvaluation(entry));
   } else {
     deferred_.push_back(entry.pending);
   }
@@ -730,7 +765,8 @@ CycleRunner::Outcome CycleRunner::ProcessEntry(Entry& entry) {
   if (assignment.mode == Mode::kNoFit) {
     ReportPending(pending, assignment.reason, assignment.message);
     if (!Strict(*entry.cq)) {
-      no_fit_by_signature_[pending->signature] = {assignment.reason, assignment.message};
+      no_fit_by_signature_[pending->signature] = {assignment.reason, assignment.message,
+                                                  GroupAfterEvaluation(entry)};
     }
     return KeepPending(entry, true);
   }
@@ -739,7 +775,10 @@ CycleRunner::Outcome CycleRunner::ProcessEntry(Entry& entry) {
                                      ? assignment.reason
                                      : PendingReason::kWaitingForQuota;
     ReportPending(pending, reason, assignment.message);
-    if (!Strict(*entry.cq)) no_fit_by_signature_[pending->signature] = {reason, assignment.message};
+    if (!Strict(*entry.cq)) {
+      no_fit_by_signature_[pending->signature] = {reason, assignment.message,
+                                                  GroupAfterEvaluation(entry)};
+    }
     // Kueue evaluates one head per CQ per cycle and this one becomes
     // inadmissible, so the capacity it reserves only holds off other CQs:
     // later heads of its own CQ see it released (ScopedReservationRelease).

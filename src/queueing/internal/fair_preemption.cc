@@ -267,6 +267,7 @@ bool SecondStrategy(FairCtx& c, const std::vector<AdmittedEntry*>& retry) {
 std::vector<Target> FairSharingTargets(const SnapshotView& view, const PreemptionRequest& req) {
   FairCtx c{view, req, *view.tree, {}};
   std::vector<AdmittedEntry*> candidates = Collect(c);
+  view.preemption_candidates += candidates.size();
   if (candidates.empty()) return {};
   const std::vector<FairSharingStrategy>& strategies =
       view.fair_sharing_strategies.empty()

@@ -225,6 +225,7 @@ std::vector<Target> ClassicalTargets(const SnapshotView& view, const PreemptionR
     }
     ++group;
   }
+  view.preemption_candidates += all.size();
   std::make_heap(all.begin(), all.end(), CandidateHeap{});
   if (all.empty()) return {};
 

@@ -1,15 +1,19 @@
 #include "queueing/internal/queue.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "absl/hash/hash.h"
 #include "queueing/internal/state.h"
 
 namespace batchd::queueing::internal {
 
-uint64_t SchedulingSignature(const Workload& wl) {
-  size_t h = absl::HashOf(wl.cluster_queue, wl.namespace_, wl.local_queue, wl.priority,
-                         wl.namespace_labels, wl.replaces);
+uint64_t SchedulingSignature(const Workload& wl, bool with_priority) {
+  size_t h = with_priority ? absl::HashOf(wl.cluster_queue, wl.namespace_, wl.local_queue,
+                                          wl.priority, wl.namespace_labels, wl.replaces)
+                           : absl::HashOf(std::string_view("any priority"), wl.cluster_queue,
+                                          wl.namespace_, wl.local_queue, wl.namespace_labels,
+                                          wl.replaces);
   for (const PodSet& ps : wl.pod_sets) {
     h = absl::HashOf(h, ps.name, ps.count, ps.min_count.value_or(-1), ps.requests,
                      ps.node_selector);
@@ -43,16 +47,29 @@ void CqQueue::PushHeap(PendingEntry* e) {
   e->where = PendingEntry::Where::kHeap;
 }
 
-void CqQueue::PushInadmissible(PendingEntry* e) {
-  groups_[e->signature].insert(e);
+void CqQueue::PushInadmissible(PendingEntry* e, uint64_t group) {
+  const uint64_t from = e->released_from;
+  e->released_from = 0;
+  // Its outcome no longer proves anything for the group it came from.
+  if (from != 0 && from != group) ReleaseNext(from);
+  groups_[group].insert(e);
+  e->group = group;
   ++inadmissible_count_;
   e->where = PendingEntry::Where::kInadmissible;
+}
+
+void CqQueue::ReleaseAfter(PendingEntry* e) {
+  const uint64_t from = e->released_from;
+  e->released_from = 0;
+  ReleaseNext(e->signature);
+  if (e->coarse_signature != 0) ReleaseNext(e->coarse_signature);
+  if (from != 0 && from != e->signature && from != e->coarse_signature) ReleaseNext(from);
 }
 
 void CqQueue::Erase(PendingEntry* e) {
   if (e->where == PendingEntry::Where::kHeap) heap_.erase(e);
   if (e->where == PendingEntry::Where::kInadmissible) {
-    auto g = groups_.find(e->signature);
+    auto g = groups_.find(e->group);
     if (g != groups_.end() && g->second.erase(e) > 0) {
       --inadmissible_count_;
       if (g->second.empty()) groups_.erase(g);
@@ -69,14 +86,15 @@ PendingEntry* CqQueue::PopHead() {
   return e;
 }
 
-void CqQueue::ReleaseNext(uint64_t signature) {
-  auto g = groups_.find(signature);
+void CqQueue::ReleaseNext(uint64_t group) {
+  auto g = groups_.find(group);
   if (g == groups_.end()) return;
   PendingEntry* e = *g->second.begin();
   g->second.erase(g->second.begin());
   if (g->second.empty()) groups_.erase(g);
   --inadmissible_count_;
   PushHeap(e);
+  e->released_from = group;
 }
 
 size_t CqQueue::RequeueInadmissible() {

@@ -23,6 +23,15 @@ struct PendingEntry {
   Where where = Where::kNone;
   std::string queued_in;  // CQ name whose queue holds it ("" = none)
   uint64_t signature = 0;  // equal for workloads with identical requirements
+  // As `signature` without the priority: equal for workloads that differ at
+  // most in priority (and identity). See CqQueue on cross-priority groups.
+  uint64_t coarse_signature = 0;
+  // The inadmissible group it is in (or was last in): `signature`, or
+  // `coarse_signature` when its last NoFit could not depend on its priority.
+  uint64_t group = 0;
+  // Set while it is out of group `released_from` to be evaluated for it
+  // (ReleaseNext): the rest of that group waits on its outcome.
+  uint64_t released_from = 0;
   // The last pending decision returned for this workload (to suppress repeats).
   bool has_last = false;
   PendingReason last_reason = PendingReason::kWaitingForQuota;
@@ -32,8 +41,10 @@ struct PendingEntry {
   double afs_key = 0;
 };
 
-// Computes the equivalence signature of a workload's scheduling requirements.
-uint64_t SchedulingSignature(const Workload& wl);
+// Computes the equivalence signature of a workload's scheduling requirements
+// (`with_priority` = false: the same but for the priority, and never equal
+// to a signature with it).
+uint64_t SchedulingSignature(const Workload& wl, bool with_priority = true);
 
 struct EntryOrder {
   bool operator()(const PendingEntry* a, const PendingEntry* b) const;
@@ -45,20 +56,41 @@ struct EntryOrder {
 // group follows (ReleaseNext). The heap thus always holds the best of each
 // group, so pops stay in global order (a k-way merge), while a burst of
 // identical NoFit workloads costs one evaluation per event, not one each.
+//
+// Cross-priority groups (key `coarse_signature`): a workload whose NoFit
+// could not depend on its priority (no preemption candidate at all was found
+// for it) implies NoFit, at that moment, for every workload of the same
+// requirements and lower priority (or the same priority and newer): their
+// candidates are subsets of its (empty) set, and nothing else in an
+// evaluation reads the priority. Such workloads share one group, ordered by
+// priority, so a finished workload costs one evaluation per group even when
+// every pending workload has its own priority. A released first that does
+// not return to its group (admitted, removed, or inadmissible for a reason
+// that may depend on its priority) releases the next (PushInadmissible,
+// ReleaseNext on leaving), so no member waits on a proof that no longer holds.
+// The cycle uses them only where skipping evaluations can't reorder
+// admissions across ClusterQueues (cycle.cc: Isolated).
 class CqQueue {
  public:
   using Heap = std::set<PendingEntry*, EntryOrder>;
 
   void PushHeap(PendingEntry* e);
-  void PushInadmissible(PendingEntry* e);
+  // Into inadmissible group `group` (its fine `signature` by default). An
+  // entry released from another group releases that group's next first.
+  void PushInadmissible(PendingEntry* e) { PushInadmissible(e, e->signature); }
+  void PushInadmissible(PendingEntry* e, uint64_t group);
   // Removes `e` from the heap or its inadmissible group (no-op otherwise).
   void Erase(PendingEntry* e);
   PendingEntry* Head() const { return heap_.empty() ? nullptr : *heap_.begin(); }
   PendingEntry* PopHead();
   // Moves the first of every inadmissible group to the heap; returns how many.
   size_t RequeueInadmissible();
-  // Moves the first inadmissible workload with `signature` to the heap.
-  void ReleaseNext(uint64_t signature);
+  // Moves the first inadmissible workload of group `group` to the heap.
+  void ReleaseNext(uint64_t group);
+  // `e` leaves the queue for good (admitted or removed): the next of its
+  // fine group, of its cross-priority group and of the group it was released
+  // from follow it to the heap.
+  void ReleaseAfter(PendingEntry* e);
 
   size_t heap_size() const { return heap_.size(); }
   size_t inadmissible_size() const { return inadmissible_count_; }

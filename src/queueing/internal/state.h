@@ -100,6 +100,10 @@ struct SnapshotView {
   std::vector<FairSharingStrategy> fair_sharing_strategies;
   bool exact_masks = true;  // FlavorResourceMask is exact (<= 64 flavor-resources)
   TasState* tas = nullptr;  // topology-aware scheduling; built for the cycle
+  // Preemption candidates collected so far (after the policy filters that
+  // read the preemptor's priority); the cycle compares it before and after an
+  // evaluation to know whether the outcome could depend on the priority.
+  mutable uint64_t preemption_candidates = 0;
 };
 
 }  // namespace batchd::queueing::internal

@@ -199,7 +199,7 @@ PY
   python3 "$E2E_TMP/proxy.py" "$listen" "$1" >"$E2E_TMP/proxy.log" 2>&1 &
   PROXY_PID=$!
   PROXY_URL="http://127.0.0.1:$listen"
-  poll 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$listen" || fail "the proxy does not listen"
+  poll 30 bash -c "exec 3<>/dev/tcp/127.0.0.1/$listen" || fail "the proxy does not listen: $(cat "$E2E_TMP/proxy.log")"
 }
 
 # index_procs MARK N: how many processes of pods whose command line carries

@@ -99,7 +99,7 @@ expect_eq "$(jp svc train '{.spec.clusterIP} {.spec.selector.jobset\.sigs\.k8s\.
   "None train JobSet" "headless Service"
 
 touch "$READY_FILE"
-poll 60 jobs_are train "train-leader-0 train-workers-0 train-workers-1 train-workers-2 train-workers-3" ||
+poll 120 jobs_are train "train-leader-0 train-workers-0 train-workers-1 train-workers-2 train-workers-3" ||
   fail "workers not created once the leader is Ready: $(jobset_jobs train)"
 
 # Worker 3 exits 3 in attempt 0: PodFailurePolicy -> rule restartOnCode3.

@@ -67,7 +67,7 @@ start_remote_agent "$NODE" "$ADIR"
 reported() {
   [[ $(k get pod -n "$NS" before-reboot -o jsonpath='{.status.containerStatuses[0].state.terminated.reason}') == ContainerStatusUnknown ]]
 }
-poll 60 reported || fail "pod not reported ContainerStatusUnknown: $(k get pod -n "$NS" before-reboot -o jsonpath='{.status}' | head -c 300)"
+poll 120 reported || fail "pod not reported ContainerStatusUnknown: $(k get pod -n "$NS" before-reboot -o jsonpath='{.status}' | head -c 300)"
 sleep 1
 kill -0 "$STRANGER" 2>/dev/null || fail "the unrelated process $STRANGER was signalled"
 grep -q "recorded in another boot" "$ADIR.log" ||

@@ -41,31 +41,35 @@ spec:
             containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
 YAML
 }
-# pods_where JOB: "<rack> " for each bound pod of child Job JOB, sorted.
-node_rack() { k get node "$1" -o jsonpath="{.metadata.labels.topology\.batchd\.io/rack}"; }
-job_racks() {
-  local n out=""
-  for n in $(k get pods -n "$NS" -l "batch.kubernetes.io/job-name=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{" "}{end}'); do
-    out+="$(node_rack "$n") "
-  done
-  tr ' ' '\n' <<<"$out" | sed '/^$/d' | sort | paste -sd' '
-}
 bound_pods() {
   k get pods -n "$NS" -l "jobset.sigs.k8s.io/jobset-name=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true
 }
 four_bound() { [[ $(bound_pods ex) == 8 ]]; }
 
-jobset ex 5 20s
+# Placement is read from one snapshot of the pods and one of the nodes: read
+# Job by Job, a slow machine could see ex-w-0 finish and ex-w-4 take its rack
+# between two reads, and blame the placement for it.
+jobset ex 5 30s
 poll 60 four_bound || fail "8 pods of 4 Jobs not bound: $(k get pods -n "$NS" -o wide 2>&1 | head -c 800)"
-declare -A seen=()
+pods=$(k get pods -n "$NS" -l jobset.sigs.k8s.io/jobset-name=ex \
+  -o jsonpath='{range .items[*]}{.metadata.labels.batch\.kubernetes\.io/job-name}{"|"}{.spec.nodeName}{"|"}{.status.phase}{"\n"}{end}')
+declare -A rack_of=()
+while read -r node rack; do rack_of[$node]=$rack; done < <(k get nodes -l "e2e-node=$P" \
+  -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.labels.topology\.batchd\.io/rack}{"\n"}{end}')
+declare -A racks_of_job=() seen=()
+while IFS="|" read -r job node phase; do
+  [[ -n $node ]] || continue
+  [[ $phase == Succeeded || $phase == Failed ]] && fail "a pod of $job finished before the snapshot (the 30 s run is too short here): $pods"
+  racks_of_job[$job]+="${rack_of[$node]:-?} "
+done <<<"$pods"
 placed=0
 for i in 0 1 2 3 4; do
-  racks=$(job_racks "ex-w-$i")
+  racks=${racks_of_job[ex-w-$i]:-}
   [[ -z $racks ]] && continue
   placed=$((placed + 1))
   read -r a b <<<"$racks"
   expect_eq "$a" "$b" "racks of ex-w-$i's two pods"
-  [[ -z ${seen[$a]:-} ]] || fail "rack $a holds ex-w-$i and ${seen[$a]}"
+  [[ -z ${seen[$a]:-} ]] || fail "rack $a holds ex-w-$i and ${seen[$a]}: $pods"
   seen[$a]=ex-w-$i
 done
 expect_eq "$placed" "4" "Jobs placed"
@@ -80,9 +84,9 @@ follower=$(k get pods -n "$NS" -l jobset.sigs.k8s.io/jobset-name=ex,batch.kubern
 expect_match "$(k get pod -n "$NS" "$follower" -o jsonpath="{.spec.nodeSelector.topology\.batchd\.io/rack}")" \
   '^r[0-3]$' "a follower's rack nodeSelector"
 
-# The first Jobs finish after 20 s; the fifth gets a rack and the JobSet completes.
+# The first Jobs finish after 30 s; the fifth gets a rack and the JobSet completes.
 done_ex() { [[ $(k get jobset -n "$NS" ex -o jsonpath='{.status.terminalState}') == Completed ]]; }
-poll 90 done_ex || fail "JobSet not completed: $(k get jobset,jobs -n "$NS" 2>&1 | head -c 600)"
+poll 120 done_ex || fail "JobSet not completed: $(k get jobset,jobs -n "$NS" 2>&1 | head -c 600)"
 
 # A topology annotation that is no label key is refused.
 expect_fail k create -f - <<YAML

@@ -34,6 +34,9 @@ using api::Json;
 class QueueManagerImpl : public reconcile::Reconciler {
  public:
   static constexpr char kCycleKey[] = "cycle";
+  // Writes per UpdateStatusMany call (SqliteStore commits up to 1,024
+  // operations per transaction): bounds one batch's memory and latency.
+  static constexpr size_t kMaxStatusBatch = 1000;
 
   QueueManagerImpl(reconcile::ControllerContext& ctx, QueueingConfig cfg);
   void Wire(reconcile::Controller* controller);
@@ -187,9 +190,27 @@ class QueueManagerImpl : public reconcile::Reconciler {
   // (per kMaxStatusBatch), then the replaced slices' Finished writes.
   // Returns false when something is left to retry.
   bool FlushWrites(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records the PodsReady timeouts that are due (ready_timeouts_).
   void ProcessDeadlines(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void EvictForPodsReadyTimeout(const std::string& key, const Json& wl,
-                                const api::kueue::WorkloadView& view, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // --- writes owed outside the core's decisions (owed_writes.cc) ---
+  // A PodsReady-timeout eviction or a replaced slice's Finished: the edit,
+  // made on the Workload's latest version in FlushWrites' batch.
+  struct OwedWrite {
+    enum class Kind { kReadyTimeout, kSliceFinish } kind;
+    std::string key;
+    std::string message;  // kSliceFinish: its Event's
+    std::function<absl::Status(Json&)> edit;
+  };
+  // The owed PodsReady-timeout evictions (with `timeouts`) and the replaced
+  // slices' Finished writes whose replacement's admission has landed, less
+  // the slices in `sent` (to which those taken are added).
+  std::vector<OwedWrite> TakeOwedWrites(absl::Time now, bool timeouts, std::set<std::string>* sent)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What follows the answer `r` to `w`: its bookkeeping, metrics and Events
+  // when it landed; false when it is to be retried (still owed).
+  bool OwedWriteDone(const OwedWrite& w, absl::StatusOr<Json>& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `writes` in UpdateStatusMany batches; false when one is left to retry.
+  bool SendOwedWrites(std::vector<OwedWrite> writes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // --- maximumExecutionTimeSeconds (max_execution_time.cc) ---
   void TrackExecutionTime(const std::string& key, const Json& wl,
                           const api::kueue::WorkloadView& view) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -215,9 +236,6 @@ class QueueManagerImpl : public reconcile::Reconciler {
   // the two writes): the predecessor is replaced now.
   void CheckSliceReplacement(const std::string& key, const api::kueue::WorkloadView& view)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool FlushSliceFinish(const std::string& old_key, const std::string& new_key, absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool FlushSliceFinishes(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetReplacedSlice(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // --- status.reclaimablePods (reclaimable_pods.cc) ---
   // Lowers an admitted workload's usage to the pods not yet reclaimable.
@@ -283,6 +301,9 @@ class QueueManagerImpl : public reconcile::Reconciler {
   std::map<std::string, absl::Time> execution_deadlines_ ABSL_GUARDED_BY(mu_);  // admitted with maximumExecutionTimeSeconds
   std::map<std::string, absl::Time> requeue_at_ ABSL_GUARDED_BY(mu_);       // pending with requeueState.requeueAt
   std::map<std::string, Eviction> evictions_ ABSL_GUARDED_BY(mu_);
+  // Admitted workloads past their PodsReady timeout -> their uid: owed the
+  // eviction (or DeactivationTarget) until its write lands (owed_writes.cc).
+  std::map<std::string, std::string> ready_timeouts_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, PendingNote> pending_ ABSL_GUARDED_BY(mu_);
   // Admissions owed (bounded by the workloads the core admitted): written
   // in the cycle that decided them, or retried while in doubt.
