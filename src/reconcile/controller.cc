@@ -25,6 +25,7 @@ void Controller::Finish(const std::string& key, const absl::StatusOr<Result>& r)
 bool Controller::ProcessOne() {
   std::string key;
   if (!queue_.TryGet(&key)) return false;
+  ++processed_;
   Finish(key, reconciler_.Reconcile(key));
   return true;
 }
@@ -115,6 +116,12 @@ absl::Status Manager::SyncAll() {
     if (auto st = i->Sync(); !st.ok()) return st;
   }
   return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, int64_t>> Manager::ProcessedByController() const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const auto& c : controllers_) out.emplace_back(c->name(), c->processed());
+  return out;
 }
 
 int Manager::RunUntilIdle(int max_steps) {

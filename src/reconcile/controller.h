@@ -59,6 +59,9 @@ class Controller {
 
   // Reconciles one ready key; false when none was ready.
   bool ProcessOne();
+  // Keys reconciled by ProcessOne so far (simulate mode: the summary's
+  // per-controller counts).
+  int64_t processed() const { return processed_; }
   void Start(int workers);
   // The periodic retry of backed-off keys (server mode; see above).
   static constexpr absl::Duration kRetryFailuresEvery = absl::Seconds(30);
@@ -71,6 +74,7 @@ class Controller {
   Reconciler& reconciler_;
   Clock& clock_;
   client::WorkQueue queue_;
+  int64_t processed_ = 0;  // ProcessOne's, on its one thread.
   std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;
 };
@@ -102,6 +106,8 @@ class Manager {
   // Pumps informers and reconciles until nothing is ready; returns the
   // number of reconciles. Bounded by `max_steps` to catch livelocks.
   int RunUntilIdle(int max_steps = 1000000);
+  // Each controller's name and ProcessOne count, in the order they were added.
+  std::vector<std::pair<std::string, int64_t>> ProcessedByController() const;
 
  private:
   Clock& clock_;

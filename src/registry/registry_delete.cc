@@ -194,9 +194,15 @@ absl::StatusOr<DeleteResult> Registry::Delete(const api::KindDef& k, std::string
     bool keep = has_finalizers || grace > 0 || IsNamespace(k);
     if (!keep) {
       if (opts.dry_run) return DeleteResult{true, obj};
-      auto r = DeleteNow(k, current);
-      if (internal::IsWriteConflict(r.status())) return Outcome::Retry();
-      return r;
+      // DeleteNow, answering with the copy made above (not decoded again).
+      auto kv = store_.Delete(current->key, current->revision);
+      if (!kv.ok()) {
+        absl::Status st = StoreWriteError(k, std::string(name), kv.status());
+        if (internal::IsWriteConflict(st)) return Outcome::Retry();
+        return st;
+      }
+      obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
+      return DeleteResult{true, std::move(obj)};
     }
     // Graceful: mark for deletion; finalizers, the node agent or the
     // namespace worker finish it.

@@ -447,8 +447,16 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
   const Json& old_meta = api::MemberObject(old, "metadata");
   std::string name = api::CopyStringMember(old_meta, "name");
   if (status) {
-    // The status subresource changes status only.
-    Json next = old;
+    // The status subresource changes status only: the old object but its
+    // status, which is not copied (it is replaced).
+    Json next = Json::object();
+    if (old.is_object()) {
+      for (auto it = old.begin(); it != old.end(); ++it) {
+        if (it.key() != "status") next.emplace(it.key(), *it);
+      }
+    } else {
+      next = old;
+    }
     if (obj.contains("status")) {
       next["status"] = std::move(obj["status"]);
     } else {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/codec/codec.h"
+#include "api/json_access.h"
 #include "api/kueue/queue_views.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
@@ -46,7 +47,8 @@ std::pair<std::string, std::string> GroupOf(const Json& pod) {
 }
 
 bool Terminal(const Json& pod) {
-  std::string phase = pod.value("status", Json::object()).value("phase", "");
+  // Read in place: value("status", ...) would copy the whole status.
+  std::string_view phase = api::StringMember(api::MemberObject(pod, "status"), "phase");
   return phase == "Succeeded" || phase == "Failed";
 }
 
@@ -102,8 +104,12 @@ void InvariantChecker::ApplyWorkload(const std::string& key, std::optional<Admit
 void InvariantChecker::OnPod(const Json* old_obj, const Json* new_obj) {
   const Json& any = new_obj ? *new_obj : *old_obj;
   std::string key = Key(any);
-  std::string old_node = old_obj ? old_obj->value("spec", Json::object()).value("nodeName", "") : "";
-  std::string new_node = new_obj ? new_obj->value("spec", Json::object()).value("nodeName", "") : "";
+  // Read in place (value("spec", ...) would copy the whole spec).
+  auto node_of = [](const Json* p) {
+    return p ? api::CopyStringMember(api::MemberObject(*p, "spec"), "nodeName") : std::string();
+  };
+  std::string old_node = node_of(old_obj);
+  std::string new_node = node_of(new_obj);
   if (!old_node.empty() && new_obj && new_node != old_node) {
     violations_.push_back(absl::StrCat("pod ", key, " bound twice: to node ", old_node,
                                        ", then to node ", new_node.empty() ? "<none>" : new_node));
@@ -159,7 +165,7 @@ void InvariantChecker::OnNode(const Json* obj, bool deleted) {
     node_alloc_.erase(name);
     return;
   }
-  const Json& st = obj->value("status", Json::object()).is_object() ? (*obj)["status"] : Json();
+  const Json& st = api::MemberObject(*obj, "status");  // Not copied.
   const Json* alloc = nullptr;
   if (st.is_object() && st.contains("allocatable") && st["allocatable"].is_object()) {
     alloc = &st["allocatable"];

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/sim/sim_kubelet.h"
 #include "api/codec/codec.h"
+#include "api/json_access.h"
 #include "api/kueue/queue_views.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
@@ -89,9 +90,8 @@ std::string CondReason(const Json& obj, const char* type) {
 }
 
 bool Unowned(const Json& obj) {
-  const Json& m = obj.value("metadata", Json::object());
-  return !m.contains("ownerReferences") || !m["ownerReferences"].is_array() ||
-         m["ownerReferences"].empty();
+  const Json& refs = api::Member(api::MemberObject(obj, "metadata"), "ownerReferences");
+  return !refs.is_array() || refs.empty();
 }
 
 controllers::PodIntegrationOptions PodOptions(const controllers::queueing::QueueingConfig& q) {
@@ -432,7 +432,7 @@ void Simulator::Impl::AddRecorders() {
            },
            [this](const ObjectRef& o) { OnJob("JobSet", o.get(), nullptr, "Completed", "Failed"); }});
   auto pod_done = [](const Json& p) {
-    std::string phase = p.value("status", Json::object()).value("phase", "");
+    std::string_view phase = api::StringMember(api::MemberObject(p, "status"), "phase");
     return phase == "Succeeded" || phase == "Failed";
   };
   inf.For("", "v1", "pods")
@@ -642,6 +642,7 @@ absl::StatusOr<bool> Simulator::Step() {
   n += i.FlushQueueStatuses(i.opts.max_reconciles_per_step - n);
   i.reconciles += n;
   ++i.steps;
+  i.store_commits = i.store.Revision();
   if (n >= i.opts.max_reconciles_per_step) {
     i.done = true;
     i.stop = "livelock";

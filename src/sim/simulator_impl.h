@@ -105,6 +105,7 @@ struct Simulator::Impl {
   bool started = false, done = false, all_finished = false;
   std::string stop = "running";  // finished | until | invariant | livelock
   int64_t steps = 0, reconciles = 0;
+  int64_t store_commits = 0;  // The store's revision after the last step.
 
   std::string events;
   std::set<std::string> unfinished;  // "Kind ns/name" of work that can finish.

@@ -82,6 +82,14 @@ Json Simulator::Summary() const {
   s["makespanSeconds"] = makespan;
   // How the engine got there (changes with any controller's implementation).
   s["engine"] = {{"steps", i.steps}, {"reconciles", i.reconciles}};
+  // Where the reconciles went, and the store's commits (creates, updates,
+  // deletes: its revision), to tell the cost per job apart.
+  Json by_controller = Json::object();
+  for (const auto& [name, n] : i.manager->ProcessedByController()) {
+    if (n > 0) by_controller[name] = by_controller.value(name, int64_t{0}) + n;
+  }
+  s["engine"]["reconcilesByController"] = std::move(by_controller);
+  s["engine"]["storeCommits"] = i.store_commits;
   double span = absl::ToDoubleSeconds(i.Now());
   auto queue_json = [&](const QueueStat& q, const Usage& nominal) {
     Json j;

@@ -236,7 +236,13 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     Json& job) {
   const std::string ns = api::meta::GetNamespace(job);
   const std::string uid = api::meta::GetUid(job);
-  BATCHD_ASSIGN_OR_RETURN(std::vector<Json> podsets, adapter_->PodSets(OriginalView(job)));
+  // OriginalView copies the job: only when it has original pod sets to restore.
+  std::vector<Json> podsets;
+  if (api::meta::GetAnnotation(job, kOriginalPodSetsAnnotation)) {
+    BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(OriginalView(job)));
+  } else {
+    BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(job));
+  }
   if (IsElastic(job)) {
     // The templates as before admission, but the counts the job has now
     // (the original-podsets annotation keeps the counts it started with).
