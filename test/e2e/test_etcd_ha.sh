@@ -21,7 +21,6 @@ if ! command -v etcd >/dev/null; then
   exit 0
 fi
 BATCHD="${BIN_DIR:?}/batchd"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 PIDS=()
 cleanup() {
   local p

@@ -10,9 +10,6 @@ source "${E2E_LIB:?}"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 README="$ROOT/README.md"
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 QPORT=$(free_port)
 SPID=""
 cleanup() {

@@ -21,9 +21,6 @@ poll() {  # poll SECONDS CMD...: every 0.5 s (each try is a kubectl process).
   done
 }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done

@@ -13,7 +13,6 @@ ensure_ns
 NODE="sec-$NS"
 ADIR="$E2E_TMP/agent"
 mkdir -p "$ADIR"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 LOGPORT=$(free_port)
 read -ra CREDS <<<"$(node_credentials "$NODE")"
 "${BIN_DIR:?}/batchd" agent --server "$SERVER" --node-name "$NODE" --data-dir "$ADIR" "${CREDS[@]}" \

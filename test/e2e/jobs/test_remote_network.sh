@@ -11,7 +11,6 @@ ensure_ns
 LOCAL=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.batchd\.io/simulated}{.spec.taints}{"\n"}{end}' |
   awk 'NF == 1 {print $1; exit}')
 [[ -n "$LOCAL" ]] || fail "no local node"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 LPORT=$(free_port)
 APIDS=()
 start_agent() {  # start_agent NODE [ENV...]
