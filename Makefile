@@ -34,12 +34,11 @@ e2e: build
 fuzz:
 	./scripts/run-fuzz.sh
 
-test: build
-	./scripts/check-layering.sh
-	./scripts/check-thread-safety.sh
-	$(MAKE) --no-print-directory e2e
-	$(MAKE) --no-print-directory fuzz
-	$(MAKE) --no-print-directory unit
+# Every check (scripts/make-test.sh): layering, the server binaries, then the
+# end-to-end suite beside the rest of the build, the thread-safety check, the
+# fuzz targets and the unit tests (niced, one at a time); a summary at the end.
+test: configure
+	JOBS=$(JOBS) ./scripts/make-test.sh $(BUILD_DIR)
 
 bench: build
 	./bench/run.sh $(BUILD_DIR)
