@@ -17,7 +17,8 @@
 #
 # Each step's output goes to BUILD_DIR/make-test/STEP.log and is printed in
 # full when the step ends (never interleaved); the run ends with a summary of
-# every step (result, seconds) and exits non-zero when any step failed or did
+# every step (result, wall seconds, CPU seconds of the step and what it
+# waited for) and exits non-zero when any step failed or did
 # not run. MAKE_TEST_SERIAL=1 runs the same steps one at a time without nice
 # (the old order: layering, build, thread-safety, e2e, fuzz, unit), for
 # comparing wall times.
@@ -47,8 +48,10 @@ t0=$SECONDS
 start_step() {  # start_step NAME NICENESS COMMAND...: runs it in the background
   local name=$1 niceness=$2
   shift 2
-  if [[ -z "$SERIAL" && $niceness != 0 ]]; then set -- nice -n "$niceness" "$@"; fi
   echo "make-test: +$((SECONDS - t0))s start $name: ${*}"
+  # bash's `time` adds the CPU the step and its descendants used to its log.
+  set -- bash -c 'TIMEFORMAT="make-test: cpu %U s user %S s sys"; time "$@"' "$name" "$@"
+  if [[ -z "$SERIAL" && $niceness != 0 ]]; then set -- nice -n "$niceness" "$@"; fi
   "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
   step_of_pid[$!]=$name
   started[$name]=$SECONDS
@@ -132,9 +135,12 @@ else
 fi
 
 echo "===== make-test: summary (wall $((SECONDS - t0)) s; logs in $LOGS/)"
+printf '  %-14s %-28s %7s %9s\n' step result wall "CPU (s)"
 bad=()
 for s in "${order[@]}"; do
-  printf '  %-14s %-28s %5d s\n' "$s" "${result[$s]}" "${took[$s]}"
+  cpu=$(sed -n 's/^make-test: cpu \([0-9.]*\) s user \([0-9.]*\) s sys$/\1 \2/p' "$LOGS/$s.log" 2>/dev/null |
+        awk '{printf "%.0f", $1 + $2}')
+  printf '  %-14s %-28s %5d s %9s\n' "$s" "${result[$s]}" "${took[$s]}" "${cpu:--}"
   [[ ${result[$s]} == PASS ]] || bad+=("$s")
 done
 if ((${#bad[@]})); then
