@@ -26,6 +26,18 @@ set(_batchd_test_opt "")
 if(CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo|MinSizeRel)$" AND BATCHD_TEST_OPT_FLAGS)
   separate_arguments(_batchd_test_opt UNIX_COMMAND "${BATCHD_TEST_OPT_FLAGS}")
 endif()
+# Unity build of the test drivers (BATCHD_TEST_UNITY, on by default): a test
+# executable with several *_test.cc files compiles them as one translation
+# unit per BATCHD_TEST_UNITY_BATCH files. Most of a test object's compile time
+# is per translation unit (the project headers it parses, the GoogleTest and
+# JSON template instances it emits), so four test files cost about what two
+# did (docs/benchmarks.md, "make test wall time"). Names at file scope
+# (anonymous namespaces included) must then be unique within the executable;
+# a file whose helpers share a name and signature with another file's is
+# listed in batchd_cc_test's NO_UNITY and compiled alone. Single-file test
+# executables are unaffected. OFF to check that each test file compiles alone.
+option(BATCHD_TEST_UNITY "Compile each test executable's files as one translation unit" ON)
+set(BATCHD_TEST_UNITY_BATCH 8 CACHE STRING "Test files per unity translation unit (0: all)")
 if(BATCHD_PCH)
   add_library(batchd_pch STATIC ${CMAKE_SOURCE_DIR}/cmake/pch/pch.cc)
   target_include_directories(batchd_pch PRIVATE
@@ -59,8 +71,16 @@ function(batchd_cc_test)
   if(NOT BATCHD_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;NO_UNITY" ${ARGN})
   add_executable(${ARG_NAME} ${ARG_SRCS})
+  list(LENGTH ARG_SRCS _n)
+  if(BATCHD_TEST_UNITY AND _n GREATER 1)
+    set_target_properties(${ARG_NAME} PROPERTIES UNITY_BUILD ON
+                          UNITY_BUILD_BATCH_SIZE ${BATCHD_TEST_UNITY_BATCH})
+    if(ARG_NO_UNITY)
+      set_source_files_properties(${ARG_NO_UNITY} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+    endif()
+  endif()
   set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_options(${ARG_NAME} PRIVATE ${_batchd_test_opt})
