@@ -224,7 +224,7 @@ if [[ -f "$WORK/kc.out" ]]; then
   row "kubectl: wall (s) / objects created per s" "$(val kc kc_kubectl_wall_s) / $(val kc kc_kubectl_creates_per_s)"
   row "kubectl: CPU user / sys (s); **CPU per object (ms)**; wall per object (ms)" \
     "$(val kc kc_kubectl_user_sys_s); **$(val kc kc_kubectl_cpu_ms_per_item)**; $(val kc kc_kubectl_wall_ms_per_item)"
-  row "kubectl: peak RSS (MiB)" "$(val kc kc_kubectl_rss_peak_mib)"
+  row "kubectl: peak RSS (MiB); the watching client's (MiB)" "$(val kc kc_kubectl_rss_peak_mib); $(val kc kc_client_rss_peak_mib)"
   row "**kubectl create -f: jobs/s end to end** (kubectl start → all Complete)" "**$(val kc kc_per_s)** ($(val kc kc_e2e_s) s)"
   row "kubectl create -f: created→Complete latency p50 / p99 (ms)" "$(val kc kc_lat_p50_ms) / $(val kc kc_lat_p99_ms)"
   row "kubectl create -f: jobs/s, first / second half" "$(val kc kc_per_s_halves)"
@@ -242,7 +242,7 @@ if [[ -f "$WORK/kq.out" ]]; then
   row "Kueue: CPU per job (ms): server / pods / load client; host" \
     "$(val kq kq_server_cpu_ms_per_item) / $(val kq kq_pods_cpu_ms_per_item) / $(val kq kq_client_cpu_ms_per_item); $(val kq kq_host_cpu_ms_per_item)"
   row "Kueue: store writes per job / transactions per job" "$(val kq kq_store_writes_per_item) / $(val kq kq_store_transactions_per_item)"
-  row "Kueue: server RSS peak (MiB)" "$(val kq kq_server_rss_peak_mib)"
+  row "Kueue: server RSS peak (MiB) / load client RSS peak (MiB)" "$(val kq kq_server_rss_peak_mib) / $(val kq kq_client_rss_peak_mib)"
 fi
 if [[ -f "$WORK/sim.out" ]]; then
   row "sim: nodes created (s)" "$(val sim sim_nodes) in $(val sim sim_node_create_s)"
