@@ -30,8 +30,9 @@ array: one `sbatch --array=0-(N-1)%Q --wrap true`: the array's own throttle
 Completion is read, as the anchor's bench.py does, from the lines slurmctld
 appends to its jobcomp/filetxt log (one per finished job or array task).
 Latency: from just before a job's sbatch call to the poll (every 50 ms) that
-sees its line; array tasks from just before the one sbatch. Running jobs are
-counted every 0.5 s (`squeue -t R`): the most seen is printed (must be <= Q).
+sees its line; array tasks from just before the one sbatch. The partition's
+allocated CPUs (= one-CPU jobs running) are read every 0.5 s (`sinfo %C`): the
+most seen is printed (must be <= Q).
 Prints key=value lines prefixed slurm_q_jobs_ / slurm_q_array_.
 """
 import argparse, os, re, subprocess, sys, threading, time
@@ -92,7 +93,10 @@ class Completions:
 
 
 class Running(threading.Thread):
-    """The most jobs of a partition seen RUNNING at once (squeue every 0.5 s)."""
+    """The most CPUs of a partition seen allocated at once (`sinfo %C` every
+    0.5 s): with one-CPU jobs and nothing else on the partition, the most
+    jobs running (or completing) at once. A node query, so its cost does not
+    grow with the jobs queued (`squeue` lists them all on every call)."""
 
     def __init__(self, partition):
         super().__init__(daemon=True)
@@ -100,8 +104,9 @@ class Running(threading.Thread):
 
     def run(self):
         while not self.stop_ev.wait(0.5):
-            out = sh("squeue", "-h", "-t", "R", "-p", self.partition, "-o", "%i", check=False)
-            self.max = max(self.max, len(out.split()))
+            out = sh("sinfo", "-h", "-p", self.partition, "-o", "%C", check=False).split("/")
+            if out and out[0].strip().isdigit():
+                self.max = max(self.max, int(out[0]))
 
 
 def quiesce():

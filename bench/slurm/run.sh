@@ -24,7 +24,8 @@ ARRAY_TIMEOUT=${SLURM_ARRAY_TIMEOUT:-$(( N / 20 > 100 ? N / 20 : 100 ))}
 QUOTA_TIMEOUT=${SLURM_QUOTA_TIMEOUT:-$(( N / 5 > 200 ? N / 5 : 200 ))}
 # The anchor lies beside the repository (../shared/anchors/slurm); from a git
 # worktree, beside the main checkout that owns it.
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
 ANCHOR=${SLURM_ANCHOR:-$REPO/../shared/anchors/slurm}
 if [[ -z "${SLURM_ANCHOR:-}" && ! -d "$ANCHOR" ]]; then
   common=$(git -C "$REPO" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
@@ -51,7 +52,6 @@ if [[ "${SLURM_PLAIN:-1}" == 1 ]]; then
   fi
 fi
 if [[ -n "${SLURM_QUOTA:-}" ]]; then
-  HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
   python3 "$HERE/limited.py" jobs "$N" --quota "$SLURM_QUOTA" --limit "${SLURM_LIMIT:-licenses}" \
     --partition "$PARTITION" --timeout "$QUOTA_TIMEOUT" >"$TMP/limited.out" ||
     echo "slurm: limited run (separate jobs) failed or timed out" >&2
