@@ -158,6 +158,9 @@ if [[ "${KUEUE:-0}" == 1 ]]; then
     --quota "$KUEUE_QUOTA" --conns "$CONNS" --server-pid "$PID" --timeout "$SLOW_TIMEOUT" >"$WORK/kq.out" ||
     { echo "e2e: Kueue run failed or timed out" >&2; cat "$WORK/kq.out" >&2; tail -n 20 "$WORK/server-kueue.log" >&2; }
   stop_server
+  python3 "$HERE/store_writes.py" "$WORK/data-kueue/state.db" --markdown \
+    --after "$(grep -E '^kq_rev0=' "$WORK/kq.out" | cut -d= -f2 || echo 0)" >"$WORK/kq-writes.out" 2>&1 ||
+    echo "e2e: store_writes.py (Kueue) failed" >&2
 fi
 
 # -------------------------------------------------------------- 2. simulated nodes
@@ -242,6 +245,10 @@ if [[ -f "$WORK/kq.out" ]]; then
   row "Kueue: CPU per job (ms): server / pods / load client; host" \
     "$(val kq kq_server_cpu_ms_per_item) / $(val kq kq_pods_cpu_ms_per_item) / $(val kq kq_client_cpu_ms_per_item); $(val kq kq_host_cpu_ms_per_item)"
   row "Kueue: store writes per job / transactions per job" "$(val kq kq_store_writes_per_item) / $(val kq kq_store_transactions_per_item)"
+  if [[ -f "$WORK/kq-writes.out" ]]; then
+    row "Kueue: writes per job by writer (bench/store_writes.py)" \
+      "$(grep -E '^writes_by_writer' "$WORK/kq-writes.out" | sed -E 's/^writes_by_writer\[(.*)\]=/\1 /' | paste -sd, | sed 's/,/, /g')"
+  fi
   row "Kueue: server RSS peak (MiB) / load client RSS peak (MiB)" "$(val kq kq_server_rss_peak_mib) / $(val kq kq_client_rss_peak_mib)"
 fi
 if [[ -f "$WORK/sim.out" ]]; then
@@ -284,6 +291,12 @@ if [[ -f "$WORK/writes.out" ]]; then
   echo "Store writes per Job (bench/store_writes.py, writes after the first submit):"
   echo
   sed -n '/^| object/,$p' "$WORK/writes.out"
+fi
+if [[ -f "$WORK/kq-writes.out" ]]; then
+  echo
+  echo "Store writes per Job through Kueue (bench/store_writes.py, writes after the first submit):"
+  echo
+  sed -n '/^| object/,$p' "$WORK/kq-writes.out"
 fi
 
 # The floor (#16): batchd must stay at least MIN_RATIO (default 10) times
