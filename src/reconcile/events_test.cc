@@ -343,7 +343,9 @@ TEST_P(EventCorrelationTest, TheTenthSimilarMessageIsCombined) {
   want["SuccessfulCreate/(combined from similar events): Created pod: p10"] = 2;
   EXPECT_EQ(About("j"), want);
   // The combined Event moved on to the latest occurrence.
-  for (const Json& e : client_->List(client_->Kind("", "v1", "events"), "default")->items) {
+  auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+  ASSERT_TRUE(list.ok());
+  for (const Json& e : list->items) {
     if (e.value("message", "").starts_with(ApiEventRecorder::kCombinedPrefix)) {
       EXPECT_EQ(e.value("firstTimestamp", ""), "2026-01-01T00:00:09Z");
       EXPECT_EQ(e.value("lastTimestamp", ""), "2026-01-01T00:00:10Z");
