@@ -41,6 +41,7 @@ struct ApiEventRecorder::Series {
   bool created = false;
   int64_t written = 0;
   int64_t offset = 0;
+  std::string written_message;  // the message stored
 };
 
 struct ApiEventRecorder::Snapshot {
@@ -440,7 +441,10 @@ void ApiEventRecorder::Write(const std::vector<std::shared_ptr<Series>>& series)
   for (const Snapshot& p : patches) Patch(p);
 }
 
-void ApiEventRecorder::Written(const Snapshot& s) { s.series->written = s.count; }
+void ApiEventRecorder::Written(const Snapshot& s) {
+  s.series->written = s.count;
+  s.series->written_message = s.message;
+}
 
 void ApiEventRecorder::AdoptExisting(const Snapshot& s) {
   Series& series = *s.series;
@@ -451,6 +455,7 @@ void ApiEventRecorder::AdoptExisting(const Snapshot& s) {
   series.offset = existing->value("count", int64_t{1});
   series.created = true;
   series.written = 0;
+  series.written_message = existing->value("message", "");
   Patch(s);
 }
 
@@ -460,7 +465,7 @@ void ApiEventRecorder::Patch(const Snapshot& s) {
   const Json& m = series.event["metadata"];
   const std::string ns = m.value("namespace", ""), name = m.value("name", "");
   Json patch = {{"count", series.offset + s.count}, {"lastTimestamp", s.last}};
-  if (s.message != series.event.value("message", "")) patch["message"] = s.message;
+  if (s.message != series.written_message) patch["message"] = s.message;
   auto r = client_.MergePatch(kind, ns, name, patch, /*status=*/false);
   if (r.ok()) {
     Written(s);
