@@ -19,24 +19,15 @@ set -euo pipefail
 BUILD=${1:?usage: bench/event_writes.sh BUILD_DIR [PODS]}
 PODS=${2:-100}
 HERE=$(cd "$(dirname "$0")" && pwd)
-BATCHD="$BUILD/bin/batchd"
+source "$HERE/lib.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/event-writes.XXXXXX")
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-URL="http://127.0.0.1:$PORT"
-"$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/data" \
-  >"$WORK/server.log" 2>&1 &
-PID=$!
 cleanup() {
-  kill "$PID" 2>/dev/null || true
-  wait "$PID" 2>/dev/null || true
+  bench_stop_server
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-deadline=$((SECONDS + 30))
-until [[ $(curl -s -m 2 "$URL/healthz" 2>/dev/null) == ok ]]; do
-  ((SECONDS < deadline)) || { echo "server not healthy: $(tail -n 3 "$WORK/server.log")" >&2; exit 1; }
-  sleep 0.2
-done
+bench_start_server "$BUILD/bin/batchd" "$WORK/server.log" --data-dir "$WORK/data"
+URL="http://127.0.0.1:$PORT"
 python3 - "$PODS" >"$WORK/job.json" <<'EOF'
 import json, sys
 n = int(sys.argv[1])
@@ -72,8 +63,7 @@ for e in json.load(sys.stdin)["items"]:
 print(f"event_objects={sum(objs.values())} event_count_sum={sum(counts.values())}")
 for k in sorted(objs):
     print(f"events[{k[0]} | {k[1]} | {k[2]}] objects={objs[k]} count_sum={counts[k]}")'
-kill "$PID"
-wait "$PID" 2>/dev/null || true
+bench_stop_server
 python3 "$HERE/store_writes.py" "$WORK/data/state.db" --jobs 1 >"$WORK/writes.txt"
 grep -E '^writes_per_job|^writes\[Event' "$WORK/writes.txt"
 awk -F= '/^writes\[Event/ {s += $NF} END {printf "event_writes=%d\n", s}' "$WORK/writes.txt"
