@@ -21,6 +21,7 @@ PODS=${2:-100}
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/event-writes.XXXXXX")
+chmod 0755 "$WORK"  # pods run as an unprivileged user: it must reach the pod root
 cleanup() {
   bench_stop_server
   rm -rf "$WORK"
