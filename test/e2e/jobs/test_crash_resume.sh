@@ -38,8 +38,9 @@ spec:
 YAML
 # Every pod deletion of the run is read back at the end from a watch that
 # starts here (the store keeps the history across the restart).
-RV0=$(k get pods -n "$NS" -o jsonpath='{.metadata.resourceVersion}')
-[[ -n $RV0 ]] || fail "no list resourceVersion"
+RV0=$(k get --raw "/api/v1/namespaces/$NS/pods?limit=1" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+expect_match "$RV0" '^[0-9]+$' "the pods list's resourceVersion"
 
 succeeded() { jp job crash '{.status.succeeded}'; }
 some_done() { local n; n=$(succeeded); ((${n:-0} >= 30)); }
@@ -84,20 +85,24 @@ expect_eq "$(jp job crash '{.status.uncountedTerminatedPods.succeeded}')" "" "un
 phases=$(k get pods -n "$NS" -l job-name=crash -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | sort -u | tr '\n' ' ')
 expect_eq "$phases" "Succeeded " "pod phases"
 present=$(k get pods -n "$NS" -l job-name=crash --no-headers | wc -l)
-deleted=$(k get --raw "/api/v1/namespaces/$NS/pods?watch=1&resourceVersion=$RV0&labelSelector=job-name%3Dcrash&timeoutSeconds=5" |
+# Prints the pods added and the pods deleted since RV0.
+seen=$(k get --raw "/api/v1/namespaces/$NS/pods?watch=1&resourceVersion=$RV0&labelSelector=job-name%3Dcrash&timeoutSeconds=5" |
   python3 -c 'import json, sys
-text, at, names, dec = sys.stdin.read(), 0, set(), json.JSONDecoder()
+text, at, dec = sys.stdin.read(), 0, json.JSONDecoder()
+names = {"ADDED": set(), "DELETED": set()}
 while True:
     while at < len(text) and text[at].isspace(): at += 1
     if at == len(text): break
     e, at = dec.raw_decode(text, at)
     if e["type"] == "ERROR": sys.exit("watch: " + json.dumps(e))
-    if e["type"] == "DELETED": names.add(e["object"]["metadata"]["name"])
-print(len(names))') || fail "the pods watch from $RV0 failed"
+    names.get(e["type"], set()).add(e["object"]["metadata"]["name"])
+print(len(names["ADDED"]), len(names["DELETED"]))') || fail "the pods watch from $RV0 failed"
+read -r added deleted <<<"$seen"
+((added >= 200)) || fail "the watch from $RV0 saw $added pods created, fewer than the 200 that succeeded"
 ((present <= 200)) || fail "more than 200 Succeeded pods: $present"
 created=$(k get events -n "$NS" --field-selector reason=SuccessfulCreate -o jsonpath='{range .items[*]}{.count}{"\n"}{end}' | awk '{s+=$1} END {print s+0}')
 ((present + deleted >= 200)) || fail "succeeded=$(jp job crash '{.status.succeeded}') but only $present Succeeded pods remain and the controller deleted $deleted (created $created): a pod was counted twice"
-echo "pods: $present Succeeded present, $deleted deleted by the controller"
+echo "pods: $added created, $present Succeeded present, $deleted deleted by the controller"
 none_left() { [[ -z $(leftovers) ]]; }
 poll 30 none_left || fail "processes of the run left after completion: $(leftovers | xargs -r ps -o pid=,args= -p | head -c 300)"
 own_server_stop
