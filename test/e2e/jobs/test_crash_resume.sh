@@ -21,7 +21,9 @@ trap cleanup EXIT
 
 own_server_start
 ensure_ns
-cat <<YAML | k create -f - >/dev/null
+# Every pod deletion of the run is read back at the end from a watch from the
+# Job's creation (the store keeps the history across the restart).
+RV0=$(cat <<YAML | k create -f - -o jsonpath='{.metadata.resourceVersion}'
 apiVersion: batch/v1
 kind: Job
 metadata: {name: crash, namespace: $NS}
@@ -36,11 +38,8 @@ spec:
         image: busybox
         command: ["sh", "-c", "sleep 1; echo $MARK"]
 YAML
-# Every pod deletion of the run is read back at the end from a watch that
-# starts here (the store keeps the history across the restart).
-RV0=$(k get --raw "/api/v1/namespaces/$NS/pods?limit=1" |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
-expect_match "$RV0" '^[0-9]+$' "the pods list's resourceVersion"
+)
+expect_match "$RV0" '^[0-9]+$' "the Job's resourceVersion"
 
 succeeded() { jp job crash '{.status.succeeded}'; }
 some_done() { local n; n=$(succeeded); ((${n:-0} >= 30)); }
