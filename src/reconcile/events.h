@@ -68,10 +68,10 @@ class EventRecorder {
 //    and is counted in `batchd_events_dropped_total{reason="spam_filter"}`.
 //    As in client-go it has still counted in steps 1 and 2: the next Event of
 //    its series that is let through writes the count with it. (A write
-//    already due, queued in the async sink, stores its series as of the last
-//    Event let through, so both modes store the same.) Buckets live in an LRU of
-//    at most `max_spam_keys` (one forgotten starts full again). `spam_burst`
-//    or `spam_refill` 0 turns the filter off.
+//    already due, queued in the async sink, stores its series as of the
+//    last Event let through, so both modes store the same.) Buckets live in
+//    an LRU of at most `max_spam_keys` (one forgotten starts full again).
+//    `spam_burst` or `spam_refill` 0 turns the filter off.
 //
 // All three steps happen in the calling thread under one lock, with the
 // injected Clock, before the write or the queueing below, so the
@@ -83,8 +83,9 @@ class EventRecorder {
 // queued, new Events with one Client::CreateMany (in-process: one store
 // commit for the lot) — Events are best-effort, and a reconcile no longer
 // waits for a commit per Event. Up to `max_queue` Events wait; more are
-// dropped, logged and counted (batchd_events_dropped_total{reason="queue_full"}). The sink gathers Events for up to `batch_window` after
-// the first of a batch (Flush and shutdown cut it short): one wake-up and one
+// dropped, logged and counted (batchd_events_dropped_total{reason=
+// "queue_full"}). The sink gathers Events for up to `batch_window` after the
+// first of a batch (Flush and shutdown cut it short): one wake-up and one
 // commit per batch rather than per Event, at the cost of Events appearing
 // that much later.
 class ApiEventRecorder : public EventRecorder {
@@ -92,7 +93,7 @@ class ApiEventRecorder : public EventRecorder {
   struct Options {
     absl::Duration aggregation_window = absl::Minutes(10);
     size_t max_series = 4096;
-    // Similar Events (step 1).
+    // Similar Events (step 1); similar_max_messages 0: off.
     size_t similar_max_messages = 10;
     absl::Duration similar_window = absl::Minutes(10);
     size_t max_similar_groups = 4096;
