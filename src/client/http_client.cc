@@ -419,7 +419,7 @@ absl::StatusOr<std::unique_ptr<WatchStream>> HttpClient::Watch(const api::KindDe
 
 absl::Status StreamGet(const std::string& base_url, const std::string& target,
                        const std::function<bool(std::string_view)>& write,
-                       const HttpClientOptions& opts) {
+                       const HttpClientOptions& opts, absl::Duration check_every) {
   HttpClientOptions o = opts;
   o.user_agent = "batchd-log-proxy";
   auto impl = HttpClient::Impl::New(base_url, o);  // Public for this use.
@@ -429,7 +429,7 @@ absl::Status StreamGet(const std::string& base_url, const std::string& target,
   auto s = OpenStream(*(*impl)->transport, (*impl)->current.load() % (*impl)->size(), req);
   if (!s.ok()) return s.status();
   // The log body (a follow) may last: no deadline, keepalive instead.
-  absl::Status st = (*s)->Read(write);
+  absl::Status st = (*s)->Read(write, absl::InfiniteDuration(), check_every);
   if (absl::IsCancelled(st)) return absl::OkStatus();
   return st;
 }

@@ -6,12 +6,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "api/testing/builders.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http_server.h"
@@ -408,6 +411,67 @@ TEST(HttpClientTimeoutTest, SilentServerTimesOut) {
   r = (*tc)->Do("GET", "/api");
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
   ::close(fd);
+}
+
+// The log proxy's case (kubectl logs -f of a silent container through the
+// server): the upstream sends "a", then nothing until asked, then "b", then
+// nothing at all. StreamGet keeps reading through the silence, asking its
+// caller with empty pieces; once the caller's own client has left, it ends
+// within a few checks and closes its connection, which the upstream sees.
+TEST(StreamGetTest, EndsSoonAfterItsCallerLeftASilentStream) {
+  absl::Notification send_b, upstream_done;
+  std::atomic<bool> upstream_saw_close{false};
+  apiserver::HttpServer upstream(
+      apiserver::HttpServerOptions{"127.0.0.1", 0},
+      [&](const apiserver::HttpRequest&, apiserver::ResponseWriter& w) {
+        w.StartStream(200, {{"Content-Type", "text/plain"}});
+        w.WriteChunk("a");
+        if (send_b.WaitForNotificationWithTimeout(absl::Seconds(10))) w.WriteChunk("b");
+        // A silent follow, as the agent's: it ends when its client leaves
+        // (or after 10 s, which the bound below tells apart).
+        const absl::Time until = absl::Now() + absl::Seconds(10);
+        while (!w.ClientGone() && absl::Now() < until) absl::SleepFor(absl::Milliseconds(5));
+        upstream_saw_close = w.ClientGone();
+        w.EndStream();
+        upstream_done.Notify();
+      });
+  auto port = upstream.Start();
+  ASSERT_TRUE(port.ok()) << port.status();
+
+  std::atomic<bool> client_left{false};
+  absl::Notification got_b;
+  std::string body;
+  int checks = 0;
+  absl::Status st;
+  std::thread reader([&] {
+    st = StreamGet(
+        "http://127.0.0.1:" + std::to_string(*port), "/follow",
+        [&](std::string_view data) {
+          if (data.empty()) {
+            // Silence: the upstream is asked for "b" after a few checks.
+            if (++checks == 3) send_b.Notify();
+            return !client_left.load();
+          }
+          body.append(data);
+          if (body == "ab") got_b.Notify();
+          return true;
+        },
+        {}, absl::Milliseconds(20));
+  });
+  ASSERT_TRUE(got_b.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  const absl::Time left = absl::Now();
+  client_left = true;
+  reader.join();
+  const absl::Duration took = absl::Now() - left;
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_EQ(body, "ab");
+  EXPECT_GE(checks, 3);
+  // A hang check, not a timing: checks come every 20 ms; without them the
+  // read would last until the upstream gives up 10 s later.
+  EXPECT_LT(took, absl::Seconds(3)) << took;
+  ASSERT_TRUE(upstream_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(upstream_saw_close.load());
+  upstream.Stop();
 }
 
 TEST(KubeconfigTest, ReadsServerCaAndCredentials) {

@@ -93,9 +93,12 @@ class HttpBodyStream {
   // Reads the body, handing each piece to `fn` in order, until it ends (OK),
   // `fn` returns false or Stop is called (Cancelled), the connection fails
   // (Unavailable) or `timeout` passes (DeadlineExceeded; infinite: no limit,
-  // TCP keepalive notices a dead peer instead).
+  // TCP keepalive notices a dead peer instead). While the body is silent,
+  // `fn` is also called with an empty piece every `check_every` (infinite:
+  // never), so a reader can stop when whoever it reads for has left.
   absl::Status Read(const std::function<bool(std::string_view)>& fn,
-                    absl::Duration timeout = absl::InfiniteDuration());
+                    absl::Duration timeout = absl::InfiniteDuration(),
+                    absl::Duration check_every = absl::InfiniteDuration());
   // Makes a Read in progress (or the next one) return Cancelled soon, by
   // shutting the connection down. Thread-safe.
   void Stop();
