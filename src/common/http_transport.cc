@@ -420,6 +420,13 @@ absl::StatusOr<HttpIncoming> HttpTransport::RoundTrip(size_t server, const HttpO
 
 absl::StatusOr<std::unique_ptr<HttpBodyStream>> HttpTransport::OpenStream(
     size_t server, const HttpOutgoing& out) {
+  return OpenStream(server, out, absl::InfiniteDuration(), nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<HttpBodyStream>> HttpTransport::OpenStream(
+    size_t server, const HttpOutgoing& out, absl::Duration check_every,
+    const std::function<bool()>& wanted) {
+  const bool checked = wanted && check_every != absl::InfiniteDuration();
   const HttpEndpoint& ep = impl_->eps[server];
   auto c = Connect(ep, impl_->opts, impl_->tls.get());
   if (!c.ok()) return c.status();
@@ -433,9 +440,14 @@ absl::StatusOr<std::unique_ptr<HttpBodyStream>> HttpTransport::OpenStream(
   if (ec) return absl::UnavailableError("write: " + ec.message());
   s->parser.body_limit(boost::none);
   s->parser.header_limit(1 << 20);
-  ec = s->conn->Run(deadline, [&](auto& st, auto done) {
-    http::async_read_header(st, s->conn->buf, s->parser, std::move(done));
-  });
+  bool unwanted = false;
+  const std::function<bool()> still_wanted = [&] { return !(unwanted = !wanted()); };
+  ec = s->conn->RunChecking(
+      checked ? SteadyClock::time_point::max() : deadline,
+      checked ? check_every : absl::InfiniteDuration(), still_wanted, [&](auto& st, auto done) {
+        http::async_read_header(st, s->conn->buf, s->parser, std::move(done));
+      });
+  if (unwanted) return absl::CancelledError("stopped");
   if (ec == beast::error::timeout) return absl::DeadlineExceededError("read: timed out");
   if (ec) return absl::UnavailableError("read: " + ec.message());
   return std::make_unique<HttpBodyStream>(std::move(s));

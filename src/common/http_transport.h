@@ -130,6 +130,14 @@ class HttpTransport {
   // request_timeout); the body is then read from the stream.
   absl::StatusOr<std::unique_ptr<HttpBodyStream>> OpenStream(size_t server,
                                                              const HttpOutgoing& req);
+  // The same for a stream whose header may come late (a log follow: an agent
+  // answers with its first line): the header is waited for without a
+  // deadline (TCP keepalive notices a dead peer) while `wanted`, asked every
+  // `check_every`, answers true; once false, Cancelled.
+  absl::StatusOr<std::unique_ptr<HttpBodyStream>> OpenStream(size_t server,
+                                                             const HttpOutgoing& req,
+                                                             absl::Duration check_every,
+                                                             const std::function<bool()>& wanted);
 
   // Closes the idle connections to `server` (e.g. after it failed).
   void DropIdle(size_t server);
