@@ -6,16 +6,33 @@
   e2e_jobs_client.py sim --port P --nodes M --pods N [--conns K] [--server-pid PID]
       M simulated Nodes (cpu 8, memory 32Gi, pods 110) then N pods with
       batchd.io/sim-duration 1h; measures first pod submit -> all N bound.
+  e2e_jobs_client.py kubectl --port P --n N --workdir DIR [--kubectl PATH]
+      The same N Jobs as `jobs`, written as one multi-document YAML file and
+      created by one `kubectl create -f FILE` (discovery cached by a warm-up
+      call first, as a user's would be): kubectl start -> all N Complete, and
+      kubectl's own wall time, CPU (user+sys) and peak RSS. Latency is from
+      the moment kubectl prints "job.batch/NAME created" (it creates one
+      object at a time, in file order) to Complete.
+  e2e_jobs_client.py kueue --port P --n N --quota Q [--cpu-request 100m]
+      A ResourceFlavor, a ClusterQueue `bench` whose cpu nominalQuota is
+      Q x the request (so at most Q of these Jobs are admitted at once), a
+      LocalQueue `lq` in the namespace, then the N Jobs labelled
+      kueue.x-k8s.io/queue-name=lq, each requesting --cpu-request: first
+      submit -> all N Complete. The ClusterQueue's status is sampled every
+      0.5 s: the most Workloads seen admitted at once (must be <= Q).
 
 Submissions are POSTs over K keep-alive HTTP/1.1 connections (one thread each).
 Completion/binding is observed through one watch stream (labelSelector on a
 per-run label), started before the first submit; if the stream ends early the
 client re-lists and re-watches from the list's resourceVersion.
-Prints key=value lines (consumed by bench/e2e_jobs_bench.sh).
+Prints key=value lines (consumed by bench/e2e_jobs_bench.sh); <label>_per_s_halves
+is the completion rate over the first and the second half of the N (does the
+rate hold as the store fills?), <label>_client_rss_peak_mib this client's peak RSS.
 """
-import argparse, http.client, json, os, sys, threading, time
+import argparse, http.client, json, os, resource, subprocess, sys, threading, time
 
 TCK = os.sysconf("SC_CLK_TCK")
+KQ = "/apis/kueue.x-k8s.io/v1beta2"
 
 
 def proc_rss_mib(pid):
@@ -231,8 +248,21 @@ def job_failed(o):
     return False
 
 
-def run_measured(args, label, objs, path_fn, watch_path, done_fn):
-    """Submits objs, waits for all done; prints the figures."""
+def rate_halves(done_times, t0):
+    """Completions per second over the first and the second half of them."""
+    ts = sorted(t - t0 for t in done_times)
+    if len(ts) < 4:
+        return "n/a"
+    h = len(ts) // 2
+    first = h / ts[h - 1] if ts[h - 1] > 0 else 0.0
+    span = ts[-1] - ts[h - 1]
+    second = (len(ts) - h) / span if span > 0 else 0.0
+    return f"{first:.1f} / {second:.1f}"
+
+
+def run_measured(args, label, objs, path_fn, watch_path, done_fn, submit_fn=None):
+    """Submits objs (POSTs, or submit_fn(sent) -> failures), waits for all
+    done; prints the figures."""
     n = len(objs)
     sent = {}
     w = Watcher(args.port, watch_path, done_fn, n)
@@ -248,8 +278,11 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
         samp.start()
     w.start()
     t0 = time.monotonic()
-    fails = post_all(args.port, path_fn, objs, args.conns,
-                     lambda name: sent.__setitem__(name, time.monotonic()))
+    if submit_fn is None:
+        fails = post_all(args.port, path_fn, objs, args.conns,
+                         lambda name: sent.__setitem__(name, time.monotonic()))
+    else:
+        fails = submit_fn(sent)
     t_sub = time.monotonic() - t0
     ok = w.all_done.wait(timeout=max(1.0, args.timeout - t_sub))
     t_end = (max(w.done_at.values()) if w.done_at else time.monotonic()) - t0
@@ -272,10 +305,13 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
         f"{label}_lat_p50_ms": round(1000 * pct(lat, 50), 1),
         f"{label}_lat_p99_ms": round(1000 * pct(lat, 99), 1),
         f"{label}_lat_max_ms": round(1000 * pct(lat, 100), 1),
+        f"{label}_per_s_halves": rate_halves(w.done_at.values(), t0),
         f"{label}_watch_reconnects": w.errors,
         f"{label}_host_cpu_busy_pct": round(100 * ((h1 - h0) - (i1 - i0)) / max(h1 - h0, 1e-9), 1),
         f"{label}_host_cpu_ms_per_item": round(1000 * ((h1 - h0) - (i1 - i0)) / n, 2),
         f"{label}_client_cpu_ms_per_item": round(1000 * (me1 - me0) / n, 2),
+        f"{label}_client_rss_peak_mib":
+            round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         f"{label}_store_writes_per_item": round((rev1 - rev0) / n, 2),
         f"{label}_store_transactions_per_item":
             round((tx1 - tx0) / n, 2) if tx0 >= 0 and tx1 >= 0 else "n/a",
@@ -310,17 +346,23 @@ def run_measured(args, label, objs, path_fn, watch_path, done_fn):
     return ok and not fails
 
 
-def cmd_jobs(args):
-    run_id = f"e2e{int(time.time())}"
-    ns = args.namespace
-    objs = [{
+def job_objs(run_id, n, labels=None, cpu_request=None):
+    """N one-pod Jobs running `true`, labelled bench=run_id (+ labels)."""
+    container = {"name": "c", "image": "busybox", "command": ["true"]}
+    if cpu_request:
+        container["resources"] = {"requests": {"cpu": cpu_request}}
+    return [{
         "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": f"{run_id}-{i:06d}", "labels": {"bench": run_id}},
+        "metadata": {"name": f"{run_id}-{i:06d}", "labels": {"bench": run_id, **(labels or {})}},
         "spec": {"backoffLimit": 0, "template": {"spec": {
-            "restartPolicy": "Never",
-            "containers": [{"name": "c", "image": "busybox", "command": ["true"]}]}}},
-    } for i in range(args.n)]
-    path = f"/apis/batch/v1/namespaces/{ns}/jobs"
+            "restartPolicy": "Never", "containers": [container]}}},
+    } for i in range(n)]
+
+
+def run_jobs(args, label, run_id, objs, submit_fn=None):
+    """Measures objs (Jobs in args.namespace) to Complete; prints
+    <label>_failed. Returns the exit code."""
+    path = f"/apis/batch/v1/namespaces/{args.namespace}/jobs"
     failed = []
 
     def done(o):
@@ -328,9 +370,161 @@ def cmd_jobs(args):
             failed.append(o["metadata"]["name"])
             return True
         return job_complete(o)
-    ok = run_measured(args, "jobs", objs, lambda o: path, f"{path}?labelSelector=bench%3D{run_id}", done)
-    print(f"jobs_failed={len(failed)}")
+    ok = run_measured(args, label, objs, lambda o: path,
+                      f"{path}?labelSelector=bench%3D{run_id}", done, submit_fn)
+    print(f"{label}_failed={len(failed)}")
     return 0 if ok and not failed else 1
+
+
+def cmd_jobs(args):
+    run_id = f"e2e{int(time.time())}"
+    return run_jobs(args, "jobs", run_id, job_objs(run_id, args.n))
+
+
+def job_yaml(o):
+    """One Job as a user would write it (block-style YAML document)."""
+    c = o["spec"]["template"]["spec"]["containers"][0]
+    labels = "".join(f"    {k}: {v}\n" for k, v in o["metadata"]["labels"].items())
+    return ("---\napiVersion: batch/v1\nkind: Job\nmetadata:\n"
+            f"  name: {o['metadata']['name']}\n  labels:\n{labels}"
+            f"spec:\n  backoffLimit: {o['spec']['backoffLimit']}\n  template:\n    spec:\n"
+            "      restartPolicy: Never\n      containers:\n"
+            f"      - name: {c['name']}\n        image: {c['image']}\n"
+            "        command: [\"true\"]\n")
+
+
+def cmd_kubectl(args):
+    """N Jobs in one multi-document YAML file through `kubectl create -f`."""
+    run_id = f"kc{int(time.time())}"
+    objs = job_objs(run_id, args.n)
+    os.makedirs(args.workdir, exist_ok=True)
+    yaml_path = os.path.join(args.workdir, f"{run_id}.yaml")
+    with open(yaml_path, "w") as f:
+        for o in objs:
+            f.write(job_yaml(o))
+    env = dict(os.environ, KUBECONFIG="/dev/null")  # never the user's kubeconfig
+    base = [args.kubectl, "-s", f"http://127.0.0.1:{args.port}",
+            "--cache-dir", os.path.join(args.workdir, "kubectl-cache"), "--request-timeout=60s"]
+    # Discovery fetched and cached before the clock starts, as a user's is.
+    subprocess.run(base + ["api-resources"], env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    stats = {}
+    err_path = os.path.join(args.workdir, f"{run_id}.stderr")
+
+    def submit(sent):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t_start = time.monotonic()
+        with open(err_path, "wb") as err:
+            p = subprocess.Popen(base + ["create", "-f", yaml_path], env=env,
+                                 stdout=subprocess.PIPE, stderr=err)
+            for line in p.stdout:  # "job.batch/NAME created", one per object as it goes
+                parts = line.split()
+                if len(parts) == 2 and parts[1] == b"created":
+                    sent[parts[0].split(b"/", 1)[-1].decode()] = time.monotonic()
+            rc = p.wait()
+        wall = time.monotonic() - t_start
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        stats.update(rc=rc, wall=wall, cpu=cpu, user=r1.ru_utime - r0.ru_utime,
+                     sys=r1.ru_stime - r0.ru_stime, rss=r1.ru_maxrss / 1024)
+        return [(o["metadata"]["name"], rc, b"not created by kubectl")
+                for o in objs if o["metadata"]["name"] not in sent]
+    rc = run_jobs(args, "kc", run_id, objs, submit)
+    n = len(objs)
+    print(f"kc_kubectl_rc={stats.get('rc')}")
+    print(f"kc_kubectl_wall_s={stats.get('wall', 0):.3f}")
+    print(f"kc_kubectl_cpu_s={stats.get('cpu', 0):.3f}")
+    print(f"kc_kubectl_user_sys_s={stats.get('user', 0):.2f} / {stats.get('sys', 0):.2f}")
+    print(f"kc_kubectl_cpu_ms_per_item={1000 * stats.get('cpu', 0) / n:.2f}")
+    print(f"kc_kubectl_wall_ms_per_item={1000 * stats.get('wall', 0) / n:.2f}")
+    print(f"kc_kubectl_creates_per_s={n / stats['wall']:.1f}" if stats.get("wall") else "kc_kubectl_creates_per_s=0")
+    print(f"kc_kubectl_rss_peak_mib={stats.get('rss', 0):.1f}")
+    if stats.get("rc"):
+        sys.stderr.write(open(err_path, errors="replace").read()[-2000:])
+    return rc
+
+
+def parse_milli(q):
+    """A cpu quantity ("100m", "1", "0.5") in millicores."""
+    return int(q[:-1]) if q.endswith("m") else int(round(float(q) * 1000))
+
+
+class CqSampler(threading.Thread):
+    """The most Workloads a ClusterQueue's status showed admitted / holding
+    a quota reservation at once, sampled every `period` s."""
+
+    def __init__(self, port, name, period=0.5):
+        super().__init__(daemon=True)
+        self.port, self.name, self.period = port, name, period
+        self.stop_ev, self.admitted_max, self.reserving_max = threading.Event(), 0, 0
+
+    def run(self):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        while not self.stop_ev.wait(self.period):
+            try:
+                st, body = request(c, "GET", f"{KQ}/clusterqueues/{self.name}")
+            except (OSError, http.client.HTTPException):
+                c.close()
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                continue
+            if st == 200:
+                status = json.loads(body).get("status") or {}
+                self.admitted_max = max(self.admitted_max, int(status.get("admittedWorkloads") or 0))
+                self.reserving_max = max(self.reserving_max, int(status.get("reservingWorkloads") or 0))
+        c.close()
+
+
+def cmd_kueue(args):
+    """N Jobs through a Kueue LocalQueue whose ClusterQueue admits Q at once."""
+    run_id = f"kq{int(time.time())}"
+    ns = args.namespace
+    milli = parse_milli(args.cpu_request)
+    quota = f"{args.quota * milli}m"
+    c = http.client.HTTPConnection("127.0.0.1", args.port, timeout=60)
+    setup = [
+        (f"{KQ}/resourceflavors", {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                                   "metadata": {"name": "default"}, "spec": {}}),
+        (f"{KQ}/clusterqueues", {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": "bench"},
+            "spec": {"namespaceSelector": {}, "resourceGroups": [{
+                "coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
+                    {"name": "cpu", "nominalQuota": quota}]}]}]}}),
+        (f"{KQ}/namespaces/{ns}/localqueues", {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": ns}, "spec": {"clusterQueue": "bench"}}),
+    ]
+    for path, obj in setup:
+        st, body = request(c, "POST", path, obj)
+        if st not in (200, 201):
+            print(f"# kueue setup {path}: {st} {body[:300]!r}", file=sys.stderr)
+            return 1
+    # The ClusterQueue must be Active (its flavor known) before the clock starts.
+    deadline = time.monotonic() + 30
+    while True:
+        st, body = request(c, "GET", f"{KQ}/clusterqueues/bench")
+        conds = (json.loads(body).get("status") or {}).get("conditions") or [] if st == 200 else []
+        if any(x.get("type") == "Active" and x.get("status") == "True" for x in conds):
+            break
+        if time.monotonic() > deadline:
+            print("# kueue: ClusterQueue bench not Active after 30 s", file=sys.stderr)
+            return 1
+        time.sleep(0.1)
+    c.close()
+    print(f"kq_quota={args.quota} x {args.cpu_request} cpu = {quota} cpu")
+    samp = CqSampler(args.port, "bench")
+    samp.start()
+    rc = run_jobs(args, "kq", run_id,
+                  job_objs(run_id, args.n, {"kueue.x-k8s.io/queue-name": "lq"}, args.cpu_request))
+    samp.stop_ev.set()
+    samp.join()
+    print(f"kq_admitted_max={samp.admitted_max}")
+    print(f"kq_reserving_max={samp.reserving_max}")
+    if max(samp.admitted_max, samp.reserving_max) > args.quota:
+        print(f"# kueue: {samp.admitted_max} admitted at once, over the quota of {args.quota}",
+              file=sys.stderr)
+        return 1
+    return rc
 
 
 def cmd_sim(args):
@@ -368,7 +562,7 @@ def cmd_sim(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["jobs", "sim"])
+    ap.add_argument("mode", choices=["jobs", "sim", "kubectl", "kueue"])
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--nodes", type=int, default=1000)
@@ -378,8 +572,13 @@ def main():
     ap.add_argument("--server-pid", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=240)
     ap.add_argument("--settle", type=float, default=1.0)
+    ap.add_argument("--workdir", default="/tmp", help="kubectl: where the YAML file and cache go")
+    ap.add_argument("--kubectl", default="kubectl")
+    ap.add_argument("--quota", type=int, default=8, help="kueue: Jobs admitted at once")
+    ap.add_argument("--cpu-request", default="100m", help="kueue: each Job's cpu request")
     args = ap.parse_args()
-    return cmd_jobs(args) if args.mode == "jobs" else cmd_sim(args)
+    return {"jobs": cmd_jobs, "sim": cmd_sim, "kubectl": cmd_kubectl,
+            "kueue": cmd_kueue}[args.mode](args)
 
 
 if __name__ == "__main__":

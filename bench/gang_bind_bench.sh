@@ -15,28 +15,17 @@ set -euo pipefail
 BUILD_DIR=${1:?usage: $0 BUILD_DIR [RUNS]}
 RUNS=${2:-5}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
 BATCHD="$BUILD_DIR/bin/batchd"
 [[ -x "$BATCHD" ]] || { echo "gang_bind_bench: $BATCHD not built" >&2; exit 2; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-gang.XXXXXX")
 PID=""
 cleanup() {
-  if [[ -n "$PID" ]]; then
-    kill "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-  fi
+  bench_stop_server
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-"$BATCHD" server --no-local-node --allow-loopback-admin --listen "127.0.0.1:$PORT" --data-dir "$WORK/data" \
-  >"$WORK/server.log" 2>&1 &
-PID=$!
-deadline=$((SECONDS + 30))
-until [[ $(curl -s -m 2 "http://127.0.0.1:$PORT/healthz" 2>/dev/null) == ok ]]; do
-  kill -0 "$PID" 2>/dev/null || { tail -n 20 "$WORK/server.log" >&2; exit 1; }
-  ((SECONDS < deadline)) || { echo "gang_bind_bench: server not healthy" >&2; exit 1; }
-  sleep 0.1
-done
+bench_start_server "$BATCHD" "$WORK/server.log" --no-local-node --data-dir "$WORK/data"
 timeout 600 python3 "$HERE/gang_bind_client.py" "http://127.0.0.1:$PORT" "$RUNS"

@@ -12,8 +12,8 @@ import json
 import statistics
 import sys
 import time
-import urllib.error
-import urllib.request
+
+import bench_http
 
 SERVER = sys.argv[1]
 RUNS = int(sys.argv[2])
@@ -22,15 +22,7 @@ NODES = 32
 
 
 def call(method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    ctype = "application/merge-patch+json" if method == "PATCH" else "application/json"
-    req = urllib.request.Request(SERVER + path, data=data, method=method,
-                                 headers={"Content-Type": ctype})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return json.loads(r.read() or b"{}")
-    except urllib.error.HTTPError as e:
-        raise SystemExit(f"{method} {path}: {e.code} {e.read()[:300]!r}")
+    return bench_http.call(SERVER, method, path, body)
 
 
 def pod(ns, name, node_label, group=None):

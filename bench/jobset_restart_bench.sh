@@ -51,6 +51,7 @@ all_started() {
 run() {  # run STRATEGY NAME
   local strategy=$1 name=$2 dir="$WORK/$2" h
   mkdir -p "$dir"
+  chmod 777 "$dir"  # the containers (the unprivileged pod user) write here and remove the trigger files
   cat <<YAML | k create -f - >/dev/null
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet

@@ -15,8 +15,9 @@ import statistics
 import sys
 import threading
 import time
-import urllib.error
 import urllib.request
+
+import bench_http
 
 SERVER = sys.argv[1]
 RUNS = int(sys.argv[2])
@@ -26,15 +27,7 @@ NODES = 26
 
 
 def call(method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    ctype = "application/merge-patch+json" if method == "PATCH" else "application/json"
-    req = urllib.request.Request(SERVER + path, data=data, method=method,
-                                 headers={"Content-Type": ctype})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return json.loads(r.read() or b"{}")
-    except urllib.error.HTTPError as e:
-        raise SystemExit(f"{method} {path}: {e.code} {e.read()[:300]!r}")
+    return bench_http.call(SERVER, method, path, body)
 
 
 def template(label, pods):

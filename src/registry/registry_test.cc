@@ -25,7 +25,19 @@ class CountingStore : public store::MemoryStore {
     ++update_many;
     return MemoryStore::UpdateMany(std::move(ops));
   }
+  // When set, the next Update finds its key rewritten by another writer
+  // first: a race lost between the registry's read and its write.
+  absl::StatusOr<store::KeyValue> Update(std::string_view key, std::string value,
+                                         int64_t expected_mod_revision) override {
+    if (race_next_update) {
+      race_next_update = false;
+      auto cur = MemoryStore::Get(key);
+      if (cur.ok()) (void)MemoryStore::Update(key, cur->value, cur->mod_revision);
+    }
+    return MemoryStore::Update(key, std::move(value), expected_mod_revision);
+  }
   int update_many = 0;
+  bool race_next_update = false;
 };
 
 class RegistryTest : public ::testing::Test {
@@ -439,6 +451,33 @@ TEST_F(RegistryTest, PatchTypes) {
   auto bad = reg_->Patch(*jobs_, "default", "missing", PatchType::kMerge, Json::object(), false,
                          {});
   EXPECT_EQ(Reason(bad.status()), "NotFound");
+}
+
+// As kube-apiserver's GuaranteedUpdate: a patch that names no
+// resourceVersion and loses a race with another writer is applied again on
+// the newer object; one that names a resourceVersion gets the Conflict.
+TEST_F(RegistryTest, PatchThatLosesARaceAppliesAgainUnlessItNamesAVersion) {
+  MustCreate(MakeJob("a").Obj());
+  for (bool status : {false, true}) {
+    SCOPED_TRACE(status ? "status" : "main");
+    store_.race_next_update = true;
+    Json patch = status ? Json::parse(R"({"status":{"conditions":[]}})")
+                        : Json::parse(R"({"metadata":{"labels":{"x":"y"}}})");
+    auto r = reg_->Patch(*jobs_, "default", "a", PatchType::kMerge, patch, status, {});
+    EXPECT_FALSE(store_.race_next_update);  // The race happened.
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  auto live = reg_->Get(*jobs_, "default", "a");
+  ASSERT_TRUE(live.ok());
+  EXPECT_EQ((*live)->Decode()["metadata"]["labels"]["x"], "y");
+  const std::string rv = std::to_string((*live)->revision);
+  store_.race_next_update = true;
+  auto c = reg_->Patch(*jobs_, "default", "a", PatchType::kMerge,
+                       Json::parse(R"({"metadata":{"resourceVersion":")" + rv +
+                                   R"(","labels":{"x":"z"}}})"),
+                       false, {});
+  EXPECT_EQ(Reason(c.status()), "Conflict");
+  EXPECT_EQ(reg_->Get(*jobs_, "default", "a").value()->Decode()["metadata"]["labels"]["x"], "y");
 }
 
 TEST_F(RegistryTest, DeleteWithFinalizersIsGraceful) {

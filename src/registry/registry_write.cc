@@ -595,9 +595,11 @@ absl::StatusOr<Json> Registry::Patch(const api::KindDef& k, std::string_view ns,
     if (k.namespaced) obj["metadata"]["namespace"] = ns;
     if (k.storage) k.to_storage(obj);
     auto res = WriteUpdate(k.StorageKind(), current, std::move(obj), status, false, opts);
-    if (rv.empty() && internal::IsWriteConflict(res.status())) {
-      return internal::Attempt<Json>::Retry();
-    }
+    // Lost a race with another writer: apply the patch again on the newer
+    // object, as GuaranteedUpdate does. `rv` is no guide here: the patched
+    // object carries the live object's resourceVersion whenever the patch
+    // names none; one the patch names fails the check above next time.
+    if (internal::IsWriteConflict(res.status())) return internal::Attempt<Json>::Retry();
     return Served(k, std::move(res));
   });
 }

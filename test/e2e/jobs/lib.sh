@@ -25,6 +25,30 @@ node_credentials() {
   echo "--token-file $tok --client-ca-file $E2E_DATA/pki/ca.crt"
 }
 
+# A server of the test's own, for tests that kill -9 or restart it (the
+# suite's must not be): own_server_start runs `batchd server` on PORT with
+# DATA (output appended to LOG, pid in PID) and waits up to 30 s for /healthz;
+# own_server_stop sends SIGTERM, then SIGKILL after 10 s. The test sets
+# PORT=$(free_port) and SERVER to it first, so `k` talks to this server.
+own_server_start() {
+  "${BIN_DIR:?}/batchd" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$DATA" >>"$LOG" 2>&1 &
+  PID=$!
+  local deadline=$((SECONDS + 30))
+  until [[ $(curl -s -m 2 "$SERVER/healthz" 2>/dev/null) == ok ]]; do
+    kill -0 "$PID" 2>/dev/null || fail "server exited while starting: $(tail -n 3 "$LOG" | tr '\n' ' ')"
+    ((SECONDS < deadline)) || fail "server not healthy within 30s"
+    sleep 0.2
+  done
+}
+own_server_stop() {
+  [[ -n "$PID" ]] || return 0
+  kill "$PID" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$PID" 2>/dev/null || true
+  wait "$PID" 2>/dev/null || true
+  PID=""
+}
+
 # A marker unique to this run and test, for pgrep -f on pod processes.
 new_marker() {
   echo "mk-$1-$$-$RANDOM$RANDOM"

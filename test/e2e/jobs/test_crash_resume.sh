@@ -3,42 +3,23 @@
 # exactly succeeded=200, failed=0, and no batchd-shim or pod process of the
 # run is left behind. Uses its own server (the suite's must not be killed).
 source "$(dirname "$0")/lib.sh"
-BATCHD="${BIN_DIR:?}/batchd"
 DATA="$E2E_TMP/crash-data"
 LOG="$E2E_TMP/crash-server.log"
 MARK=$(new_marker crash)
 mkdir -p "$DATA"
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+PORT=$(free_port)
 SERVER="http://127.0.0.1:$PORT"
 PID=""
 
-start_server() {
-  "$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$DATA" >>"$LOG" 2>&1 &
-  PID=$!
-  local deadline=$((SECONDS + 30))
-  until [[ $(curl -s -m 2 "$SERVER/healthz" 2>/dev/null) == ok ]]; do
-    kill -0 "$PID" 2>/dev/null || fail "server exited while starting: $(tail -n 3 "$LOG" | tr '\n' ' ')"
-    ((SECONDS < deadline)) || fail "server not healthy within 30s"
-    sleep 0.2
-  done
-}
-stop_server() {  # SIGTERM, SIGKILL after 10 s.
-  [[ -n "$PID" ]] || return 0
-  kill "$PID" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$PID" 2>/dev/null || true
-  wait "$PID" 2>/dev/null || true
-  PID=""
-}
 # Shims and pod processes of this run (not the server itself).
 leftovers() { procs_under "$DATA" "$MARK" | sort -u | grep -vx -- "${PID:-none}" || true; }
 cleanup() {
-  stop_server
+  own_server_stop
   kill_under "$DATA" "$MARK"
 }
 trap cleanup EXIT
 
-start_server
+own_server_start
 ensure_ns
 cat <<YAML | k create -f - >/dev/null
 apiVersion: batch/v1
@@ -82,7 +63,7 @@ wait "$PID" 2>/dev/null || true
 PID=""
 echo "killed the server at succeeded=$before"
 
-start_server
+own_server_start
 kwait crash complete 180
 expect_eq "$(jp job crash '{.status.succeeded}')" "200" "status.succeeded after the restart"
 expect_eq "$(jp job crash '{.status.failed}')" "" "status.failed after the restart"
@@ -104,5 +85,5 @@ created=$(k get events -n "$NS" --field-selector reason=SuccessfulCreate -o json
 echo "pods: $present Succeeded present, $deleted deleted by the controller"
 none_left() { [[ -z $(leftovers) ]]; }
 poll 30 none_left || fail "processes of the run left after completion: $(leftovers | xargs -r ps -o pid=,args= -p | head -c 300)"
-stop_server
+own_server_stop
 none_left || fail "processes of the run left after the server stopped: $(leftovers | xargs -r ps -o pid=,args= -p | head -c 300)"

@@ -4,40 +4,21 @@
 # counted once, and the JobSet then completes. Uses its own server (the
 # suite's must not be killed).
 source "$(dirname "$0")/lib.sh"
-BATCHD="${BIN_DIR:?}/batchd"
 DATA="$E2E_TMP/crash-data"
 LOG="$E2E_TMP/crash-server.log"
 MARK=$(new_marker jscrash)
 mkdir -p "$DATA"
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+PORT=$(free_port)
 SERVER="http://127.0.0.1:$PORT"
 PID=""
 
-start_server() {
-  "$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$DATA" >>"$LOG" 2>&1 &
-  PID=$!
-  local deadline=$((SECONDS + 30))
-  until [[ $(curl -s -m 2 "$SERVER/healthz" 2>/dev/null) == ok ]]; do
-    kill -0 "$PID" 2>/dev/null || fail "server exited while starting: $(tail -n 3 "$LOG" | tr '\n' ' ')"
-    ((SECONDS < deadline)) || fail "server not healthy within 30s"
-    sleep 0.2
-  done
-}
-stop_server() {  # SIGTERM, SIGKILL after 10 s.
-  [[ -n "$PID" ]] || return 0
-  kill "$PID" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$PID" 2>/dev/null || true
-  wait "$PID" 2>/dev/null || true
-  PID=""
-}
 cleanup() {
-  stop_server
+  own_server_stop
   kill_under "$DATA" "$MARK"
 }
 trap cleanup EXIT
 
-start_server
+own_server_start
 ensure_ns
 # Attempt 0: worker 0 fails after 1 s, the others run 30 s. Attempt 1:
 # every worker succeeds after 2 s.
@@ -84,7 +65,7 @@ PID=""
 # Where the restart stood at the kill (for the log).
 echo "killed mid-restart; Jobs by attempt: $(k get jobs -n "$NS" -o 'jsonpath={range .items[*]}{.metadata.labels.jobset\.sigs\.k8s\.io/restart-attempt}{"\n"}{end}' 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')" || true
 
-start_server
+own_server_start
 completed() { [[ $(jp jobset crash '{.status.terminalState}') == Completed ]]; }
 poll 150 completed || fail "not completed after the restart: $(jp jobset crash '{.status}' | head -c 400)"
 expect_eq "$(restarts)" "1" "status.restarts"
@@ -95,4 +76,4 @@ expect_eq "$(wc -l <<<"$attempts" | tr -d ' ')" "20" "child Jobs"
 expect_eq "$(cut -d' ' -f2 <<<"$attempts" | sort -u)" "1" "restart attempts of the child Jobs"
 expect_eq "$(cut -d' ' -f1 <<<"$attempts" | sort -u | wc -l | tr -d ' ')" "20" "distinct Job names"
 expect_eq "$(jp jobset crash '{.status.replicatedJobsStatus[0].succeeded}')" "20" "succeeded Jobs"
-stop_server
+own_server_stop
