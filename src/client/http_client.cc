@@ -160,9 +160,11 @@ class HttpWatchStream : public WatchStream {
 
 // Opens `req` as a stream on server `member`; a non-2xx answer is read
 // (its first MiB) and decoded into the error it reports.
-absl::StatusOr<std::unique_ptr<HttpBodyStream>> OpenStream(HttpTransport& t, size_t member,
-                                                           const HttpOutgoing& req) {
-  auto s = t.OpenStream(member, req);
+absl::StatusOr<std::unique_ptr<HttpBodyStream>> OpenStream(
+    HttpTransport& t, size_t member, const HttpOutgoing& req,
+    absl::Duration check_every = absl::InfiniteDuration(),
+    const std::function<bool()>& wanted = nullptr) {
+  auto s = t.OpenStream(member, req, check_every, wanted);
   if (!s.ok()) return s.status();
   const int code = (*s)->code();
   if (code >= 200 && code < 300) return s;
@@ -419,17 +421,22 @@ absl::StatusOr<std::unique_ptr<WatchStream>> HttpClient::Watch(const api::KindDe
 
 absl::Status StreamGet(const std::string& base_url, const std::string& target,
                        const std::function<bool(std::string_view)>& write,
-                       const HttpClientOptions& opts) {
+                       const HttpClientOptions& opts, absl::Duration check_every) {
   HttpClientOptions o = opts;
   o.user_agent = "batchd-log-proxy";
   auto impl = HttpClient::Impl::New(base_url, o);  // Public for this use.
   if (!impl.ok()) return impl.status();
   HttpOutgoing req = MakeRequest(o, "GET", target);
   req.keep_alive = false;
-  auto s = OpenStream(*(*impl)->transport, (*impl)->current.load() % (*impl)->size(), req);
+  // An agent sends a follow's header with its first line: the header, as
+  // the body, is waited for without a deadline (keepalive notices a dead
+  // agent) while the caller's client is there.
+  auto s = OpenStream(*(*impl)->transport, (*impl)->current.load() % (*impl)->size(), req,
+                      check_every, [&] { return write(std::string_view()); });
+  if (absl::IsCancelled(s.status())) return absl::OkStatus();
   if (!s.ok()) return s.status();
   // The log body (a follow) may last: no deadline, keepalive instead.
-  absl::Status st = (*s)->Read(write);
+  absl::Status st = (*s)->Read(write, absl::InfiniteDuration(), check_every);
   if (absl::IsCancelled(st)) return absl::OkStatus();
   return st;
 }

@@ -138,9 +138,14 @@ absl::Status StatusFromResponse(int http_code, const std::string& body);
 
 // Streams the body of `GET base_url + target` through `write` (false stops
 // early). A non-2xx answer becomes an error via StatusFromResponse before
-// anything is written. Used by the log proxy to reach a node's agent.
+// anything is written. While the body is silent, `write` gets an empty
+// piece every `check_every` and false stops it too: the log proxy asks its
+// own client that way, so a follow of a silent container ends (and frees its
+// thread and its connection to the agent) soon after its client left. Used
+// by the log proxy to reach a node's agent.
 absl::Status StreamGet(const std::string& base_url, const std::string& target,
                        const std::function<bool(std::string_view)>& write,
-                       const HttpClientOptions& opts = {});
+                       const HttpClientOptions& opts = {},
+                       absl::Duration check_every = absl::Seconds(1));
 
 }  // namespace batchd::client

@@ -6,12 +6,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "api/testing/builders.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/http_server.h"
@@ -409,6 +412,83 @@ TEST(HttpClientTimeoutTest, SilentServerTimesOut) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
   ::close(fd);
 }
+
+// The log proxy's case (kubectl logs -f of a silent container through the
+// server). An agent answers a follow's header only with its first line: the
+// upstream here sends nothing until asked, then "a", nothing until asked
+// again, then "b", then nothing at all. StreamGet waits through the silences
+// (no deadline on the header either), asking its caller with empty pieces;
+// once the caller's own client has left, it ends within a few checks and
+// closes its connection, which the upstream sees. `lines` = 0: the client
+// leaves before the header came.
+void FollowSilentUpstream(int lines) {
+  absl::Notification send_a, send_b, upstream_done;
+  std::atomic<bool> upstream_saw_close{false};
+  apiserver::HttpServer upstream(
+      apiserver::HttpServerOptions{"127.0.0.1", 0},
+      [&](const apiserver::HttpRequest&, apiserver::ResponseWriter& w) {
+        bool started = false;
+        if (send_a.WaitForNotificationWithTimeout(absl::Seconds(10))) {
+          started = w.StartStream(200, {{"Content-Type", "text/plain"}}) && w.WriteChunk("a");
+          if (send_b.WaitForNotificationWithTimeout(absl::Seconds(10))) w.WriteChunk("b");
+        }
+        // A silent follow, as the agent's: it ends when its client leaves
+        // (or after 10 s, which the bound below tells apart).
+        const absl::Time until = absl::Now() + absl::Seconds(10);
+        while (!w.ClientGone() && absl::Now() < until) absl::SleepFor(absl::Milliseconds(5));
+        upstream_saw_close = w.ClientGone();
+        if (started) w.EndStream();
+        upstream_done.Notify();
+      });
+  auto port = upstream.Start();
+  ASSERT_TRUE(port.ok()) << port.status();
+
+  std::atomic<bool> client_left{false};
+  absl::Notification ready_to_leave;
+  std::string body;
+  int checks = 0, checks_after_a = 0;
+  absl::Status st;
+  std::thread reader([&] {
+    st = StreamGet(
+        "http://127.0.0.1:" + std::to_string(*port), "/follow",
+        [&](std::string_view data) {
+          if (data.empty()) {
+            // Silence: the upstream is asked for "a", then for "b", after
+            // a few checks each.
+            ++checks;
+            if (lines == 0 && checks == 3) ready_to_leave.Notify();
+            if (lines > 0 && checks == 2) send_a.Notify();
+            if (!body.empty() && ++checks_after_a == 2) send_b.Notify();
+            return !client_left.load();
+          }
+          body.append(data);
+          if (body == "ab") ready_to_leave.Notify();
+          return true;
+        },
+        {}, absl::Milliseconds(20));
+  });
+  ASSERT_TRUE(ready_to_leave.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  const absl::Time left = absl::Now();
+  client_left = true;
+  reader.join();
+  const absl::Duration took = absl::Now() - left;
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_EQ(body, lines == 0 ? "" : "ab");
+  EXPECT_GE(checks, 3);
+  // A hang check, not a timing: checks come every 20 ms; without them the
+  // read would last until the upstream gives up 10 s later.
+  EXPECT_LT(took, absl::Seconds(3)) << took;
+  // (lines = 0: the upstream, let go, finds its client gone.)
+  for (absl::Notification* n : {&send_a, &send_b}) {
+    if (!n->HasBeenNotified()) n->Notify();
+  }
+  ASSERT_TRUE(upstream_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(upstream_saw_close.load());
+  upstream.Stop();
+}
+
+TEST(StreamGetTest, EndsSoonAfterItsCallerLeftASilentStream) { FollowSilentUpstream(2); }
+TEST(StreamGetTest, EndsSoonAfterItsCallerLeftBeforeTheHeader) { FollowSilentUpstream(0); }
 
 TEST(KubeconfigTest, ReadsServerCaAndCredentials) {
   ScopedTempDir dir("batchd-kubeconfig");

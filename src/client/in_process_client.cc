@@ -43,6 +43,9 @@ std::vector<absl::StatusOr<Json>> Client::UpdateStatusMany(const api::KindDef& k
 registry::WriteOptions InProcessClient::Opts() const {
   registry::WriteOptions o;
   o.field_validation = registry::FieldValidation::kIgnore;
+  // A controller's status write carries the object it read with a new
+  // status: only that status (and metadata) is decoded again.
+  o.status_body_only = true;
   // No field manager: the registry records managedFields for the writes of
   // field managers, and the controllers' writes are too many to pay for it
   // (docs/api.md, "Field ownership of in-process writers is not recorded").

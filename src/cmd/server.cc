@@ -531,6 +531,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
     obs->AppendPrometheus(out);
     if (impl->queue_manager) impl->queue_manager->AppendPrometheus(out);
     if (impl->http) impl->http->AppendPrometheus(out);
+    if (impl->events) impl->events->AppendPrometheus(out);
     std::vector<client::ObjectRef> nodes = node_informer->List();
     std::vector<const api::Json*> node_ptrs;
     for (const client::ObjectRef& n : nodes) node_ptrs.push_back(n.get());

@@ -71,6 +71,38 @@ struct Conn {
     ioc.run();
     return result;
   }
+
+  // As Run, and while the operation is pending, asks `wanted` every
+  // `check_every`: once it answers false the operation is cancelled and
+  // operation_aborted returned (a proxy whose own client left).
+  template <class Op>
+  beast::error_code RunChecking(SteadyClock::time_point deadline, absl::Duration check_every,
+                                const std::function<bool()>& wanted, Op op) {
+    if (check_every == absl::InfiniteDuration()) return Run(deadline, std::move(op));
+    beast::error_code result = asio::error::would_block;
+    if (deadline == SteadyClock::time_point::max()) {
+      Lowest().expires_never();
+    } else {
+      Lowest().expires_at(deadline);
+    }
+    auto done = [&result](beast::error_code ec, auto&&...) { result = ec; };
+    if (tls) {
+      op(*tls, done);
+    } else {
+      op(*tcp, done);
+    }
+    ioc.restart();
+    const auto every = Chrono(std::max(check_every, absl::Milliseconds(1)));
+    // run_for returns early once the operation (and its timer) completed:
+    // the context then ran out of work and is stopped.
+    while (ioc.run_for(every), !ioc.stopped()) {
+      if (wanted()) continue;
+      Lowest().cancel();
+      ioc.run();  // The handler runs (aborted) before `result` goes away.
+      return asio::error::operation_aborted;
+    }
+    return result;
+  }
 };
 
 void SetKeepAlive(int fd, const HttpTransportOptions& o) {
@@ -237,17 +269,25 @@ HttpBodyStream::~HttpBodyStream() = default;
 int HttpBodyStream::code() const { return impl_->parser.get().result_int(); }
 
 absl::Status HttpBodyStream::Read(const std::function<bool(std::string_view)>& fn,
-                                  absl::Duration timeout) {
+                                  absl::Duration timeout, absl::Duration check_every) {
   Impl& s = *impl_;
   const SteadyClock::time_point deadline = DeadlineAfter(timeout);
   char tmp[64 * 1024];
+  bool unwanted = false;
+  const std::function<bool()> wanted = [&] {
+    if (s.stop.load()) return false;
+    unwanted = !fn(std::string_view());
+    return !unwanted;
+  };
   while (!s.parser.is_done()) {
     if (s.stop.load()) return absl::CancelledError("stopped");
     s.parser.get().body().data = tmp;
     s.parser.get().body().size = sizeof(tmp);
-    beast::error_code ec = s.conn->Run(deadline, [&](auto& st, auto done) {
+    beast::error_code ec = s.conn->RunChecking(deadline, check_every, wanted, [&](auto& st,
+                                                                                  auto done) {
       http::async_read_some(st, s.conn->buf, s.parser, std::move(done));
     });
+    if (unwanted) return absl::CancelledError("stopped");
     if (ec == http::error::need_buffer) ec = {};
     const size_t n = sizeof(tmp) - s.parser.get().body().size;
     if (n > 0 && !fn(std::string_view(tmp, n))) return absl::CancelledError("stopped");
@@ -380,6 +420,13 @@ absl::StatusOr<HttpIncoming> HttpTransport::RoundTrip(size_t server, const HttpO
 
 absl::StatusOr<std::unique_ptr<HttpBodyStream>> HttpTransport::OpenStream(
     size_t server, const HttpOutgoing& out) {
+  return OpenStream(server, out, absl::InfiniteDuration(), nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<HttpBodyStream>> HttpTransport::OpenStream(
+    size_t server, const HttpOutgoing& out, absl::Duration check_every,
+    const std::function<bool()>& wanted) {
+  const bool checked = wanted && check_every != absl::InfiniteDuration();
   const HttpEndpoint& ep = impl_->eps[server];
   auto c = Connect(ep, impl_->opts, impl_->tls.get());
   if (!c.ok()) return c.status();
@@ -393,9 +440,14 @@ absl::StatusOr<std::unique_ptr<HttpBodyStream>> HttpTransport::OpenStream(
   if (ec) return absl::UnavailableError("write: " + ec.message());
   s->parser.body_limit(boost::none);
   s->parser.header_limit(1 << 20);
-  ec = s->conn->Run(deadline, [&](auto& st, auto done) {
-    http::async_read_header(st, s->conn->buf, s->parser, std::move(done));
-  });
+  bool unwanted = false;
+  const std::function<bool()> still_wanted = [&] { return !(unwanted = !wanted()); };
+  ec = s->conn->RunChecking(
+      checked ? SteadyClock::time_point::max() : deadline,
+      checked ? check_every : absl::InfiniteDuration(), still_wanted, [&](auto& st, auto done) {
+        http::async_read_header(st, s->conn->buf, s->parser, std::move(done));
+      });
+  if (unwanted) return absl::CancelledError("stopped");
   if (ec == beast::error::timeout) return absl::DeadlineExceededError("read: timed out");
   if (ec) return absl::UnavailableError("read: " + ec.message());
   return std::make_unique<HttpBodyStream>(std::move(s));

@@ -93,9 +93,12 @@ class HttpBodyStream {
   // Reads the body, handing each piece to `fn` in order, until it ends (OK),
   // `fn` returns false or Stop is called (Cancelled), the connection fails
   // (Unavailable) or `timeout` passes (DeadlineExceeded; infinite: no limit,
-  // TCP keepalive notices a dead peer instead).
+  // TCP keepalive notices a dead peer instead). While the body is silent,
+  // `fn` is also called with an empty piece every `check_every` (infinite:
+  // never), so a reader can stop when whoever it reads for has left.
   absl::Status Read(const std::function<bool(std::string_view)>& fn,
-                    absl::Duration timeout = absl::InfiniteDuration());
+                    absl::Duration timeout = absl::InfiniteDuration(),
+                    absl::Duration check_every = absl::InfiniteDuration());
   // Makes a Read in progress (or the next one) return Cancelled soon, by
   // shutting the connection down. Thread-safe.
   void Stop();
@@ -127,6 +130,14 @@ class HttpTransport {
   // request_timeout); the body is then read from the stream.
   absl::StatusOr<std::unique_ptr<HttpBodyStream>> OpenStream(size_t server,
                                                              const HttpOutgoing& req);
+  // The same for a stream whose header may come late (a log follow: an agent
+  // answers with its first line): the header is waited for without a
+  // deadline (TCP keepalive notices a dead peer) while `wanted`, asked every
+  // `check_every`, answers true; once false, Cancelled.
+  absl::StatusOr<std::unique_ptr<HttpBodyStream>> OpenStream(size_t server,
+                                                             const HttpOutgoing& req,
+                                                             absl::Duration check_every,
+                                                             const std::function<bool()>& wanted);
 
   // Closes the idle connections to `server` (e.g. after it failed).
   void DropIdle(size_t server);

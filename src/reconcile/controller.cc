@@ -100,6 +100,10 @@ void Manager::StartControllers(int workers) {
 
 void Manager::Stop() {
   for (auto& c : controllers_) c->Stop();
+  // Each informer's thread notices a stop within its 200 ms wait for an
+  // event: all are asked first, so the server's 30 or so end together
+  // rather than one after another (seconds at exit).
+  for (auto& i : informers_) i->RequestStop();
   for (auto& i : informers_) i->Stop();
 }
 

@@ -96,6 +96,8 @@ class Manager {
   // leading starts without a relist (docs/ha.md). Each step runs once.
   absl::Status StartInformers();
   void StartControllers(int workers_per_controller = 2);
+  // Stops the controllers (a reconcile in progress finishes), then the
+  // informers, all of them together.
   void Stop();
 
   // Simulate mode / tests: sync informers once (no threads).

@@ -1,9 +1,14 @@
 #include "reconcile/events.h"
 
+#include <algorithm>
 #include <functional>
 #include <list>
+#include <string_view>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -19,11 +24,16 @@ using api::Json;
 struct ApiEventRecorder::Series {
   std::string key;    // The aggregation key (object, component, type, reason, message).
   Json event;         // As first built (count 1); its name and namespace never change.
-  // Recorded (mu_ held).
+  // Recorded (mu_ held): every occurrence, those the spam filter dropped too.
   int64_t count = 1;
   std::string last;   // lastTimestamp of the latest occurrence.
   std::string message;  // Of the latest occurrence (differs only when messages aggregate).
   absl::Time last_seen;
+  // What the next write stores: the above as of the latest occurrence the
+  // spam filter let through (a dropped one changes what a later write
+  // stores, never the one already due).
+  int64_t due_count = 0;
+  std::string due_last, due_message;
   bool queued = false;        // In queue_ (async).
   uint64_t pending_calls = 0;  // Event calls since it was last taken for a write.
   // Written (write_mu_ held): whether the object exists, and the count
@@ -31,6 +41,7 @@ struct ApiEventRecorder::Series {
   bool created = false;
   int64_t written = 0;
   int64_t offset = 0;
+  std::string written_message;  // the message stored
 };
 
 struct ApiEventRecorder::Snapshot {
@@ -38,6 +49,63 @@ struct ApiEventRecorder::Snapshot {
   int64_t count = 0;
   std::string last;
   std::string message;
+};
+
+namespace {
+
+// A map of at most `capacity` entries that forgets the least recently used.
+template <typename V>
+class Lru {
+ public:
+  explicit Lru(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
+  // The entry of `key`, now the most recently used; nullptr when absent.
+  V* Find(const std::string& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    entries_.splice(entries_.begin(), entries_, it->second);
+    return &it->second->second;
+  }
+  // A new entry for an absent `key`, the most recently used; forgets the
+  // least recently used past the capacity.
+  V& Add(const std::string& key) {
+    entries_.emplace_front(key, V());
+    index_[entries_.front().first] = entries_.begin();
+    while (entries_.size() > capacity_) {
+      index_.erase(entries_.back().first);
+      entries_.pop_back();
+    }
+    return entries_.front().second;
+  }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  using Entry = std::pair<std::string, V>;
+  const size_t capacity_;
+  std::list<Entry> entries_;  // front: the most recently used
+  // Keys view the entries' strings (list nodes do not move).
+  absl::flat_hash_map<std::string_view, typename std::list<Entry>::iterator> index_;
+};
+
+constexpr char kSep[] = "\x1f";  // between the parts of a key
+
+}  // namespace
+
+// client-go's EventAggregator and EventSourceObjectSpamFilter state.
+struct ApiEventRecorder::Correlator {
+  // Events of one (object, component, type, reason) with other messages.
+  struct Group {
+    // Hashes of the distinct messages seen (fewer than similar_max_messages).
+    absl::flat_hash_set<size_t> messages;
+    absl::Time last;  // the group's latest Event
+  };
+  // A (component, object)'s token bucket: `credit` / spam_refill tokens.
+  struct Bucket {
+    absl::Duration credit;
+    absl::Time last;  // when `credit` was computed
+  };
+  Correlator(size_t max_groups, size_t max_buckets) : groups(max_groups), buckets(max_buckets) {}
+  Lru<Group> groups;
+  Lru<Bucket> buckets;
 };
 
 struct ApiEventRecorder::Cache {
@@ -55,7 +123,8 @@ ApiEventRecorder::ApiEventRecorder(client::Client& client, Clock& clock, std::st
       clock_(clock),
       component_(std::move(component)),
       opts_(opts),
-      cache_(std::make_unique<Cache>()) {}
+      cache_(std::make_unique<Cache>()),
+      correlator_(std::make_unique<Correlator>(opts.max_similar_groups, opts.max_spam_keys)) {}
 
 ApiEventRecorder::~ApiEventRecorder() {
   {
@@ -86,6 +155,34 @@ void ApiEventRecorder::Flush() {
 size_t ApiEventRecorder::CachedSeries() const {
   absl::MutexLock lock(&mu_);
   return cache_->lru.size();
+}
+
+ApiEventRecorder::Stats ApiEventRecorder::GetStats() const {
+  absl::MutexLock lock(&mu_);
+  Stats st;
+  st.combined = combined_;
+  st.dropped_spam = dropped_spam_;
+  st.dropped_queue_full = dropped_queue_full_;
+  st.series = cache_->lru.size();
+  st.similar_groups = correlator_->groups.size();
+  st.spam_keys = correlator_->buckets.size();
+  return st;
+}
+
+void ApiEventRecorder::AppendPrometheus(std::string* out) const {
+  const Stats st = GetStats();
+  absl::StrAppend(
+      out,
+      "# HELP batchd_events_dropped_total Events the controllers' recorder did not write: over "
+      "the per-object spam filter (25 per component and object, then one per 5 minutes) or "
+      "over its queue.\n"
+      "# TYPE batchd_events_dropped_total counter\n",
+      "batchd_events_dropped_total{reason=\"spam_filter\"} ", st.dropped_spam, "\n",
+      "batchd_events_dropped_total{reason=\"queue_full\"} ", st.dropped_queue_full, "\n",
+      "# HELP batchd_events_combined_total Events counted in a \"(combined from similar "
+      "events)\" Event instead of one of their own.\n"
+      "# TYPE batchd_events_combined_total counter\n",
+      "batchd_events_combined_total ", st.combined, "\n");
 }
 
 void ApiEventRecorder::SinkLoop() {
@@ -169,28 +266,94 @@ std::shared_ptr<ApiEventRecorder::Series> ApiEventRecorder::RecordLocked(const s
   return s;
 }
 
+bool ApiEventRecorder::SimilarLocked(const std::string& group, const std::string& message,
+                                     absl::Time now) {
+  if (opts_.similar_max_messages == 0) return false;
+  Correlator::Group* g = correlator_->groups.Find(group);
+  if (g == nullptr) {
+    g = &correlator_->groups.Add(group);
+  } else if (now - g->last > opts_.similar_window) {
+    g->messages.clear();  // quiet for longer than the window: counting starts again
+  }
+  g->last = now;
+  const size_t h = absl::Hash<std::string>{}(message);
+  if (g->messages.contains(h)) return false;
+  if (g->messages.size() + 1 < opts_.similar_max_messages) {
+    g->messages.insert(h);
+    return false;
+  }
+  // The similar_max_messages-th distinct message, or a later one: combined,
+  // and not remembered (the set stays at the first ones).
+  return true;
+}
+
+// A token is `spam_refill` of credit, so the arithmetic is exact: credit
+// grows with the time passed, up to `spam_burst` tokens, and an Event takes one.
+bool ApiEventRecorder::SpamAllowsLocked(const std::string& source, absl::Time now) {
+  if (opts_.spam_burst <= 0 || opts_.spam_refill <= absl::ZeroDuration()) return true;
+  const absl::Duration full = opts_.spam_refill * opts_.spam_burst;
+  Correlator::Bucket* b = correlator_->buckets.Find(source);
+  if (b == nullptr) {
+    b = &correlator_->buckets.Add(source);
+    b->credit = full;  // a new bucket starts full
+  } else if (now > b->last) {
+    b->credit = std::min(full, b->credit + (now - b->last));
+  }
+  b->last = std::max(b->last, now);
+  if (b->credit < opts_.spam_refill) return false;
+  b->credit -= opts_.spam_refill;
+  return true;
+}
+
 void ApiEventRecorder::EventFrom(const std::string& component, const Json& obj,
                                  const std::string& type, const std::string& reason,
                                  const std::string& message, bool aggregate_messages) {
   Json ev = Build(component, obj, type, reason, message);
   const Json& m = api::MemberObject(obj, "metadata");
-  // Aggregated messages: one series per (object, component, type, reason).
-  std::string key = absl::StrCat(obj.value("kind", ""), "\x1f", m.value("namespace", ""), "\x1f",
-                                 m.value("name", ""), "\x1f", m.value("uid", ""), "\x1f",
-                                 component, "\x1f", type, "\x1f", reason, "\x1f",
-                                 aggregate_messages ? "\x1e" : message);
+  // The spam filter's key: the component and the involved object.
+  const std::string source = absl::StrCat(
+      component, kSep, obj.value("apiVersion", ""), kSep, obj.value("kind", ""), kSep,
+      m.value("namespace", ""), kSep, m.value("name", ""), kSep, m.value("uid", ""));
+  // Similar Events' group: that, the type and the reason.
+  const std::string group = absl::StrCat(source, kSep, type, kSep, reason);
   std::shared_ptr<Series> s;
   {
     absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_.Now();
+    // The series: one per message; one for every message of an
+    // AggregatedEvent (\x1e) or of the combined Event (\x1d).
+    std::string key;
+    if (aggregate_messages) {
+      key = absl::StrCat(group, kSep, "\x1e");
+    } else if (SimilarLocked(group, message, now)) {
+      key = absl::StrCat(group, kSep, "\x1d");
+      ev["message"] = absl::StrCat(kCombinedPrefix, message);
+      ++combined_;
+    } else {
+      key = absl::StrCat(group, kSep, message);
+    }
     if (sink_.joinable()) {
       auto known = cache_->by_key.find(key);
       const bool needs_slot = known == cache_->by_key.end() || !(*known->second)->queued;
       if (needs_slot && queue_.size() >= max_queue_) {
+        ++dropped_queue_full_;
         BATCHD_LOG_WARN("event {} {}: dropped, {} events wait to be written", reason,
                         m.value("name", ""), queue_.size());
         return;
       }
-      s = RecordLocked(key, std::move(ev));
+    }
+    // Counted even when the spam filter drops it (client-go's order): the
+    // series' next write carries it.
+    s = RecordLocked(key, std::move(ev));
+    if (!SpamAllowsLocked(source, now)) {
+      ++dropped_spam_;
+      BATCHD_LOG_DEBUG("event {} {}: dropped by the spam filter", reason, m.value("name", ""));
+      return;
+    }
+    s->due_count = s->count;
+    s->due_last = s->last;
+    s->due_message = s->message;
+    if (sink_.joinable()) {
       ++s->pending_calls;
       ++enqueued_;
       if (!s->queued) {
@@ -201,7 +364,6 @@ void ApiEventRecorder::EventFrom(const std::string& component, const Json& obj,
       }
       return;
     }
-    s = RecordLocked(key, std::move(ev));
   }
   absl::MutexLock write(&write_mu_);
   Write({s});
@@ -243,10 +405,10 @@ void ApiEventRecorder::Write(const std::vector<std::shared_ptr<Series>>& series)
   {
     absl::MutexLock lock(&mu_);
     for (const auto& s : series) {
-      Snapshot snap{s, s->count, s->last, s->message};
+      Snapshot snap{s, s->due_count, s->due_last, s->due_message};
       if (!s->created) {
         creates.push_back(std::move(snap));
-      } else if (s->written != s->count) {
+      } else if (s->written != s->due_count) {
         patches.push_back(std::move(snap));
       }
     }
@@ -279,7 +441,10 @@ void ApiEventRecorder::Write(const std::vector<std::shared_ptr<Series>>& series)
   for (const Snapshot& p : patches) Patch(p);
 }
 
-void ApiEventRecorder::Written(const Snapshot& s) { s.series->written = s.count; }
+void ApiEventRecorder::Written(const Snapshot& s) {
+  s.series->written = s.count;
+  s.series->written_message = s.message;
+}
 
 void ApiEventRecorder::AdoptExisting(const Snapshot& s) {
   Series& series = *s.series;
@@ -290,6 +455,7 @@ void ApiEventRecorder::AdoptExisting(const Snapshot& s) {
   series.offset = existing->value("count", int64_t{1});
   series.created = true;
   series.written = 0;
+  series.written_message = existing->value("message", "");
   Patch(s);
 }
 
@@ -299,7 +465,7 @@ void ApiEventRecorder::Patch(const Snapshot& s) {
   const Json& m = series.event["metadata"];
   const std::string ns = m.value("namespace", ""), name = m.value("name", "");
   Json patch = {{"count", series.offset + s.count}, {"lastTimestamp", s.last}};
-  if (s.message != series.event.value("message", "")) patch["message"] = s.message;
+  if (s.message != series.written_message) patch["message"] = s.message;
   auto r = client_.MergePatch(kind, ns, name, patch, /*status=*/false);
   if (r.ok()) {
     Written(s);

@@ -93,8 +93,12 @@ TEST_F(ApiEventRecorderTest, ComponentsNameThemselves) {
 }
 
 // Concurrent repeats of one event are all counted (create races resolve to
-// one Event; each repeat then bumps it once).
+// one Event; each repeat then bumps it once). The spam filter is off: its
+// 25-Event burst would leave the written count to the threads' timing.
 TEST_F(ApiEventRecorderTest, ConcurrentRepeatsAllCounted) {
+  ApiEventRecorder::Options opts;
+  opts.spam_burst = 0;
+  rec_ = std::make_unique<ApiEventRecorder>(*client_, clock_, "job-controller", opts);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
@@ -262,6 +266,257 @@ TEST_F(ApiEventRecorderTest, AggregatedEventsKeepOneObjectPerReason) {
   ComponentEventRecorder kueue(*rec_, "kueue-admission");
   kueue.AggregatedEvent(Pod("u1"), "Normal", "Pending", "from another component");
   EXPECT_EQ(Stored().size(), 4u) << "one object per component too";
+}
+
+}  // namespace
+}  // namespace batchd::reconcile
+
+namespace batchd::reconcile {
+namespace {
+
+Json Job(const std::string& name) {
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", "uid-" + name}}}};
+}
+
+// client-go's EventCorrelator, run synchronously (false) and through the
+// asynchronous sink (true): the same Events give the same stored Events.
+class EventCorrelationTest : public ApiEventRecorderTest,
+                             public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    ApiEventRecorderTest::SetUp();
+    Use(ApiEventRecorder::Options());
+  }
+  void Use(ApiEventRecorder::Options opts) {
+    rec_ = std::make_unique<ApiEventRecorder>(*client_, clock_, "job-controller", opts);
+    if (GetParam()) rec_->StartAsync(10000, absl::Hours(1));  // only Flush ends a batch
+  }
+  // Writes what the async sink holds (nothing to do when synchronous).
+  void Sync() {
+    if (GetParam()) rec_->Flush();
+  }
+  // The stored Events about `name`: message -> count.
+  std::map<std::string, int> About(const std::string& name) {
+    Sync();
+    std::map<std::string, int> out;
+    auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+    EXPECT_TRUE(list.ok());
+    if (!list.ok()) return out;
+    for (const Json& e : list->items) {
+      if (e["involvedObject"].value("name", "") != name) continue;
+      std::string k = e.value("reason", "") + "/" + e.value("message", "");
+      EXPECT_EQ(out.count(k), 0u) << "two Events " << k;
+      out[k] = e.value("count", 0);
+    }
+    return out;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(SyncAndAsync, EventCorrelationTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? std::string("Async") : std::string("Sync");
+                         });
+
+// Nine messages of one (object, component, type, reason) keep their own
+// Events; the tenth distinct message and every later one join one Event,
+// "(combined from similar events): <latest>", its count raised; repeats of
+// the first nine still count in their own Events.
+TEST_P(EventCorrelationTest, TheTenthSimilarMessageIsCombined) {
+  std::map<std::string, int> want;
+  for (int i = 0; i < 9; ++i) {
+    rec_->Event(Job("j"), "Normal", "SuccessfulCreate", "Created pod: p" + std::to_string(i));
+    want["SuccessfulCreate/Created pod: p" + std::to_string(i)] = 1;
+    clock_.Advance(absl::Seconds(1));
+  }
+  EXPECT_EQ(About("j"), want);
+  EXPECT_EQ(rec_->GetStats().combined, 0u);
+
+  rec_->Event(Job("j"), "Normal", "SuccessfulCreate", "Created pod: p9");
+  want["SuccessfulCreate/(combined from similar events): Created pod: p9"] = 1;
+  EXPECT_EQ(About("j"), want);
+
+  clock_.Advance(absl::Seconds(1));
+  rec_->Event(Job("j"), "Normal", "SuccessfulCreate", "Created pod: p10");
+  want.erase("SuccessfulCreate/(combined from similar events): Created pod: p9");
+  want["SuccessfulCreate/(combined from similar events): Created pod: p10"] = 2;
+  EXPECT_EQ(About("j"), want);
+  // The combined Event moved on to the latest occurrence.
+  auto list = client_->List(client_->Kind("", "v1", "events"), "default");
+  ASSERT_TRUE(list.ok());
+  for (const Json& e : list->items) {
+    if (e.value("message", "").starts_with(ApiEventRecorder::kCombinedPrefix)) {
+      EXPECT_EQ(e.value("firstTimestamp", ""), "2026-01-01T00:00:09Z");
+      EXPECT_EQ(e.value("lastTimestamp", ""), "2026-01-01T00:00:10Z");
+    }
+  }
+
+  // Exact repeats of the first nine still count in their own Events; the
+  // tenth message again joins the combined one.
+  rec_->Event(Job("j"), "Normal", "SuccessfulCreate", "Created pod: p3");
+  rec_->Event(Job("j"), "Normal", "SuccessfulCreate", "Created pod: p3");
+  want["SuccessfulCreate/Created pod: p3"] = 3;
+  rec_->Event(Job("j"), "Normal", "SuccessfulCreate", "Created pod: p9");
+  want.erase("SuccessfulCreate/(combined from similar events): Created pod: p10");
+  want["SuccessfulCreate/(combined from similar events): Created pod: p9"] = 3;
+  EXPECT_EQ(About("j"), want);
+  EXPECT_EQ(rec_->GetStats().combined, 3u);
+  EXPECT_EQ(rec_->GetStats().dropped_spam, 0u);
+}
+
+// Similar means the same object, component, type and reason: nine messages
+// in each of several groups that differ in one of them combine nothing.
+TEST_P(EventCorrelationTest, OtherReasonsTypesObjectsAndComponentsStayApart) {
+  ComponentEventRecorder other(*rec_, "other-controller");
+  // Nine distinct messages (`prefix`0..8) in one group.
+  auto nine = [](EventRecorder& r, const Json& obj, const std::string& type,
+                 const std::string& reason, const std::string& prefix) {
+    for (int i = 0; i < 9; ++i) r.Event(obj, type, reason, prefix + std::to_string(i));
+  };
+  nine(*rec_, Job("a"), "Normal", "R1", "m");
+  nine(*rec_, Job("a"), "Normal", "R2", "m");   // another reason
+  nine(*rec_, Job("b"), "Normal", "R1", "m");   // another object
+  nine(*rec_, Job("b"), "Warning", "R1", "w");  // another type
+  nine(other, Job("a"), "Normal", "R1", "o");   // another component
+  EXPECT_EQ(About("a").size(), 27u);
+  EXPECT_EQ(About("b").size(), 18u);
+  EXPECT_EQ(rec_->GetStats().combined, 0u);
+  // A tenth message combines in its own group only.
+  rec_->Event(Job("a"), "Normal", "R2", "m9");
+  std::map<std::string, int> a = About("a");
+  EXPECT_EQ(a.size(), 28u);
+  EXPECT_EQ(a["R2/(combined from similar events): m9"], 1);
+  EXPECT_EQ(About("b").size(), 18u);
+  EXPECT_EQ(rec_->GetStats().combined, 1u);
+}
+
+// The group counts distinct messages while each follows the previous one
+// within 10 minutes; a longer quiet period starts it again.
+TEST_P(EventCorrelationTest, SimilarMessagesCountWithinTenMinutes) {
+  for (int i = 0; i < 9; ++i) {
+    rec_->Event(Job("slow"), "Normal", "R", "m" + std::to_string(i));
+    rec_->Event(Job("fast"), "Normal", "R", "m" + std::to_string(i));
+    clock_.Advance(absl::Minutes(1));
+  }
+  clock_.Advance(absl::Minutes(9));  // 10 minutes after the ninth: still one group
+  rec_->Event(Job("fast"), "Normal", "R", "m9");
+  clock_.Advance(absl::Minutes(10) + absl::Seconds(1));  // quiet for longer than 10 minutes
+  rec_->Event(Job("slow"), "Normal", "R", "m9");
+  std::map<std::string, int> fast = About("fast"), slow = About("slow");
+  EXPECT_EQ(fast.size(), 10u);
+  EXPECT_EQ(fast["R/(combined from similar events): m9"], 1);
+  EXPECT_EQ(slow.size(), 10u);
+  EXPECT_EQ(slow["R/m9"], 1);
+  EXPECT_EQ(slow.count("R/(combined from similar events): m9"), 0u);
+}
+
+// The spam filter: a component may write 25 Events about an object, then
+// one per 5 minutes; an Event over it is not written (and is counted), yet
+// it counts in its series, whose next write carries it.
+TEST_P(EventCorrelationTest, SpamFilterDropsThe26thAndAdmitsOneEveryFiveMinutes) {
+  ComponentEventRecorder other(*rec_, "other-controller");
+  std::map<std::string, int> want;
+  for (int i = 0; i < 25; ++i) {  // distinct reasons: nothing combines
+    rec_->Event(Job("s"), "Normal", "R" + std::to_string(i), "m");
+    want["R" + std::to_string(i) + "/m"] = 1;
+  }
+  EXPECT_EQ(About("s"), want);
+  rec_->Event(Job("s"), "Normal", "R25", "m");  // the 26th: dropped
+  rec_->Event(Job("s"), "Normal", "R0", "m");   // a repeat: dropped too
+  EXPECT_EQ(About("s"), want);
+  EXPECT_EQ(rec_->GetStats().dropped_spam, 2u);
+  // Other objects and other components have buckets of their own.
+  rec_->Event(Job("t"), "Normal", "R0", "m");
+  other.Event(Job("s"), "Normal", "Other", "m");
+  want["Other/m"] = 1;
+  EXPECT_EQ(About("s"), want);
+  EXPECT_EQ(About("t").size(), 1u);
+
+  clock_.Advance(absl::Minutes(5) - absl::Seconds(1));
+  rec_->Event(Job("s"), "Normal", "R26", "m");  // not a whole token yet
+  EXPECT_EQ(About("s"), want);
+  clock_.Advance(absl::Seconds(1));  // 5 minutes: one token
+  rec_->Event(Job("s"), "Normal", "R0", "m");
+  want["R0/m"] = 3;  // the first, the dropped repeat and this one
+  EXPECT_EQ(About("s"), want);
+  rec_->Event(Job("s"), "Normal", "R27", "m");  // the token is spent
+  EXPECT_EQ(About("s"), want);
+  EXPECT_EQ(rec_->GetStats().dropped_spam, 4u);
+
+  clock_.Advance(absl::Minutes(5));
+  rec_->Event(Job("s"), "Normal", "R25", "m");  // its dropped first occurrence counts
+  want["R25/m"] = 2;
+  EXPECT_EQ(About("s"), want);
+  std::string metrics;
+  rec_->AppendPrometheus(&metrics);
+  EXPECT_NE(metrics.find("batchd_events_dropped_total{reason=\"spam_filter\"} 4\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("batchd_events_dropped_total{reason=\"queue_full\"} 0\n"),
+            std::string::npos)
+      << metrics;
+}
+
+// Combined Events and repeats spend the same bucket: a Job creating 100
+// pods writes 9 Events and a combined one, whose count stops at the 25th
+// Event until the bucket refills.
+TEST_P(EventCorrelationTest, HundredPodsOfOneJob) {
+  for (int i = 0; i < 100; ++i) {
+    rec_->Event(Job("big"), "Normal", "SuccessfulCreate", "Created pod: big-" + std::to_string(i));
+  }
+  std::map<std::string, int> got = About("big");
+  EXPECT_EQ(got.size(), 10u);
+  // In the 25 Events the bucket admits: 9 of their own, 16 combined. The
+  // 75 dropped ones still count in the combined series (91 in memory), and
+  // its next Event let through writes them.
+  const std::string combined = "SuccessfulCreate/(combined from similar events): Created pod: big-";
+  int combined_count = 0;
+  for (const auto& [k, count] : got) {
+    if (k.starts_with(combined)) combined_count = count;
+  }
+  EXPECT_EQ(combined_count, 16);
+  EXPECT_EQ(rec_->GetStats().dropped_spam, 75u);
+  EXPECT_EQ(rec_->GetStats().combined, 91u);
+  clock_.Advance(absl::Minutes(5));
+  rec_->Event(Job("big"), "Normal", "SuccessfulCreate", "Created pod: big-100");
+  got = About("big");
+  EXPECT_EQ(got[combined + "100"], 92);
+}
+
+// The bounds: at most max_similar_groups groups and max_spam_keys buckets,
+// the least recently used forgotten first (a forgotten bucket starts full,
+// a forgotten group counts from zero).
+TEST_P(EventCorrelationTest, CachesAreBounded) {
+  ApiEventRecorder::Options opts;
+  opts.spam_burst = 1;
+  opts.max_spam_keys = 2;
+  opts.similar_max_messages = 2;  // the second distinct message combines
+  opts.max_similar_groups = 2;
+  Use(opts);
+  rec_->Event(Job("a"), "Normal", "R", "m1");  // a's token spent; group a: {m1}
+  rec_->Event(Job("a"), "Normal", "R", "m2");  // dropped (and combined)
+  rec_->Event(Job("b"), "Normal", "R", "m1");
+  rec_->Event(Job("c"), "Normal", "R", "m1");  // forgets a's bucket and group
+  ApiEventRecorder::Stats st = rec_->GetStats();
+  EXPECT_EQ(st.spam_keys, 2u);
+  EXPECT_EQ(st.similar_groups, 2u);
+  EXPECT_EQ(st.dropped_spam, 1u);
+  EXPECT_EQ(st.combined, 1u);
+  // a again: a full bucket, and a group that has seen no message.
+  rec_->Event(Job("a"), "Normal", "R", "m3");
+  EXPECT_EQ(About("a"), (std::map<std::string, int>{{"R/m1", 1}, {"R/m3", 1}}));
+  st = rec_->GetStats();
+  EXPECT_EQ(st.spam_keys, 2u);
+  EXPECT_EQ(st.similar_groups, 2u);
+  EXPECT_EQ(st.dropped_spam, 1u);
+  EXPECT_EQ(st.combined, 1u);
+  // c is still known: its bucket is empty, its group has m1.
+  rec_->Event(Job("c"), "Normal", "R", "m2");
+  st = rec_->GetStats();
+  EXPECT_EQ(st.dropped_spam, 2u);
+  EXPECT_EQ(st.combined, 2u);
+  EXPECT_EQ(About("c"), (std::map<std::string, int>{{"R/m1", 1}}));
 }
 
 }  // namespace

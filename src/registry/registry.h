@@ -65,6 +65,12 @@ struct WriteOptions {
   // as it would be stored, `old` the stored one (null on create). A non-OK
   // status refuses the write and is returned as it is.
   std::function<absl::Status(const api::Json& obj, const api::Json* old)> validate;
+  // An update of the status subresource decodes (normalises) only the body's
+  // metadata and status, the parts it reads, not the rest (a Pod's spec):
+  // for in-process writers, whose bodies are the stored object with a new
+  // status. Over HTTP the whole body is decoded, as kube-apiserver does (a
+  // malformed spec there refuses the write).
+  bool status_body_only = false;
 };
 
 // How long a read NotOlderThan a resourceVersion this server's watch cache
@@ -257,7 +263,10 @@ class Registry {
                                         api::Json obj, bool status, bool conditional,
                                         const WriteOptions& opts,
                                         std::vector<DeferredWrite>* deferred = nullptr);
-  absl::Status NormalizeBody(const api::KindDef& k, api::Json& obj, const WriteOptions& opts);
+  // `status_write`: the body of a status-subresource update (see
+  // WriteOptions::status_body_only).
+  absl::Status NormalizeBody(const api::KindDef& k, api::Json& obj, const WriteOptions& opts,
+                             bool status_write = false);
   absl::Status CheckNamespace(const api::KindDef& k, std::string_view ns, std::string_view name);
   // The pages of a list read from the store as of `revision` (continue
   // tokens and resourceVersionMatch=Exact): one snapshot however long the

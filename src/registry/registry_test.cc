@@ -431,6 +431,32 @@ TEST_F(RegistryTest, StatusSubresourceIsSeparate) {
   EXPECT_EQ((*m)["status"]["active"], 3);  // Status ignored on the main resource.
 }
 
+TEST_F(RegistryTest, StatusBodyOnlyDecodesTheStatusAndMetadata) {
+  const Json created = MustCreate(MakeJob("a").Obj());
+  auto body = [this] {
+    Json j = (*reg_->Get(*jobs_, "default", "a"))->Decode();
+    j["status"]["active"] = 2.0;         // Integral float: decoded to 2.
+    j["status"]["bogus"] = 1;            // Unknown: pruned.
+    j["spec"]["parallelism"] = "many";   // Malformed, outside the status.
+    return j;
+  };
+  // Over HTTP the whole body is decoded: the malformed spec refuses the write.
+  auto full = reg_->Update(*jobs_, "default", "a", body(), true, WriteOptions{});
+  ASSERT_FALSE(full.ok());
+  EXPECT_NE(full.status().message().find("spec.parallelism"), std::string::npos) << full.status();
+  // An in-process writer's body: only metadata and status are decoded, and
+  // the spec written is the stored one either way.
+  WriteOptions in_process;
+  in_process.status_body_only = true;
+  auto s = reg_->Update(*jobs_, "default", "a", body(), true, in_process);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)["status"]["active"], 2);
+  EXPECT_TRUE((*s)["status"]["active"].is_number_integer());
+  EXPECT_FALSE((*s)["status"].contains("bogus"));
+  EXPECT_EQ((*s)["spec"], created["spec"]);
+  EXPECT_EQ((*reg_->Get(*jobs_, "default", "a"))->Decode()["spec"], created["spec"]);
+}
+
 TEST_F(RegistryTest, PatchTypes) {
   MustCreate(MakeJob("a").Label("keep", "1").Obj());
   auto merge = reg_->Patch(*jobs_, "default", "a", PatchType::kMerge,

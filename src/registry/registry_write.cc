@@ -50,27 +50,44 @@ void CopySystemMeta(const Json& old_meta, Json& meta) {
   }
 }
 
+// Two metadata objects equal but for resourceVersion.
+bool MetaEqualIgnoringResourceVersion(const Json& ma, const Json& mb) {
+  if (!ma.is_object() || !mb.is_object()) return ma == mb;
+  size_t compared = 0;
+  for (auto im = ma.begin(); im != ma.end(); ++im) {
+    if (im.key() == "resourceVersion") continue;
+    auto jt = mb.find(im.key());
+    if (jt == mb.end() || *im != *jt) return false;
+    ++compared;
+  }
+  return compared == mb.size() - (mb.contains("resourceVersion") ? 1 : 0);
+}
+
 // a == b, but for metadata.resourceVersion (which `a`, about to be written, lacks).
 bool EqualIgnoringResourceVersion(const Json& a, const Json& b) {
   if (!a.is_object() || !b.is_object() || a.size() != b.size()) return a == b;
   for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
     if (ia.key() != ib.key()) return false;
-    if (ia.key() != "metadata" || !ia->is_object() || !ib->is_object()) {
+    if (ia.key() != "metadata") {
       if (*ia != *ib) return false;
       continue;
     }
-    const Json& ma = *ia;
-    const Json& mb = *ib;
-    size_t compared = 0;
-    for (auto im = ma.begin(); im != ma.end(); ++im) {
-      if (im.key() == "resourceVersion") continue;
-      auto jt = mb.find(im.key());
-      if (jt == mb.end() || *im != *jt) return false;
-      ++compared;
-    }
-    if (compared != mb.size() - (mb.contains("resourceVersion") ? 1 : 0)) return false;
+    if (!MetaEqualIgnoringResourceVersion(*ia, *ib)) return false;
   }
   return true;
+}
+
+// EqualIgnoringResourceVersion for a status write's `obj`, built from `old`
+// with every member but status (and its metadata, whose resourceVersion was
+// erased and managedFields perhaps rewritten): only those two are compared,
+// not the rest (a Pod's spec), which is the same by construction.
+bool StatusWriteChangesNothing(const Json& obj, const Json& old) {
+  if (!obj.is_object() || !old.is_object()) return obj == old;
+  const Json* a = api::FindMember(obj, "status");
+  const Json* b = api::FindMember(old, "status");
+  if ((a == nullptr) != (b == nullptr) || (a != nullptr && *a != *b)) return false;
+  return MetaEqualIgnoringResourceVersion(api::Member(obj, "metadata"),
+                                          api::Member(old, "metadata"));
 }
 
 // metadata.managedFields after a write by `manager` (Update operation) that
@@ -172,7 +189,8 @@ std::string Registry::GenerateName(const Json& meta) {
   return name;
 }
 
-absl::Status Registry::NormalizeBody(const api::KindDef& k, Json& obj, const WriteOptions& opts) {
+absl::Status Registry::NormalizeBody(const api::KindDef& k, Json& obj, const WriteOptions& opts,
+                                     bool status_write) {
   if (!obj.is_object()) return BadRequest("the body of the request was not a JSON object");
   std::string av = api::CopyStringMember(obj, "apiVersion"),
               kind = api::CopyStringMember(obj, "kind");
@@ -186,7 +204,10 @@ absl::Status Registry::NormalizeBody(const api::KindDef& k, Json& obj, const Wri
                                    k.ApiVersion(), ")"));
   }
   std::vector<std::string> unknown;
-  absl::Status st = api::schema_ops::Normalize(*k.schema, obj, &unknown);
+  absl::Status st =
+      status_write && opts.status_body_only
+          ? api::schema_ops::NormalizeMembers(*k.schema, obj, {"metadata", "status"}, &unknown)
+          : api::schema_ops::Normalize(*k.schema, obj, &unknown);
   if (!st.ok()) {
     return BadRequest(absl::StrCat(k.kind, " in version \"", k.version,
                                    "\" cannot be handled as a ", k.kind, ": ", st.message()));
@@ -381,7 +402,7 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
                                       std::string_view name, Json obj, bool status,
                                       const WriteOptions& opts) {
   if (k.storage) return UpdateConverted(k, ns, name, std::move(obj), status, opts);
-  if (auto st = NormalizeBody(k, obj, opts); !st.ok()) return st;
+  if (auto st = NormalizeBody(k, obj, opts, status); !st.ok()) return st;
   Json& meta = obj["metadata"];
   if (api::CopyStringMember(meta, "name") != name) {
     return BadRequest(absl::StrCat("the name of the object (", api::CopyStringMember(meta, "name"),
@@ -487,16 +508,22 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     return st;
   }
   // The new metadata must be valid on its own (labels, annotations, owner
-  // references, finalizers), and change only what may change.
-  api::ErrorList errs = api::validation::ValidateObjectMeta(
-      obj["metadata"], k.namespaced,
-      IsRbacKind(k)        ? api::validation::NameValidator(RbacNameValidator)
-      : IsNamespaceKind(k) ? api::validation::NameValidator(api::validation::NameIsDNSLabel)
-                           : api::validation::NameValidator(api::validation::NameIsDNSSubdomain),
-      api::Path("metadata"));
-  api::ErrorList meta_update =
-      api::validation::ValidateObjectMetaUpdate(obj["metadata"], old_meta, api::Path("metadata"));
-  errs.insert(errs.end(), meta_update.begin(), meta_update.end());
+  // references, finalizers), and change only what may change. A status
+  // write without a field manager keeps the stored metadata as it is (but
+  // for the resourceVersion): validated when it was written, it is not
+  // validated again.
+  api::ErrorList errs;
+  if (!status || !opts.field_manager.empty()) {
+    errs = api::validation::ValidateObjectMeta(
+        obj["metadata"], k.namespaced,
+        IsRbacKind(k)        ? api::validation::NameValidator(RbacNameValidator)
+        : IsNamespaceKind(k) ? api::validation::NameValidator(api::validation::NameIsDNSLabel)
+                             : api::validation::NameValidator(api::validation::NameIsDNSSubdomain),
+        api::Path("metadata"));
+    api::ErrorList meta_update =
+        api::validation::ValidateObjectMetaUpdate(obj["metadata"], old_meta, api::Path("metadata"));
+    errs.insert(errs.end(), meta_update.begin(), meta_update.end());
+  }
   auto more = status ? (k.validate_status_update ? k.validate_status_update(obj, old)
                                                  : api::ErrorList{})
                      : (k.validate_update ? k.validate_update(obj, old) : api::ErrorList{});
@@ -508,7 +535,7 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
   if (!status && k.warnings && opts.warnings) {
     for (std::string& w : k.warnings(obj)) opts.warnings->push_back(std::move(w));
   }
-  if (EqualIgnoringResourceVersion(obj, old)) {
+  if (status ? StatusWriteChangesNothing(obj, old) : EqualIgnoringResourceVersion(obj, old)) {
     // No-op update: nothing is written and the resourceVersion stays.
     obj["metadata"]["resourceVersion"] = std::to_string(current->revision);
     return obj;

@@ -203,6 +203,7 @@ WatchCache::Subscription::~Subscription() {
 bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
   taken_decoded_.reset();  // the consumer is done with the previous event
   if (taken_.empty()) {
+    if (timeout <= absl::ZeroDuration() && !ready_.load(std::memory_order_acquire)) return false;
     // Takes everything queued at once: a consumer that fell behind then
     // drains without locking against the writers for each event.
     absl::MutexLock lock(&mu_);
@@ -215,6 +216,7 @@ bool WatchCache::Subscription::Next(CacheEvent* ev, absl::Duration timeout) {
     }
     if (queue_.empty()) return false;
     taken_.swap(queue_);
+    ready_.store(closed_, std::memory_order_release);
   }
   *ev = std::move(taken_.front());
   taken_.pop_front();
@@ -243,6 +245,7 @@ int64_t WatchCache::Subscription::BookmarkRevision() const {
 }
 
 bool WatchCache::Subscription::closed() const {
+  if (!ready_.load(std::memory_order_acquire)) return false;  // Open (and nothing queued).
   absl::MutexLock lock(&mu_);
   return closed_ && queue_.empty() && taken_.empty();
 }
@@ -267,6 +270,7 @@ WatchCache::~WatchCache() {
   for (Subscription* s : subs_) {
     absl::MutexLock slock(&s->mu_);
     s->closed_ = true;
+    s->ready_.store(true, std::memory_order_release);
     s->cache_ = nullptr;
     s->cv_.SignalAll();
   }
@@ -392,6 +396,7 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
     } else {
       s->queue_.push_back(ev);
     }
+    s->ready_.store(true, std::memory_order_release);
     s->cv_.SignalAll();
   }
   ring_bytes_ += RingCost(ev);
@@ -547,6 +552,7 @@ absl::StatusOr<std::unique_ptr<WatchCache::Subscription>> WatchCache::Watch(
         for (const auto& ev : ring_) {
           if (ev.revision > after_revision && absl::StartsWith(ev.object->key, prefix)) {
             sub->queue_.push_back(ev);
+            sub->ready_.store(true, std::memory_order_release);
           }
         }
       }
@@ -578,6 +584,7 @@ absl::StatusOr<std::unique_ptr<WatchCache::Subscription>> WatchCache::Watch(
     } else {
       raw->queue_.push_back(std::move(ev));
     }
+    raw->ready_.store(true, std::memory_order_release);
     raw->cv_.SignalAll();
   });
   if (!handle.ok()) {

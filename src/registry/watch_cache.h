@@ -16,6 +16,7 @@
 // (`ObjectPtr`); a Subscription is used by one consumer thread.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -108,6 +109,12 @@ class WatchCache {
     std::deque<CacheEvent> queue_ ABSL_GUARDED_BY(mu_);
     std::deque<CacheEvent> taken_;  // taken from queue_ by the consumer, not yet returned
     bool closed_ ABSL_GUARDED_BY(mu_) = false;
+    // queue_ non-empty or closed_: set under mu_ by whoever queues or
+    // closes, cleared by the consumer under mu_ when it takes the queue of
+    // an open subscription. Read without the lock by a zero-timeout Next
+    // and by closed(), so that pumping an idle watch (every informer after
+    // every reconcile, in simulate mode) takes no lock.
+    std::atomic<bool> ready_{false};
     std::string close_reason_ ABSL_GUARDED_BY(mu_);
     bool decodes_ = false;  // see Watch
     // The held decoding of the event last returned, kept alive while the

@@ -63,6 +63,35 @@ TEST_F(WatchCacheTest, ObjectsAreDecodedOnFirstUseAndShared) {
 
 // The replay ring keeps objects, not their decodings: a replayed event has
 // none, and Shared() still decodes the object on demand.
+// A zero-timeout Next (a single-threaded pump) sees every queued event and
+// the close of a watcher that fell behind, though an idle one takes no lock.
+TEST(WatchCacheQueueTest, ZeroTimeoutNextSeesEventsAndTheClose) {
+  store::MemoryStore store;
+  WatchCache cache(store, api::BuiltinScheme(), /*ring_capacity=*/100, /*max_queue=*/2);
+  ASSERT_TRUE(cache.Start().ok());
+  auto sub = cache.Watch("/registry/core/pods/", -1);
+  ASSERT_TRUE(sub.ok());
+  CacheEvent ev;
+  EXPECT_FALSE((*sub)->Next(&ev, absl::ZeroDuration()));
+  EXPECT_FALSE((*sub)->closed());
+  ASSERT_TRUE(store.Create(kPodKey, PodJson("Pending")).ok());
+  ASSERT_TRUE((*sub)->Next(&ev, absl::ZeroDuration()));
+  EXPECT_EQ(ev.type, CacheEvent::Type::kAdded);
+  EXPECT_FALSE((*sub)->Next(&ev, absl::ZeroDuration()));
+  int64_t rev = store.Revision();
+  for (const char* phase : {"Running", "Succeeded", "Failed"}) {  // One more than max_queue.
+    auto kv = store.Update(kPodKey, PodJson(phase), rev);
+    ASSERT_TRUE(kv.ok());
+    rev = kv->mod_revision;
+  }
+  EXPECT_FALSE((*sub)->closed()) << "closed, but two events are still to be read";
+  ASSERT_TRUE((*sub)->Next(&ev, absl::ZeroDuration()));
+  ASSERT_TRUE((*sub)->Next(&ev, absl::ZeroDuration()));
+  EXPECT_FALSE((*sub)->Next(&ev, absl::ZeroDuration()));
+  EXPECT_TRUE((*sub)->closed());
+  EXPECT_EQ((*sub)->close_reason(), "watcher fell too far behind");
+}
+
 TEST_F(WatchCacheTest, ReplayRingDoesNotRetainDecodings) {
   auto kv = store_.Create(kPodKey, PodJson("Pending"));
   ASSERT_TRUE(kv.ok());

@@ -69,3 +69,15 @@ settled() {
     grep -q 'insufficient unused quota for cpu' <<<"$l"
 }
 wait_for 30 settled || fail "batchctl list workloads: want two Admitted and one Pending (quota), got: $(kc "$BIN_DIR/batchctl" list workloads -n team-a 2>&1 | head -5)"
+
+# Ctrl-C / SIGTERM ends the server promptly (a hang check, not a timing: it
+# took about 5 s while its informers stopped one after another; now ~0.3 s),
+# with exit status 0.
+start=$(date +%s%N)
+kill -TERM "$SPID"
+rc=0
+wait "$SPID" || rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+SPID=""
+expect_eq "$rc" "0" "server exit status after SIGTERM"
+((ms < 3000)) || fail "server took ${ms} ms to exit after SIGTERM (want < 3 s): $(tail -3 "$E2E_TMP/server.log")"

@@ -55,6 +55,10 @@ class PidsV1 {
   // (from /proc/self/mounts), or FailedPrecondition.
   static absl::StatusOr<PidsV1> Find();
   static PidsV1 OpenForTest(const std::string& root) { return PidsV1(root); }
+  // The hierarchy at `root`, as Find returned it before (the runtime found it
+  // once for every shim).
+  static PidsV1 At(const std::string& root) { return PidsV1(root); }
+  const std::string& root() const { return root_; }
   // Creates the pod's group with pids.max; returns its directory.
   absl::StatusOr<std::string> CreatePod(const std::string& uid, int64_t pids_max) const;
   void RemovePod(const std::string& uid) const;

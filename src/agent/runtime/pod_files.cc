@@ -195,7 +195,7 @@ json ShimConfigToJson(const ShimConfig& c) {
   for (const auto& s : c.pod.containers) apps.push_back(ContainerSpecToJson(s));
   for (const auto& v : c.pod.volumes) volumes.push_back(VolumeToJson(v));
   // `hosts` (the file's content) is not kept here: the file is <pod-dir>/hosts.
-  return {{"uid", c.pod.uid},
+  json j = {{"uid", c.pod.uid},
           {"isolate", c.pod.isolate},
           {"hostname", c.pod.hostname},
           {"hasHosts", c.has_hosts || !c.pod.hosts.empty()},
@@ -218,6 +218,9 @@ json ShimConfigToJson(const ShimConfig& c) {
           {"ownerUid", c.pod.owner_uid},
           {"ownerGid", c.pod.owner_gid},
           {"pidsLimit", c.pod.pids_limit}};
+  if (!c.cgroups_error.empty()) j["cgroupsError"] = c.cgroups_error;
+  if (c.pids_v1_root) j["pidsV1Root"] = *c.pids_v1_root;
+  return j;
 }
 
 absl::StatusOr<ShimConfig> ShimConfigFromJson(const json& j) {
@@ -252,6 +255,10 @@ absl::StatusOr<ShimConfig> ShimConfigFromJson(const json& j) {
     c.pod.owner_uid = j.value("ownerUid", int64_t{-1});
     c.pod.owner_gid = j.value("ownerGid", int64_t{-1});
     c.pod.pids_limit = j.value("pidsLimit", int64_t{0});
+    c.cgroups_error = j.value("cgroupsError", "");
+    if (auto it = j.find("pidsV1Root"); it != j.end() && it->is_string()) {
+      c.pids_v1_root = it->get<std::string>();
+    }
     return c;
   } catch (const json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("pod spec: ", e.what()));

@@ -33,6 +33,7 @@
 
 #include <sys/un.h>
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -55,6 +56,13 @@ struct ShimConfig {
   bool has_hosts = false;
   // Container log rotation (the agent's --container-log-max-size/-files).
   LogRotation log_rotation;
+  // The node's cgroup facts, found once by the runtime rather than by every
+  // shim (a statfs, a read and parse of /proc/self/mounts, a warning line in
+  // shims.log per pod). Non-empty `cgroups_error`: `cgroup_root` is unusable,
+  // for this reason. `pids_v1_root` set: the v1 pids hierarchy ("" = none);
+  // unset (a spec of an earlier agent): the shim looks for itself.
+  std::string cgroups_error;
+  std::optional<std::string> pids_v1_root;
 };
 
 struct PodPaths {

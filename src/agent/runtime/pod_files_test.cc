@@ -46,6 +46,17 @@ TEST(PodFilesTest, ShimConfigRoundTrips) {
   EXPECT_TRUE(r.restartable_init);
   EXPECT_EQ(back->backoff_initial, absl::Milliseconds(15));
   EXPECT_EQ(back->pod.active_deadline_seconds, 99);
+  // The runtime's cgroup findings: absent unless it made them.
+  EXPECT_EQ(back->cgroups_error, "");
+  EXPECT_FALSE(back->pids_v1_root.has_value());
+  c.cgroups_error = "/sys/fs/cgroup is not a cgroup2 mount";
+  c.pids_v1_root = "";
+  back = ShimConfigFromJson(ShimConfigToJson(c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->cgroups_error, c.cgroups_error);
+  EXPECT_EQ(back->pids_v1_root, std::optional<std::string>(""));
+  c.pids_v1_root = "/sys/fs/cgroup/pids";
+  EXPECT_EQ(ShimConfigFromJson(ShimConfigToJson(c))->pids_v1_root, c.pids_v1_root);
 }
 
 TEST(PodFilesTest, PodStatusRoundTripsWithNanosecondTimes) {

@@ -125,6 +125,8 @@ struct ChildArgs {
   // "/" not a mount point (a chroot) may be left as is: no mount of its device
   // is shared, so nothing can propagate (mount_propagation.h).
   bool root_need_not_be_private = false;
+  // The signals to reset to SIG_DFL; null: every signal found not at its default.
+  const std::vector<int>* reset_signals = nullptr;
   volatile int err_stage = 0;  // 1 = chdir, 2 = exec, 3 = redirect, 4 = mount, 5 = mount point,
                                // 6 = set user, 7 = capabilities / no_new_privs
   volatile int err_no = 0;
@@ -143,9 +145,13 @@ void ChildWarn(int fd, const char* a, const char* b) {
   _exit(127);
 }
 
-void ChildResetSignals() {
+void ChildResetSignals(const std::vector<int>* known) {
   struct sigaction dfl = {};
   dfl.sa_handler = SIG_DFL;
+  if (known != nullptr) {  // the caller said which ones it changed: one call each
+    for (int sig : *known) sigaction(sig, &dfl, nullptr);
+    return;
+  }
   for (int sig = 1; sig < NSIG; ++sig) {
     struct sigaction old;
     if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, nullptr, &old) != 0) continue;
@@ -172,7 +178,7 @@ void ChildRedirect(ChildArgs& a) {
 
 int ChildMain(void* arg) {
   ChildArgs& a = *static_cast<ChildArgs*>(arg);
-  ChildResetSignals();
+  ChildResetSignals(a.reset_signals);
   if (a.new_session) {
     setsid();
   } else if (a.new_process_group) {
@@ -320,9 +326,10 @@ std::vector<PreparedMount> PrepareMounts(const std::vector<BindMount>& mounts) {
   return out;
 }
 
-absl::StatusOr<int> VforkSpawn(const SpawnRequest& req) {
+absl::StatusOr<int> VforkSpawn(const SpawnRequest& req, const std::vector<int>* reset_signals) {
   const std::vector<PreparedMount> mounts = PrepareMounts(req.mounts);
   ChildArgs a;
+  a.reset_signals = reset_signals;
   a.mounts = mounts.empty() ? nullptr : &mounts;
   if (a.mounts != nullptr) {
     // Read once (the answer is the host's, fixed while this process runs).
@@ -396,7 +403,7 @@ absl::StatusOr<int> PosixProcessRunner::Spawn(const SpawnRequest& req) {
   if (req.argv.empty()) return absl::InvalidArgumentError("spawn: empty argv");
   if (!req.cgroup.empty() || !req.pids_cgroup.empty() || req.die_with_parent ||
       !req.mounts.empty() || req.uid >= 0 || req.no_new_privs || req.drop_all_capabilities) {
-    return VforkSpawn(req);
+    return VforkSpawn(req, signals_known_ ? &changed_signals_ : nullptr);
   }
   SpawnArgs args;
   if (absl::Status s = args.Configure(req); !s.ok()) return s;

@@ -7,7 +7,7 @@
 // costs one exec and exec/chdir failures come back from Spawn itself. Waiting
 // for exits is not part of the seam: the shim's event loop reaps with waitpid.
 //
-// Thread-safety: PosixProcessRunner is stateless and thread-safe. File
+// Thread-safety: PosixProcessRunner is immutable after construction and thread-safe. File
 // descriptors in a request stay owned by the caller.
 #pragma once
 
@@ -75,9 +75,23 @@ class ProcessRunner {
 
 class PosixProcessRunner : public ProcessRunner {
  public:
+  // The vfork child then resets every signal whose disposition is not the
+  // default (it asks for each of the 64: a system call each).
+  PosixProcessRunner() = default;
+  // For a caller that knows each signal whose disposition it changed (a
+  // handler or SIG_IGN) and changes no other while it spawns, such as the
+  // single-threaded pod shim: the vfork child resets just these. A signal
+  // left out stays ignored (or handled) up to the exec, and ignored after it.
+  explicit PosixProcessRunner(std::vector<int> changed_signals)
+      : changed_signals_(std::move(changed_signals)), signals_known_(true) {}
+
   absl::StatusOr<int> Spawn(const SpawnRequest& req) override;
   absl::Status Signal(int pid, int sig, bool group) override;
   std::optional<int> TryReap(int pid) override;
+
+ private:
+  std::vector<int> changed_signals_;
+  bool signals_known_ = false;
 };
 
 }  // namespace batchd::agent

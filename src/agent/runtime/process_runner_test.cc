@@ -186,6 +186,40 @@ TEST_F(ProcessRunnerTest, VforkPathChildDiesWithItsParent) {
   if (!dead) kill(sleeper, SIGKILL);
 }
 
+// The SigIgn mask of a vfork-path child of a caller that ignores SIGPIPE.
+std::string ChildSigIgn(ProcessRunner& runner, const std::string& out_path, int out) {
+  SpawnRequest req{.argv = {"cat", "/proc/self/status"},
+                   .env = {"PATH=/usr/bin:/bin"},
+                   .stdout_fd = out,
+                   .die_with_parent = true};
+  struct sigaction ign = {}, old = {};
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old);
+  absl::StatusOr<int> pid = runner.Spawn(req);
+  sigaction(SIGPIPE, &old, nullptr);
+  EXPECT_TRUE(pid.ok()) << pid.status();
+  if (!pid.ok()) return "";
+  EXPECT_EQ(WaitExit(*pid), 0);
+  std::istringstream in(Slurp(out_path));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("SigIgn:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 7));
+  }
+  return "";
+}
+
+TEST_F(ProcessRunnerTest, VforkChildStartsWithDefaultSignalDispositions) {
+  const std::string none = "0000000000000000";
+  const std::string pipe_ignored = "0000000000001000";  // bit 13 - 1
+  // Every signal is looked at.
+  EXPECT_EQ(ChildSigIgn(runner_, dir_ + "/a", Out("a")), none);
+  // A caller that names what it changed: just those are reset.
+  PosixProcessRunner knows_pipe({SIGPIPE});
+  EXPECT_EQ(ChildSigIgn(knows_pipe, dir_ + "/b", Out("b")), none);
+  // What it leaves out stays as it is (the list is all the child resets).
+  PosixProcessRunner knows_nothing(std::vector<int>{});
+  EXPECT_EQ(ChildSigIgn(knows_nothing, dir_ + "/c", Out("c")), pipe_ignored);
+}
+
 TEST_F(ProcessRunnerTest, EmptyArgvIsInvalid) {
   EXPECT_FALSE(runner_.Spawn(SpawnRequest{}).ok());
 }

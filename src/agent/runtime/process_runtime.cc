@@ -189,6 +189,9 @@ class ProcessRuntime : public PodRuntime {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SpawnShim(const PodPaths& paths, const std::string& uid)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The node's cgroup facts for every shim (ShimConfig), found on the first
+  // call: whether the cgroup root is usable, where the v1 pids hierarchy is.
+  void ResolveCgroups() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Blocks (releasing mu_) while `uid`'s Start waits for its shim.
   void AwaitStarted(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<PodSandboxStatus> ReadStatus(const PodPaths& paths, bool alive)
@@ -206,6 +209,9 @@ class ProcessRuntime : public PodRuntime {
   int launcher_fd_ ABSL_GUARDED_BY(mu_) = -1;      // our end of the launcher's socket (-1: none)
   int launcher_pid_ ABSL_GUARDED_BY(mu_) = 0;
   int direct_spawns_left_ ABSL_GUARDED_BY(mu_) = 0;  // > 0: the launcher failed; spawn shims directly
+  bool cgroups_resolved_ ABSL_GUARDED_BY(mu_) = false;
+  std::string cgroups_error_ ABSL_GUARDED_BY(mu_);  // non-empty: opts_.cgroup_root is unusable
+  std::string pids_v1_root_ ABSL_GUARDED_BY(mu_);   // "" = no writable v1 pids hierarchy
   // Pods whose Start waits for the shim's "ok" without holding mu_ (so pods
   // start in parallel); other calls on such a pod wait on started_cv_, which
   // keeps the per-pod order the single lock used to give.
@@ -230,6 +236,16 @@ absl::Status ProcessRuntime::SignalShim(const absl::StatusOr<PodSandboxStatus>& 
                           sig, /*group=*/false);
   }
   return runner_->Signal(pid, sig, /*group=*/false);
+}
+
+void ProcessRuntime::ResolveCgroups() {
+  if (cgroups_resolved_ || opts_.cgroup_root.empty()) return;
+  cgroups_resolved_ = true;
+  if (absl::StatusOr<Cgroups> cg = Cgroups::Open(opts_.cgroup_root); !cg.ok()) {
+    cgroups_error_ = std::string(cg.status().message());
+    BATCHD_LOG_WARN("pod runtime: no cgroup limits for pods: {}", cg.status().ToString());
+  }
+  if (absl::StatusOr<PidsV1> v1 = PidsV1::Find(); v1.ok()) pids_v1_root_ = v1->root();
 }
 
 void ProcessRuntime::AwaitStarted(const std::string& uid) {
@@ -457,6 +473,7 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
     close(fd);
     return absl::OkStatus();  // a live shim holds the pod
   }
+  ResolveCgroups();
   ShimConfig config{.pod = spec,
                     .shim_path = opts_.shim_path,
                     .cgroup_root = opts_.cgroup_root,
@@ -464,6 +481,10 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
                     .backoff_max = opts_.backoff_max,
                     .log_rotation = {.max_bytes = opts_.log_max_bytes,
                                      .max_files = opts_.log_max_files}};
+  if (cgroups_resolved_) {
+    config.cgroups_error = cgroups_error_;
+    config.pids_v1_root = pids_v1_root_;
+  }
   const std::string text = ShimConfigToJson(config).dump(2);
   absl::Status s = WriteFd(fd, text, paths.Spec());
   if (s.ok() && !fresh && ftruncate(fd, static_cast<off_t>(text.size())) != 0) {
@@ -643,10 +664,11 @@ absl::Status ProcessRuntime::Remove(const std::string& uid) {
   if (shim == Shim::kAlive || (shim == Shim::kDead && LegacyShim(paths) == Legacy::kAlive)) {
     return absl::FailedPreconditionError(absl::StrCat("pod ", uid, " is still running"));
   }
-  if (absl::StatusOr<Cgroups> cg = Cgroups::Open(opts_.cgroup_root); cg.ok()) cg->RemovePod(uid);
-  if (!opts_.cgroup_root.empty()) {
-    if (absl::StatusOr<PidsV1> v1 = PidsV1::Find(); v1.ok()) v1->RemovePod(uid);
+  ResolveCgroups();
+  if (cgroups_resolved_ && cgroups_error_.empty()) {
+    if (absl::StatusOr<Cgroups> cg = Cgroups::Open(opts_.cgroup_root); cg.ok()) cg->RemovePod(uid);
   }
+  if (!pids_v1_root_.empty()) PidsV1::At(pids_v1_root_).RemovePod(uid);
   return RemoveTree(paths.dir);
 }
 

@@ -27,6 +27,7 @@
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_runtime.h"
 #include "agent/runtime/proc_identity.h"
+#include "agent/runtime/process_runner.h"
 #include "gtest/gtest.h"
 
 namespace batchd::agent {
@@ -564,14 +565,52 @@ TEST_F(ProcessRuntimeTest, PodDirHoldsFewFilesAndShimsShareOneQuietLog) {
   EXPECT_EQ(rt_->List(), std::vector<std::string>{"few"});  // shims.log is no pod
 }
 
-TEST_F(ProcessRuntimeTest, ShimDiagnosticsNameTheirPod) {
+TEST_F(ProcessRuntimeTest, AnUnusableCgroupRootIsFoundOnceForEveryPod) {
+  // The runtime looks at the cgroup root (and for the v1 pids hierarchy)
+  // once and hands what it found to each shim: no shim looks again, and
+  // shims.log gets no warning per pod. A pod with limits still learns why
+  // they were not applied.
   rt_ = NewProcessRuntime({.root = root_,
                            .shim_path = BATCHD_SHIM_PATH,
                            .cgroup_root = root_ + "/no-cgroup2-here"});
-  ASSERT_TRUE(rt_->Start(Pod("cg", Sh("true"))).ok());
-  WaitFinished("cg");
+  for (const std::string uid : {"cg1", "cg2"}) {
+    PodSandboxSpec pod = Pod(uid, Sh("true"));
+    pod.containers[0].cpu_limit_millis = 500;
+    ASSERT_TRUE(rt_->Start(pod).ok());
+    const PodSandboxStatus st = WaitFinished(uid);
+    EXPECT_TRUE(absl::StrContains(st.limits_warning, "cpu and memory limits not applied: "))
+        << st.limits_warning;
+    EXPECT_TRUE(absl::StrContains(st.limits_warning, "no-cgroup2-here is not a cgroup2 mount"))
+        << st.limits_warning;
+    absl::StatusOr<nlohmann::json> spec = ReadJsonFile(root_ + "/" + uid + "/spec.json");
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_TRUE(absl::StrContains(spec->value("cgroupsError", ""), "no-cgroup2-here"));
+    EXPECT_TRUE(spec->contains("pidsV1Root"));  // resolved by the runtime ("" when none)
+  }
+  EXPECT_EQ(*ReadFile(root_ + "/shims.log"), "");
+}
+
+TEST_F(ProcessRuntimeTest, ShimOfAnEarlierSpecChecksTheCgroupRootItself) {
+  // A spec without the runtime's findings (written by an earlier agent, the
+  // shim adopted after an upgrade): the shim looks itself and warns, naming
+  // its pod.
+  const std::string dir = root_ + "/old";
+  std::filesystem::create_directories(dir);
+  ShimConfig config{.pod = Pod("old", Sh("true")),
+                    .shim_path = BATCHD_SHIM_PATH,
+                    .cgroup_root = root_ + "/no-cgroup2-here"};
+  ASSERT_TRUE(WriteFileAtomic(dir + "/spec.json", ShimConfigToJson(config).dump()).ok());
+  const int log_fd = open((root_ + "/shims.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  ASSERT_GE(log_fd, 0);
+  PosixProcessRunner runner;
+  absl::StatusOr<int> pid = runner.Spawn(
+      {.argv = {BATCHD_SHIM_PATH, "--pod-dir", dir}, .stdout_fd = log_fd, .stderr_fd = log_fd});
+  close(log_fd);
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  int status = 0;
+  ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
   const std::string log = *ReadFile(root_ + "/shims.log");
-  EXPECT_TRUE(absl::StartsWith(log, "batchd-shim cg: warning: no cgroup limits: ")) << log;
+  EXPECT_TRUE(absl::StartsWith(log, "batchd-shim old: warning: no cgroup limits: ")) << log;
 }
 
 TEST_F(ProcessRuntimeTest, FinishedShimsAreReapedWithoutPerCallSweeps) {

@@ -278,8 +278,10 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
   // No cgroup root configured is a choice, not a problem: warn only when a
   // configured root is unusable.
   if (!config->cgroup_root.empty()) {
-    absl::StatusOr<Cgroups> cg = Cgroups::Open(config->cgroup_root);
-    if (cg.ok()) {
+    if (!config->cgroups_error.empty()) {
+      // The runtime found the root unusable (and warned once, not per pod).
+      env.cgroups_error = config->cgroups_error;
+    } else if (absl::StatusOr<Cgroups> cg = Cgroups::Open(config->cgroup_root); cg.ok()) {
       env.cgroups = *cg;
     } else {
       env.cgroups_error = std::string(cg.status().message());
@@ -287,13 +289,18 @@ int RunShim(const std::string& pod_dir, int ready_fd) {
                    config->pod.uid.c_str(), cg.status().ToString().c_str());
     }
     if (config->pod.pids_limit > 0 && (!env.cgroups || !env.cgroups->HasPids())) {
-      absl::StatusOr<PidsV1> v1 = PidsV1::Find();
-      if (v1.ok()) env.pids_v1 = *v1;
+      if (config->pids_v1_root) {  // found by the runtime
+        if (!config->pids_v1_root->empty()) env.pids_v1 = PidsV1::At(*config->pids_v1_root);
+      } else if (absl::StatusOr<PidsV1> v1 = PidsV1::Find(); v1.ok()) {
+        env.pids_v1 = *v1;
+      }
     }
   } else {
     env.cgroups_error = "cgroups are disabled on this node";
   }
-  PosixProcessRunner runner;
+  // Every signal is at its default here (ShimMain, LauncherMain) but SIGPIPE,
+  // ignored above: the containers' vfork children reset just that one.
+  PosixProcessRunner runner({SIGPIPE});
   WallClock clock;
   // Node fencing: DIR/fence, kept current by the agent (fence_file.h).
   env.fence_deadline = [&clock, dir = std::string(pod_dir)] {
@@ -386,8 +393,20 @@ Received ReceiveRequest(int sock, std::string& pod_dir, int& fd) {
   return Received::kRequest;
 }
 
+// Sets every signal's disposition to the default (a handler or SIG_IGN
+// inherited through exec, e.g. from nohup): what a shim's containers then
+// inherit is known (see RunShim's runner).
+void ResetSignalDispositions() {
+  struct sigaction dfl = {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
+  }
+}
+
 int LauncherMain(int argc, char** argv) {
   const int sock = kLauncherFd;
+  ResetSignalDispositions();  // once: the shims it forks inherit them
   // Nothing from the runtime but stdio and the socket, so a forked shim
   // starts with what an exec'ed one has.
   close_range(kLauncherFd + 1, ~0U, 0);
@@ -449,6 +468,7 @@ int ShimMain(int argc, char** argv) {
     if (std::strcmp(argv[i], "--pod-dir") == 0) pod_dir = argv[i + 1];
     if (std::strcmp(argv[i], "--ready-fd") == 0) (void)absl::SimpleAtoi(argv[i + 1], &ready_fd);
   }
+  ResetSignalDispositions();
   return RunShim(pod_dir, ready_fd);
 }
 

@@ -1,5 +1,6 @@
 #include "api/schema_ops/schema_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -207,6 +208,12 @@ class Normalizer {
     return absl::OkStatus();
   }
 
+  // Walk of an object schema's listed members only.
+  absl::Status WalkMembers(const Schema& s, Json& v, const PathSeg* path,
+                           const std::vector<std::string_view>& only) {
+    return WalkObject(s, v, path, nullptr, &only);
+  }
+
  private:
   absl::Status TypeError(const Schema& s, const Json& v, const PathSeg* path,
                          const Schema* owner_schema, bool with_literal) {
@@ -273,10 +280,16 @@ class Normalizer {
     return absl::OkStatus();
   }
 
-  absl::Status WalkObject(const Schema& s, Json& v, const PathSeg* path, const Schema* owner) {
+  // `only`: when non-null, the members walked (the others are left as they are).
+  absl::Status WalkObject(const Schema& s, Json& v, const PathSeg* path, const Schema* owner,
+                          const std::vector<std::string_view>* only = nullptr) {
     if (!v.is_object()) return TypeError(s, v, path, owner, false);
     const Schema* me = s.ref.empty() ? owner : &s;
     for (auto it = v.begin(); it != v.end();) {
+      if (only != nullptr && std::find(only->begin(), only->end(), it.key()) == only->end()) {
+        ++it;
+        continue;
+      }
       if (it->is_null()) {
         it = v.erase(it);
         continue;
@@ -352,6 +365,15 @@ absl::StatusOr<std::string> CanonicalQuantity(const Json& v) {
   absl::StatusOr<Quantity> q = Quantity::FromJson(v);
   if (!q.ok()) return q.status();
   return q->String();
+}
+
+absl::Status NormalizeMembers(const Schema& schema, Json& obj,
+                              const std::vector<std::string_view>& members,
+                              std::vector<std::string>* unknown_fields) {
+  if (schema.type != Type::kObject) return Normalize(schema, obj, unknown_fields);
+  Normalizer n(unknown_fields, schema.ref.empty() ? "" : ShortName(schema.ref));
+  const PathSeg root;
+  return n.WalkMembers(schema, obj, &root, members);
 }
 
 absl::Status Normalize(const Schema& schema, Json& obj, std::vector<std::string>* unknown_fields) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -29,6 +30,14 @@ namespace batchd::api::schema_ops {
 //    UTC (`2024-01-02T03:04:05Z`; MicroTime keeps microseconds).
 // `obj` may be partially rewritten when an error is returned.
 absl::Status Normalize(const Schema& schema, Json& obj, std::vector<std::string>* unknown_fields);
+
+// Normalize, but of the listed top-level members of `obj` only (an object
+// schema): the others are neither checked nor pruned. Paths and errors are
+// Normalize's. For a status-subresource write, which reads only the body's
+// metadata and status.
+absl::Status NormalizeMembers(const Schema& schema, Json& obj,
+                              const std::vector<std::string_view>& members,
+                              std::vector<std::string>* unknown_fields);
 
 // The format of a kQuantity schema whose values are validated but stored as
 // sent (a JSON number stays a number, "1000m" stays "1000m"), as a custom

@@ -221,6 +221,26 @@ TEST(NormalizeTest, NeverCrashesOnWrongTypes) {
   EXPECT_GT(errors, 40);
 }
 
+TEST(NormalizeTest, MembersWalksOnlyThoseMembersWithTheSamePaths) {
+  SchemaPtr schema = TestSchema();
+  Json obj = Json::parse(
+      R"({"metadata":{"labels":{"a":"b"},"bogus":1,"x":null},"spec":{"parallelism":"bad","foo":1},)"
+      R"("top":1,"kind":null})");
+  std::vector<std::string> unknown;
+  ASSERT_TRUE(NormalizeMembers(*schema, obj, {"metadata"}, &unknown).ok());
+  EXPECT_EQ(unknown, std::vector<std::string>{"metadata.bogus"});
+  // metadata as Normalize leaves it; the rest untouched (not checked, not pruned).
+  EXPECT_EQ(obj, Json::parse(R"({"metadata":{"labels":{"a":"b"}},"spec":{"parallelism":"bad",)"
+                             R"("foo":1},"top":1,"kind":null})"));
+  // An error inside a walked member reads as Normalize's.
+  Json full = obj, part = obj;
+  absl::Status want = Normalize(*schema, full, nullptr);
+  absl::Status got = NormalizeMembers(*schema, part, {"spec"}, nullptr);
+  ASSERT_FALSE(want.ok());
+  EXPECT_EQ(got, want);
+  EXPECT_NE(got.message().find("JobSpec.spec.parallelism"), std::string::npos) << got;
+}
+
 TEST(NormalizeTest, DeepNestingUnderAnyIsNotWalked) {
   Json deep = Json::array();
   for (int i = 0; i < 5000; ++i) deep = Json::array({std::move(deep)});

@@ -140,6 +140,39 @@ TEST_F(AdmissionCheckTest, QuotaReservedThenAdmittedWhenEveryCheckIsReady) {
   EXPECT_EQ(Cond(Wl("w"), "Admitted"), "False/UnsatisfiedChecks");
 }
 
+// The reconciles of controller `name` so far.
+int64_t Reconciles(const reconcile::Manager& mgr, const std::string& name) {
+  for (const auto& [n, count] : mgr.ProcessedByController()) {
+    if (n == name) return count;
+  }
+  return -1;
+}
+
+TEST_F(AdmissionCheckTest, AdmittedWorkloadsWithoutChecksAndQueueStatusWritesWakeNothing) {
+  StartAll();
+  Basic();
+  Workload("w", "lq", "1");
+  Settle();
+  ASSERT_TRUE(Admitted("w"));
+  const int64_t checks = Reconciles(stack_->mgr, "admission-checks");
+  const int64_t in_use = Reconciles(stack_->mgr, "resource-in-use");
+  ASSERT_GE(checks, 0);
+  ASSERT_GE(in_use, 0);
+  // Admitted without checks: its later changes are nothing to the checks
+  // controller, nor the ClusterQueue's status writes to resource-in-use.
+  SetPodsReady("w");
+  Finish("w");
+  EXPECT_EQ(Reconciles(stack_->mgr, "admission-checks"), checks);
+  EXPECT_EQ(Reconciles(stack_->mgr, "resource-in-use"), in_use);
+  EXPECT_FALSE(Wl("w")["status"].contains("admissionChecks"));
+  // A ClusterQueue's spec change still wakes resource-in-use.
+  Json cq = Get("clusterqueues", "", "cq");
+  cq["spec"]["stopPolicy"] = "Hold";
+  ASSERT_TRUE(client_.Update(Kind("clusterqueues"), cq).ok());
+  Settle();
+  EXPECT_GT(Reconciles(stack_->mgr, "resource-in-use"), in_use);
+}
+
 TEST_F(AdmissionCheckTest, AWorkloadWaitingForChecksDoesNotBlockAdmission) {
   queueing::QueueingConfig cfg;
   cfg.wait_for_pods_ready.enable = true;

@@ -158,9 +158,15 @@ void ProvisioningChecks::Register() {
                       capacity});
   pods_.AddHandlers({{},
                      [this](const ObjectRef& a, const ObjectRef& b) {
-                       const auto va = api::core_v1::PodView::Parse(*a);
-                       const auto vb = api::core_v1::PodView::Parse(*b);
-                       if (va.node_name != vb.node_name || va.phase != vb.phase) EnqueueWaiting();
+                       // The node and phase only (no views parsed: every pod change).
+                       auto node = [](const Json& p) {
+                         return StringMember(MemberObject(p, "spec"), "nodeName");
+                       };
+                       auto phase = [](const Json& p) {
+                         return api::core_v1::ParsePodPhase(
+                             StringMember(MemberObject(p, "status"), "phase"));
+                       };
+                       if (node(*a) != node(*b) || phase(*a) != phase(*b)) EnqueueWaiting();
                      },
                      capacity});
 }

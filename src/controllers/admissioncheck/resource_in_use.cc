@@ -22,6 +22,25 @@ using api::StringMember;
 using client::ObjectRef;
 using reconcile::Result;
 
+namespace {
+
+// a == b but for resourceVersion: a status write (every queue-status flush
+// of a ClusterQueue) changes nothing else in metadata, and Reconcile reads
+// only metadata (finalizers, deletion) besides what other events enqueue.
+bool MetadataEqualButVersion(const Json& a, const Json& b) {
+  if (!a.is_object() || !b.is_object()) return a == b;
+  size_t compared = 0;
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    if (it.key() == "resourceVersion") continue;
+    auto jt = b.find(it.key());
+    if (jt == b.end() || *it != *jt) return false;
+    ++compared;
+  }
+  return compared == b.size() - (b.contains("resourceVersion") ? 1 : 0);
+}
+
+}  // namespace
+
 ResourceInUse::ResourceInUse(reconcile::ControllerContext& ctx)
     : ctx_(ctx),
       cq_kind_(ctx.client.Kind(api::kueue::kGroup, api::kueue::kStorageVersion,
@@ -75,7 +94,7 @@ void ResourceInUse::Register() {
   cq.on_update = [this, c, track](const ObjectRef& a, const ObjectRef& b) {
     track(b, false);
     if (MemberObject(*a, "spec") == MemberObject(*b, "spec") &&
-        MemberObject(*a, "metadata") == MemberObject(*b, "metadata")) {
+        MetadataEqualButVersion(MemberObject(*a, "metadata"), MemberObject(*b, "metadata"))) {
       return;
     }
     c->queue().Add("cq/" + api::meta::GetName(*b));
@@ -156,14 +175,18 @@ absl::StatusOr<Result> ResourceInUse::Reconcile(const std::string& key) {
   }
   ObjectRef obj = inf->Get("", name);
   if (!obj) return Result::Done();
-  Json next = *obj;
+  // Copied only when it is written.
+  Json next;
   if (!api::meta::IsBeingDeleted(*obj)) {
-    if (!api::meta::AddFinalizer(next, kResourceInUseFinalizer)) return Result::Done();
+    if (api::meta::HasFinalizer(*obj, kResourceInUseFinalizer)) return Result::Done();
+    next = *obj;
+    api::meta::AddFinalizer(next, kResourceInUseFinalizer);
   } else {
     if (!api::meta::HasFinalizer(*obj, kResourceInUseFinalizer)) return Result::Done();
     const bool in_use = type == "cq" ? ClusterQueueInUse(name)
                                      : ReferencedByClusterQueue(type == "rf", name);
     if (in_use) return Result::Done();  // A workload or queue change enqueues it again.
+    next = *obj;
     api::meta::RemoveFinalizer(next, kResourceInUseFinalizer);
   }
   auto r = ctx_.client.Update(*kind, std::move(next));

@@ -41,10 +41,19 @@ void WorkloadChecks::Register() {
   controller_ = &ctx_.manager.AddController(
       std::make_unique<reconcile::Controller>("admission-checks", *this, ctx_.clock));
   reconcile::Controller* c = controller_;
-  // Only workloads that hold quota or carry check states need a look.
+  // Only workloads that carry check states, or hold quota but are not
+  // admitted yet, need a look: Reconcile changes nothing else (a finished
+  // one is skipped; without check states an admitted one has no list to
+  // sync and nothing left to set). So the usual admission, with no checks,
+  // wakes this controller for none of its Workload's later changes.
   auto on_wl = [c](const ObjectRef& o) {
     const Json& st = MemberObject(*o, "status");
-    if (api::HasMember(st, "admission") || api::HasMember(st, "admissionChecks")) c->Enqueue(*o);
+    if (api::meta::IsConditionTrue(*o, api::kueue::kFinished)) return;
+    if (api::HasMember(st, "admissionChecks") ||
+        (api::HasMember(st, "admission") &&
+         !api::meta::IsConditionTrue(*o, api::kueue::kAdmitted))) {
+      c->Enqueue(*o);
+    }
   };
   workloads_.AddHandlers(
       {on_wl, [on_wl](const ObjectRef&, const ObjectRef& n) { on_wl(n); }, {}});

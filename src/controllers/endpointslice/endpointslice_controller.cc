@@ -103,14 +103,21 @@ void EndpointSliceController::OnService(const ObjectRef& svc, bool deleted) {
 }
 
 void EndpointSliceController::OnPod(const ObjectRef& old_pod, const ObjectRef& pod) {
-  const PodView now = PodView::Parse(*pod);
-  std::optional<PodView> before;
-  if (old_pod) before = PodView::Parse(*old_pod);
+  // Only the namespace and labels are read (no view parsed: this runs on
+  // every pod change, and most namespaces have no Service).
+  const Json& meta = api::MemberObject(*pod, "metadata");
+  const std::string_view pod_ns = api::StringMember(meta, "namespace");
+  auto labels_of = [](const Json& p) -> const Json* {
+    const Json* l = api::FindMember(api::MemberObject(p, "metadata"), "labels");
+    return l != nullptr && l->is_object() ? l : nullptr;
+  };
   std::vector<std::string> keys;
   {
     absl::MutexLock lock(&mu_);
-    auto ns = selectors_.find(std::string(now.meta.namespace_));
+    auto ns = selectors_.find(std::string(pod_ns));
     if (ns == selectors_.end()) return;
+    const Json* now_labels = labels_of(*pod);
+    const Json* before_labels = old_pod ? labels_of(*old_pod) : nullptr;
     auto matches = [](const std::map<std::string, std::string>& sel, const Json* labels) {
       if (sel.empty() || labels == nullptr || !labels->is_object()) return false;
       for (const auto& [k, v] : sel) {
@@ -122,8 +129,8 @@ void EndpointSliceController::OnPod(const ObjectRef& old_pod, const ObjectRef& p
       return true;
     };
     for (const auto& [name, sel] : ns->second) {
-      if (matches(sel, now.meta.labels) || (before && matches(sel, before->meta.labels))) {
-        keys.push_back(absl::StrCat(Sv(now.meta.namespace_), "/", name));
+      if (matches(sel, now_labels) || (old_pod && matches(sel, before_labels))) {
+        keys.push_back(absl::StrCat(Sv(pod_ns), "/", name));
       }
     }
   }

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/object_writers.h"
 #include "client/update_loop.h"
@@ -97,6 +98,11 @@ class GarbageCollector : public Reconciler {
   std::vector<std::string> DependentsOf(const std::string& uid);
 
   absl::StatusOr<Result> AttemptToDelete(size_t kind, const Json& obj);
+  // Whether `obj` (not being deleted) has every owner alive and not deleting
+  // its dependents in the informers' caches: StateOf's kSolid without a
+  // live read, so AttemptToDelete would do nothing.
+  bool OwnersSolidInCache(size_t dep_kind, const Json& obj,
+                          const std::vector<meta::OwnerReference>& refs) const;
   absl::StatusOr<OwnerState> StateOf(const meta::OwnerReference& ref, size_t dep_kind,
                                      const std::string& ns);
   absl::Status OrphanDependents(const Json& owner);
@@ -136,9 +142,26 @@ void GarbageCollector::Bind(const std::shared_ptr<GarbageCollector>& self, Contr
     client::EventHandlers h;
     h.on_add = [self, i](const ObjectRef& o) {
       self->Upsert(i, *o);
-      if (!meta::GetOwnerReferences(*o).empty() || HasGcFinalizer(*o)) self->EnqueueObject(i, *o);
+      if (HasGcFinalizer(*o)) {
+        self->EnqueueObject(i, *o);
+        return;
+      }
+      std::vector<meta::OwnerReference> refs = meta::GetOwnerReferences(*o);
+      // A new dependent of owners that are all alive (the usual pod of a
+      // Job) would be reconciled to nothing: an owner's deletion enqueues it
+      // later (its on_delete, or the foreground owner's own processing).
+      if (!refs.empty() && !self->OwnersSolidInCache(i, *o, refs)) self->EnqueueObject(i, *o);
     };
     h.on_update = [self, i](const ObjectRef& old_obj, const ObjectRef& o) {
+      // The index keeps uid, place and owners: most updates (every status
+      // write) change none, which is told without parsing the references.
+      const Json& old_meta = api::MemberObject(*old_obj, "metadata");
+      const Json& new_meta = api::MemberObject(*o, "metadata");
+      if (api::StringMember(old_meta, "uid") == api::StringMember(new_meta, "uid") &&
+          api::Member(old_meta, "ownerReferences") == api::Member(new_meta, "ownerReferences")) {
+        if (HasGcFinalizer(*o)) self->EnqueueObject(i, *o);
+        return;
+      }
       self->Upsert(i, *o);
       std::vector<std::string> before = OwnerUids(*old_obj), after = OwnerUids(*o);
       if (before != after || HasGcFinalizer(*o)) self->EnqueueObject(i, *o);
@@ -241,18 +264,31 @@ absl::StatusOr<GarbageCollector::OwnerState> GarbageCollector::StateOf(
   const Watched& w = kinds_[it->second];
   if (w.kind->namespaced && !kinds_[dep_kind].kind->namespaced) return OwnerState::kSolid;
   std::string owner_ns = w.kind->namespaced ? ns : "";
-  ObjectRef cached = w.informer->Get(owner_ns, ref.name);
-  Json owner;
-  if (cached && meta::GetUid(*cached) == ref.uid) {
-    owner = *cached;
-  } else {
+  // The cached owner is read in place (shared, not copied).
+  ObjectRef owner = w.informer->Get(owner_ns, ref.name);
+  if (!owner || meta::GetUid(*owner) != ref.uid) {
     auto live = ctx_.client.Get(*w.kind, owner_ns, ref.name);
     if (!live.ok() && Reason(live.status()) == "NotFound") return OwnerState::kDangling;
     if (!live.ok()) return live.status();
     if (meta::GetUid(*live) != ref.uid) return OwnerState::kDangling;
-    owner = std::move(*live);
+    owner = std::make_shared<const Json>(*std::move(live));
   }
-  return DeletingDependents(owner) ? OwnerState::kWaiting : OwnerState::kSolid;
+  return DeletingDependents(*owner) ? OwnerState::kWaiting : OwnerState::kSolid;
+}
+
+bool GarbageCollector::OwnersSolidInCache(size_t dep_kind, const Json& obj,
+                                          const std::vector<meta::OwnerReference>& refs) const {
+  if (meta::IsBeingDeleted(obj)) return false;
+  const std::string ns = meta::GetNamespace(obj);
+  for (const auto& ref : refs) {
+    auto it = by_group_kind_.find({GroupOf(ref.api_version), ref.kind});
+    if (it == by_group_kind_.end()) continue;  // Unknown kind: never collected.
+    const Watched& w = kinds_[it->second];
+    if (w.kind->namespaced && !kinds_[dep_kind].kind->namespaced) continue;
+    ObjectRef owner = w.informer->Get(w.kind->namespaced ? ns : "", ref.name);
+    if (!owner || meta::GetUid(*owner) != ref.uid || DeletingDependents(*owner)) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<Result> GarbageCollector::AttemptToDelete(size_t kind, const Json& obj) {

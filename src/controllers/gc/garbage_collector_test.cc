@@ -92,6 +92,30 @@ TEST(GarbageCollectorTest, DependentWithAnotherLiveOwnerOnlyLosesTheDanglingRef)
   EXPECT_FALSE(e.Exists(e.Pods(), "shared"));
 }
 
+TEST(GarbageCollectorTest, DependentsOfLiveOwnersDoNotWakeItUntilTheOwnerGoes) {
+  GcEnv e;
+  e.Job("j");
+  e.mgr_.RunUntilIdle();  // The owner is in the cache before its dependents come.
+  auto gc_reconciles = [&e] {
+    int64_t n = 0;
+    for (const auto& [name, count] : e.mgr_.ProcessedByController()) n += count;
+    return n;
+  };
+  const int64_t before = gc_reconciles();
+  e.Pod("p1", {GcEnv::Ref(e.Get(e.Jobs(), "j"))});
+  e.Pod("p2", {GcEnv::Ref(e.Get(e.Jobs(), "j"))});
+  Json p1 = e.Get(e.Pods(), "p1");
+  p1["status"]["phase"] = "Running";
+  ASSERT_TRUE(e.client_.UpdateStatus(e.Pods(), p1).ok());
+  e.mgr_.RunUntilIdle();
+  EXPECT_EQ(gc_reconciles(), before) << "a new pod of a live Job, and its status write";
+  // The owner's deletion still collects them.
+  ASSERT_TRUE(e.Delete(e.Jobs(), "j", "Background").ok());
+  e.mgr_.RunUntilIdle();
+  EXPECT_FALSE(e.Exists(e.Pods(), "p1"));
+  EXPECT_FALSE(e.Exists(e.Pods(), "p2"));
+}
+
 TEST(GarbageCollectorTest, OwnerCheckedLiveNotOnlyInTheCache) {
   struct Case {
     std::string name;

@@ -15,6 +15,7 @@
 #include "api/core/v1/node_view.h"
 #include "api/core/v1/pod_view.h"
 #include "api/core/v1/taint.h"
+#include "api/json_access.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
@@ -176,7 +177,8 @@ void NodeLifecycle::Register(std::shared_ptr<NodeLifecycle> self) {
 }
 
 void NodeLifecycle::OnPod(const ObjectRef& pod, bool deleted) {
-  const std::string node(PodView::Parse(*pod).node_name);
+  // spec.nodeName only (no view parsed: this runs on every pod change).
+  const std::string node(api::StringMember(api::MemberObject(*pod, "spec"), "nodeName"));
   if (node.empty()) return;
   std::string key = client::Informer::KeyOf(*pod);
   bool enqueue = false;

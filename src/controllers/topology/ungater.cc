@@ -76,6 +76,28 @@ std::pair<int64_t, std::string> Rank(const Json& pod, const RankLabels& labels) 
   return {rank, api::meta::GetName(pod)};
 }
 
+// Whether the Workload's admission (status.admission, an object) has a pod
+// set assignment with a topologyAssignment object: what Reconcile reads.
+bool HasTopologyAssignment(const Json& wl) {
+  const Json* admission = api::FindMember(api::MemberObject(wl, "status"), "admission");
+  if (admission == nullptr || !admission->is_object()) return false;
+  for (const Json& a : api::MemberArray(*admission, "podSetAssignments")) {
+    if (const Json* ta = api::FindMember(a, "topologyAssignment"); ta && ta->is_object()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// PodView's HasSchedulingGate(kTopologySchedulingGate), without parsing a
+// view (the pod handler runs on every change of a Kueue-managed pod).
+bool HasTopologyGate(const Json& pod) {
+  for (const Json& g : api::MemberArray(api::MemberObject(pod, "spec"), "schedulingGates")) {
+    if (api::StringMember(g, "name") == api::kueue::kTopologySchedulingGate) return true;
+  }
+  return false;
+}
+
 class Ungater : public Reconciler {
  public:
   explicit Ungater(ControllerContext& ctx)
@@ -112,10 +134,11 @@ void Ungater::Register(std::shared_ptr<Ungater> self) {
                      [self](const ObjectRef&, const ObjectRef& n) { self->OnPod(n, false); },
                      [self](const ObjectRef& o) { self->OnPod(o, true); }});
   Controller* c = controller_;
+  // Reconcile acts only on the pod-set assignments that carry a topology
+  // assignment: a Workload admitted without one (no topology request) is
+  // not even enqueued (the simulator's ~3 wake-ups a job with nothing to do).
   auto on_workload = [c](const ObjectRef& o) {
-    if (api::kueue::WorkloadView::Parse(*o).has_admission) {
-      c->queue().Add(client::Informer::KeyOf(*o));
-    }
+    if (HasTopologyAssignment(*o)) c->queue().Add(client::Informer::KeyOf(*o));
   };
   workloads_.AddHandlers(
       {on_workload, [on_workload](const ObjectRef&, const ObjectRef& n) { on_workload(n); }, {}});
@@ -135,9 +158,7 @@ void Ungater::OnPod(const ObjectRef& pod, bool deleted) {
       set.insert(key);
     }
   }
-  if (!deleted && PodView::Parse(*pod).HasSchedulingGate(api::kueue::kTopologySchedulingGate)) {
-    controller_->queue().Add(wl);
-  }
+  if (!deleted && HasTopologyGate(*pod)) controller_->queue().Add(wl);
 }
 
 absl::StatusOr<Result> Ungater::Reconcile(const std::string& key) {

@@ -186,5 +186,46 @@ TEST_F(UngaterTest, PodsOfOtherWorkloadsAndUngatedPodsAreLeftAlone) {
   EXPECT_EQ(Placement("plain"), "none");
 }
 
+// The ungater's reconciles so far.
+int64_t UngaterReconciles(const Manager& mgr) {
+  for (const auto& [name, n] : mgr.ProcessedByController()) {
+    if (name == "topology-ungater") return n;
+  }
+  return -1;
+}
+
+TEST_F(UngaterTest, WorkloadsAdmittedWithoutATopologyAssignmentDoNotWakeIt) {
+  Json wl = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+             {"kind", "Workload"},
+             {"metadata", {{"name", "plain"}, {"namespace", "default"}}},
+             {"spec",
+              {{"queueName", "lq"},
+               {"podSets",
+                Json::array({{{"name", "main"},
+                              {"count", 1},
+                              {"template",
+                               {{"spec",
+                                 {{"restartPolicy", "Never"},
+                                  {"containers",
+                                   Json::array({{{"name", "c"}, {"image", "x"}}})}}}}}}})}}}};
+  ASSERT_TRUE(c_.Create(wls_, "default", wl).ok());
+  Json admission = {{"clusterQueue", "cq"},
+                    {"podSetAssignments",
+                     Json::array({{{"name", "main"}, {"count", 1}, {"flavors", {{"cpu", "f"}}}}})}};
+  Json conditions = Json::array({{{"type", "QuotaReserved"},
+                                  {"status", "True"},
+                                  {"reason", "QuotaReserved"},
+                                  {"message", "m"},
+                                  {"lastTransitionTime", "2026-01-01T00:00:00Z"}}});
+  auto r = c_.MergePatch(wls_, "default", "plain",
+                         {{"status", {{"admission", admission}, {"conditions", conditions}}}}, true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  mgr_.RunUntilIdle();
+  EXPECT_EQ(UngaterReconciles(mgr_), 0) << "admitted without a topology assignment";
+  // One with a topology assignment does.
+  CreateWorkload("wl", {{"h1", 4}});
+  EXPECT_GT(UngaterReconciles(mgr_), 0);
+}
+
 }  // namespace
 }  // namespace batchd::controllers::topology

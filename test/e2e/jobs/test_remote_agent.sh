@@ -5,6 +5,8 @@
 # DisruptionTarget condition and the Job replaces them on the local node.
 # remote-1 is tainted (and labelled e2e-remote=yes) so only this test's pods
 # land there; the local node gets the label only after the agent is gone.
+# A `kubectl logs -f` of a silent pod there, killed, must not leave the
+# server following the agent's log (nor holding a thread) until the pod prints.
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 NODE=remote-1
@@ -23,7 +25,7 @@ read -ra CREDS <<<"$(node_credentials "$NODE")"
   >"$E2E_TMP/agent.log" 2>&1 &
 APID=$!
 cleanup() {
-  kill -9 "$APID" "${WPID:-}" 2>/dev/null || true
+  kill -9 "$APID" "${WPID:-}" "${LPID:-}" 2>/dev/null || true
   kill_under "$ADIR" "$MARK"
   k label node "$LOCAL" e2e-remote- >/dev/null 2>&1 || true
   k delete node "$NODE" --wait=false >/dev/null 2>&1 || true
@@ -67,6 +69,20 @@ poll 60 has_running_pod lost || fail "no Running pod within 60s"
 old=$(running_pods lost)
 expect_eq "$(jp pod "$old" '{.spec.nodeName}')" "$NODE" "long pod's node"
 poll 20 proc_alive "$MARK" || fail "the long pod's process is not running"
+# A follow of this silent pod (it prints nothing) through the server, whose
+# client then dies: the server notices the client gone within about a second
+# and closes its connection to the agent's log port (freeing its thread),
+# rather than holding both until the container writes or exits.
+log_conns() { ss -Htn state established "( dport = :$LOGPORT )" | wc -l; }
+base_conns=$(log_conns)
+kubectl -s "$SERVER" --cache-dir "$E2E_CACHE" logs -f -n "$NS" "$old" >/dev/null 2>&1 &
+LPID=$!
+following() { (($(log_conns) > base_conns)); }
+poll 20 following || fail "kubectl logs -f: no connection to the agent's log port"
+kill -9 "$LPID"
+wait "$LPID" 2>/dev/null || true
+unfollowed() { (($(log_conns) <= base_conns)); }
+poll 10 unfollowed || fail "the server still follows the pod's log 10 s after its client died: $(ss -Htn state established "( dport = :$LOGPORT )")"
 # kubectl top reaches the remote agent's /stats/summary through the server.
 top_remote() { k top node "$NODE" --no-headers >"$E2E_TMP/top" 2>&1; }
 poll 30 top_remote || fail "kubectl top node $NODE: $(cat "$E2E_TMP/top")"
