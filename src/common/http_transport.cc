@@ -55,30 +55,16 @@ struct Conn {
   // completion or `deadline` (time_point::max(): none).
   template <class Op>
   beast::error_code Run(SteadyClock::time_point deadline, Op op) {
-    beast::error_code result = asio::error::would_block;
-    if (deadline == SteadyClock::time_point::max()) {
-      Lowest().expires_never();
-    } else {
-      Lowest().expires_at(deadline);
-    }
-    auto done = [&result](beast::error_code ec, auto&&...) { result = ec; };
-    if (tls) {
-      op(*tls, done);
-    } else {
-      op(*tcp, done);
-    }
-    ioc.restart();
-    ioc.run();
-    return result;
+    return RunChecking(deadline, absl::InfiniteDuration(), nullptr, std::move(op));
   }
 
   // As Run, and while the operation is pending, asks `wanted` every
-  // `check_every`: once it answers false the operation is cancelled and
-  // operation_aborted returned (a proxy whose own client left).
+  // `check_every` (InfiniteDuration: never): once it answers false the
+  // operation is cancelled and operation_aborted returned (a proxy whose own
+  // client left).
   template <class Op>
   beast::error_code RunChecking(SteadyClock::time_point deadline, absl::Duration check_every,
                                 const std::function<bool()>& wanted, Op op) {
-    if (check_every == absl::InfiniteDuration()) return Run(deadline, std::move(op));
     beast::error_code result = asio::error::would_block;
     if (deadline == SteadyClock::time_point::max()) {
       Lowest().expires_never();
@@ -92,6 +78,10 @@ struct Conn {
       op(*tcp, done);
     }
     ioc.restart();
+    if (check_every == absl::InfiniteDuration()) {
+      ioc.run();
+      return result;
+    }
     const auto every = Chrono(std::max(check_every, absl::Milliseconds(1)));
     // run_for returns early once the operation (and its timer) completed:
     // the context then ran out of work and is stopped.
