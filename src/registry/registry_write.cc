@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "api/codec/codec.h"
 #include "api/json_access.h"
+#include "api/meta/compare.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "api/patch/managed_fields.h"
@@ -50,19 +51,6 @@ void CopySystemMeta(const Json& old_meta, Json& meta) {
   }
 }
 
-// Two metadata objects equal but for resourceVersion.
-bool MetaEqualIgnoringResourceVersion(const Json& ma, const Json& mb) {
-  if (!ma.is_object() || !mb.is_object()) return ma == mb;
-  size_t compared = 0;
-  for (auto im = ma.begin(); im != ma.end(); ++im) {
-    if (im.key() == "resourceVersion") continue;
-    auto jt = mb.find(im.key());
-    if (jt == mb.end() || *im != *jt) return false;
-    ++compared;
-  }
-  return compared == mb.size() - (mb.contains("resourceVersion") ? 1 : 0);
-}
-
 // a == b, but for metadata.resourceVersion (which `a`, about to be written, lacks).
 bool EqualIgnoringResourceVersion(const Json& a, const Json& b) {
   if (!a.is_object() || !b.is_object() || a.size() != b.size()) return a == b;
@@ -72,7 +60,7 @@ bool EqualIgnoringResourceVersion(const Json& a, const Json& b) {
       if (*ia != *ib) return false;
       continue;
     }
-    if (!MetaEqualIgnoringResourceVersion(*ia, *ib)) return false;
+    if (!api::meta::MetadataEqualButResourceVersion(*ia, *ib)) return false;
   }
   return true;
 }
@@ -86,7 +74,7 @@ bool StatusWriteChangesNothing(const Json& obj, const Json& old) {
   const Json* a = api::FindMember(obj, "status");
   const Json* b = api::FindMember(old, "status");
   if ((a == nullptr) != (b == nullptr) || (a != nullptr && *a != *b)) return false;
-  return MetaEqualIgnoringResourceVersion(api::Member(obj, "metadata"),
+  return api::meta::MetadataEqualButResourceVersion(api::Member(obj, "metadata"),
                                           api::Member(old, "metadata"));
 }
 

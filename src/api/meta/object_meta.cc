@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/random/distributions.h"
+#include "api/meta/compare.h"
 #include "api/meta/time_util.h"
 
 namespace batchd::api::meta {
@@ -109,6 +110,18 @@ std::optional<absl::Time> GetDeletionTimestamp(const Json& obj) {
   return MetaTime(obj, "deletionTimestamp");
 }
 bool IsBeingDeleted(const Json& obj) { return !MetaString(obj, "deletionTimestamp").empty(); }
+
+bool MetadataEqualButResourceVersion(const Json& a, const Json& b) {
+  if (!a.is_object() || !b.is_object()) return a == b;
+  size_t compared = 0;
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    if (it.key() == "resourceVersion") continue;
+    auto jt = b.find(it.key());
+    if (jt == b.end() || *it != *jt) return false;
+    ++compared;
+  }
+  return compared == b.size() - (b.contains("resourceVersion") ? 1 : 0);
+}
 
 void SetName(Json& obj, std::string_view name) { SetMetaString(obj, "name", name); }
 

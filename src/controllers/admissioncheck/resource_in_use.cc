@@ -8,6 +8,7 @@
 
 #include "api/json_access.h"
 #include "api/kueue/kueue.h"
+#include "api/meta/compare.h"
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
@@ -21,25 +22,6 @@ using api::MemberObject;
 using api::StringMember;
 using client::ObjectRef;
 using reconcile::Result;
-
-namespace {
-
-// a == b but for resourceVersion: a status write (every queue-status flush
-// of a ClusterQueue) changes nothing else in metadata, and Reconcile reads
-// only metadata (finalizers, deletion) besides what other events enqueue.
-bool MetadataEqualButVersion(const Json& a, const Json& b) {
-  if (!a.is_object() || !b.is_object()) return a == b;
-  size_t compared = 0;
-  for (auto it = a.begin(); it != a.end(); ++it) {
-    if (it.key() == "resourceVersion") continue;
-    auto jt = b.find(it.key());
-    if (jt == b.end() || *it != *jt) return false;
-    ++compared;
-  }
-  return compared == b.size() - (b.contains("resourceVersion") ? 1 : 0);
-}
-
-}  // namespace
 
 ResourceInUse::ResourceInUse(reconcile::ControllerContext& ctx)
     : ctx_(ctx),
@@ -93,8 +75,12 @@ void ResourceInUse::Register() {
   };
   cq.on_update = [this, c, track](const ObjectRef& a, const ObjectRef& b) {
     track(b, false);
+    // A status write (every queue-status flush of a ClusterQueue) changes
+    // neither spec nor metadata but its resourceVersion, and Reconcile reads
+    // only metadata (finalizers, deletion) besides what other events enqueue.
     if (MemberObject(*a, "spec") == MemberObject(*b, "spec") &&
-        MetadataEqualButVersion(MemberObject(*a, "metadata"), MemberObject(*b, "metadata"))) {
+        api::meta::MetadataEqualButResourceVersion(MemberObject(*a, "metadata"),
+                                                   MemberObject(*b, "metadata"))) {
       return;
     }
     c->queue().Add("cq/" + api::meta::GetName(*b));
