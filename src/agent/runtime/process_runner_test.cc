@@ -9,9 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -202,7 +205,15 @@ std::string ChildSigIgn(ProcessRunner& runner, const std::string& out_path, int 
   EXPECT_EQ(WaitExit(*pid), 0);
   std::istringstream in(Slurp(out_path));
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("SigIgn:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 7));
+    if (line.rfind("SigIgn:", 0) != 0) continue;
+    // The signals glibc keeps for itself (32 up to SIGRTMIN) cannot be
+    // reset through sigaction: the child has them as the test's caller left
+    // them (`make` runs its recipes with them ignored here). Not compared.
+    uint64_t mask = std::stoull(line.substr(line.find_first_not_of(" \t", 7)), nullptr, 16);
+    for (int sig = 32; sig < SIGRTMIN; ++sig) mask &= ~(uint64_t{1} << (sig - 1));
+    char hex[17];
+    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(mask));
+    return hex;
   }
   return "";
 }
