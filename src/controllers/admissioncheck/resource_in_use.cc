@@ -177,8 +177,10 @@ absl::StatusOr<Result> ResourceInUse::Reconcile(const std::string& key) {
   }
   auto r = ctx_.client.Update(*kind, std::move(next));
   if (!r.ok()) {
-    // Gone, or changed since read: the newer version's event enqueues it again.
-    if (absl::IsNotFound(r.status()) || absl::IsAborted(r.status())) return Result::Done();
+    if (absl::IsNotFound(r.status())) return Result::Done();  // Gone.
+    // Changed since read, or failed: again, with backoff. (Not left to the
+    // newer version's event: a status write, e.g. a queue-status flush
+    // racing this update, wakes nothing here.)
     return r.status();
   }
   return Result::Done();
