@@ -52,6 +52,7 @@ if [[ "${KUBECTL_CREATE:-0}" == 1 ]] && ! command -v "$KUBECTL" >/dev/null; then
   echo "e2e: KUBECTL_CREATE=1 needs kubectl ($KUBECTL) on PATH" >&2; exit 2
 fi
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/lib.sh"
 BATCHD="$BUILD_DIR/bin/batchd"
 for b in "$BATCHD" "$BUILD_DIR/bin/batchd-shim"; do
   [[ -x "$b" ]] || { echo "e2e: $b not built (cmake --build $BUILD_DIR --target batchd batchd-shim)" >&2; exit 2; }
@@ -61,17 +62,8 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-e2e.XXXXXX")
 chmod 711 "$WORK"  # pods run as the unprivileged pod user: their dirs must be reachable
 PID=""
 SLURM_UP=0
-stop_server() {
-  if [[ -n "$PID" ]]; then
-    kill "$PID" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-    PID=""
-  fi
-}
 cleanup() {
-  stop_server
+  bench_stop_server
   [[ $SLURM_UP == 1 ]] && bash "$HERE/slurm/stop.sh" >/dev/null 2>&1 || true
   [[ -n "${KEEP_WORK:-}" ]] || rm -rf "$WORK"
 }
@@ -80,17 +72,8 @@ trap 'exit 130' INT TERM
 
 start_server() {  # start_server NAME [flags...] -> PID, PORT
   local name=$1; shift
-  PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   mkdir -p "$WORK/data-$name"
-  "$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/data-$name" "$@" \
-    >"$WORK/server-$name.log" 2>&1 &
-  PID=$!
-  local deadline=$((SECONDS + 30))
-  until [[ $(curl -s -m 2 "http://127.0.0.1:$PORT/healthz" 2>/dev/null) == ok ]]; do
-    kill -0 "$PID" 2>/dev/null || { tail -n 20 "$WORK/server-$name.log" >&2; exit 1; }
-    ((SECONDS < deadline)) || { echo "e2e: server not healthy" >&2; exit 1; }
-    sleep 0.1
-  done
+  bench_start_server "$BATCHD" "$WORK/server-$name.log" --data-dir "$WORK/data-$name" "$@"
   # The default namespace must exist before namespaced creates.
   for _ in $(seq 50); do
     curl -sf -o /dev/null "http://127.0.0.1:$PORT/api/v1/namespaces/default" && break
@@ -131,7 +114,7 @@ if [[ -n "$PERF_PID" ]]; then
   perf report -i "$PERF_OUT/perf.data" --children --sort sym --stdio -g none 2>/dev/null \
     | grep -v '^#' | grep -v '^$' | head -n 250 >"$PERF_OUT/children.txt" || true
 fi
-stop_server
+bench_stop_server
 # Store writes per Job by kind and writer, from the stopped server's MVCC log.
 python3 "$HERE/store_writes.py" "$WORK/data-jobs/state.db" --markdown \
   --after "$(grep -E '^jobs_rev0=' "$WORK/jobs.out" | cut -d= -f2 || echo 0)" >"$WORK/writes.out" 2>&1 ||
@@ -146,7 +129,7 @@ if [[ "${KUBECTL_CREATE:-0}" == 1 ]]; then
   timeout $((SLOW_TIMEOUT + 60)) python3 "$HERE/e2e_jobs_client.py" kubectl --port "$PORT" --n "$N" \
     --kubectl "$KUBECTL" --workdir "$WORK/kubectl" --server-pid "$PID" --timeout "$SLOW_TIMEOUT" >"$WORK/kc.out" ||
     { echo "e2e: kubectl run failed or timed out" >&2; cat "$WORK/kc.out" >&2; tail -n 20 "$WORK/server-kubectl.log" >&2; }
-  stop_server
+  bench_stop_server
 fi
 
 # -------------------------------------------------------------- 1c. Kueue
@@ -157,7 +140,7 @@ if [[ "${KUEUE:-0}" == 1 ]]; then
   timeout $((SLOW_TIMEOUT + 60)) python3 "$HERE/e2e_jobs_client.py" kueue --port "$PORT" --n "$N" \
     --quota "$KUEUE_QUOTA" --conns "$CONNS" --server-pid "$PID" --timeout "$SLOW_TIMEOUT" >"$WORK/kq.out" ||
     { echo "e2e: Kueue run failed or timed out" >&2; cat "$WORK/kq.out" >&2; tail -n 20 "$WORK/server-kueue.log" >&2; }
-  stop_server
+  bench_stop_server
   python3 "$HERE/store_writes.py" "$WORK/data-kueue/state.db" --markdown \
     --after "$(grep -E '^kq_rev0=' "$WORK/kq.out" | cut -d= -f2 || echo 0)" >"$WORK/kq-writes.out" 2>&1 ||
     echo "e2e: store_writes.py (Kueue) failed" >&2
@@ -170,7 +153,7 @@ if [[ "${SKIP_SIM:-0}" != 1 ]]; then
   timeout 200 python3 "$HERE/e2e_jobs_client.py" sim --port "$PORT" --nodes "$SIM_NODES" \
     --pods "$SIM_PODS" --conns "$CONNS" --server-pid "$PID" --timeout 150 >"$WORK/sim.out" ||
     { echo "e2e: sim run failed or timed out" >&2; cat "$WORK/sim.out" >&2; tail -n 20 "$WORK/server-sim.log" >&2; }
-  stop_server
+  bench_stop_server
 fi
 
 # -------------------------------------------------------------- 3. Slurm
