@@ -17,27 +17,16 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BATCHD="$BUILD_DIR/bin/batchd"
 [[ -x "$BATCHD" ]] || { echo "kueue_perf: $BATCHD not built" >&2; exit 2; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/batchd-kperf.XXXXXX")
+. "$HERE/lib.sh"
 PID=""
 cleanup() {
-  if [[ -n "$PID" ]]; then
-    kill "$PID" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$PID" 2>/dev/null || true
-  fi
+  bench_stop_server
   [[ -n "${KEEP_WORK:-}" ]] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-"$BATCHD" server --listen "127.0.0.1:$PORT" --allow-loopback-admin --data-dir "$WORK/data" --no-local-node \
-  ${SERVER_FLAGS:-} >"$WORK/server.log" 2>&1 &
-PID=$!
-deadline=$((SECONDS + 30))
-until [[ $(curl -s -m 2 "http://127.0.0.1:$PORT/healthz" 2>/dev/null) == ok ]]; do
-  kill -0 "$PID" 2>/dev/null || { tail -n 20 "$WORK/server.log" >&2; exit 1; }
-  ((SECONDS < deadline)) || { echo "kueue_perf: server not healthy" >&2; exit 1; }
-  sleep 0.1
-done
+# shellcheck disable=SC2086  # SERVER_FLAGS: extra server flags, word-split.
+bench_start_server "$BATCHD" "$WORK/server.log" --data-dir "$WORK/data" --no-local-node ${SERVER_FLAGS:-}
 echo "machine=$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); load=$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "date=$(date -u +%Y-%m-%dT%H:%MZ)"
 python3 "$HERE/kueue_perf_client.py" --port "$PORT" --server-pid "$PID" "$@"
