@@ -144,16 +144,21 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
   const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
   client::ObjectRef ref = jobs_.Get(ns, name);
   if (!ref) return JobGone(ns, name);
-  Json job = *ref;
-  EnsureTypeMeta(job);
-  if (adapter_->Skip(job) || api::meta::IsBeingDeleted(job)) return Result::Done();
-  if (!options_.manage_jobs_without_queue_name && QueueName(job).empty()) return Result::Done();
-  if (api::meta::GetAnnotation(job, kStoppingAnnotation)) {
+  JobCopy copy(std::move(ref));
+  // The owner reference and the events of a job are made from its type.
+  if (!copy.get().contains("apiVersion") || !copy.get().contains("kind")) {
+    EnsureTypeMeta(copy.Mutable());
+  }
+  if (adapter_->Skip(copy.get()) || api::meta::IsBeingDeleted(copy.get())) return Result::Done();
+  if (!options_.manage_jobs_without_queue_name && QueueName(copy.get()).empty()) {
+    return Result::Done();
+  }
+  if (api::meta::GetAnnotation(copy.get(), kStoppingAnnotation)) {
     // A stop was interrupted between its writes: finish it first.
-    BATCHD_RETURN_IF_ERROR(StopJob(job, nullptr, "Stopping"));
+    BATCHD_RETURN_IF_ERROR(StopJob(copy.Mutable(), nullptr, "Stopping"));
   }
 
-  const std::optional<std::string> prebuilt = api::meta::GetLabel(job, kPrebuiltWorkloadLabel);
+  const std::optional<std::string> prebuilt = api::meta::GetLabel(copy.get(), kPrebuiltWorkloadLabel);
   if (prebuilt) {
     // Kueue's prebuilt workload (MultiKueue's copy on a worker): the job
     // adopts the named Workload instead of creating one.
@@ -161,45 +166,49 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
     if (!pw) return Result::After(absl::Seconds(1));  // not in the cache yet
     if (!api::meta::GetControllerRef(*pw)) {
       Json adopted = *pw;
-      api::meta::SetOwnerReference(adopted, api::meta::NewControllerRef(job));
+      api::meta::SetOwnerReference(adopted, api::meta::NewControllerRef(copy.get()));
       auto r = ctx_.client.Update(wl_kind_, std::move(adopted));
       if (!r.ok() && !absl::IsAborted(r.status()) && !IsGone(r.status())) return r.status();
       return Result::Done();  // The Workload's event brings the job back.
     }
-    if (!api::meta::IsControlledBy(*pw, api::meta::GetUid(job))) return Result::Done();
+    if (!api::meta::IsControlledBy(*pw, api::meta::GetUid(copy.get()))) return Result::Done();
   }
-  BATCHD_ASSIGN_OR_RETURN(Matched m, EnsureOneWorkload(job));
+  BATCHD_ASSIGN_OR_RETURN(Matched m, EnsureOneWorkload(copy));
+  // Read-only from here but where a write needs it (copy.Mutable()); a
+  // reference to the current version (a write replaces the copy).
+  const Json& job = copy.get();
   if (m.requeue) return Result::Done();
   if (m.wl && api::meta::IsConditionTrue(*m.wl, api::kueue::kFinished)) return Result::Done();
   if (auto fin = adapter_->Finished(job)) {
     if (!m.wl) return Result::Done();
-    return MarkFinished(job, std::move(*m.wl), *fin);
+    return MarkFinished(job, *m.wl, *fin);
   }
   if (!m.wl) {
     // A job stopped without a Workload waits for its pods to go.
     if (adapter_->IsActive(job) || prebuilt) return Result::Done();
     return CreateWorkload(job);
   }
-  Json& wl = *m.wl;
-  BATCHD_ASSIGN_OR_RETURN(bool reclaimable_written, SyncReclaimablePods(job, wl));
+  BATCHD_ASSIGN_OR_RETURN(bool reclaimable_written, SyncReclaimablePods(job, *m.wl));
   if (reclaimable_written) return Result::Done();
-  BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, wl));
+  BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, m.wl));
+  const Json& wl = *m.wl;
   if (api::meta::IsConditionTrue(wl, api::kueue::kEvicted)) {
-    return HandleEviction(job, std::move(wl));
+    return HandleEviction(copy.Mutable(), wl);
   }
   if (Suspended(job)) {
-    if (IsAdmitted(wl)) return StartJob(job, wl);
+    if (IsAdmitted(wl)) return StartJob(copy.Mutable(), wl);
     const std::string q = QueueName(job);
     if (api::kueue::WorkloadView::Parse(wl).queue_name != q) {
-      api::kueue::SetQueueName(wl, q);
-      auto r = ctx_.client.Update(wl_kind_, wl);
+      Json next = wl;
+      api::kueue::SetQueueName(next, q);
+      auto r = ctx_.client.Update(wl_kind_, std::move(next));
       if (!r.ok()) return r.status();
     }
     return Result::Done();
   }
   if (!IsAdmitted(wl)) {
     std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(wl);
-    BATCHD_RETURN_IF_ERROR(StopJob(job, &originals, "Not admitted by cluster queue"));
+    BATCHD_RETURN_IF_ERROR(StopJob(copy.Mutable(), &originals, "Not admitted by cluster queue"));
   } else if (IsElastic(job)) {
     BATCHD_RETURN_IF_ERROR(UngateElasticPods(job, wl));
   }
@@ -233,7 +242,9 @@ absl::StatusOr<Result> IntegrationReconciler::JobGone(const std::string& ns,
 }
 
 absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneWorkload(
-    Json& job) {
+    JobCopy& copy) {
+  // Read-only: a stop below edits copy.Mutable(); `job` is not read after it.
+  const Json& job = copy.get();
   const std::string ns = api::meta::GetNamespace(job);
   const std::string uid = api::meta::GetUid(job);
   // OriginalView copies the job: only when it has original pod sets to restore.
@@ -250,7 +261,7 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     for (size_t i = 0; i < podsets.size() && i < live.size(); ++i) {
       podsets[i]["count"] = api::Member(live[i], "count");
     }
-    return EnsureElasticWorkloads(job, podsets);
+    return EnsureElasticWorkloads(copy.Mutable(), podsets);
   }
   Matched m;
   std::vector<Json> stale;
@@ -265,18 +276,23 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
                                                        : std::nullopt;
     if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job) &&
         EquivalentPodSets(podsets, api::kueue::WorkloadPodSetsView::Parse(*wl).pod_sets)) {
-      m.wl = *wl;
+      m.wl = std::move(wl);
     } else {
       stale.push_back(*wl);
     }
   }
-  if (!m.wl) BATCHD_RETURN_IF_ERROR(StopJobWithoutWorkload(job, stale));
+  // StopJobWithoutWorkload does nothing to a suspended or finished job
+  // (most jobs without a Workload): the copy is made only to stop one.
+  if (!m.wl && !Suspended(job) && !adapter_->Finished(job)) {
+    BATCHD_RETURN_IF_ERROR(StopJobWithoutWorkload(copy.Mutable(), stale));
+  }
+  const Json& job_now = copy.get();
   for (const Json& wl : stale) {
     client::DeleteOptions opts;
     opts.precondition_uid = api::meta::GetUid(wl);
     absl::Status s = ctx_.client.Delete(wl_kind_, ns, api::meta::GetName(wl), opts);
     if (!s.ok() && !IsGone(s)) return s;
-    ctx_.events.Event(job, "Normal", "DeletedWorkload",
+    ctx_.events.Event(job_now, "Normal", "DeletedWorkload",
                       absl::StrCat("Deleted not matching Workload: ", ns, "/",
                                    api::meta::GetName(wl)));
     m.requeue = true;
