@@ -158,7 +158,8 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
     BATCHD_RETURN_IF_ERROR(StopJob(copy.Mutable(), nullptr, "Stopping"));
   }
 
-  const std::optional<std::string> prebuilt = api::meta::GetLabel(copy.get(), kPrebuiltWorkloadLabel);
+  const std::optional<std::string> prebuilt =
+      api::meta::GetLabel(copy.get(), kPrebuiltWorkloadLabel);
   if (prebuilt) {
     // Kueue's prebuilt workload (MultiKueue's copy on a worker): the job
     // adopts the named Workload instead of creating one.
