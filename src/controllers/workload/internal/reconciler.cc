@@ -234,6 +234,7 @@ absl::StatusOr<Result> IntegrationReconciler::JobGone(const std::string& ns,
     if (!s.ok() && !IsGone(s)) return s;
   }
   absl::MutexLock lock(&mu_);
+  match_memo_.erase(key);
   auto it = owned_.find(key);
   if (it != owned_.end()) {
     for (const std::string& g : gone) it->second.erase(g);
@@ -250,11 +251,35 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
   const std::string uid = api::meta::GetUid(job);
   // OriginalView copies the job: only when it has original pod sets to restore.
   std::vector<Json> podsets;
-  if (api::meta::GetAnnotation(job, kOriginalPodSetsAnnotation)) {
-    BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(OriginalView(job)));
-  } else {
-    BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(job));
+  bool have_podsets = false;
+  auto build_podsets = [&]() -> absl::Status {
+    if (have_podsets) return absl::OkStatus();
+    if (api::meta::GetAnnotation(job, kOriginalPodSetsAnnotation)) {
+      BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(OriginalView(job)));
+    } else {
+      BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(job));
+    }
+    have_podsets = true;
+    return absl::OkStatus();
+  };
+  const std::string key = ns + "/" + api::meta::GetName(job);
+  const Json& meta = api::MemberObject(job, "metadata");
+  const Json& labels = api::Member(meta, "labels");
+  const Json& annotations = api::Member(meta, "annotations");
+  // The Workload (uid, generation) whose pod sets matched this very job's
+  // last time; none when the job changed since (its pod sets are then
+  // built here, as their errors are reported whatever the Workloads).
+  std::optional<std::pair<std::string, int64_t>> matched_before;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = match_memo_.find(key);
+    if (it != match_memo_.end() && it->second.job_uid == uid &&
+        it->second.job_generation == api::meta::GetGeneration(job) &&
+        it->second.labels == labels && it->second.annotations == annotations) {
+      matched_before.emplace(it->second.wl_uid, it->second.wl_generation);
+    }
   }
+  if (!matched_before || IsElastic(job)) BATCHD_RETURN_IF_ERROR(build_podsets());
   if (IsElastic(job)) {
     // The templates as before admission, but the counts the job has now
     // (the original-podsets annotation keeps the counts it started with).
@@ -266,7 +291,7 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
   }
   Matched m;
   std::vector<Json> stale;
-  for (const std::string& wl_name : OwnedNames(ns + "/" + api::meta::GetName(job))) {
+  for (const std::string& wl_name : OwnedNames(key)) {
     client::ObjectRef wl = workloads_.Get(ns, wl_name);
     if (!wl || OwnerKey(*wl).empty()) continue;
     const bool mine = api::meta::IsControlledBy(*wl, uid);
@@ -275,8 +300,25 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     const std::optional<int32_t> wl_limit =
         limit != nullptr && limit->is_number_integer() ? std::optional(limit->get<int32_t>())
                                                        : std::nullopt;
-    if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job) &&
-        EquivalentPodSets(podsets, api::kueue::WorkloadPodSetsView::Parse(*wl).pod_sets)) {
+    bool equivalent = false;
+    if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job)) {
+      const std::string wl_uid = api::meta::GetUid(*wl);
+      const int64_t wl_generation = api::meta::GetGeneration(*wl);
+      if (matched_before && matched_before->first == wl_uid &&
+          matched_before->second == wl_generation) {
+        equivalent = true;
+      } else {
+        BATCHD_RETURN_IF_ERROR(build_podsets());
+        equivalent =
+            EquivalentPodSets(podsets, api::kueue::WorkloadPodSetsView::Parse(*wl).pod_sets);
+        if (equivalent) {
+          absl::MutexLock lock(&mu_);
+          match_memo_[key] = MatchMemo{uid,    api::meta::GetGeneration(job), labels, annotations,
+                                       wl_uid, wl_generation};
+        }
+      }
+    }
+    if (equivalent) {
       m.wl = std::move(wl);
     } else {
       stale.push_back(*wl);

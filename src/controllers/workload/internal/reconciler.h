@@ -120,6 +120,20 @@ class IntegrationReconciler : public reconcile::Reconciler {
   // Job key -> names of its pods holding the elastic-job scheduling gate
   // (bounded by the pods).
   std::map<std::string, std::set<std::string>> gated_ ABSL_GUARDED_BY(mu_);
+  // The last Workload found matching a job's pod sets (EnsureOneWorkload).
+  // A job's pod sets follow from its spec (metadata.generation), labels and
+  // annotations, a Workload's from its spec (generation): while none of
+  // those changed the match holds, and the job's pod sets (a copy of its
+  // template) are not built again to compare them. One entry per job key,
+  // dropped when the job is gone (bounded by the jobs).
+  struct MatchMemo {
+    std::string job_uid;
+    int64_t job_generation = 0;
+    Json labels, annotations;
+    std::string wl_uid;
+    int64_t wl_generation = 0;
+  };
+  std::map<std::string, MatchMemo> match_memo_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::controllers::workload::internal
