@@ -49,6 +49,20 @@ bool IsReason(const absl::Status& s, const char* reason) {
 
 using api::meta::EnsureTypeMeta;
 
+// The working copy of a Job: the informer's copy but its spec. The spec is
+// read through SyncCtx::spec (a view into the informer's copy), and a status
+// write sends only metadata and status (the status subresource keeps the
+// stored spec), so the spec — most of a Job: its pod template — is not
+// copied on every sync (most change nothing).
+Json WorkingCopy(const Json& job) {
+  Json out = Json::object();
+  if (!job.is_object()) return out;
+  for (auto it = job.begin(); it != job.end(); ++it) {
+    if (it.key() != "spec") out.emplace(it.key(), *it);
+  }
+  return out;
+}
+
 }  // namespace
 
 JobReconciler::JobReconciler(ControllerContext& ctx, const JobControllerOptions& opts)
@@ -171,7 +185,7 @@ absl::StatusOr<Result> JobReconciler::Reconcile(const std::string& key) {
     return Result::Done();
   }
   c.key = key;
-  c.job = *job_ref;
+  c.job = WorkingCopy(*job_ref);
   c.status_at_start = api::batch_v1::JobStatusView::Parse(*job_ref);
   c.job_ref = std::move(job_ref);
   EnsureTypeMeta(c.job, "batch/v1", "Job");

@@ -40,7 +40,10 @@ struct SyncCtx {
   client::ObjectRef job_ref;
   api::batch_v1::JobSpecView spec;
   api::batch_v1::JobStatusView status_at_start;  // Parsed once, as `spec`.
-  api::Json job;  // Working copy; `status` is edited in place (job_status_writer.h).
+  // Working copy; `status` is edited in place (job_status_writer.h). Until
+  // the first status write returns the stored Job it has no `spec` (read
+  // `spec` or `job_ref` for that).
+  api::Json job;
   // The working copy's status.startTime as written (nullopt: unset or
   // unparsable).
   std::optional<absl::Time> start_time;

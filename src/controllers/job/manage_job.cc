@@ -8,6 +8,7 @@
 #include "api/batch/v1/batch_v1.h"
 #include "api/batch/v1/job_pod_writer.h"
 #include "api/meta/object_meta.h"
+#include "api/meta/object_writers.h"
 #include "common/status_macros.h"
 #include "common/string_view.h"
 #include "controllers/job/job_reconciler.h"
@@ -267,7 +268,16 @@ absl::StatusOr<int> JobReconciler::ManageJob(SyncCtx& c) {
   if (diff <= 0) return active;
   if (pod_groups_ != nullptr) {  // WorkloadWithJob: Workload, PodGroup, then the pods.
     const bool started = !c.pods.empty() || c.succeeded > 0 || c.failed > 0;
-    BATCHD_ASSIGN_OR_RETURN(c.pod_group, pod_groups_->EnsurePodGroup(c.spec, c.job, started));
+    // The informer's copy: the working copy has no spec (NewWorkloadForJob
+    // reads its parallelism).
+    Json typed;
+    const Json* job = c.job_ref.get();
+    if (!job->contains("apiVersion") || !job->contains("kind")) {
+      typed = *job;
+      api::meta::EnsureTypeMeta(typed, "batch/v1", "Job");
+      job = &typed;
+    }
+    BATCHD_ASSIGN_OR_RETURN(c.pod_group, pod_groups_->EnsurePodGroup(c.spec, *job, started));
   }
   BATCHD_ASSIGN_OR_RETURN(int created, CreatePods(c, diff, indexes));
   return active + created;

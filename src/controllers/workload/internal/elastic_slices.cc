@@ -140,7 +140,7 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureElas
     if (HasQuotaReservation(*next)) {
       // Admitted; the queue manager finishes `prev`.
       if (EquivalentPodSets(podsets, api::Member(api::Member(*next, "spec"), "podSets"))) {
-        m.wl = *next;
+        m.wl = std::make_shared<const Json>(*next);
         return m;
       }
       active = {*next};  // Resized below like any admitted Workload.
@@ -152,7 +152,8 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureElas
       m.requeue = true;
       return m;
     } else if (EquivalentPodSets(podsets, api::Member(api::Member(*next, "spec"), "podSets"))) {
-      m.wl = *prev;  // Runs at its old size while the bigger slice waits.
+      // Runs at its old size while the bigger slice waits.
+      m.wl = std::make_shared<const Json>(*prev);
       return m;
     } else {
       // Scaled again before the slice was admitted: a new slice, or none.
@@ -165,14 +166,14 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureElas
   if (!active.empty()) {
     Json& wl = active[0];
     if (EquivalentPodSets(podsets, api::Member(api::Member(wl, "spec"), "podSets"))) {
-      m.wl = wl;
+      m.wl = std::make_shared<const Json>(wl);
     } else if (HasQuotaReservation(wl) && !Suspended(job) && Grows(podsets, wl)) {
       BATCHD_RETURN_IF_ERROR(CreateSlice(job, podsets, wl));
-      m.wl = wl;
+      m.wl = std::make_shared<const Json>(wl);
     } else {
       BATCHD_ASSIGN_OR_RETURN(std::optional<Json> resized, ResizeElastic(wl, podsets));
       if (resized) {
-        m.wl = std::move(*resized);
+        m.wl = std::make_shared<const Json>(std::move(*resized));
       } else {
         stale.push_back(wl);
       }

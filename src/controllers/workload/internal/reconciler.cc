@@ -144,16 +144,22 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
   const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
   client::ObjectRef ref = jobs_.Get(ns, name);
   if (!ref) return JobGone(ns, name);
-  Json job = *ref;
-  EnsureTypeMeta(job);
-  if (adapter_->Skip(job) || api::meta::IsBeingDeleted(job)) return Result::Done();
-  if (!options_.manage_jobs_without_queue_name && QueueName(job).empty()) return Result::Done();
-  if (api::meta::GetAnnotation(job, kStoppingAnnotation)) {
+  JobCopy copy(std::move(ref));
+  // The owner reference and the events of a job are made from its type.
+  if (!copy.get().contains("apiVersion") || !copy.get().contains("kind")) {
+    EnsureTypeMeta(copy.Mutable());
+  }
+  if (adapter_->Skip(copy.get()) || api::meta::IsBeingDeleted(copy.get())) return Result::Done();
+  if (!options_.manage_jobs_without_queue_name && QueueName(copy.get()).empty()) {
+    return Result::Done();
+  }
+  if (api::meta::GetAnnotation(copy.get(), kStoppingAnnotation)) {
     // A stop was interrupted between its writes: finish it first.
-    BATCHD_RETURN_IF_ERROR(StopJob(job, nullptr, "Stopping"));
+    BATCHD_RETURN_IF_ERROR(StopJob(copy.Mutable(), nullptr, "Stopping"));
   }
 
-  const std::optional<std::string> prebuilt = api::meta::GetLabel(job, kPrebuiltWorkloadLabel);
+  const std::optional<std::string> prebuilt =
+      api::meta::GetLabel(copy.get(), kPrebuiltWorkloadLabel);
   if (prebuilt) {
     // Kueue's prebuilt workload (MultiKueue's copy on a worker): the job
     // adopts the named Workload instead of creating one.
@@ -161,45 +167,49 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
     if (!pw) return Result::After(absl::Seconds(1));  // not in the cache yet
     if (!api::meta::GetControllerRef(*pw)) {
       Json adopted = *pw;
-      api::meta::SetOwnerReference(adopted, api::meta::NewControllerRef(job));
+      api::meta::SetOwnerReference(adopted, api::meta::NewControllerRef(copy.get()));
       auto r = ctx_.client.Update(wl_kind_, std::move(adopted));
       if (!r.ok() && !absl::IsAborted(r.status()) && !IsGone(r.status())) return r.status();
       return Result::Done();  // The Workload's event brings the job back.
     }
-    if (!api::meta::IsControlledBy(*pw, api::meta::GetUid(job))) return Result::Done();
+    if (!api::meta::IsControlledBy(*pw, api::meta::GetUid(copy.get()))) return Result::Done();
   }
-  BATCHD_ASSIGN_OR_RETURN(Matched m, EnsureOneWorkload(job));
+  BATCHD_ASSIGN_OR_RETURN(Matched m, EnsureOneWorkload(copy));
+  // Read-only from here but where a write needs it (copy.Mutable()); a
+  // reference to the current version (a write replaces the copy).
+  const Json& job = copy.get();
   if (m.requeue) return Result::Done();
   if (m.wl && api::meta::IsConditionTrue(*m.wl, api::kueue::kFinished)) return Result::Done();
   if (auto fin = adapter_->Finished(job)) {
     if (!m.wl) return Result::Done();
-    return MarkFinished(job, std::move(*m.wl), *fin);
+    return MarkFinished(job, *m.wl, *fin);
   }
   if (!m.wl) {
     // A job stopped without a Workload waits for its pods to go.
     if (adapter_->IsActive(job) || prebuilt) return Result::Done();
     return CreateWorkload(job);
   }
-  Json& wl = *m.wl;
-  BATCHD_ASSIGN_OR_RETURN(bool reclaimable_written, SyncReclaimablePods(job, wl));
+  BATCHD_ASSIGN_OR_RETURN(bool reclaimable_written, SyncReclaimablePods(job, *m.wl));
   if (reclaimable_written) return Result::Done();
-  BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, wl));
+  BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, m.wl));
+  const Json& wl = *m.wl;
   if (api::meta::IsConditionTrue(wl, api::kueue::kEvicted)) {
-    return HandleEviction(job, std::move(wl));
+    return HandleEviction(copy.Mutable(), wl);
   }
   if (Suspended(job)) {
-    if (IsAdmitted(wl)) return StartJob(job, wl);
+    if (IsAdmitted(wl)) return StartJob(copy.Mutable(), wl);
     const std::string q = QueueName(job);
     if (api::kueue::WorkloadView::Parse(wl).queue_name != q) {
-      api::kueue::SetQueueName(wl, q);
-      auto r = ctx_.client.Update(wl_kind_, wl);
+      Json next = wl;
+      api::kueue::SetQueueName(next, q);
+      auto r = ctx_.client.Update(wl_kind_, std::move(next));
       if (!r.ok()) return r.status();
     }
     return Result::Done();
   }
   if (!IsAdmitted(wl)) {
     std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(wl);
-    BATCHD_RETURN_IF_ERROR(StopJob(job, &originals, "Not admitted by cluster queue"));
+    BATCHD_RETURN_IF_ERROR(StopJob(copy.Mutable(), &originals, "Not admitted by cluster queue"));
   } else if (IsElastic(job)) {
     BATCHD_RETURN_IF_ERROR(UngateElasticPods(job, wl));
   }
@@ -224,6 +234,7 @@ absl::StatusOr<Result> IntegrationReconciler::JobGone(const std::string& ns,
     if (!s.ok() && !IsGone(s)) return s;
   }
   absl::MutexLock lock(&mu_);
+  match_memo_.erase(key);
   auto it = owned_.find(key);
   if (it != owned_.end()) {
     for (const std::string& g : gone) it->second.erase(g);
@@ -233,16 +244,42 @@ absl::StatusOr<Result> IntegrationReconciler::JobGone(const std::string& ns,
 }
 
 absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneWorkload(
-    Json& job) {
+    JobCopy& copy) {
+  // Read-only: a stop below edits copy.Mutable(); `job` is not read after it.
+  const Json& job = copy.get();
   const std::string ns = api::meta::GetNamespace(job);
   const std::string uid = api::meta::GetUid(job);
   // OriginalView copies the job: only when it has original pod sets to restore.
   std::vector<Json> podsets;
-  if (api::meta::GetAnnotation(job, kOriginalPodSetsAnnotation)) {
-    BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(OriginalView(job)));
-  } else {
-    BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(job));
+  bool have_podsets = false;
+  auto build_podsets = [&]() -> absl::Status {
+    if (have_podsets) return absl::OkStatus();
+    if (api::meta::GetAnnotation(job, kOriginalPodSetsAnnotation)) {
+      BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(OriginalView(job)));
+    } else {
+      BATCHD_ASSIGN_OR_RETURN(podsets, adapter_->PodSets(job));
+    }
+    have_podsets = true;
+    return absl::OkStatus();
+  };
+  const std::string key = ns + "/" + api::meta::GetName(job);
+  const Json& meta = api::MemberObject(job, "metadata");
+  const Json& labels = api::Member(meta, "labels");
+  const Json& annotations = api::Member(meta, "annotations");
+  // The Workload (uid, generation) whose pod sets matched this very job's
+  // last time; none when the job changed since (its pod sets are then
+  // built here, as their errors are reported whatever the Workloads).
+  std::optional<std::pair<std::string, int64_t>> matched_before;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = match_memo_.find(key);
+    if (it != match_memo_.end() && it->second.job_uid == uid &&
+        it->second.job_generation == api::meta::GetGeneration(job) &&
+        it->second.labels == labels && it->second.annotations == annotations) {
+      matched_before.emplace(it->second.wl_uid, it->second.wl_generation);
+    }
   }
+  if (!matched_before || IsElastic(job)) BATCHD_RETURN_IF_ERROR(build_podsets());
   if (IsElastic(job)) {
     // The templates as before admission, but the counts the job has now
     // (the original-podsets annotation keeps the counts it started with).
@@ -250,11 +287,11 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     for (size_t i = 0; i < podsets.size() && i < live.size(); ++i) {
       podsets[i]["count"] = api::Member(live[i], "count");
     }
-    return EnsureElasticWorkloads(job, podsets);
+    return EnsureElasticWorkloads(copy.Mutable(), podsets);
   }
   Matched m;
   std::vector<Json> stale;
-  for (const std::string& wl_name : OwnedNames(ns + "/" + api::meta::GetName(job))) {
+  for (const std::string& wl_name : OwnedNames(key)) {
     client::ObjectRef wl = workloads_.Get(ns, wl_name);
     if (!wl || OwnerKey(*wl).empty()) continue;
     const bool mine = api::meta::IsControlledBy(*wl, uid);
@@ -263,20 +300,42 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureOneW
     const std::optional<int32_t> wl_limit =
         limit != nullptr && limit->is_number_integer() ? std::optional(limit->get<int32_t>())
                                                        : std::nullopt;
-    if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job) &&
-        EquivalentPodSets(podsets, api::kueue::WorkloadPodSetsView::Parse(*wl).pod_sets)) {
-      m.wl = *wl;
+    bool equivalent = false;
+    if (mine && !m.wl && wl_limit == MaxExecutionTimeSeconds(job)) {
+      const std::string wl_uid = api::meta::GetUid(*wl);
+      const int64_t wl_generation = api::meta::GetGeneration(*wl);
+      if (matched_before && matched_before->first == wl_uid &&
+          matched_before->second == wl_generation) {
+        equivalent = true;
+      } else {
+        BATCHD_RETURN_IF_ERROR(build_podsets());
+        equivalent =
+            EquivalentPodSets(podsets, api::kueue::WorkloadPodSetsView::Parse(*wl).pod_sets);
+        if (equivalent) {
+          absl::MutexLock lock(&mu_);
+          match_memo_[key] = MatchMemo{uid,    api::meta::GetGeneration(job), labels, annotations,
+                                       wl_uid, wl_generation};
+        }
+      }
+    }
+    if (equivalent) {
+      m.wl = std::move(wl);
     } else {
       stale.push_back(*wl);
     }
   }
-  if (!m.wl) BATCHD_RETURN_IF_ERROR(StopJobWithoutWorkload(job, stale));
+  // StopJobWithoutWorkload does nothing to a suspended or finished job
+  // (most jobs without a Workload): the copy is made only to stop one.
+  if (!m.wl && !Suspended(job) && !adapter_->Finished(job)) {
+    BATCHD_RETURN_IF_ERROR(StopJobWithoutWorkload(copy.Mutable(), stale));
+  }
+  const Json& job_now = copy.get();
   for (const Json& wl : stale) {
     client::DeleteOptions opts;
     opts.precondition_uid = api::meta::GetUid(wl);
     absl::Status s = ctx_.client.Delete(wl_kind_, ns, api::meta::GetName(wl), opts);
     if (!s.ok() && !IsGone(s)) return s;
-    ctx_.events.Event(job, "Normal", "DeletedWorkload",
+    ctx_.events.Event(job_now, "Normal", "DeletedWorkload",
                       absl::StrCat("Deleted not matching Workload: ", ns, "/",
                                    api::meta::GetName(wl)));
     m.requeue = true;

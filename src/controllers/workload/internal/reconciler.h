@@ -35,8 +35,26 @@ class IntegrationReconciler : public reconcile::Reconciler {
 
  private:
   struct Matched {
-    std::optional<Json> wl;
+    // The informer's copy (or, elastic, a Workload just written): read in
+    // place, copied only to be written.
+    std::shared_ptr<const Json> wl;
     bool requeue = false;  // Workloads were deleted; wait for the events.
+  };
+  // The job one Reconcile works on: the informer's copy, read in place;
+  // copied (Mutable) only when it is to be edited and written, as most
+  // reconciles write nothing to it.
+  class JobCopy {
+   public:
+    explicit JobCopy(client::ObjectRef ref) : ref_(std::move(ref)) {}
+    const Json& get() const { return owned_ ? *owned_ : *ref_; }
+    Json& Mutable() {
+      if (!owned_) owned_ = *ref_;
+      return *owned_;
+    }
+
+   private:
+    client::ObjectRef ref_;
+    std::optional<Json> owned_;
   };
 
   // Sets the job's apiVersion and kind when its copy lacks them (the owner
@@ -48,7 +66,7 @@ class IntegrationReconciler : public reconcile::Reconciler {
   Json OriginalView(const Json& job) const;
 
   absl::StatusOr<reconcile::Result> JobGone(const std::string& ns, const std::string& name);
-  absl::StatusOr<Matched> EnsureOneWorkload(Json& job);
+  absl::StatusOr<Matched> EnsureOneWorkload(JobCopy& job);
   // Elastic jobs (elastic_slices.cc): scale-down in place, scale-up through
   // a new Workload slice; the pods' elastic scheduling gate.
   absl::StatusOr<Matched> EnsureElasticWorkloads(Json& job, const std::vector<Json>& podsets);
@@ -58,9 +76,10 @@ class IntegrationReconciler : public reconcile::Reconciler {
   absl::Status UngateElasticPods(const Json& job, const Json& wl);
   absl::StatusOr<reconcile::Result> CreateWorkload(const Json& job);
   absl::Status SetPriority(const Json& job, const std::vector<Json>& podsets, Json& wl);
-  absl::StatusOr<reconcile::Result> MarkFinished(const Json& job, Json wl,
+  absl::StatusOr<reconcile::Result> MarkFinished(const Json& job, const Json& wl,
                                                  const FinishedState& fin);
-  absl::Status SyncPodsReady(const Json& job, Json& wl);
+  // `wl` becomes the written Workload when it writes.
+  absl::Status SyncPodsReady(const Json& job, std::shared_ptr<const Json>& wl);
   // An elastic job's Workload with `podsets`' counts written in place when
   // only the counts differ and none grew while quota is reserved; nullopt
   // when it doesn't match that way.
@@ -68,16 +87,18 @@ class IntegrationReconciler : public reconcile::Reconciler {
                                                     const std::vector<Json>& podsets);
   // Writes the adapter's reclaimable pods (each capped at its podSet's count)
   // to status.reclaimablePods when they differ; returns whether it wrote.
-  absl::StatusOr<bool> SyncReclaimablePods(const Json& job, Json& wl);
-  absl::StatusOr<reconcile::Result> HandleEviction(Json& job, Json wl);
+  absl::StatusOr<bool> SyncReclaimablePods(const Json& job, const Json& wl);
+  absl::StatusOr<reconcile::Result> HandleEviction(Json& job, const Json& wl);
   absl::StatusOr<reconcile::Result> StartJob(Json& job, const Json& wl);
   absl::Status StopJob(Json& job, const std::vector<PodSetInfo>* fallback,
                        const std::string& message);
   // A running Job with no matching Workload is stopped, its pod templates
   // restored from the one stale Workload when there is exactly one.
   absl::Status StopJobWithoutWorkload(Json& job, const std::vector<Json>& stale);
+  // Writes `job` (moved into the write) and takes the written job back.
   absl::Status UpdateJob(Json& job, bool status);
-  absl::Status WriteWorkloadStatus(Json& wl);
+  // Writes `wl`'s status (moved into the write); returns the written Workload.
+  absl::StatusOr<Json> WriteWorkloadStatus(Json wl);
 
   reconcile::ControllerContext& ctx_;
   std::shared_ptr<const JobAdapter> adapter_;
@@ -99,6 +120,20 @@ class IntegrationReconciler : public reconcile::Reconciler {
   // Job key -> names of its pods holding the elastic-job scheduling gate
   // (bounded by the pods).
   std::map<std::string, std::set<std::string>> gated_ ABSL_GUARDED_BY(mu_);
+  // The last Workload found matching a job's pod sets (EnsureOneWorkload).
+  // A job's pod sets follow from its spec (metadata.generation), labels and
+  // annotations, a Workload's from its spec (generation): while none of
+  // those changed the match holds, and the job's pod sets (a copy of its
+  // template) are not built again to compare them. One entry per job key,
+  // dropped when the job is gone (bounded by the jobs).
+  struct MatchMemo {
+    std::string job_uid;
+    int64_t job_generation = 0;
+    Json labels, annotations;
+    std::string wl_uid;
+    int64_t wl_generation = 0;
+  };
+  std::map<std::string, MatchMemo> match_memo_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace batchd::controllers::workload::internal

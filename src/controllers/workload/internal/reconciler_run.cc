@@ -24,24 +24,24 @@ using api::meta::kConditionTrue;
 using reconcile::Result;
 
 absl::Status IntegrationReconciler::UpdateJob(Json& job, bool status) {
-  auto r = status ? ctx_.client.UpdateStatus(job_kind_, job) : ctx_.client.Update(job_kind_, job);
+  // Every caller gives up when the write fails: `job` is not read again.
+  auto r = status ? ctx_.client.UpdateStatus(job_kind_, std::move(job))
+                  : ctx_.client.Update(job_kind_, std::move(job));
   if (!r.ok()) return r.status();
   job = std::move(*r);
   EnsureTypeMeta(job);
   return absl::OkStatus();
 }
 
-absl::Status IntegrationReconciler::WriteWorkloadStatus(Json& wl) {
-  auto r = ctx_.client.UpdateStatus(wl_kind_, wl);
-  if (!r.ok()) return r.status();
-  wl = std::move(*r);
-  return absl::OkStatus();
+absl::StatusOr<Json> IntegrationReconciler::WriteWorkloadStatus(Json wl) {
+  return ctx_.client.UpdateStatus(wl_kind_, std::move(wl));
 }
 
-absl::StatusOr<Result> IntegrationReconciler::MarkFinished(const Json& job, Json wl,
+absl::StatusOr<Result> IntegrationReconciler::MarkFinished(const Json& job, const Json& wl,
                                                            const FinishedState& fin) {
-  api::kueue::SetFinished(wl, fin.success, fin.message, ctx_.clock.Now());
-  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+  Json next = wl;
+  api::kueue::SetFinished(next, fin.success, fin.message, ctx_.clock.Now());
+  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(std::move(next)).status());
   ctx_.events.Event(job, "Normal", "FinishedWorkload",
                     absl::StrCat("Workload '", api::meta::GetNamespace(wl), "/",
                                  api::meta::GetName(wl), "' is declared finished"));
@@ -51,10 +51,11 @@ absl::StatusOr<Result> IntegrationReconciler::MarkFinished(const Json& job, Json
 // PodsReady=True once an admitted job's pods are all ready or succeeded; it
 // stays True while the Workload remains admitted (pods move from ready to
 // succeeded through uncounted states). Written only when the status flips.
-absl::Status IntegrationReconciler::SyncPodsReady(const Json& job, Json& wl) {
-  const auto current = api::meta::GetCondition(wl, api::kueue::kPodsReady);
+absl::Status IntegrationReconciler::SyncPodsReady(const Json& job,
+                                                  std::shared_ptr<const Json>& wl) {
+  const auto current = api::meta::GetCondition(*wl, api::kueue::kPodsReady);
   const bool was_true = current && current->status == kConditionTrue;
-  const bool admitted = IsAdmitted(wl);
+  const bool admitted = IsAdmitted(*wl);
   const bool ready = admitted && (was_true || adapter_->PodsReady(job));
   if (current && current->status == (ready ? kConditionTrue : kConditionFalse)) {
     return absl::OkStatus();
@@ -62,13 +63,17 @@ absl::Status IntegrationReconciler::SyncPodsReady(const Json& job, Json& wl) {
   if (!current && !admitted) return absl::OkStatus();  // Nothing to report while pending.
   PodsReadyState state = PodsReadyState::kReady;
   if (!ready) state = current ? PodsReadyState::kWaitForRecovery : PodsReadyState::kWaitForStart;
-  api::kueue::SetPodsReady(wl, state, ctx_.clock.Now());
-  return WriteWorkloadStatus(wl);
+  Json next = *wl;  // Copied only to be written.
+  api::kueue::SetPodsReady(next, state, ctx_.clock.Now());
+  BATCHD_ASSIGN_OR_RETURN(Json written, WriteWorkloadStatus(std::move(next)));
+  wl = std::make_shared<const Json>(std::move(written));
+  return absl::OkStatus();
 }
 
 // Kueue's reconciler step 4 (ReclaimablePods): the pods that will never run
 // again give their quota back while the job still runs.
-absl::StatusOr<bool> IntegrationReconciler::SyncReclaimablePods(const Json& job, Json& wl) {
+absl::StatusOr<bool> IntegrationReconciler::SyncReclaimablePods(const Json& job,
+                                                                const Json& wl) {
   std::map<std::string, int32_t> sizes;
   for (const api::kueue::PodSetView& ps : api::kueue::WorkloadPodSetsView::Parse(wl).pod_sets) {
     sizes[std::string(ps.name)] = ps.count;
@@ -87,26 +92,28 @@ absl::StatusOr<bool> IntegrationReconciler::SyncReclaimablePods(const Json& job,
     return out;
   };
   if (as_map(have) == as_map(&want)) return false;
-  Json& status = api::MutableObject(wl, "status");
+  Json next = wl;  // Copied only to be written.
+  Json& status = api::MutableObject(next, "status");
   if (want.empty()) {
     status.erase("reclaimablePods");
   } else {
     status["reclaimablePods"] = std::move(want);
   }
-  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(std::move(next)).status());
   return true;
 }
 
-absl::StatusOr<Result> IntegrationReconciler::HandleEviction(Json& job, Json wl) {
+absl::StatusOr<Result> IntegrationReconciler::HandleEviction(Json& job, const Json& wl) {
   const api::meta::Condition evicted = *api::meta::GetCondition(wl, api::kueue::kEvicted);
   std::vector<PodSetInfo> originals = PodSetsInfoFromSpec(wl);
   BATCHD_RETURN_IF_ERROR(StopJob(job, &originals, evicted.message));
   if (!HasQuotaReservation(wl) || adapter_->IsActive(job)) return Result::Done();
   // The pods are gone: release the quota and hand the Workload back to its queue.
   const bool active = api::kueue::WorkloadView::Parse(wl).active;
-  api::kueue::ClearReservation(wl, evicted.reason, evicted.message, /*requeue=*/active,
+  Json next = wl;
+  api::kueue::ClearReservation(next, evicted.reason, evicted.message, /*requeue=*/active,
                                ctx_.clock.Now());
-  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(wl));
+  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(std::move(next)).status());
   return Result::Done();
 }
 
