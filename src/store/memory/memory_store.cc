@@ -126,12 +126,7 @@ absl::StatusOr<KeyValue> MemoryStore::Update(std::string_view key, std::string v
     if (expected_mod_revision != 0 && kv.mod_revision != expected_mod_revision) {
       return StaleRevision(key, expected_mod_revision, kv.mod_revision);
     }
-    // The old value moves to the event (no copy); the new one is copied
-    // once, for the event.
-    event.prev.key = kv.key;
-    event.prev.value = std::move(kv.value);
-    event.prev.create_revision = kv.create_revision;
-    event.prev.mod_revision = kv.mod_revision;
+    event.prev = kv;
     ++revision_;
     kv.value = std::move(value);
     kv.mod_revision = revision_;
