@@ -78,6 +78,28 @@ bool StatusWriteChangesNothing(const Json& obj, const Json& old) {
                                           api::Member(old, "metadata"));
 }
 
+// Whether `obj`, a status write's body, equals `old` in every member but
+// status (metadata but for its resourceVersion): then `obj` with its own
+// status is the object the write stores, and `old` need not be copied to
+// build it (a controller writes back the object it read, status changed).
+bool SameButStatus(const Json& obj, const Json& old) {
+  if (!obj.is_object() || !old.is_object()) return false;
+  if (obj.size() - obj.count("status") != old.size() - old.count("status")) return false;
+  for (auto it = old.begin(); it != old.end(); ++it) {
+    if (it.key() == "status") continue;
+    const Json* mine = api::FindMember(obj, it.key());
+    if (mine == nullptr) return false;
+    if (it.key() == "metadata") {
+      if (!mine->is_object() || !api::meta::MetadataEqualButResourceVersion(*mine, *it)) {
+        return false;
+      }
+    } else if (*mine != *it) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // metadata.managedFields after a write by `manager` (Update operation) that
 // turns `old` (null on create) into `obj`: the entries `obj` carries (a body
 // without them keeps the old object's; an empty list clears them), with the
@@ -423,10 +445,11 @@ absl::StatusOr<Json> Registry::Update(const api::KindDef& k, std::string_view ns
     if (!rv.empty() && rv != std::to_string(current->revision)) return StaleConflict(k, name);
     // The attempt takes `obj` itself when no retry can follow (a conditional
     // update is never retried), else a copy; a status update reads only the
-    // status, so only that is passed.
+    // status, so only that is copied for an attempt that may be retried
+    // (the last takes the whole body: see WriteUpdate).
     last_try = last_try || !rv.empty();
     Json attempt_obj;
-    if (!status) {
+    if (!status || last_try) {
       attempt_obj = last_try ? std::move(obj) : obj;
     } else if (obj.contains("status")) {
       attempt_obj = Json::object();
@@ -455,7 +478,10 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
   const Json& old = *shared_old;
   const Json& old_meta = api::MemberObject(old, "metadata");
   std::string name = api::CopyStringMember(old_meta, "name");
-  if (status) {
+  if (status && SameButStatus(obj, old)) {
+    // The body is the old object with a new status (as controllers write):
+    // it is the next version as it is, no copy of the old one.
+  } else if (status) {
     // The status subresource changes status only: the old object but its
     // status, which is not copied (it is replaced).
     Json next = Json::object();

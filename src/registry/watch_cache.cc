@@ -295,10 +295,11 @@ const api::KindDef* WatchCache::KindForKey(const std::string& key) const {
 
 ObjectPtr WatchCache::MakeObject(const std::string& key, std::string json,
                                  int64_t revision) const {
-  return NewObject(key, std::move(json), revision);
+  return NewObject(key, json, revision);
 }
 
-std::shared_ptr<CachedObject> WatchCache::NewObject(const std::string& key, std::string json,
+std::shared_ptr<CachedObject> WatchCache::NewObject(const std::string& key,
+                                                    const std::string& json,
                                                     int64_t revision) const {
   auto obj = std::make_shared<CachedObject>();
   obj->key = key;

@@ -224,7 +224,9 @@ class WatchCache {
   int DecodingSubscribersLocked(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unsubscribe(Subscription* s);
   std::optional<api::Json> TakeOffer(const std::string& key, const std::string& bytes);
-  std::shared_ptr<CachedObject> NewObject(const std::string& key, std::string json,
+  // Splices the resourceVersion into a copy of `json`: the one copy of
+  // the stored bytes a version costs (not one more for the parameter).
+  std::shared_ptr<CachedObject> NewObject(const std::string& key, const std::string& json,
                                           int64_t revision) const;
 
   store::Store& store_;
