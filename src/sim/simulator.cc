@@ -488,8 +488,12 @@ void Simulator::Impl::AddRecorders() {
   }
 }
 
-absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
-  Json obj = o.object;
+absl::Status Simulator::Impl::Submit(ScenarioObject& o) {
+  // The object is moved to the store (it is not needed after), its place in
+  // the scenario named first for a message.
+  const std::string where = o.Where();
+  Json obj = std::move(o.object);
+  o.object = Json();
   std::string av = obj["apiVersion"];
   std::string group, version = av;
   if (auto slash = av.find('/'); slash != std::string::npos) {
@@ -510,14 +514,14 @@ absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
   auto r = client->Create(*k, ns, std::move(obj));
   if (!r.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(o.source, ": ", o.Where(), ": at t=", FormatSeconds(Now()), "s: ",
+        absl::StrCat(o.source, ": ", where, ": at t=", FormatSeconds(Now()), "s: ",
                      r.status().message()));
   }
   if (!status.is_null() && (*r).value("status", Json::object()).value("capacity", Json()) !=
                                status.value("capacity", Json())) {
     auto p = client->MergePatch(*k, "", api::meta::GetName(*r), {{"status", status}}, true);
     if (!p.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(o.source, ": ", o.Where(), ": status: ",
+      return absl::InvalidArgumentError(absl::StrCat(o.source, ": ", where, ": status: ",
                                                      p.status().message()));
     }
   }
@@ -659,8 +663,8 @@ absl::StatusOr<bool> Simulator::Step() {
   absl::Time now = i.clock.Now();
   while (i.next_object < i.objects.size() &&
          SimEpoch() + i.objects[i.next_object].create_at <= now) {
+    // Submitted, the object is dropped from the scenario (the store holds it).
     if (auto st = i.Submit(i.objects[i.next_object]); !st.ok()) return st;
-    i.objects[i.next_object].object = Json();  // Submitted: the store holds it now.
     ++i.next_object;
   }
   int n = i.manager->RunUntilIdle(i.opts.max_reconciles_per_step);
