@@ -87,6 +87,10 @@ void InvariantChecker::OnWorkload(const Json* old_obj, const Json* new_obj) {
 
 void InvariantChecker::ApplyWorkload(const std::string& key, std::optional<Admitted> next) {
   auto it = admitted_.find(key);
+  if (it != admitted_.end() && next && it->second.cq == next->cq &&
+      it->second.usage == next->usage && it->second.admission == next->admission) {
+    return;  // The same reservation (a status write that left it alone).
+  }
   if (it != admitted_.end()) {
     Cq& cq = cqs_[it->second.cq];
     for (const auto& [k, v] : it->second.usage) cq.usage[k] -= v;
@@ -146,6 +150,10 @@ void InvariantChecker::OnPod(const Json* old_obj, const Json* new_obj) {
 
 void InvariantChecker::ApplyPod(const std::string& key, std::optional<BoundPod> next) {
   auto it = bound_.find(key);
+  if (it != bound_.end() && next && it->second.node == next->node &&
+      it->second.requests == next->requests && it->second.group == next->group) {
+    return;  // The same binding (a status write of a running pod).
+  }
   if (it != bound_.end()) {
     auto& used = node_used_[it->second.node];
     for (const auto& [r, a] : it->second.requests) used[r] -= a;

@@ -35,6 +35,7 @@
 #include "controllers/workload/workload_controller.h"
 #include "reconcile/context.h"
 #include "reconcile/events.h"
+#include "registry/errors.h"
 #include "registry/priority_admission.h"
 #include "registry/registry.h"
 #include "scheduler/scheduler.h"
@@ -353,22 +354,29 @@ void Simulator::Impl::OnJob(const char* kind, const Json* old_obj, const Json* n
     return;
   }
   std::string ns = api::meta::GetNamespace(*new_obj);
-  auto lq = api::meta::GetLabel(*new_obj, "kueue.x-k8s.io/queue-name");
-  if (!lq) lq = api::meta::GetAnnotation(*new_obj, "kueue.x-k8s.io/queue-name");
-  std::string cq = lq ? CqOfQueue(ns, *lq) : "";
+  // The ClusterQueue is looked up only for an event (most changes emit none).
+  std::optional<std::string> cq_memo;
+  auto cq = [&]() -> const std::string& {
+    if (!cq_memo) {
+      auto lq = api::meta::GetLabel(*new_obj, "kueue.x-k8s.io/queue-name");
+      if (!lq) lq = api::meta::GetAnnotation(*new_obj, "kueue.x-k8s.io/queue-name");
+      cq_memo = lq ? CqOfQueue(ns, *lq) : "";
+    }
+    return *cq_memo;
+  };
   if (!old_obj) {
     if (!first_submit) first_submit = Now();
-    Emit(kind, *new_obj, "Created", cq, Json::object(), "");
+    Emit(kind, *new_obj, "Created", cq(), Json::object(), "");
     ++jobs_by_state[absl::StrCat(kind, "/total")];
   }
   bool ok = CondTrue(new_obj, ok_cond), failed = CondTrue(new_obj, fail_cond);
   if (ok && !CondTrue(old_obj, ok_cond)) {
-    Emit(kind, *new_obj, "Finished", cq, Json::object(), CondReason(*new_obj, ok_cond));
+    Emit(kind, *new_obj, "Finished", cq(), Json::object(), CondReason(*new_obj, ok_cond));
     ++jobs_by_state[absl::StrCat(kind, "/succeeded")];
     last_finish = Now();
   }
   if (failed && !CondTrue(old_obj, fail_cond)) {
-    Emit(kind, *new_obj, "Failed", cq, Json::object(), CondReason(*new_obj, fail_cond));
+    Emit(kind, *new_obj, "Failed", cq(), Json::object(), CondReason(*new_obj, fail_cond));
     ++jobs_by_state[absl::StrCat(kind, "/failed")];
     last_finish = Now();
   }
@@ -480,8 +488,12 @@ void Simulator::Impl::AddRecorders() {
   }
 }
 
-absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
-  Json obj = o.object;
+absl::Status Simulator::Impl::Submit(ScenarioObject& o) {
+  // The object is moved to the store (it is not needed after), its place in
+  // the scenario named first for a message.
+  const std::string where = o.Where();
+  Json obj = std::move(o.object);
+  o.object = Json();
   std::string av = obj["apiVersion"];
   std::string group, version = av;
   if (auto slash = av.find('/'); slash != std::string::npos) {
@@ -502,14 +514,14 @@ absl::Status Simulator::Impl::Submit(const ScenarioObject& o) {
   auto r = client->Create(*k, ns, std::move(obj));
   if (!r.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(o.source, ": ", o.Where(), ": at t=", FormatSeconds(Now()), "s: ",
+        absl::StrCat(o.source, ": ", where, ": at t=", FormatSeconds(Now()), "s: ",
                      r.status().message()));
   }
   if (!status.is_null() && (*r).value("status", Json::object()).value("capacity", Json()) !=
                                status.value("capacity", Json())) {
     auto p = client->MergePatch(*k, "", api::meta::GetName(*r), {{"status", status}}, true);
     if (!p.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(o.source, ": ", o.Where(), ": status: ",
+      return absl::InvalidArgumentError(absl::StrCat(o.source, ": ", where, ": status: ",
                                                      p.status().message()));
     }
   }
@@ -585,6 +597,12 @@ absl::Status Simulator::Load(std::vector<ScenarioObject> objects) {
     registry::Registry reg(store, api::BuiltinScheme(), clock, absl::BitGenRef(rng));
     if (auto st = SetUpRegistry(reg, i.opts); !st.ok()) return st;
     client::InProcessClient c(reg);
+    // InProcessClient's options (registry::WriteOptions as its writes use them).
+    registry::WriteOptions dry_run;
+    dry_run.field_validation = registry::FieldValidation::kIgnore;
+    dry_run.status_body_only = true;
+    dry_run.dry_run = true;
+    std::set<std::string> jobs;  // "ns/name" of the Jobs checked. Bound: the scenario's.
     for (const ScenarioObject& o : objects) {
       clock.AdvanceTo(SimEpoch() + o.create_at);
       Json obj = o.object;
@@ -607,7 +625,19 @@ absl::Status Simulator::Load(std::vector<ScenarioObject> objects) {
       if (k->kind == "Node" && k->group.empty()) {
         obj["metadata"]["annotations"][agent::sim::kSimulatedAnnotation] = "true";
       }
-      auto r = c.Create(*k, ns, std::move(obj));
+      absl::StatusOr<Json> r;
+      if (k->group == "batch" && k->kind == "Job" && !k->storage) {
+        // No admission hook of another object reads a Job, so a Job is only
+        // checked (a dry run: defaulted, admitted, validated, not stored);
+        // a second Job of the same name fails as its create would.
+        std::string name = api::CopyStringMember(api::MemberObject(obj, "metadata"), "name");
+        r = reg.Create(*k, ns, std::move(obj), dry_run);
+        if (r.ok() && !name.empty() && !jobs.insert(ns + "/" + name).second) {
+          r = registry::AlreadyExists(*k, name);
+        }
+      } else {
+        r = c.Create(*k, ns, std::move(obj));
+      }
       if (!r.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat(o.source, ": ", o.Where(), ": ", r.status().message()));
@@ -633,8 +663,8 @@ absl::StatusOr<bool> Simulator::Step() {
   absl::Time now = i.clock.Now();
   while (i.next_object < i.objects.size() &&
          SimEpoch() + i.objects[i.next_object].create_at <= now) {
+    // Submitted, the object is dropped from the scenario (the store holds it).
     if (auto st = i.Submit(i.objects[i.next_object]); !st.ok()) return st;
-    i.objects[i.next_object].object = Json();  // Submitted: the store holds it now.
     ++i.next_object;
   }
   int n = i.manager->RunUntilIdle(i.opts.max_reconciles_per_step);

@@ -127,7 +127,8 @@ struct Simulator::Impl {
 
   void AddControllers();
   void AddRecorders();
-  absl::Status Submit(const ScenarioObject& o);
+  // Creates `o`'s object (moved out of `o`).
+  absl::Status Submit(ScenarioObject& o);
   void Emit(const std::string& kind, const Json& obj, const std::string& event,
             const std::string& cq, const Json& flavors, const std::string& reason);
   std::string CqOfQueue(const std::string& ns, const std::string& lq) const;

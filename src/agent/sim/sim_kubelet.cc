@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "agent/sim/go_duration.h"
 #include "agent/sim/internal/sim_status.h"
+#include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/time_util.h"
 #include "registry/errors.h"
@@ -32,7 +33,31 @@ struct Run {
   bool backing_off = false;
   absl::Time since;  // Containers started, or back-off began.
   int restarts = 0;
+  // The resourceVersion of the kubelet's last write of the pod: the event
+  // of that write (its echo) is not reconciled (SimKubelet::OnPod).
+  std::string rv;
 };
+
+std::string ResourceVersionOf(const Json& obj) {
+  return api::CopyStringMember(api::MemberObject(obj, "metadata"), "resourceVersion");
+}
+
+// The body of a status write of `obj`: its status and the metadata the
+// status subresource reads (name, namespace, and uid and resourceVersion as
+// preconditions). The registry builds the new object from the stored one and
+// this status alone, so the rest (a pod's spec) is not copied.
+Json StatusBody(const Json& obj) {
+  const Json& meta = api::MemberObject(obj, "metadata");
+  Json m = Json::object();
+  for (const char* k : {"name", "namespace", "uid", "resourceVersion"}) {
+    if (auto it = meta.find(k); it != meta.end()) m[k] = *it;
+  }
+  Json body = {{"apiVersion", api::Member(obj, "apiVersion")},
+               {"kind", api::Member(obj, "kind")},
+               {"metadata", std::move(m)}};
+  if (auto it = obj.find("status"); it != obj.end()) body["status"] = *it;
+  return body;
+}
 
 std::pair<std::string, std::string> SplitKey(const std::string& key) {
   size_t slash = key.find('/');
@@ -72,7 +97,7 @@ class SimKubelet : public std::enable_shared_from_this<SimKubelet> {
     absl::MutexLock lock(&mu_);
     return sim_nodes_.contains(node);
   }
-  absl::StatusOr<Result> Write(Json pod, const Run& run, absl::Duration requeue);
+  absl::StatusOr<Result> Write(Json body, Run run, absl::Duration requeue);
   absl::StatusOr<Result> Advance(const Json& pod, Run run);
 
   reconcile::ControllerContext& ctx_;
@@ -87,6 +112,9 @@ class SimKubelet : public std::enable_shared_from_this<SimKubelet> {
   absl::flat_hash_set<std::string> sim_nodes_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> pods_by_node_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Run> runs_ ABSL_GUARDED_BY(mu_);
+  // The resourceVersion of the kubelet's last status write of each node.
+  // Bound: the nodes (erased with them).
+  absl::flat_hash_map<std::string, std::string> node_writes_ ABSL_GUARDED_BY(mu_);
 };
 
 void SimKubelet::Register() {
@@ -116,6 +144,11 @@ void SimKubelet::OnNode(const ObjectRef& node) {
     if (sim_nodes_.insert(name).second) {
       auto it = pods_by_node_.find(name);
       if (it != pods_by_node_.end()) pods.assign(it->second.begin(), it->second.end());
+    } else if (auto w = node_writes_.find(name);
+               w != node_writes_.end() && w->second == ResourceVersionOf(*node)) {
+      // The echo of the kubelet's own write: its status is the Ready status
+      // just written, so a reconcile would find nothing to set.
+      return;
     }
   }
   node_ctl_->queue().Add(name);
@@ -125,16 +158,36 @@ void SimKubelet::OnNode(const ObjectRef& node) {
 void SimKubelet::OnNodeDelete(const ObjectRef& node) {
   absl::MutexLock lock(&mu_);
   sim_nodes_.erase(api::meta::GetName(*node));
+  node_writes_.erase(api::meta::GetName(*node));
 }
 
 void SimKubelet::OnPod(const ObjectRef& pod) {
-  std::string node = (*pod)["spec"].value("nodeName", "");
+  std::string node = api::CopyStringMember(api::MemberObject(*pod, "spec"), "nodeName");
   if (node.empty()) return;
   std::string key = client::Informer::KeyOf(*pod);
   {
     absl::MutexLock lock(&mu_);
     pods_by_node_[node].insert(key);
     if (!sim_nodes_.contains(node)) return;
+    // Changes whose reconcile would do nothing but what is done here are
+    // not queued (a pending requeue of the key still runs):
+    if (!api::meta::IsBeingDeleted(*pod)) {
+      std::string_view phase =
+          api::StringMember(api::MemberObject(*pod, "status"), "phase", "Pending");
+      // a finished pod (its reconcile forgets the run);
+      if (phase == "Succeeded" || phase == "Failed") {
+        runs_.erase(key);
+        return;
+      }
+      // the echo of the kubelet's own write: the requeue that write
+      // returned is the one a reconcile would return (ReconcilePod, Advance).
+      auto it = runs_.find(key);
+      if (it != runs_.end() && !it->second.rv.empty() &&
+          it->second.rv == ResourceVersionOf(*pod) &&
+          it->second.uid == api::meta::GetUid(*pod)) {
+        return;
+      }
+    }
   }
   pod_ctl_->queue().Add(key);
 }
@@ -153,23 +206,29 @@ void SimKubelet::OnPodDelete(const ObjectRef& pod) {
 absl::StatusOr<Result> SimKubelet::ReconcileNode(const std::string& name) {
   ObjectRef node = nodes_.Get("", name);
   if (!node || !IsSimulatedNode(*node)) return Result::Done();
-  Json updated = *node;
+  Json updated = StatusBody(*node);
   if (!internal::SetNodeReady(updated, ctx_.clock.Now())) return Result::Done();
   auto r = ctx_.client.UpdateStatus(nodes_.kind(), std::move(updated));
-  if (!r.ok() && registry::GetPayload(r.status()).reason != "NotFound") return r.status();
+  if (!r.ok()) {
+    if (registry::GetPayload(r.status()).reason != "NotFound") return r.status();
+    return Result::Done();
+  }
+  absl::MutexLock lock(&mu_);
+  node_writes_[name] = ResourceVersionOf(*r);
   return Result::Done();
 }
 
-absl::StatusOr<Result> SimKubelet::Write(Json pod, const Run& run, absl::Duration requeue) {
-  std::string key = client::Informer::KeyOf(pod);
-  auto r = ctx_.client.UpdateStatus(pods_.kind(), std::move(pod));
+absl::StatusOr<Result> SimKubelet::Write(Json body, Run run, absl::Duration requeue) {
+  std::string key = client::Informer::KeyOf(body);
+  auto r = ctx_.client.UpdateStatus(pods_.kind(), std::move(body));
   if (!r.ok()) {
     if (registry::GetPayload(r.status()).reason == "NotFound") return Result::Done();
     return r.status();  // Conflict: retried with backoff on a fresher copy.
   }
+  run.rv = ResourceVersionOf(*r);
   {
     absl::MutexLock lock(&mu_);
-    runs_[key] = run;
+    runs_[key] = std::move(run);
   }
   return Result::After(requeue);
 }
@@ -194,8 +253,8 @@ absl::StatusOr<Result> SimKubelet::Advance(const Json& pod, Run run) {
   if (run.backing_off) {
     absl::Time due = run.since + internal::CrashLoopBackOff(run.restarts);
     if (now < due) return Result::After(due - now);
-    Json next = pod;
-    internal::SetRunning(next, now, run.restarts, now);
+    Json next = StatusBody(pod);
+    internal::SetRunning(pod, next["status"], now, run.restarts, now);
     run.backing_off = false;
     run.since = now;
     return Write(std::move(next), run, DurationOf(pod));
@@ -204,16 +263,16 @@ absl::StatusOr<Result> SimKubelet::Advance(const Json& pod, Run run) {
   if (now < end) return Result::After(end - now);
   int code = ExitCodeOf(pod);
   std::string policy = pod["spec"].value("restartPolicy", "Always");
-  Json next = pod;
+  Json next = StatusBody(pod);
   if (policy == "Always" || (policy == "OnFailure" && code != 0)) {
     ++run.restarts;
     absl::Duration backoff = internal::CrashLoopBackOff(run.restarts);
-    internal::SetBackOff(next, code, run.since, run.restarts, backoff, now);
+    internal::SetBackOff(pod, next["status"], code, run.since, run.restarts, backoff, now);
     run.backing_off = true;
     run.since = now;
     return Write(std::move(next), run, backoff);
   }
-  internal::SetTerminated(next, code, run.since, now);
+  internal::SetTerminated(pod, next["status"], code, run.since, now);
   auto r = Write(std::move(next), run, absl::ZeroDuration());
   if (!r.ok()) return r;
   return Result::Done();
@@ -264,8 +323,8 @@ absl::StatusOr<Result> SimKubelet::ReconcilePod(const std::string& key) {
     if (it != runs_.end() && it->second.uid == api::meta::GetUid(*pod)) run = it->second;
   }
   if (!run && phase != "Running") {
-    Json next = *pod;
-    internal::SetRunning(next, now, 0, now);
+    Json next = StatusBody(*pod);
+    internal::SetRunning(*pod, next["status"], now, 0, now);
     return Write(std::move(next), Run{api::meta::GetUid(*pod), false, now, 0}, DurationOf(*pod));
   }
   return Advance(*pod, run ? *run : RecoverRun(*pod, now));

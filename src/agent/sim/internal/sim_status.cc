@@ -5,7 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/json_access.h"
 #include "api/meta/time_util.h"
+#include "common/string_view.h"
 
 namespace batchd::agent::sim::internal {
 
@@ -20,12 +22,14 @@ uint64_t Hash(const std::string& s) {
   return h;
 }
 
-Json Containers(const Json& pod) {
-  return pod.contains("spec") ? pod["spec"].value("containers", Json::array()) : Json::array();
+// Read in place: the spec is not copied.
+const Json& Containers(const Json& pod) {
+  return api::MemberArray(api::MemberObject(pod, "spec"), "containers");
 }
 
 std::string ContainerId(const Json& pod, const std::string& name, int restarts) {
-  return absl::StrCat("sim://", pod["metadata"].value("uid", ""), "-", name, "-", restarts);
+  return absl::StrCat("sim://", Sv(api::StringMember(api::MemberObject(pod, "metadata"), "uid")), "-",
+                      name, "-", restarts);
 }
 
 Json Terminated(int exit_code, absl::Time started, absl::Time now, const std::string& id) {
@@ -38,11 +42,11 @@ Json Terminated(int exit_code, absl::Time started, absl::Time now, const std::st
 }
 
 // Common pod-level status of a pod on a simulated node.
-void SetCommon(Json& pod, absl::Time now) {
-  Json& st = pod["status"];
+void SetCommon(const Json& pod, Json& st, absl::Time now) {
+  const Json& spec = api::MemberObject(pod, "spec");
   // Pods share their node's network (as with hostNetwork: true): the pod IP
   // is the node's address.
-  std::string host = NodeIp(pod["spec"].value("nodeName", ""));
+  std::string host = NodeIp(api::CopyStringMember(spec, "nodeName"));
   st["hostIP"] = host;
   st["hostIPs"] = Json::array({{{"ip", host}}});
   st["podIP"] = host;
@@ -52,7 +56,7 @@ void SetCommon(Json& pod, absl::Time now) {
   SetCondition(st["conditions"], "PodReadyToStartContainers", "True", "", "", now);
   SetCondition(st["conditions"], "Initialized", "True", "", "", now);
   Json inits = Json::array();
-  for (const Json& c : pod["spec"].value("initContainers", Json::array())) {
+  for (const Json& c : api::MemberArray(spec, "initContainers")) {
     std::string name = c.value("name", "");
     inits.push_back({{"name", name}, {"image", c.value("image", "")}, {"imageID", ""},
                      {"ready", true}, {"restartCount", 0}, {"started", false},
@@ -92,10 +96,9 @@ absl::Duration CrashLoopBackOff(int restarts) {
   return std::min(d, absl::Minutes(5));
 }
 
-void SetRunning(Json& pod, absl::Time started, int restarts, absl::Time now) {
-  pod["status"]["phase"] = "Running";
-  SetCommon(pod, now);
-  Json& st = pod["status"];
+void SetRunning(const Json& pod, Json& st, absl::Time started, int restarts, absl::Time now) {
+  st["phase"] = "Running";
+  SetCommon(pod, st, now);
   Json old = st.value("containerStatuses", Json::array());
   Json statuses = Json::array();
   for (const Json& c : Containers(pod)) {
@@ -114,11 +117,11 @@ void SetRunning(Json& pod, absl::Time started, int restarts, absl::Time now) {
   SetCondition(st["conditions"], "Ready", "True", "", "", now);
 }
 
-void SetBackOff(Json& pod, int exit_code, absl::Time started, int restarts,
+void SetBackOff(const Json& pod, Json& st, int exit_code, absl::Time started, int restarts,
                 absl::Duration backoff, absl::Time now) {
-  SetCommon(pod, now);
-  Json& st = pod["status"];
+  SetCommon(pod, st, now);
   st["phase"] = "Running";
+  const Json& meta = api::MemberObject(pod, "metadata");
   Json statuses = Json::array();
   std::vector<std::string> names;
   for (const Json& c : Containers(pod)) {
@@ -126,9 +129,9 @@ void SetBackOff(Json& pod, int exit_code, absl::Time started, int restarts,
     names.push_back(name);
     std::string msg = absl::StrCat("back-off ", absl::FormatDuration(backoff),
                                    " restarting failed container=", name, " pod=",
-                                   pod["metadata"].value("name", ""), "_",
-                                   pod["metadata"].value("namespace", ""), "(",
-                                   pod["metadata"].value("uid", ""), ")");
+                                   Sv(api::StringMember(meta, "name")), "_",
+                                   Sv(api::StringMember(meta, "namespace")), "(",
+                                   Sv(api::StringMember(meta, "uid")), ")");
     statuses.push_back(
         {{"name", name}, {"image", c.value("image", "")}, {"imageID", ""},
          {"containerID", ContainerId(pod, name, restarts - 1)}, {"ready", false},
@@ -143,16 +146,14 @@ void SetBackOff(Json& pod, int exit_code, absl::Time started, int restarts,
   SetCondition(st["conditions"], "Ready", "False", "ContainersNotReady", unready, now);
 }
 
-void SetTerminated(Json& pod, int exit_code, absl::Time started, absl::Time now) {
-  SetCommon(pod, now);
-  Json& st = pod["status"];
+void SetTerminated(const Json& pod, Json& st, int exit_code, absl::Time started, absl::Time now) {
+  SetCommon(pod, st, now);
   st["phase"] = exit_code == 0 ? "Succeeded" : "Failed";
-  Json old = st.value("containerStatuses", Json::array());
   Json statuses = Json::array();
   for (const Json& c : Containers(pod)) {
     std::string name = c.value("name", "");
     int restarts = 0;
-    for (const Json& o : old) {
+    for (const Json& o : api::MemberArray(st, "containerStatuses")) {
       if (o.value("name", "") == name) restarts = o.value("restartCount", 0);
     }
     std::string id = ContainerId(pod, name, restarts);
