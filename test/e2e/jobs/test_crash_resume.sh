@@ -19,6 +19,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The first 40 pods run through; later ones wait until $GATE/open exists.
+# So the Job cannot finish before the kill, and at the kill pods are running
+# (blocked), however slowly a loaded host runs the test's kubectl calls.
+GATE="$E2E_TMP/gate"
+mkdir -p "$GATE"
+chmod 777 "$GATE"  # the pods (the unprivileged pod user) append to $GATE/started
+
 own_server_start
 ensure_ns
 # Every pod deletion of the run is read back at the end from a watch from the
@@ -36,7 +43,7 @@ spec:
       containers:
       - name: main
         image: busybox
-        command: ["sh", "-c", "sleep 1; echo $MARK"]
+        command: ["sh", "-c", "echo x >>$GATE/started; if [ \$(wc -l <$GATE/started) -gt 40 ]; then while [ ! -e $GATE/open ]; do sleep 0.2; done; fi; sleep 1; echo $MARK"]
 YAML
 )
 expect_match "$RV0" '^[0-9]+$' "the Job's resourceVersion"
@@ -44,12 +51,10 @@ expect_match "$RV0" '^[0-9]+$' "the Job's resourceVersion"
 succeeded() { jp job crash '{.status.succeeded}'; }
 some_done() { local n; n=$(succeeded); ((${n:-0} >= 30)); }
 poll 120 some_done || fail "fewer than 30 succeeded within 120s: $(jp job crash '{.status}' | head -c 300)"
-# Kill at a moment a shim or pod process runs (each pod lives at least 1 s,
-# so 170 of them at 20 wide leave several seconds): the pods' waves can
-# leave an instant with none (between a wave's end and the next one's start,
-# longer on a loaded host), so look again until one is seen, then kill.
+# Kill while shims and pod processes run: past the 40th pod every new one
+# waits on the gate, so the Job's 20 active pods stay alive until it opens.
 before=$(succeeded)
-((before < 200)) || fail "the Job finished before the kill (succeeded=$before)"
+((before <= 40)) || fail "more than the 40 ungated pods succeeded before the kill (succeeded=$before)"
 running=""
 deadline=$((SECONDS + 60))
 until [[ -n $running ]]; do
@@ -58,8 +63,6 @@ until [[ -n $running ]]; do
   # host): a shim's command line names the data dir, a pod's the marker.
   running=$(pgrep -f -- "$DATA|$MARK" | grep -vx -- "$PID" || true)
   [[ -n $running ]] && break
-  n=$(succeeded)
-  ((${n:-0} < 200)) || fail "the Job finished (succeeded=$n) before a shim or pod process was seen"
   sleep 0.05
 done
 kill -9 "$PID"
@@ -67,6 +70,7 @@ wait "$PID" 2>/dev/null || true
 PID=""
 echo "killed the server at succeeded=$before"
 
+touch "$GATE/open"
 own_server_start
 kwait crash complete 180
 expect_eq "$(jp job crash '{.status.succeeded}')" "200" "status.succeeded after the restart"

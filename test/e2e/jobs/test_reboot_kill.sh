@@ -4,6 +4,9 @@
 # An unrelated `sleep` (its own process group) whose pid and start time are
 # written into a pod's recorded state as the container's survives the
 # agent's clean-up of that pod, which is reported ContainerStatusUnknown.
+# The pod tolerates a lost node for ever: the suite's 5 s default would evict
+# (delete) it whenever the dead agent's node turns NotReady before the new
+# agent reports, which under load it did.
 source "$(dirname "$0")/lib.sh"
 ensure_ns
 NODE=e2e-reboot
@@ -25,7 +28,8 @@ kind: Pod
 metadata: {name: before-reboot, namespace: $NS}
 spec:
   restartPolicy: Never
-$(pinned_spec "$NODE" "  ")
+$(pinned_spec "$NODE" "  " "{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}" \
+  "{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}")
   containers:
   - name: main
     image: busybox
