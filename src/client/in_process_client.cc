@@ -40,7 +40,7 @@ std::vector<absl::StatusOr<Json>> Client::UpdateStatusMany(const api::KindDef& k
   return out;
 }
 
-registry::WriteOptions InProcessClient::Opts() const {
+registry::WriteOptions InProcessClient::Opts() {
   registry::WriteOptions o;
   o.field_validation = registry::FieldValidation::kIgnore;
   // A controller's status write carries the object it read with a new

@@ -37,8 +37,11 @@ class InProcessClient : public Client {
                                                      const Selector& sel,
                                                      const std::string& resource_version) override;
 
+  // The options every write of an in-process client carries (the simulator
+  // dry-runs its scenario's objects with the same ones).
+  static registry::WriteOptions Opts();
+
  private:
-  registry::WriteOptions Opts() const;
   registry::Registry& registry_;
   std::string field_manager_;
 };

@@ -65,17 +65,23 @@ bool EqualIgnoringResourceVersion(const Json& a, const Json& b) {
   return true;
 }
 
+// Whether the two objects' status members are equal (both absent counts).
+bool StatusEqual(const Json& obj, const Json& old) {
+  if (!obj.is_object() || !old.is_object()) return obj == old;
+  const Json* a = api::FindMember(obj, "status");
+  const Json* b = api::FindMember(old, "status");
+  return (a == nullptr) == (b == nullptr) && (a == nullptr || *a == *b);
+}
+
 // EqualIgnoringResourceVersion for a status write's `obj`, built from `old`
 // with every member but status (and its metadata, whose resourceVersion was
 // erased and managedFields perhaps rewritten): only those two are compared,
 // not the rest (a Pod's spec), which is the same by construction.
 bool StatusWriteChangesNothing(const Json& obj, const Json& old) {
   if (!obj.is_object() || !old.is_object()) return obj == old;
-  const Json* a = api::FindMember(obj, "status");
-  const Json* b = api::FindMember(old, "status");
-  if ((a == nullptr) != (b == nullptr) || (a != nullptr && *a != *b)) return false;
-  return api::meta::MetadataEqualButResourceVersion(api::Member(obj, "metadata"),
-                                          api::Member(old, "metadata"));
+  return StatusEqual(obj, old) &&
+         api::meta::MetadataEqualButResourceVersion(api::Member(obj, "metadata"),
+                                                    api::Member(old, "metadata"));
 }
 
 // Whether `obj`, a status write's body, equals `old` in every member but
@@ -549,7 +555,14 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
   if (!status && k.warnings && opts.warnings) {
     for (std::string& w : k.warnings(obj)) opts.warnings->push_back(std::move(w));
   }
-  if (status ? StatusWriteChangesNothing(obj, old) : EqualIgnoringResourceVersion(obj, old)) {
+  // A status write without a field manager keeps the old metadata (checked
+  // equal by SameButStatus or copied above; TrackManagedFields records
+  // nothing): only its status can differ.
+  bool changes_nothing =
+      !status                      ? EqualIgnoringResourceVersion(obj, old)
+      : opts.field_manager.empty() ? StatusEqual(obj, old)
+                                   : StatusWriteChangesNothing(obj, old);
+  if (changes_nothing) {
     // No-op update: nothing is written and the resourceVersion stays.
     obj["metadata"]["resourceVersion"] = std::to_string(current->revision);
     return obj;

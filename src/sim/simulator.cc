@@ -597,10 +597,8 @@ absl::Status Simulator::Load(std::vector<ScenarioObject> objects) {
     registry::Registry reg(store, api::BuiltinScheme(), clock, absl::BitGenRef(rng));
     if (auto st = SetUpRegistry(reg, i.opts); !st.ok()) return st;
     client::InProcessClient c(reg);
-    // InProcessClient's options (registry::WriteOptions as its writes use them).
-    registry::WriteOptions dry_run;
-    dry_run.field_validation = registry::FieldValidation::kIgnore;
-    dry_run.status_body_only = true;
+    // The options of InProcessClient's writes, dry-run.
+    registry::WriteOptions dry_run = client::InProcessClient::Opts();
     dry_run.dry_run = true;
     std::set<std::string> jobs;  // "ns/name" of the Jobs checked. Bound: the scenario's.
     for (const ScenarioObject& o : objects) {
