@@ -9,6 +9,10 @@ source "$(dirname "$0")/lib.sh"
 ensure_ns
 
 READY_FILE="$E2E_TMP/leader-ready"
+# Worker 3 fails (exit 3 + attempt) once this file exists: the test makes it
+# after it saw all five Jobs, which a slow poll could otherwise miss between
+# the workers' creation and the restart.
+FAIL_FILE="$E2E_TMP/worker-3-fails"
 # jobset_jobs JS: names of the JobSet's Jobs, sorted, space-separated.
 jobset_jobs() {
   k get jobs -n "$NS" -l "jobset.sigs.k8s.io/jobset-name=$1" \
@@ -80,7 +84,10 @@ spec:
               - sh
               - -c
               - |
-                if [ "\$JOB_INDEX" = 3 ]; then sleep 1; exit \$((3 + ATTEMPT)); fi
+                if [ "\$JOB_INDEX" = 3 ]; then
+                  while [ ! -e "$FAIL_FILE" ]; do sleep 0.2; done
+                  exit \$((3 + ATTEMPT))
+                fi
                 exec sleep 300
 YAML
 
@@ -101,6 +108,7 @@ expect_eq "$(jp svc train '{.spec.clusterIP} {.spec.selector.jobset\.sigs\.k8s\.
 touch "$READY_FILE"
 poll 120 jobs_are train "train-leader-0 train-workers-0 train-workers-1 train-workers-2 train-workers-3" ||
   fail "workers not created once the leader is Ready: $(jobset_jobs train)"
+touch "$FAIL_FILE"
 
 # Worker 3 exits 3 in attempt 0: PodFailurePolicy -> rule restartOnCode3.
 # (Attempt 1 may already have failed by the time a slow poll looks: the
