@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "agent/internal/agent_impl.h"
 #include "agent/internal/fence.h"
 #include "agent/internal/hosts.h"
 #include "agent/internal/logs.h"
@@ -37,16 +38,17 @@ namespace batchd::agent {
 
 using api::Json;
 namespace meta = api::meta;
+using internal::IsReason;
+using internal::kDiskKey;
+using internal::kHeartbeatKey;
+using internal::kOrphanPrefix;
+using internal::kStatsKey;
+using internal::PodState;
 
 namespace {
 
-constexpr char kHeartbeatKey[] = "@heartbeat";
-constexpr char kDiskKey[] = "@disk";
-constexpr char kStatsKey[] = "@stats";
 constexpr char kDiskPressureTaint[] = "node.kubernetes.io/disk-pressure";
 
-// Bytes as the kubelet's eviction messages print them ("1234Ki").
-std::string KiB(int64_t bytes) { return absl::StrCat((std::max<int64_t>(bytes, 0) + 1023) / 1024, "Ki"); }
 
 // Whether the pod tolerates node.kubernetes.io/disk-pressure:NoSchedule.
 bool ToleratesDiskPressure(const Json& pod) {
@@ -61,11 +63,7 @@ bool ToleratesDiskPressure(const Json& pod) {
   }
   return false;
 }
-constexpr char kOrphanPrefix[] = "@orphan/";
 
-bool IsReason(const absl::Status& s, const char* reason) {
-  return registry::GetPayload(s).reason == reason;
-}
 
 using api::core_v1::PodView;
 
@@ -84,26 +82,6 @@ std::optional<absl::Time> ActiveDeadline(const PodView& pod) {
   return *start + absl::Seconds(deadline);
 }
 
-// What the agent remembers about one pod between reconciles (lost on
-// restart; everything here can be recomputed from the runtime and the pod).
-struct PodState {
-  bool started = false;
-  bool stop_requested = false;
-  std::optional<std::pair<std::string, std::string>> failed_reason;
-  std::optional<std::string> config_error;
-  absl::Duration poll;
-  bool first_status_deferred = false;
-  bool finished = false;   // The runtime said nothing runs or will run again.
-  bool claims_deleted = false;  // batchd.io/delete-claims done.
-  api::Json last_written;  // The status this agent last wrote.
-  // The pod's hosts file as last written ("" = it has none), and the
-  // EndpointSlice generation it was rendered at.
-  std::string hosts;
-  uint64_t hosts_generation = 0;
-  std::string mount_error;  // The last FailedMount reported ("" = none).
-  std::string config_error_reported;  // The last "Failed" event's text ("" = none).
-  std::string limits_reported;        // The last limits warning reported as an event.
-};
 
 // "ns/subdomain": the headless Service whose slices name a pod's peers.
 // The pod's annotations ask its (controller-driven) containers for a newer
@@ -120,110 +98,6 @@ std::string PeerGroupKey(std::string_view ns, std::string_view subdomain) {
 }
 
 }  // namespace
-
-struct NodeAgent::Impl : public reconcile::Reconciler {
-  Impl(NodeAgent& a, client::Client& c, Clock& clk, HostProbe& p)
-      : agent(a), client(c), clock(clk), probe(p), mgr(clk), fence(a.opts_.fence_period),
-        pod_kind(c.Kind("", "v1", "pods")), node_kind(c.Kind("", "v1", "nodes")),
-        lease_kind(c.Kind("coordination.k8s.io", "v1", "leases")) {}
-
-  absl::StatusOr<reconcile::Result> Reconcile(const std::string& key) override;
-  absl::Status Heartbeat();
-  // The disk-pressure check (kDiskKey): condition, reclaim, eviction.
-  void CheckDisk();
-  // Evicts the running pod with the largest logs; false when there is none.
-  bool EvictLargestLogs(int64_t threshold, int64_t available);
-  absl::Status RegisterNode();
-  absl::Status RenewLease();
-  // Node fencing (internal/fence.h): moves every running pod's fence
-  // deadline on after a renewal; with fencing off, removes any (at start).
-  void RefreshFences();
-  void ClearFences();
-  absl::StatusOr<reconcile::Result> ReconcilePod(const Json& pod);
-  absl::StatusOr<reconcile::Result> ReconcileDeleting(const Json& pod, const PodView& view,
-                                                      PodState& st);
-  absl::StatusOr<reconcile::Result> ReconcileOrphan(const std::string& uid);
-  absl::Status EnsureStarted(const Json& pod, PodState& st);
-  std::string ClaimsRoot() const;
-  // Secret and configMap volumes: <ConfigVolumesRoot>/<pod uid>/<volume>,
-  // beside the claim directories; removed with the pod's sandbox.
-  std::string ConfigVolumesRoot() const;
-  void RemoveConfigVolumes(const std::string& uid);
-  // A Secret or ConfigMap for a container's env (nullopt: not found).
-  absl::StatusOr<std::optional<Json>> LookupForEnv(std::string_view resource,
-                                                   const std::string& ns,
-                                                   const std::string& name);
-  // Events for what the runtime reported: limits it could not apply.
-  void ReportRuntimeWarnings(const Json& pod, const PodSandboxStatus& rt, PodState& st);
-  // The pod's hosts file from the EndpointSlices of its subdomain's Service.
-  std::string RenderHosts(const Json& pod) const;
-  // Rewrites a started pod's hosts file when its peers changed.
-  void SyncHosts(const Json& pod, PodState& st);
-  // Keeps `peer_groups` current for a pod event.
-  void IndexPod(const client::ObjectRef& pod, bool deleted);
-  void OnSlice(const client::ObjectRef& slice);
-  void Warn(const Json& pod, const std::string& reason, const std::string& message);
-  absl::Status WriteStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
-  // Whether `pod` (the API's latest) is terminal while its sandbox here
-  // still runs: ended by someone else (an eviction), perhaps replaced.
-  bool SupersededCopy(const Json& pod, const PodState& st);
-  // Stops the pod's sandbox at once (no grace).
-  void KillSuperseded(const std::string& uid, PodState& st);
-  bool DeferFirstStatus(const Json& pod, const PodSandboxStatus& rt, PodState& st);
-  reconcile::Result Poll(const PodView& pod, PodState& st);
-  void CheckDeadline(const PodView& pod, PodState& st);
-  PodState& StateOf(const std::string& uid);
-  void Forget(const std::string& uid);
-  void Setup();
-
-  NodeAgent& agent;
-  client::Client& client;
-  Clock& clock;
-  HostProbe& probe;
-  std::unique_ptr<HostProbe> owned_probe;
-  reconcile::Manager mgr;
-  internal::NodeFence fence;
-  // The pod user's and runAsUser's groups, looked up once per 10 s, not per
-  // pod start (internal/security.h).
-  internal::UserGroupsCache user_groups{clock, absl::Seconds(10), internal::LookupUserGroups,
-                                        internal::PasswdGroupStamp};
-  std::atomic<bool> fence_lapse_logged{false};
-  const api::KindDef& pod_kind;
-  const api::KindDef& node_kind;
-  const api::KindDef& lease_kind;
-  client::Informer* pods = nullptr;
-  client::Informer* slices = nullptr;
-  reconcile::Controller* controller = nullptr;
-  reconcile::EventRecorder* events = nullptr;
-  std::unique_ptr<reconcile::ApiEventRecorder> owned_events;
-  std::unique_ptr<apiserver::PodLogSource> logs;
-  std::unique_ptr<internal::ResourceStats> stats;
-  // The pods this agent knows (uid_key) as the stats sampler wants them.
-  std::vector<internal::RunningPod> KnownPods();
-  Json capacity;
-  NodeFacts facts;
-  absl::Time last_node_report = absl::InfinitePast();
-
-  absl::Mutex mu;
-  std::map<std::string, PodState> states ABSL_GUARDED_BY(mu);         // By uid.
-  std::map<std::string, std::string> key_uid ABSL_GUARDED_BY(mu);     // "ns/name" -> uid last seen.
-  std::map<std::string, std::string> uid_key ABSL_GUARDED_BY(mu);     // and back (runtime change hints).
-  std::set<std::string> deleted ABSL_GUARDED_BY(mu);                  // Uids we deleted with grace 0.
-  // "ns/subdomain" -> keys of this node's pods with that subdomain: whom an
-  // EndpointSlice event concerns. Bounded by the pods on this node.
-  std::map<std::string, std::set<std::string>> peer_groups ABSL_GUARDED_BY(mu);
-  // Pods the disk-pressure check decided to evict (uid -> reason, message),
-  // until their reconcile takes them. Bounded by the pods on this node.
-  std::map<std::string, std::pair<std::string, std::string>> evictions ABSL_GUARDED_BY(mu);
-  // Bumped by every EndpointSlice event: a pod's hosts file is re-rendered
-  // when it was rendered at an older generation.
-  std::atomic<uint64_t> slice_generation{1};
-  std::atomic<int64_t> status_writes{0};
-  // Disk pressure (CheckDisk, one reconcile at a time; read by others).
-  std::atomic<bool> disk_pressure{false};
-  std::atomic<bool> force_node_report{false};
-  absl::Time pressure_clear_since = absl::InfiniteFuture();  // CheckDisk only
-};
 
 PodState& NodeAgent::Impl::StateOf(const std::string& uid) {
   absl::MutexLock lock(&mu);
@@ -794,224 +668,6 @@ absl::StatusOr<reconcile::Result> NodeAgent::Impl::ReconcileOrphan(const std::st
   RemoveConfigVolumes(uid);
   Forget(uid);
   return reconcile::Result::Done();
-}
-
-absl::Status NodeAgent::Impl::Heartbeat() {
-  // Timed from before the request: the server saw the renewal later.
-  const absl::Time sent = clock.Now();
-  if (absl::Status renewed = RenewLease(); !renewed.ok()) {
-    if (fence.Lapsed(clock.Now()) && !fence_lapse_logged.exchange(true)) {
-      BATCHD_LOG_WARN("node {}: no lease renewal succeeded for more than the fence period ({}): "
-                      "pods are killed as their fence deadlines pass",
-                      agent.opts_.node_name, absl::FormatDuration(fence.period()));
-    }
-    return renewed;
-  }
-  fence.Renewed(sent);
-  if (fence_lapse_logged.exchange(false)) {
-    BATCHD_LOG_INFO("node {}: lease renewed again", agent.opts_.node_name);
-  }
-  RefreshFences();
-  if (clock.Now() - last_node_report < agent.opts_.node_status_report_period &&
-      !force_node_report.exchange(false)) {
-    return absl::OkStatus();
-  }
-  BATCHD_RETURN_IF_ERROR(RegisterNode());
-  last_node_report = clock.Now();
-  return absl::OkStatus();
-}
-
-void NodeAgent::Impl::RefreshFences() {
-  if (!fence.enabled()) return;
-  std::vector<std::pair<std::string, std::string>> known;  // uid, key
-  {
-    absl::MutexLock lock(&mu);
-    for (const auto& [uid, key] : uid_key) known.emplace_back(uid, key);
-  }
-  const absl::Time now = clock.Now();
-  for (const auto& [uid, key] : known) {
-    std::vector<std::string> parts = absl::StrSplit(key, absl::MaxSplits('/', 1));
-    client::ObjectRef pod = parts.size() == 2 ? pods->Get(parts[0], parts[1]) : nullptr;
-    // Pods not started here have no sandbox (NotFound); finished ones need none.
-    if (!pod || meta::GetUid(*pod) != uid || PodView::Parse(*pod).terminal()) continue;
-    absl::Status s = agent.runtime_->SetFence(uid, fence.RemainingFor(*pod, now));
-    if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
-      BATCHD_LOG_WARN("node {}: fence deadline of pod {}: {}", agent.opts_.node_name, key,
-                      s.ToString());
-    }
-  }
-}
-
-void NodeAgent::Impl::ClearFences() {
-  if (fence.enabled()) return;
-  for (const std::string& uid : agent.runtime_->List()) {
-    (void)agent.runtime_->SetFence(uid, absl::InfiniteDuration());
-  }
-}
-
-absl::Status NodeAgent::Impl::RegisterNode() {
-  const AgentOptions& o = agent.opts_;
-  absl::Time now = clock.Now();
-  auto existing = client.Get(node_kind, "", o.node_name);
-  if (!existing.ok() && !IsReason(existing.status(), "NotFound")) return existing.status();
-  if (!existing.ok()) {
-    Json node = internal::BuildNode(o, capacity, facts, now);
-    auto created = client.Create(node_kind, "", node);
-    if (!created.ok()) return created.status();
-    existing = std::move(created);
-  } else {
-    Json want = internal::BuildNode(o, capacity, facts, now)["metadata"]["labels"];
-    Json have = existing->value("metadata", Json::object()).value("labels", Json::object());
-    bool missing = false;
-    for (const auto& [k, v] : want.items()) missing |= !have.contains(k) || have[k] != v;
-    // The fence period this agent announces (none when it does not fence).
-    const Json want_fence = internal::FenceAnnotationValue(o);
-    const Json have_fence = existing->value("metadata", Json::object())
-                                .value("annotations", Json::object())
-                                .value(api::core_v1::kFencePeriodAnnotation, Json());
-    const bool fence_differs = want_fence != have_fence;
-    // The log port's endpoint (address, port, serving CA) as this start has it.
-    const std::string endpoint = internal::KubeletEndpointAnnotation(o);
-    const bool endpoint_differs =
-        !endpoint.empty() &&
-        api::StringMember(api::MemberObject(existing->value("metadata", Json::object()),
-                                            "annotations"),
-                          auth::kKubeletEndpointAnnotation) != endpoint;
-    if (missing || fence_differs || endpoint_differs) {
-      Json meta_patch = {{"labels", want}};
-      if (fence_differs) {
-        meta_patch["annotations"][api::core_v1::kFencePeriodAnnotation] = want_fence;
-      }
-      if (endpoint_differs) meta_patch["annotations"][auth::kKubeletEndpointAnnotation] = endpoint;
-      auto patched = client.MergePatch(node_kind, "", o.node_name,
-                                       Json{{"metadata", std::move(meta_patch)}});
-      if (!patched.ok()) return patched.status();
-      existing = std::move(patched);
-    }
-  }
-  Json node = *existing;
-  NodeFacts f = facts;
-  f.disk_pressure = disk_pressure.load();
-  node["status"] = internal::NodeStatus(o, capacity, f, *existing, now);
-  auto r = client.UpdateStatus(node_kind, std::move(node));
-  return r.status();
-}
-
-absl::Status NodeAgent::Impl::RenewLease() {
-  const AgentOptions& o = agent.opts_;
-  Json want = internal::BuildLease(o, clock.Now());
-  auto lease = client.Get(lease_kind, "kube-node-lease", o.node_name);
-  if (!lease.ok()) {
-    if (!IsReason(lease.status(), "NotFound")) return lease.status();
-    want["spec"]["acquireTime"] = want["spec"]["renewTime"];
-    auto c = client.Create(lease_kind, "kube-node-lease", want);
-    if (!c.ok() && !IsReason(c.status(), "AlreadyExists")) return c.status();
-    return absl::OkStatus();
-  }
-  Json l = *lease;
-  for (const auto& [k, v] : want["spec"].items()) l["spec"][k] = v;
-  auto u = client.Update(lease_kind, std::move(l));
-  return u.status();
-}
-
-void NodeAgent::Impl::CheckDisk() {
-  const AgentOptions& o = agent.opts_;
-  if (o.eviction_nodefs_available_fraction <= 0 && o.eviction_nodefs_available_bytes <= 0) return;
-  const int64_t capacity_bytes = probe.DiskBytes(o.data_dir);
-  int64_t available = probe.DiskAvailableBytes(o.data_dir);
-  if (capacity_bytes <= 0 || available < 0) return;
-  const int64_t threshold =
-      o.eviction_nodefs_available_bytes > 0
-          ? o.eviction_nodefs_available_bytes
-          : static_cast<int64_t>(static_cast<double>(capacity_bytes) *
-                                 o.eviction_nodefs_available_fraction);
-  const absl::Time now = clock.Now();
-  bool under = available < threshold;
-  if (under) {
-    // Reclaim first (the kubelet's container GC): logs of finished pods.
-    bool reclaimed = false;
-    for (const std::string& uid : agent.runtime_->List()) {
-      auto rt = agent.runtime_->Status(uid);
-      if (!rt.ok() || !rt->finished || rt->supervisor_alive) continue;
-      if (agent.runtime_->LogBytes(uid) <= 0) continue;
-      reclaimed |= agent.runtime_->RemoveLogs(uid).ok();
-    }
-    if (reclaimed) {
-      available = probe.DiskAvailableBytes(o.data_dir);
-      under = available >= 0 && available < threshold;
-    }
-  }
-  const bool was = disk_pressure.load();
-  if (under) {
-    pressure_clear_since = absl::InfiniteFuture();
-    if (!was) {
-      BATCHD_LOG_WARN("node {}: disk pressure: {} available, threshold {}", o.node_name,
-                      KiB(available), KiB(threshold));
-      disk_pressure = true;
-      force_node_report = true;
-      controller->queue().Add(kHeartbeatKey);
-    }
-    (void)EvictLargestLogs(threshold, available);
-    return;
-  }
-  if (!was) return;
-  if (pressure_clear_since == absl::InfiniteFuture()) pressure_clear_since = now;
-  if (now - pressure_clear_since < o.eviction_pressure_transition_period) return;
-  BATCHD_LOG_INFO("node {}: disk pressure cleared ({} available)", o.node_name, KiB(available));
-  disk_pressure = false;
-  pressure_clear_since = absl::InfiniteFuture();
-  force_node_report = true;
-  controller->queue().Add(kHeartbeatKey);
-}
-
-bool NodeAgent::Impl::EvictLargestLogs(int64_t threshold, int64_t available) {
-  // Running pods of this node (known to the informer), by log bytes.
-  struct Candidate {
-    int64_t bytes;
-    std::string uid, key;
-  };
-  std::vector<Candidate> candidates;
-  {
-    absl::MutexLock lock(&mu);
-    for (const auto& [uid, key] : uid_key) {
-      if (!evictions.contains(uid)) candidates.push_back({0, uid, key});
-    }
-  }
-  // Only pods whose containers run (a PodState belongs to its pod's
-  // reconcile: the runtime is asked instead).
-  std::erase_if(candidates, [this](const Candidate& c) {
-    auto rt = agent.runtime_->Status(c.uid);
-    return !rt.ok() || !rt->found || rt->finished || rt->stop_requested;
-  });
-  for (Candidate& c : candidates) c.bytes = agent.runtime_->LogBytes(c.uid);
-  if (candidates.empty()) return false;
-  const Candidate& victim = *std::max_element(
-      candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-        return a.bytes != b.bytes ? a.bytes < b.bytes : a.uid > b.uid;
-      });
-  std::vector<std::string> parts = absl::StrSplit(victim.key, absl::MaxSplits('/', 1));
-  client::ObjectRef pod = parts.size() == 2 ? pods->Get(parts[0], parts[1]) : nullptr;
-  if (!pod || meta::GetUid(*pod) != victim.uid) return false;
-  std::string message = absl::StrCat("The node was low on resource: ephemeral-storage. ",
-                                     "Threshold quantity: ", KiB(threshold),
-                                     ", available: ", KiB(available), ". ");
-  for (const Json& c : api::MemberArray(api::MemberObject(*pod, "spec"), "containers")) {
-    absl::StrAppend(&message, "Container ", c.value("name", ""), " was using ",
-                    KiB(victim.bytes), ", request is 0, has larger consumption of "
-                    "ephemeral-storage. ");
-    break;  // the pod's log bytes are counted for the pod, named for its first container
-  }
-  BATCHD_LOG_WARN("node {}: evicting pod {} ({} of logs): disk pressure", agent.opts_.node_name,
-                  victim.key, KiB(victim.bytes));
-  {
-    // The pod's own reconcile takes it from here (ReconcilePod): it records
-    // the reason before anything else and stops the pod at once.
-    absl::MutexLock lock(&mu);
-    evictions[victim.uid] = {"Evicted", message};
-  }
-  Warn(*pod, "Evicted", message);
-  controller->queue().Add(victim.key);
-  return true;
 }
 
 NodeAgent::NodeAgent(AgentOptions opts, client::Client& client, Clock& clock,
