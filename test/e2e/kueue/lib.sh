@@ -105,6 +105,16 @@ has_wl() { [[ -n $(wl_of "$@") ]]; }
 # jobset_wl JOBSET [NAMESPACE]: the Workload the JobSet owns ("" if none).
 jobset_wl() { owned_wl JobSet "$1" "${2:-$NS}"; }
 has_jobset_wl() { [[ -n $(jobset_wl "$@") ]]; }
+# wl_event_messages JOB REASON: the messages of the Events with REASON on the
+# Workload the Job owns, one per line (nothing when it has no Workload).
+# Events outlive a condition a slow poll may miss on a loaded machine.
+wl_event_messages() {
+  local wl
+  wl=$(wl_of "$1") || return 1
+  [[ -n $wl ]] || return 0
+  k get events -n "$NS" --field-selector "involvedObject.kind=Workload,involvedObject.name=$wl,reason=$2" \
+    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}'
+}
 
 # queued_jobset NAME QUEUE DURATION RJOB...: a JobSet in QUEUE with a
 # replicated job per RJOB ("NAME:REPLICAS[:PODS]", PODS pods per child Job,

@@ -139,10 +139,7 @@ poll 30 wl_cond_is huge QuotaReserved True || fail "huge: no quota reserved"
 # EvictedDueToAdmissionCheck Event (which outlives it) is accepted too.
 evicted_by_check() {
   [[ $(wl_field huge '{.status.conditions[?(@.type=="Evicted")].reason}') == AdmissionCheck ]] && return 0
-  local wl
-  wl=$(wl_of huge "$NS")
-  [[ -n $wl ]] || return 1
-  [[ -n $(k get events -n "$NS" --field-selector "involvedObject.kind=Workload,involvedObject.name=$wl,reason=EvictedDueToAdmissionCheck" -o name) ]]
+  [[ -n $(wl_event_messages huge EvictedDueToAdmissionCheck) ]]
 }
 poll 30 evicted_by_check || fail "no Retry eviction: $(wl_field huge '{.status}' | head -c 600)"
 gone_inactive() { [[ $(wl_field huge '{.spec.active}') == false ]]; }

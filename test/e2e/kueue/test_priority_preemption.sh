@@ -27,20 +27,14 @@ expect_eq "$(wl_field low '{.spec.priority}')" "10" "workload priority from the 
 poll 30 eval '[[ -n $(job_pods low) ]]' || fail "the low-priority job has no pods"
 first_pods=$(job_pods low)
 first_pods_gone() {
-  local p out
-  for p in $first_pods; do
-    out=$(k get pod -n "$NS" "$p" --ignore-not-found -o name) || return 1
-    [[ -z $out ]] || return 1
-  done
+  local out
+  out=$(k get pods -n "$NS" $first_pods --ignore-not-found -o name) || return 1
+  [[ -z $out ]]
 }
 queued_job high lq 4 40s "$NS-high"
 evicted_in_cq() {
   [[ $(wl_field low '{.status.conditions[?(@.type=="Evicted")].status}/{.status.conditions[?(@.type=="Preempted")].reason}') == "True/InClusterQueue" ]] && return 0
-  local wl
-  wl=$(wl_of low "$NS")
-  [[ -n $wl ]] || return 1
-  k get events -n "$NS" --field-selector "involvedObject.kind=Workload,involvedObject.name=$wl,reason=Preempted" \
-    -o jsonpath='{.items[*].message}' | grep -q "due to prioritization in the ClusterQueue"
+  wl_event_messages low Preempted | grep -q "due to prioritization in the ClusterQueue"
 }
 poll 40 evicted_in_cq || fail "low-priority workload not evicted with Preempted reason InClusterQueue (now: $(wl_field low '{.status.conditions[?(@.type=="Evicted")].status}/{.status.conditions[?(@.type=="Preempted")].reason}'))"
 poll 30 is_suspended low || fail "preempted job not suspended"
