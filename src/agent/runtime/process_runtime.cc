@@ -17,6 +17,9 @@
 //
 // The calls are syscall-lean because the agent polls Status for every pod:
 // Status is open+flock+close of spec.json and one read of state.json.
+//
+// The class is declared in internal/process_runtime_impl.h; the launcher and
+// the spawning of shims are in process_runtime_launch.cc.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -39,6 +42,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/runtime/cgroup.h"
+#include "agent/runtime/internal/process_runtime_impl.h"
 #include "agent/runtime/fence_file.h"
 #include "agent/runtime/pod_files.h"
 #include "agent/runtime/pod_runtime.h"
@@ -47,48 +51,17 @@
 #include "common/logging.h"
 #include "common/thread_name.h"
 
-extern char** environ;
-
 namespace batchd::agent {
 namespace {
 
 // How many liveness checks pass between sweeps of all spawned shims.
 constexpr int kSweepEvery = 64;
-// After the launcher failed twice in one Start, this many shims are spawned
-// directly before it is tried again (a launcher that cannot run costs no
-// extra spawn per pod).
-constexpr int kDirectSpawnsAfterLauncherFailure = 64;
 
 bool ValidUid(const std::string& uid) {
   return !uid.empty() && uid != "." && uid != ".." && uid != kShimLogName &&
          uid.find('/') == std::string::npos;
 }
 
-// Waits for the shim's "ok"/"busy"/"error: ..." line (or EOF) on `fd`.
-// `timed_out`: neither came in time (the shim still holds the pipe: it has not exited).
-std::string ReadReady(int fd, absl::Duration timeout, bool& timed_out) {
-  std::string out;
-  timed_out = false;
-  const absl::Time deadline = absl::Now() + timeout;
-  char buf[256];
-  while (out.find('\n') == std::string::npos) {
-    const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
-    if (ms <= 0) {
-      timed_out = true;
-      break;
-    }
-    struct pollfd p = {fd, POLLIN, 0};
-    int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(ms, 60000)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) continue;  // the deadline check above decides
-    if (r < 0) break;
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return std::string(absl::StripAsciiWhitespace(out));
-}
 
 // state.json, read without a lock: the shim replaces it atomically
 // (StateFile), so no call here ever waits on a pod's file lock while holding
@@ -109,11 +82,6 @@ absl::StatusOr<nlohmann::json> ReadState(const PodPaths& paths) {
   return j;
 }
 
-std::vector<std::string> CurrentEnviron() {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
-  return env;
-}
 
 // Pods started by a shim of the previous layout (shim.lock, shim.pid,
 // logs/<container>/<run>.log), which keeps running across an agent upgrade.
@@ -139,90 +107,10 @@ std::string LegacyLog(const PodPaths& paths, const std::string& container, int r
   return absl::StrCat(paths.dir, "/logs/", container, "/", run, ".log");
 }
 
-class ProcessRuntime : public PodRuntime {
- public:
-  ProcessRuntime(ProcessRuntimeOptions opts, std::unique_ptr<ProcessRunner> runner)
-      : opts_(std::move(opts)), runner_(std::move(runner)) {}
-  ~ProcessRuntime() override {
-    WatchChanges(nullptr);
-    absl::MutexLock lock(&mu_);
-    StopLauncher();
-    if (shim_log_fd_ >= 0) close(shim_log_fd_);
-  }
+}  // namespace
 
-  absl::Status Start(const PodSandboxSpec& spec) override;
-  absl::StatusOr<PodSandboxStatus> Status(const std::string& uid) override;
-  absl::Status Stop(const std::string& uid, absl::Duration grace) override;
-  absl::Status RestartContainers(const std::string& uid, int64_t generation, bool hold,
-                                 absl::Duration grace) override;
-  absl::Status Remove(const std::string& uid) override;
-  absl::Status WriteHosts(const std::string& uid, const std::string& content) override;
-  absl::Status SetFence(const std::string& uid, absl::Duration remaining) override;
-  std::vector<std::string> List() override;
-  void WatchChanges(std::function<void(const std::string& uid)> on_change) override;
-  std::string LogPath(const std::string& uid, const std::string& container,
-                      bool previous) override;
-  int64_t LogBytes(const std::string& uid) override;
-  std::vector<ContainerUsage> ContainerUsages(const std::string& uid) override;
-  absl::Status RemoveLogs(const std::string& uid) override;
+namespace internal {
 
- private:
-  enum class Shim { kNoPod, kAlive, kDead };
-
-  PodPaths Paths(const std::string& uid) const { return PodPaths(opts_.root + "/" + uid); }
-  // Tests the flock on spec.json (kNoPod: no spec.json). Counts toward the sweep.
-  Shim Probe(const PodPaths& paths) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Reaps `pid` if it is a terminated child; a shim from a past runtime in
-  // this process is reaped too (it is not in children_).
-  void Reap(int pid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void SweepShims() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The shared shims.log, opened once (-1 if it cannot be opened).
-  int ShimLogFd() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status StartLauncher() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Closes our end (the launcher exits at EOF; its shims run on), kills and
-  // reaps it: at shutdown, and when it failed (a hung one's late reply must
-  // not reach its successor).
-  void StopLauncher() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Has the launcher fork a shim for `paths` answering on `ready_fd`; its pid.
-  // Unavailable when the launcher is gone (or hangs): the caller restarts it.
-  absl::StatusOr<int> Launch(const PodPaths& paths, int ready_fd)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status SpawnShim(const PodPaths& paths, const std::string& uid)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The node's cgroup facts for every shim (ShimConfig), found on the first
-  // call: whether the cgroup root is usable, where the v1 pids hierarchy is.
-  void ResolveCgroups() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Blocks (releasing mu_) while `uid`'s Start waits for its shim.
-  void AwaitStarted(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<PodSandboxStatus> ReadStatus(const PodPaths& paths, bool alive)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Signals a live shim (not its group) at `pid`, verified where its state
-  // recorded its start time.
-  absl::Status SignalShim(const absl::StatusOr<PodSandboxStatus>& st, int pid, int sig);
-
-  const ProcessRuntimeOptions opts_;
-  std::unique_ptr<ProcessRunner> runner_;
-  absl::Mutex mu_;
-  std::set<int> children_ ABSL_GUARDED_BY(mu_);  // shims this process spawned and has not reaped
-  int probes_ ABSL_GUARDED_BY(mu_) = 0;          // liveness checks since the last sweep
-  int shim_log_fd_ ABSL_GUARDED_BY(mu_) = -1;
-  int launcher_fd_ ABSL_GUARDED_BY(mu_) = -1;      // our end of the launcher's socket (-1: none)
-  int launcher_pid_ ABSL_GUARDED_BY(mu_) = 0;
-  int direct_spawns_left_ ABSL_GUARDED_BY(mu_) = 0;  // > 0: the launcher failed; spawn shims directly
-  bool cgroups_resolved_ ABSL_GUARDED_BY(mu_) = false;
-  std::string cgroups_error_ ABSL_GUARDED_BY(mu_);  // non-empty: opts_.cgroup_root is unusable
-  std::string pids_v1_root_ ABSL_GUARDED_BY(mu_);   // "" = no writable v1 pids hierarchy
-  // Pods whose Start waits for the shim's "ok" without holding mu_ (so pods
-  // start in parallel); other calls on such a pod wait on started_cv_, which
-  // keeps the per-pod order the single lock used to give.
-  std::set<std::string> starting_ ABSL_GUARDED_BY(mu_);
-  absl::CondVar started_cv_;
-  // WatchChanges: the bound events.sock, an eventfd that stops the thread.
-  absl::Mutex watch_mu_;  // serializes WatchChanges calls
-  int events_fd_ = -1;
-  int events_stop_fd_ = -1;
-  std::thread events_thread_;
-};
 
 absl::Status ProcessRuntime::SignalShim(const absl::StatusOr<PodSandboxStatus>& st, int pid,
                                         int sig) {
@@ -277,163 +165,6 @@ ProcessRuntime::Shim ProcessRuntime::Probe(const PodPaths& paths) {
   const bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
   close(fd);  // releases the lock if this took it
   return held ? Shim::kAlive : Shim::kDead;
-}
-
-int ProcessRuntime::ShimLogFd() {
-  if (shim_log_fd_ < 0) {
-    const std::string path = opts_.root + "/" + kShimLogName;
-    shim_log_fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  }
-  return shim_log_fd_;
-}
-
-absl::Status ProcessRuntime::StartLauncher() {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-    return absl::UnavailableError(absl::StrCat("socketpair: ", std::strerror(errno)));
-  }
-  const int log_fd = ShimLogFd();
-  // Its shims inherit its environment, stdio (shims.log) and working
-  // directory: what an exec'ed shim would get from us.
-  SpawnRequest req{.argv = {opts_.shim_path, "--launcher"},
-                   .env = CurrentEnviron(),
-                   .stdout_fd = log_fd,
-                   .stderr_fd = log_fd,
-                   .extra_fds = {{sv[1], kLauncherFd}},
-                   .new_session = true};
-  absl::StatusOr<int> pid = runner_->Spawn(req);
-  close(sv[1]);
-  if (!pid.ok()) {
-    close(sv[0]);
-    return absl::UnavailableError(pid.status().message());
-  }
-  launcher_fd_ = sv[0];
-  launcher_pid_ = *pid;
-  return absl::OkStatus();
-}
-
-void ProcessRuntime::StopLauncher() {
-  if (launcher_fd_ < 0) return;
-  close(launcher_fd_);  // EOF: the launcher exits; its shims run on
-  // It would exit by itself; SIGKILL (to our own unreaped child) spares the
-  // wait when a fork of this process still holds our end of the socket, and
-  // ends one that hangs. The wait blocks: one that closed its socket as it
-  // died may not be a zombie yet, and a non-blocking reap would leave it one.
-  (void)runner_->Signal(launcher_pid_, SIGKILL, /*group=*/false);
-  while (waitpid(launcher_pid_, nullptr, 0) < 0 && errno == EINTR) {
-  }
-  launcher_fd_ = -1;
-  launcher_pid_ = 0;
-}
-
-absl::StatusOr<int> ProcessRuntime::Launch(const PodPaths& paths, int ready_fd) {
-  struct iovec iov = {const_cast<char*>(paths.dir.data()), paths.dir.size()};
-  alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr msg = {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &ready_fd, sizeof(int));
-  ssize_t n;
-  do {
-    n = sendmsg(launcher_fd_, &msg, MSG_NOSIGNAL);  // EPIPE, not SIGPIPE, if it is gone
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return absl::UnavailableError(absl::StrCat("send: ", std::strerror(errno)));
-  // One request at a time (under mu_), so the next reply is this one's.
-  struct pollfd p = {launcher_fd_, POLLIN, 0};
-  int r;
-  do {
-    r = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(opts_.start_timeout)));
-  } while (r < 0 && errno == EINTR);
-  if (r <= 0) return absl::UnavailableError("no reply");
-  int32_t reply = 0;
-  do {
-    n = recv(launcher_fd_, &reply, sizeof(reply), 0);
-  } while (n < 0 && errno == EINTR);
-  if (n == 0) return absl::UnavailableError("it exited");
-  if (n != static_cast<ssize_t>(sizeof(reply))) {
-    return absl::UnavailableError(n < 0 ? absl::StrCat("recv: ", std::strerror(errno))
-                                        : "short reply");
-  }
-  if (reply <= 0) {
-    return absl::InternalError(absl::StrCat("spawn pod shim: ", std::strerror(-reply)));
-  }
-  return reply;
-}
-
-// Called with mu_ held; releases it while the shim starts the pod.
-absl::Status ProcessRuntime::SpawnShim(const PodPaths& paths, const std::string& uid) {
-  int ready[2];
-  if (pipe2(ready, O_CLOEXEC) != 0) return absl::InternalError("pipe2 failed");
-  absl::StatusOr<int> pid = absl::UnavailableError("launcher not used");
-  if (direct_spawns_left_ > 0) {
-    --direct_spawns_left_;
-  } else {
-    // A launcher that died (or never ran) is restarted once. A shim it may
-    // have forked before dying answers on the same pipe, and the flock on
-    // spec.json lets only one shim hold the pod ("ok" or "busy" both do).
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (launcher_fd_ < 0) {
-        if (absl::Status s = StartLauncher(); !s.ok()) {
-          pid = s;
-          continue;
-        }
-      }
-      pid = Launch(paths, ready[1]);
-      if (!absl::IsUnavailable(pid.status())) break;
-      StopLauncher();
-    }
-    if (absl::IsUnavailable(pid.status())) {
-      direct_spawns_left_ = kDirectSpawnsAfterLauncherFailure;
-      const int log_fd = ShimLogFd();
-      if (log_fd >= 0) {
-        (void)WriteFd(log_fd,
-                      absl::StrCat("batchd-shim launcher: ", pid.status().message(),
-                                   "; exec'ing the next ", kDirectSpawnsAfterLauncherFailure,
-                                   " shims directly\n"),
-                      kShimLogName);
-      }
-    }
-  }
-  const bool direct = absl::IsUnavailable(pid.status());
-  if (direct) {
-    const int log_fd = ShimLogFd();
-    SpawnRequest req{.argv = {opts_.shim_path, "--pod-dir", paths.dir, "--ready-fd", "3"},
-                     .env = CurrentEnviron(),
-                     .stdout_fd = log_fd,
-                     .stderr_fd = log_fd,
-                     .extra_fds = {{ready[1], 3}},
-                     .new_session = true};
-    pid = runner_->Spawn(req);
-  }
-  close(ready[1]);
-  if (!pid.ok()) {
-    close(ready[0]);
-    return pid.status();
-  }
-  if (direct) children_.insert(*pid);
-  starting_.insert(uid);
-  mu_.Unlock();
-  bool timed_out = false;
-  const std::string reply = ReadReady(ready[0], opts_.start_timeout, timed_out);
-  close(ready[0]);
-  mu_.Lock();
-  starting_.erase(uid);
-  started_cv_.SignalAll();
-  if (reply == "ok" || reply == "busy") return absl::OkStatus();
-  // Only a shim not yet reaped may be signalled: our child (unless another
-  // call reaped it meanwhile), or the launcher's while it holds the pipe.
-  if (direct ? children_.contains(*pid) : timed_out) {
-    (void)runner_->Signal(*pid, SIGKILL, /*group=*/false);
-  }
-  return absl::InternalError(absl::StrCat("pod shim did not start (",
-                                          reply.empty() ? "no reply" : reply, "); see ",
-                                          opts_.root, "/", kShimLogName));
 }
 
 absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
@@ -818,10 +549,11 @@ std::string ProcessRuntime::LogPath(const std::string& uid, const std::string& c
   return "";
 }
 
-}  // namespace
+}  // namespace internal
 
 std::unique_ptr<PodRuntime> NewProcessRuntime(ProcessRuntimeOptions opts) {
-  return std::make_unique<ProcessRuntime>(std::move(opts), std::make_unique<PosixProcessRunner>());
+  return std::make_unique<internal::ProcessRuntime>(std::move(opts),
+                                                    std::make_unique<PosixProcessRunner>());
 }
 
 }  // namespace batchd::agent
