@@ -10,6 +10,7 @@ pkgs=(g++ cmake ninja-build make pkg-config
       libjemalloc-dev libre2-dev libssl-dev openssl libgtest-dev libgmock-dev libbenchmark-dev procps curl
       clang-14  # clang-14: the thread-safety check (scripts/check-thread-safety.sh)
       prometheus  # prometheus + promtool: test/e2e/test_prometheus.sh
+      iproute2  # ss: test/e2e/jobs/test_remote_agent.sh counts the log port's connections
       zsh)  # test/e2e/test_completion.sh (batchctl completion zsh)
 pkgs+=(chromium)  # the dashboard's browser test (test/e2e/kueue/test_dashboard.sh), headless
 if [[ "${BATCHD_FUZZ:-}" == 1 ]]; then pkgs+=(clang libclang-rt-14-dev); fi
