@@ -38,6 +38,23 @@ endif()
 # executables are unaffected. OFF to check that each test file compiles alone.
 option(BATCHD_TEST_UNITY "Compile each test executable's files as one translation unit" ON)
 set(BATCHD_TEST_UNITY_BATCH 8 CACHE STRING "Test files per unity translation unit (0: all)")
+# Unity build of everything else (BATCHD_UNITY, on by default): each library,
+# program, benchmark and fuzz target compiles its sources BATCHD_UNITY_BATCH
+# at a time as one translation unit. As for the tests, most of an object's
+# compile time is per translation unit (the project headers, the JSON, Abseil
+# and standard-library template instances it emits), and a cold build of the
+# three server programs takes about half the CPU it took file by file
+# (docs/benchmarks.md, "make test on a clean clone"). The same rule holds:
+# names at file scope, anonymous namespaces included, must be unique within a
+# target; shared helpers go in the target's internal header, and a helper
+# that only shares a name is renamed. OFF to build each file alone (faster
+# incremental rebuilds of one file; checks that each file compiles alone).
+option(BATCHD_UNITY "Compile each library's and program's files in unity batches" ON)
+set(BATCHD_UNITY_BATCH 8 CACHE STRING "Source files per unity translation unit (0: all)")
+if(BATCHD_UNITY)
+  set(CMAKE_UNITY_BUILD ON)
+  set(CMAKE_UNITY_BUILD_BATCH_SIZE ${BATCHD_UNITY_BATCH})
+endif()
 if(BATCHD_PCH)
   add_library(batchd_pch STATIC ${CMAKE_SOURCE_DIR}/cmake/pch/pch.cc)
   target_include_directories(batchd_pch PRIVATE
@@ -80,6 +97,8 @@ function(batchd_cc_test)
     if(ARG_NO_UNITY)
       set_source_files_properties(${ARG_NO_UNITY} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
     endif()
+  else()
+    set_target_properties(${ARG_NAME} PROPERTIES UNITY_BUILD OFF)
   endif()
   set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)

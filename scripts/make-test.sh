@@ -92,7 +92,7 @@ trap 'stop_all; exit 130' INT TERM
 
 build_cmd=(cmake --build "$BUILD_DIR" -j "$JOBS")
 e2e_cmd=(./test/e2e/run.sh "$BUILD_DIR/bin")
-ts_cmd=(./scripts/check-thread-safety.sh)
+ts_cmd=(env BUILD_DIR="$BUILD_DIR" ./scripts/check-thread-safety.sh)
 fuzz_cmd=(env BUILD_JOBS="$JOBS" FUZZ_JOBS="$JOBS" ./scripts/run-fuzz.sh)
 unit_cmd=(bash -c "cd '$BUILD_DIR' && ctest --output-on-failure -j '$JOBS' --timeout 300")
 

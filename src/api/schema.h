@@ -129,6 +129,8 @@ inline SchemaBuilder ArrayOf(SchemaPtr item, std::string doc = "") {
   const_cast<Schema&>(*b.Build()).items = std::move(item);
   return b;
 }
+// A list of strings.
+inline SchemaBuilder StrList(std::string doc = "") { return ArrayOf(Str(), std::move(doc)); }
 inline SchemaBuilder MapOf(SchemaPtr value, std::string doc = "") {
   SchemaBuilder b(Schema::Type::kMap);
   b.Doc(std::move(doc));

@@ -30,6 +30,12 @@ ErrorPayload GetPayload(const absl::Status& s) {
   return out;
 }
 
+bool IsReason(const absl::Status& s, std::string_view reason) {
+  return GetPayload(s).reason == reason;
+}
+
+bool IsGone(const absl::Status& s) { return absl::IsNotFound(s) || IsReason(s, "NotFound"); }
+
 namespace {
 Json Details(const api::KindDef& k, std::string_view name) {
   Json d = {{"name", name}, {"kind", k.plural}};

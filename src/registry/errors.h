@@ -27,6 +27,10 @@ struct ErrorPayload {
   api::Json details;
 };
 ErrorPayload GetPayload(const absl::Status& s);
+// Whether `s` carries the Kubernetes reason `reason` ("AlreadyExists", "Conflict", ...).
+bool IsReason(const absl::Status& s, std::string_view reason);
+// Whether `s` says the object is not there: an absl NotFound, or the reason NotFound.
+bool IsGone(const absl::Status& s);
 
 absl::Status NotFound(const api::KindDef& k, std::string_view name);
 absl::Status AlreadyExists(const api::KindDef& k, std::string_view name);

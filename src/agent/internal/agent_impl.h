@@ -33,9 +33,7 @@ inline constexpr char kDiskKey[] = "@disk";
 inline constexpr char kStatsKey[] = "@stats";
 inline constexpr char kOrphanPrefix[] = "@orphan/";
 
-inline bool IsReason(const absl::Status& s, const char* reason) {
-  return ::batchd::registry::GetPayload(s).reason == reason;
-}
+using ::batchd::registry::IsReason;
 
 // What the agent remembers about one pod between reconciles (lost on
 // restart; everything here can be recomputed from the runtime and the pod).

@@ -11,6 +11,8 @@
 
 namespace batchd::apiserver::internal {
 
+inline constexpr char kJsonType[] = "application/json";
+
 enum class Output { kJson, kYaml, kTable };
 Output NegotiateOutput(const HttpRequest& req);
 

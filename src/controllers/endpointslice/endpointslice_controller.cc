@@ -32,9 +32,7 @@ using reconcile::ControllerContext;
 using reconcile::Reconciler;
 using reconcile::Result;
 
-bool IsReason(const absl::Status& s, const char* reason) {
-  return registry::GetPayload(s).reason == reason;
-}
+using registry::IsReason;
 
 class EndpointSliceController : public Reconciler {
  public:

@@ -43,9 +43,7 @@ using api::Json;
 
 namespace {
 
-bool IsReason(const absl::Status& s, const char* reason) {
-  return registry::GetPayload(s).reason == reason;
-}
+using registry::IsReason;
 
 using api::meta::EnsureTypeMeta;
 

@@ -42,9 +42,7 @@ using client::ObjectRef;
 using reconcile::ControllerContext;
 using reconcile::Result;
 
-bool IsReason(const absl::Status& s, const char* reason) {
-  return registry::GetPayload(s).reason == reason;
-}
+using registry::IsReason;
 
 // The JobSet "ns/name" that controls `job`, or "".
 std::string OwningJobSetKey(const Json& job) {

@@ -43,8 +43,8 @@ using workload::internal::QueueName;
 using workload::internal::ValidateTopologyAnnotations;
 
 // The field paths of the webhook's errors.
-const Path kLabels = Path("metadata").Child("labels");
-const Path kAnnotations = Path("metadata").Child("annotations");
+using workload::internal::kAnnotations;
+using workload::internal::kLabels;
 const Path kSpec = Path("spec");
 
 bool Suspended(const Json& job) {

@@ -28,15 +28,15 @@ using workload::internal::kQueueNameKey;
 using workload::internal::kStoppingAnnotation;
 using workload::internal::QueueName;
 
-const Path kLabels = Path("metadata").Child("labels");
-const Path kAnnotations = Path("metadata").Child("annotations");
+using workload::internal::kAnnotations;
+using workload::internal::kLabels;
 
-bool Suspended(const Json& jobset) {
+bool JobSetSuspended(const Json& jobset) {
   return JobSetAdapter().IsSuspended(jobset) &&
          !api::meta::GetAnnotation(jobset, kStoppingAnnotation);
 }
 
-void CheckQueueName(const Json& jobset, api::ErrorList& errs) {
+void CheckJobSetQueueName(const Json& jobset, api::ErrorList& errs) {
   auto check = [&errs](std::optional<std::string> v, const Path& p) {
     if (!v) return;
     std::vector<std::string> msgs = api::validation::IsDNS1123Subdomain(*v);
@@ -63,8 +63,8 @@ void CheckTopology(const Json& jobset, api::ErrorList& errs) {
   }
 }
 
-void CheckUpdate(const Json& jobset, const Json& old, api::ErrorList& errs) {
-  if (!Suspended(jobset) && QueueName(jobset) != QueueName(old)) {
+void CheckJobSetUpdate(const Json& jobset, const Json& old, api::ErrorList& errs) {
+  if (!JobSetSuspended(jobset) && QueueName(jobset) != QueueName(old)) {
     errs.push_back(
         api::Invalid(kLabels.Key(kQueueNameKey), QueueName(jobset), "field is immutable"));
   }
@@ -75,7 +75,7 @@ void CheckUpdate(const Json& jobset, const Json& old, api::ErrorList& errs) {
 }
 
 // Kueue's ApplyDefaultForSuspend: queued JobSets start suspended.
-void DefaultSuspend(Json& jobset, const JobIntegrationOptions& options) {
+void DefaultJobSetSuspend(Json& jobset, const JobIntegrationOptions& options) {
   if (JobSetAdapter().Skip(jobset)) return;
   const bool managed = !QueueName(jobset).empty() ||
                        (options.manage_jobs_without_queue_name &&
@@ -108,11 +108,11 @@ absl::Status RegisterJobSetWebhooks(registry::Registry& registry,
   }
   registry.AddMutator(jobsets->GroupResource(),
                       [jobsets, options](Json& jobset, const Json* old) -> absl::Status {
-                        if (old == nullptr) DefaultSuspend(jobset, options);
+                        if (old == nullptr) DefaultJobSetSuspend(jobset, options);
                         api::ErrorList errs;
-                        CheckQueueName(jobset, errs);
+                        CheckJobSetQueueName(jobset, errs);
                         CheckTopology(jobset, errs);
-                        if (old != nullptr) CheckUpdate(jobset, *old, errs);
+                        if (old != nullptr) CheckJobSetUpdate(jobset, *old, errs);
                         if (errs.empty()) return absl::OkStatus();
                         return registry::Invalid(*jobsets, api::meta::GetName(jobset), errs);
                       });

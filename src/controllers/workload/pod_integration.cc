@@ -26,8 +26,8 @@ using api::Json;
 using api::Path;
 using namespace workload::internal;  // NOLINT: the pod integration's vocabulary
 
-const Path kLabels = Path("metadata").Child("labels");
-const Path kAnnotations = Path("metadata").Child("annotations");
+using workload::internal::kAnnotations;
+using workload::internal::kLabels;
 
 // Owners whose pods Kueue queues through them (the integrations batchd
 // runs), and how far up an owner chain it looks (Kueue's limit is 10).

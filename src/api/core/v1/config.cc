@@ -13,8 +13,6 @@
 namespace batchd::api::core_v1::internal {
 namespace {
 
-constexpr char kCore[] = "io.k8s.api.core.v1.";
-std::string R(const char* name) { return std::string(kCore) + name; }
 constexpr char kRedacted[] = "<secret contents redacted>";
 
 // Secret types and the keys each requires (Kubernetes' ValidateSecret).

@@ -12,9 +12,6 @@
 namespace batchd::api::core_v1::internal {
 namespace {
 
-constexpr char kCore[] = "io.k8s.api.core.v1.";
-std::string R(const char* name) { return std::string(kCore) + name; }
-
 SchemaPtr EventSchema() {
   static const SchemaPtr source =
       Object(R("EventSource"), "EventSource contains information for an event.")

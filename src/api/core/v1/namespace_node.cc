@@ -12,9 +12,6 @@
 namespace batchd::api::core_v1::internal {
 namespace {
 
-constexpr char kCore[] = "io.k8s.api.core.v1.";
-std::string R(const char* name) { return std::string(kCore) + name; }
-
 SchemaPtr NamespaceSchema() {
   static const SchemaPtr condition =
       Object(R("NamespaceCondition"), "NamespaceCondition contains details about state of "

@@ -7,9 +7,6 @@ namespace batchd::api::core_v1 {
 namespace internal {
 namespace {
 
-constexpr char kCore[] = "io.k8s.api.core.v1.";
-std::string R(const char* name) { return std::string(kCore) + name; }
-
 SchemaPtr NodeSelectorRequirementSchema() {
   static const SchemaPtr s =
       Object(R("NodeSelectorRequirement"), "A node selector requirement: a key, an operator "

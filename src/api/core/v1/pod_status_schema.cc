@@ -5,9 +5,6 @@
 namespace batchd::api::core_v1::internal {
 namespace {
 
-constexpr char kCore[] = "io.k8s.api.core.v1.";
-std::string R(const char* name) { return std::string(kCore) + name; }
-
 SchemaPtr ContainerStateSchema() {
   static const SchemaPtr waiting =
       Object(R("ContainerStateWaiting"), "A waiting state of a container.")

@@ -18,9 +18,6 @@
 namespace batchd::api::core_v1::internal {
 namespace {
 
-constexpr char kCore[] = "io.k8s.api.core.v1.";
-std::string R(const char* name) { return std::string(kCore) + name; }
-
 constexpr char kHeadless[] = "None";
 // Why a non-headless service is refused; shared by the clusterIP and type errors.
 constexpr char kNoVirtualIps[] =

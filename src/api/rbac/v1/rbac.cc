@@ -9,8 +9,6 @@
 namespace batchd::api::rbac_v1 {
 namespace {
 
-SchemaPtr StrList(const std::string& doc) { return ArrayOf(Str(), doc); }
-
 SchemaPtr PolicyRuleSchema() {
   static const SchemaPtr s =
       Object("io.k8s.api.rbac.v1.PolicyRule",

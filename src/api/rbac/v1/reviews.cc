@@ -6,8 +6,6 @@
 namespace batchd::api::rbac_v1 {
 namespace {
 
-SchemaPtr StrList(const std::string& doc) { return ArrayOf(Str(), doc); }
-
 SchemaPtr ResourceAttributesSchema() {
   static const SchemaPtr s =
       Object("io.k8s.api.authorization.v1.ResourceAttributes",

@@ -29,7 +29,6 @@ using api::batch_v1::JobStatusView;
 
 // The label of an Indexed Job's pods that carries their index (the pod
 // index label of a topology request: ranks fill domains in index order).
-constexpr char kJobCompletionIndexLabel[] = "batch.kubernetes.io/job-completion-index";
 
 // The one pod set of a Job (Kueue's default pod set name).
 constexpr char kMainPodSet[] = "main";

@@ -43,9 +43,7 @@ using reconcile::Controller;
 
 namespace {
 
-bool IsGone(const absl::Status& s) {
-  return absl::IsNotFound(s) || registry::GetPayload(s).reason == "NotFound";
-}
+using registry::IsGone;
 
 bool Replaced(const Json& wl) {
   auto c = api::meta::GetCondition(wl, api::kueue::kFinished);

@@ -11,6 +11,7 @@
 #include "api/meta/conditions.h"
 #include "api/meta/object_meta.h"
 #include "controllers/workload/internal/topology_request.h"
+#include "controllers/workload/internal/workload_util.h"
 
 namespace batchd::controllers::workload::internal {
 
@@ -18,7 +19,6 @@ namespace js = api::jobset_v1alpha2;
 
 namespace {
 
-constexpr char kJobCompletionIndexLabel[] = "batch.kubernetes.io/job-completion-index";
 
 // Pods one Job of `r` runs at once.
 int32_t PodsPerJob(const js::ReplicatedJobView& r) {

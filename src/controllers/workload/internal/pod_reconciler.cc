@@ -32,9 +32,7 @@ constexpr char kGroupKeyPrefix[] = "group/";
 constexpr size_t kMaxRoles = 8;
 constexpr char kWaitingForReplacementPods[] = "WaitingForReplacementPods";
 
-bool IsGone(const absl::Status& s) {
-  return absl::IsNotFound(s) || registry::GetPayload(s).reason == "NotFound";
-}
+using registry::IsGone;
 
 // A pod with apiVersion and kind (informer copies may lack them), for
 // events and owner references.

@@ -22,13 +22,7 @@ using reconcile::Controller;
 using reconcile::ControllerContext;
 using reconcile::Result;
 
-namespace {
-
-bool IsGone(const absl::Status& s) {
-  return absl::IsNotFound(s) || registry::GetPayload(s).reason == "NotFound";
-}
-
-}  // namespace
+using registry::IsGone;
 
 IntegrationReconciler::IntegrationReconciler(ControllerContext& ctx,
                                              std::shared_ptr<const JobAdapter> adapter,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "api/field_error.h"
 #include "api/kueue/queue_views.h"
 #include "client/client.h"
 #include "controllers/workload/adapter.h"
@@ -24,6 +25,9 @@
 namespace batchd::controllers::workload::internal {
 
 inline constexpr char kQueueNameKey[] = "kueue.x-k8s.io/queue-name";
+inline constexpr char kJobCompletionIndexLabel[] = "batch.kubernetes.io/job-completion-index";
+inline const api::Path kLabels = api::Path("metadata").Child("labels");
+inline const api::Path kAnnotations = api::Path("metadata").Child("annotations");
 inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
 inline constexpr char kJobUidLabel[] = "kueue.x-k8s.io/job-uid";
 // The job's execution time limit, copied to the Workload's

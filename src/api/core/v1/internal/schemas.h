@@ -11,6 +11,10 @@
 
 namespace batchd::api::core_v1::internal {
 
+// The OpenAPI name of a core/v1 definition: R("Pod") is "io.k8s.api.core.v1.Pod".
+inline constexpr char kCore[] = "io.k8s.api.core.v1.";
+inline std::string R(const char* name) { return std::string(kCore) + name; }
+
 SchemaPtr ObjectReferenceSchema();
 SchemaPtr LocalObjectReferenceSchema();
 SchemaPtr ContainerSchema();
