@@ -89,9 +89,16 @@ TEST_F(RegistryTest, CreateErrors) {
   EXPECT_EQ(Reason(dup.status()), "AlreadyExists");
   EXPECT_EQ(dup.status().message(), "jobs.batch \"a\" already exists");
 
+  EXPECT_TRUE(IsReason(dup.status(), "AlreadyExists"));
+  EXPECT_FALSE(IsReason(dup.status(), "Conflict"));
+  EXPECT_FALSE(IsGone(dup.status()));
+
   auto no_ns = reg_->Create(*jobs_, "nope", MakeJob("b", "nope").Obj(), WriteOptions{});
   EXPECT_EQ(Reason(no_ns.status()), "NotFound");
   EXPECT_EQ(no_ns.status().message(), "namespaces \"nope\" not found");
+  EXPECT_TRUE(IsGone(no_ns.status()));
+  EXPECT_TRUE(IsGone(absl::NotFoundError("no reason attached")));
+  EXPECT_FALSE(IsReason(absl::NotFoundError("no reason attached"), "NotFound"));
 
   Json bad = MakeJob("c").Obj();
   bad["spec"]["template"]["spec"]["containers"][0].erase("name");
