@@ -71,7 +71,7 @@ start_remote_agent "$NODE" "$ADIR"
 reported() {
   [[ $(k get pod -n "$NS" before-reboot -o jsonpath='{.status.containerStatuses[0].state.terminated.reason}') == ContainerStatusUnknown ]]
 }
-poll 120 reported || fail "pod not reported ContainerStatusUnknown: $(k get pod -n "$NS" before-reboot -o jsonpath='{.status}' | head -c 300)"
+poll 120 reported || fail "pod not reported ContainerStatusUnknown: $(k get pod -n "$NS" before-reboot -o jsonpath='{.status.containerStatuses}' | head -c 300); spec.json lock: $(flock -n "$ADIR/pods/$uid/spec.json" true 2>&1 && echo free || echo held); agent log: $(tail -n 6 "$ADIR.log" | tr '\n' ' ' | tail -c 600)"
 sleep 1
 kill -0 "$STRANGER" 2>/dev/null || fail "the unrelated process $STRANGER was signalled"
 grep -q "recorded in another boot" "$ADIR.log" ||
