@@ -3,13 +3,14 @@
 # ABSL_EXCLUSIVE_LOCKS_REQUIRED, ...; docs/development.md) with clang's
 # thread-safety analysis: every .cc file under src/ (tests included) that
 # sees a lock type or annotation (scripts/lock-users.py) is parsed with
-# -fsyntax-only -Wthread-safety -Werror=thread-safety, in parallel. Needs clang++-14 (scripts/install-deps.sh);
-# produces no binary. Where BUILD_DIR (default build) is configured with unity
-# batches (cmake/batchd_cc.cmake, BATCHD_UNITY), a file is parsed in its batch:
-# the batch's other files come along, and the headers they share are parsed
-# once for all (about a third of the CPU of one file at a time); a file in no
-# batch, or every file when files are named on the command line, is parsed alone. Prints each failing file's diagnostics and exits
-# non-zero when any file fails. Other clang warnings are not reported
+# -fsyntax-only -Wthread-safety -Werror=thread-safety, in parallel. Needs
+# clang++-14 (scripts/install-deps.sh); produces no binary. Where BUILD_DIR
+# (default build) is configured with unity batches (cmake/batchd_cc.cmake,
+# BATCHD_UNITY), a file is parsed in its batch: the batch's other files come
+# along, and the headers they share are parsed once for all (about half the
+# CPU of one file at a time); a file in no batch, or every file when files are
+# named on the command line, is parsed alone. Prints each failing file's
+# diagnostics and exits non-zero when any file fails. Other clang warnings are not reported
 # (-Wno-everything; `-w` would silence the analysis too).
 #   CLANGXX=clang++-15 ./scripts/check-thread-safety.sh [FILE.cc ...]
 set -euo pipefail

@@ -21,6 +21,7 @@
 namespace batchd::apiserver {
 
 using api::Json;
+using internal::kJsonType;
 using internal::Output;
 
 struct ApiServer::Discovery {
@@ -203,7 +204,7 @@ bool ApiServer::ServeNonResource(const HttpRequest& req, ResponseWriter& w) {
               {"gitTreeState", "clean"}, {"buildDate", "2026-11-29T00:00:00Z"},
               {"goVersion", "none (batchd is C++)"}, {"compiler", "gcc"},
               {"platform", "linux/amd64"}};
-    w.Send(200, {{"Content-Type", internal::kJsonType}}, v.dump());
+    w.Send(200, {{"Content-Type", kJsonType}}, v.dump());
     return true;
   }
   if (p == "/metrics") {
@@ -222,7 +223,7 @@ bool ApiServer::ServeNonResource(const HttpRequest& req, ResponseWriter& w) {
     return true;
   }
   if (const std::string* doc = discovery_->docs.Find(p)) {
-    w.Send(200, {{"Content-Type", internal::kJsonType}}, *doc);
+    w.Send(200, {{"Content-Type", kJsonType}}, *doc);
     return true;
   }
   return false;
@@ -236,7 +237,7 @@ void ApiServer::ServeOpenApiV2(const HttpRequest& req, ResponseWriter& w) {
   static constexpr char kProtoAlt[] = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
   const std::string accept = req.Header("accept");
   if (accept.empty()) {
-    w.Send(200, {{"Content-Type", internal::kJsonType}}, discovery_->docs.OpenApiV2Json());
+    w.Send(200, {{"Content-Type", kJsonType}}, discovery_->docs.OpenApiV2Json());
     return;
   }
   for (absl::string_view item : absl::StrSplit(accept, ',')) {
@@ -247,15 +248,15 @@ void ApiServer::ServeOpenApiV2(const HttpRequest& req, ResponseWriter& w) {
       w.Send(200, {{"Content-Type", kProtoAlt}}, discovery_->docs.OpenApiV2Protobuf());
       return;
     }
-    if (absl::EqualsIgnoreCase(type, internal::kJsonType) || type == "application/*" || type == "*/*") {
-      w.Send(200, {{"Content-Type", internal::kJsonType}}, discovery_->docs.OpenApiV2Json());
+    if (absl::EqualsIgnoreCase(type, kJsonType) || type == "application/*" || type == "*/*") {
+      w.Send(200, {{"Content-Type", kJsonType}}, discovery_->docs.OpenApiV2Json());
       return;
     }
   }
   SendError(req, w,
             registry::ApiError(absl::StatusCode::kInvalidArgument, "NotAcceptable",
                                absl::StrCat("only the following media types are accepted: ",
-                                            internal::kJsonType, ", ", kProto)));
+                                            kJsonType, ", ", kProto)));
 }
 
 // kube-apiserver's /readyz: 200 "ok" when every check passes, else 500;
@@ -295,7 +296,7 @@ void ApiServer::ServeReadyz(const HttpRequest& req, ResponseWriter& w) {
 
 void ApiServer::SendError(const HttpRequest& req, ResponseWriter& w, const absl::Status& s) {
   Json body = StatusBodyFor(s);
-  HeaderList h = {{"Content-Type", internal::kJsonType}};
+  HeaderList h = {{"Content-Type", kJsonType}};
   // A Status that says when to retry says it in Retry-After too, as
   // kube-apiserver's error writer does.
   const Json& details = api::MemberObject(body, "details");
@@ -315,7 +316,7 @@ void ApiServer::SendObject(const HttpRequest& req, ResponseWriter& w, int code, 
     Json t = internal::BuildTable(*r.kind, {obj}, clock_.Now(), TableOpts(req));
     t["metadata"]["resourceVersion"] =
         api::MemberObject(obj, "metadata").value("resourceVersion", "");
-    h.emplace_back("Content-Type", internal::kJsonType);
+    h.emplace_back("Content-Type", kJsonType);
     w.Send(code, h, t.dump());
     return;
   }
@@ -324,7 +325,7 @@ void ApiServer::SendObject(const HttpRequest& req, ResponseWriter& w, int code, 
     w.Send(code, h, api::ToYaml(obj));
     return;
   }
-  h.emplace_back("Content-Type", internal::kJsonType);
+  h.emplace_back("Content-Type", kJsonType);
   w.Send(code, h, obj.dump());
 }
 
@@ -512,7 +513,7 @@ void ApiServer::ServeDelete(const HttpRequest& req, const Route& r, ResponseWrit
   Json details = {{"name", r.name}, {"kind", k.plural},
                   {"uid", res->object["metadata"].value("uid", "")}};
   if (!k.group.empty()) details["group"] = k.group;
-  w.Send(200, {{"Content-Type", internal::kJsonType}}, SuccessStatus(std::move(details)).dump());
+  w.Send(200, {{"Content-Type", kJsonType}}, SuccessStatus(std::move(details)).dump());
 }
 
 void ApiServer::ServeDeleteCollection(const HttpRequest& req, const Route& r, ResponseWriter& w) {
@@ -525,7 +526,7 @@ void ApiServer::ServeDeleteCollection(const HttpRequest& req, const Route& r, Re
   if (!res.ok()) return SendError(req, w, res.status());
   Json list = {{"kind", k.kind + "List"}, {"apiVersion", k.ApiVersion()},
                {"metadata", Json::object()}, {"items", *res}};
-  w.Send(200, {{"Content-Type", internal::kJsonType}}, list.dump());
+  w.Send(200, {{"Content-Type", kJsonType}}, list.dump());
 }
 
 void ApiServer::ServeBind(const HttpRequest& req, const Route& r, ResponseWriter& w) {
@@ -535,7 +536,7 @@ void ApiServer::ServeBind(const HttpRequest& req, const Route& r, ResponseWriter
   if (!body.ok()) return SendError(req, w, body.status());
   auto res = registry_.Bind(r.ns, r.name, *body, *opts);
   if (!res.ok()) return SendError(req, w, res.status());
-  w.Send(201, {{"Content-Type", internal::kJsonType}}, SuccessStatus(Json::object()).dump());
+  w.Send(201, {{"Content-Type", kJsonType}}, SuccessStatus(Json::object()).dump());
 }
 
 void ApiServer::ServePodLog(const HttpRequest& req, const Route& r, ResponseWriter& w) {
@@ -615,7 +616,7 @@ void ApiServer::ServeList(const HttpRequest& req, const Route& r, ResponseWriter
     t["metadata"]["resourceVersion"] = std::to_string(res->revision);
     if (!res->continue_token.empty()) t["metadata"]["continue"] = res->continue_token;
     if (res->remaining) t["metadata"]["remainingItemCount"] = *res->remaining;
-    w.Send(200, {{"Content-Type", internal::kJsonType}}, t.dump());
+    w.Send(200, {{"Content-Type", kJsonType}}, t.dump());
     return;
   }
   // Splice stored bytes straight into the list: no decode per item.
@@ -640,7 +641,7 @@ void ApiServer::ServeList(const HttpRequest& req, const Route& r, ResponseWriter
     w.Send(200, {{"Content-Type", "application/yaml"}}, api::ToYaml(j));
     return;
   }
-  w.Send(200, {{"Content-Type", internal::kJsonType}}, std::move(body));
+  w.Send(200, {{"Content-Type", kJsonType}}, std::move(body));
 }
 
 void ApiServer::ServeWatch(const HttpRequest& req, const Route& r, ResponseWriter& w) {
@@ -656,7 +657,7 @@ void ApiServer::ServeWatch(const HttpRequest& req, const Route& r, ResponseWrite
   const bool bookmarks = req.Param("allowWatchBookmarks") == "true";
   const bool table = internal::NegotiateOutput(req) == Output::kTable;
   auto watcher = registry_.Watch(k, r.ns, *opts);
-  HeaderList headers = {{"Content-Type", internal::kJsonType}, {"Cache-Control", "no-cache, private"}};
+  HeaderList headers = {{"Content-Type", kJsonType}, {"Cache-Control", "no-cache, private"}};
   if (!watcher.ok()) {
     if (registry::GetPayload(watcher.status()).reason != "Expired") {
       return SendError(req, w, watcher.status());

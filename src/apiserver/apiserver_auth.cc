@@ -26,6 +26,7 @@
 namespace batchd::apiserver {
 
 using api::Json;
+using internal::kJsonType;
 
 namespace {
 
@@ -309,7 +310,7 @@ void ApiServer::ServeReview(const HttpRequest& req, const Route& r, ResponseWrit
 
   if (k.kind == "SelfSubjectReview") {
     body["status"] = {{"userInfo", UserInfoJson(me)}};
-    return w.Send(201, {{"Content-Type", internal::kJsonType}}, body.dump());
+    return w.Send(201, {{"Content-Type", kJsonType}}, body.dump());
   }
   const Json& spec = api::MemberObject(body, "spec");
   if (k.kind == "SelfSubjectRulesReview") {
@@ -333,7 +334,7 @@ void ApiServer::ServeReview(const HttpRequest& req, const Route& r, ResponseWrit
       res.push_back(std::move(j));
     }
     body["status"] = {{"resourceRules", res}, {"nonResourceRules", nonres}, {"incomplete", false}};
-    return w.Send(201, {{"Content-Type", internal::kJsonType}}, body.dump());
+    return w.Send(201, {{"Content-Type", kJsonType}}, body.dump());
   }
   // The access reviews.
   auth::UserInfo subject = me;
@@ -394,7 +395,7 @@ void ApiServer::ServeReview(const HttpRequest& req, const Route& r, ResponseWrit
   Json status = {{"allowed", d.allowed}};
   if (!d.reason.empty()) status["reason"] = d.reason;
   body["status"] = std::move(status);
-  w.Send(201, {{"Content-Type", internal::kJsonType}}, body.dump());
+  w.Send(201, {{"Content-Type", kJsonType}}, body.dump());
 }
 
 void ApiServer::ServeTokenRequest(const HttpRequest& req, const Route& r, ResponseWriter& w) {
@@ -451,7 +452,7 @@ void ApiServer::ServeTokenRequest(const HttpRequest& req, const Route& r, Respon
               {"spec", {{"audiences", audiences}, {"expirationSeconds", exp}, {"boundObjectRef", nullptr}}},
               {"status", {{"token", opts_.service_account_tokens->Issue(c)},
                           {"expirationTimestamp", api::meta::FormatRfc3339(c.expires)}}}};
-  w.Send(201, {{"Content-Type", internal::kJsonType}}, out.dump());
+  w.Send(201, {{"Content-Type", kJsonType}}, out.dump());
 }
 
 }  // namespace batchd::apiserver

@@ -27,9 +27,6 @@ constexpr const char* kManagedLabels[] = {"job-name", "controller-uid",
 using api::batch_v1::JobSpecView;
 using api::batch_v1::JobStatusView;
 
-// The label of an Indexed Job's pods that carries their index (the pod
-// index label of a topology request: ranks fill domains in index order).
-
 // The one pod set of a Job (Kueue's default pod set name).
 constexpr char kMainPodSet[] = "main";
 

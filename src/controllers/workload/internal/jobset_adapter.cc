@@ -19,7 +19,6 @@ namespace js = api::jobset_v1alpha2;
 
 namespace {
 
-
 // Pods one Job of `r` runs at once.
 int32_t PodsPerJob(const js::ReplicatedJobView& r) {
   return r.completions ? std::min(r.parallelism, *r.completions) : r.parallelism;

@@ -25,7 +25,10 @@
 namespace batchd::controllers::workload::internal {
 
 inline constexpr char kQueueNameKey[] = "kueue.x-k8s.io/queue-name";
+// The label of an Indexed Job's pods that carries their index (the pod
+// index label of a topology request: ranks fill domains in index order).
 inline constexpr char kJobCompletionIndexLabel[] = "batch.kubernetes.io/job-completion-index";
+// The field paths of the webhooks' errors.
 inline const api::Path kLabels = api::Path("metadata").Child("labels");
 inline const api::Path kAnnotations = api::Path("metadata").Child("annotations");
 inline constexpr char kPriorityClassLabel[] = "kueue.x-k8s.io/priority-class";
