@@ -139,12 +139,14 @@ void Informer::Apply(WatchEvent&& ev) {
     auto it = objects_.find(key);
     if (it != objects_.end()) {
       had_old = true;
-      old_entry = it->second;
+      old_entry = std::move(it->second);  // replaced or erased below
     }
     if (ev.type == "DELETED") {
       if (it != objects_.end()) objects_.erase(it);
+    } else if (it != objects_.end()) {
+      it->second = std::move(entry);
     } else {
-      objects_[key] = std::move(entry);
+      objects_.emplace(std::move(key), std::move(entry));
     }
     resource_version_ = api::MemberObject(*ref, "metadata").value("resourceVersion", "");
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "api/json_access.h"
 #include "api/meta/object_meta.h"
 #include "api/scheduling/v1/scheduling_v1.h"
@@ -36,16 +37,14 @@ Resolved FromClass(const Json& pc) {
   return r;
 }
 
-// The global default class (api::scheduling_v1::GlobalDefault); nullopt
-// when there is none.
-absl::StatusOr<std::optional<Resolved>> DefaultClass(Registry& reg, const api::KindDef& pcs) {
-  auto all = reg.List(pcs, "", ListOptions{});
-  if (!all.ok()) return all.status();
+// The global default class among `items` (api::scheduling_v1::GlobalDefault);
+// nullopt when there is none.
+std::optional<Resolved> DefaultAmong(const std::vector<ObjectPtr>& items) {
   std::vector<std::shared_ptr<const Json>> decoded;  // keeps `classes` alive
   std::vector<const Json*> classes;
-  decoded.reserve(all->items.size());
-  classes.reserve(all->items.size());
-  for (const ObjectPtr& o : all->items) {
+  decoded.reserve(items.size());
+  classes.reserve(items.size());
+  for (const ObjectPtr& o : items) {
     decoded.push_back(o->Shared());
     classes.push_back(decoded.back().get());
   }
@@ -54,8 +53,42 @@ absl::StatusOr<std::optional<Resolved>> DefaultClass(Registry& reg, const api::K
   return FromClass(*def);
 }
 
+absl::StatusOr<std::optional<Resolved>> DefaultClass(Registry& reg, const api::KindDef& pcs) {
+  auto all = reg.List(pcs, "", ListOptions{});
+  if (!all.ok()) return all.status();
+  return DefaultAmong(all->items);
+}
+
+// The default class of the last lookup and the versions of the classes it
+// was found among: a pod create decodes the PriorityClasses again only when
+// one was added, changed or deleted (a cached version is one shared object,
+// so the same pointers mean the same versions). Bound: one list of classes.
+class DefaultClassMemo {
+ public:
+  absl::StatusOr<std::optional<Resolved>> Get(Registry& reg, const api::KindDef& pcs) {
+    auto all = reg.List(pcs, "", ListOptions{});
+    if (!all.ok()) return all.status();
+    {
+      absl::MutexLock lock(&mu_);
+      if (valid_ && all->items == items_) return result_;
+    }
+    std::optional<Resolved> r = DefaultAmong(all->items);
+    absl::MutexLock lock(&mu_);
+    items_ = std::move(all->items);
+    result_ = r;
+    valid_ = true;
+    return r;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool valid_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<ObjectPtr> items_ ABSL_GUARDED_BY(mu_);
+  std::optional<Resolved> result_ ABSL_GUARDED_BY(mu_);
+};
+
 absl::Status AdmitPodCreate(Registry& reg, const api::KindDef& pods, const api::KindDef& pcs,
-                            Json& pod) {
+                            DefaultClassMemo& memo, Json& pod) {
   if (!pod.contains("spec") || !pod["spec"].is_object()) return absl::OkStatus();  // invalid anyway
   Json& spec = pod["spec"];
   // Admission runs before a generateName is filled in; Kubernetes' messages
@@ -68,7 +101,7 @@ absl::Status AdmitPodCreate(Registry& reg, const api::KindDef& pods, const api::
   const Json& class_name = api::Member(spec, "priorityClassName");
   Resolved r;
   if (!class_name.is_string() || class_name.get_ref<const std::string&>().empty()) {
-    auto def = DefaultClass(reg, pcs);
+    auto def = memo.Get(reg, pcs);
     if (!def.ok()) {
       return Internal(absl::StrCat("failed to get default priority class: ", def.status().message()));
     }
@@ -148,12 +181,13 @@ void AddPriorityAdmission(Registry& reg) {
   const api::KindDef* pods = reg.scheme().ByResource("", "v1", "pods");
   const api::KindDef* pcs = reg.scheme().ByResource(api::scheduling_v1::kGroup, "v1", "priorityclasses");
   if (pods == nullptr || pcs == nullptr) return;
-  reg.AddMutator(pods->GroupResource(), [&reg, pods, pcs](Json& pod, const Json* old) {
+  auto memo = std::make_shared<DefaultClassMemo>();
+  reg.AddMutator(pods->GroupResource(), [&reg, pods, pcs, memo](Json& pod, const Json* old) {
     if (old != nullptr) {
       KeepOnUpdate(pod, *old);
       return absl::OkStatus();
     }
-    return AdmitPodCreate(reg, *pods, *pcs, pod);
+    return AdmitPodCreate(reg, *pods, *pcs, *memo, pod);
   });
   reg.AddMutator(pcs->GroupResource(), [&reg, pcs](Json& pc, const Json* old) {
     return AdmitPriorityClass(reg, *pcs, pc, old);

@@ -177,6 +177,34 @@ TEST_F(PriorityAdmissionTest, OneGlobalDefault) {
   EXPECT_EQ(GetPayload(r.status()).reason, "Forbidden");
 }
 
+// Pods created between changes to the classes see each change: the default
+// class is remembered only while the classes are the same versions.
+TEST_F(PriorityAdmissionTest, DefaultFollowsClassChanges) {
+  int n = 0;
+  auto class_of_next_pod = [&]() -> std::string {
+    auto pod = CreatePod(Pod("d" + std::to_string(n++)));
+    if (!pod.ok()) return pod.status().ToString();
+    return (*pod)["spec"].value("priorityClassName", "") + "=" +
+           (*pod)["spec"]["priority"].dump();
+  };
+  EXPECT_EQ(class_of_next_pod(), "=0");
+  EXPECT_EQ(class_of_next_pod(), "=0");
+  ASSERT_TRUE(CreateClass(Class("low", 5, {{"globalDefault", true}})).ok());
+  EXPECT_EQ(class_of_next_pod(), "low=5");
+  EXPECT_EQ(class_of_next_pod(), "low=5");
+  // No longer the default (an update), then another one is.
+  auto low = reg_->Get(*pcs_, "", "low");
+  ASSERT_TRUE(low.ok());
+  Json updated = (*low)->Decode();
+  updated["globalDefault"] = false;
+  ASSERT_TRUE(reg_->Update(*pcs_, "", "low", updated, false, WriteOptions{}).ok());
+  EXPECT_EQ(class_of_next_pod(), "=0");
+  ASSERT_TRUE(CreateClass(Class("mid", 7, {{"globalDefault", true}})).ok());
+  EXPECT_EQ(class_of_next_pod(), "mid=7");
+  ASSERT_TRUE(reg_->Delete(*pcs_, "", "mid", DeleteOptions{}).ok());
+  EXPECT_EQ(class_of_next_pod(), "=0");
+}
+
 TEST_F(PriorityAdmissionTest, UpdateWithoutPriorityKeepsIt) {
   ASSERT_TRUE(CreateClass(Class("high", 1000)).ok());
   auto pod = CreatePod(Pod("p", {{"priorityClassName", "high"}}));

@@ -4,6 +4,7 @@
 // normalization, mutators, managed fields, validation), then the prepared
 // objects are written with one chained store UpdateMany.
 #include "absl/strings/str_cat.h"
+#include "api/codec/codec.h"
 #include "api/json_access.h"
 #include "registry/errors.h"
 #include "registry/registry.h"
@@ -79,7 +80,7 @@ std::vector<absl::StatusOr<Json>> Registry::WriteChain(std::vector<ChainedWrite>
       }
       names[i] = MetaString(*r, "name");
       std::string key = StoreKey(k, ns, names[i]);
-      std::string bytes = r->dump();
+      std::string bytes = api::DumpCompact(*r);
       offers.push_back(cache_->OfferDecoded(key, bytes, *r));
       store::Store::UpdateOp op{std::move(key), std::move(bytes), 0, /*after_previous=*/true};
       op.create = true;
@@ -116,7 +117,7 @@ std::vector<absl::StatusOr<Json>> Registry::WriteChain(std::vector<ChainedWrite>
     if (SameButVersion(*r, *current->Shared())) {
       (*r)["metadata"]["resourceVersion"] = rv;  // Nothing to write.
     } else {
-      std::string bytes = r->dump();
+      std::string bytes = api::DumpCompact(*r);
       offers.push_back(cache_->OfferDecoded(key, bytes, *r));
       ops.push_back({std::move(key), std::move(bytes), revision, /*after_previous=*/true});
       batched.push_back(out.size());

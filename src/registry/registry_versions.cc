@@ -2,6 +2,7 @@
 // version (KindDef::storage): conversion of requests to the storage version
 // and of results, list items and watch events back.
 #include "absl/synchronization/mutex.h"
+#include "api/codec/codec.h"
 #include "registry/errors.h"
 #include "registry/internal/versions.h"
 #include "registry/registry.h"
@@ -40,7 +41,7 @@ ObjectPtr Registry::Served(const api::KindDef& k, ObjectPtr o) const {
   Json j = o->Decode();
   if (j.contains("metadata") && j["metadata"].is_object()) j["metadata"].erase("resourceVersion");
   k.from_storage(j);
-  return cache_->MakeObject(o->key, j.dump(), o->revision);
+  return cache_->MakeObject(o->key, api::DumpCompact(j), o->revision);
 }
 
 absl::StatusOr<Json> Registry::Served(const api::KindDef& k, absl::StatusOr<Json> j) const {

@@ -588,7 +588,7 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     return obj;
   }
   if (deferred != nullptr) {  // The caller writes it (UpdateStatusMany) and sets the version.
-    std::string bytes = obj.dump();
+    std::string bytes = api::DumpCompact(obj);
     WatchCache::DecodedOffer offer = cache_->OfferDecoded(current->key, bytes, obj);
     deferred->push_back({{current->key, std::move(bytes), current->revision}, std::move(offer)});
     return obj;
