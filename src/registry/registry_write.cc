@@ -582,7 +582,9 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     // One commit: the delete's event carries the final state (without the
     // finalizer just removed), and a crash cannot leave it stored
     // finalizer-less and never deleted.
-    auto kv = store_.DeleteWithFinalValue(current->key, current->revision, api::DumpCompact(obj));
+    std::string bytes = api::DumpCompact(obj);
+    WatchCache::DecodedOffer offer = cache_->OfferDecoded(current->key, bytes, obj);
+    auto kv = store_.DeleteWithFinalValue(current->key, current->revision, std::move(bytes));
     if (!kv.ok()) return StoreWriteError(k, name, kv.status());
     obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
     return obj;

@@ -345,9 +345,29 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
   ev.revision = e.revision();
   std::shared_ptr<CachedObject> obj = NewObject(e.kv.key, e.kv.value, e.kv.mod_revision);
   ev.object = obj;
-  std::optional<Json> offered;
-  if (e.type == store::Event::Type::kPut) offered = TakeOffer(e.kv.key, e.kv.value);
+  // A write's decoding, offered by the registry (a delete's too, when its
+  // last state is a final write).
+  std::optional<Json> offered = TakeOffer(e.kv.key, e.kv.value);
   const bool cached = Cached(e.kv.key);
+  if (!offered && e.type != store::Event::Type::kPut && cached && e.kv.value == e.prev.value) {
+    // A plain delete's last state is the version before it: while a reader
+    // still holds that version's decoding, it is copied rather than the
+    // bytes parsed again for every watcher's delete event.
+    ObjectPtr last;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = objects_.find(e.kv.key);
+      if (it != objects_.end() && DecodingSubscribersLocked(e.kv.key) > 0) last = it->second;
+    }
+    if (last) {
+      std::shared_ptr<const Json> d;
+      {
+        absl::MutexLock obj_lock(&last->decoded_mu_);
+        d = last->decoded_.lock();
+      }
+      if (d) offered = *d;
+    }
+  }
   if (!cached && !e.prev.key.empty()) {
     // Not kept: the previous state comes with the store's event.
     ev.prev = NewObject(e.prev.key, e.prev.value, e.prev.mod_revision);

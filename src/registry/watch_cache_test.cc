@@ -206,6 +206,66 @@ TEST_F(OfferedDecodingTest, NotUsedForOtherBytesWithdrawnOrWithoutDecodingSubscr
   }
 }
 
+// A delete's last state is the version before it: a decoding subscriber gets
+// a copy of that version's decoding while someone holds it (not a parse of
+// the bytes), with the delete's resourceVersion; a final write that deletes
+// (DeleteWithFinalValue) is offered like any write.
+TEST_F(OfferedDecodingTest, DeletesReuseTheLastVersionsDecoding) {
+  auto sub = Subscribe(/*decodes=*/true);
+  const std::string bytes = PodJson("Running");
+  {
+    WatchCache::DecodedOffer offer = cache_->OfferDecoded(kPodKey, bytes, Marked(bytes));
+    ASSERT_TRUE(store_.Create(kPodKey, bytes).ok());
+  }
+  CacheEvent ev;
+  ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
+  std::shared_ptr<const Json> held = ev.object->Shared();  // a reader keeps it
+  ASSERT_TRUE(held->contains("offered"));
+  const int64_t first_rev = ev.object->revision;
+  auto del = store_.Delete(kPodKey, first_rev);
+  ASSERT_TRUE(del.ok());
+  ev = CacheEvent();
+  ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
+  ASSERT_EQ(ev.type, CacheEvent::Type::kDeleted);
+  EXPECT_TRUE(IsOffered(ev)) << "copied from the held decoding";
+  EXPECT_EQ((*ev.object->Shared())["metadata"]["resourceVersion"],
+            std::to_string(del->mod_revision));
+  EXPECT_EQ((*held)["metadata"]["resourceVersion"], std::to_string(first_rev))
+      << "the held version is unchanged";
+
+  // Nobody holds the last version's decoding: the delete's is parsed.
+  held.reset();
+  ev = CacheEvent();
+  ASSERT_TRUE(store_.Create(kPodKey, bytes).ok());
+  ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
+  const int64_t rev = ev.object->revision;
+  ev = CacheEvent();
+  ASSERT_FALSE(sub->Next(&ev, absl::ZeroDuration()));
+  ASSERT_TRUE(store_.Delete(kPodKey, rev).ok());
+  ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
+  EXPECT_FALSE(IsOffered(ev));
+  EXPECT_EQ((*ev.object->Shared())["status"]["phase"], "Running");
+
+  // A final write that deletes.
+  const std::string last = PodJson("Succeeded");
+  ASSERT_TRUE(store_.Create(kPodKey, bytes).ok());
+  ev = CacheEvent();
+  ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
+  absl::StatusOr<store::KeyValue> gone;
+  {
+    WatchCache::DecodedOffer offer = cache_->OfferDecoded(kPodKey, last, Marked(last));
+    gone = store_.DeleteWithFinalValue(kPodKey, ev.object->revision, last);
+  }
+  ASSERT_TRUE(gone.ok());
+  ev = CacheEvent();
+  ASSERT_TRUE(sub->Next(&ev, absl::Seconds(5)));
+  ASSERT_EQ(ev.type, CacheEvent::Type::kDeleted);
+  EXPECT_TRUE(IsOffered(ev));
+  EXPECT_EQ((*ev.object->Shared())["status"]["phase"], "Succeeded");
+  EXPECT_EQ((*ev.object->Shared())["metadata"]["resourceVersion"],
+            std::to_string(gone->mod_revision));
+}
+
 std::string EventJson(const std::string& name, int count) {
   Json ev = {{"apiVersion", "v1"},
              {"kind", "Event"},
