@@ -2,6 +2,7 @@
 // asserting Kubernetes-style field paths and messages.
 #include <gtest/gtest.h>
 
+#include "api/kueue/internal/util.h"
 #include "api/kueue/kueue.h"
 
 namespace batchd::api::kueue {
@@ -381,4 +382,36 @@ TEST(WorkloadTest, TopologyRequestFields) {
 }
 
 }  // namespace
+// The schema's constraints (required properties, enums) name the field of
+// each error at any depth: through objects, list items and map values.
+TEST(SchemaConstraintsTest, ErrorsNameTheirFieldAtAnyDepth) {
+  auto mode = std::make_shared<Schema>();
+  mode->type = Schema::Type::kString;
+  mode->enum_values = {"A", "B"};
+  auto item = std::make_shared<Schema>();
+  item->type = Schema::Type::kObject;
+  item->required = {"name"};
+  item->properties = {{"name", nullptr}, {"mode", mode}};
+  auto list = std::make_shared<Schema>();
+  list->type = Schema::Type::kArray;
+  list->items = item;
+  auto map = std::make_shared<Schema>();
+  map->type = Schema::Type::kMap;
+  map->items = mode;
+  Schema top;
+  top.type = Schema::Type::kObject;
+  top.properties = {{"items", list}, {"modes", map}};
+  Json v = Json::parse(R"({"items":[{"name":"x","mode":"A"},{"mode":"C"}],
+                           "modes":{"k":"B","q":"Z"}})");
+  ErrorList errs = internal::ValidateSchemaConstraints(top, v, Path("spec"));
+  std::vector<std::string> fields;
+  for (const FieldError& e : errs) fields.push_back(e.field + " " + e.Reason());
+  EXPECT_EQ(fields, (std::vector<std::string>{"spec.items[1].name FieldValueRequired",
+                                              "spec.items[1].mode FieldValueNotSupported",
+                                              "spec.modes[q] FieldValueNotSupported"}));
+  EXPECT_TRUE(internal::ValidateSchemaConstraints(top, Json::parse(R"({"items":[{"name":"y"}]})"),
+                                                  Path("spec"))
+                  .empty());
+}
+
 }  // namespace batchd::api::kueue

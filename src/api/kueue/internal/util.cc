@@ -17,43 +17,76 @@ std::optional<Quantity> QuantityAt(const Json& obj, std::string_view key) {
   return *q;
 }
 
-ErrorList ValidateSchemaConstraints(const Schema& schema, const Json& value, const Path& path) {
-  ErrorList errs;
+namespace {
+
+// A step of the path to the value being checked, linked to its parent on the
+// stack: the path's text is built only for an error, not for every value
+// visited (a Workload's pod templates have hundreds).
+struct Step {
+  enum class Kind { kRoot, kChild, kIndex, kKey };
+  const Step* parent = nullptr;
+  const Path* root = nullptr;  // kRoot
+  Kind kind = Kind::kRoot;
+  std::string_view name;  // kChild, kKey
+  size_t index = 0;       // kIndex
+
+  Path Build() const {
+    if (kind == Kind::kRoot) return *root;
+    Path p = parent->Build();
+    switch (kind) {
+      case Kind::kChild: return p.Child(name);
+      case Kind::kIndex: return p.Index(index);
+      default: return p.Key(name);
+    }
+  }
+};
+
+void CheckConstraints(const Schema& schema, const Json& value, const Step& at, ErrorList& errs) {
   switch (schema.type) {
     case Schema::Type::kObject:
       if (!value.is_object()) break;
       for (const std::string& r : schema.required) {
-        if (!HasMember(value, r)) errs.push_back(Required(path.Child(r)));
+        if (!HasMember(value, r)) errs.push_back(Required(at.Build().Child(r)));
       }
       for (const auto& [name, prop] : schema.properties) {
+        if (!prop) continue;
         auto it = value.find(name);
-        if (prop && it != value.end()) {
-          AppendErrors(errs, ValidateSchemaConstraints(*prop, *it, path.Child(name)));
-        }
+        if (it == value.end()) continue;
+        CheckConstraints(*prop, *it, Step{&at, nullptr, Step::Kind::kChild, name, 0}, errs);
       }
       break;
     case Schema::Type::kArray:
       if (!value.is_array() || !schema.items) break;
       for (size_t i = 0; i < value.size(); ++i) {
-        AppendErrors(errs, ValidateSchemaConstraints(*schema.items, value[i], path.Index(i)));
+        CheckConstraints(*schema.items, value[i], Step{&at, nullptr, Step::Kind::kIndex, {}, i},
+                         errs);
       }
       break;
     case Schema::Type::kMap:
       if (!value.is_object() || !schema.items) break;
-      for (const auto& [k, v] : value.items()) {
-        AppendErrors(errs, ValidateSchemaConstraints(*schema.items, v, path.Key(k)));
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        CheckConstraints(*schema.items, *it, Step{&at, nullptr, Step::Kind::kKey, it.key(), 0},
+                         errs);
       }
       break;
     case Schema::Type::kString:
       if (!schema.enum_values.empty() && value.is_string()) {
+        const std::string& v = value.get_ref<const std::string&>();
         bool ok = false;
-        for (const auto& e : schema.enum_values) ok = ok || e == value.get<std::string>();
-        if (!ok) errs.push_back(NotSupported(path, value, schema.enum_values));
+        for (const auto& e : schema.enum_values) ok = ok || e == v;
+        if (!ok) errs.push_back(NotSupported(at.Build(), value, schema.enum_values));
       }
       break;
     default:
       break;
   }
+}
+
+}  // namespace
+
+ErrorList ValidateSchemaConstraints(const Schema& schema, const Json& value, const Path& path) {
+  ErrorList errs;
+  CheckConstraints(schema, value, Step{nullptr, &path, Step::Kind::kRoot, {}, 0}, errs);
   return errs;
 }
 
