@@ -215,21 +215,63 @@ std::vector<OwnerReference> GetOwnerReferences(const Json& obj) {
   if (m == nullptr) return out;
   auto it = m->find("ownerReferences");
   if (it == m->end() || !it->is_array()) return out;
+  out.reserve(it->size());
   for (const Json& r : *it) {
-    if (std::optional<OwnerReference> ref = OwnerReference::FromJson(r)) out.push_back(*ref);
+    if (std::optional<OwnerReference> ref = OwnerReference::FromJson(r)) {
+      out.push_back(std::move(*ref));
+    }
   }
   return out;
 }
 
-std::optional<OwnerReference> GetControllerRef(const Json& obj) {
-  for (OwnerReference& r : GetOwnerReferences(obj)) {
-    if (r.controller) return std::move(r);
+namespace {
+
+// The first owner reference with `controller: true`, or null.
+const Json* FindControllerRef(const Json& obj) {
+  const Json* m = Metadata(obj);
+  if (m == nullptr) return nullptr;
+  auto it = m->find("ownerReferences");
+  if (it == m->end() || !it->is_array()) return nullptr;
+  for (const Json& r : *it) {
+    if (r.is_object() && BoolField(r, "controller")) return &r;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::string_view StringIn(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                            : std::string_view();
+}
+
+}  // namespace
+
+std::optional<OwnerReference> GetControllerRef(const Json& obj) {
+  // Only the controller's entry is decoded.
+  const Json* r = FindControllerRef(obj);
+  if (r == nullptr) return std::nullopt;
+  return OwnerReference::FromJson(*r);
+}
+
+std::optional<OwnerRefView> ControllerRefView(const Json& obj) {
+  const Json* r = FindControllerRef(obj);
+  if (r == nullptr) return std::nullopt;
+  return OwnerRefView{StringIn(*r, "apiVersion"), StringIn(*r, "kind"), StringIn(*r, "name"),
+                      StringIn(*r, "uid")};
+}
+
+std::string ControllerKey(const Json& obj, std::string_view api_version, std::string_view kind) {
+  std::optional<OwnerRefView> ref = ControllerRefView(obj);
+  if (!ref || ref->kind != kind || ref->api_version != api_version) return "";
+  std::string key = GetNamespace(obj);
+  key.reserve(key.size() + 1 + ref->name.size());
+  key += '/';
+  key += ref->name;
+  return key;
 }
 
 bool IsControlledBy(const Json& obj, std::string_view owner_uid) {
-  std::optional<OwnerReference> ref = GetControllerRef(obj);
+  std::optional<OwnerRefView> ref = ControllerRefView(obj);
   return ref.has_value() && ref->uid == owner_uid;
 }
 

@@ -74,8 +74,21 @@ struct OwnerReference {
 };
 
 std::vector<OwnerReference> GetOwnerReferences(const Json& obj);
-// The owner reference with `controller: true`, if any.
+// The owner reference with `controller: true`, if any (the first of several).
 std::optional<OwnerReference> GetControllerRef(const Json& obj);
+// The same reference's fields, viewed in `obj` without a copy: valid while
+// `obj` is neither changed nor destroyed. A field that is not a string is "".
+struct OwnerRefView {
+  std::string_view api_version;
+  std::string_view kind;
+  std::string_view name;
+  std::string_view uid;
+};
+std::optional<OwnerRefView> ControllerRefView(const Json& obj);
+// "namespace/name" of the owner that controls `obj` when it is a `kind` of
+// `api_version` (e.g. "batch/v1", "Job"), else "": the work-queue key of a
+// controller's parent.
+std::string ControllerKey(const Json& obj, std::string_view api_version, std::string_view kind);
 // True when the controller reference has uid `owner_uid`.
 bool IsControlledBy(const Json& obj, std::string_view owner_uid);
 // Adds `ref` to `metadata.ownerReferences`, replacing one with the same uid.

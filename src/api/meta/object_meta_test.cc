@@ -112,6 +112,38 @@ TEST(ObjectMetaTest, OwnerReferences) {
   EXPECT_EQ(OwnerReference::FromJson(ref.ToJson()), std::optional<OwnerReference>(ref));
 }
 
+TEST(ObjectMetaTest, ControllerRefIsTheFirstWithControllerTrue) {
+  // Entries that are not objects, or whose controller is not the boolean
+  // true, are passed over; of two controllers the first is returned.
+  Json pod = Json::parse(R"({"metadata":{"ownerReferences":[
+      5,
+      {"apiVersion":"v1","kind":"ConfigMap","name":"cm","uid":"u-0","controller":"true"},
+      {"apiVersion":"batch/v1","kind":"Job","name":"a","uid":"u-1","controller":true},
+      {"apiVersion":"batch/v1","kind":"Job","name":"b","uid":"u-2","controller":true}]}})");
+  std::optional<OwnerReference> ctrl = GetControllerRef(pod);
+  ASSERT_TRUE(ctrl.has_value());
+  EXPECT_EQ(*ctrl, (OwnerReference{"batch/v1", "Job", "a", "u-1", true, false}));
+  EXPECT_EQ(GetOwnerReferences(pod).size(), 3u);
+  std::optional<OwnerRefView> view = ControllerRefView(pod);
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->uid, "u-1");
+  EXPECT_EQ(view->name, "a");
+  EXPECT_TRUE(IsControlledBy(pod, "u-1"));
+  EXPECT_FALSE(IsControlledBy(pod, "u-2"));
+  pod["metadata"]["namespace"] = "ns";
+  EXPECT_EQ(ControllerKey(pod, "batch/v1", "Job"), "ns/a");
+  EXPECT_EQ(ControllerKey(pod, "batch/v1", "CronJob"), "");
+  EXPECT_EQ(ControllerKey(pod, "v1", "Job"), "");
+  pod["metadata"]["ownerReferences"].erase(2);
+  pod["metadata"]["ownerReferences"].erase(2);
+  EXPECT_EQ(GetControllerRef(pod), std::nullopt);
+  EXPECT_EQ(ControllerRefView(pod), std::nullopt);
+  EXPECT_EQ(ControllerKey(pod, "v1", "ConfigMap"), "");
+  pod["metadata"]["ownerReferences"] = "not a list";
+  EXPECT_EQ(GetControllerRef(pod), std::nullopt);
+  EXPECT_TRUE(GetOwnerReferences(pod).empty());
+}
+
 TEST(ObjectMetaTest, NewUidIsV4AndDeterministicPerSeed) {
   std::mt19937_64 gen_a(42), gen_b(42);
   std::string a = NewUid(gen_a);

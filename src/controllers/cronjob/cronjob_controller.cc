@@ -341,9 +341,7 @@ void CronJobReconciler::RemoveOldest(Sync& s, std::vector<ObjectRef> finished,
 
 // The CronJob that controls `job`, as an "ns/name" key ("" when none).
 std::string OwningCronJobKey(const Json& job) {
-  auto ref = meta::GetControllerRef(job);
-  if (!ref || ref->kind != "CronJob" || ref->api_version != "batch/v1") return "";
-  return meta::GetNamespace(job) + "/" + ref->name;
+  return meta::ControllerKey(job, "batch/v1", "CronJob");
 }
 
 }  // namespace

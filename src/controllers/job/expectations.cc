@@ -65,9 +65,7 @@ void Expectations::Forget(const std::string& key) {
 }
 
 std::string ControllingJobKey(const api::Json& pod) {
-  auto ref = api::meta::GetControllerRef(pod);
-  if (!ref || ref->kind != "Job" || ref->api_version != "batch/v1") return "";
-  return api::meta::GetNamespace(pod) + "/" + ref->name;
+  return api::meta::ControllerKey(pod, "batch/v1", "Job");
 }
 
 void PodIndex::Upsert(const client::ObjectRef& pod) {

@@ -46,9 +46,7 @@ using registry::IsReason;
 
 // The JobSet "ns/name" that controls `job`, or "".
 std::string OwningJobSetKey(const Json& job) {
-  auto ref = api::meta::GetControllerRef(job);
-  if (!ref || ref->kind != js::kKind || ref->api_version != js::kApiVersion) return "";
-  return api::meta::GetNamespace(job) + "/" + ref->name;
+  return api::meta::ControllerKey(job, js::kApiVersion, js::kKind);
 }
 
 // The Jobs controlled by JobSets, by JobSet key: what a reconcile reads

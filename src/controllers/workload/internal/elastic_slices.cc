@@ -228,9 +228,8 @@ absl::Status IntegrationReconciler::CreateSlice(const Json& job, const std::vect
 
 void IntegrationReconciler::WireElasticPods() {
   auto on_pod = [this](const client::ObjectRef& pod, bool deleted) {
-    auto ref = api::meta::GetControllerRef(*pod);
-    if (!ref || ref->kind != gvk_.kind || ref->api_version != gvk_.ApiVersion()) return;
-    const std::string job_key = api::meta::GetNamespace(*pod) + "/" + ref->name;
+    const std::string job_key = api::meta::ControllerKey(*pod, gvk_.ApiVersion(), gvk_.kind);
+    if (job_key.empty()) return;
     const std::string pod_name = api::meta::GetName(*pod);
     // Read in place: this runs for every pod event of every Job.
     bool gated = false;

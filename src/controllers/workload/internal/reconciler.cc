@@ -48,9 +48,7 @@ void IntegrationReconciler::EnsureTypeMeta(Json& job) const {
 }
 
 std::string IntegrationReconciler::OwnerKey(const Json& wl) const {
-  auto ref = api::meta::GetControllerRef(wl);
-  if (!ref || ref->api_version != gvk_.ApiVersion() || ref->kind != gvk_.kind) return "";
-  return api::meta::GetNamespace(wl) + "/" + ref->name;
+  return api::meta::ControllerKey(wl, gvk_.ApiVersion(), gvk_.kind);
 }
 
 void IntegrationReconciler::Wire(Controller& controller) {
