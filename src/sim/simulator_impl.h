@@ -91,7 +91,8 @@ struct Simulator::Impl {
   // the watch cache's own ring (16 MiB) serves a watch from an older version
   // first. The default (100,000 events, 256 MiB) made a run's memory grow by
   // a quarter of a GiB of superseded versions, page by fresh page.
-  store::MemoryStore store{store::MemoryStoreOptions{{.max_events = 10000, .max_bytes = size_t{16} << 20}}};
+  store::MemoryStore store{
+      store::MemoryStoreOptions{{.max_events = 10000, .max_bytes = size_t{16} << 20}}};
   std::unique_ptr<registry::Registry> registry;
   std::unique_ptr<client::InProcessClient> client;
   std::unique_ptr<reconcile::Manager> manager;

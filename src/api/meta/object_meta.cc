@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/random/distributions.h"
+#include "api/json_access.h"
 #include "api/meta/compare.h"
 #include "api/meta/time_util.h"
 
@@ -68,11 +69,6 @@ std::optional<absl::Time> MetaTime(const Json& obj, const char* key) {
   absl::StatusOr<absl::Time> t = ParseRfc3339(s);
   if (!t.ok()) return std::nullopt;
   return *t;
-}
-
-bool BoolField(const Json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_boolean() && it->get<bool>();
 }
 
 }  // namespace
@@ -197,54 +193,42 @@ Json OwnerReference::ToJson() const {
 
 std::optional<OwnerReference> OwnerReference::FromJson(const Json& ref) {
   if (!ref.is_object()) return std::nullopt;
-  auto str = [&ref](const char* key) {
-    auto it = ref.find(key);
-    return it != ref.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  return OwnerReference{str("apiVersion"),
-                        str("kind"),
-                        str("name"),
-                        str("uid"),
-                        BoolField(ref, "controller"),
-                        BoolField(ref, "blockOwnerDeletion")};
+  return OwnerReference{api::CopyStringMember(ref, "apiVersion"),
+                        api::CopyStringMember(ref, "kind"),
+                        api::CopyStringMember(ref, "name"),
+                        api::CopyStringMember(ref, "uid"),
+                        api::BoolMember(ref, "controller"),
+                        api::BoolMember(ref, "blockOwnerDeletion")};
 }
+
+namespace {
+
+// metadata.ownerReferences, or [] when it is absent or not a list.
+const Json& OwnerReferenceList(const Json& obj) {
+  return api::MemberArray(api::MemberObject(obj, "metadata"), "ownerReferences");
+}
+
+// The first owner reference with `controller: true`, or null.
+const Json* FindControllerRef(const Json& obj) {
+  for (const Json& r : OwnerReferenceList(obj)) {
+    if (api::BoolMember(r, "controller")) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 std::vector<OwnerReference> GetOwnerReferences(const Json& obj) {
   std::vector<OwnerReference> out;
-  const Json* m = Metadata(obj);
-  if (m == nullptr) return out;
-  auto it = m->find("ownerReferences");
-  if (it == m->end() || !it->is_array()) return out;
-  out.reserve(it->size());
-  for (const Json& r : *it) {
+  const Json& list = OwnerReferenceList(obj);
+  out.reserve(list.size());
+  for (const Json& r : list) {
     if (std::optional<OwnerReference> ref = OwnerReference::FromJson(r)) {
       out.push_back(std::move(*ref));
     }
   }
   return out;
 }
-
-namespace {
-
-// The first owner reference with `controller: true`, or null.
-const Json* FindControllerRef(const Json& obj) {
-  const Json* m = Metadata(obj);
-  if (m == nullptr) return nullptr;
-  auto it = m->find("ownerReferences");
-  if (it == m->end() || !it->is_array()) return nullptr;
-  for (const Json& r : *it) {
-    if (r.is_object() && BoolField(r, "controller")) return &r;
-  }
-  return nullptr;
-}
-
-std::string_view StringIn(const Json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
-                                            : std::string_view();
-}
-
-}  // namespace
 
 std::optional<OwnerReference> GetControllerRef(const Json& obj) {
   // Only the controller's entry is decoded.
@@ -256,8 +240,8 @@ std::optional<OwnerReference> GetControllerRef(const Json& obj) {
 std::optional<OwnerRefView> ControllerRefView(const Json& obj) {
   const Json* r = FindControllerRef(obj);
   if (r == nullptr) return std::nullopt;
-  return OwnerRefView{StringIn(*r, "apiVersion"), StringIn(*r, "kind"), StringIn(*r, "name"),
-                      StringIn(*r, "uid")};
+  return OwnerRefView{api::StringMember(*r, "apiVersion"), api::StringMember(*r, "kind"),
+                      api::StringMember(*r, "name"), api::StringMember(*r, "uid")};
 }
 
 std::string ControllerKey(const Json& obj, std::string_view api_version, std::string_view kind) {
