@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace batchd::api {
+#include "api/json_type.h"
 
-using Json = nlohmann::json;
+namespace batchd::api {
 
 // A field path like `spec.template.spec.containers[0].name`, built fluently:
 //   Path("spec").Child("containers").Index(0).Child("name")

@@ -22,11 +22,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json_fwd.hpp>
-
-namespace batchd::api {
-using Json = nlohmann::json;
-}  // namespace batchd::api
+#include "api/json_type.h"
 
 namespace batchd::auth {
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -146,9 +147,58 @@ TEST(DumpCompact, SameBytesAsDump) {
     const Json nested = {{"k", v}, {"a", Json::array({v, v})}};
     EXPECT_EQ(DumpCompact(nested), nested.dump());
   }
+  // Every byte dump() writes in a form of its own (and a UTF-8 sequence),
+  // at every position of strings of 1 to 24 bytes: each lane of the 8-byte
+  // scan and the tail.
+  const std::vector<std::string> specials = {std::string(1, '\0'), "\x01", "\x1f", "\"",
+                                             "\\",                   "\x7f", "\xc3\xa9"};
+  for (const std::string& special : specials) {
+    for (size_t len = 1; len <= 24; ++len) {
+      for (size_t at = 0; at < len; ++at) {
+        std::string text(len, 'a');
+        text.replace(at, 1, special);
+        const Json v = text;
+        EXPECT_EQ(DumpCompact(v), v.dump()) << "len " << len << " at " << at;
+      }
+    }
+  }
+  // The neighbours of those bytes are printed as they are.
+  const Json edges = std::string(" !#[]^~ !#[]^~ !#[]^~") + "\x20\x21\x23\x5b\x5d\x7e";
+  EXPECT_EQ(DumpCompact(edges), edges.dump());
   const Json bad = std::string("\xff\xfe");  // Invalid UTF-8: both refuse it.
   EXPECT_THROW(bad.dump(), Json::type_error);
   EXPECT_THROW(DumpCompact(bad), Json::type_error);
+}
+
+// Json's member-name order is std::string's (nlohmann::json's), byte for
+// byte: prefixes, bytes >= 0x80, differences in and across 8-byte words.
+TEST(JsonKeyLess, OrdersAsStdString) {
+  std::vector<std::string> keys = {"", "a", "ab", "abc", "b", "spec", "status", "startTime",
+                                   "metadata", "metadatA", "metadata0", "metadata00",
+                                   "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/queue-namf",
+                                   "kueue.x-k8s.io/priority-class", "\x7f", "\x80", "\xff",
+                                   "a\xff", "a\x01", std::string("a\0b", 3), std::string(1, '\0'),
+                                   "abcdefgh", "abcdefgi", "abcdefg", "abcdefghi", "abcdefgh\x80",
+                                   "abcdefghijklmnop", "abcdefghijklmnoq", "abcdefghijklmno"};
+  const JsonKeyLess less;
+  for (const std::string& a : keys) {
+    for (const std::string& b : keys) {
+      EXPECT_EQ(less(a, b), a < b) << "\"" << a << "\" < \"" << b << "\"";
+    }
+  }
+  // The same members serialise in the same order as nlohmann::json's.
+  Json ours = Json::object();
+  nlohmann::json stock = nlohmann::json::object();
+  for (const std::string& k : keys) {
+    const bool plain = std::all_of(k.begin(), k.end(), [](char c) {
+      return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80;
+    });
+    if (!plain) continue;  // Order is the point here, not escaping or UTF-8.
+    ours[k] = k.size();
+    stock[k] = k.size();
+  }
+  EXPECT_EQ(ours.dump(), stock.dump());
+  EXPECT_EQ(DumpCompact(ours), stock.dump());
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // JSON decoding (an iterative SAX parser with depth and duplicate-key
 // tracking), JSON encoding, and Content-Type dispatch.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -168,19 +170,50 @@ absl::StatusOr<Json> ParseBody(std::string_view body, std::string_view content_t
 
 namespace {
 
+// True when any byte of the 8 in `w` is one dump() escapes or writes in a
+// form of its own: a control character (< 0x20), DEL or beyond (>= 0x7f),
+// '"' or '\\'. Exact: when every byte is printable ASCII but those two, no
+// subtraction below borrows across bytes, and each test is 0 byte by byte.
+inline bool AnyByteToEscape(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  const auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+  return ((w & kHigh) | below_space | has_zero(w ^ (kOnes * 0x7f)) |
+          has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'))) != 0;
+}
+
+inline bool ByteToEscape(unsigned char u) {
+  return u < 0x20 || u >= 0x7f || u == '"' || u == '\\';
+}
+
 // A string as dump() writes it: printable ASCII but '"' and '\\' as it is
-// (nearly every string of an object), anything else by nlohmann itself.
+// (nearly every string of an object, checked 8 bytes at a time), anything
+// else by nlohmann itself.
 void AppendCompactString(const std::string& s, std::string* out) {
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
-      out->append(Json(s).dump());
-      return;
+  const char* p = s.data();
+  const size_t n = s.size();
+  size_t i = 0;
+  bool plain = true;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if (AnyByteToEscape(w)) {
+      plain = false;
+      break;
     }
   }
-  out->push_back('"');
-  out->append(s);
-  out->push_back('"');
+  for (; plain && i < n; ++i) plain = !ByteToEscape(static_cast<unsigned char>(p[i]));
+  if (!plain) {
+    out->append(Json(s).dump());
+    return;
+  }
+  const size_t at = out->size();
+  out->resize(at + n + 2);
+  char* d = out->data() + at;
+  d[0] = '"';
+  std::memcpy(d + 1, p, n);
+  d[n + 1] = '"';
 }
 
 // Appends `v` as `v.dump()` writes it (compact, UTF-8 as is).

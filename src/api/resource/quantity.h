@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "api/json_type.h"
 
 namespace batchd::api {
 
@@ -54,7 +55,7 @@ class Quantity {
   static Quantity MustParse(std::string_view s);
   // Decodes a JSON value as Kubernetes' UnmarshalJSON does: a string (outer
   // whitespace trimmed) or a bare number; null gives zero.
-  static absl::StatusOr<Quantity> FromJson(const nlohmann::json& v);
+  static absl::StatusOr<Quantity> FromJson(const Json& v);
 
   static Quantity FromInt(int64_t value, Format format = Format::kDecimalSI);
   static Quantity FromMilli(int64_t milli, Format format = Format::kDecimalSI);
@@ -63,7 +64,7 @@ class Quantity {
 
   // Canonical form (or the original text when Kubernetes would keep it).
   std::string String() const;
-  nlohmann::json ToJson() const { return String(); }
+  Json ToJson() const { return String(); }
 
   Format format() const { return format_; }
 

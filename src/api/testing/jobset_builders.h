@@ -11,9 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/json_type.h"
+
 namespace batchd::api::testing {
 
-using Json = nlohmann::json;
+using api::Json;
 
 class JobSetBuilder {
  public:
