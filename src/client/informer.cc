@@ -4,7 +4,6 @@
 
 #include "absl/synchronization/mutex.h"
 #include "api/json_access.h"
-#include "api/json_tree.h"
 #include "api/labels/selector.h"
 #include "common/logging.h"
 #include "common/thread_name.h"
@@ -46,7 +45,7 @@ ObjectRef Informer::Resolve(const std::string& key, const Entry& e) const {
     BATCHD_LOG_ERROR("informer {}: cannot decode the kept bytes of {}", kind_.plural, key);
     return nullptr;
   }
-  ObjectRef ref = api::ShareJson(std::move(parsed));
+  ObjectRef ref = std::make_shared<const Json>(std::move(parsed));
   absl::MutexLock lock(&mu_);
   auto it = objects_.find(key);
   if (it != objects_.end() && it->second.bytes == e.bytes) {
@@ -81,7 +80,7 @@ absl::Status Informer::Sync() {
   std::map<std::string, ObjectRef> fresh;
   std::map<std::string, Entry> entries;
   for (auto& item : list->items) {
-    auto ref = api::ShareJson(std::move(item));
+    auto ref = std::make_shared<const Json>(std::move(item));
     std::string key = KeyOf(*ref);
     entries[key] = MakeEntry(ref, nullptr);
     fresh[key] = std::move(ref);
@@ -129,7 +128,7 @@ void Informer::Apply(WatchEvent&& ev) {
     return;
   }
   ObjectRef ref =
-      ev.shared ? std::move(ev.shared) : api::ShareJson(std::move(ev.object));
+      ev.shared ? std::move(ev.shared) : std::make_shared<const Json>(std::move(ev.object));
   std::string key = KeyOf(*ref);
   Entry entry;
   if (ev.type != "DELETED") entry = MakeEntry(ref, std::move(ev.bytes));

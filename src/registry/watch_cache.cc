@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "api/json_tree.h"
 #include "common/logging.h"
 
 namespace batchd::registry {
@@ -83,7 +82,7 @@ Json CachedObject::Decode() const {
 std::shared_ptr<const Json> CachedObject::SharedLocked() const {
   std::shared_ptr<const Json> d = decoded_.lock();
   if (!d) {
-    d = api::ShareJson(Json::parse(json, nullptr, false));
+    d = std::make_shared<const Json>(Json::parse(json, nullptr, false));
     decoded_ = d;
   }
   return d;
@@ -380,7 +379,7 @@ void WatchCache::OnStoreEvent(const store::Event& e) {
     if (readers > 0 && offered->is_object()) {
       (*offered)["metadata"]["resourceVersion"] = std::to_string(e.kv.mod_revision);
       absl::MutexLock obj_lock(&obj->decoded_mu_);  // Uncontended: no reader has it yet.
-      obj->held_ = api::ShareJson(*std::move(offered));
+      obj->held_ = std::make_shared<const Json>(*std::move(offered));
       obj->decoded_ = obj->held_;
       obj->held_readers_ = readers;
     }

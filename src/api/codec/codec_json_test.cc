@@ -1,12 +1,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "api/codec/codec.h"
-#include "api/json_tree.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -201,38 +199,6 @@ TEST(JsonKeyLess, OrdersAsStdString) {
   }
   EXPECT_EQ(ours.dump(), stock.dump());
   EXPECT_EQ(DumpCompact(ours), stock.dump());
-}
-
-// ReleaseTree frees a tree depth first and leaves the root an empty
-// container; a shared value is the value it was given, and a tree far deeper
-// than ReleaseTree recurses is freed too (the rest nlohmann's way).
-TEST(JsonTree, ReleaseAndShare) {
-  const Json pod = Json::parse(R"({"metadata":{"name":"a","labels":{"x":"y"}},
-      "spec":{"containers":[{"name":"c","args":["1",[2,{"k":[]}]]}]},"n":null})");
-  Json obj = pod;
-  ReleaseTree(obj);
-  EXPECT_EQ(obj, Json::object());
-  Json arr = Json::array({pod, pod, 1});
-  ReleaseTree(arr);
-  EXPECT_EQ(arr, Json::array());
-  Json scalar = "s";
-  ReleaseTree(scalar);
-  EXPECT_EQ(scalar, "s");
-
-  std::shared_ptr<const Json> shared = ShareJson(pod);
-  EXPECT_EQ(*shared, pod);
-  std::weak_ptr<const Json> weak = shared;
-  shared.reset();
-  EXPECT_TRUE(weak.expired());
-
-  Json deep = Json::object();
-  Json* at = &deep;
-  for (int i = 0; i < 100000; ++i) {  // Far beyond kReleaseDepth and any stack.
-    at = &((*at)[i % 2 ? "a" : "b"] = Json::array({Json::object()}));
-    at = &(*at)[0];
-  }
-  std::shared_ptr<const Json> deep_shared = ShareJson(std::move(deep));
-  deep_shared.reset();  // Must not overflow the stack.
 }
 
 }  // namespace

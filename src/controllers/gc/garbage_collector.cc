@@ -20,7 +20,6 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "api/json_access.h"
-#include "api/json_tree.h"
 #include "api/meta/object_meta.h"
 #include "api/meta/object_writers.h"
 #include "client/update_loop.h"
@@ -272,7 +271,7 @@ absl::StatusOr<GarbageCollector::OwnerState> GarbageCollector::StateOf(
     if (!live.ok() && Reason(live.status()) == "NotFound") return OwnerState::kDangling;
     if (!live.ok()) return live.status();
     if (meta::GetUid(*live) != ref.uid) return OwnerState::kDangling;
-    owner = api::ShareJson(*std::move(live));
+    owner = std::make_shared<const Json>(*std::move(live));
   }
   return DeletingDependents(*owner) ? OwnerState::kWaiting : OwnerState::kSolid;
 }

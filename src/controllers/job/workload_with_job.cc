@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/json_access.h"
-#include "api/json_tree.h"
 #include "api/meta/object_meta.h"
 #include "common/string_view.h"
 #include "registry/errors.h"
@@ -215,7 +214,7 @@ absl::StatusOr<Json> PodGroupSource::EnsureWorkload(const Json& job, bool has_st
     // registry has it under its deterministic name.
     auto wl = ctx_.client.Get(workload_kind_, ns, WorkloadNameForJob(job_name, job_uid));
     if (wl.ok() && RefersToJob(*wl, job_name)) {
-      found.push_back(api::ShareJson(std::move(*wl)));
+      found.push_back(std::make_shared<const Json>(std::move(*wl)));
     }
   }
   if (found.size() > 1) {
@@ -269,7 +268,7 @@ absl::StatusOr<std::string> PodGroupSource::EnsurePodGroupOf(const Json& job,
   if (found.empty()) {
     auto pg = ctx_.client.Get(pod_group_kind_, ns, name);
     if (pg.ok() && MadeFromWorkload(*pg, wl_name)) {
-      found.push_back(api::ShareJson(std::move(*pg)));
+      found.push_back(std::make_shared<const Json>(std::move(*pg)));
     }
   }
   if (found.size() == 1) {

@@ -49,7 +49,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/json_access.h"
-#include "api/json_tree.h"
 #include "api/kueue/kueue.h"
 #include "api/kueue/queue_writers.h"
 #include "api/kueue/workload_writers.h"
@@ -577,7 +576,7 @@ absl::StatusOr<Result> DispatchReconciler::Reconcile(const std::string& key) {
       auto fresh = w.client->Get(rjobs.kind(), ns, owner->name);
       if (fresh.ok()) {
         if (api::meta::GetLabel(*fresh, kOriginLabel).value_or("") == opts_.origin) {
-          rjob = api::ShareJson(std::move(*fresh));
+          rjob = std::make_shared<const Json>(std::move(*fresh));
         }
       } else if (!IsGone(fresh.status())) {
         return Result::After(opts_.sync_interval);

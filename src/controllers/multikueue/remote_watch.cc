@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/json_access.h"
-#include "api/json_tree.h"
 #include "api/kueue/kueue.h"
 #include "api/meta/object_meta.h"
 #include "common/logging.h"
@@ -154,7 +153,7 @@ void RemoteWatch::Connect(absl::Time now) {
       Fail(now, absl::StrCat("the list holds ", why), true);
       return;
     }
-    auto ref = api::ShareJson(std::move(item));
+    auto ref = std::make_shared<const Json>(std::move(item));
     fresh[client::Informer::KeyOf(*ref)] = std::move(ref);
   }
   {
@@ -242,7 +241,7 @@ int RemoteWatch::Pump(absl::Duration wait) {
       Fail(now, absl::StrCat("the watch sent ", why), true);
       return n;
     }
-    ObjectRef ref = ev.shared ? ev.shared : api::ShareJson(std::move(ev.object));
+    ObjectRef ref = ev.shared ? ev.shared : std::make_shared<const Json>(std::move(ev.object));
     const std::string key = client::Informer::KeyOf(*ref);
     {
       absl::MutexLock lock(&mu_);

@@ -9,7 +9,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/json_tree.h"
 #include "api/kueue/queue_views.h"
 #include "api/kueue/queue_writers.h"
 #include "api/meta/conditions.h"
@@ -80,7 +79,7 @@ ObjectRef QueueManagerImpl::Current(const std::string& key) const {
   if (it == written_.end()) return cached;
   if (cached && Rv(*cached) >= Rv(it->second)) return cached;
   if (!cached) return nullptr;  // Deleted since our write.
-  return api::ShareJson(it->second);
+  return std::make_shared<const Json>(it->second);
 }
 
 void QueueManagerImpl::Forget(const std::string& key) {

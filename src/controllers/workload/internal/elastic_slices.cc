@@ -23,7 +23,6 @@
 #include "api/batch/v1/batch_v1.h"
 #include "api/core/v1/pod_view.h"
 #include "api/json_access.h"
-#include "api/json_tree.h"
 #include "api/kueue/queue_views.h"
 #include "api/kueue/workload_slices.h"
 #include "api/kueue/workload_writers.h"
@@ -139,7 +138,7 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureElas
     if (HasQuotaReservation(*next)) {
       // Admitted; the queue manager finishes `prev`.
       if (EquivalentPodSets(podsets, api::Member(api::Member(*next, "spec"), "podSets"))) {
-        m.wl = api::ShareJson(*next);
+        m.wl = std::make_shared<const Json>(*next);
         return m;
       }
       active = {*next};  // Resized below like any admitted Workload.
@@ -152,7 +151,7 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureElas
       return m;
     } else if (EquivalentPodSets(podsets, api::Member(api::Member(*next, "spec"), "podSets"))) {
       // Runs at its old size while the bigger slice waits.
-      m.wl = api::ShareJson(*prev);
+      m.wl = std::make_shared<const Json>(*prev);
       return m;
     } else {
       // Scaled again before the slice was admitted: a new slice, or none.
@@ -165,14 +164,14 @@ absl::StatusOr<IntegrationReconciler::Matched> IntegrationReconciler::EnsureElas
   if (!active.empty()) {
     Json& wl = active[0];
     if (EquivalentPodSets(podsets, api::Member(api::Member(wl, "spec"), "podSets"))) {
-      m.wl = api::ShareJson(wl);
+      m.wl = std::make_shared<const Json>(wl);
     } else if (HasQuotaReservation(wl) && !Suspended(job) && Grows(podsets, wl)) {
       BATCHD_RETURN_IF_ERROR(CreateSlice(job, podsets, wl));
-      m.wl = api::ShareJson(wl);
+      m.wl = std::make_shared<const Json>(wl);
     } else {
       BATCHD_ASSIGN_OR_RETURN(std::optional<Json> resized, ResizeElastic(wl, podsets));
       if (resized) {
-        m.wl = api::ShareJson(std::move(*resized));
+        m.wl = std::make_shared<const Json>(std::move(*resized));
       } else {
         stale.push_back(wl);
       }

@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/json_access.h"
-#include "api/json_tree.h"
 #include "api/kueue/queue_views.h"
 #include "api/kueue/workload_writers.h"
 #include "api/meta/conditions.h"
@@ -67,7 +66,7 @@ absl::Status IntegrationReconciler::SyncPodsReady(const Json& job,
   Json next = *wl;  // Copied only to be written.
   api::kueue::SetPodsReady(next, state, ctx_.clock.Now());
   BATCHD_ASSIGN_OR_RETURN(Json written, WriteWorkloadStatus(std::move(next)));
-  wl = api::ShareJson(std::move(written));
+  wl = std::make_shared<const Json>(std::move(written));
   return absl::OkStatus();
 }
 
