@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/json_type.h"
-
 namespace batchd::api {
+
+using Json = nlohmann::json;
 
 // A field path like `spec.template.spec.containers[0].name`, built fluently:
 //   Path("spec").Child("containers").Index(0).Child("name")

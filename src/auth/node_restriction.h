@@ -22,7 +22,11 @@
 #include <string>
 #include <string_view>
 
-#include "api/json_type.h"
+#include <nlohmann/json_fwd.hpp>
+
+namespace batchd::api {
+using Json = nlohmann::json;
+}  // namespace batchd::api
 
 namespace batchd::auth {
 

@@ -17,7 +17,7 @@
 namespace batchd::agent {
 namespace {
 
-using json = api::Json;
+using nlohmann::json;
 constexpr const char* kTimeFormat = "%Y-%m-%dT%H:%M:%E9SZ";
 
 json TimeToJson(absl::Time t) {

@@ -40,7 +40,6 @@
 #include "absl/time/time.h"
 #include "agent/runtime/log_files.h"
 #include "agent/runtime/pod_runtime.h"
-#include "api/json_type.h"
 #include "nlohmann/json.hpp"
 
 namespace batchd::agent {
@@ -92,10 +91,10 @@ bool EventsSocketAddress(const std::string& root, sockaddr_un* addr);
 // --launcher`); the protocol is described in shim_main.cc.
 inline constexpr int kLauncherFd = 3;
 
-api::Json ShimConfigToJson(const ShimConfig& c);
-absl::StatusOr<ShimConfig> ShimConfigFromJson(const api::Json& j);
-api::Json PodStatusToJson(const PodSandboxStatus& s);
-absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const api::Json& j);
+nlohmann::json ShimConfigToJson(const ShimConfig& c);
+absl::StatusOr<ShimConfig> ShimConfigFromJson(const nlohmann::json& j);
+nlohmann::json PodStatusToJson(const PodSandboxStatus& s);
+absl::StatusOr<PodSandboxStatus> PodStatusFromJson(const nlohmann::json& j);
 
 // File helpers. `WriteFileAtomic` writes a temp file, fsyncs it, renames it
 // over `path` and fsyncs the directory (atomic against crashes and power loss).
@@ -128,9 +127,9 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 absl::Status RewriteInPlace(const std::string& path, const std::string& content);
 // Reads `fd` from its current offset to the end (`path` names it in errors).
 absl::StatusOr<std::string> ReadFd(int fd, const std::string& path);
-absl::StatusOr<api::Json> ReadJsonFile(const std::string& path);
+absl::StatusOr<nlohmann::json> ReadJsonFile(const std::string& path);
 // Parses `text` read from `path`; DataLoss when it is not JSON.
-absl::StatusOr<api::Json> ParseJsonFile(const std::string& text, const std::string& path);
+absl::StatusOr<nlohmann::json> ParseJsonFile(const std::string& text, const std::string& path);
 absl::Status MakeDirs(const std::string& path);
 absl::Status RemoveTree(const std::string& path);
 

@@ -96,7 +96,7 @@ TEST(PodFilesTest, ContainerLogsLieFlatInThePodDir) {
 }
 
 TEST(PodFilesTest, BadJsonIsAnErrorNotACrash) {
-  EXPECT_FALSE(ShimConfigFromJson(api::Json::object()).ok());  // uid required
+  EXPECT_FALSE(ShimConfigFromJson(nlohmann::json::object()).ok());  // uid required
   EXPECT_FALSE(ShimConfigFromJson({{"uid", 3}}).ok());
   EXPECT_FALSE(PodStatusFromJson({{"app", {{{"state", "running"}}}}}).ok());  // no name
 }

@@ -68,13 +68,13 @@ bool ValidUid(const std::string& uid) {
 // the runtime's mutex. Shims of earlier releases rewrote it in place, so a
 // read that raced one of their writes could see a partial file: such a read
 // is retried.
-absl::StatusOr<api::Json> ReadState(const PodPaths& paths) {
-  auto read = [&]() -> absl::StatusOr<api::Json> {
+absl::StatusOr<nlohmann::json> ReadState(const PodPaths& paths) {
+  auto read = [&]() -> absl::StatusOr<nlohmann::json> {
     absl::StatusOr<std::string> text = ReadFile(paths.State());
     if (!text.ok()) return text.status();
     return ParseJsonFile(*text, paths.State());
   };
-  absl::StatusOr<api::Json> j = read();
+  absl::StatusOr<nlohmann::json> j = read();
   for (int i = 0; i < 50 && absl::IsDataLoss(j.status()); ++i) {
     if (i > 0) usleep(1000);
     j = read();
@@ -238,7 +238,7 @@ absl::Status ProcessRuntime::Start(const PodSandboxSpec& spec) {
 // the corrected state is written back so this happens once. A dead or
 // finished pod's shim is reaped here (by the pid it recorded).
 absl::StatusOr<PodSandboxStatus> ProcessRuntime::ReadStatus(const PodPaths& paths, bool alive) {
-  absl::StatusOr<api::Json> j;
+  absl::StatusOr<nlohmann::json> j;
   PodSandboxStatus st;
   auto read = [&]() -> absl::Status {
     j = ReadState(paths);
@@ -348,7 +348,7 @@ absl::Status ProcessRuntime::Stop(const std::string& uid, absl::Duration grace) 
   const int64_t ms = std::max<int64_t>(0, absl::ToInt64Milliseconds(grace));
   if (absl::Status s = WriteFileAtomic(paths.Stop(), std::to_string(ms)); !s.ok()) return s;
   // A live shim has recorded its pid: it writes state.json before it answers "ok".
-  absl::StatusOr<api::Json> j = ReadState(paths);
+  absl::StatusOr<nlohmann::json> j = ReadState(paths);
   absl::StatusOr<PodSandboxStatus> st =
       j.ok() ? PodStatusFromJson(*j) : absl::StatusOr<PodSandboxStatus>(j.status());
   int pid = st.ok() ? st->shim_pid : 0;
@@ -367,7 +367,7 @@ absl::Status ProcessRuntime::RestartContainers(const std::string& uid, int64_t g
   if (Probe(paths) != Shim::kAlive) {
     return absl::FailedPreconditionError(absl::StrCat("pod ", uid, " is not running"));
   }
-  absl::StatusOr<api::Json> j = ReadState(paths);
+  absl::StatusOr<nlohmann::json> j = ReadState(paths);
   absl::StatusOr<PodSandboxStatus> st =
       j.ok() ? PodStatusFromJson(*j) : absl::StatusOr<PodSandboxStatus>(j.status());
   if (!st.ok()) return st.status();
@@ -531,7 +531,7 @@ std::string ProcessRuntime::LogPath(const std::string& uid, const std::string& c
   absl::MutexLock lock(&mu_);
   AwaitStarted(uid);
   const PodPaths paths = Paths(uid);
-  absl::StatusOr<api::Json> j = ReadState(paths);
+  absl::StatusOr<nlohmann::json> j = ReadState(paths);
   if (!j.ok()) return "";
   absl::StatusOr<PodSandboxStatus> st = PodStatusFromJson(*j);
   if (!st.ok()) return "";

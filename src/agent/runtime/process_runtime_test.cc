@@ -131,7 +131,7 @@ class ProcessRuntimeTest : public ::testing::Test {
     return out;
   }
   int ShimPid(const std::string& uid) {
-    absl::StatusOr<api::Json> j = ReadJsonFile(root_ + "/" + uid + "/state.json");
+    absl::StatusOr<nlohmann::json> j = ReadJsonFile(root_ + "/" + uid + "/state.json");
     absl::StatusOr<PodSandboxStatus> st =
         j.ok() ? PodStatusFromJson(*j) : absl::StatusOr<PodSandboxStatus>(j.status());
     return st.ok() ? st->shim_pid : 0;
@@ -522,7 +522,7 @@ TEST_F(ProcessRuntimeTest, StartRewritesAPartialSpecLeftByACrashedStart) {
   PodSandboxStatus s = WaitFinished("partial");
   EXPECT_EQ(s.app[0].reason, "Completed");
   EXPECT_EQ(Log("partial", "main"), "ran\n");
-  absl::StatusOr<api::Json> spec = ReadJsonFile(root_ + "/partial/spec.json");
+  absl::StatusOr<nlohmann::json> spec = ReadJsonFile(root_ + "/partial/spec.json");
   ASSERT_TRUE(spec.ok()) << spec.status();  // no tail of the longer partial file is left
 }
 
@@ -582,7 +582,7 @@ TEST_F(ProcessRuntimeTest, AnUnusableCgroupRootIsFoundOnceForEveryPod) {
         << st.limits_warning;
     EXPECT_TRUE(absl::StrContains(st.limits_warning, "no-cgroup2-here is not a cgroup2 mount"))
         << st.limits_warning;
-    absl::StatusOr<api::Json> spec = ReadJsonFile(root_ + "/" + uid + "/spec.json");
+    absl::StatusOr<nlohmann::json> spec = ReadJsonFile(root_ + "/" + uid + "/spec.json");
     ASSERT_TRUE(spec.ok()) << spec.status();
     EXPECT_TRUE(absl::StrContains(spec->value("cgroupsError", ""), "no-cgroup2-here"));
     EXPECT_TRUE(spec->contains("pidsV1Root"));  // resolved by the runtime ("" when none)

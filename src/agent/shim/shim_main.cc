@@ -117,7 +117,7 @@ void RequestRestart(Supervisor& sup, const PodPaths& paths) {
 absl::StatusOr<ShimConfig> ReadSpec(int fd, const std::string& path) {
   absl::StatusOr<std::string> text = ReadFd(fd, path);
   if (!text.ok()) return text.status();
-  api::Json j = api::Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::DataLossError(absl::StrCat("bad JSON in ", path));
   return ShimConfigFromJson(j);
 }

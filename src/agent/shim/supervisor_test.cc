@@ -594,7 +594,7 @@ TEST_F(SupervisorTest, ContainerRequestAndStateFile) {
   EXPECT_EQ(req.cwd, dir_ + "/work");  // the pod user's directory, not the shim's
   EXPECT_EQ(req.cgroup, "");
   EXPECT_EQ(req.uid, -1);  // a spec without an identity: the shim's own
-  absl::StatusOr<api::Json> j = ReadJsonFile(dir_ + "/state.json");
+  absl::StatusOr<nlohmann::json> j = ReadJsonFile(dir_ + "/state.json");
   ASSERT_TRUE(j.ok());
   absl::StatusOr<PodSandboxStatus> st = PodStatusFromJson(*j);
   ASSERT_TRUE(st.ok());

@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -168,37 +167,6 @@ TEST(DumpCompact, SameBytesAsDump) {
   const Json bad = std::string("\xff\xfe");  // Invalid UTF-8: both refuse it.
   EXPECT_THROW(bad.dump(), Json::type_error);
   EXPECT_THROW(DumpCompact(bad), Json::type_error);
-}
-
-// Json's member-name order is std::string's (nlohmann::json's), byte for
-// byte: prefixes, bytes >= 0x80, differences in and across 8-byte words.
-TEST(JsonKeyLess, OrdersAsStdString) {
-  std::vector<std::string> keys = {"", "a", "ab", "abc", "b", "spec", "status", "startTime",
-                                   "metadata", "metadatA", "metadata0", "metadata00",
-                                   "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/queue-namf",
-                                   "kueue.x-k8s.io/priority-class", "\x7f", "\x80", "\xff",
-                                   "a\xff", "a\x01", std::string("a\0b", 3), std::string(1, '\0'),
-                                   "abcdefgh", "abcdefgi", "abcdefg", "abcdefghi", "abcdefgh\x80",
-                                   "abcdefghijklmnop", "abcdefghijklmnoq", "abcdefghijklmno"};
-  const JsonKeyLess less;
-  for (const std::string& a : keys) {
-    for (const std::string& b : keys) {
-      EXPECT_EQ(less(a, b), a < b) << "\"" << a << "\" < \"" << b << "\"";
-    }
-  }
-  // The same members serialise in the same order as nlohmann::json's.
-  Json ours = Json::object();
-  nlohmann::json stock = nlohmann::json::object();
-  for (const std::string& k : keys) {
-    const bool plain = std::all_of(k.begin(), k.end(), [](char c) {
-      return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x80;
-    });
-    if (!plain) continue;  // Order is the point here, not escaping or UTF-8.
-    ours[k] = k.size();
-    stock[k] = k.size();
-  }
-  EXPECT_EQ(ours.dump(), stock.dump());
-  EXPECT_EQ(DumpCompact(ours), stock.dump());
 }
 
 }  // namespace

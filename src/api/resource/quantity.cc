@@ -398,7 +398,7 @@ Quantity Quantity::MustParse(std::string_view s) {
   return *std::move(q);
 }
 
-absl::StatusOr<Quantity> Quantity::FromJson(const Json& v) {
+absl::StatusOr<Quantity> Quantity::FromJson(const nlohmann::json& v) {
   if (v.is_null()) return Quantity();
   if (v.is_string()) {
     std::string_view s = v.get_ref<const std::string&>();

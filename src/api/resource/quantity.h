@@ -25,7 +25,6 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "api/json_type.h"
 
 namespace batchd::api {
 
@@ -55,7 +54,7 @@ class Quantity {
   static Quantity MustParse(std::string_view s);
   // Decodes a JSON value as Kubernetes' UnmarshalJSON does: a string (outer
   // whitespace trimmed) or a bare number; null gives zero.
-  static absl::StatusOr<Quantity> FromJson(const Json& v);
+  static absl::StatusOr<Quantity> FromJson(const nlohmann::json& v);
 
   static Quantity FromInt(int64_t value, Format format = Format::kDecimalSI);
   static Quantity FromMilli(int64_t milli, Format format = Format::kDecimalSI);
@@ -64,7 +63,7 @@ class Quantity {
 
   // Canonical form (or the original text when Kubernetes would keep it).
   std::string String() const;
-  Json ToJson() const { return String(); }
+  nlohmann::json ToJson() const { return String(); }
 
   Format format() const { return format_; }
 

@@ -328,7 +328,7 @@ TEST(QuantityStringTest, ParseEmit) {
     }
     ASSERT_TRUE(q.ok()) << q.status();
     EXPECT_EQ(q->String(), c.want);
-    EXPECT_EQ(q->ToJson(), Json(c.want));
+    EXPECT_EQ(q->ToJson(), nlohmann::json(c.want));
     if (q->IsZero() || c.want[0] == '+' || c.want[0] == '-' || c.want == "01") continue;
     EXPECT_EQ(Q("-" + c.in).String(), "-" + c.want);
   }
@@ -566,7 +566,7 @@ TEST(QuantityArithmeticTest, NegMulRoundUp) {
 
 TEST(QuantityJsonTest, FromJson) {
   struct Case {
-    Json in;
+    nlohmann::json in;
     std::string want;
   };
   std::vector<Case> cases = {

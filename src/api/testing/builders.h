@@ -9,11 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/json_type.h"
-
 namespace batchd::api::testing {
 
-using api::Json;
+using Json = nlohmann::json;
 
 class JobBuilder {
  public:

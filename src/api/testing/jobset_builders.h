@@ -11,11 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/json_type.h"
-
 namespace batchd::api::testing {
 
-using api::Json;
+using Json = nlohmann::json;
 
 class JobSetBuilder {
  public:

@@ -18,7 +18,7 @@
 
 namespace batchd::store {
 
-using api::Json;
+using Json = nlohmann::json;
 
 namespace {
 
@@ -288,7 +288,7 @@ Json Compare(const std::string& key, int64_t expected_etcd_mod) {
 
 }  // namespace
 
-absl::StatusOr<Json> EtcdStore::Txn(Json req) {
+absl::StatusOr<nlohmann::json> EtcdStore::Txn(nlohmann::json req) {
   std::string fence_key;
   int64_t fence_rev = 0;
   {

@@ -45,11 +45,11 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "api/json_type.h"
 #include "store/compactor.h"
 #include "store/internal/watch_hub.h"
 #include "store/store.h"
@@ -135,7 +135,7 @@ class EtcdStore : public Store {
   absl::StatusOr<RangeResult> DoRange(std::string_view prefix, std::string_view start_after,
                                       int64_t limit, int64_t etcd_revision);
   // Runs a write transaction, with the fence's compare when one is set.
-  absl::StatusOr<api::Json> Txn(api::Json req);
+  absl::StatusOr<nlohmann::json> Txn(nlohmann::json req);
   // POSTs `body` to `path`; a non-200 answer becomes a Status.
   absl::StatusOr<std::string> Call(const std::string& path, const std::string& body);
   // Waits until the watch delivered `etcd_rev`.
@@ -147,7 +147,7 @@ class EtcdStore : public Store {
   // A compare-and-write on `key` whose compare failed (its failure branch
   // ranged the key): NotFound when the key is absent, else Aborted naming the
   // revision it has.
-  absl::Status CompareFailed(const api::Json& txn, std::string_view key,
+  absl::Status CompareFailed(const nlohmann::json& txn, std::string_view key,
                              int64_t expected_mod_revision);
   bool WatchCreated() const ABSL_SHARED_LOCKS_REQUIRED(mu_) { return watch_created_; }
 
