@@ -183,30 +183,20 @@ inline bool AnyByteToEscape(uint64_t w) {
           has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'))) != 0;
 }
 
-inline bool ByteToEscape(unsigned char u) {
-  return u < 0x20 || u >= 0x7f || u == '"' || u == '\\';
-}
-
 // A string as dump() writes it: printable ASCII but '"' and '\\' as it is
-// (nearly every string of an object, checked 8 bytes at a time), anything
-// else by nlohmann itself.
+// (nearly every string of an object, checked 8 bytes at a time; the last
+// word padded with a byte written as is), anything else by nlohmann itself.
 void AppendCompactString(const std::string& s, std::string* out) {
+  constexpr uint64_t kPlainWord = 0x6161616161616161ULL;  // "aaaaaaaa"
   const char* p = s.data();
   const size_t n = s.size();
-  size_t i = 0;
-  bool plain = true;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t w = kPlainWord;
+    std::memcpy(&w, p + i, n - i < 8 ? n - i : 8);
     if (AnyByteToEscape(w)) {
-      plain = false;
-      break;
+      out->append(Json(s).dump());
+      return;
     }
-  }
-  for (; plain && i < n; ++i) plain = !ByteToEscape(static_cast<unsigned char>(p[i]));
-  if (!plain) {
-    out->append(Json(s).dump());
-    return;
   }
   const size_t at = out->size();
   out->resize(at + n + 2);
