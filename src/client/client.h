@@ -84,6 +84,11 @@ class Client {
   // PUT with the object's resourceVersion as precondition (Conflict when stale).
   virtual absl::StatusOr<api::Json> Update(const api::KindDef& k, api::Json obj) = 0;
   virtual absl::StatusOr<api::Json> UpdateStatus(const api::KindDef& k, api::Json obj) = 0;
+  // UpdateStatus for a caller that reads only the written object's
+  // resourceVersion, which it returns: the in-process client then hands the
+  // object to its watch cache instead of copying it for the caller.
+  virtual absl::StatusOr<std::string> UpdateStatusForVersion(const api::KindDef& k,
+                                                             api::Json obj);
   // One entry of UpdateStatusMany: `edit` changes the status of the latest
   // version of ns/name (a decoded copy; only its status is kept). An error
   // from `edit` leaves the object unwritten and is the entry's result.
@@ -111,6 +116,9 @@ class Client {
     api::Json obj;
     bool status = false;  // UpdateStatus instead of Update.
     bool create = false;  // Create instead of Update.
+    // An update whose caller reads only its resourceVersion: the result may
+    // be {"metadata": {"resourceVersion": ...}} (see UpdateStatusForVersion).
+    bool version_only = false;
   };
   // Each write in order, each only when every one before it succeeded (the
   // rest fail without writing): writes that may land only after others

@@ -1,5 +1,7 @@
 #include "client/in_process_client.h"
 
+#include "api/json_access.h"
+
 namespace batchd::client {
 
 using api::Json;
@@ -12,6 +14,20 @@ const api::KindDef& Client::Kind(std::string_view group, std::string_view versio
     std::abort();
   }
   return *k;
+}
+
+namespace {
+
+std::string ResourceVersionOf(const Json& obj) {
+  return api::CopyStringMember(api::MemberObject(obj, "metadata"), "resourceVersion");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> Client::UpdateStatusForVersion(const api::KindDef& k, Json obj) {
+  absl::StatusOr<Json> r = UpdateStatus(k, std::move(obj));
+  if (!r.ok()) return r.status();
+  return ResourceVersionOf(*r);
 }
 
 std::vector<absl::StatusOr<Json>> Client::UpdateStatusMany(const api::KindDef& k,
@@ -101,6 +117,16 @@ absl::StatusOr<Json> InProcessClient::UpdateStatus(const api::KindDef& k, Json o
   return registry_.Update(k, ns, name, std::move(obj), true, Opts());
 }
 
+absl::StatusOr<std::string> InProcessClient::UpdateStatusForVersion(const api::KindDef& k,
+                                                                    Json obj) {
+  std::string ns = MetaString(obj, "namespace"), name = MetaString(obj, "name");
+  registry::WriteOptions o = Opts();
+  o.version_only = true;
+  absl::StatusOr<Json> r = registry_.Update(k, ns, name, std::move(obj), true, o);
+  if (!r.ok()) return r.status();
+  return ResourceVersionOf(*r);
+}
+
 std::vector<absl::StatusOr<Json>> InProcessClient::UpdateStatusMany(const api::KindDef& k,
                                                                     std::vector<StatusEdit> edits) {
   std::vector<registry::Registry::StatusEdit> r;
@@ -169,7 +195,9 @@ absl::StatusOr<std::unique_ptr<WatchStream>> InProcessClient::Watch(
 std::vector<absl::StatusOr<Json>> InProcessClient::WriteChain(std::vector<ChainedWrite> writes) {
   std::vector<registry::Registry::ChainedWrite> chain;
   chain.reserve(writes.size());
-  for (ChainedWrite& w : writes) chain.push_back({w.kind, std::move(w.obj), w.status, w.create});
+  for (ChainedWrite& w : writes) {
+    chain.push_back({w.kind, std::move(w.obj), w.status, w.create, w.version_only});
+  }
   return registry_.WriteChain(std::move(chain), Opts());
 }
 

@@ -24,6 +24,8 @@ class InProcessClient : public Client {
       const api::KindDef& k, std::vector<std::pair<std::string, api::Json>> objs) override;
   absl::StatusOr<api::Json> Update(const api::KindDef& k, api::Json obj) override;
   absl::StatusOr<api::Json> UpdateStatus(const api::KindDef& k, api::Json obj) override;
+  absl::StatusOr<std::string> UpdateStatusForVersion(const api::KindDef& k,
+                                                     api::Json obj) override;
   std::vector<absl::StatusOr<api::Json>> UpdateStatusMany(const api::KindDef& k,
                                                           std::vector<StatusEdit> edits) override;
   absl::StatusOr<api::Json> MergePatch(const api::KindDef& k, const std::string& ns,

@@ -71,6 +71,12 @@ struct WriteOptions {
   // status. Over HTTP the whole body is decoded, as kube-apiserver does (a
   // malformed spec there refuses the write).
   bool status_body_only = false;
+  // The caller reads only the written resourceVersion (an in-process
+  // controller's status write): an update returns
+  // {"metadata": {"resourceVersion": ...}} and hands the object it wrote to
+  // the watch cache instead of a copy. A no-op or dry-run update, and one of
+  // a converted kind, still return the whole object.
+  bool version_only = false;
 };
 
 // How long a read NotOlderThan a resourceVersion this server's watch cache
@@ -199,6 +205,8 @@ class Registry {
     api::Json obj;
     bool status = false;  // Update the status subresource.
     bool create = false;  // Create instead of update.
+    // An update whose result is only its resourceVersion (WriteOptions::version_only).
+    bool version_only = false;
   };
   // Creates or updates each object as Create / Update (PUT) would, in
   // order, each only when every one before it was written (or changed
@@ -281,6 +289,14 @@ class Registry {
   // (WatchCache::OfferDecoded), so in-process readers do not parse it.
   absl::StatusOr<store::KeyValue> Put(const std::string& key, const api::Json& obj,
                                       std::optional<int64_t> expected_revision);
+  // The same, giving `obj` itself to the watch cache (it is left moved from).
+  absl::StatusOr<store::KeyValue> Put(const std::string& key, api::Json&& obj,
+                                      std::optional<int64_t> expected_revision);
+  // Offers `obj`, about to be stored under `key` as `bytes`, to the watch
+  // cache: a copy, or with `version_only` the object itself, `obj` left as
+  // {"metadata": {}} for the caller to set the written resourceVersion in.
+  WatchCache::DecodedOffer OfferWritten(const std::string& key, const std::string& bytes,
+                                        api::Json& obj, bool version_only);
   void FinishNamespace(std::string ns);
   std::string NewUid();
   // metadata.generateName cut to 58 characters and five random characters

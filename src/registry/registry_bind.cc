@@ -119,7 +119,7 @@ std::vector<absl::StatusOr<Json>> Registry::BindMany(const std::vector<BindReque
       continue;
     }
     std::string bytes = api::DumpCompact(pod);
-    offers.push_back(cache_->OfferDecoded(current->key, bytes, pod));
+    offers.push_back(OfferWritten(current->key, bytes, pod, opts.version_only));
     ops.push_back({current->key, std::move(bytes), current->revision});
     batched.push_back(i);
     assigned.push_back(std::move(pod));

@@ -118,7 +118,7 @@ std::vector<absl::StatusOr<Json>> Registry::WriteChain(std::vector<ChainedWrite>
       (*r)["metadata"]["resourceVersion"] = rv;  // Nothing to write.
     } else {
       std::string bytes = api::DumpCompact(*r);
-      offers.push_back(cache_->OfferDecoded(key, bytes, *r));
+      offers.push_back(OfferWritten(key, bytes, *r, w.version_only));
       ops.push_back({std::move(key), std::move(bytes), revision, /*after_previous=*/true});
       batched.push_back(out.size());
     }
@@ -161,8 +161,10 @@ std::vector<absl::StatusOr<Json>> Registry::WriteChain(std::vector<ChainedWrite>
       continue;
     }
     const std::string ns = MetaString(w.obj, "namespace");
+    WriteOptions one = opts;
+    one.version_only = w.version_only && !w.create;
     out.push_back(w.create ? Create(k, ns, std::move(w.obj), opts)
-                           : Update(k, ns, names[i], std::move(w.obj), w.status, opts));
+                           : Update(k, ns, names[i], std::move(w.obj), w.status, one));
     failed = !out.back().ok();
   }
   return out;

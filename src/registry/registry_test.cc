@@ -464,6 +464,76 @@ TEST_F(RegistryTest, StatusBodyOnlyDecodesTheStatusAndMetadata) {
   EXPECT_EQ((*reg_->Get(*jobs_, "default", "a"))->Decode()["spec"], created["spec"]);
 }
 
+// A writer that reads only the new resourceVersion (WriteOptions::
+// version_only): the update, a chained update and a bind return
+// {"metadata": {"resourceVersion"}}, while what is stored, and what an
+// in-process (decoding) watcher receives, is the whole object.
+TEST_F(RegistryTest, VersionOnlyWritesReturnTheVersionAndStoreTheWholeObject) {
+  const api::KindDef* pods = reg_->scheme().ByResource("", "v1", "pods");
+  const Json created = MustCreate(MakeJob("a").Obj());
+  Json pod_obj = api::testing::MakePod("p").Obj();
+  pod_obj["metadata"]["finalizers"] = Json::array({"batch.kubernetes.io/job-tracking"});
+  ASSERT_TRUE(reg_->Create(*pods, "default", std::move(pod_obj), WriteOptions{}).ok());
+  ListOptions decoding;
+  decoding.resource_version = std::to_string(reg_->cache().Revision());
+  decoding.decodes = true;
+  auto jw = reg_->Watch(*jobs_, "default", decoding);
+  auto pw = reg_->Watch(*pods, "default", decoding);
+  ASSERT_TRUE(jw.ok() && pw.ok());
+  auto next = [](Watcher& w) {
+    Watcher::Event ev;
+    EXPECT_TRUE(w.Next(&ev, absl::ZeroDuration()));
+    return ev.object ? *ev.object->Shared() : Json();
+  };
+  auto version_only = [](const absl::StatusOr<Json>& r, int64_t rev) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(*r, (Json{{"metadata", {{"resourceVersion", std::to_string(rev)}}}})) << r->dump();
+  };
+  WriteOptions vo;
+  vo.version_only = true;
+
+  Json j = created;
+  j["status"]["active"] = 2;
+  auto u = reg_->Update(*jobs_, "default", "a", j, true, vo);
+  version_only(u, store_.Revision());
+  const Json stored = (*reg_->Get(*jobs_, "default", "a"))->Decode();
+  EXPECT_EQ(stored["status"].value("active", 0), 2);
+  EXPECT_EQ(stored["spec"], created["spec"]);
+  EXPECT_EQ(next(**jw), stored);
+  // Nothing to write: the whole object, at the version it has.
+  auto same = reg_->Update(*jobs_, "default", "a", stored, true, vo);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(*same, stored);
+
+  // In a chain, after the Job's status write (a whole object).
+  Json pod = (*reg_->Get(*pods, "default", "p"))->Decode();
+  pod["metadata"]["finalizers"] = Json::array();
+  Json j2 = stored;
+  j2["status"]["active"] = 1;
+  std::vector<Registry::ChainedWrite> chain;
+  chain.push_back({jobs_, std::move(j2), true});
+  chain.push_back({pods, std::move(pod), false, false, /*version_only=*/true});
+  std::vector<absl::StatusOr<Json>> r = reg_->WriteChain(std::move(chain), WriteOptions{});
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_TRUE(r[0].ok()) << r[0].status();
+  EXPECT_EQ((*r[0])["status"].value("active", 0), 1);
+  version_only(r[1], store_.Revision());
+  const Json released = (*reg_->Get(*pods, "default", "p"))->Decode();
+  EXPECT_FALSE(released["metadata"].contains("finalizers") &&
+               !released["metadata"]["finalizers"].empty());
+  EXPECT_EQ(next(**pw), released);
+
+  // A bind.
+  std::vector<Registry::BindRequest> binds = {
+      {"default", "p", Json{{"target", {{"kind", "Node"}, {"name", "n1"}}}}}};
+  std::vector<absl::StatusOr<Json>> b = reg_->BindMany(binds, vo);
+  ASSERT_EQ(b.size(), 1u);
+  version_only(b[0], store_.Revision());
+  const Json bound = (*reg_->Get(*pods, "default", "p"))->Decode();
+  EXPECT_EQ(bound["spec"].value("nodeName", ""), "n1");
+  EXPECT_EQ(next(**pw), bound);
+}
+
 TEST_F(RegistryTest, PatchTypes) {
   MustCreate(MakeJob("a").Label("keep", "1").Obj());
   auto merge = reg_->Patch(*jobs_, "default", "a", PatchType::kMerge,

@@ -65,6 +65,7 @@ absl::StatusOr<Json> Registry::UpdateConverted(const api::KindDef& k, std::strin
   k.to_storage(obj);
   WriteOptions inner = opts;
   inner.duplicate_fields.clear();
+  inner.version_only = false;  // Served converts the whole object.
   return Served(k, Update(*k.storage, ns, name, std::move(obj), status, inner));
 }
 

@@ -165,13 +165,27 @@ void WatchCache::DecodedOffer::Withdraw() {
 WatchCache::DecodedOffer WatchCache::OfferDecoded(const std::string& key,
                                                   const std::string& bytes,
                                                   const Json& decoded) {
+  if (!WantsDecoded(key)) return DecodedOffer();
+  return Offer(key, bytes, decoded);
+}
+
+WatchCache::DecodedOffer WatchCache::OfferDecoded(const std::string& key,
+                                                  const std::string& bytes, Json&& decoded) {
+  if (!WantsDecoded(key)) return DecodedOffer();
+  return Offer(key, bytes, std::move(decoded));
+}
+
+bool WatchCache::WantsDecoded(const std::string& key) const {
+  absl::MutexLock lock(&mu_);
+  return DecodingSubscribersLocked(key) > 0;
+}
+
+WatchCache::DecodedOffer WatchCache::Offer(const std::string& key, const std::string& bytes,
+                                           Json decoded) {
   DecodedOffer offer;
-  {
-    absl::MutexLock lock(&mu_);
-    if (DecodingSubscribersLocked(key) == 0) return offer;
-  }
   offer.cache_ = this;
-  offer.entry_ = std::make_unique<DecodedOffer::Entry>(DecodedOffer::Entry{key, bytes, decoded});
+  offer.entry_ =
+      std::make_unique<DecodedOffer::Entry>(DecodedOffer::Entry{key, bytes, std::move(decoded)});
   absl::MutexLock lock(&offers_mu_);
   offers_.emplace(key, offer.entry_.get());
   return offer;

@@ -209,6 +209,11 @@ class WatchCache {
   // Keep the handle until the store write returned.
   DecodedOffer OfferDecoded(const std::string& key, const std::string& bytes,
                             const api::Json& decoded);
+  // The same, offering `decoded` itself rather than a copy (a writer that
+  // returns only the new resourceVersion); `decoded` is moved from only when
+  // something was offered.
+  DecodedOffer OfferDecoded(const std::string& key, const std::string& bytes,
+                            api::Json&& decoded);
 
   // Builds a CachedObject from stored bytes (used by the registry for
   // dry-run and write results too). Does not parse them.
@@ -224,6 +229,9 @@ class WatchCache {
   int DecodingSubscribersLocked(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unsubscribe(Subscription* s);
   std::optional<api::Json> TakeOffer(const std::string& key, const std::string& bytes);
+  // Whether a write under `key` has anyone to offer its decoding to.
+  bool WantsDecoded(const std::string& key) const;
+  DecodedOffer Offer(const std::string& key, const std::string& bytes, api::Json decoded);
   // Splices the resourceVersion into a copy of `json`: the one copy of
   // the stored bytes a version costs (not one more for the parameter).
   std::shared_ptr<CachedObject> NewObject(const std::string& key, const std::string& json,

@@ -40,7 +40,9 @@ std::vector<absl::Status> RegistryBinder::BindMany(const std::vector<Request>& r
   for (const Request& r : reqs) binds.push_back({r.ns, r.name, BindingFor(r.ns, r.name, r.node)});
   std::vector<absl::Status> out;
   out.reserve(reqs.size());
-  for (auto& r : registry_.BindMany(binds, registry::WriteOptions{})) out.push_back(r.status());
+  registry::WriteOptions opts;
+  opts.version_only = true;  // Only the outcomes are read.
+  for (auto& r : registry_.BindMany(binds, opts)) out.push_back(r.status());
   return out;
 }
 

@@ -208,24 +208,24 @@ absl::StatusOr<Result> SimKubelet::ReconcileNode(const std::string& name) {
   if (!node || !IsSimulatedNode(*node)) return Result::Done();
   Json updated = StatusBody(*node);
   if (!internal::SetNodeReady(updated, ctx_.clock.Now())) return Result::Done();
-  auto r = ctx_.client.UpdateStatus(nodes_.kind(), std::move(updated));
+  auto r = ctx_.client.UpdateStatusForVersion(nodes_.kind(), std::move(updated));
   if (!r.ok()) {
     if (registry::GetPayload(r.status()).reason != "NotFound") return r.status();
     return Result::Done();
   }
   absl::MutexLock lock(&mu_);
-  node_writes_[name] = ResourceVersionOf(*r);
+  node_writes_[name] = *std::move(r);
   return Result::Done();
 }
 
 absl::StatusOr<Result> SimKubelet::Write(Json body, Run run, absl::Duration requeue) {
   std::string key = client::Informer::KeyOf(body);
-  auto r = ctx_.client.UpdateStatus(pods_.kind(), std::move(body));
+  auto r = ctx_.client.UpdateStatusForVersion(pods_.kind(), std::move(body));
   if (!r.ok()) {
     if (registry::GetPayload(r.status()).reason == "NotFound") return Result::Done();
     return r.status();  // Conflict: retried with backoff on a fresher copy.
   }
-  run.rv = ResourceVersionOf(*r);
+  run.rv = *std::move(r);
   {
     absl::MutexLock lock(&mu_);
     runs_[key] = std::move(run);

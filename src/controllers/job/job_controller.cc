@@ -271,7 +271,8 @@ absl::Status JobReconciler::WriteStatusThenRelease(SyncCtx& c, const std::vector
     uids.push_back(api::meta::GetUid(*p));
     Json pod = *p;  // The informer's copy: its resourceVersion is the precondition.
     api::meta::RemoveFinalizer(pod, api::batch_v1::kJobTrackingFinalizer);
-    chain.push_back({&pod_kind_, std::move(pod), /*status=*/false});
+    chain.push_back({&pod_kind_, std::move(pod), /*status=*/false, /*create=*/false,
+                     /*version_only=*/true});
   }
   expectations_.ExpectFinalizerRemovals(c.key, uids);
   std::vector<absl::StatusOr<Json>> r = ctx_.client.WriteChain(std::move(chain));

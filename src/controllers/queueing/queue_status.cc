@@ -57,7 +57,8 @@ std::vector<kueue::FlavorUsageStatus> FlavorUsage(const kueue::ResourceGroupsVie
 // Sends the update when it changes the status (at most one write per queue per cycle).
 bool WriteIfChanged(client::Client& client, const api::KindDef& kind, kueue::StatusUpdate update) {
   if (!update.changed()) return true;
-  auto r = client.UpdateStatus(kind, std::move(update).Build(kind.ApiVersion(), kind.kind));
+  auto r = client.UpdateStatusForVersion(kind,
+                                         std::move(update).Build(kind.ApiVersion(), kind.kind));
   if (!r.ok()) {
     BATCHD_LOG_DEBUG("queue manager: {} status write: {}", kind.kind, r.status().ToString());
   }

@@ -97,8 +97,8 @@ class IntegrationReconciler : public reconcile::Reconciler {
   absl::Status StopJobWithoutWorkload(Json& job, const std::vector<Json>& stale);
   // Writes `job` (moved into the write) and takes the written job back.
   absl::Status UpdateJob(Json& job, bool status);
-  // Writes `wl`'s status (moved into the write); returns the written Workload.
-  absl::StatusOr<Json> WriteWorkloadStatus(Json wl);
+  // Writes `wl`'s status (moved into the write); only whether it succeeded.
+  absl::Status WriteWorkloadStatus(Json wl);
 
   reconcile::ControllerContext& ctx_;
   std::shared_ptr<const JobAdapter> adapter_;

@@ -33,15 +33,15 @@ absl::Status IntegrationReconciler::UpdateJob(Json& job, bool status) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Json> IntegrationReconciler::WriteWorkloadStatus(Json wl) {
-  return ctx_.client.UpdateStatus(wl_kind_, std::move(wl));
+absl::Status IntegrationReconciler::WriteWorkloadStatus(Json wl) {
+  return ctx_.client.UpdateStatusForVersion(wl_kind_, std::move(wl)).status();
 }
 
 absl::StatusOr<Result> IntegrationReconciler::MarkFinished(const Json& job, const Json& wl,
                                                            const FinishedState& fin) {
   Json next = wl;
   api::kueue::SetFinished(next, fin.success, fin.message, ctx_.clock.Now());
-  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(std::move(next)).status());
+  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(std::move(next)));
   ctx_.events.Event(job, "Normal", "FinishedWorkload",
                     absl::StrCat("Workload '", api::meta::GetNamespace(wl), "/",
                                  api::meta::GetName(wl), "' is declared finished"));
@@ -65,7 +65,7 @@ absl::Status IntegrationReconciler::SyncPodsReady(const Json& job,
   if (!ready) state = current ? PodsReadyState::kWaitForRecovery : PodsReadyState::kWaitForStart;
   Json next = *wl;  // Copied only to be written.
   api::kueue::SetPodsReady(next, state, ctx_.clock.Now());
-  BATCHD_ASSIGN_OR_RETURN(Json written, WriteWorkloadStatus(std::move(next)));
+  BATCHD_ASSIGN_OR_RETURN(Json written, ctx_.client.UpdateStatus(wl_kind_, std::move(next)));
   wl = std::make_shared<const Json>(std::move(written));
   return absl::OkStatus();
 }
@@ -99,7 +99,7 @@ absl::StatusOr<bool> IntegrationReconciler::SyncReclaimablePods(const Json& job,
   } else {
     status["reclaimablePods"] = std::move(want);
   }
-  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(std::move(next)).status());
+  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(std::move(next)));
   return true;
 }
 
@@ -113,7 +113,7 @@ absl::StatusOr<Result> IntegrationReconciler::HandleEviction(Json& job, const Js
   Json next = wl;
   api::kueue::ClearReservation(next, evicted.reason, evicted.message, /*requeue=*/active,
                                ctx_.clock.Now());
-  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(std::move(next)).status());
+  BATCHD_RETURN_IF_ERROR(WriteWorkloadStatus(std::move(next)));
   return Result::Done();
 }
 
