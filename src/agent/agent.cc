@@ -576,7 +576,7 @@ absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatu
                     {"uid", m.value("uid", "")},
                     {"resourceVersion", m.value("resourceVersion", "")}}},
                   {"status", status}};
-  auto r = client.UpdateStatus(pod_kind, std::move(updated));
+  absl::StatusOr<std::string> r = client.UpdateStatusForVersion(pod_kind, std::move(updated));
   if (!r.ok() && IsReason(r.status(), "Conflict")) {
     // The cached copy is stale (a finalizer or label changed, or this agent
     // was cut off while the pod was evicted and replaced): look at the
@@ -594,7 +594,7 @@ absl::Status NodeAgent::Impl::WriteStatus(const Json& pod, const PodSandboxStatu
     }
     status = internal::ComputePodStatus(*fresh, rt, in);
     (*fresh)["status"] = status;
-    r = client.UpdateStatus(pod_kind, std::move(*fresh));
+    r = client.UpdateStatusForVersion(pod_kind, std::move(*fresh));
   }
   if (!r.ok()) return r.status();
   st.last_written = std::move(status);

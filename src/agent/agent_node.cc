@@ -129,8 +129,7 @@ absl::Status NodeAgent::Impl::RegisterNode() {
   NodeFacts f = facts;
   f.disk_pressure = disk_pressure.load();
   node["status"] = internal::NodeStatus(o, capacity, f, *existing, now);
-  auto r = client.UpdateStatus(node_kind, std::move(node));
-  return r.status();
+  return client.UpdateStatusForVersion(node_kind, std::move(node)).status();
 }
 
 absl::Status NodeAgent::Impl::RenewLease() {

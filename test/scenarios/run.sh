@@ -7,6 +7,7 @@
 #                                   exit code and stderr.
 #   run.sh determinism BATCHD NAME  two runs, byte-identical events, state, summary.
 #   run.sh sacct BATCHD FILE        tools/sacct-to-trace FILE must give trace.csv.
+#   run.sh allocator BATCHD FILE    jemalloc's options: huge pages for simulate only.
 #   run.sh bad BATCHD FILE          bad/FILE (a scenario, or a trace run against
 #                                   queueing.yaml) exits 2 with the "# expect:"
 #                                   message and writes no output file.
@@ -85,6 +86,23 @@ sacct)
   python3 ../../tools/sacct-to-trace "$name" >"$tmp/trace.csv" 2>"$tmp/stderr"
   diff -u trace.csv "$tmp/trace.csv" || fail "converted trace differs from trace.csv"
   grep -qF "skipped 1 jobs that never started" "$tmp/stderr" || fail "no skipped-job note"
+  ;;
+allocator)
+  # jemalloc's options per subcommand (src/cmd/jemalloc_conf.cc): huge pages
+  # for `simulate` only. jemalloc prints its options at exit with
+  # stats_print; without jemalloc there is nothing to check (skipped, 77).
+  MALLOC_CONF=stats_print:true "$batchd" --version >/dev/null 2>"$tmp/version" || fail "--version"
+  grep -q 'opt\.thp' "$tmp/version" || { echo "batchd is not linked with jemalloc"; exit 77; }
+  MALLOC_CONF=stats_print:true "$batchd" simulate -f "$name" -q 2>"$tmp/simulate" >/dev/null ||
+    fail "simulate"
+  grep -q 'opt\.thp: "always"' "$tmp/simulate" || fail "simulate: thp is not always"
+  grep -q 'opt\.metadata_thp: "always"' "$tmp/simulate" || fail "simulate: metadata_thp"
+  grep -q 'opt\.narenas: 2$' "$tmp/simulate" || fail "simulate: the server's options are lost"
+  grep -q 'opt\.thp: "default"' "$tmp/version" || fail "other subcommands: thp is not default"
+  # MALLOC_CONF still overrides.
+  MALLOC_CONF=stats_print:true,thp:never "$batchd" simulate -f "$name" -q 2>"$tmp/never" \
+    >/dev/null || fail "simulate with thp:never"
+  grep -q 'opt\.thp: "never"' "$tmp/never" || fail "MALLOC_CONF does not override"
   ;;
 *) fail "unknown mode" ;;
 esac
