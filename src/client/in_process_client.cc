@@ -1,6 +1,6 @@
 #include "client/in_process_client.h"
 
-#include "api/json_access.h"
+#include "api/meta/object_meta.h"
 
 namespace batchd::client {
 
@@ -16,18 +16,10 @@ const api::KindDef& Client::Kind(std::string_view group, std::string_view versio
   return *k;
 }
 
-namespace {
-
-std::string ResourceVersionOf(const Json& obj) {
-  return api::CopyStringMember(api::MemberObject(obj, "metadata"), "resourceVersion");
-}
-
-}  // namespace
-
 absl::StatusOr<std::string> Client::UpdateStatusForVersion(const api::KindDef& k, Json obj) {
   absl::StatusOr<Json> r = UpdateStatus(k, std::move(obj));
   if (!r.ok()) return r.status();
-  return ResourceVersionOf(*r);
+  return api::meta::GetResourceVersion(*r);
 }
 
 std::vector<absl::StatusOr<Json>> Client::UpdateStatusMany(const api::KindDef& k,
@@ -124,7 +116,7 @@ absl::StatusOr<std::string> InProcessClient::UpdateStatusForVersion(const api::K
   o.version_only = true;
   absl::StatusOr<Json> r = registry_.Update(k, ns, name, std::move(obj), true, o);
   if (!r.ok()) return r.status();
-  return ResourceVersionOf(*r);
+  return api::meta::GetResourceVersion(*r);
 }
 
 std::vector<absl::StatusOr<Json>> InProcessClient::UpdateStatusMany(const api::KindDef& k,

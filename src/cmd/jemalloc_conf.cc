@@ -26,11 +26,12 @@
 
 namespace {
 
-constexpr char kServerConf[] =
-    "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:2";
-constexpr char kSimulatorConf[] =
-    "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:2,"
-    "thp:always,metadata_thp:always";
+// The server's options; the simulator's are the same and huge pages.
+#define BATCHD_SERVER_MALLOC_CONF \
+  "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,narenas:2"
+constexpr char kServerConf[] = BATCHD_SERVER_MALLOC_CONF;
+constexpr char kSimulatorConf[] = BATCHD_SERVER_MALLOC_CONF ",thp:always,metadata_thp:always";
+#undef BATCHD_SERVER_MALLOC_CONF
 
 }  // namespace
 

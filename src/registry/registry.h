@@ -286,12 +286,11 @@ class Registry {
   absl::StatusOr<DeleteResult> DeleteNow(const api::KindDef& k, const ObjectPtr& current);
   // Stores `obj` serialized under `key`: a create, or with `expected_revision`
   // an update of that revision. The watch cache gets `obj` decoded along
-  // (WatchCache::OfferDecoded), so in-process readers do not parse it.
-  absl::StatusOr<store::KeyValue> Put(const std::string& key, const api::Json& obj,
-                                      std::optional<int64_t> expected_revision);
-  // The same, giving `obj` itself to the watch cache (it is left moved from).
-  absl::StatusOr<store::KeyValue> Put(const std::string& key, api::Json&& obj,
-                                      std::optional<int64_t> expected_revision);
+  // (OfferWritten; with `version_only` `obj` itself, leaving it
+  // {"metadata": {}}), so in-process readers do not parse it.
+  absl::StatusOr<store::KeyValue> Put(const std::string& key, api::Json& obj,
+                                      std::optional<int64_t> expected_revision,
+                                      bool version_only = false);
   // Offers `obj`, about to be stored under `key` as `bytes`, to the watch
   // cache: a copy, or with `version_only` the object itself, `obj` left as
   // {"metadata": {}} for the caller to set the written resourceVersion in.

@@ -162,7 +162,7 @@ std::vector<absl::StatusOr<Json>> Registry::WriteChain(std::vector<ChainedWrite>
     }
     const std::string ns = MetaString(w.obj, "namespace");
     WriteOptions one = opts;
-    one.version_only = w.version_only && !w.create;
+    one.version_only = w.version_only;
     out.push_back(w.create ? Create(k, ns, std::move(w.obj), opts)
                            : Update(k, ns, names[i], std::move(w.obj), w.status, one));
     failed = !out.back().ok();

@@ -180,25 +180,13 @@ absl::Status CreateError(const api::KindDef& k, const std::string& name, const a
   return StoreUnavailable(st);
 }
 
-// What a write with WriteOptions::version_only returns.
-Json VersionOnly(int64_t revision) {
-  return Json{{"metadata", Json{{"resourceVersion", std::to_string(revision)}}}};
-}
-
 }  // namespace
 
-absl::StatusOr<store::KeyValue> Registry::Put(const std::string& key, const Json& obj,
-                                              std::optional<int64_t> expected_revision) {
+absl::StatusOr<store::KeyValue> Registry::Put(const std::string& key, Json& obj,
+                                              std::optional<int64_t> expected_revision,
+                                              bool version_only) {
   std::string bytes = api::DumpCompact(obj);
-  WatchCache::DecodedOffer offer = cache_->OfferDecoded(key, bytes, obj);
-  if (expected_revision) return store_.Update(key, std::move(bytes), *expected_revision);
-  return store_.Create(key, std::move(bytes));
-}
-
-absl::StatusOr<store::KeyValue> Registry::Put(const std::string& key, Json&& obj,
-                                              std::optional<int64_t> expected_revision) {
-  std::string bytes = api::DumpCompact(obj);
-  WatchCache::DecodedOffer offer = cache_->OfferDecoded(key, bytes, std::move(obj));
+  WatchCache::DecodedOffer offer = OfferWritten(key, bytes, obj, version_only);
   if (expected_revision) return store_.Update(key, std::move(bytes), *expected_revision);
   return store_.Create(key, std::move(bytes));
 }
@@ -616,15 +604,10 @@ absl::StatusOr<Json> Registry::WriteUpdate(const api::KindDef& k, const ObjectPt
     deferred->push_back({{current->key, std::move(bytes), current->revision}, std::move(offer)});
     return obj;
   }
-  (void)conditional;
-  if (opts.version_only) {
-    auto kv = Put(current->key, std::move(obj), current->revision);
-    if (!kv.ok()) return StoreWriteError(k, name, kv.status());
-    return VersionOnly(kv->mod_revision);
-  }
-  auto kv = Put(current->key, obj, current->revision);
+  auto kv = Put(current->key, obj, current->revision, opts.version_only);
   if (!kv.ok()) return StoreWriteError(k, name, kv.status());
   obj["metadata"]["resourceVersion"] = std::to_string(kv->mod_revision);
+  (void)conditional;
   return obj;
 }
 

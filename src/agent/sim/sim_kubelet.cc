@@ -38,10 +38,6 @@ struct Run {
   std::string rv;
 };
 
-std::string ResourceVersionOf(const Json& obj) {
-  return api::CopyStringMember(api::MemberObject(obj, "metadata"), "resourceVersion");
-}
-
 // The body of a status write of `obj`: its status and the metadata the
 // status subresource reads (name, namespace, and uid and resourceVersion as
 // preconditions). The registry builds the new object from the stored one and
@@ -145,7 +141,7 @@ void SimKubelet::OnNode(const ObjectRef& node) {
       auto it = pods_by_node_.find(name);
       if (it != pods_by_node_.end()) pods.assign(it->second.begin(), it->second.end());
     } else if (auto w = node_writes_.find(name);
-               w != node_writes_.end() && w->second == ResourceVersionOf(*node)) {
+               w != node_writes_.end() && w->second == api::meta::GetResourceVersion(*node)) {
       // The echo of the kubelet's own write: its status is the Ready status
       // just written, so a reconcile would find nothing to set.
       return;
@@ -183,7 +179,7 @@ void SimKubelet::OnPod(const ObjectRef& pod) {
       // returned is the one a reconcile would return (ReconcilePod, Advance).
       auto it = runs_.find(key);
       if (it != runs_.end() && !it->second.rv.empty() &&
-          it->second.rv == ResourceVersionOf(*pod) &&
+          it->second.rv == api::meta::GetResourceVersion(*pod) &&
           it->second.uid == api::meta::GetUid(*pod)) {
         return;
       }
