@@ -192,6 +192,29 @@ int RunSimulate(const SimulateCommand& cmd) {
   }
   std::vector<ScenarioObject> objects_b;
   if (other) objects_b = objects;
+  // --events is written as the run goes (to FILE.tmp, renamed at the end),
+  // so a long run holds none of it in memory; without --events nothing is
+  // formatted. The --compare run's events are not written.
+  if (other) other->events = SimOptions::EventsMode::kNone;
+  opts.events = SimOptions::EventsMode::kNone;
+  std::ofstream events_out;
+  const std::string events_tmp = cmd.events.empty() ? "" : cmd.events + ".tmp";
+  struct RemoveUnlessKept {
+    const std::string& path;
+    bool keep = false;
+    ~RemoveUnlessKept() {
+      std::error_code ec;
+      if (!keep && !path.empty()) std::filesystem::remove(path, ec);
+    }
+  } events_tmp_guard{events_tmp};
+  if (!events_tmp.empty()) {
+    events_out.open(events_tmp, std::ios::binary | std::ios::trunc);
+    if (!events_out) {
+      return bad(absl::InvalidArgumentError("--events: cannot write " + events_tmp));
+    }
+    opts.events = SimOptions::EventsMode::kStream;
+    opts.events_to = &events_out;
+  }
   auto run = RunOne(opts, std::move(objects));
   if (!run.ok()) {
     if (run.status().code() == absl::StatusCode::kInvalidArgument) return bad(run.status());
@@ -225,7 +248,22 @@ int RunSimulate(const SimulateCommand& cmd) {
       if (rc == 0) rc = 1;
     }
   };
-  write(cmd.events, sim.Events());
+  if (!cmd.events.empty()) {
+    absl::Status st = sim.FlushEvents();
+    events_out.close();
+    if (st.ok() && !events_out) st = absl::InternalError("cannot write " + events_tmp);
+    std::error_code ec;
+    if (st.ok()) std::filesystem::rename(events_tmp, cmd.events, ec);
+    if (st.ok() && ec) {
+      st = absl::InternalError("cannot rename " + events_tmp + " to " + cmd.events + ": " +
+                               ec.message());
+    }
+    events_tmp_guard.keep = st.ok();
+    if (!st.ok()) {
+      std::cerr << "batchd simulate: --events: " << st.message() << "\n";
+      if (rc == 0) rc = 1;
+    }
+  }
   if (!cmd.state.empty()) {
     auto state = sim.State();
     if (state.ok()) {

@@ -178,13 +178,22 @@ std::string Simulator::Impl::CqOfQueue(const std::string& ns, const std::string&
 void Simulator::Impl::Emit(const std::string& kind, const Json& obj, const std::string& event,
                            const std::string& cq, const Json& flavors,
                            const std::string& reason) {
+  if (opts.events == SimOptions::EventsMode::kNone) return;
   // Field order is the contract's (DESIGN.md), so it is written by hand.
-  events += absl::StrCat("{\"t\":", FormatSeconds(Now()), ",\"kind\":", Json(kind).dump(),
+  absl::StrAppend(&events, "{\"t\":", FormatSeconds(Now()), ",\"kind\":", Json(kind).dump(),
                          ",\"namespace\":", Json(api::meta::GetNamespace(obj)).dump(),
                          ",\"name\":", Json(api::meta::GetName(obj)).dump(),
                          ",\"event\":\"", event, "\",\"clusterQueue\":", Json(cq).dump(),
                          ",\"flavors\":", flavors.dump(), ",\"reason\":", Json(reason).dump(),
                          "}\n");
+  if (opts.events == SimOptions::EventsMode::kStream && events.size() >= opts.events_chunk) {
+    WriteEvents();
+  }
+}
+
+void Simulator::Impl::WriteEvents() {
+  if (opts.events_to != nullptr) opts.events_to->write(events.data(), events.size());
+  events.clear();
 }
 
 void Simulator::Impl::Touch(QueueStat& q, const std::string& name, bool is_cq) {
@@ -649,7 +658,20 @@ absl::Status Simulator::Load(std::vector<ScenarioObject> objects) {
 client::Client& Simulator::client() { return *impl_->client; }
 absl::Duration Simulator::Elapsed() const { return impl_->Now(); }
 bool Simulator::finished() const { return impl_->all_finished; }
-const std::string& Simulator::Events() const { return impl_->events; }
+const std::string& Simulator::Events() const {
+  static const std::string kNoEvents;
+  return impl_->opts.events == SimOptions::EventsMode::kKeep ? impl_->events : kNoEvents;
+}
+
+absl::Status Simulator::FlushEvents() {
+  Impl& i = *impl_;
+  if (i.opts.events != SimOptions::EventsMode::kStream) return absl::OkStatus();
+  if (i.opts.events_to == nullptr) return absl::InvalidArgumentError("no stream for the events");
+  i.WriteEvents();
+  i.opts.events_to->flush();
+  if (!*i.opts.events_to) return absl::InternalError("the events could not be written");
+  return absl::OkStatus();
+}
 
 absl::StatusOr<bool> Simulator::Step() {
   Impl& i = *impl_;

@@ -20,7 +20,9 @@
 // Thread-safety: none; one thread owns a Simulator.
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,15 @@ struct SimOptions {
   // The events and the summary are the same either way (scenario test
   // "drop").
   bool drop_finished = true;
+  // The events (--events, Events()): kept in memory for Events() (kKeep),
+  // written to `events_to` as they happen with at most `events_chunk` bytes
+  // of them held (kStream: memory stays flat however long the run), or not
+  // formatted at all (kNone). The bytes are the same in every mode that
+  // has them.
+  enum class EventsMode { kKeep, kStream, kNone };
+  EventsMode events = EventsMode::kKeep;
+  std::ostream* events_to = nullptr;  // kStream: not owned, outlives Run().
+  size_t events_chunk = size_t{1} << 20;
 };
 
 // The virtual start of every simulation: 2026-01-01T00:00:00Z.
@@ -79,7 +90,11 @@ class Simulator {
   bool finished() const;  // All submitted work finished (else: stopped at `until`).
 
   // --events: one JSON object per line (DESIGN.md), in order of occurrence.
+  // Empty unless SimOptions::events is kKeep.
   const std::string& Events() const;
+  // kStream: writes the events still held to `events_to` and flushes it;
+  // an error when the stream failed (now or at an earlier write).
+  absl::Status FlushEvents();
   // --state: every object at the end, as a JSON List (deterministic order).
   absl::StatusOr<std::string> State() const;
   // --summary (JSON), the stderr table and the --plot SVG.

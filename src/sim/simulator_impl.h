@@ -112,6 +112,8 @@ struct Simulator::Impl {
   int64_t steps = 0, reconciles = 0;
   int64_t store_commits = 0;  // The store's revision after the last step.
 
+  // The events formatted and not yet written (kStream: below
+  // opts.events_chunk plus one event; kKeep: all of them).
   std::string events;
   std::set<std::string> unfinished;  // "Kind ns/name" of work that can finish.
   // Finished top-level work to delete at the end of the step
@@ -136,6 +138,8 @@ struct Simulator::Impl {
   absl::Status Submit(ScenarioObject& o);
   void Emit(const std::string& kind, const Json& obj, const std::string& event,
             const std::string& cq, const Json& flavors, const std::string& reason);
+  // kStream: writes `events` to opts.events_to and empties it.
+  void WriteEvents();
   std::string CqOfQueue(const std::string& ns, const std::string& lq) const;
   void OnWorkload(const Json* old_obj, const Json* new_obj);
   void OnJob(const char* kind, const Json* old_obj, const Json* new_obj, const char* ok_cond,

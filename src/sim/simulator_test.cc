@@ -3,6 +3,10 @@
 // violations injected and caught; bad objects refused before anything runs.
 #include "sim/simulator.h"
 
+#include <algorithm>
+#include <ostream>
+#include <streambuf>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/meta/object_meta.h"
@@ -170,6 +174,63 @@ TEST(SimulatorTest, SameScenarioAndSeedGiveIdenticalOutput) {
   }
   EXPECT_EQ(out[0], out[1]);
   EXPECT_THAT(out[0], HasSubstr("\"uid\""));
+}
+
+// The events streamed as they happen are the events kept in memory, byte for
+// byte, and the simulator holds at most a chunk (plus the event that filled
+// it) between writes; without events nothing is kept and the summary is the
+// same.
+TEST(SimulatorTest, StreamedEventsAreTheKeptEventsHeldAChunkAtATime) {
+  // Records each write the simulator makes to the stream.
+  class Recorder : public std::streambuf {
+   public:
+    std::vector<size_t> writes;
+    std::string bytes;
+
+   protected:
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+      writes.push_back(static_cast<size_t>(n));
+      bytes.append(s, static_cast<size_t>(n));
+      return n;
+    }
+    int_type overflow(int_type c) override {
+      if (c != traits_type::eof()) xsputn(reinterpret_cast<const char*>(&c), 1);
+      return c;
+    }
+  };
+  auto kept = Load(Scenario());
+  ASSERT_TRUE(kept->Run().ok());
+  const std::string all = kept->Events();
+  ASSERT_GT(all.size(), 1000u);
+  size_t longest = 0;
+  for (absl::string_view line : absl::StrSplit(all, '\n')) longest = std::max(longest, line.size());
+
+  Recorder rec;
+  std::ostream out(&rec);
+  SimOptions o;
+  o.events = SimOptions::EventsMode::kStream;
+  o.events_to = &out;
+  o.events_chunk = 256;
+  auto streamed = Load(Scenario(), o);
+  ASSERT_TRUE(streamed->Run().ok());
+  EXPECT_EQ(streamed->Events(), "");  // Nothing kept for Events().
+  ASSERT_TRUE(streamed->FlushEvents().ok());
+  EXPECT_EQ(rec.bytes, all);
+  EXPECT_GT(rec.writes.size(), all.size() / (256 + longest + 1));
+  for (size_t n : rec.writes) EXPECT_LE(n, 256 + longest + 1);
+  EXPECT_EQ(streamed->Summary().dump(), kept->Summary().dump());
+
+  // A stream that fails is reported.
+  out.setstate(std::ios::badbit);
+  EXPECT_FALSE(streamed->FlushEvents().ok());
+
+  SimOptions none;
+  none.events = SimOptions::EventsMode::kNone;
+  auto quiet = Load(Scenario(), none);
+  ASSERT_TRUE(quiet->Run().ok());
+  EXPECT_EQ(quiet->Events(), "");
+  EXPECT_TRUE(quiet->FlushEvents().ok());
+  EXPECT_EQ(quiet->Summary().dump(), kept->Summary().dump());
 }
 
 // Dropping finished Jobs (with their Workloads and Pods) changes neither the

@@ -77,7 +77,7 @@ bad)
     --state "$tmp/state" --plot "$tmp/plot.svg" 2>"$tmp/stderr" || rc=$?
   [[ $rc == 2 ]] || { cat "$tmp/stderr" >&2; fail "exit code $rc, want 2"; }
   grep -qF -- "$want" "$tmp/stderr" || { cat "$tmp/stderr" >&2; fail "stderr lacks: $want"; }
-  for o in events summary state plot.svg; do
+  for o in events events.tmp summary state plot.svg; do
     [[ ! -e "$tmp/$o" ]] || fail "$o was written"
   done
   ;;
