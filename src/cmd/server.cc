@@ -152,6 +152,7 @@ controllers::PodIntegrationOptions PodOptions(const controllers::queueing::Queue
   if (q.managed_jobs_namespace_selector) o.namespace_selectors = {*q.managed_jobs_namespace_selector};
   if (q.pod_namespace_selector) o.namespace_selectors.push_back(*q.pod_namespace_selector);
   if (q.pod_selector) o.pod_selector = *q.pod_selector;
+  o.wait_for_pods_ready = q.wait_for_pods_ready.enable;
   return o;
 }
 
@@ -294,11 +295,12 @@ void Server::Impl::AddControllers() {
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
   jo.jobset_integrated = i.queueing.FrameworkEnabled(controllers::kJobSetFramework);
+  jo.wait_for_pods_ready = i.queueing.wait_for_pods_ready.enable;
   if (i.queueing.FrameworkEnabled("batch/job")) {
     controllers::AddJobIntegration(i.ContextFor("batch/job-kueue-controller"), jo);
   }
   if (i.queueing.FrameworkEnabled("pod")) {
-    controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"));
+    controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"), PodOptions(i.queueing));
   }
   if (i.queueing.FrameworkEnabled(controllers::kJobSetFramework)) {
     controllers::AddJobSetIntegration(i.ContextFor("jobset-kueue-controller"), jo);

@@ -101,6 +101,7 @@ controllers::PodIntegrationOptions PodOptions(const controllers::queueing::Queue
   if (q.managed_jobs_namespace_selector) o.namespace_selectors = {*q.managed_jobs_namespace_selector};
   if (q.pod_namespace_selector) o.namespace_selectors.push_back(*q.pod_namespace_selector);
   if (q.pod_selector) o.pod_selector = *q.pod_selector;
+  o.wait_for_pods_ready = q.wait_for_pods_ready.enable;
   return o;
 }
 
@@ -155,8 +156,11 @@ void Simulator::Impl::AddControllers() {
   controllers::JobIntegrationOptions jo;
   jo.manage_jobs_without_queue_name = opts.queueing.manage_jobs_without_queue_name;
   jo.jobset_integrated = opts.queueing.FrameworkEnabled(controllers::kJobSetFramework);
+  jo.wait_for_pods_ready = opts.queueing.wait_for_pods_ready.enable;
   if (opts.queueing.FrameworkEnabled("batch/job")) controllers::AddJobIntegration(c, jo);
-  if (opts.queueing.FrameworkEnabled("pod")) controllers::AddPodIntegration(c);
+  if (opts.queueing.FrameworkEnabled("pod")) {
+    controllers::AddPodIntegration(c, PodOptions(opts.queueing));
+  }
   if (opts.queueing.FrameworkEnabled(controllers::kJobSetFramework)) {
     controllers::AddJobSetIntegration(c, jo);
   }

@@ -108,6 +108,11 @@ class JobAdapter {
 struct IntegrationOptions {
   // Queue (suspend and create Workloads for) objects without a queue name.
   bool manage_jobs_without_queue_name = false;
+  // waitForPodsReady is enabled: keep the Workload's PodsReady condition
+  // (False/WaitForStart once admitted, True once the pods are ready, False/
+  // WaitForRecovery after). Kueue's reconciler maintains it only then; with
+  // waitForPodsReady off nothing reads it, and it is not written.
+  bool wait_for_pods_ready = false;
 };
 
 // Registers the generic reconciler for `adapter` ("<kind>-workload-integration",

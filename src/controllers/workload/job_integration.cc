@@ -241,6 +241,7 @@ absl::Status RegisterJobWebhooks(registry::Registry& registry,
 void AddJobIntegration(ControllerContext& ctx, const JobIntegrationOptions& options) {
   workload::IntegrationOptions opts;
   opts.manage_jobs_without_queue_name = options.manage_jobs_without_queue_name;
+  opts.wait_for_pods_ready = options.wait_for_pods_ready;
   absl::Status s =
       workload::AddIntegration(ctx, std::make_shared<BatchJobAdapter>(options.jobset_integrated), opts);
   if (!s.ok()) BATCHD_LOG_WARN("job integration disabled: {}", std::string(s.message()));

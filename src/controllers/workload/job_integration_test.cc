@@ -147,8 +147,30 @@ TEST_F(IntegrationTest, AdmissionInjectsFlavorAndStartsJob) {
   EXPECT_TRUE(HasEvent(EventReasons(), "Started"));
   EXPECT_EQ(api::meta::GetName(OnlyWorkload()).rfind("job-j-", 0), 0u)
       << "the running job still matches its Workload";
-  EXPECT_EQ(CondStr(OnlyWorkload(), "PodsReady"), "False/WaitForStart");
+  // waitForPodsReady is off: Kueue keeps no PodsReady condition, nor does batchd.
   for (const Json& p : pods) SetRunning(p);
+  EXPECT_EQ(CondStr(OnlyWorkload(), "PodsReady"), "absent");
+}
+
+// With waitForPodsReady on, the Workload's PodsReady condition follows the
+// pods: False/WaitForStart once admitted, True once they all run.
+class WaitForPodsReadyTest : public IntegrationTest {
+ protected:
+  WaitForPodsReadyTest() { options_.wait_for_pods_ready = true; }
+};
+
+TEST_F(WaitForPodsReadyTest, PodsReadyFollowsThePods) {
+  EnsureFlavor();
+  Create(jobs_, QueuedJob("j", 2));
+  WriteWorkloadStatus({Cond("QuotaReserved", "False", "Pending", "waiting for quota")});
+  EXPECT_EQ(CondStr(OnlyWorkload(), "PodsReady"), "absent") << "nothing written while pending";
+  Admit("spot", 2);
+  auto pods = Pods("j");
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(CondStr(OnlyWorkload(), "PodsReady"), "False/WaitForStart");
+  SetRunning(pods[0]);
+  EXPECT_EQ(CondStr(OnlyWorkload(), "PodsReady"), "False/WaitForStart") << "one of two";
+  SetRunning(pods[1]);
   EXPECT_EQ(CondStr(OnlyWorkload(), "PodsReady"), "True/PodsReady");
 }
 

@@ -122,6 +122,7 @@ absl::Status RegisterJobSetWebhooks(registry::Registry& registry,
 void AddJobSetIntegration(reconcile::ControllerContext& ctx, const JobIntegrationOptions& options) {
   workload::IntegrationOptions opts;
   opts.manage_jobs_without_queue_name = options.manage_jobs_without_queue_name;
+  opts.wait_for_pods_ready = options.wait_for_pods_ready;
   absl::Status s = workload::AddIntegration(ctx, std::make_shared<JobSetAdapter>(), opts);
   if (!s.ok()) BATCHD_LOG_WARN("jobset integration disabled: {}", std::string(s.message()));
 }

@@ -169,7 +169,7 @@ absl::Status RegisterPodWebhooks(registry::Registry& registry,
   return absl::OkStatus();
 }
 
-void AddPodIntegration(reconcile::ControllerContext& ctx) {
+void AddPodIntegration(reconcile::ControllerContext& ctx, const PodIntegrationOptions& options) {
   const api::Scheme& scheme = ctx.client.scheme();
   const api::KindDef* pods = scheme.ByResource("", "v1", "pods");
   const api::KindDef* wls =
@@ -181,7 +181,8 @@ void AddPodIntegration(reconcile::ControllerContext& ctx) {
     return;
   }
   // The informer handlers own the reconciler, as AddIntegration's do.
-  auto reconciler = std::make_shared<PodReconciler>(ctx, *pods, *wls, *rfs);
+  auto reconciler =
+      std::make_shared<PodReconciler>(ctx, *pods, *wls, *rfs, options.wait_for_pods_ready);
   reconcile::Controller& c = ctx.manager.AddController(std::make_unique<reconcile::Controller>(
       "pod-workload-integration", *reconciler, ctx.clock));
   reconciler->Wire(c, reconciler);

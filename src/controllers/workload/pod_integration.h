@@ -52,12 +52,15 @@ struct PodIntegrationOptions {
       DefaultManagedNamespaceSelector()};
   // podOptions.podSelector: only pods it selects are managed (empty: all).
   api::labels::LabelSelector pod_selector;
+  // waitForPodsReady is enabled: the controller keeps the Workload's
+  // PodsReady condition (workload::IntegrationOptions).
+  bool wait_for_pods_ready = false;
 };
 
 // Registers the pod integration controller (it acts on the pods the webhook
 // marked managed). Logs a warning and registers nothing when the scheme
 // lacks Kueue's v1beta2 kinds.
-void AddPodIntegration(reconcile::ControllerContext& ctx);
+void AddPodIntegration(reconcile::ControllerContext& ctx, const PodIntegrationOptions& options);
 
 // Adds the pod mutator/validator to `registry` (create and update of the
 // main resource). FailedPrecondition when pods are not served.

@@ -57,7 +57,7 @@ class PodIntegrationTest : public ::testing::Test {
     ASSERT_TRUE(reg_.Start().ok());
     ASSERT_TRUE(RegisterPodWebhooks(reg_, options_).ok());
     AddGarbageCollector(ctx_);
-    AddPodIntegration(ctx_);
+    AddPodIntegration(ctx_, options_);
     ASSERT_TRUE(mgr_.SyncAll().ok());
     Json rf = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
                {"kind", "ResourceFlavor"},
@@ -319,10 +319,26 @@ TEST_F(PodIntegrationTest, ASinglePodGetsAWorkloadRunsWhenAdmittedAndFinishes) {
   EXPECT_EQ(pod["spec"]["tolerations"][0]["key"], "spot");
 
   SetPhase("p", "Running");
-  EXPECT_EQ(api::meta::ConditionStatus(Workload(name), "PodsReady"), "True");
+  // waitForPodsReady is off: no PodsReady condition, as in Kueue.
+  EXPECT_EQ(api::meta::ConditionStatus(Workload(name), "PodsReady"), "");
   SetPhase("p", "Succeeded");
   EXPECT_TRUE(api::meta::IsConditionTrue(Workload(name), "Finished"));
   EXPECT_FALSE(api::meta::HasFinalizer(Pod("p"), "kueue.x-k8s.io/managed"));
+}
+
+// With waitForPodsReady on, the pod's Workload is PodsReady once it runs.
+class PodWaitForPodsReadyTest : public PodIntegrationTest {
+ protected:
+  PodWaitForPodsReadyTest() { options_.wait_for_pods_ready = true; }
+};
+
+TEST_F(PodWaitForPodsReadyTest, ThePodsWorkloadIsPodsReadyOnceItRuns) {
+  Create(MakePod("p").Label(kQueue, "lq").Request("cpu", "1").Obj());
+  const std::string name = api::meta::GetName(Workloads()[0]);
+  Admit(name);
+  EXPECT_EQ(api::meta::ConditionStatus(Workload(name), "PodsReady"), "False");
+  SetPhase("p", "Running");
+  EXPECT_EQ(api::meta::ConditionStatus(Workload(name), "PodsReady"), "True");
 }
 
 TEST_F(PodIntegrationTest, AnEvictedPodIsStoppedAndItsWorkloadGoesWithIt) {
@@ -484,7 +500,8 @@ TEST(PodReconcilerIndexTest, IndexesShrinkWithTheirObjects) {
   const api::KindDef& pods = client.Kind("", "v1", "pods");
   auto reconciler = std::make_shared<wi::PodReconciler>(
       ctx, pods, client.Kind("kueue.x-k8s.io", "v1beta2", "workloads"),
-      client.Kind("kueue.x-k8s.io", "v1beta2", "resourceflavors"));
+      client.Kind("kueue.x-k8s.io", "v1beta2", "resourceflavors"),
+      /*wait_for_pods_ready=*/false);
   reconcile::Controller& c = mgr.AddController(
       std::make_unique<reconcile::Controller>("pod-workload-integration", *reconciler, clock));
   reconciler->Wire(c, reconciler);

@@ -35,6 +35,8 @@ struct JobIntegrationOptions {
   // integrations.frameworks has `jobset.x-k8s.io/jobset`: a JobSet's child
   // Jobs belong to its Workload; without it they are queued as plain Jobs.
   bool jobset_integrated = true;
+  // waitForPodsReady is enabled (workload::IntegrationOptions).
+  bool wait_for_pods_ready = false;
 };
 
 // Registers the Job integration controller ("job-workload-integration").

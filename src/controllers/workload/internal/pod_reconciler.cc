@@ -74,13 +74,15 @@ bool Finished(const Json& wl) { return api::meta::IsConditionTrue(wl, api::kueue
 }  // namespace
 
 PodReconciler::PodReconciler(reconcile::ControllerContext& ctx, const api::KindDef& pod_kind,
-                             const api::KindDef& wl_kind, const api::KindDef& rf_kind)
+                             const api::KindDef& wl_kind, const api::KindDef& rf_kind,
+                             bool wait_for_pods_ready)
     : ctx_(ctx),
       pod_kind_(pod_kind),
       wl_kind_(wl_kind),
       pods_(ctx.informers.For(pod_kind)),
       workloads_(ctx.informers.For(wl_kind)),
-      flavors_(ctx.informers.For(rf_kind)) {}
+      flavors_(ctx.informers.For(rf_kind)),
+      wait_for_pods_ready_(wait_for_pods_ready) {}
 
 std::string PodReconciler::KeyOf(const Json& pod) {
   const std::string group = GroupName(pod);
@@ -436,7 +438,7 @@ absl::StatusOr<Result> PodReconciler::ReconcileGroup(const std::string& ns,
 
 absl::StatusOr<Result> PodReconciler::Drive(const Unit& unit, Json wl) {
   const int32_t total = unit.group ? GroupTotalCount(unit.first()).value_or(1) : 1;
-  BATCHD_RETURN_IF_ERROR(SyncPodsReady(unit, total, wl));
+  if (wait_for_pods_ready_) BATCHD_RETURN_IF_ERROR(SyncPodsReady(unit, total, wl));
   if (auto evicted = api::meta::GetCondition(wl, api::kueue::kEvicted);
       evicted && evicted->status == api::meta::kConditionTrue) {
     BATCHD_RETURN_IF_ERROR(

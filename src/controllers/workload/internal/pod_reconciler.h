@@ -37,8 +37,11 @@ namespace batchd::controllers::workload::internal {
 
 class PodReconciler : public reconcile::Reconciler {
  public:
+  // `wait_for_pods_ready`: keep the Workload's PodsReady condition
+  // (workload::IntegrationOptions).
   PodReconciler(reconcile::ControllerContext& ctx, const api::KindDef& pod_kind,
-                const api::KindDef& wl_kind, const api::KindDef& rf_kind);
+                const api::KindDef& wl_kind, const api::KindDef& rf_kind,
+                bool wait_for_pods_ready);
 
   // Adds the pod and Workload informer handlers that feed `controller`;
   // they hold `self`.
@@ -97,6 +100,7 @@ class PodReconciler : public reconcile::Reconciler {
   client::Informer& pods_;
   client::Informer& workloads_;
   client::Informer& flavors_;
+  const bool wait_for_pods_ready_;
   reconcile::Controller* controller_ = nullptr;  // set by Wire
 
   absl::Mutex mu_;

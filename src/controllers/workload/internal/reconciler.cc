@@ -183,7 +183,7 @@ absl::StatusOr<Result> IntegrationReconciler::Reconcile(const std::string& key) 
   }
   BATCHD_ASSIGN_OR_RETURN(bool reclaimable_written, SyncReclaimablePods(job, *m.wl));
   if (reclaimable_written) return Result::Done();
-  BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, m.wl));
+  if (options_.wait_for_pods_ready) BATCHD_RETURN_IF_ERROR(SyncPodsReady(job, m.wl));
   const Json& wl = *m.wl;
   if (api::meta::IsConditionTrue(wl, api::kueue::kEvicted)) {
     return HandleEviction(copy.Mutable(), wl);
