@@ -146,16 +146,6 @@ absl::StatusOr<controllers::queueing::QueueingConfig> LoadQueueingConfig(const s
   return cfg;
 }
 
-controllers::PodIntegrationOptions PodOptions(const controllers::queueing::QueueingConfig& q) {
-  controllers::PodIntegrationOptions o;
-  o.manage_jobs_without_queue_name = q.manage_jobs_without_queue_name;
-  if (q.managed_jobs_namespace_selector) o.namespace_selectors = {*q.managed_jobs_namespace_selector};
-  if (q.pod_namespace_selector) o.namespace_selectors.push_back(*q.pod_namespace_selector);
-  if (q.pod_selector) o.pod_selector = *q.pod_selector;
-  o.wait_for_pods_ready = q.wait_for_pods_ready.enable;
-  return o;
-}
-
 
 // The pod root must not be the store's directory nor lie inside it: pods
 // write there as their own users, and nothing of theirs may reach state.db.
@@ -292,15 +282,12 @@ void Server::Impl::AddControllers() {
   scheduler::SchedulerOptions so;
   so.binder = std::make_shared<scheduler::RegistryBinder>(*i.registry);
   scheduler::AddScheduler(i.ContextFor("default-scheduler"), std::move(so));
-  controllers::JobIntegrationOptions jo;
-  jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
-  jo.jobset_integrated = i.queueing.FrameworkEnabled(controllers::kJobSetFramework);
-  jo.wait_for_pods_ready = i.queueing.wait_for_pods_ready.enable;
+  const controllers::JobIntegrationOptions jo = controllers::JobIntegrationOptionsFrom(i.queueing);
   if (i.queueing.FrameworkEnabled("batch/job")) {
     controllers::AddJobIntegration(i.ContextFor("batch/job-kueue-controller"), jo);
   }
   if (i.queueing.FrameworkEnabled("pod")) {
-    controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"), PodOptions(i.queueing));
+    controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"), controllers::PodIntegrationOptionsFrom(i.queueing));
   }
   if (i.queueing.FrameworkEnabled(controllers::kJobSetFramework)) {
     controllers::AddJobSetIntegration(i.ContextFor("jobset-kueue-controller"), jo);
@@ -418,9 +405,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   // JobSet's pod webhook (exclusive placement), after Priority: it reads spec.priority.
   if (auto st = controllers::AddJobSetPodWebhook(*i.registry); !st.ok()) return st;
   // Kueue's Job webhook: queued Jobs are created suspended.
-  controllers::JobIntegrationOptions jo;
-  jo.manage_jobs_without_queue_name = i.queueing.manage_jobs_without_queue_name;
-  jo.jobset_integrated = i.queueing.FrameworkEnabled(controllers::kJobSetFramework);
+  const controllers::JobIntegrationOptions jo = controllers::JobIntegrationOptionsFrom(i.queueing);
   // integrations.frameworks decides which kinds are managed (Kueue: batch/job).
   if (i.queueing.FrameworkEnabled("batch/job")) {
     if (auto st = controllers::RegisterJobWebhooks(*i.registry, jo); !st.ok()) return st;
@@ -439,7 +424,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   }
   // Kueue's pod webhook, when the configuration enables the `pod` framework.
   if (i.queueing.FrameworkEnabled("pod")) {
-    if (auto st = controllers::RegisterPodWebhooks(*i.registry, PodOptions(i.queueing)); !st.ok()) {
+    if (auto st = controllers::RegisterPodWebhooks(*i.registry, controllers::PodIntegrationOptionsFrom(i.queueing)); !st.ok()) {
       return st;
     }
   }

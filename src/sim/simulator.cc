@@ -95,16 +95,6 @@ bool Unowned(const Json& obj) {
   return !refs.is_array() || refs.empty();
 }
 
-controllers::PodIntegrationOptions PodOptions(const controllers::queueing::QueueingConfig& q) {
-  controllers::PodIntegrationOptions o;
-  o.manage_jobs_without_queue_name = q.manage_jobs_without_queue_name;
-  if (q.managed_jobs_namespace_selector) o.namespace_selectors = {*q.managed_jobs_namespace_selector};
-  if (q.pod_namespace_selector) o.namespace_selectors.push_back(*q.pod_namespace_selector);
-  if (q.pod_selector) o.pod_selector = *q.pod_selector;
-  o.wait_for_pods_ready = q.wait_for_pods_ready.enable;
-  return o;
-}
-
 // The registry's admission hooks, as `batchd server` registers them
 // (src/cmd/server.cc, Server::Create; keep the two in step).
 absl::Status SetUpRegistry(registry::Registry& r, const SimOptions& o) {
@@ -112,9 +102,7 @@ absl::Status SetUpRegistry(registry::Registry& r, const SimOptions& o) {
   registry::AddPriorityAdmission(r);
   if (auto st = registry::EnsureSystemPriorityClasses(r); !st.ok()) return st;
   if (auto st = controllers::AddJobSetPodWebhook(r); !st.ok()) return st;
-  controllers::JobIntegrationOptions jo;
-  jo.manage_jobs_without_queue_name = o.queueing.manage_jobs_without_queue_name;
-  jo.jobset_integrated = o.queueing.FrameworkEnabled(controllers::kJobSetFramework);
+  const controllers::JobIntegrationOptions jo = controllers::JobIntegrationOptionsFrom(o.queueing);
   // integrations.frameworks decides which kinds are managed (Kueue: batch/job).
   if (o.queueing.FrameworkEnabled("batch/job")) {
     if (auto st = controllers::RegisterJobWebhooks(r, jo); !st.ok()) return st;
@@ -125,7 +113,7 @@ absl::Status SetUpRegistry(registry::Registry& r, const SimOptions& o) {
     return st;
   }
   if (o.queueing.FrameworkEnabled("pod")) {
-    if (auto st = controllers::RegisterPodWebhooks(r, PodOptions(o.queueing)); !st.ok()) return st;
+    if (auto st = controllers::RegisterPodWebhooks(r, controllers::PodIntegrationOptionsFrom(o.queueing)); !st.ok()) return st;
   }
   if (o.workload_with_job) {
     if (auto st = controllers::job::AddParallelismValidation(r); !st.ok()) return st;
@@ -153,13 +141,11 @@ void Simulator::Impl::AddControllers() {
   scheduler::SchedulerOptions so;
   so.binder = std::make_shared<scheduler::RegistryBinder>(*registry);
   scheduler::AddScheduler(c, std::move(so));
-  controllers::JobIntegrationOptions jo;
-  jo.manage_jobs_without_queue_name = opts.queueing.manage_jobs_without_queue_name;
-  jo.jobset_integrated = opts.queueing.FrameworkEnabled(controllers::kJobSetFramework);
-  jo.wait_for_pods_ready = opts.queueing.wait_for_pods_ready.enable;
+  const controllers::JobIntegrationOptions jo =
+      controllers::JobIntegrationOptionsFrom(opts.queueing);
   if (opts.queueing.FrameworkEnabled("batch/job")) controllers::AddJobIntegration(c, jo);
   if (opts.queueing.FrameworkEnabled("pod")) {
-    controllers::AddPodIntegration(c, PodOptions(opts.queueing));
+    controllers::AddPodIntegration(c, controllers::PodIntegrationOptionsFrom(opts.queueing));
   }
   if (opts.queueing.FrameworkEnabled(controllers::kJobSetFramework)) {
     controllers::AddJobSetIntegration(c, jo);

@@ -13,9 +13,11 @@
 #include "api/meta/object_meta.h"
 #include "api/validation/names.h"
 #include "common/logging.h"
+#include "controllers/queueing/config.h"
 #include "controllers/workload/internal/batch_job_adapter.h"
 #include "controllers/workload/internal/topology_request.h"
 #include "controllers/workload/internal/workload_util.h"
+#include "controllers/workload/jobset_integration.h"
 #include "controllers/workload/workload_controller.h"
 #include "registry/errors.h"
 
@@ -236,6 +238,14 @@ absl::Status RegisterJobWebhooks(registry::Registry& registry,
   const api::KindDef* jobs = registry.scheme().ByResource("batch", "v1", "jobs");
   if (jobs == nullptr) return absl::FailedPreconditionError("batch/v1 Jobs are not served");
   return AddHook(registry, MakeJobWebhook(*jobs, options));
+}
+
+JobIntegrationOptions JobIntegrationOptionsFrom(const queueing::QueueingConfig& config) {
+  JobIntegrationOptions o;
+  o.manage_jobs_without_queue_name = config.manage_jobs_without_queue_name;
+  o.jobset_integrated = config.FrameworkEnabled(kJobSetFramework);
+  o.wait_for_pods_ready = config.wait_for_pods_ready.enable;
+  return o;
 }
 
 void AddJobIntegration(ControllerContext& ctx, const JobIntegrationOptions& options) {

@@ -13,6 +13,7 @@
 #include "api/meta/object_meta.h"
 #include "api/validation/names.h"
 #include "common/logging.h"
+#include "controllers/queueing/config.h"
 #include "controllers/workload/internal/pod_adapter.h"
 #include "controllers/workload/internal/pod_reconciler.h"
 #include "controllers/workload/internal/topology_request.h"
@@ -167,6 +168,18 @@ absl::Status RegisterPodWebhooks(registry::Registry& registry,
   }
   registry.AddMutator("pods", MakePodWebhook(registry, options));
   return absl::OkStatus();
+}
+
+PodIntegrationOptions PodIntegrationOptionsFrom(const queueing::QueueingConfig& config) {
+  PodIntegrationOptions o;
+  o.manage_jobs_without_queue_name = config.manage_jobs_without_queue_name;
+  if (config.managed_jobs_namespace_selector) {
+    o.namespace_selectors = {*config.managed_jobs_namespace_selector};
+  }
+  if (config.pod_namespace_selector) o.namespace_selectors.push_back(*config.pod_namespace_selector);
+  if (config.pod_selector) o.pod_selector = *config.pod_selector;
+  o.wait_for_pods_ready = config.wait_for_pods_ready.enable;
+  return o;
 }
 
 void AddPodIntegration(reconcile::ControllerContext& ctx, const PodIntegrationOptions& options) {

@@ -38,6 +38,10 @@
 
 namespace batchd::controllers {
 
+namespace queueing {
+struct QueueingConfig;
+}  // namespace queueing
+
 // Kueue's default for podOptions.namespaceSelector and
 // managedJobsNamespaceSelector: kubernetes.io/metadata.name notin
 // (kube-system, kueue-system).
@@ -56,6 +60,12 @@ struct PodIntegrationOptions {
   // PodsReady condition (workload::IntegrationOptions).
   bool wait_for_pods_ready = false;
 };
+
+// The options a Kueue Configuration gives the pod integration
+// (manageJobsWithoutQueueName, managedJobsNamespaceSelector,
+// integrations.podOptions, waitForPodsReady), as `batchd server` and `batchd
+// simulate` both take them.
+PodIntegrationOptions PodIntegrationOptionsFrom(const queueing::QueueingConfig& config);
 
 // Registers the pod integration controller (it acts on the pods the webhook
 // marked managed). Logs a warning and registers nothing when the scheme

@@ -30,6 +30,10 @@
 
 namespace batchd::controllers {
 
+namespace queueing {
+struct QueueingConfig;
+}  // namespace queueing
+
 struct JobIntegrationOptions {
   bool manage_jobs_without_queue_name = false;
   // integrations.frameworks has `jobset.x-k8s.io/jobset`: a JobSet's child
@@ -38,6 +42,11 @@ struct JobIntegrationOptions {
   // waitForPodsReady is enabled (workload::IntegrationOptions).
   bool wait_for_pods_ready = false;
 };
+
+// The options a Kueue Configuration gives the Job and JobSet integrations
+// (manageJobsWithoutQueueName, the jobset framework, waitForPodsReady), as
+// `batchd server` and `batchd simulate` both take them.
+JobIntegrationOptions JobIntegrationOptionsFrom(const queueing::QueueingConfig& config);
 
 // Registers the Job integration controller ("job-workload-integration").
 // Logs a warning and registers nothing when the scheme does not serve
