@@ -287,7 +287,8 @@ void Server::Impl::AddControllers() {
     controllers::AddJobIntegration(i.ContextFor("batch/job-kueue-controller"), jo);
   }
   if (i.queueing.FrameworkEnabled("pod")) {
-    controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"), controllers::PodIntegrationOptionsFrom(i.queueing));
+    controllers::AddPodIntegration(i.ContextFor("pod-kueue-controller"),
+                                   controllers::PodIntegrationOptionsFrom(i.queueing));
   }
   if (i.queueing.FrameworkEnabled(controllers::kJobSetFramework)) {
     controllers::AddJobSetIntegration(i.ContextFor("jobset-kueue-controller"), jo);
@@ -424,7 +425,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opts
   }
   // Kueue's pod webhook, when the configuration enables the `pod` framework.
   if (i.queueing.FrameworkEnabled("pod")) {
-    if (auto st = controllers::RegisterPodWebhooks(*i.registry, controllers::PodIntegrationOptionsFrom(i.queueing)); !st.ok()) {
+    if (auto st = controllers::RegisterPodWebhooks(
+            *i.registry, controllers::PodIntegrationOptionsFrom(i.queueing));
+        !st.ok()) {
       return st;
     }
   }

@@ -30,6 +30,14 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, const char* flag) 
   return buf.str();
 }
 
+// Moves a finished FILE.tmp over FILE, so no reader sees it half-written.
+absl::Status RenameInto(const std::string& tmp, const std::string& path) {
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return absl::InternalError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  return absl::OkStatus();
+}
+
 // Writes `text` to `path` through a temporary file and a rename, so a reader
 // never sees half a file.
 absl::Status WriteFile(const std::string& path, const std::string& text) {
@@ -41,10 +49,7 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
     out.flush();
     if (!out) return absl::InternalError("cannot write " + tmp);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return absl::InternalError("cannot rename " + tmp + " to " + path + ": " + ec.message());
-  return absl::OkStatus();
+  return RenameInto(tmp, path);
 }
 
 // --until: a Go duration, or whole days ("30d").
@@ -174,6 +179,8 @@ int RunSimulate(const SimulateCommand& cmd) {
     for (auto& o : *objs) objects.push_back(std::move(o));
   }
   SimOptions opts;
+  // Events are written only to --events (below), and not for --compare's run.
+  opts.events = SimOptions::EventsMode::kNone;
   auto until = ParseUntil(cmd.until);
   if (!until.ok()) return bad(until.status());
   opts.until = *until;
@@ -193,10 +200,7 @@ int RunSimulate(const SimulateCommand& cmd) {
   std::vector<ScenarioObject> objects_b;
   if (other) objects_b = objects;
   // --events is written as the run goes (to FILE.tmp, renamed at the end),
-  // so a long run holds none of it in memory; without --events nothing is
-  // formatted. The --compare run's events are not written.
-  if (other) other->events = SimOptions::EventsMode::kNone;
-  opts.events = SimOptions::EventsMode::kNone;
+  // so a long run holds none of it in memory.
   std::ofstream events_out;
   const std::string events_tmp = cmd.events.empty() ? "" : cmd.events + ".tmp";
   struct RemoveUnlessKept {
@@ -252,12 +256,7 @@ int RunSimulate(const SimulateCommand& cmd) {
     absl::Status st = sim.FlushEvents();
     events_out.close();
     if (st.ok() && !events_out) st = absl::InternalError("cannot write " + events_tmp);
-    std::error_code ec;
-    if (st.ok()) std::filesystem::rename(events_tmp, cmd.events, ec);
-    if (st.ok() && ec) {
-      st = absl::InternalError("cannot rename " + events_tmp + " to " + cmd.events + ": " +
-                               ec.message());
-    }
+    if (st.ok()) st = RenameInto(events_tmp, cmd.events);
     events_tmp_guard.keep = st.ok();
     if (!st.ok()) {
       std::cerr << "batchd simulate: --events: " << st.message() << "\n";

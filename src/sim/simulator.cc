@@ -113,7 +113,11 @@ absl::Status SetUpRegistry(registry::Registry& r, const SimOptions& o) {
     return st;
   }
   if (o.queueing.FrameworkEnabled("pod")) {
-    if (auto st = controllers::RegisterPodWebhooks(r, controllers::PodIntegrationOptionsFrom(o.queueing)); !st.ok()) return st;
+    if (auto st =
+            controllers::RegisterPodWebhooks(r, controllers::PodIntegrationOptionsFrom(o.queueing));
+        !st.ok()) {
+      return st;
+    }
   }
   if (o.workload_with_job) {
     if (auto st = controllers::job::AddParallelismValidation(r); !st.ok()) return st;
@@ -171,11 +175,10 @@ void Simulator::Impl::Emit(const std::string& kind, const Json& obj, const std::
   if (opts.events == SimOptions::EventsMode::kNone) return;
   // Field order is the contract's (DESIGN.md), so it is written by hand.
   absl::StrAppend(&events, "{\"t\":", FormatSeconds(Now()), ",\"kind\":", Json(kind).dump(),
-                         ",\"namespace\":", Json(api::meta::GetNamespace(obj)).dump(),
-                         ",\"name\":", Json(api::meta::GetName(obj)).dump(),
-                         ",\"event\":\"", event, "\",\"clusterQueue\":", Json(cq).dump(),
-                         ",\"flavors\":", flavors.dump(), ",\"reason\":", Json(reason).dump(),
-                         "}\n");
+                  ",\"namespace\":", Json(api::meta::GetNamespace(obj)).dump(),
+                  ",\"name\":", Json(api::meta::GetName(obj)).dump(),
+                  ",\"event\":\"", event, "\",\"clusterQueue\":", Json(cq).dump(),
+                  ",\"flavors\":", flavors.dump(), ",\"reason\":", Json(reason).dump(), "}\n");
   if (opts.events == SimOptions::EventsMode::kStream && events.size() >= opts.events_chunk) {
     WriteEvents();
   }

@@ -176,7 +176,9 @@ PodIntegrationOptions PodIntegrationOptionsFrom(const queueing::QueueingConfig& 
   if (config.managed_jobs_namespace_selector) {
     o.namespace_selectors = {*config.managed_jobs_namespace_selector};
   }
-  if (config.pod_namespace_selector) o.namespace_selectors.push_back(*config.pod_namespace_selector);
+  if (config.pod_namespace_selector) {
+    o.namespace_selectors.push_back(*config.pod_namespace_selector);
+  }
   if (config.pod_selector) o.pod_selector = *config.pod_selector;
   o.wait_for_pods_ready = config.wait_for_pods_ready.enable;
   return o;
